@@ -1,0 +1,141 @@
+//! Boxed values (`c10::IValue`): what the dispatcher passes to kernels when
+//! an op is called by name.
+
+use crate::dtype::DType;
+use crate::error::{Error, ErrorKind, Result};
+use crate::scalar::Scalar;
+use crate::tensor::Tensor;
+
+/// A dynamically typed argument or result.
+#[derive(Clone)]
+pub enum IValue {
+    /// `None`.
+    None,
+    /// A tensor.
+    Tensor(Tensor),
+    /// A bool.
+    Bool(bool),
+    /// An int.
+    Int(i64),
+    /// A float.
+    Float(f64),
+    /// A string.
+    Str(String),
+    /// A dtype (`ScalarType`).
+    DType(DType),
+    /// A list of ints.
+    IntList(Vec<i64>),
+    /// A list of floats.
+    FloatList(Vec<f64>),
+    /// A list of bools.
+    BoolList(Vec<bool>),
+    /// A list of tensors.
+    TensorList(Vec<Tensor>),
+    /// A list of optional tensors (advanced indexing).
+    OptTensorList(Vec<Option<Tensor>>),
+    /// A tuple of values (multiple returns).
+    Tuple(Vec<IValue>),
+}
+
+impl std::fmt::Debug for IValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.type_name())
+    }
+}
+
+impl IValue {
+    /// The schema type name of this value, for error messages.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            IValue::None => "None",
+            IValue::Tensor(_) => "Tensor",
+            IValue::Bool(_) => "bool",
+            IValue::Int(_) => "int",
+            IValue::Float(_) => "float",
+            IValue::Str(_) => "str",
+            IValue::DType(_) => "ScalarType",
+            IValue::IntList(_) => "int[]",
+            IValue::FloatList(_) => "float[]",
+            IValue::BoolList(_) => "bool[]",
+            IValue::TensorList(_) => "Tensor[]",
+            IValue::OptTensorList(_) => "Tensor?[]",
+            IValue::Tuple(_) => "tuple",
+        }
+    }
+
+    /// The tensor inside, or a TypeError.
+    pub fn into_tensor(self) -> Result<Tensor> {
+        match self {
+            IValue::Tensor(t) => Ok(t),
+            other => Err(Error::new(
+                ErrorKind::Type,
+                format!("expected a Tensor but got {}", other.type_name()),
+            )),
+        }
+    }
+
+    /// As a Scalar (bool, int or float).
+    pub fn to_scalar(&self) -> Option<Scalar> {
+        match self {
+            IValue::Bool(b) => Some(Scalar::Bool(*b)),
+            IValue::Int(i) => Some(Scalar::Int(*i)),
+            IValue::Float(x) => Some(Scalar::Float(*x)),
+            _ => None,
+        }
+    }
+}
+
+impl From<Tensor> for IValue {
+    fn from(t: Tensor) -> IValue {
+        IValue::Tensor(t)
+    }
+}
+impl From<Scalar> for IValue {
+    fn from(s: Scalar) -> IValue {
+        match s {
+            Scalar::Bool(b) => IValue::Bool(b),
+            Scalar::Int(i) => IValue::Int(i),
+            Scalar::Float(x) => IValue::Float(x),
+        }
+    }
+}
+impl From<i64> for IValue {
+    fn from(v: i64) -> IValue {
+        IValue::Int(v)
+    }
+}
+impl From<f64> for IValue {
+    fn from(v: f64) -> IValue {
+        IValue::Float(v)
+    }
+}
+impl From<bool> for IValue {
+    fn from(v: bool) -> IValue {
+        IValue::Bool(v)
+    }
+}
+impl From<Vec<i64>> for IValue {
+    fn from(v: Vec<i64>) -> IValue {
+        IValue::IntList(v)
+    }
+}
+impl From<Vec<Tensor>> for IValue {
+    fn from(v: Vec<Tensor>) -> IValue {
+        IValue::TensorList(v)
+    }
+}
+impl From<DType> for IValue {
+    fn from(v: DType) -> IValue {
+        IValue::DType(v)
+    }
+}
+impl From<&str> for IValue {
+    fn from(v: &str) -> IValue {
+        IValue::Str(v.to_string())
+    }
+}
+impl<A: Into<IValue>, B: Into<IValue>> From<(A, B)> for IValue {
+    fn from((a, b): (A, B)) -> IValue {
+        IValue::Tuple(vec![a.into(), b.into()])
+    }
+}

@@ -1,0 +1,475 @@
+//! PyTorch function schemas: `add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`.
+//!
+//! [`Schema::parse`] reads the same syntax as `native_functions.yaml`
+//! (alias annotations such as `Tensor(a!)` are accepted and recorded), and
+//! [`Schema::bind`] matches positional and keyword arguments against it,
+//! fills defaults, and checks types, with Python's TypeError wording.
+
+use super::ivalue::IValue;
+use crate::dtype::DType;
+use crate::error::{Error, ErrorKind, Result};
+use std::fmt;
+
+/// An argument or return type.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Type {
+    /// `Tensor`
+    Tensor,
+    /// `Scalar` (bool, int or float)
+    Scalar,
+    /// `int` / `SymInt`
+    Int,
+    /// `float`
+    Float,
+    /// `bool`
+    Bool,
+    /// `str`
+    Str,
+    /// `ScalarType` (a dtype)
+    ScalarType,
+    /// `Layout`, `Device`, `Generator`, `MemoryFormat`: accepted, passed through.
+    Opaque(String),
+    /// `T[]` or `T[N]`
+    List(Box<Type>, Option<usize>),
+    /// `T?`
+    Optional(Box<Type>),
+}
+
+impl fmt::Display for Type {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Type::Tensor => write!(f, "Tensor"),
+            Type::Scalar => write!(f, "Scalar"),
+            Type::Int => write!(f, "int"),
+            Type::Float => write!(f, "float"),
+            Type::Bool => write!(f, "bool"),
+            Type::Str => write!(f, "str"),
+            Type::ScalarType => write!(f, "ScalarType"),
+            Type::Opaque(s) => write!(f, "{s}"),
+            Type::List(t, None) => write!(f, "{t}[]"),
+            Type::List(t, Some(n)) => write!(f, "{t}[{n}]"),
+            Type::Optional(t) => write!(f, "{t}?"),
+        }
+    }
+}
+
+/// One declared argument.
+#[derive(Clone, Debug)]
+pub struct Argument {
+    /// Name (`self`, `other`, `alpha`).
+    pub name: String,
+    /// Declared type.
+    pub ty: Type,
+    /// Default value, if any.
+    pub default: Option<IValue>,
+    /// Declared after `*`.
+    pub kwarg_only: bool,
+    /// Written to in place (`Tensor(a!)`).
+    pub mutable: bool,
+}
+
+/// A parsed schema.
+#[derive(Clone, Debug)]
+pub struct Schema {
+    /// Base name (`add`).
+    pub name: String,
+    /// Overload name (`Tensor`), possibly empty.
+    pub overload: String,
+    /// Arguments in order.
+    pub args: Vec<Argument>,
+    /// Return types.
+    pub returns: Vec<Type>,
+    text: String,
+}
+
+impl fmt::Display for Schema {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+fn err(msg: String) -> Error {
+    Error::new(ErrorKind::Runtime, msg)
+}
+
+/// Split on commas at bracket depth 0.
+fn split_top(s: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let (mut depth, mut start) = (0i32, 0usize);
+    for (i, c) in s.char_indices() {
+        match c {
+            '(' | '[' => depth += 1,
+            ')' | ']' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(s[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    let last = s[start..].trim();
+    if !last.is_empty() {
+        out.push(last);
+    }
+    out
+}
+
+fn parse_type(s: &str) -> Result<(Type, bool)> {
+    let s = s.trim();
+    if let Some(inner) = s.strip_suffix('?') {
+        let (t, m) = parse_type(inner)?;
+        return Ok((Type::Optional(Box::new(t)), m));
+    }
+    if let Some(open) = s.rfind('[') {
+        if s.ends_with(']') {
+            let n = &s[open + 1..s.len() - 1];
+            let (t, m) = parse_type(&s[..open])?;
+            let n = if n.is_empty() {
+                None
+            } else {
+                Some(
+                    n.parse::<usize>()
+                        .map_err(|_| err(format!("bad list size in type '{s}'")))?,
+                )
+            };
+            return Ok((Type::List(Box::new(t), n), m));
+        }
+    }
+    let (base, mutable) = match s.find('(') {
+        Some(p) => {
+            let ann = &s[p..];
+            crate::ensure!(
+                ann.ends_with(')'),
+                Runtime,
+                "bad alias annotation in type '{s}'"
+            );
+            (&s[..p], ann.contains('!'))
+        }
+        None => (s, false),
+    };
+    let t = match base {
+        "Tensor" => Type::Tensor,
+        "Scalar" => Type::Scalar,
+        "int" | "SymInt" => Type::Int,
+        "float" => Type::Float,
+        "bool" => Type::Bool,
+        "str" => Type::Str,
+        "ScalarType" => Type::ScalarType,
+        "Layout" | "Device" | "Generator" | "MemoryFormat" => Type::Opaque(base.to_string()),
+        other => return Err(err(format!("unknown type '{other}' in schema"))),
+    };
+    Ok((t, mutable))
+}
+
+fn parse_default(s: &str, ty: &Type) -> Result<IValue> {
+    let s = s.trim();
+    let inner = match ty {
+        Type::Optional(t) => t.as_ref(),
+        t => t,
+    };
+    Ok(match s {
+        "None" => IValue::None,
+        "True" => IValue::Bool(true),
+        "False" => IValue::Bool(false),
+        _ if s.starts_with('[') => {
+            let items: Vec<&str> = s[1..s.len() - 1]
+                .split(',')
+                .map(str::trim)
+                .filter(|x| !x.is_empty())
+                .collect();
+            match inner {
+                Type::List(e, _) if **e == Type::Float => IValue::FloatList(
+                    items
+                        .iter()
+                        .map(|x| {
+                            x.parse::<f64>()
+                                .map_err(|_| err(format!("bad default {s}")))
+                        })
+                        .collect::<Result<_>>()?,
+                ),
+                _ => IValue::IntList(
+                    items
+                        .iter()
+                        .map(|x| {
+                            x.parse::<i64>()
+                                .map_err(|_| err(format!("bad default {s}")))
+                        })
+                        .collect::<Result<_>>()?,
+                ),
+            }
+        }
+        _ if s.starts_with('"') || s.starts_with('\'') => {
+            IValue::Str(s[1..s.len() - 1].to_string())
+        }
+        _ => {
+            if let Ok(i) = s.parse::<i64>() {
+                match inner {
+                    Type::Float => IValue::Float(i as f64),
+                    Type::List(_, Some(n)) => IValue::IntList(vec![i; *n]),
+                    _ => IValue::Int(i),
+                }
+            } else if let Ok(f) = s.parse::<f64>() {
+                IValue::Float(f)
+            } else if let Some(d) = DType::from_name(s) {
+                IValue::DType(d)
+            } else {
+                IValue::Str(s.to_string())
+            }
+        }
+    })
+}
+
+impl Schema {
+    /// Parse a schema string.
+    pub fn parse(text: &str) -> Result<Schema> {
+        let open = text
+            .find('(')
+            .ok_or_else(|| err(format!("schema '{text}' has no '('")))?;
+        let arrow = text
+            .rfind("->")
+            .ok_or_else(|| err(format!("schema '{text}' has no '->'")))?;
+        let close = text[..arrow]
+            .rfind(')')
+            .ok_or_else(|| err(format!("schema '{text}' has no ')'")))?;
+        let full = text[..open].trim();
+        let (name, overload) = match full.split_once('.') {
+            Some((n, o)) => (n.to_string(), o.to_string()),
+            None => (full.to_string(), String::new()),
+        };
+        crate::ensure!(!name.is_empty(), Runtime, "schema '{text}' has no name");
+        let mut args = Vec::new();
+        let mut kwarg_only = false;
+        for a in split_top(&text[open + 1..close]) {
+            if a == "*" {
+                kwarg_only = true;
+                continue;
+            }
+            let (decl, default) = match a.split_once('=') {
+                Some((d, v)) => (d.trim(), Some(v.trim())),
+                None => (a, None),
+            };
+            let sp = decl
+                .rfind(' ')
+                .ok_or_else(|| err(format!("argument '{a}' in '{text}' has no name")))?;
+            let (ty, mutable) = parse_type(&decl[..sp])?;
+            let default = default.map(|d| parse_default(d, &ty)).transpose()?;
+            args.push(Argument {
+                name: decl[sp + 1..].to_string(),
+                ty,
+                default,
+                kwarg_only,
+                mutable,
+            });
+        }
+        let ret = text[arrow + 2..].trim();
+        let ret_inner = if ret.starts_with('(') && ret.ends_with(')') {
+            &ret[1..ret.len() - 1]
+        } else {
+            ret
+        };
+        let mut returns = Vec::new();
+        for r in split_top(ret_inner) {
+            let ty_text = match r.rfind(' ') {
+                Some(p) if !r[p..].contains(']') && !r[p..].contains(')') => &r[..p],
+                _ => r,
+            };
+            returns.push(parse_type(ty_text)?.0);
+        }
+        Ok(Schema {
+            name,
+            overload,
+            args,
+            returns,
+            text: text.to_string(),
+        })
+    }
+
+    /// `name.overload`, or `name` when there is no overload.
+    pub fn full_name(&self) -> String {
+        if self.overload.is_empty() {
+            self.name.clone()
+        } else {
+            format!("{}.{}", self.name, self.overload)
+        }
+    }
+
+    /// Match arguments to this schema: the bound values in declaration order.
+    pub fn bind(&self, positional: &[IValue], kwargs: &[(&str, IValue)]) -> Result<Vec<IValue>> {
+        let n_pos = self.args.iter().filter(|a| !a.kwarg_only).count();
+        if positional.len() > n_pos {
+            crate::bail!(
+                Type,
+                "{}() takes {} positional argument{} but {} were given",
+                self.name,
+                n_pos,
+                if n_pos == 1 { "" } else { "s" },
+                positional.len()
+            );
+        }
+        let mut out: Vec<Option<IValue>> = vec![None; self.args.len()];
+        for (i, v) in positional.iter().enumerate() {
+            out[i] = Some(v.clone());
+        }
+        for (k, v) in kwargs {
+            let Some(i) = self.args.iter().position(|a| a.name == *k) else {
+                crate::bail!(
+                    Type,
+                    "{}() got an unexpected keyword argument '{k}'",
+                    self.name
+                );
+            };
+            crate::ensure!(
+                out[i].is_none(),
+                Type,
+                "{}() got multiple values for argument '{k}'",
+                self.name
+            );
+            out[i] = Some(v.clone());
+        }
+        let mut bound = Vec::with_capacity(out.len());
+        for (a, v) in self.args.iter().zip(out) {
+            let v = match v {
+                Some(v) => v,
+                None => match &a.default {
+                    Some(d) => d.clone(),
+                    None => crate::bail!(
+                        Type,
+                        "{}() missing required argument '{}'",
+                        self.name,
+                        a.name
+                    ),
+                },
+            };
+            bound.push(coerce(&self.name, a, v)?);
+        }
+        Ok(bound)
+    }
+}
+
+fn type_error(op: &str, a: &Argument, v: &IValue) -> Error {
+    Error::new(
+        ErrorKind::Type,
+        format!(
+            "{op}(): argument '{}' must be {}, not {}",
+            a.name,
+            a.ty,
+            v.type_name()
+        ),
+    )
+}
+
+fn coerce(op: &str, a: &Argument, v: IValue) -> Result<IValue> {
+    fn go(ty: &Type, v: IValue) -> Option<IValue> {
+        Some(match (ty, v) {
+            (Type::Optional(_), IValue::None) => IValue::None,
+            (Type::Optional(t), v) => go(t, v)?,
+            (Type::Tensor, v @ IValue::Tensor(_)) => v,
+            (Type::Scalar, v @ (IValue::Int(_) | IValue::Float(_) | IValue::Bool(_))) => v,
+            (Type::Int, v @ IValue::Int(_)) => v,
+            (Type::Float, IValue::Int(i)) => IValue::Float(i as f64),
+            (Type::Float, v @ IValue::Float(_)) => v,
+            (Type::Bool, v @ IValue::Bool(_)) => v,
+            (Type::Str, v @ IValue::Str(_)) => v,
+            (Type::ScalarType, v @ IValue::DType(_)) => v,
+            (Type::Opaque(_), v) => v,
+            (Type::List(e, n), IValue::Int(i)) if **e == Type::Int => {
+                IValue::IntList(vec![i; n.unwrap_or(1)])
+            }
+            (Type::List(e, _), v @ IValue::IntList(_)) if **e == Type::Int => v,
+            (Type::List(e, _), IValue::IntList(l)) if **e == Type::Float => {
+                IValue::FloatList(l.into_iter().map(|i| i as f64).collect())
+            }
+            (Type::List(e, _), v @ IValue::FloatList(_)) if **e == Type::Float => v,
+            (Type::List(e, _), v @ IValue::BoolList(_)) if **e == Type::Bool => v,
+            (Type::List(e, _), v @ IValue::TensorList(_)) if **e == Type::Tensor => v,
+            (Type::List(e, _), IValue::TensorList(l)) if matches!(**e, Type::Optional(_)) => {
+                IValue::OptTensorList(l.into_iter().map(Some).collect())
+            }
+            (Type::List(e, _), v @ IValue::OptTensorList(_))
+                if matches!(**e, Type::Optional(_)) =>
+            {
+                v
+            }
+            (Type::List(_, _), IValue::IntList(l)) if l.is_empty() => IValue::TensorList(vec![]),
+            _ => return None,
+        })
+    }
+    let keep = v.clone();
+    go(&a.ty, v).ok_or_else(|| type_error(op, a, &keep))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_native_function_syntax() {
+        let s = Schema::parse("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor")
+            .unwrap();
+        assert_eq!((s.name.as_str(), s.overload.as_str()), ("add", "Tensor"));
+        assert_eq!(s.args.len(), 3);
+        assert!(s.args[2].kwarg_only);
+        assert!(matches!(s.args[2].default, Some(IValue::Int(1))));
+        let s = Schema::parse(
+            "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
+        )
+        .unwrap();
+        assert_eq!(s.returns, vec![Type::Tensor, Type::Tensor]);
+        let s = Schema::parse(
+            "add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
+        )
+        .unwrap();
+        assert!(s.args[0].mutable);
+        let s = Schema::parse(
+            "sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+        )
+        .unwrap();
+        assert_eq!(
+            s.args[1].ty,
+            Type::Optional(Box::new(Type::List(Box::new(Type::Int), Some(1))))
+        );
+        let s = Schema::parse("conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0) -> Tensor").unwrap();
+        assert!(matches!(&s.args[3].default, Some(IValue::IntList(v)) if v == &vec![1, 1]));
+        assert!(Schema::parse("nonsense").is_err());
+        assert!(Schema::parse("f(Blob x) -> Tensor").is_err());
+    }
+
+    #[test]
+    fn binds_like_python() {
+        let s = Schema::parse("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor")
+            .unwrap();
+        let t = crate::Tensor::scalar_tensor(1.0);
+        let b = s.bind(&[t.clone().into(), t.clone().into()], &[]).unwrap();
+        assert!(matches!(b[2], IValue::Int(1)));
+        let e = s.bind(&[t.clone().into()], &[]).err().unwrap();
+        assert_eq!(e.message(), "add() missing required argument 'other'");
+        let e = s
+            .bind(&[t.clone().into(), t.clone().into(), IValue::Int(2)], &[])
+            .err()
+            .unwrap();
+        assert_eq!(
+            e.message(),
+            "add() takes 2 positional arguments but 3 were given"
+        );
+        let e = s
+            .bind(
+                &[t.clone().into(), t.clone().into()],
+                &[("beta", IValue::Int(1))],
+            )
+            .err()
+            .unwrap();
+        assert_eq!(
+            e.message(),
+            "add() got an unexpected keyword argument 'beta'"
+        );
+        let e = s
+            .bind(&[t.clone().into(), IValue::Str("x".into())], &[])
+            .err()
+            .unwrap();
+        assert_eq!(
+            e.message(),
+            "add(): argument 'other' must be Tensor, not str"
+        );
+        assert_eq!(e.kind(), ErrorKind::Type);
+    }
+}

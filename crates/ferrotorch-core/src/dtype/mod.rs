@@ -1,0 +1,210 @@
+//! Element types (`torch.dtype`), the default float dtype, and type promotion.
+
+mod element;
+mod promote;
+
+pub use element::{Element, FloatElem, IntElem};
+pub use promote::{promote_types, result_type, ResultTypeArg};
+
+use crate::error::Result;
+use std::fmt;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+/// A tensor element type, as `torch.dtype`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum DType {
+    /// `torch.bool`
+    Bool,
+    /// `torch.uint8`
+    U8,
+    /// `torch.int8`
+    I8,
+    /// `torch.int16`
+    I16,
+    /// `torch.int32`
+    I32,
+    /// `torch.int64` (`torch.long`)
+    I64,
+    /// `torch.float16` (`torch.half`)
+    F16,
+    /// `torch.bfloat16`
+    BF16,
+    /// `torch.float32` (`torch.float`)
+    F32,
+    /// `torch.float64` (`torch.double`)
+    F64,
+}
+
+impl DType {
+    /// Every dtype, in promotion-lattice order.
+    pub const ALL: [DType; 10] = [
+        DType::Bool,
+        DType::U8,
+        DType::I8,
+        DType::I16,
+        DType::I32,
+        DType::I64,
+        DType::F16,
+        DType::BF16,
+        DType::F32,
+        DType::F64,
+    ];
+
+    /// Bytes per element (`element_size()`).
+    pub const fn size(self) -> usize {
+        match self {
+            DType::Bool | DType::U8 | DType::I8 => 1,
+            DType::I16 | DType::F16 | DType::BF16 => 2,
+            DType::I32 | DType::F32 => 4,
+            DType::I64 | DType::F64 => 8,
+        }
+    }
+
+    /// `dtype.is_floating_point`.
+    pub const fn is_floating_point(self) -> bool {
+        matches!(self, DType::F16 | DType::BF16 | DType::F32 | DType::F64)
+    }
+
+    /// True for integer dtypes, and for bool when `include_bool`
+    /// (c10's `isIntegralType`).
+    pub const fn is_integral(self, include_bool: bool) -> bool {
+        match self {
+            DType::Bool => include_bool,
+            DType::U8 | DType::I8 | DType::I16 | DType::I32 | DType::I64 => true,
+            _ => false,
+        }
+    }
+
+    /// `dtype.is_signed`.
+    pub const fn is_signed(self) -> bool {
+        !matches!(self, DType::Bool | DType::U8)
+    }
+
+    /// The name after `torch.`: `float32`, `int64`, `bool`, ...
+    pub const fn name(self) -> &'static str {
+        match self {
+            DType::Bool => "bool",
+            DType::U8 => "uint8",
+            DType::I8 => "int8",
+            DType::I16 => "int16",
+            DType::I32 => "int32",
+            DType::I64 => "int64",
+            DType::F16 => "float16",
+            DType::BF16 => "bfloat16",
+            DType::F32 => "float32",
+            DType::F64 => "float64",
+        }
+    }
+
+    /// Parse a torch dtype name (`float32`, `float`, `torch.long`, `half`, ...).
+    pub fn from_name(s: &str) -> Option<DType> {
+        let s = s.strip_prefix("torch.").unwrap_or(s);
+        Some(match s {
+            "bool" => DType::Bool,
+            "uint8" => DType::U8,
+            "int8" => DType::I8,
+            "int16" | "short" => DType::I16,
+            "int32" | "int" => DType::I32,
+            "int64" | "long" => DType::I64,
+            "float16" | "half" => DType::F16,
+            "bfloat16" => DType::BF16,
+            "float32" | "float" => DType::F32,
+            "float64" | "double" => DType::F64,
+            _ => return None,
+        })
+    }
+
+    /// `Float`, `Long`, ... as PyTorch names dtypes in cast errors.
+    pub fn name_title(self) -> &'static str {
+        match self {
+            DType::Bool => "Bool",
+            DType::U8 => "Byte",
+            DType::I8 => "Char",
+            DType::I16 => "Short",
+            DType::I32 => "Int",
+            DType::I64 => "Long",
+            DType::F16 => "Half",
+            DType::BF16 => "BFloat16",
+            DType::F32 => "Float",
+            DType::F64 => "Double",
+        }
+    }
+}
+
+impl fmt::Display for DType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "torch.{}", self.name())
+    }
+}
+
+static DEFAULT_DTYPE: AtomicU8 = AtomicU8::new(DType::F32 as u8);
+
+/// The dtype that float data and float scalars get (`torch.get_default_dtype`).
+pub fn get_default_dtype() -> DType {
+    DType::ALL[DEFAULT_DTYPE.load(Ordering::Relaxed) as usize]
+}
+
+/// Set the default float dtype (`torch.set_default_dtype`). Only floating
+/// dtypes are accepted, as in PyTorch.
+pub fn set_default_dtype(d: DType) -> Result<()> {
+    crate::ensure!(
+        d.is_floating_point(),
+        Type,
+        "only floating-point types are supported as the default type (got {d})"
+    );
+    DEFAULT_DTYPE.store(d as u8, Ordering::Relaxed);
+    Ok(())
+}
+
+/// Run `$body` with `$T` bound to the Rust type of a runtime [`DType`].
+///
+/// `dispatch_dtype!(d, T => body)` covers every dtype;
+/// `dispatch_dtype!(float d, T => body)` only floating dtypes (others → `$err`).
+#[macro_export]
+macro_rules! dispatch_dtype {
+    ($dt:expr, $T:ident => $body:expr) => {
+        match $dt {
+            $crate::DType::Bool => {
+                type $T = bool;
+                $body
+            }
+            $crate::DType::U8 => {
+                type $T = u8;
+                $body
+            }
+            $crate::DType::I8 => {
+                type $T = i8;
+                $body
+            }
+            $crate::DType::I16 => {
+                type $T = i16;
+                $body
+            }
+            $crate::DType::I32 => {
+                type $T = i32;
+                $body
+            }
+            $crate::DType::I64 => {
+                type $T = i64;
+                $body
+            }
+            $crate::DType::F16 => {
+                type $T = $crate::f16;
+                $body
+            }
+            $crate::DType::BF16 => {
+                type $T = $crate::bf16;
+                $body
+            }
+            $crate::DType::F32 => {
+                type $T = f32;
+                $body
+            }
+            $crate::DType::F64 => {
+                type $T = f64;
+                $body
+            }
+        }
+    };
+}

@@ -1,0 +1,527 @@
+//! Binary pointwise ops with broadcasting and type promotion.
+//!
+//! Every binary op takes its right operand as anything [`Into<Operand>`]: a
+//! tensor (`a.add(&b)`) or a Rust number (`a.add(2.5)`), which takes part in
+//! promotion as a wrapped number (Note [Type promotion]). Inputs are brought
+//! to the common dtype, then one closure per dtype family runs in the
+//! multiversioned loops; the table at the bottom declares each op once.
+
+use super::iter::empty_like_layout;
+use super::unary::check_inplace;
+use crate::dispatch::Registry;
+use crate::dtype::{get_default_dtype, result_type, DType, Element, IntElem, ResultTypeArg};
+use crate::error::Result;
+use crate::scalar::Scalar;
+use crate::tensor::layout::broadcast_shapes;
+use crate::tensor::Tensor;
+
+/// The right-hand side of a binary op: a tensor or a wrapped number.
+#[derive(Clone)]
+pub enum Operand {
+    /// A tensor.
+    Tensor(Tensor),
+    /// A number.
+    Scalar(Scalar),
+}
+
+impl Operand {
+    fn arg(&self) -> ResultTypeArg {
+        match self {
+            Operand::Tensor(t) => ResultTypeArg::Tensor(t.dtype(), t.dim()),
+            Operand::Scalar(s) => ResultTypeArg::Scalar(*s),
+        }
+    }
+
+    /// As a tensor of `dtype` (a 0-dim tensor for scalars).
+    pub(crate) fn to_tensor(&self, dtype: DType) -> Result<Tensor> {
+        match self {
+            Operand::Tensor(t) => t.to_dtype(dtype),
+            Operand::Scalar(s) => Tensor::full(&[], *s, dtype),
+        }
+    }
+
+    fn shape(&self) -> &[usize] {
+        match self {
+            Operand::Tensor(t) => t.shape(),
+            Operand::Scalar(_) => &[],
+        }
+    }
+}
+
+impl From<&Tensor> for Operand {
+    fn from(t: &Tensor) -> Operand {
+        Operand::Tensor(t.clone())
+    }
+}
+impl From<Tensor> for Operand {
+    fn from(t: Tensor) -> Operand {
+        Operand::Tensor(t)
+    }
+}
+impl From<Scalar> for Operand {
+    fn from(s: Scalar) -> Operand {
+        Operand::Scalar(s)
+    }
+}
+macro_rules! operand_from_num {
+    ($($t:ty),*) => {$(
+        impl From<$t> for Operand { fn from(v: $t) -> Operand { Operand::Scalar(v.into()) } }
+    )*};
+}
+operand_from_num!(f32, f64, i32, i64, u8, i8, i16, bool, usize);
+
+/// Instantiate per-dtype closures for `out = f(a, b)`. With `same`, the
+/// output has the inputs' dtype (half types compute in f32); with `bool`,
+/// the output is bool (predicates).
+macro_rules! binary_each_dtype {
+    (@arm same, $T:ty, $a:expr, $b:expr, $out:expr, |$x:ident, $y:ident| $body:expr) => {
+        $crate::native::iter::map_binary::<$T, $T, $T>($a, $b, $out, |$x: $T, $y: $T| $body)
+    };
+    (@arm bool, $T:ty, $a:expr, $b:expr, $out:expr, |$x:ident, $y:ident| $body:expr) => {
+        $crate::native::iter::map_binary::<$T, $T, bool>($a, $b, $out, |$x: $T, $y: $T| $body)
+    };
+    (@half same, $T:ty, $a:expr, $b:expr, $out:expr, |$x:ident, $y:ident| $body:expr) => {
+        $crate::native::iter::map_binary::<$T, $T, $T>($a, $b, $out, |u: $T, v: $T| {
+            let ($x, $y) = ($crate::dtype::FloatElem::to_f32(u), $crate::dtype::FloatElem::to_f32(v));
+            <$T as $crate::dtype::FloatElem>::from_f32($body)
+        })
+    };
+    (@half bool, $T:ty, $a:expr, $b:expr, $out:expr, |$x:ident, $y:ident| $body:expr) => {
+        $crate::native::iter::map_binary::<$T, $T, bool>($a, $b, $out, |u: $T, v: $T| {
+            let ($x, $y) = ($crate::dtype::FloatElem::to_f32(u), $crate::dtype::FloatElem::to_f32(v));
+            $body
+        })
+    };
+    ($kind:ident, $dt:expr, $a:expr, $b:expr, $out:expr,
+     float |$x:ident, $y:ident| $fb:expr, int |$i:ident, $j:ident| $ib:expr, bool |$p:ident, $q:ident| $bb:expr) => {{
+        let (a, b, out): (&$crate::Tensor, &$crate::Tensor, &$crate::Tensor) = ($a, $b, $out);
+        match $dt {
+            $crate::DType::F32 => binary_each_dtype!(@arm $kind, f32, a, b, out, |$x, $y| $fb),
+            $crate::DType::F64 => binary_each_dtype!(@arm $kind, f64, a, b, out, |$x, $y| $fb),
+            $crate::DType::F16 => binary_each_dtype!(@half $kind, $crate::f16, a, b, out, |$x, $y| $fb),
+            $crate::DType::BF16 => binary_each_dtype!(@half $kind, $crate::bf16, a, b, out, |$x, $y| $fb),
+            $crate::DType::I64 => binary_each_dtype!(@arm $kind, i64, a, b, out, |$i, $j| $ib),
+            $crate::DType::I32 => binary_each_dtype!(@arm $kind, i32, a, b, out, |$i, $j| $ib),
+            $crate::DType::I16 => binary_each_dtype!(@arm $kind, i16, a, b, out, |$i, $j| $ib),
+            $crate::DType::I8 => binary_each_dtype!(@arm $kind, i8, a, b, out, |$i, $j| $ib),
+            $crate::DType::U8 => binary_each_dtype!(@arm $kind, u8, a, b, out, |$i, $j| $ib),
+            $crate::DType::Bool => binary_each_dtype!(@arm $kind, bool, a, b, out, |$p, $q| $bb),
+        }
+    }};
+}
+pub(crate) use binary_each_dtype;
+
+/// How a binary op picks its computation dtype.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Promote {
+    /// The promoted dtype (`add`, `mul`).
+    Same,
+    /// The promoted dtype, but integers and bool go to the default float
+    /// (`div`, `atan2`).
+    Float,
+}
+
+/// Shared front half of every binary op: promoted dtype, converted inputs,
+/// broadcast output shape.
+pub(crate) fn prepare(
+    op: &str,
+    a: &Tensor,
+    b: &Operand,
+    promote: Promote,
+) -> Result<(DType, Tensor, Tensor, Vec<usize>)> {
+    let mut dt = result_type(&[ResultTypeArg::Tensor(a.dtype(), a.dim()), b.arg()]);
+    if promote == Promote::Float && !dt.is_floating_point() {
+        dt = get_default_dtype();
+    }
+    let shape = broadcast_shapes(a.shape(), b.shape()).map_err(|e| e.context(op))?;
+    Ok((dt, a.to_dtype(dt)?, b.to_tensor(dt)?, shape.to_vec()))
+}
+
+/// Error out when an integer divisor contains a zero (PyTorch raises
+/// ZeroDivisionError rather than trapping).
+pub(crate) fn check_int_divisor(op: &str, b: &Tensor) -> Result<()> {
+    if b.dtype().is_integral(false) {
+        let zero = b.eq(0)?.any()?.item()?.to_bool();
+        crate::ensure!(!zero, Runtime, "{op}: ZeroDivisionError");
+    }
+    Ok(())
+}
+
+/// `dtype` can be written into a tensor of `to` by an in-place op
+/// (c10 `canCast`): no float → integer, no non-bool → bool.
+pub(crate) fn can_cast(from: DType, to: DType) -> bool {
+    !(from.is_floating_point() && to.is_integral(true) || from != DType::Bool && to == DType::Bool)
+}
+
+/// Run an out-of-place op `f` in place: check shape and castability, then
+/// write the result into `self`.
+pub(crate) fn inplace_from(op: &str, this: &Tensor, result: Result<Tensor>) -> Result<()> {
+    let r = result?;
+    crate::ensure!(
+        can_cast(r.dtype(), this.dtype()),
+        Runtime,
+        "{op}: result type {} can't be cast to the desired output type {}",
+        r.dtype().name_title(),
+        this.dtype().name_title()
+    );
+    crate::ensure!(
+        r.shape() == this.shape(),
+        Runtime,
+        "{op}: output with shape {:?} doesn't match the broadcast shape {:?}",
+        this.shape(),
+        r.shape()
+    );
+    check_inplace(op, this)?;
+    crate::tensor::data::copy_cast(&r, this);
+    this.storage().bump_version();
+    Ok(())
+}
+
+macro_rules! binary_ops {
+    ($( $(#[$doc:meta])* $name:ident, $name_:ident, $promote:ident,
+        float |$x:ident, $y:ident| $fb:expr, int |$i:ident, $j:ident| $ib:expr, bool |$p:ident, $q:ident| $bb:expr,
+        check: $check:expr; )*) => {
+        impl Tensor {
+            $(
+                $(#[$doc])*
+                pub fn $name(&self, other: impl Into<Operand>) -> Result<Tensor> {
+                    let other = other.into();
+                    let (dt, a, b, shape) = prepare(stringify!($name), self, &other, Promote::$promote)?;
+                    let check: fn(&str, DType, &Operand, &Tensor) -> Result<()> = $check;
+                    check(stringify!($name), dt, &other, &b)?;
+                    let like = if a.shape() == shape.as_slice() { Some(&a) } else { None };
+                    let out = empty_like_layout(&shape, dt, like)?;
+                    binary_each_dtype!(same, dt, &a, &b, &out,
+                        float |$x, $y| $fb, int |$i, $j| $ib, bool |$p, $q| $bb);
+                    Ok(out)
+                }
+                #[doc = concat!("In-place `", stringify!($name), "`.")]
+                pub fn $name_(&self, other: impl Into<Operand>) -> Result<()> {
+                    inplace_from(stringify!($name_), self, self.$name(other))
+                }
+            )*
+        }
+
+        pub(crate) fn register_binary(r: &mut Registry) {
+            $(
+                let (tn, sn) = overload_names(stringify!($name));
+                r.def(&format!("{}{tn}(Tensor self, Tensor other) -> Tensor", stringify!($name)),
+                    |a| Ok(a.tensor(0)?.$name(a.tensor(1)?)?.into()));
+                if let Some(sn) = sn {
+                    r.def(&format!("{}.{sn}(Tensor self, Scalar other) -> Tensor", stringify!($name)),
+                        |a| Ok(a.tensor(0)?.$name(a.scalar(1)?)?.into()));
+                }
+                r.def(concat!(stringify!($name_), ".Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"),
+                    |a| { let t = a.tensor(0)?; t.$name_(a.tensor(1)?)?; Ok(t.into()) });
+                r.def(concat!(stringify!($name_), ".Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"),
+                    |a| { let t = a.tensor(0)?; t.$name_(a.scalar(1)?)?; Ok(t.into()) });
+            )*
+        }
+    };
+}
+
+/// PyTorch's overload names for the tensor-tensor and tensor-scalar forms.
+/// `pow` uses `Tensor_Tensor`/`Tensor_Scalar` (`pow.Scalar` is the
+/// scalar-base form); the elementwise max/min family, `atan2` and `hypot`
+/// have no scalar overload in PyTorch (the Rust methods still take numbers).
+fn overload_names(op: &str) -> (&'static str, Option<&'static str>) {
+    match op {
+        "pow" => (".Tensor_Tensor", Some("Tensor_Scalar")),
+        "maximum" | "minimum" | "fmax" | "fmin" | "atan2" | "hypot" => ("", None),
+        "xlogy" => (".Tensor", Some("Scalar_Other")),
+        _ => (".Tensor", Some("Scalar")),
+    }
+}
+
+fn no_check(_: &str, _: DType, _: &Operand, _: &Tensor) -> Result<()> {
+    Ok(())
+}
+
+fn not_bool(op: &str, dt: DType) -> Result<()> {
+    crate::ensure!(
+        dt != DType::Bool,
+        Runtime,
+        "{op}: \"{op}_cpu\" not implemented for 'Bool'"
+    );
+    Ok(())
+}
+
+fn int_divisor(op: &str, dt: DType, _: &Operand, b: &Tensor) -> Result<()> {
+    not_bool(op, dt)?;
+    check_int_divisor(op, b)
+}
+
+fn no_bool(op: &str, dt: DType, _: &Operand, _: &Tensor) -> Result<()> {
+    crate::ensure!(
+        dt != DType::Bool,
+        Runtime,
+        "{op}: Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead."
+    );
+    Ok(())
+}
+
+fn float_only(op: &str, dt: DType, _: &Operand, _: &Tensor) -> Result<()> {
+    crate::ensure!(
+        dt.is_floating_point(),
+        Runtime,
+        "{op}: not implemented for '{}'",
+        dt.name_title()
+    );
+    Ok(())
+}
+
+#[inline(always)]
+fn py_mod_i<I: IntElem>(x: I, y: I) -> I {
+    let r = x.trem(y);
+    let z = I::zero();
+    if r != z && ((r < z) != (y < z)) {
+        r.wadd(y)
+    } else {
+        r
+    }
+}
+
+#[inline(always)]
+fn int_pow<I: IntElem>(base: I, exp: I) -> I {
+    let mut e = exp.to_i64();
+    if e < 0 {
+        // only reachable for 1 and -1 bases after the check below
+        return if base == I::one() {
+            I::one()
+        } else if base.wadd(I::one()) == I::zero() {
+            if e % 2 == 0 {
+                I::one()
+            } else {
+                base
+            }
+        } else {
+            I::zero()
+        };
+    }
+    let (mut r, mut b) = (I::one(), base);
+    while e > 0 {
+        if e & 1 == 1 {
+            r = r.wmul(b);
+        }
+        b = b.wmul(b);
+        e >>= 1;
+    }
+    r
+}
+
+/// Integer bases with a negative *scalar* exponent are an error (a tensor
+/// exponent gives 0, 1 or -1 elementwise, as in PyTorch).
+fn pow_check(op: &str, dt: DType, other: &Operand, _: &Tensor) -> Result<()> {
+    not_bool(op, dt)?;
+    if let Operand::Scalar(s) = other {
+        crate::ensure!(
+            !(dt.is_integral(false) && s.to_f64() < 0.0),
+            Runtime,
+            "{op}: Integers to negative integer powers are not allowed."
+        );
+    }
+    Ok(())
+}
+
+binary_ops! {
+    /// Elementwise sum with broadcasting (`a + b`); bool + bool is logical or.
+    add, add_, Same,
+        float |x, y| x + y, int |x, y| x.wadd(y), bool |p, q| p | q, check: no_check;
+    /// Elementwise difference (`a - b`); not defined for two bools.
+    sub, sub_, Same,
+        float |x, y| x - y, int |x, y| x.wsub(y), bool |p, q| p ^ q, check: no_bool;
+    /// Elementwise product (`a * b`); bool * bool is logical and.
+    mul, mul_, Same,
+        float |x, y| x * y, int |x, y| x.wmul(y), bool |p, q| p & q, check: no_check;
+    /// True division (`a / b`): integers give the default float dtype.
+    div, div_, Float,
+        float |x, y| x / y, int |x, _y| x, bool |p, _q| p, check: no_check;
+    /// Python's modulus: the result has the sign of the divisor.
+    remainder, remainder_, Same,
+        float |x, y| { let m = x % y; if m != 0.0 && ((y < 0.0) != (m < 0.0)) { m + y } else { m } }, int |x, y| py_mod_i(x, y), bool |p, _q| p, check: int_divisor;
+    /// C's fmod: the result has the sign of the dividend.
+    fmod, fmod_, Same,
+        float |x, y| x % y, int |x, y| x.trem(y), bool |p, _q| p, check: int_divisor;
+    /// x to the power y. Integer bases with negative integer exponents are errors.
+    pow, pow_, Same,
+        float |x, y| x.powf(y), int |x, y| int_pow(x, y), bool |p, _q| p, check: pow_check;
+    /// Elementwise maximum; NaN propagates.
+    maximum, maximum_, Same,
+        float |x, y| if x.is_nan() || y.is_nan() { x + y } else if x > y { x } else { y },
+        int |x, y| if x > y { x } else { y }, bool |p, q| p | q, check: no_check;
+    /// Elementwise minimum; NaN propagates.
+    minimum, minimum_, Same,
+        float |x, y| if x.is_nan() || y.is_nan() { x + y } else if x < y { x } else { y },
+        int |x, y| if x < y { x } else { y }, bool |p, q| p & q, check: no_check;
+    /// Elementwise maximum ignoring NaN.
+    fmax, fmax_, Same,
+        float |x, y| x.max(y), int |x, y| if x > y { x } else { y }, bool |p, q| p | q, check: no_check;
+    /// Elementwise minimum ignoring NaN.
+    fmin, fmin_, Same,
+        float |x, y| x.min(y), int |x, y| if x < y { x } else { y }, bool |p, q| p & q, check: no_check;
+    /// atan(x / y) in the right quadrant.
+    atan2, atan2_, Float,
+        float |x, y| x.atan2(y), int |x, _y| x, bool |p, _q| p, check: float_only;
+    /// sqrt(x² + y²) without overflow.
+    hypot, hypot_, Same,
+        float |x, y| x.hypot(y), int |x, _y| x, bool |p, _q| p, check: float_only;
+    /// |x| with the sign of y.
+    copysign, copysign_, Float,
+        float |x, y| x.copysign(y), int |x, _y| x, bool |p, _q| p, check: float_only;
+    /// x * ln(y), with 0 where x == 0 (unless y is NaN).
+    xlogy, xlogy_, Float,
+        float |x, y| if y.is_nan() { y } else if x == 0.0 { 0.0 } else { x * y.ln() },
+        int |x, _y| x, bool |p, _q| p, check: float_only;
+}
+
+impl Tensor {
+    /// `a + alpha * b` (`torch.add(a, b, alpha=alpha)`).
+    pub fn add_alpha(&self, other: impl Into<Operand>, alpha: impl Into<Scalar>) -> Result<Tensor> {
+        let alpha = alpha.into();
+        match other.into() {
+            o if alpha == Scalar::Int(1) => self.add(o),
+            Operand::Tensor(t) => self.add(t.mul(alpha)?),
+            Operand::Scalar(s) => self.add(Scalar::Float(s.to_f64() * alpha.to_f64())),
+        }
+    }
+
+    /// `a - alpha * b` (`torch.sub(a, b, alpha=alpha)`).
+    pub fn sub_alpha(&self, other: impl Into<Operand>, alpha: impl Into<Scalar>) -> Result<Tensor> {
+        let alpha = alpha.into();
+        match other.into() {
+            o if alpha == Scalar::Int(1) => self.sub(o),
+            Operand::Tensor(t) => self.sub(t.mul(alpha)?),
+            Operand::Scalar(s) => self.sub(Scalar::Float(s.to_f64() * alpha.to_f64())),
+        }
+    }
+
+    /// Division with a rounding mode: `None` (true division), `"trunc"` or
+    /// `"floor"` (`torch.div(a, b, rounding_mode=...)`). Integer inputs keep
+    /// their dtype with a rounding mode.
+    pub fn div_mode(
+        &self,
+        other: impl Into<Operand>,
+        rounding_mode: Option<&str>,
+    ) -> Result<Tensor> {
+        let other = other.into();
+        let Some(mode) = rounding_mode else {
+            return self.div(other);
+        };
+        let (dt, a, b, shape) = prepare("div", self, &other, Promote::Same)?;
+        check_int_divisor("div", &b)?;
+        let out = empty_like_layout(
+            &shape,
+            dt,
+            if a.shape() == shape.as_slice() {
+                Some(&a)
+            } else {
+                None
+            },
+        )?;
+        match mode {
+            "trunc" => binary_each_dtype!(
+                same,
+                dt,
+                &a,
+                &b,
+                &out,
+                float | x,
+                y | (x / y).trunc(),
+                int | x,
+                y | x.tdiv(y),
+                bool | p,
+                _q | p
+            ),
+            "floor" => binary_each_dtype!(
+                same,
+                dt,
+                &a,
+                &b,
+                &out,
+                float | x,
+                y | floor_div_f(x as f64, y as f64) as _,
+                int | x,
+                y | {
+                    let q = x.tdiv(y);
+                    let z = Element::zero();
+                    if x.trem(y) != z && ((x < z) != (y < z)) {
+                        q.wsub(Element::one())
+                    } else {
+                        q
+                    }
+                },
+                bool | p,
+                _q | p
+            ),
+            m => crate::bail!(
+                Value,
+                "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{m}'"
+            ),
+        }
+        Ok(out)
+    }
+
+    /// `torch.floor_divide` (floor rounding).
+    pub fn floor_divide(&self, other: impl Into<Operand>) -> Result<Tensor> {
+        self.div_mode(other, Some("floor"))
+    }
+}
+
+/// Python's `//` on floats, as PyTorch's `div_floor_floating`.
+fn floor_div_f(a: f64, b: f64) -> f64 {
+    if b == 0.0 {
+        return a / b;
+    }
+    let m = a % b;
+    let mut div = (a - m) / b;
+    if m != 0.0 && ((b < 0.0) != (m < 0.0)) {
+        div -= 1.0;
+    }
+    if div == 0.0 {
+        return (0.0f64).copysign(a / b);
+    }
+    let mut f = div.floor();
+    if div - f > 0.5 {
+        f += 1.0;
+    }
+    f
+}
+
+pub(crate) fn register_arith_extras(r: &mut Registry) {
+    r.def(
+        "add.Tensor_alpha(Tensor self, Tensor other, *, Scalar alpha) -> Tensor",
+        |a| Ok(a.tensor(0)?.add_alpha(a.tensor(1)?, a.scalar(2)?)?.into()),
+    );
+    r.def(
+        "sub.Tensor_alpha(Tensor self, Tensor other, *, Scalar alpha) -> Tensor",
+        |a| Ok(a.tensor(0)?.sub_alpha(a.tensor(1)?, a.scalar(2)?)?.into()),
+    );
+    r.def(
+        "div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor",
+        |a| {
+            Ok(a.tensor(0)?
+                .div_mode(a.tensor(1)?, a.opt_str(2)?.as_deref())?
+                .into())
+        },
+    );
+    r.def(
+        "div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor",
+        |a| {
+            Ok(a.tensor(0)?
+                .div_mode(a.scalar(1)?, a.opt_str(2)?.as_deref())?
+                .into())
+        },
+    );
+    r.def("floor_divide(Tensor self, Tensor other) -> Tensor", |a| {
+        Ok(a.tensor(0)?.floor_divide(a.tensor(1)?)?.into())
+    });
+    r.def("pow.Scalar(Scalar self, Tensor exponent) -> Tensor", |a| {
+        let base = a.scalar(0)?;
+        let e = a.tensor(1)?;
+        let dt = result_type(&[
+            ResultTypeArg::Scalar(base),
+            ResultTypeArg::Tensor(e.dtype(), e.dim()),
+        ]);
+        Ok(Tensor::full(&[], base, dt)?.pow(&e)?.into())
+    });
+}

@@ -1,0 +1,235 @@
+//! The elementwise engine (ATen's `TensorIterator`, reduced to its core).
+//!
+//! Given an iteration shape and, per operand, a base pointer and element
+//! strides (0 on broadcast dimensions), [`for_each`] coalesces dimensions
+//! that are contiguous for every operand, splits the flat index range across
+//! the thread pool, and calls the inner kernel once per run along the
+//! innermost dimension with that run's pointers, strides and length. The
+//! inner kernels are the multiversioned loops of `ferrotorch_kernels::simd`,
+//! so there is no per-element dispatch.
+//!
+//! The typed helpers ([`map_unary`], [`map_binary`], [`map_ternary`]) add the
+//! storage locking of Note [Storage access locks] and the output layout rule
+//! of Note [Output layout].
+
+use crate::dtype::Element;
+use crate::error::Result;
+use crate::storage::lock_storages;
+use crate::tensor::layout::{broadcast_strides, Layout};
+use crate::tensor::Tensor;
+use crate::DType;
+use ferrotorch_kernels::{parallel, simd};
+use smallvec::SmallVec;
+
+/// Elements per thread below which elementwise work stays on one thread.
+pub(crate) const GRAIN: usize = 32 * 1024;
+
+#[derive(Clone, Copy)]
+struct SendPtr(*mut u8);
+// SAFETY: pointers are only dereferenced inside kernels, under storage locks,
+// on disjoint output ranges.
+unsafe impl Send for SendPtr {}
+unsafe impl Sync for SendPtr {}
+
+/// Iterate `shape` over `N` operands (see the module docs). `ptrs` point at
+/// each operand's element 0; `strides[k]` has one entry per dim of `shape`;
+/// `esize[k]` is the operand's element size. `f` gets per-run pointers,
+/// strides in elements and the run length.
+pub(crate) fn for_each<const N: usize>(
+    shape: &[usize],
+    ptrs: [*mut u8; N],
+    strides: [&[usize]; N],
+    esize: [usize; N],
+    f: impl Fn([*mut u8; N], [isize; N], usize) + Sync + Send,
+) {
+    // Collect non-trivial dims, innermost first, then merge.
+    let mut dims: SmallVec<[(usize, [isize; N]); 6]> = SmallVec::new();
+    for d in (0..shape.len()).rev() {
+        if shape[d] == 0 {
+            return;
+        }
+        if shape[d] == 1 {
+            continue;
+        }
+        let st: [isize; N] = std::array::from_fn(|k| strides[k][d] as isize);
+        if let Some(last) = dims.last_mut() {
+            let (ls, lst) = *last;
+            if (0..N).all(|k| st[k] == lst[k] * ls as isize) {
+                last.0 *= shape[d];
+                continue;
+            }
+        }
+        dims.push((shape[d], st));
+    }
+    if dims.is_empty() {
+        dims.push((1, [0; N]));
+    }
+    let total: usize = dims.iter().map(|d| d.0).product();
+    let (inner, inner_st) = dims[0];
+    let outer = &dims[1..];
+    let base: [SendPtr; N] = std::array::from_fn(|k| SendPtr(ptrs[k]));
+    let run = |range: std::ops::Range<usize>| {
+        let mut idx = range.start;
+        // odometer over outer dims, initialised from the start index
+        let mut rest = idx / inner;
+        let mut counter: SmallVec<[usize; 6]> = SmallVec::new();
+        let mut off: [isize; N] = [0; N];
+        for (s, st) in outer {
+            let c = rest % s;
+            rest /= s;
+            counter.push(c);
+            for k in 0..N {
+                off[k] += c as isize * st[k];
+            }
+        }
+        let mut i0 = idx % inner;
+        while idx < range.end {
+            let len = (inner - i0).min(range.end - idx);
+            // SAFETY: offsets stay within each operand's view by construction.
+            let p: [*mut u8; N] = std::array::from_fn(|k| unsafe {
+                base[k]
+                    .0
+                    .offset((off[k] + i0 as isize * inner_st[k]) * esize[k] as isize)
+            });
+            f(p, inner_st, len);
+            idx += len;
+            i0 = 0;
+            // advance the odometer
+            for (j, (s, st)) in outer.iter().enumerate() {
+                counter[j] += 1;
+                for k in 0..N {
+                    off[k] += st[k];
+                }
+                if counter[j] < *s {
+                    break;
+                }
+                for k in 0..N {
+                    off[k] -= *s as isize * st[k];
+                }
+                counter[j] = 0;
+            }
+        }
+    };
+    parallel::parallel_for(total, GRAIN, run);
+}
+
+/// # Note [Output layout]
+/// An elementwise result takes the strides of its first input when that
+/// input already has the output's shape and is dense (a permutation of a
+/// contiguous layout, e.g. a transpose), as PyTorch's `TensorIterator`
+/// does: `x.t().exp()` is then a contiguous loop and returns a transposed
+/// tensor. Otherwise the result is contiguous.
+pub(crate) fn empty_like_layout(
+    shape: &[usize],
+    dtype: DType,
+    like: Option<&Tensor>,
+) -> Result<Tensor> {
+    if let Some(t) = like {
+        if t.shape() == shape && !t.is_contiguous() && t.layout().is_dense() {
+            let n = crate::tensor::layout::checked_numel("empty", shape)?;
+            let storage = crate::storage::Storage::new_uninit(n * dtype.size())?;
+            let layout = Layout::new(shape.into(), t.stride().into(), 0);
+            return Ok(Tensor::from_parts(storage, layout, dtype));
+        }
+    }
+    Tensor::empty(shape, dtype)
+}
+
+fn check_dtype<T: Element>(t: &Tensor) {
+    debug_assert_eq!(t.dtype(), T::DTYPE, "kernel dtype mismatch");
+}
+
+/// `out[i] = f(a[i])`, `a` broadcast to `out`'s shape.
+pub(crate) fn map_unary<T: Element, U: Element>(
+    a: &Tensor,
+    out: &Tensor,
+    f: impl Fn(T) -> U + Copy + Send + Sync,
+) {
+    check_dtype::<T>(a);
+    check_dtype::<U>(out);
+    let sa = broadcast_strides(a.shape(), a.stride(), out.shape());
+    let _g = lock_storages(&[a.storage()], &[out.storage()]);
+    for_each(
+        out.shape(),
+        [a.data_ptr(), out.data_ptr()],
+        [&sa, out.stride()],
+        [a.element_size(), out.element_size()],
+        |p, s, n| unsafe { simd::map1(n, p[0] as *const T, s[0], p[1] as *mut U, s[1], f) },
+    );
+}
+
+/// `out[i] = f(a[i], b[i])`, inputs broadcast to `out`'s shape.
+pub(crate) fn map_binary<A: Element, B: Element, U: Element>(
+    a: &Tensor,
+    b: &Tensor,
+    out: &Tensor,
+    f: impl Fn(A, B) -> U + Copy + Send + Sync,
+) {
+    check_dtype::<A>(a);
+    check_dtype::<B>(b);
+    check_dtype::<U>(out);
+    let sa = broadcast_strides(a.shape(), a.stride(), out.shape());
+    let sb = broadcast_strides(b.shape(), b.stride(), out.shape());
+    let _g = lock_storages(&[a.storage(), b.storage()], &[out.storage()]);
+    for_each(
+        out.shape(),
+        [a.data_ptr(), b.data_ptr(), out.data_ptr()],
+        [&sa, &sb, out.stride()],
+        [a.element_size(), b.element_size(), out.element_size()],
+        |p, s, n| unsafe {
+            simd::map2(
+                n,
+                p[0] as *const A,
+                s[0],
+                p[1] as *const B,
+                s[1],
+                p[2] as *mut U,
+                s[2],
+                f,
+            )
+        },
+    );
+}
+
+/// `out[i] = f(a[i], b[i], c[i])`, inputs broadcast to `out`'s shape.
+pub(crate) fn map_ternary<A: Element, B: Element, C: Element, U: Element>(
+    a: &Tensor,
+    b: &Tensor,
+    c: &Tensor,
+    out: &Tensor,
+    f: impl Fn(A, B, C) -> U + Copy + Send + Sync,
+) {
+    check_dtype::<A>(a);
+    check_dtype::<B>(b);
+    check_dtype::<C>(c);
+    check_dtype::<U>(out);
+    let sa = broadcast_strides(a.shape(), a.stride(), out.shape());
+    let sb = broadcast_strides(b.shape(), b.stride(), out.shape());
+    let sc = broadcast_strides(c.shape(), c.stride(), out.shape());
+    let _g = lock_storages(&[a.storage(), b.storage(), c.storage()], &[out.storage()]);
+    for_each(
+        out.shape(),
+        [a.data_ptr(), b.data_ptr(), c.data_ptr(), out.data_ptr()],
+        [&sa, &sb, &sc, out.stride()],
+        [
+            a.element_size(),
+            b.element_size(),
+            c.element_size(),
+            out.element_size(),
+        ],
+        |p, s, n| unsafe {
+            simd::map3(
+                n,
+                p[0] as *const A,
+                s[0],
+                p[1] as *const B,
+                s[1],
+                p[2] as *const C,
+                s[2],
+                p[3] as *mut U,
+                s[3],
+                f,
+            )
+        },
+    );
+}

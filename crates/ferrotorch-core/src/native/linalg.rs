@@ -1,0 +1,477 @@
+//! Matrix products: `matmul` (full torch semantics), `mm`, `bmm`, `mv`,
+//! `dot`, `outer`, `addmm`, `baddbmm`, `tensordot`. `einsum` lives in
+//! `einsum.rs` and reduces to these.
+//!
+//! Operands go to the GEMM with their strides as they are (a transposed
+//! operand is not copied); half precision and integer dtypes are supported,
+//! bf16 computes through f32. Like PyTorch, operands must share a dtype.
+
+use crate::dispatch::Registry;
+use crate::dtype::DType;
+use crate::error::Result;
+use crate::scalar::Scalar;
+use crate::tensor::layout::broadcast_shapes;
+use crate::tensor::Tensor;
+use ferrotorch_kernels::gemm::{GemmElem, MatMut, MatRef};
+use ferrotorch_kernels::parallel;
+
+fn check_dtypes(op: &str, a: &Tensor, b: &Tensor) -> Result<()> {
+    crate::ensure!(
+        a.dtype() == b.dtype(),
+        Runtime,
+        "{op}: expected both operands to have the same dtype, but got: {} != {}",
+        a.dtype().name(),
+        b.dtype().name()
+    );
+    crate::ensure!(
+        a.dtype() != DType::Bool,
+        Runtime,
+        "{op}: \"addmm_impl_cpu_\" not implemented for 'Bool'"
+    );
+    Ok(())
+}
+
+fn shape_err(op: &str, a: &[usize], b: &[usize], k1: usize, k2: usize) -> crate::Error {
+    crate::Error::new(
+        crate::ErrorKind::Runtime,
+        format!("{op}: shapes {a:?} and {b:?} cannot be multiplied ({k1} != {k2})"),
+    )
+}
+
+/// `out[b] = beta * out[b] + alpha * a[b] @ b[b]` for each batch entry of
+/// already-broadcast 3-D operands (`[B, m, k]`, `[B, k, n]`, `[B, m, n]`).
+fn batched_gemm(a: &Tensor, b: &Tensor, out: &Tensor, alpha: Scalar, beta: Scalar) -> Result<()> {
+    let (bs, m, k, n) = (out.shape()[0], out.shape()[1], a.shape()[2], out.shape()[2]);
+    let _g = crate::storage::lock_storages(&[a.storage(), b.storage()], &[out.storage()]);
+    #[allow(clippy::too_many_arguments)]
+    fn run<T: GemmElem + crate::dtype::Element>(
+        a: &Tensor,
+        b: &Tensor,
+        out: &Tensor,
+        bs: usize,
+        m: usize,
+        k: usize,
+        n: usize,
+        alpha: Scalar,
+        beta: Scalar,
+    ) {
+        let (pa, pb, po) = (
+            a.data_ptr() as usize,
+            b.data_ptr() as usize,
+            out.data_ptr() as usize,
+        );
+        let (sa, sb, so) = (
+            a.stride().to_vec(),
+            b.stride().to_vec(),
+            out.stride().to_vec(),
+        );
+        let (al, be): (T, T) = (alpha.to_elem(), beta.to_elem());
+        let one = |i: usize| unsafe {
+            T::gemm(
+                m,
+                n,
+                k,
+                MatMut {
+                    ptr: (po as *mut T).add(i * so[0]),
+                    rs: so[1] as isize,
+                    cs: so[2] as isize,
+                },
+                MatRef {
+                    ptr: (pa as *const T).add(i * sa[0]),
+                    rs: sa[1] as isize,
+                    cs: sa[2] as isize,
+                },
+                MatRef {
+                    ptr: (pb as *const T).add(i * sb[0]),
+                    rs: sb[1] as isize,
+                    cs: sb[2] as isize,
+                },
+                al,
+                be,
+            )
+        };
+        // Small matrices: parallelise over the batch; large ones: inside GEMM.
+        if bs > 1 && m * n * k < 128 * 128 * 128 {
+            parallel::parallel_for(bs, 1.max(32 * 32 * 32 / (m * n * k).max(1)), |r| {
+                r.for_each(one)
+            });
+        } else {
+            (0..bs).for_each(one);
+        }
+    }
+    match out.dtype() {
+        DType::F32 => run::<f32>(a, b, out, bs, m, k, n, alpha, beta),
+        DType::F64 => run::<f64>(a, b, out, bs, m, k, n, alpha, beta),
+        DType::F16 => run::<crate::f16>(a, b, out, bs, m, k, n, alpha, beta),
+        DType::I64 => run::<i64>(a, b, out, bs, m, k, n, alpha, beta),
+        DType::I32 => run::<i32>(a, b, out, bs, m, k, n, alpha, beta),
+        DType::I16 => run::<i16>(a, b, out, bs, m, k, n, alpha, beta),
+        DType::I8 => run::<i8>(a, b, out, bs, m, k, n, alpha, beta),
+        DType::U8 => run::<u8>(a, b, out, bs, m, k, n, alpha, beta),
+        d => crate::bail!(Runtime, "matmul: not implemented for '{}'", d.name_title()),
+    }
+    Ok(())
+}
+
+/// Batched product of 3-D operands with matching batch size into a fresh
+/// `[B, m, n]` tensor (bf16 goes through f32).
+fn bmm_raw(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    if a.dtype() == DType::BF16 {
+        return bmm_raw(&a.to_dtype(DType::F32)?, &b.to_dtype(DType::F32)?)?.to_dtype(DType::BF16);
+    }
+    let out = Tensor::empty(&[a.shape()[0], a.shape()[1], b.shape()[2]], a.dtype())?;
+    if a.shape()[2] == 0 {
+        out.fill_raw(Scalar::Int(0));
+        return Ok(out);
+    }
+    batched_gemm(a, b, &out, Scalar::Int(1), Scalar::Int(0))?;
+    Ok(out)
+}
+
+impl Tensor {
+    /// Matrix product of 2-D tensors (`torch.mm`).
+    pub fn mm(&self, other: &Tensor) -> Result<Tensor> {
+        crate::ensure!(
+            self.dim() == 2,
+            Runtime,
+            "mm: self must be a matrix, got {}-D",
+            self.dim()
+        );
+        crate::ensure!(
+            other.dim() == 2,
+            Runtime,
+            "mm: mat2 must be a matrix, got {}-D",
+            other.dim()
+        );
+        check_dtypes("mm", self, other)?;
+        if self.shape()[1] != other.shape()[0] {
+            return Err(shape_err(
+                "mm",
+                self.shape(),
+                other.shape(),
+                self.shape()[1],
+                other.shape()[0],
+            ));
+        }
+        bmm_raw(&self.unsqueeze(0)?, &other.unsqueeze(0)?)?.squeeze_dims(&[0])
+    }
+
+    /// Batched matrix product of 3-D tensors (`torch.bmm`).
+    pub fn bmm(&self, other: &Tensor) -> Result<Tensor> {
+        crate::ensure!(
+            self.dim() == 3,
+            Runtime,
+            "bmm: batch1 must be a 3D tensor, got {}-D",
+            self.dim()
+        );
+        crate::ensure!(
+            other.dim() == 3,
+            Runtime,
+            "bmm: batch2 must be a 3D tensor, got {}-D",
+            other.dim()
+        );
+        check_dtypes("bmm", self, other)?;
+        crate::ensure!(
+            self.shape()[0] == other.shape()[0],
+            Runtime,
+            "bmm: batch1 and batch2 must have same number of batches, got {} and {}",
+            self.shape()[0],
+            other.shape()[0]
+        );
+        if self.shape()[2] != other.shape()[1] {
+            return Err(shape_err(
+                "bmm",
+                self.shape(),
+                other.shape(),
+                self.shape()[2],
+                other.shape()[1],
+            ));
+        }
+        bmm_raw(self, other)
+    }
+
+    /// Matrix-vector product (`torch.mv`).
+    pub fn mv(&self, vec: &Tensor) -> Result<Tensor> {
+        crate::ensure!(
+            self.dim() == 2 && vec.dim() == 1,
+            Runtime,
+            "mv: vector + matrix @ vector expected, got {}, {}, {}",
+            1,
+            self.dim(),
+            vec.dim()
+        );
+        check_dtypes("mv", self, vec)?;
+        if self.shape()[1] != vec.shape()[0] {
+            return Err(shape_err(
+                "mv",
+                self.shape(),
+                vec.shape(),
+                self.shape()[1],
+                vec.shape()[0],
+            ));
+        }
+        self.mm(&vec.unsqueeze(1)?)?.squeeze_dims(&[1])
+    }
+
+    /// Inner product of 1-D tensors (`torch.dot`), a 0-dim tensor.
+    pub fn dot(&self, other: &Tensor) -> Result<Tensor> {
+        crate::ensure!(
+            self.dim() == 1 && other.dim() == 1,
+            Runtime,
+            "1D tensors expected, but got {}D and {}D tensors",
+            self.dim(),
+            other.dim()
+        );
+        check_dtypes("dot", self, other)?;
+        crate::ensure!(
+            self.numel() == other.numel(),
+            Runtime,
+            "inconsistent tensor size, expected tensor [{}] and src [{}] to have the same number of elements, but got {} and {} elements respectively",
+            self.numel(),
+            other.numel(),
+            self.numel(),
+            other.numel()
+        );
+        self.unsqueeze(0)?.mm(&other.unsqueeze(1)?)?.reshape(&[])
+    }
+
+    /// Outer product of 1-D tensors (`torch.outer`).
+    pub fn outer(&self, other: &Tensor) -> Result<Tensor> {
+        crate::ensure!(
+            self.dim() == 1 && other.dim() == 1,
+            Runtime,
+            "outer: expected 1D tensors, got {}D and {}D",
+            self.dim(),
+            other.dim()
+        );
+        self.unsqueeze(1)?.mul(&other.unsqueeze(0)?)
+    }
+
+    /// `torch.matmul`: dot, matrix-vector, matrix-matrix or batched product
+    /// with broadcast batch dims, depending on the operands' ranks.
+    pub fn matmul(&self, other: &Tensor) -> Result<Tensor> {
+        let (da, db) = (self.dim(), other.dim());
+        crate::ensure!(
+            da > 0 && db > 0,
+            Runtime,
+            "both arguments to matmul need to be at least 1D, but they are {da}D and {db}D"
+        );
+        check_dtypes("matmul", self, other)?;
+        match (da, db) {
+            (1, 1) => {
+                return self.dot(other).map_err(|_| {
+                    shape_err(
+                        "matmul",
+                        self.shape(),
+                        other.shape(),
+                        self.shape()[0],
+                        other.shape()[0],
+                    )
+                })
+            }
+            (2, 1) => return self.mv(other).map_err(|e| e.context("matmul")),
+            (1, 2) => {
+                return self
+                    .unsqueeze(0)?
+                    .mm(other)
+                    .map_err(|_| {
+                        shape_err(
+                            "matmul",
+                            self.shape(),
+                            other.shape(),
+                            self.shape()[0],
+                            other.shape()[0],
+                        )
+                    })?
+                    .squeeze_dims(&[0])
+            }
+            (2, 2) => {
+                if self.shape()[1] != other.shape()[0] {
+                    return Err(shape_err(
+                        "matmul",
+                        self.shape(),
+                        other.shape(),
+                        self.shape()[1],
+                        other.shape()[0],
+                    ));
+                }
+                return self.mm(other);
+            }
+            _ => {}
+        }
+        // Batched: promote 1-D operands, broadcast batch dims, then bmm.
+        let a = if da == 1 {
+            self.unsqueeze(0)?
+        } else {
+            self.clone()
+        };
+        let b = if db == 1 {
+            other.unsqueeze(1)?
+        } else {
+            other.clone()
+        };
+        let (ra, rb) = (a.dim(), b.dim());
+        let (m, k) = (a.shape()[ra - 2], a.shape()[ra - 1]);
+        let (k2, n) = (b.shape()[rb - 2], b.shape()[rb - 1]);
+        if k != k2 {
+            return Err(shape_err("matmul", self.shape(), other.shape(), k, k2));
+        }
+        let batch = broadcast_shapes(&a.shape()[..ra - 2], &b.shape()[..rb - 2])
+            .map_err(|e| e.context("matmul"))?;
+        let bs: usize = batch.iter().product();
+        let mut sa: Vec<i64> = batch.iter().map(|&x| x as i64).collect();
+        sa.extend([m as i64, k as i64]);
+        let mut sb: Vec<i64> = batch.iter().map(|&x| x as i64).collect();
+        sb.extend([k as i64, n as i64]);
+        // Fold A's batch into rows when B is shared (one big GEMM).
+        let out = if rb == 2 && a.is_contiguous() {
+            a.reshape(&[1, (bs * m) as i64, k as i64])?
+                .bmm(&b.unsqueeze(0)?)?
+        } else {
+            let a3 = a.expand(&sa)?.reshape(&[bs as i64, m as i64, k as i64])?;
+            let b3 = b.expand(&sb)?.reshape(&[bs as i64, k as i64, n as i64])?;
+            a3.bmm(&b3)?
+        };
+        let mut shape: Vec<i64> = batch.iter().map(|&x| x as i64).collect();
+        if da > 1 {
+            shape.push(m as i64);
+        }
+        if db > 1 {
+            shape.push(n as i64);
+        }
+        out.reshape(&shape)
+    }
+
+    /// `beta * self + alpha * (mat1 @ mat2)` (`torch.addmm`); `self`
+    /// broadcasts to the product's shape and is ignored when `beta == 0`.
+    pub fn addmm(
+        &self,
+        mat1: &Tensor,
+        mat2: &Tensor,
+        beta: impl Into<Scalar>,
+        alpha: impl Into<Scalar>,
+    ) -> Result<Tensor> {
+        add_scaled("addmm", self, mat1.mm(mat2)?, beta.into(), alpha.into())
+    }
+
+    /// `beta * self + alpha * bmm(batch1, batch2)` (`torch.baddbmm`).
+    pub fn baddbmm(
+        &self,
+        batch1: &Tensor,
+        batch2: &Tensor,
+        beta: impl Into<Scalar>,
+        alpha: impl Into<Scalar>,
+    ) -> Result<Tensor> {
+        add_scaled(
+            "baddbmm",
+            self,
+            batch1.bmm(batch2)?,
+            beta.into(),
+            alpha.into(),
+        )
+    }
+
+    /// Contract `dims_a` of `self` with `dims_b` of `other` (`torch.tensordot`).
+    pub fn tensordot(&self, other: &Tensor, dims_a: &[i64], dims_b: &[i64]) -> Result<Tensor> {
+        crate::ensure!(
+            dims_a.len() == dims_b.len(),
+            Runtime,
+            "both dimension lists should have same length"
+        );
+        let da = crate::tensor::layout::wrap_dims("tensordot", dims_a, self.dim())?;
+        let db = crate::tensor::layout::wrap_dims("tensordot", dims_b, other.dim())?;
+        for (x, y) in da.iter().zip(db.iter()) {
+            crate::ensure!(
+                self.shape()[*x] == other.shape()[*y],
+                Runtime,
+                "contracted dimensions need to match, but first has size {} in dim {x} and second has size {} in dim {y}",
+                self.shape()[*x],
+                other.shape()[*y]
+            );
+        }
+        let free_a: Vec<usize> = (0..self.dim()).filter(|d| !da.contains(d)).collect();
+        let free_b: Vec<usize> = (0..other.dim()).filter(|d| !db.contains(d)).collect();
+        let ksz: usize = da.iter().map(|&d| self.shape()[d]).product();
+        let ma: usize = free_a.iter().map(|&d| self.shape()[d]).product();
+        let nb: usize = free_b.iter().map(|&d| other.shape()[d]).product();
+        let pa: Vec<usize> = free_a.iter().chain(da.iter()).copied().collect();
+        let pb: Vec<usize> = db.iter().chain(free_b.iter()).copied().collect();
+        let a2 = self.permute_dims(&pa)?.reshape(&[ma as i64, ksz as i64])?;
+        let b2 = other.permute_dims(&pb)?.reshape(&[ksz as i64, nb as i64])?;
+        let mut shape: Vec<i64> = free_a.iter().map(|&d| self.shape()[d] as i64).collect();
+        shape.extend(free_b.iter().map(|&d| other.shape()[d] as i64));
+        a2.mm(&b2)?.reshape(&shape)
+    }
+}
+
+/// `beta * input + alpha * product`, with `input` broadcast to the product.
+fn add_scaled(
+    op: &str,
+    input: &Tensor,
+    product: Tensor,
+    beta: Scalar,
+    alpha: Scalar,
+) -> Result<Tensor> {
+    let s = broadcast_shapes(input.shape(), product.shape()).map_err(|e| e.context(op))?;
+    crate::ensure!(
+        s.as_slice() == product.shape(),
+        Runtime,
+        "{op}: self of shape {:?} cannot be broadcast to the product's shape {:?}",
+        input.shape(),
+        product.shape()
+    );
+    let p = if alpha == Scalar::Int(1) {
+        product
+    } else {
+        product.mul(alpha)?
+    };
+    if beta.to_f64() == 0.0 {
+        return Ok(p);
+    }
+    let i = if beta == Scalar::Int(1) {
+        input.clone()
+    } else {
+        input.mul(beta)?
+    };
+    i.add(&p)
+}
+
+pub(crate) fn register(r: &mut Registry) {
+    r.def("matmul(Tensor self, Tensor other) -> Tensor", |a| {
+        Ok(a.tensor(0)?.matmul(&a.tensor(1)?)?.into())
+    });
+    r.def("mm(Tensor self, Tensor mat2) -> Tensor", |a| {
+        Ok(a.tensor(0)?.mm(&a.tensor(1)?)?.into())
+    });
+    r.def("bmm(Tensor self, Tensor mat2) -> Tensor", |a| {
+        Ok(a.tensor(0)?.bmm(&a.tensor(1)?)?.into())
+    });
+    r.def("mv(Tensor self, Tensor vec) -> Tensor", |a| {
+        Ok(a.tensor(0)?.mv(&a.tensor(1)?)?.into())
+    });
+    r.def("dot(Tensor self, Tensor tensor) -> Tensor", |a| {
+        Ok(a.tensor(0)?.dot(&a.tensor(1)?)?.into())
+    });
+    r.def("outer(Tensor self, Tensor vec2) -> Tensor", |a| {
+        Ok(a.tensor(0)?.outer(&a.tensor(1)?)?.into())
+    });
+    r.def(
+        "addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+        |a| {
+            Ok(a.tensor(0)?
+                .addmm(&a.tensor(1)?, &a.tensor(2)?, a.scalar(3)?, a.scalar(4)?)?
+                .into())
+        },
+    );
+    r.def("baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", |a| {
+        Ok(a.tensor(0)?.baddbmm(&a.tensor(1)?, &a.tensor(2)?, a.scalar(3)?, a.scalar(4)?)?.into())
+    });
+    r.def(
+        "tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tensor",
+        |a| {
+            Ok(a.tensor(0)?
+                .tensordot(&a.tensor(1)?, &a.int_list(2)?, &a.int_list(3)?)?
+                .into())
+        },
+    );
+}

@@ -1,0 +1,58 @@
+//! Native ops (ATen): kernels and their dispatcher entries.
+//!
+//! | file | ops |
+//! |---|---|
+//! | `iter` | the elementwise engine every pointwise op runs on |
+//! | `unary`, `unary_exact` | unary pointwise ops (one table row each) |
+//! | `binary`, `compare` | binary pointwise ops, comparisons, logical and bitwise ops |
+//! | `pointwise` | `where`, `clamp`, `lerp`, `masked_fill`, ... |
+//! | `reduce` | reductions over dim lists |
+//! | `linalg` | matmul and friends |
+//! | `movement` | cat, gather, scatter, flip, roll, ... |
+//! | `stats` | var, std, logsumexp, norm, median |
+//! | `scan` | cumsum, cumprod, cummax, ... |
+//! | `sort` | sort, topk, unique, searchsorted, bincount |
+//! | `random` | PyTorch-compatible generator, rand/randn/randint/... |
+//! | `special` | special functions used by the kernels |
+
+pub(crate) mod binary;
+pub(crate) mod compare;
+pub(crate) mod iter;
+pub(crate) mod linalg;
+pub(crate) mod movement;
+pub(crate) mod pointwise;
+pub mod random;
+pub(crate) mod reduce;
+pub(crate) mod scan;
+pub(crate) mod sort;
+pub(crate) mod special;
+pub(crate) mod stats;
+pub(crate) mod unary;
+pub(crate) mod unary_exact;
+
+pub use binary::Operand;
+pub use movement::{cat, stack};
+pub use pointwise::where_;
+
+use crate::dispatch::Registry;
+
+/// Collect every built-in op's dispatcher entry.
+pub(crate) fn register_all(r: &mut Registry) {
+    unary::register_float(r);
+    unary_exact::register_exact(r);
+    unary_exact::register_misc(r);
+    binary::register_binary(r);
+    binary::register_arith_extras(r);
+    compare::register_predicates(r);
+    compare::register_logical(r);
+    compare::register_bitwise(r);
+    pointwise::register(r);
+    reduce::register(r);
+    linalg::register(r);
+    movement::register(r);
+    stats::register(r);
+    scan::register(r);
+    sort::register(r);
+    random::register(r);
+    crate::tensor::register_views(r);
+}

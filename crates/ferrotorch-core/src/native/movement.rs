@@ -1,0 +1,666 @@
+//! Data movement: `cat`, `stack`, `index_select`, `gather`, `scatter`
+//! (plain, add, reduce), `take`, `take_along_dim`, `masked_select`,
+//! `nonzero`, `repeat`, `repeat_interleave`, `tile`, `flip`, `roll`,
+//! `tril`/`triu`.
+//!
+//! Ops that only move elements copy them by element size (1, 2, 4 or 8
+//! bytes), so they are compiled four times rather than once per dtype.
+
+use crate::dispatch::Registry;
+use crate::dtype::{result_type, DType, Element, ResultTypeArg};
+use crate::error::Result;
+use crate::tensor::layout::{broadcast_shapes, wrap_dim};
+use crate::tensor::Tensor;
+
+/// Run `$body` with `$T` an unsigned integer type of `$size` bytes.
+macro_rules! by_size {
+    ($size:expr, $T:ident => $body:expr) => {
+        match $size {
+            1 => {
+                type $T = u8;
+                $body
+            }
+            2 => {
+                type $T = u16;
+                $body
+            }
+            4 => {
+                type $T = u32;
+                $body
+            }
+            _ => {
+                type $T = u64;
+                $body
+            }
+        }
+    };
+}
+
+/// Index values as i64, checked against `n` (negative indices wrap).
+fn indices(op: &str, index: &Tensor, n: usize) -> Result<Vec<usize>> {
+    crate::ensure!(
+        matches!(index.dtype(), DType::I64 | DType::I32),
+        Runtime,
+        "{op}(): Expected dtype int32/int64 for index but got: {}",
+        index.dtype()
+    );
+    index
+        .to_vec_i64()?
+        .into_iter()
+        .map(|i| {
+            let j = if i < 0 { i + n as i64 } else { i };
+            if j < 0 || j >= n as i64 {
+                crate::bail!(
+                    Index,
+                    "{op}(): index {i} is out of bounds for dimension with size {n}"
+                );
+            }
+            Ok(j as usize)
+        })
+        .collect()
+}
+
+/// Copy elements of contiguous `src` into contiguous `dst` by
+/// `(src_index, dst_index)` pairs.
+fn copy_pairs(src: &Tensor, dst: &Tensor, pairs: impl Iterator<Item = (usize, usize)>) {
+    debug_assert!(src.is_contiguous() && dst.is_contiguous() && src.dtype() == dst.dtype());
+    let _g = crate::storage::lock_storages(&[src.storage()], &[dst.storage()]);
+    by_size!(src.element_size(), U => {
+        let (s, d) = (src.data_ptr() as *const U, dst.data_ptr() as *mut U);
+        // SAFETY: callers produce indices within both tensors.
+        for (i, j) in pairs { unsafe { *d.add(j) = *s.add(i) } }
+    })
+}
+
+impl Tensor {
+    /// Elements at `index` along `dim` (`torch.index_select`).
+    pub fn index_select(&self, dim: i64, index: &Tensor) -> Result<Tensor> {
+        crate::ensure!(
+            index.dim() <= 1,
+            Index,
+            "index_select(): Index is supposed to be a vector"
+        );
+        let d = wrap_dim(dim, self.dim())?;
+        let n = if self.dim() == 0 { 1 } else { self.shape()[d] };
+        let idx = indices("index_select", index, n)?;
+        let src = self.contiguous()?;
+        let mut shape = self.shape().to_vec();
+        if self.dim() > 0 {
+            shape[d] = idx.len();
+        }
+        let out = Tensor::empty(&shape, self.dtype())?;
+        let outer: usize = self.shape()[..d.min(self.dim())].iter().product();
+        let inner: usize = if self.dim() == 0 {
+            1
+        } else {
+            self.shape()[d + 1..].iter().product()
+        };
+        let pairs = (0..outer).flat_map(|o| {
+            let idx = &idx;
+            idx.iter().enumerate().flat_map(move |(k, &i)| {
+                (0..inner).map(move |r| ((o * n + i) * inner + r, (o * idx.len() + k) * inner + r))
+            })
+        });
+        copy_pairs(&src, &out, pairs);
+        Ok(out)
+    }
+
+    /// `out[..i..] = self[..index[..i..]..]` along `dim` (`torch.gather`).
+    pub fn gather(&self, dim: i64, index: &Tensor) -> Result<Tensor> {
+        let d = wrap_dim(dim, self.dim())?;
+        crate::ensure!(
+            index.dim() == self.dim() || (self.dim() == 0 && index.dim() <= 1),
+            Runtime,
+            "Index tensor must have the same number of dimensions as input tensor"
+        );
+        for k in 0..index.dim() {
+            crate::ensure!(
+                k == d || index.shape()[k] <= self.shape()[k],
+                Runtime,
+                "Size does not match at dimension {k} expected index {:?} to be no larger than self {:?} apart from dimension {d}",
+                index.shape(),
+                self.shape()
+            );
+        }
+        let n = if self.dim() == 0 { 1 } else { self.shape()[d] };
+        let idx = indices("gather", index, n)?;
+        let src = self.contiguous()?;
+        let out = Tensor::empty(index.shape(), self.dtype())?;
+        let sst = crate::tensor::layout::contiguous_strides(self.shape());
+        let ishape = index.shape().to_vec();
+        let pairs = idx.iter().enumerate().map(|(flat, &i)| {
+            let mut rem = flat;
+            let mut off = 0;
+            for k in (0..ishape.len()).rev() {
+                let c = rem % ishape[k];
+                rem /= ishape[k];
+                off += if k == d { i } else { c } * sst[k];
+            }
+            (off, flat)
+        });
+        copy_pairs(&src, &out, pairs);
+        Ok(out)
+    }
+
+    /// Scatter `src` (or a scalar) into a copy of `self` at `index` along
+    /// `dim`, optionally reducing (`"sum"`, `"prod"`, `"mean"`, `"amax"`,
+    /// `"amin"`) with the existing values (`torch.scatter_reduce`; plain
+    /// `scatter` is `reduce = None`).
+    pub fn scatter_reduce(
+        &self,
+        dim: i64,
+        index: &Tensor,
+        src: &Tensor,
+        reduce: Option<&str>,
+        include_self: bool,
+    ) -> Result<Tensor> {
+        let d = wrap_dim(dim, self.dim())?;
+        crate::ensure!(
+            index.dim() == self.dim() && (src.dim() == index.dim() || src.numel() == 1),
+            Runtime,
+            "Index tensor must have the same number of dimensions as self tensor"
+        );
+        for k in 0..index.dim() {
+            crate::ensure!(
+                (src.numel() == 1 || index.shape()[k] <= src.shape()[k])
+                    && (k == d || index.shape()[k] <= self.shape()[k]),
+                Runtime,
+                "Expected index {:?} to be smaller than self {:?} apart from dimension {d} and to be smaller size than src {:?}",
+                index.shape(),
+                self.shape(),
+                src.shape()
+            );
+        }
+        let n = if self.dim() == 0 { 1 } else { self.shape()[d] };
+        let idx = indices("scatter", index, n)?;
+        let out = self.contiguous()?.deep_clone()?;
+        let src = src.to_dtype(self.dtype())?;
+        let src = if src.numel() == 1 {
+            src.reshape(&[])?
+                .expand(&index.shape().iter().map(|&s| s as i64).collect::<Vec<_>>())?
+        } else {
+            src
+        };
+        let src_vals = src.contiguous_sub(index.shape())?;
+        let ost = crate::tensor::layout::contiguous_strides(self.shape());
+        let ishape = index.shape().to_vec();
+        let targets: Vec<usize> = idx
+            .iter()
+            .enumerate()
+            .map(|(flat, &i)| {
+                let mut rem = flat;
+                let mut off = 0;
+                for k in (0..ishape.len()).rev() {
+                    let c = rem % ishape[k];
+                    rem /= ishape[k];
+                    off += if k == d { i } else { c } * ost[k];
+                }
+                off
+            })
+            .collect();
+        let mode = reduce.unwrap_or("none");
+        crate::ensure!(
+            matches!(
+                mode,
+                "none" | "sum" | "add" | "prod" | "multiply" | "mean" | "amax" | "amin"
+            ),
+            Runtime,
+            "reduce argument must be either sum, prod, mean, amax or amin, got {mode}"
+        );
+        crate::dispatch_dtype!(self.dtype(), T => {
+            let vals = src_vals.to_vec::<T>()?;
+            let mut data = out.to_vec::<T>()?;
+            let mut count = vec![if include_self { 1usize } else { 0 }; data.len()];
+            let mut seen = vec![false; data.len()];
+            for (&t, &v) in targets.iter().zip(&vals) {
+                let cur = data[t];
+                let first = !include_self && !seen[t];
+                seen[t] = true;
+                count[t] += 1;
+                data[t] = match mode {
+                    "none" => v,
+                    _ if first => v,
+                    "sum" | "add" | "mean" => T::from_f64(cur.to_f64() + v.to_f64()),
+                    "prod" | "multiply" => T::from_f64(cur.to_f64() * v.to_f64()),
+                    "amax" => if v > cur || v.is_nan() { v } else { cur },
+                    _ => if v < cur || v.is_nan() { v } else { cur },
+                };
+            }
+            if mode == "mean" {
+                for (x, &c) in data.iter_mut().zip(&count) {
+                    if c > 0 {
+                        *x = if T::IS_FLOAT { T::from_f64(x.to_f64() / c as f64) } else { T::from_f64((x.to_f64() / c as f64).floor()) };
+                    }
+                }
+            }
+            Tensor::from_vec(data, self.shape())
+        })
+    }
+
+    /// A contiguous copy of the leading `shape` corner of `self`.
+    fn contiguous_sub(&self, shape: &[usize]) -> Result<Tensor> {
+        let mut t = self.clone();
+        for (k, &s) in shape.iter().enumerate() {
+            if t.shape()[k] != s {
+                t = t.narrow(k as i64, 0, s)?;
+            }
+        }
+        t.contiguous()
+    }
+
+    /// `torch.scatter(self, dim, index, src)`.
+    pub fn scatter(&self, dim: i64, index: &Tensor, src: &Tensor) -> Result<Tensor> {
+        self.scatter_reduce(dim, index, src, None, true)
+    }
+
+    /// `torch.scatter_add(self, dim, index, src)`.
+    pub fn scatter_add(&self, dim: i64, index: &Tensor, src: &Tensor) -> Result<Tensor> {
+        self.scatter_reduce(dim, index, src, Some("sum"), true)
+    }
+
+    /// Elements of the flattened tensor at `index`, shaped like `index`.
+    pub fn take(&self, index: &Tensor) -> Result<Tensor> {
+        self.reshape(&[-1])?
+            .index_select(0, &index.reshape(&[-1])?)?
+            .reshape(&index.shape().iter().map(|&s| s as i64).collect::<Vec<_>>())
+    }
+
+    /// `torch.take_along_dim`: gather with broadcasting between `self` and
+    /// `indices` (flattened when `dim` is `None`).
+    pub fn take_along_dim(&self, indices: &Tensor, dim: Option<i64>) -> Result<Tensor> {
+        let Some(dim) = dim else {
+            return self.reshape(&[-1])?.gather(0, &indices.reshape(&[-1])?);
+        };
+        let d = wrap_dim(dim, self.dim())?;
+        crate::ensure!(
+            self.dim() == indices.dim(),
+            Runtime,
+            "torch.take_along_dim(): input and indices should have the same number of dimensions, but got {} dimensions for input, and {} dimensions for indices",
+            self.dim(),
+            indices.dim()
+        );
+        let mut s1 = self.shape().to_vec();
+        let mut s2 = indices.shape().to_vec();
+        s1[d] = 1;
+        s2[d] = 1;
+        let b = broadcast_shapes(&s1, &s2)?;
+        let mut sa: Vec<i64> = b.iter().map(|&x| x as i64).collect();
+        let mut si = sa.clone();
+        sa[d] = self.shape()[d] as i64;
+        si[d] = indices.shape()[d] as i64;
+        self.expand(&sa)?.gather(dim, &indices.expand(&si)?)
+    }
+
+    /// Elements where `mask` is true, as a 1-D tensor (`torch.masked_select`).
+    pub fn masked_select(&self, mask: &Tensor) -> Result<Tensor> {
+        crate::ensure!(
+            mask.dtype() == DType::Bool,
+            Runtime,
+            "masked_select: expected BoolTensor for mask"
+        );
+        let s =
+            broadcast_shapes(self.shape(), mask.shape()).map_err(|e| e.context("masked_select"))?;
+        let x = self.broadcast_to(&s)?.contiguous()?;
+        let m = mask.broadcast_to(&s)?.to_vec::<bool>()?;
+        let sel: Vec<usize> = m
+            .iter()
+            .enumerate()
+            .filter(|(_, &b)| b)
+            .map(|(i, _)| i)
+            .collect();
+        let out = Tensor::empty(&[sel.len()], self.dtype())?;
+        copy_pairs(&x, &out, sel.into_iter().enumerate().map(|(j, i)| (i, j)));
+        Ok(out)
+    }
+
+    /// Indices of nonzero elements, `[n, ndim]` int64 (`torch.nonzero`).
+    pub fn nonzero(&self) -> Result<Tensor> {
+        let nz = self.ne(0)?.to_vec::<bool>()?;
+        let shape = self.shape().to_vec();
+        let mut out = Vec::new();
+        let mut count = 0;
+        for (flat, &b) in nz.iter().enumerate() {
+            if b {
+                count += 1;
+                let mut rem = flat;
+                let mut coords = vec![0i64; shape.len()];
+                for k in (0..shape.len()).rev() {
+                    coords[k] = (rem % shape[k]) as i64;
+                    rem /= shape[k];
+                }
+                out.extend(coords);
+            }
+        }
+        Tensor::from_vec(out, &[count, shape.len()])
+    }
+
+    /// Repeat the whole tensor along each dim (`t.repeat(sizes)`);
+    /// `sizes` may have more entries than `self` has dims.
+    pub fn repeat(&self, sizes: &[usize]) -> Result<Tensor> {
+        crate::ensure!(
+            sizes.len() >= self.dim(),
+            Runtime,
+            "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor"
+        );
+        let lead = sizes.len() - self.dim();
+        let mut padded = vec![1usize; lead];
+        padded.extend_from_slice(self.shape());
+        let x = self.reshape(&padded.iter().map(|&s| s as i64).collect::<Vec<_>>())?;
+        // [s0, s1, ..] -> [1, s0, 1, s1, ..] -> expand [r0, s0, r1, s1, ..]
+        let mut inter = Vec::new();
+        let mut exp = Vec::new();
+        let mut fin = Vec::new();
+        for (&r, &s) in sizes.iter().zip(&padded) {
+            inter.extend([1, s as i64]);
+            exp.extend([r as i64, s as i64]);
+            fin.push((r * s) as i64);
+        }
+        x.reshape(&inter)?.expand(&exp)?.contiguous()?.reshape(&fin)
+    }
+
+    /// `torch.tile`: like `repeat`, padding `dims` with leading 1s.
+    pub fn tile(&self, dims: &[usize]) -> Result<Tensor> {
+        let mut d = vec![1usize; self.dim().saturating_sub(dims.len())];
+        d.extend_from_slice(dims);
+        self.repeat(&d)
+    }
+
+    /// Repeat each element `repeats[i]` times along `dim` (flattened when
+    /// `dim` is `None`); `repeats` is one count or one per element.
+    pub fn repeat_interleave(&self, repeats: &Tensor, dim: Option<i64>) -> Result<Tensor> {
+        let (x, d) = match dim {
+            Some(d) => (self.clone(), wrap_dim(d, self.dim())?),
+            None => (self.reshape(&[-1])?, 0),
+        };
+        let n = x.shape()[d];
+        let reps = repeats.to_vec_i64()?;
+        crate::ensure!(
+            reps.len() == 1 || reps.len() == n,
+            Runtime,
+            "repeats must have the same size as input along dim, but got repeats.size(0) = {} and input.size({d}) = {n}",
+            reps.len()
+        );
+        crate::ensure!(
+            reps.iter().all(|&r| r >= 0),
+            Runtime,
+            "repeats can not be negative"
+        );
+        let idx: Vec<i64> = (0..n)
+            .flat_map(|i| {
+                std::iter::repeat_n(i as i64, reps[if reps.len() == 1 { 0 } else { i }] as usize)
+            })
+            .collect();
+        x.index_select(d as i64, &Tensor::from_slice(&idx))
+    }
+
+    /// Reverse the order of elements along `dims` (`torch.flip`; a copy).
+    pub fn flip(&self, dims: &[i64]) -> Result<Tensor> {
+        let ds = crate::tensor::layout::wrap_dims("flip", dims, self.dim())?;
+        let mut out = self.clone();
+        for d in ds {
+            let n = self.shape()[d] as i64;
+            let idx: Vec<i64> = (0..n).rev().collect();
+            out = out.index_select(d as i64, &Tensor::from_slice(&idx))?;
+        }
+        if dims.is_empty() {
+            out = out.deep_clone()?;
+        }
+        Ok(out)
+    }
+
+    /// Shift elements cyclically by `shifts` along `dims` (flattened when
+    /// `dims` is empty) (`torch.roll`).
+    pub fn roll(&self, shifts: &[i64], dims: &[i64]) -> Result<Tensor> {
+        if dims.is_empty() {
+            crate::ensure!(
+                shifts.len() == 1,
+                Runtime,
+                "roll: shifts must have one entry when dims is empty"
+            );
+            let flat = self.reshape(&[-1])?.roll(shifts, &[0])?;
+            return flat.reshape(&self.shape().iter().map(|&s| s as i64).collect::<Vec<_>>());
+        }
+        crate::ensure!(
+            shifts.len() == dims.len(),
+            Runtime,
+            "shifts and dimensions must align. shifts: {}, dims:{}",
+            shifts.len(),
+            dims.len()
+        );
+        let mut out = self.clone();
+        for (&s, &dim) in shifts.iter().zip(dims) {
+            let d = wrap_dim(dim, self.dim())?;
+            let n = self.shape()[d] as i64;
+            if n == 0 {
+                continue;
+            }
+            let k = s.rem_euclid(n);
+            let idx: Vec<i64> = (0..n).map(|i| (i - k).rem_euclid(n)).collect();
+            out = out.index_select(d as i64, &Tensor::from_slice(&idx))?;
+        }
+        Ok(out)
+    }
+
+    fn tri(&self, op: &str, diagonal: i64, lower: bool) -> Result<Tensor> {
+        crate::ensure!(
+            self.dim() >= 2,
+            Runtime,
+            "{op}: input tensor must have at least 2 dimensions"
+        );
+        let (r, c) = (self.shape()[self.dim() - 2], self.shape()[self.dim() - 1]);
+        let rows = Tensor::arange(0, r as i64, 1, DType::I64)?.unsqueeze(1)?;
+        let cols = Tensor::arange(0, c as i64, 1, DType::I64)?.unsqueeze(0)?;
+        let diff = cols.sub(&rows)?;
+        let keep = if lower {
+            diff.le(diagonal)?
+        } else {
+            diff.ge(diagonal)?
+        };
+        self.masked_fill(&keep.logical_not()?, 0)
+    }
+
+    /// Lower triangle (elements above `diagonal` zeroed), batched.
+    pub fn tril(&self, diagonal: i64) -> Result<Tensor> {
+        self.tri("tril", diagonal, true)
+    }
+
+    /// Upper triangle (elements below `diagonal` zeroed), batched.
+    pub fn triu(&self, diagonal: i64) -> Result<Tensor> {
+        self.tri("triu", diagonal, false)
+    }
+}
+
+/// Concatenate along `dim` (`torch.cat`); dtypes promote, and 1-D empty
+/// tensors are skipped as in PyTorch.
+pub fn cat(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
+    crate::ensure!(
+        !tensors.is_empty(),
+        Runtime,
+        "torch.cat(): expected a non-empty list of Tensors"
+    );
+    let parts: Vec<&Tensor> = tensors
+        .iter()
+        .filter(|t| !(t.dim() == 1 && t.numel() == 0))
+        .collect();
+    let dt = result_type(
+        &tensors
+            .iter()
+            .map(|t| ResultTypeArg::Tensor(t.dtype(), 1))
+            .collect::<Vec<_>>(),
+    );
+    let Some(first) = parts.first() else {
+        return Tensor::empty(&[0], dt);
+    };
+    crate::ensure!(
+        first.dim() > 0,
+        Runtime,
+        "zero-dimensional tensor (at position 0) cannot be concatenated"
+    );
+    let d = wrap_dim(dim, first.dim())?;
+    let mut total = 0;
+    for (i, t) in parts.iter().enumerate() {
+        crate::ensure!(
+            t.dim() == first.dim(),
+            Runtime,
+            "Tensors must have same number of dimensions: got {} and {}",
+            first.dim(),
+            t.dim()
+        );
+        for k in 0..t.dim() {
+            crate::ensure!(
+                k == d || t.shape()[k] == first.shape()[k],
+                Runtime,
+                "Sizes of tensors must match except in dimension {d}. Expected size {} but got size {} for tensor number {i} in the list.",
+                first.shape()[k],
+                t.shape()[k]
+            );
+        }
+        total += t.shape()[d];
+    }
+    let mut shape = first.shape().to_vec();
+    shape[d] = total;
+    let out = Tensor::empty(&shape, dt)?;
+    let mut off = 0;
+    for t in parts {
+        let n = t.shape()[d];
+        if n > 0 {
+            crate::tensor::data::copy_cast(t, &out.narrow(d as i64, off as i64, n)?);
+        }
+        off += n;
+    }
+    Ok(out)
+}
+
+/// Stack equal-shaped tensors along a new dim (`torch.stack`).
+pub fn stack(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
+    crate::ensure!(
+        !tensors.is_empty(),
+        Runtime,
+        "stack expects a non-empty TensorList"
+    );
+    for (i, t) in tensors.iter().enumerate() {
+        crate::ensure!(
+            t.shape() == tensors[0].shape(),
+            Runtime,
+            "stack expects each tensor to be equal size, but got {:?} at entry 0 and {:?} at entry {i}",
+            tensors[0].shape(),
+            t.shape()
+        );
+    }
+    let d = crate::tensor::layout::wrap_dim_insert(dim, tensors[0].dim())?;
+    let parts: Vec<Tensor> = tensors
+        .iter()
+        .map(|t| t.unsqueeze(d as i64))
+        .collect::<Result<_>>()?;
+    cat(&parts, d as i64)
+}
+
+pub(crate) fn register(r: &mut Registry) {
+    r.def("cat(Tensor[] tensors, int dim=0) -> Tensor", |a| {
+        Ok(cat(&a.tensor_list(0)?, a.int(1)?)?.into())
+    });
+    r.def("stack(Tensor[] tensors, int dim=0) -> Tensor", |a| {
+        Ok(stack(&a.tensor_list(0)?, a.int(1)?)?.into())
+    });
+    r.def(
+        "index_select(Tensor self, int dim, Tensor index) -> Tensor",
+        |a| Ok(a.tensor(0)?.index_select(a.int(1)?, &a.tensor(2)?)?.into()),
+    );
+    r.def(
+        "gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor",
+        |a| Ok(a.tensor(0)?.gather(a.int(1)?, &a.tensor(2)?)?.into()),
+    );
+    r.def(
+        "scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
+        |a| {
+            Ok(a.tensor(0)?
+                .scatter(a.int(1)?, &a.tensor(2)?, &a.tensor(3)?)?
+                .into())
+        },
+    );
+    r.def(
+        "scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor",
+        |a| {
+            let t = a.tensor(0)?;
+            let v = Tensor::full(&[], a.scalar(3)?, t.dtype())?;
+            Ok(t.scatter(a.int(1)?, &a.tensor(2)?, &v)?.into())
+        },
+    );
+    r.def(
+        "scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
+        |a| {
+            Ok(a.tensor(0)?
+                .scatter_add(a.int(1)?, &a.tensor(2)?, &a.tensor(3)?)?
+                .into())
+        },
+    );
+    r.def(
+        "scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor",
+        |a| {
+            let red = a.str(4)?;
+            Ok(a.tensor(0)?.scatter_reduce(a.int(1)?, &a.tensor(2)?, &a.tensor(3)?, Some(&red), a.bool(5)?)?.into())
+        },
+    );
+    r.def("take(Tensor self, Tensor index) -> Tensor", |a| {
+        Ok(a.tensor(0)?.take(&a.tensor(1)?)?.into())
+    });
+    r.def(
+        "take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor",
+        |a| {
+            Ok(a.tensor(0)?
+                .take_along_dim(&a.tensor(1)?, a.opt_int(2)?)?
+                .into())
+        },
+    );
+    r.def("masked_select(Tensor self, Tensor mask) -> Tensor", |a| {
+        Ok(a.tensor(0)?.masked_select(&a.tensor(1)?)?.into())
+    });
+    r.def("nonzero(Tensor self) -> Tensor", |a| {
+        Ok(a.tensor(0)?.nonzero()?.into())
+    });
+    r.def("repeat(Tensor self, SymInt[] repeats) -> Tensor", |a| {
+        let r: Vec<usize> = a
+            .int_list(1)?
+            .into_iter()
+            .map(|x| x.max(0) as usize)
+            .collect();
+        Ok(a.tensor(0)?.repeat(&r)?.into())
+    });
+    r.def("tile(Tensor self, SymInt[] dims) -> Tensor", |a| {
+        let r: Vec<usize> = a
+            .int_list(1)?
+            .into_iter()
+            .map(|x| x.max(0) as usize)
+            .collect();
+        Ok(a.tensor(0)?.tile(&r)?.into())
+    });
+    r.def(
+        "repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None) -> Tensor",
+        |a| {
+            Ok(a.tensor(0)?
+                .repeat_interleave(&Tensor::from_slice(&[a.int(1)?]), a.opt_int(2)?)?
+                .into())
+        },
+    );
+    r.def(
+        "repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None) -> Tensor",
+        |a| {
+            Ok(a.tensor(0)?
+                .repeat_interleave(&a.tensor(1)?, a.opt_int(2)?)?
+                .into())
+        },
+    );
+    r.def("flip(Tensor self, int[] dims) -> Tensor", |a| {
+        Ok(a.tensor(0)?.flip(&a.int_list(1)?)?.into())
+    });
+    r.def(
+        "roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor",
+        |a| Ok(a.tensor(0)?.roll(&a.int_list(1)?, &a.int_list(2)?)?.into()),
+    );
+    r.def("tril(Tensor self, int diagonal=0) -> Tensor", |a| {
+        Ok(a.tensor(0)?.tril(a.int(1)?)?.into())
+    });
+    r.def("triu(Tensor self, int diagonal=0) -> Tensor", |a| {
+        Ok(a.tensor(0)?.triu(a.int(1)?)?.into())
+    });
+}

@@ -1,0 +1,296 @@
+//! Pointwise ops with three operands or options: `where`, `clamp`, `lerp`,
+//! `addcmul`, `addcdiv`, `masked_fill`, `nan_to_num`, `logit`.
+//!
+//! Most are compositions of the binary ops (so they inherit promotion,
+//! broadcasting and, later, autograd); `where` has its own kernel.
+
+use super::binary::{inplace_from, Operand};
+use super::iter::map_ternary;
+use crate::dispatch::Registry;
+use crate::dtype::{result_type, DType, Element, ResultTypeArg};
+use crate::error::Result;
+use crate::scalar::Scalar;
+use crate::tensor::layout::broadcast_shapes;
+use crate::tensor::Tensor;
+
+fn operand_arg(o: &Operand) -> ResultTypeArg {
+    match o {
+        Operand::Tensor(t) => ResultTypeArg::Tensor(t.dtype(), t.dim()),
+        Operand::Scalar(s) => ResultTypeArg::Scalar(*s),
+    }
+}
+
+/// `torch.where(condition, input, other)`: elements of `input` where
+/// `condition` holds, else of `other`; all three broadcast.
+pub fn where_(
+    condition: &Tensor,
+    input: impl Into<Operand>,
+    other: impl Into<Operand>,
+) -> Result<Tensor> {
+    let (x, y) = (input.into(), other.into());
+    crate::ensure!(
+        condition.dtype() == DType::Bool,
+        Runtime,
+        "where expected condition to be a boolean tensor, but got a tensor with dtype {}",
+        condition.dtype().name_title()
+    );
+    let dt = result_type(&[operand_arg(&x), operand_arg(&y)]);
+    let (x, y) = (x.to_tensor(dt)?, y.to_tensor(dt)?);
+    let s = broadcast_shapes(condition.shape(), x.shape()).map_err(|e| e.context("where"))?;
+    let s = broadcast_shapes(&s, y.shape()).map_err(|e| e.context("where"))?;
+    let out = Tensor::empty(&s, dt)?;
+    crate::dispatch_dtype!(dt, T => map_ternary::<bool, T, T, T>(condition, &x, &y, &out, |c, a, b| if c { a } else { b }));
+    Ok(out)
+}
+
+impl Tensor {
+    /// `torch.clamp(self, min, max)`: NaN propagates; when `min > max`
+    /// every element becomes `max`, as in PyTorch.
+    pub fn clamp(
+        &self,
+        min: Option<impl Into<Operand>>,
+        max: Option<impl Into<Operand>>,
+    ) -> Result<Tensor> {
+        let (min, max) = (min.map(Into::into), max.map(Into::into));
+        crate::ensure!(
+            min.is_some() || max.is_some(),
+            Runtime,
+            "torch.clamp: At least one of 'min' or 'max' must not be None"
+        );
+        let mut r = self.clone();
+        if let Some(m) = min {
+            r = r.maximum(m)?;
+        }
+        if let Some(m) = max {
+            r = r.minimum(m)?;
+        }
+        Ok(r)
+    }
+
+    /// `clamp(min=lo)`.
+    pub fn clamp_min(&self, lo: impl Into<Operand>) -> Result<Tensor> {
+        self.maximum(lo)
+    }
+
+    /// `clamp(max=hi)`.
+    pub fn clamp_max(&self, hi: impl Into<Operand>) -> Result<Tensor> {
+        self.minimum(hi)
+    }
+
+    /// In-place `clamp`.
+    pub fn clamp_(
+        &self,
+        min: Option<impl Into<Operand>>,
+        max: Option<impl Into<Operand>>,
+    ) -> Result<()> {
+        inplace_from("clamp_", self, self.clamp(min, max))
+    }
+
+    /// `self + weight * (end - self)`, computed from the nearer end for
+    /// accuracy as PyTorch does (float dtypes).
+    pub fn lerp(&self, end: &Tensor, weight: impl Into<Operand>) -> Result<Tensor> {
+        let w = weight.into();
+        crate::ensure!(
+            self.is_floating_point() && self.dtype() == end.dtype(),
+            Runtime,
+            "lerp: expected dtype {} for `end` but got dtype {} (floating inputs required)",
+            self.dtype(),
+            end.dtype()
+        );
+        let w = w.to_tensor(self.dtype())?;
+        let s = broadcast_shapes(self.shape(), end.shape()).map_err(|e| e.context("lerp"))?;
+        let s = broadcast_shapes(&s, w.shape()).map_err(|e| e.context("lerp"))?;
+        let out = Tensor::empty(&s, self.dtype())?;
+        crate::dispatch_dtype!(self.dtype(), T => {
+            map_ternary::<T, T, T, T>(self, end, &w, &out, |a: T, b: T, t: T| {
+                let (a, b, t) = (a.to_f64(), b.to_f64(), t.to_f64());
+                let d = b - a;
+                T::from_f64(if t.abs() < 0.5 { a + t * d } else { b - d * (1.0 - t) })
+            })
+        });
+        Ok(out)
+    }
+
+    /// `self + value * t1 * t2`.
+    pub fn addcmul(&self, t1: &Tensor, t2: &Tensor, value: impl Into<Scalar>) -> Result<Tensor> {
+        self.add(t1.mul(t2)?.mul(value.into())?)
+    }
+
+    /// `self + value * t1 / t2`.
+    pub fn addcdiv(&self, t1: &Tensor, t2: &Tensor, value: impl Into<Scalar>) -> Result<Tensor> {
+        crate::ensure!(
+            t1.is_floating_point() || t2.is_floating_point(),
+            Runtime,
+            "Integer division with addcdiv is no longer supported, and in a future release addcdiv will perform a true division of tensor1 and tensor2."
+        );
+        self.add(t1.div(t2)?.mul(value.into())?)
+    }
+
+    /// Elements where `mask` is true replaced by `value` (dtype kept).
+    pub fn masked_fill(&self, mask: &Tensor, value: impl Into<Operand>) -> Result<Tensor> {
+        let v = value.into();
+        crate::ensure!(
+            mask.dtype() == DType::Bool,
+            Runtime,
+            "masked_fill_ only supports boolean masks, but got mask with dtype {}",
+            mask.dtype().name_title()
+        );
+        if let Operand::Tensor(t) = &v {
+            crate::ensure!(
+                t.dim() == 0,
+                Runtime,
+                "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with {} dimension(s).",
+                t.dim()
+            );
+        }
+        let v = v.to_tensor(self.dtype())?;
+        let s =
+            broadcast_shapes(self.shape(), mask.shape()).map_err(|e| e.context("masked_fill"))?;
+        let out = Tensor::empty(&s, self.dtype())?;
+        crate::dispatch_dtype!(self.dtype(), T => map_ternary::<bool, T, T, T>(mask, &v, self, &out, |c, a, b| if c { a } else { b }));
+        Ok(out)
+    }
+
+    /// In-place `masked_fill`; the mask must broadcast to `self`.
+    pub fn masked_fill_(&self, mask: &Tensor, value: impl Into<Operand>) -> Result<()> {
+        inplace_from("masked_fill_", self, self.masked_fill(mask, value))
+    }
+
+    /// Replace NaN by `nan`, +inf by `posinf` and -inf by `neginf` (defaults:
+    /// 0, the dtype's largest and smallest finite values).
+    pub fn nan_to_num(
+        &self,
+        nan: Option<f64>,
+        posinf: Option<f64>,
+        neginf: Option<f64>,
+    ) -> Result<Tensor> {
+        if !self.is_floating_point() {
+            return self.deep_clone();
+        }
+        let (lo, hi) = match self.dtype() {
+            DType::F16 => (-65504.0, 65504.0),
+            DType::BF16 => (-3.389_531_389_251_535_5e38, 3.389_531_389_251_535_5e38),
+            DType::F32 => (f32::MIN as f64, f32::MAX as f64),
+            _ => (f64::MIN, f64::MAX),
+        };
+        let (n, p, m) = (
+            nan.unwrap_or(0.0),
+            posinf.unwrap_or(hi),
+            neginf.unwrap_or(lo),
+        );
+        super::unary::unary_float(
+            self,
+            move |x: f32| {
+                if x.is_nan() {
+                    n as f32
+                } else if x == f32::INFINITY {
+                    p as f32
+                } else if x == f32::NEG_INFINITY {
+                    m as f32
+                } else {
+                    x
+                }
+            },
+            move |x: f64| {
+                if x.is_nan() {
+                    n
+                } else if x == f64::INFINITY {
+                    p
+                } else if x == f64::NEG_INFINITY {
+                    m
+                } else {
+                    x
+                }
+            },
+        )
+    }
+
+    /// `log(z / (1 - z))` with `z` clamped to `[eps, 1 - eps]` when `eps` is given.
+    pub fn logit(&self, eps: Option<f64>) -> Result<Tensor> {
+        let f64f = move |x: f64| {
+            let z = match eps {
+                Some(e) => x.clamp(e, 1.0 - e),
+                None => x,
+            };
+            (z / (1.0 - z)).ln()
+        };
+        super::unary::unary_float(self, move |x: f32| f64f(x as f64) as f32, f64f)
+    }
+}
+
+pub(crate) fn register(r: &mut Registry) {
+    r.def(
+        "where.self(Tensor condition, Tensor self, Tensor other) -> Tensor",
+        |a| Ok(where_(&a.tensor(0)?, a.tensor(1)?, a.tensor(2)?)?.into()),
+    );
+    r.def(
+        "where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor",
+        |a| Ok(where_(&a.tensor(0)?, a.tensor(1)?, a.scalar(2)?)?.into()),
+    );
+    r.def(
+        "where.Scalar(Tensor condition, Scalar self, Scalar other) -> Tensor",
+        |a| Ok(where_(&a.tensor(0)?, a.scalar(1)?, a.scalar(2)?)?.into()),
+    );
+    r.def(
+        "clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor",
+        |a| {
+            Ok(a.tensor(0)?
+                .clamp(a.opt_scalar(1)?, a.opt_scalar(2)?)?
+                .into())
+        },
+    );
+    r.def(
+        "clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor",
+        |a| {
+            Ok(a.tensor(0)?
+                .clamp(a.opt_tensor(1)?, a.opt_tensor(2)?)?
+                .into())
+        },
+    );
+    r.def(
+        "lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor",
+        |a| Ok(a.tensor(0)?.lerp(&a.tensor(1)?, a.scalar(2)?)?.into()),
+    );
+    r.def(
+        "lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor",
+        |a| Ok(a.tensor(0)?.lerp(&a.tensor(1)?, a.tensor(2)?)?.into()),
+    );
+    r.def(
+        "addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor",
+        |a| {
+            Ok(a.tensor(0)?
+                .addcmul(&a.tensor(1)?, &a.tensor(2)?, a.scalar(3)?)?
+                .into())
+        },
+    );
+    r.def(
+        "addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor",
+        |a| {
+            Ok(a.tensor(0)?
+                .addcdiv(&a.tensor(1)?, &a.tensor(2)?, a.scalar(3)?)?
+                .into())
+        },
+    );
+    r.def(
+        "masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor",
+        |a| {
+            Ok(a.tensor(0)?
+                .masked_fill(&a.tensor(1)?, a.scalar(2)?)?
+                .into())
+        },
+    );
+    r.def(
+        "masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor",
+        |a| {
+            Ok(a.tensor(0)?
+                .masked_fill(&a.tensor(1)?, a.tensor(2)?)?
+                .into())
+        },
+    );
+    r.def("nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor", |a| {
+        Ok(a.tensor(0)?.nan_to_num(a.opt_float(1)?, a.opt_float(2)?, a.opt_float(3)?)?.into())
+    });
+    r.def("logit(Tensor self, float? eps=None) -> Tensor", |a| {
+        Ok(a.tensor(0)?.logit(a.opt_float(1)?)?.into())
+    });
+}

@@ -1,0 +1,487 @@
+//! Reductions over a list of dims with `keepdim`: `sum`, `mean`, `prod`,
+//! `amax`/`amin`, `max`/`min` (values and indices), `argmax`/`argmin`,
+//! `all`/`any`, `count_nonzero`.
+//!
+//! # Note [Reduction layout]
+//! Every reduction is planned as rows: the tensor is viewed (or, when its
+//! strides do not allow it, copied once) as a contiguous `[M, R]` matrix
+//! whose rows are the groups being reduced, so every kernel reads one
+//! contiguous slice per output. Rows run in parallel; a single large row
+//! (a full reduction) is split across threads instead.
+
+use crate::dispatch::Registry;
+use crate::dtype::{DType, Element};
+use crate::error::Result;
+use crate::tensor::layout::wrap_dims;
+use crate::tensor::Tensor;
+use ferrotorch_kernels::{parallel, reduce as kred};
+
+/// A tensor arranged as `[m, r]` rows to reduce (Note [Reduction layout]).
+pub(crate) struct Rows {
+    /// Contiguous data, `m * r` elements.
+    pub data: Tensor,
+    /// Number of outputs.
+    pub m: usize,
+    /// Length of each reduced group.
+    pub r: usize,
+    /// Output shape with `keepdim` applied.
+    pub out_shape: Vec<usize>,
+}
+
+/// Plan a reduction of `x` over `dims` (`None` or empty = all dims).
+pub(crate) fn rows(op: &str, x: &Tensor, dims: Option<&[i64]>, keepdim: bool) -> Result<Rows> {
+    let nd = x.dim();
+    let red: Vec<usize> = match dims {
+        None => (0..nd).collect(),
+        Some([]) => (0..nd).collect(),
+        Some(d) => wrap_dims(op, d, nd)?.to_vec(),
+    };
+    let mut is_red = vec![false; nd];
+    for &d in &red {
+        is_red[d] = true;
+    }
+    let kept: Vec<usize> = (0..nd).filter(|&d| !is_red[d]).collect();
+    let m: usize = kept.iter().map(|&d| x.shape()[d]).product();
+    let r: usize = red.iter().map(|&d| x.shape()[d]).product();
+    let out_shape: Vec<usize> = if keepdim {
+        (0..nd)
+            .map(|d| if is_red[d] { 1 } else { x.shape()[d] })
+            .collect()
+    } else {
+        kept.iter().map(|&d| x.shape()[d]).collect()
+    };
+    let mut perm: Vec<usize> = kept.clone();
+    let mut red_sorted = red.clone();
+    red_sorted.sort_unstable();
+    perm.extend(red_sorted);
+    let p = x.permute_dims(&perm)?;
+    let data = p.contiguous()?;
+    Ok(Rows {
+        data,
+        m,
+        r,
+        out_shape,
+    })
+}
+
+/// Apply `f` to every row of a contiguous `[m, r]` buffer of `T`, writing
+/// one `U` per row into a new tensor of `out_shape`.
+pub(crate) fn map_rows<T: Element, U: Element>(
+    rw: &Rows,
+    out_dtype: DType,
+    f: impl Fn(&[T]) -> U + Sync + Send,
+) -> Result<Tensor> {
+    let out = Tensor::empty(&rw.out_shape, out_dtype)?;
+    debug_assert_eq!(out_dtype, U::DTYPE);
+    let (m, r) = (rw.m, rw.r);
+    let src = rw.data.data_ptr() as usize;
+    let dst = out.data_ptr() as usize;
+    {
+        let _g = crate::storage::lock_storages(&[rw.data.storage()], &[out.storage()]);
+        parallel::parallel_for(m, (super::iter::GRAIN / r.max(1)).max(1), |range| {
+            for i in range {
+                // SAFETY: row i of the contiguous [m, r] input and output slot i.
+                unsafe {
+                    let row = std::slice::from_raw_parts((src as *const T).add(i * r), r);
+                    *(dst as *mut U).add(i) = f(row);
+                }
+            }
+        });
+    }
+    Ok(out)
+}
+
+/// Like [`map_rows`] for reductions that return a value and an index.
+pub(crate) fn map_rows2<T: Element, U: Element>(
+    rw: &Rows,
+    out_dtype: DType,
+    f: impl Fn(&[T]) -> (U, i64) + Sync + Send,
+) -> Result<(Tensor, Tensor)> {
+    let vals = Tensor::empty(&rw.out_shape, out_dtype)?;
+    let idx = Tensor::empty(&rw.out_shape, DType::I64)?;
+    let (m, r) = (rw.m, rw.r);
+    let src = rw.data.data_ptr() as usize;
+    let (dv, di) = (vals.data_ptr() as usize, idx.data_ptr() as usize);
+    {
+        let _g =
+            crate::storage::lock_storages(&[rw.data.storage()], &[vals.storage(), idx.storage()]);
+        parallel::parallel_for(m, (super::iter::GRAIN / r.max(1)).max(1), |range| {
+            for i in range {
+                // SAFETY: row i of the input; slot i of both outputs.
+                unsafe {
+                    let row = std::slice::from_raw_parts((src as *const T).add(i * r), r);
+                    let (v, j) = f(row);
+                    *(dv as *mut U).add(i) = v;
+                    *(di as *mut i64).add(i) = j;
+                }
+            }
+        });
+    }
+    Ok((vals, idx))
+}
+
+/// Half types reduce through f32 and convert back at the end.
+fn widen(x: &Tensor) -> Result<Tensor> {
+    match x.dtype() {
+        DType::F16 | DType::BF16 => x.to_dtype(DType::F32),
+        _ => Ok(x.clone()),
+    }
+}
+
+/// Sum of a contiguous f32 slice, split across threads when long.
+fn sum_f32_slice(x: &[f32]) -> f64 {
+    let p = x.as_ptr() as usize;
+    parallel::parallel_map(x.len(), 1 << 18, |r| unsafe {
+        kred::sum_f32((p as *const f32).add(r.start), r.len())
+    })
+    .into_iter()
+    .sum()
+}
+
+/// Sum of a contiguous f64 slice, split across threads when long.
+fn sum_f64_slice(x: &[f64]) -> f64 {
+    let p = x.as_ptr() as usize;
+    parallel::parallel_map(x.len(), 1 << 17, |r| unsafe {
+        kred::sum_f64((p as *const f64).add(r.start), r.len())
+    })
+    .into_iter()
+    .sum()
+}
+
+fn first_nan_or<T: Element>(row: &[T], better: impl Fn(T, T) -> bool) -> (T, i64) {
+    let mut best = row[0];
+    let mut at = 0usize;
+    for (j, &v) in row.iter().enumerate() {
+        if v.is_nan() {
+            return (v, j as i64);
+        }
+        if better(v, best) {
+            best = v;
+            at = j;
+        }
+    }
+    (best, at as i64)
+}
+
+impl Tensor {
+    /// Sum of all elements (`t.sum()`); integers and bool sum to int64.
+    pub fn sum(&self) -> Result<Tensor> {
+        self.sum_dim(None, false, None)
+    }
+
+    /// Sum over `dims` (`None` = all) with `keepdim`; `dtype` casts first.
+    pub fn sum_dim(
+        &self,
+        dims: Option<&[i64]>,
+        keepdim: bool,
+        dtype: Option<DType>,
+    ) -> Result<Tensor> {
+        let x = match dtype {
+            Some(d) => self.to_dtype(d)?,
+            None if self.dtype().is_integral(true) => self.to_dtype(DType::I64)?,
+            None => self.clone(),
+        };
+        let out_dt = x.dtype();
+        let rw = rows("sum", &widen(&x)?, dims, keepdim)?;
+        let r = match rw.data.dtype() {
+            DType::F32 => map_rows::<f32, f32>(&rw, DType::F32, |row| sum_f32_slice(row) as f32)?,
+            DType::F64 => map_rows::<f64, f64>(&rw, DType::F64, sum_f64_slice)?,
+            DType::I64 => map_rows::<i64, i64>(&rw, DType::I64, |row| {
+                row.iter().fold(0i64, |a, &b| a.wrapping_add(b))
+            })?,
+            d => crate::dispatch_dtype!(d, T => map_rows::<T, T>(&rw, d, |row| {
+                T::from_i64(row.iter().fold(0i64, |a, &b| a.wrapping_add(b.to_i64())))
+            })?),
+        };
+        r.to_dtype(out_dt)
+    }
+
+    /// Mean over `dims` (`None` = all); floating dtypes only, as PyTorch.
+    pub fn mean_dim(
+        &self,
+        dims: Option<&[i64]>,
+        keepdim: bool,
+        dtype: Option<DType>,
+    ) -> Result<Tensor> {
+        let dt = dtype.unwrap_or(self.dtype());
+        crate::ensure!(
+            dt.is_floating_point(),
+            Runtime,
+            "mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: {}",
+            dt.name_title()
+        );
+        let x = self.to_dtype(dt)?;
+        let rw = rows("mean", &widen(&x)?, dims, keepdim)?;
+        let n = rw.r as f64;
+        let r = match rw.data.dtype() {
+            DType::F32 => {
+                map_rows::<f32, f32>(&rw, DType::F32, |row| (sum_f32_slice(row) / n) as f32)?
+            }
+            _ => map_rows::<f64, f64>(&rw, DType::F64, |row| sum_f64_slice(row) / n)?,
+        };
+        r.to_dtype(dt)
+    }
+
+    /// Mean of all elements.
+    pub fn mean(&self) -> Result<Tensor> {
+        self.mean_dim(None, false, None)
+    }
+
+    /// Product over `dims` (`None` = all); integers and bool give int64.
+    pub fn prod_dim(
+        &self,
+        dims: Option<&[i64]>,
+        keepdim: bool,
+        dtype: Option<DType>,
+    ) -> Result<Tensor> {
+        let x = match dtype {
+            Some(d) => self.to_dtype(d)?,
+            None if self.dtype().is_integral(true) => self.to_dtype(DType::I64)?,
+            None => self.clone(),
+        };
+        let out_dt = x.dtype();
+        let rw = rows("prod", &widen(&x)?, dims, keepdim)?;
+        let r = match rw.data.dtype() {
+            DType::I64 => map_rows::<i64, i64>(&rw, DType::I64, |row| {
+                row.iter().fold(1i64, |a, &b| a.wrapping_mul(b))
+            })?,
+            DType::F32 => map_rows::<f32, f32>(&rw, DType::F32, |row| {
+                row.iter().fold(1f64, |a, &b| a * b as f64) as f32
+            })?,
+            _ => map_rows::<f64, f64>(&rw, DType::F64, |row| row.iter().product())?,
+        };
+        r.to_dtype(out_dt)
+    }
+
+    /// Product of all elements.
+    pub fn prod(&self) -> Result<Tensor> {
+        self.prod_dim(None, false, None)
+    }
+
+    fn minmax_reduce(
+        &self,
+        op: &str,
+        dims: Option<&[i64]>,
+        keepdim: bool,
+        want_max: bool,
+    ) -> Result<Tensor> {
+        crate::ensure!(
+            self.numel() > 0 || dims.is_some_and(|d| !d.is_empty()),
+            Runtime,
+            "{op}(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument."
+        );
+        let x = widen(self)?;
+        let rw = rows(op, &x, dims, keepdim)?;
+        crate::ensure!(
+            rw.r > 0,
+            Index,
+            "{op}(): Expected reduction dim {:?} to have non-zero size.",
+            dims.unwrap_or(&[])
+        );
+        let r = crate::dispatch_dtype!(x.dtype(), T => map_rows::<T, T>(&rw, x.dtype(), |row| {
+            if want_max { first_nan_or(row, |a, b| a > b).0 } else { first_nan_or(row, |a, b| a < b).0 }
+        })?);
+        r.to_dtype(self.dtype())
+    }
+
+    /// Maximum over `dims` (`torch.amax`); NaN propagates.
+    pub fn amax(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+        self.minmax_reduce("amax", Some(dims), keepdim, true)
+    }
+
+    /// Minimum over `dims` (`torch.amin`); NaN propagates.
+    pub fn amin(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+        self.minmax_reduce("amin", Some(dims), keepdim, false)
+    }
+
+    /// Maximum of all elements (`t.max()`).
+    pub fn max(&self) -> Result<Tensor> {
+        self.minmax_reduce("max", None, false, true)
+    }
+
+    /// Minimum of all elements (`t.min()`).
+    pub fn min(&self) -> Result<Tensor> {
+        self.minmax_reduce("min", None, false, false)
+    }
+
+    fn arg_reduce(
+        &self,
+        op: &str,
+        dim: Option<i64>,
+        keepdim: bool,
+        want_max: bool,
+    ) -> Result<(Tensor, Tensor)> {
+        crate::ensure!(
+            self.dtype() != DType::Bool || op.starts_with("max") || op.starts_with("min"),
+            Runtime,
+            "{op}(): does not support bool input"
+        );
+        let x = widen(self)?;
+        let (x, dims): (Tensor, Option<Vec<i64>>) = match dim {
+            Some(d) => (x, Some(vec![d])),
+            None => (x.reshape(&[-1])?, None),
+        };
+        crate::ensure!(
+            x.numel() > 0,
+            Index,
+            "{op}(): Expected reduction dim to have non-zero size."
+        );
+        let rw = rows(op, &x, dims.as_deref(), keepdim && dim.is_some())?;
+        crate::ensure!(
+            rw.r > 0,
+            Index,
+            "{op}(): Expected reduction dim {} to have non-zero size.",
+            dim.unwrap_or(0)
+        );
+        let (v, i) = crate::dispatch_dtype!(x.dtype(), T => map_rows2::<T, T>(&rw, x.dtype(), |row| {
+            if want_max { first_nan_or(row, |a, b| a > b) } else { first_nan_or(row, |a, b| a < b) }
+        })?);
+        let i = if keepdim && dim.is_none() {
+            i.reshape(&vec![1i64; self.dim()])?
+        } else {
+            i
+        };
+        Ok((v.to_dtype(self.dtype())?, i))
+    }
+
+    /// `torch.max(t, dim, keepdim)`: (values, indices of the first maximum).
+    pub fn max_dim(&self, dim: i64, keepdim: bool) -> Result<(Tensor, Tensor)> {
+        self.arg_reduce("max", Some(dim), keepdim, true)
+    }
+
+    /// `torch.min(t, dim, keepdim)`: (values, indices of the first minimum).
+    pub fn min_dim(&self, dim: i64, keepdim: bool) -> Result<(Tensor, Tensor)> {
+        self.arg_reduce("min", Some(dim), keepdim, false)
+    }
+
+    /// Index of the maximum (`dim = None`: of the flattened tensor).
+    pub fn argmax(&self, dim: Option<i64>, keepdim: bool) -> Result<Tensor> {
+        Ok(self.arg_reduce("argmax", dim, keepdim, true)?.1)
+    }
+
+    /// Index of the minimum (`dim = None`: of the flattened tensor).
+    pub fn argmin(&self, dim: Option<i64>, keepdim: bool) -> Result<Tensor> {
+        Ok(self.arg_reduce("argmin", dim, keepdim, false)?.1)
+    }
+
+    /// Whether every element is nonzero, over `dims` (`None` = all).
+    pub fn all_dim(&self, dims: Option<&[i64]>, keepdim: bool) -> Result<Tensor> {
+        let b = self.ne(0)?;
+        let rw = rows("all", &b, dims, keepdim)?;
+        map_rows::<bool, bool>(&rw, DType::Bool, |row| row.iter().all(|&v| v))
+    }
+
+    /// Whether any element is nonzero, over `dims` (`None` = all).
+    pub fn any_dim(&self, dims: Option<&[i64]>, keepdim: bool) -> Result<Tensor> {
+        let b = self.ne(0)?;
+        let rw = rows("any", &b, dims, keepdim)?;
+        map_rows::<bool, bool>(&rw, DType::Bool, |row| row.iter().any(|&v| v))
+    }
+
+    /// `t.all()`: 0-dim bool.
+    pub fn all(&self) -> Result<Tensor> {
+        self.all_dim(None, false)
+    }
+
+    /// `t.any()`: 0-dim bool.
+    pub fn any(&self) -> Result<Tensor> {
+        self.any_dim(None, false)
+    }
+
+    /// Number of nonzero elements over `dims` (`None` = all), as int64.
+    pub fn count_nonzero(&self, dims: Option<&[i64]>) -> Result<Tensor> {
+        let b = self.ne(0)?;
+        let rw = rows("count_nonzero", &b, dims, false)?;
+        map_rows::<bool, i64>(&rw, DType::I64, |row| {
+            row.iter().filter(|&&v| v).count() as i64
+        })
+    }
+}
+
+fn opt_dims(a: &crate::dispatch::Args, i: usize) -> Result<Option<Vec<i64>>> {
+    a.opt_int_list(i)
+}
+
+pub(crate) fn register(r: &mut Registry) {
+    r.def(
+        "sum(Tensor self, *, ScalarType? dtype=None) -> Tensor",
+        |a| Ok(a.tensor(0)?.sum_dim(None, false, a.opt_dtype(1)?)?.into()),
+    );
+    r.def("sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", |a| {
+        Ok(a.tensor(0)?.sum_dim(opt_dims(a, 1)?.as_deref(), a.bool(2)?, a.opt_dtype(3)?)?.into())
+    });
+    r.def(
+        "mean(Tensor self, *, ScalarType? dtype=None) -> Tensor",
+        |a| Ok(a.tensor(0)?.mean_dim(None, false, a.opt_dtype(1)?)?.into()),
+    );
+    r.def("mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", |a| {
+        Ok(a.tensor(0)?.mean_dim(opt_dims(a, 1)?.as_deref(), a.bool(2)?, a.opt_dtype(3)?)?.into())
+    });
+    r.def(
+        "prod(Tensor self, *, ScalarType? dtype=None) -> Tensor",
+        |a| Ok(a.tensor(0)?.prod_dim(None, false, a.opt_dtype(1)?)?.into()),
+    );
+    r.def("prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", |a| {
+        Ok(a.tensor(0)?.prod_dim(Some(&[a.int(1)?]), a.bool(2)?, a.opt_dtype(3)?)?.into())
+    });
+    r.def(
+        "amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor",
+        |a| Ok(a.tensor(0)?.amax(&a.int_list(1)?, a.bool(2)?)?.into()),
+    );
+    r.def(
+        "amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor",
+        |a| Ok(a.tensor(0)?.amin(&a.int_list(1)?, a.bool(2)?)?.into()),
+    );
+    r.def("max(Tensor self) -> Tensor", |a| {
+        Ok(a.tensor(0)?.max()?.into())
+    });
+    r.def("min(Tensor self) -> Tensor", |a| {
+        Ok(a.tensor(0)?.min()?.into())
+    });
+    r.def(
+        "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
+        |a| Ok(a.tensor(0)?.max_dim(a.int(1)?, a.bool(2)?)?.into()),
+    );
+    r.def(
+        "min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
+        |a| Ok(a.tensor(0)?.min_dim(a.int(1)?, a.bool(2)?)?.into()),
+    );
+    r.def(
+        "argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor",
+        |a| Ok(a.tensor(0)?.argmax(a.opt_int(1)?, a.bool(2)?)?.into()),
+    );
+    r.def(
+        "argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor",
+        |a| Ok(a.tensor(0)?.argmin(a.opt_int(1)?, a.bool(2)?)?.into()),
+    );
+    r.def("all(Tensor self) -> Tensor", |a| {
+        Ok(a.tensor(0)?.all()?.into())
+    });
+    r.def(
+        "all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor",
+        |a| {
+            Ok(a.tensor(0)?
+                .all_dim(opt_dims(a, 1)?.as_deref(), a.bool(2)?)?
+                .into())
+        },
+    );
+    r.def("any(Tensor self) -> Tensor", |a| {
+        Ok(a.tensor(0)?.any()?.into())
+    });
+    r.def(
+        "any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor",
+        |a| {
+            Ok(a.tensor(0)?
+                .any_dim(opt_dims(a, 1)?.as_deref(), a.bool(2)?)?
+                .into())
+        },
+    );
+    r.def(
+        "count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor",
+        |a| Ok(a.tensor(0)?.count_nonzero(Some(&a.int_list(1)?))?.into()),
+    );
+    r.def("count_nonzero(Tensor self, int? dim=None) -> Tensor", |a| {
+        let d = a.opt_int(1)?.map(|d| vec![d]);
+        Ok(a.tensor(0)?.count_nonzero(d.as_deref())?.into())
+    });
+}

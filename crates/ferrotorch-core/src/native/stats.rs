@@ -1,0 +1,224 @@
+//! Statistical reductions: `var`/`std` (with `correction`), `var_mean`/
+//! `std_mean`, `logsumexp`, `norm`, `median`. All accumulate in f64 and
+//! use the row layout of Note [Reduction layout].
+
+use super::reduce::{map_rows, map_rows2, rows};
+use crate::dispatch::Registry;
+use crate::dtype::{get_default_dtype, DType, Element};
+use crate::error::Result;
+use crate::tensor::Tensor;
+
+fn float_input(op: &str, x: &Tensor) -> Result<(Tensor, DType)> {
+    crate::ensure!(
+        x.is_floating_point(),
+        Runtime,
+        "{op}(): input dtype should be either floating point or complex dtypes. Got {} instead.",
+        x.dtype().name_title()
+    );
+    Ok((x.to_dtype(DType::F64)?, x.dtype()))
+}
+
+/// Two-pass variance of a row with `correction` (Bessel's for 1).
+fn row_var(row: &[f64], correction: f64) -> (f64, f64) {
+    let n = row.len() as f64;
+    let mean = row.iter().sum::<f64>() / n;
+    let ss: f64 = row.iter().map(|v| (v - mean) * (v - mean)).sum();
+    let dof = (n - correction).max(0.0);
+    (ss / dof, mean)
+}
+
+impl Tensor {
+    /// Variance over `dims` (`None` = all) with `correction` (default 1).
+    pub fn var(
+        &self,
+        dims: Option<&[i64]>,
+        correction: Option<f64>,
+        keepdim: bool,
+    ) -> Result<Tensor> {
+        Ok(self.var_mean(dims, correction, keepdim)?.0)
+    }
+
+    /// Standard deviation over `dims` with `correction` (default 1).
+    pub fn std(
+        &self,
+        dims: Option<&[i64]>,
+        correction: Option<f64>,
+        keepdim: bool,
+    ) -> Result<Tensor> {
+        Ok(self.std_mean(dims, correction, keepdim)?.0)
+    }
+
+    /// (variance, mean) in one pass over the data (`torch.var_mean`).
+    pub fn var_mean(
+        &self,
+        dims: Option<&[i64]>,
+        correction: Option<f64>,
+        keepdim: bool,
+    ) -> Result<(Tensor, Tensor)> {
+        let (x, dt) = float_input("var_mean", self)?;
+        let c = correction.unwrap_or(1.0);
+        let rw = rows("var_mean", &x, dims, keepdim)?;
+        let var = map_rows::<f64, f64>(&rw, DType::F64, |row| row_var(row, c).0)?;
+        let mean = map_rows::<f64, f64>(&rw, DType::F64, |row| row_var(row, c).1)?;
+        Ok((var.to_dtype(dt)?, mean.to_dtype(dt)?))
+    }
+
+    /// (standard deviation, mean) (`torch.std_mean`).
+    pub fn std_mean(
+        &self,
+        dims: Option<&[i64]>,
+        correction: Option<f64>,
+        keepdim: bool,
+    ) -> Result<(Tensor, Tensor)> {
+        let (v, m) = self.var_mean(dims, correction, keepdim)?;
+        Ok((v.sqrt()?, m))
+    }
+
+    /// `log(sum(exp(x)))` over `dims`, stable (max subtracted first).
+    /// Integer inputs give the default float dtype.
+    pub fn logsumexp(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+        let dt = if self.is_floating_point() {
+            self.dtype()
+        } else {
+            get_default_dtype()
+        };
+        let x = self.to_dtype(DType::F64)?;
+        let rw = rows("logsumexp", &x, Some(dims), keepdim)?;
+        let r = map_rows::<f64, f64>(&rw, DType::F64, |row| {
+            let m = row.iter().fold(f64::NEG_INFINITY, |a, &b| a.max(b));
+            if m.is_infinite() {
+                return if row.iter().any(|v| v.is_nan()) {
+                    f64::NAN
+                } else {
+                    m
+                };
+            }
+            m + row.iter().map(|v| (v - m).exp()).sum::<f64>().ln()
+        })?;
+        r.to_dtype(dt)
+    }
+
+    /// p-norm over `dims` (`None` = all): p = 2 by default; `inf`, `-inf`,
+    /// 0 (count of nonzeros) and any other p (`torch.norm` / `linalg.vector_norm`).
+    pub fn norm(&self, p: f64, dims: Option<&[i64]>, keepdim: bool) -> Result<Tensor> {
+        let (x, dt) = float_input("norm", self)?;
+        let rw = rows("norm", &x, dims, keepdim)?;
+        let r = map_rows::<f64, f64>(&rw, DType::F64, move |row| {
+            if p == f64::INFINITY {
+                row.iter().fold(0.0f64, |a, v| {
+                    if v.is_nan() || a.is_nan() {
+                        f64::NAN
+                    } else {
+                        a.max(v.abs())
+                    }
+                })
+            } else if p == f64::NEG_INFINITY {
+                row.iter().fold(f64::INFINITY, |a, v| {
+                    if v.is_nan() || a.is_nan() {
+                        f64::NAN
+                    } else {
+                        a.min(v.abs())
+                    }
+                })
+            } else if p == 0.0 {
+                row.iter().filter(|v| **v != 0.0).count() as f64
+            } else if p == 1.0 {
+                row.iter().map(|v| v.abs()).sum()
+            } else if p == 2.0 {
+                row.iter().map(|v| v * v).sum::<f64>().sqrt()
+            } else {
+                row.iter()
+                    .map(|v| v.abs().powf(p))
+                    .sum::<f64>()
+                    .powf(1.0 / p)
+            }
+        })?;
+        r.to_dtype(dt)
+    }
+
+    /// Lower median of all elements (`t.median()`); NaN if any is NaN.
+    pub fn median(&self) -> Result<Tensor> {
+        crate::ensure!(
+            self.numel() > 0,
+            Runtime,
+            "median() input tensor cannot be empty"
+        );
+        let (v, _) = self.reshape(&[-1])?.median_dim(0, false)?;
+        Ok(v)
+    }
+
+    /// Lower median along `dim` with its index (`torch.median(t, dim)`).
+    pub fn median_dim(&self, dim: i64, keepdim: bool) -> Result<(Tensor, Tensor)> {
+        let rw = rows("median", self, Some(&[dim]), keepdim)?;
+        crate::ensure!(
+            rw.r > 0,
+            Index,
+            "median(): Expected reduction dim {dim} to have non-zero size."
+        );
+        crate::dispatch_dtype!(self.dtype(), T => map_rows2::<T, T>(&rw, self.dtype(), |row| {
+            if let Some(j) = row.iter().position(|v| v.is_nan()) {
+                return (row[j], j as i64);
+            }
+            let mut idx: Vec<usize> = (0..row.len()).collect();
+            idx.sort_by(|&a, &b| row[a].partial_cmp(&row[b]).unwrap_or(std::cmp::Ordering::Equal));
+            let k = idx[(row.len() - 1) / 2];
+            (row[k], k as i64)
+        }))
+    }
+}
+
+pub(crate) fn register(r: &mut Registry) {
+    r.def(
+        "var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor",
+        |a| {
+            let c = a.opt_scalar(2)?.map(|s| s.to_f64());
+            Ok(a.tensor(0)?.var(a.opt_int_list(1)?.as_deref(), c, a.bool(3)?)?.into())
+        },
+    );
+    r.def(
+        "std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor",
+        |a| {
+            let c = a.opt_scalar(2)?.map(|s| s.to_f64());
+            Ok(a.tensor(0)?.std(a.opt_int_list(1)?.as_deref(), c, a.bool(3)?)?.into())
+        },
+    );
+    r.def(
+        "var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)",
+        |a| {
+            let c = a.opt_scalar(2)?.map(|s| s.to_f64());
+            Ok(a.tensor(0)?.var_mean(a.opt_int_list(1)?.as_deref(), c, a.bool(3)?)?.into())
+        },
+    );
+    r.def(
+        "std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)",
+        |a| {
+            let c = a.opt_scalar(2)?.map(|s| s.to_f64());
+            Ok(a.tensor(0)?.std_mean(a.opt_int_list(1)?.as_deref(), c, a.bool(3)?)?.into())
+        },
+    );
+    r.def(
+        "logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor",
+        |a| Ok(a.tensor(0)?.logsumexp(&a.int_list(1)?, a.bool(2)?)?.into()),
+    );
+    r.def(
+        "norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor",
+        |a| {
+            let p = a.opt_scalar(1)?.map_or(2.0, |s| s.to_f64());
+            Ok(a.tensor(0)?
+                .norm(p, Some(&a.int_list(2)?), a.bool(3)?)?
+                .into())
+        },
+    );
+    r.def("norm.Scalar(Tensor self, Scalar p=2) -> Tensor", |a| {
+        Ok(a.tensor(0)?
+            .norm(a.scalar(1)?.to_f64(), None, false)?
+            .into())
+    });
+    r.def("median(Tensor self) -> Tensor", |a| {
+        Ok(a.tensor(0)?.median()?.into())
+    });
+    r.def(
+        "median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
+        |a| Ok(a.tensor(0)?.median_dim(a.int(1)?, a.bool(2)?)?.into()),
+    );
+}

@@ -1,0 +1,271 @@
+//! Storage: a refcounted byte buffer plus how to free it (c10 `StorageImpl`).
+//!
+//! Tensors never own memory directly: they point into a [`Storage`] with an
+//! offset, sizes and strides, and views share one storage. The storage also
+//! carries the version counter of Note [Version counter] and the lock of
+//! Note [Storage access locks].
+
+mod alloc;
+
+pub use alloc::{cache_hits, cache_limit, cached_bytes, empty_cache, set_cache_limit, ALIGNMENT};
+
+use crate::device::Device;
+use crate::error::Result;
+use parking_lot::lock_api::{RawRwLock as _, RawRwLockRecursive as _};
+use parking_lot::RawRwLock;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+enum Owner {
+    /// From the caching CPU allocator, with its rounded block size.
+    Cached(usize),
+    /// Someone else's memory, released by running the deleter.
+    External(Option<Box<dyn FnOnce() + Send + Sync>>),
+}
+
+struct StorageImpl {
+    ptr: NonNull<u8>,
+    nbytes: usize,
+    owner: Owner,
+    device: Device,
+    version: AtomicU64,
+    lock: RawRwLock,
+    resizable: bool,
+}
+
+// SAFETY: the buffer is plain bytes; concurrent access goes through the
+// storage lock (Note [Storage access locks]), and the deleter is Send + Sync.
+unsafe impl Send for StorageImpl {}
+unsafe impl Sync for StorageImpl {}
+
+impl Drop for StorageImpl {
+    fn drop(&mut self) {
+        match &mut self.owner {
+            // SAFETY: allocated by `alloc::allocate` with this size.
+            Owner::Cached(size) => unsafe { alloc::release(self.ptr, *size) },
+            Owner::External(del) => {
+                if let Some(d) = del.take() {
+                    d()
+                }
+            }
+        }
+    }
+}
+
+/// A refcounted buffer of bytes. Cloning shares it.
+///
+/// # Note [Version counter]
+/// Every in-place write to any view of a storage bumps its version counter.
+/// Autograd records the version of each tensor it saves for backward and
+/// refuses to run a backward that would read a tensor modified since.
+///
+/// # Note [Storage access locks]
+/// Views let several tensors, on several threads, alias one buffer. A kernel
+/// takes the storage's read lock for each input and the write lock for its
+/// output (all in address order, see [`lock_storages`]), so two threads
+/// writing the same memory are serialised instead of racing. Locks are only
+/// held around the innermost kernel, never across op calls.
+#[derive(Clone)]
+pub struct Storage(Arc<StorageImpl>);
+
+impl Storage {
+    /// Allocate `nbytes` of uninitialised host memory from the caching
+    /// allocator. Fails cleanly when the size is impossible.
+    pub fn new_uninit(nbytes: usize) -> Result<Storage> {
+        let Some((ptr, size)) = alloc::allocate(nbytes) else {
+            crate::bail!(
+                Runtime,
+                "DefaultCPUAllocator: can't allocate memory: you tried to allocate {nbytes} bytes"
+            );
+        };
+        Ok(Storage::from_impl(ptr, nbytes, Owner::Cached(size), true))
+    }
+
+    /// Allocate `nbytes` of zeroed host memory.
+    pub fn new_zeroed(nbytes: usize) -> Result<Storage> {
+        let s = Storage::new_uninit(nbytes)?;
+        // SAFETY: the block holds at least nbytes.
+        unsafe { std::ptr::write_bytes(s.0.ptr.as_ptr(), 0, nbytes) };
+        Ok(s)
+    }
+
+    /// Wrap memory that someone else owns. `deleter` runs when the last
+    /// tensor using it is dropped (zero-copy NumPy and DLPack use this).
+    ///
+    /// # Safety
+    /// `ptr` must be valid for reads and writes of `nbytes` bytes, suitably
+    /// aligned for the dtype it will be viewed as, until `deleter` runs.
+    pub unsafe fn from_external(
+        ptr: NonNull<u8>,
+        nbytes: usize,
+        deleter: impl FnOnce() + Send + Sync + 'static,
+    ) -> Storage {
+        Storage::from_impl(ptr, nbytes, Owner::External(Some(Box::new(deleter))), false)
+    }
+
+    fn from_impl(ptr: NonNull<u8>, nbytes: usize, owner: Owner, resizable: bool) -> Storage {
+        Storage(Arc::new(StorageImpl {
+            ptr,
+            nbytes,
+            owner,
+            device: Device::Cpu,
+            version: AtomicU64::new(0),
+            lock: RawRwLock::INIT,
+            resizable,
+        }))
+    }
+
+    /// Address of the first byte.
+    pub fn data_ptr(&self) -> *mut u8 {
+        self.0.ptr.as_ptr()
+    }
+
+    /// Size in bytes.
+    pub fn nbytes(&self) -> usize {
+        self.0.nbytes
+    }
+
+    /// The device the memory is on.
+    pub fn device(&self) -> Device {
+        self.0.device
+    }
+
+    /// Whether the allocator owns the memory (false for external memory).
+    pub fn resizable(&self) -> bool {
+        self.0.resizable
+    }
+
+    /// The current version (Note [Version counter]).
+    pub fn version(&self) -> u64 {
+        self.0.version.load(Ordering::Acquire)
+    }
+
+    /// Record an in-place write (Note [Version counter]).
+    pub fn bump_version(&self) {
+        self.0.version.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Whether two handles share one buffer.
+    pub fn is_same(&self, other: &Storage) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+
+    /// Number of handles to this storage (tensors and views using it).
+    pub fn use_count(&self) -> usize {
+        Arc::strong_count(&self.0)
+    }
+}
+
+impl std::fmt::Debug for Storage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Storage({:p}, {} bytes)", self.data_ptr(), self.nbytes())
+    }
+}
+
+/// Held storage locks; released on drop.
+pub struct AccessGuard<'a> {
+    held: smallvec::SmallVec<[(&'a RawRwLock, bool); 4]>,
+}
+
+impl Drop for AccessGuard<'_> {
+    fn drop(&mut self) {
+        for (l, exclusive) in self.held.drain(..) {
+            // SAFETY: each lock was acquired in `lock_storages` in this mode.
+            unsafe {
+                if exclusive {
+                    l.unlock_exclusive()
+                } else {
+                    l.unlock_shared()
+                }
+            }
+        }
+    }
+}
+
+/// Lock storages for one kernel: `reads` shared, `writes` exclusive; a
+/// storage in both is locked once, exclusively. Locks are taken in address
+/// order so that concurrent kernels cannot deadlock.
+/// See Note [Storage access locks].
+pub fn lock_storages<'a>(reads: &[&'a Storage], writes: &[&'a Storage]) -> AccessGuard<'a> {
+    let mut all: smallvec::SmallVec<[(&'a StorageImpl, bool); 4]> = smallvec::SmallVec::new();
+    for s in reads {
+        all.push((&s.0, false));
+    }
+    for s in writes {
+        all.push((&s.0, true));
+    }
+    all.sort_by_key(|(s, w)| (*s as *const StorageImpl as usize, !*w));
+    let mut held: smallvec::SmallVec<[(&'a RawRwLock, bool); 4]> = smallvec::SmallVec::new();
+    let mut last: usize = 0;
+    for (s, w) in all {
+        let addr = s as *const StorageImpl as usize;
+        if addr == last {
+            continue; // already locked, in the strongest mode needed (sorted writes first)
+        }
+        last = addr;
+        if w {
+            s.lock.lock_exclusive();
+        } else {
+            s.lock.lock_shared_recursive();
+        }
+        held.push((&s.lock, w));
+    }
+    AccessGuard { held }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicBool;
+
+    #[test]
+    fn blocks_are_aligned_and_reused() {
+        let a = Storage::new_uninit(1 << 20).unwrap();
+        assert_eq!(a.data_ptr() as usize % ALIGNMENT, 0);
+        let p = a.data_ptr();
+        drop(a);
+        let hits = cache_hits();
+        let b = Storage::new_uninit(1 << 20).unwrap();
+        assert!(cache_hits() > hits);
+        // another thread may take the block first; only equal when reused
+        if b.data_ptr() == p {
+            assert_eq!(b.nbytes(), 1 << 20);
+        }
+        let z = Storage::new_zeroed(100).unwrap();
+        let s = unsafe { std::slice::from_raw_parts(z.data_ptr(), 100) };
+        assert!(s.iter().all(|&b| b == 0));
+    }
+
+    #[test]
+    fn impossible_sizes_are_errors() {
+        assert!(Storage::new_uninit(usize::MAX - 10).is_err());
+    }
+
+    #[test]
+    fn external_memory_runs_its_deleter_once() {
+        static FREED: AtomicBool = AtomicBool::new(false);
+        let mut buf = vec![1u8; 16].into_boxed_slice();
+        let p = NonNull::new(buf.as_mut_ptr()).unwrap();
+        let s = unsafe { Storage::from_external(p, 16, || FREED.store(true, Ordering::SeqCst)) };
+        let s2 = s.clone();
+        drop(s);
+        assert!(!FREED.load(Ordering::SeqCst));
+        assert_eq!(s2.data_ptr(), buf.as_mut_ptr());
+        drop(s2);
+        assert!(FREED.load(Ordering::SeqCst));
+    }
+
+    #[test]
+    fn lock_storages_dedups_and_versions_count() {
+        let a = Storage::new_uninit(8).unwrap();
+        let b = a.clone();
+        {
+            let _g = lock_storages(&[&a, &b], &[&a]);
+        }
+        let _g2 = lock_storages(&[&a], &[]);
+        assert_eq!(a.version(), 0);
+        b.bump_version();
+        assert_eq!(a.version(), 1);
+    }
+}

@@ -1,0 +1,336 @@
+//! The `Tensor` type (c10 `TensorImpl`): a strided view of a [`Storage`].
+//!
+//! A `Tensor` is an `Arc` around its metadata, so `clone()` is cheap and
+//! shares both metadata and data (like assigning a Python variable). Ops that
+//! change shape or strides return a new `Tensor` viewing the same storage.
+
+pub(crate) mod create;
+pub(crate) mod data;
+pub mod display;
+pub mod layout;
+mod view;
+
+pub use create::{tensor, FlatData, TensorData, TensorOptions};
+pub use layout::{Dims, Layout};
+
+use crate::device::Device;
+use crate::dtype::DType;
+use crate::error::Result;
+use crate::storage::Storage;
+use std::sync::Arc;
+
+pub(crate) struct TensorImpl {
+    pub(crate) storage: Storage,
+    pub(crate) layout: Layout,
+    pub(crate) dtype: DType,
+}
+
+/// An n-dimensional array with a runtime dtype over shared, strided storage.
+///
+/// `Tensor` is `Send + Sync`; `clone()` shares (it is an `Arc`); use
+/// [`Tensor::deep_clone`] (PyTorch's `t.clone()`) for a copy of the data.
+#[derive(Clone)]
+pub struct Tensor(pub(crate) Arc<TensorImpl>);
+
+impl Tensor {
+    /// Assemble a tensor from a storage and a layout, checking that the
+    /// layout stays inside the storage.
+    pub fn from_storage(storage: Storage, layout: Layout, dtype: DType) -> Result<Tensor> {
+        let need = layout
+            .required_elems()
+            .and_then(|e| e.checked_mul(dtype.size()));
+        crate::ensure!(
+            need.is_some_and(|n| n <= storage.nbytes()),
+            Runtime,
+            "setStorage: sizes {:?}, strides {:?}, storage offset {}, and itemsize {} requiring a storage size of {} are out of bounds for storage of size {}",
+            layout.sizes(),
+            layout.strides(),
+            layout.offset(),
+            dtype.size(),
+            need.map_or("overflow".to_string(), |n| n.to_string()),
+            storage.nbytes()
+        );
+        Ok(Tensor::from_parts(storage, layout, dtype))
+    }
+
+    pub(crate) fn from_parts(storage: Storage, layout: Layout, dtype: DType) -> Tensor {
+        Tensor(Arc::new(TensorImpl {
+            storage,
+            layout,
+            dtype,
+        }))
+    }
+
+    /// Sizes (`t.shape`, `t.size()`).
+    pub fn shape(&self) -> &[usize] {
+        self.0.layout.sizes()
+    }
+
+    /// Same as [`Tensor::shape`] (`t.size()`).
+    pub fn size(&self) -> &[usize] {
+        self.shape()
+    }
+
+    /// Size of one dimension; negative dims count from the end.
+    pub fn size_at(&self, dim: i64) -> Result<usize> {
+        Ok(self.shape()[layout::wrap_dim(dim, self.dim())?])
+    }
+
+    /// Strides in elements (`t.stride()`).
+    pub fn stride(&self) -> &[usize] {
+        self.0.layout.strides()
+    }
+
+    /// Offset of element 0 in the storage, in elements.
+    pub fn storage_offset(&self) -> usize {
+        self.0.layout.offset()
+    }
+
+    /// Number of dimensions (`t.dim()`).
+    pub fn dim(&self) -> usize {
+        self.0.layout.ndim()
+    }
+
+    /// Number of elements (`t.numel()`).
+    pub fn numel(&self) -> usize {
+        self.0.layout.numel()
+    }
+
+    /// Element type.
+    pub fn dtype(&self) -> DType {
+        self.0.dtype
+    }
+
+    /// Device.
+    pub fn device(&self) -> Device {
+        self.0.storage.device()
+    }
+
+    /// Bytes per element.
+    pub fn element_size(&self) -> usize {
+        self.0.dtype.size()
+    }
+
+    /// Whether the layout is row-major contiguous.
+    pub fn is_contiguous(&self) -> bool {
+        self.0.layout.is_contiguous()
+    }
+
+    /// `dtype.is_floating_point`.
+    pub fn is_floating_point(&self) -> bool {
+        self.0.dtype.is_floating_point()
+    }
+
+    /// The layout (sizes, strides, offset).
+    pub fn layout(&self) -> &Layout {
+        &self.0.layout
+    }
+
+    /// The underlying storage (shared by all views).
+    pub fn storage(&self) -> &Storage {
+        &self.0.storage
+    }
+
+    /// Address of element 0 (`t.data_ptr()`).
+    pub fn data_ptr(&self) -> *mut u8 {
+        // SAFETY: from_storage checked the offset lies within the storage.
+        unsafe {
+            self.0
+                .storage
+                .data_ptr()
+                .add(self.storage_offset() * self.element_size())
+        }
+    }
+
+    /// The version counter of the storage (Note [Version counter]).
+    pub fn version(&self) -> u64 {
+        self.0.storage.version()
+    }
+
+    /// Whether two handles are the same tensor object.
+    pub fn is_same(&self, other: &Tensor) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+
+    /// A new tensor over the same storage with another layout. The caller
+    /// guarantees the layout stays inside the storage.
+    pub(crate) fn with_layout(&self, layout: Layout) -> Tensor {
+        debug_assert!(
+            layout
+                .required_elems()
+                .is_some_and(|e| e * self.element_size() <= self.storage().nbytes()),
+            "view out of storage bounds"
+        );
+        Tensor::from_parts(self.0.storage.clone(), layout, self.0.dtype)
+    }
+}
+
+// Tensor is shared across threads; data access is synchronised by
+// Note [Storage access locks].
+const _: () = {
+    const fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Tensor>();
+};
+
+/// Dispatcher entries of the view and data ops defined in this module.
+pub(crate) fn register_views(r: &mut crate::dispatch::Registry) {
+    use crate::dispatch::IValue;
+    let usz = |v: Vec<i64>| -> Result<Vec<usize>> {
+        v.into_iter()
+            .map(|x| {
+                usize::try_from(x).map_err(|_| {
+                    crate::Error::new(crate::ErrorKind::Runtime, format!("negative dimension {x}"))
+                })
+            })
+            .collect()
+    };
+    r.def("view(Tensor(a) self, SymInt[] size) -> Tensor(a)", |a| {
+        Ok(a.tensor(0)?.view(&a.int_list(1)?)?.into())
+    });
+    r.def(
+        "reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)",
+        |a| Ok(a.tensor(0)?.reshape(&a.int_list(1)?)?.into()),
+    );
+    r.def(
+        "as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)",
+        move |a| {
+            let off = a.opt_int(3)?.map(|o| usz(vec![o])).transpose()?.map(|v| v[0]);
+            Ok(a.tensor(0)?.as_strided(&usz(a.int_list(1)?)?, &usz(a.int_list(2)?)?, off)?.into())
+        },
+    );
+    r.def(
+        "transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)",
+        |a| Ok(a.tensor(0)?.transpose(a.int(1)?, a.int(2)?)?.into()),
+    );
+    r.def("t(Tensor(a) self) -> Tensor(a)", |a| {
+        Ok(a.tensor(0)?.t()?.into())
+    });
+    r.def("permute(Tensor(a) self, int[] dims) -> Tensor(a)", |a| {
+        Ok(a.tensor(0)?.permute(&a.int_list(1)?)?.into())
+    });
+    r.def(
+        "movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)",
+        |a| {
+            Ok(a.tensor(0)?
+                .movedim(&a.int_list(1)?, &a.int_list(2)?)?
+                .into())
+        },
+    );
+    r.def(
+        "narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)",
+        move |a| {
+            Ok(a.tensor(0)?
+                .narrow(a.int(1)?, a.int(2)?, usz(vec![a.int(3)?])?[0])?
+                .into())
+        },
+    );
+    r.def(
+        "slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)",
+        |a| Ok(a.tensor(0)?.slice(a.int(1)?, a.opt_int(2)?, a.opt_int(3)?, a.int(4)?)?.into()),
+    );
+    r.def(
+        "select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)",
+        |a| Ok(a.tensor(0)?.select(a.int(1)?, a.int(2)?)?.into()),
+    );
+    r.def("squeeze(Tensor(a) self) -> Tensor(a)", |a| {
+        Ok(a.tensor(0)?.squeeze()?.into())
+    });
+    r.def(
+        "squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)",
+        |a| Ok(a.tensor(0)?.squeeze_dims(&a.int_list(1)?)?.into()),
+    );
+    r.def("unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", |a| {
+        Ok(a.tensor(0)?.unsqueeze(a.int(1)?)?.into())
+    });
+    r.def(
+        "expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)",
+        |a| Ok(a.tensor(0)?.expand(&a.int_list(1)?)?.into()),
+    );
+    r.def(
+        "broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a)",
+        move |a| Ok(a.tensor(0)?.broadcast_to(&usz(a.int_list(1)?)?)?.into()),
+    );
+    r.def(
+        "flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)",
+        |a| Ok(a.tensor(0)?.flatten(a.int(1)?, a.int(2)?)?.into()),
+    );
+    r.def(
+        "unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)",
+        |a| Ok(a.tensor(0)?.unflatten(a.int(1)?, &a.int_list(2)?)?.into()),
+    );
+    r.def(
+        "unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)",
+        move |a| {
+            let v = usz(vec![a.int(2)?, a.int(3)?])?;
+            Ok(a.tensor(0)?.unfold(a.int(1)?, v[0], v[1])?.into())
+        },
+    );
+    r.def(
+        "diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)",
+        |a| {
+            Ok(a.tensor(0)?
+                .diagonal(a.int(1)?, a.int(2)?, a.int(3)?)?
+                .into())
+        },
+    );
+    r.def(
+        "split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]",
+        move |a| {
+            Ok(IValue::TensorList(
+                a.tensor(0)?.split(usz(vec![a.int(1)?])?[0], a.int(2)?)?,
+            ))
+        },
+    );
+    r.def(
+        "split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]",
+        move |a| {
+            Ok(IValue::TensorList(
+                a.tensor(0)?
+                    .split_with_sizes(&usz(a.int_list(1)?)?, a.int(2)?)?,
+            ))
+        },
+    );
+    r.def(
+        "chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]",
+        move |a| {
+            Ok(IValue::TensorList(
+                a.tensor(0)?.chunk(usz(vec![a.int(1)?])?[0], a.int(2)?)?,
+            ))
+        },
+    );
+    r.def(
+        "unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]",
+        |a| Ok(IValue::TensorList(a.tensor(0)?.unbind(a.int(1)?)?)),
+    );
+    r.def("contiguous(Tensor(a) self) -> Tensor(a)", |a| {
+        Ok(a.tensor(0)?.contiguous()?.into())
+    });
+    r.def("clone(Tensor self) -> Tensor", |a| {
+        Ok(a.tensor(0)?.deep_clone()?.into())
+    });
+    r.def(
+        "copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)",
+        |a| {
+            let t = a.tensor(0)?;
+            t.copy_(&a.tensor(1)?)?;
+            Ok(t.into())
+        },
+    );
+    r.def(
+        "fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)",
+        |a| {
+            let t = a.tensor(0)?;
+            t.fill_(a.scalar(1)?)?;
+            Ok(t.into())
+        },
+    );
+    r.def(
+        "to.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)",
+        |a| {
+            let d = a
+                .opt_dtype(1)?
+                .ok_or_else(|| crate::Error::new(crate::ErrorKind::Type, "to(): dtype required"))?;
+            Ok(a.tensor(0)?.to_dtype(d)?.into())
+        },
+    );
+}

@@ -1,0 +1,266 @@
+//! Matrix multiplication on strided operands.
+//!
+//! f32, f64 and f16 go to the `gemm` crate, built with its x86-64-v4
+//! (AVX-512) kernels, which it selects at run time. Other element types use a
+//! simple blocked loop (integer matmul is rare and PyTorch's is not fast either).
+
+use crate::parallel;
+
+/// A strided matrix operand: pointer plus row and column strides in elements.
+#[derive(Clone, Copy, Debug)]
+pub struct MatRef<T> {
+    /// First element.
+    pub ptr: *const T,
+    /// Distance between rows, in elements.
+    pub rs: isize,
+    /// Distance between columns, in elements.
+    pub cs: isize,
+}
+
+/// A strided mutable matrix operand.
+#[derive(Clone, Copy, Debug)]
+pub struct MatMut<T> {
+    /// First element.
+    pub ptr: *mut T,
+    /// Distance between rows, in elements.
+    pub rs: isize,
+    /// Distance between columns, in elements.
+    pub cs: isize,
+}
+
+/// Element types with a GEMM.
+pub trait GemmElem: Copy + Send + Sync + 'static {
+    /// `dst = beta * dst + alpha * a @ b` (`dst` is not read when `beta == 0`).
+    ///
+    /// # Safety
+    /// Operands must describe valid `m×k`, `k×n` and `m×n` matrices; `dst`
+    /// must not overlap `a` or `b`.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn gemm(
+        m: usize,
+        n: usize,
+        k: usize,
+        dst: MatMut<Self>,
+        a: MatRef<Self>,
+        b: MatRef<Self>,
+        alpha: Self,
+        beta: Self,
+    );
+}
+
+fn threads_for(m: usize, n: usize, k: usize) -> gemm::Parallelism {
+    let flops = m as f64 * n as f64 * k as f64;
+    let t = parallel::get_num_threads();
+    if flops < 64.0 * 64.0 * 64.0 || t <= 1 {
+        gemm::Parallelism::None
+    } else {
+        gemm::Parallelism::Rayon(t)
+    }
+}
+
+macro_rules! gemm_crate_impl {
+    ($t:ty, $zero:expr) => {
+        impl GemmElem for $t {
+            unsafe fn gemm(
+                m: usize,
+                n: usize,
+                k: usize,
+                dst: MatMut<Self>,
+                a: MatRef<Self>,
+                b: MatRef<Self>,
+                alpha: Self,
+                beta: Self,
+            ) {
+                if m == 0 || n == 0 {
+                    return;
+                }
+                let par = threads_for(m, n, k);
+                let read_dst = beta != $zero;
+                // The gemm crate computes dst := alpha_g * dst + beta_g * a @ b.
+                // Pointers travel as addresses so the closure is Send.
+                let (dp, ap, bp) = (dst.ptr as usize, a.ptr as usize, b.ptr as usize);
+                let run = move || unsafe {
+                    gemm::gemm(
+                        m,
+                        n,
+                        k,
+                        dp as *mut $t,
+                        dst.cs,
+                        dst.rs,
+                        read_dst,
+                        ap as *const $t,
+                        a.cs,
+                        a.rs,
+                        bp as *const $t,
+                        b.cs,
+                        b.rs,
+                        if read_dst { beta } else { $zero },
+                        alpha,
+                        false,
+                        false,
+                        false,
+                        par,
+                    )
+                };
+                if matches!(par, gemm::Parallelism::None) {
+                    run()
+                } else {
+                    parallel::install(run)
+                }
+            }
+        }
+    };
+}
+
+gemm_crate_impl!(f32, 0.0f32);
+gemm_crate_impl!(f64, 0.0f64);
+gemm_crate_impl!(half::f16, half::f16::ZERO);
+
+/// Naive i-k-j loop for element types the gemm crate lacks.
+macro_rules! naive_impl {
+    ($($t:ty),*) => {$(
+        impl GemmElem for $t {
+            unsafe fn gemm(
+                m: usize, n: usize, k: usize,
+                dst: MatMut<Self>, a: MatRef<Self>, b: MatRef<Self>,
+                alpha: Self, beta: Self,
+            ) {
+                unsafe {
+                    for i in 0..m as isize {
+                        for j in 0..n as isize {
+                            let mut acc: $t = Default::default();
+                            for p in 0..k as isize {
+                                acc = acc.wrapping_add(
+                                    (*a.ptr.offset(i * a.rs + p * a.cs))
+                                        .wrapping_mul(*b.ptr.offset(p * b.rs + j * b.cs)),
+                                );
+                            }
+                            let d = dst.ptr.offset(i * dst.rs + j * dst.cs);
+                            let prev = if beta == 0 { 0 } else { (*d).wrapping_mul(beta) };
+                            *d = prev.wrapping_add(acc.wrapping_mul(alpha));
+                        }
+                    }
+                }
+            }
+        }
+    )*};
+}
+naive_impl!(i64, i32, i16, i8, u8);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn naive(m: usize, n: usize, k: usize, a: &[f64], b: &[f64]) -> Vec<f64> {
+        let mut c = vec![0.0; m * n];
+        for i in 0..m {
+            for j in 0..n {
+                for p in 0..k {
+                    c[i * n + j] += a[i * k + p] * b[p * n + j];
+                }
+            }
+        }
+        c
+    }
+
+    #[test]
+    fn f32_gemm_matches_naive_with_alpha_beta_and_transposes() {
+        let (m, n, k) = (37, 29, 53);
+        let a: Vec<f32> = (0..m * k).map(|i| ((i * 31) % 17) as f32 - 8.0).collect();
+        let b: Vec<f32> = (0..k * n).map(|i| ((i * 13) % 11) as f32 - 5.0).collect();
+        let want = naive(
+            m,
+            n,
+            k,
+            &a.iter().map(|&x| x as f64).collect::<Vec<_>>(),
+            &b.iter().map(|&x| x as f64).collect::<Vec<_>>(),
+        );
+        let mut c = vec![1.0f32; m * n];
+        unsafe {
+            f32::gemm(
+                m,
+                n,
+                k,
+                MatMut {
+                    ptr: c.as_mut_ptr(),
+                    rs: n as isize,
+                    cs: 1,
+                },
+                MatRef {
+                    ptr: a.as_ptr(),
+                    rs: k as isize,
+                    cs: 1,
+                },
+                MatRef {
+                    ptr: b.as_ptr(),
+                    rs: n as isize,
+                    cs: 1,
+                },
+                2.0,
+                0.5,
+            );
+        }
+        for i in 0..m * n {
+            assert_eq!(c[i] as f64, 0.5 + 2.0 * want[i]);
+        }
+        // column-major destination (transposed strides)
+        let mut ct = vec![0.0f32; m * n];
+        unsafe {
+            f32::gemm(
+                m,
+                n,
+                k,
+                MatMut {
+                    ptr: ct.as_mut_ptr(),
+                    rs: 1,
+                    cs: m as isize,
+                },
+                MatRef {
+                    ptr: a.as_ptr(),
+                    rs: k as isize,
+                    cs: 1,
+                },
+                MatRef {
+                    ptr: b.as_ptr(),
+                    rs: n as isize,
+                    cs: 1,
+                },
+                1.0,
+                0.0,
+            );
+        }
+        for i in 0..m {
+            for j in 0..n {
+                assert_eq!(ct[j * m + i] as f64, want[i * n + j]);
+            }
+        }
+        let ai: Vec<i64> = a.iter().map(|&x| x as i64).collect();
+        let bi: Vec<i64> = b.iter().map(|&x| x as i64).collect();
+        let mut ci = vec![0i64; m * n];
+        unsafe {
+            i64::gemm(
+                m,
+                n,
+                k,
+                MatMut {
+                    ptr: ci.as_mut_ptr(),
+                    rs: n as isize,
+                    cs: 1,
+                },
+                MatRef {
+                    ptr: ai.as_ptr(),
+                    rs: k as isize,
+                    cs: 1,
+                },
+                MatRef {
+                    ptr: bi.as_ptr(),
+                    rs: n as isize,
+                    cs: 1,
+                },
+                1,
+                0,
+            );
+        }
+        assert!(ci.iter().zip(&want).all(|(&x, &y)| x as f64 == y));
+    }
+}

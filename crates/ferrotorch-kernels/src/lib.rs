@@ -1,0 +1,21 @@
+//! CPU kernels for ferrotorch.
+//!
+//! This crate knows nothing about tensors: it works on slices and raw strided
+//! buffers. The tensor layer (`ferrotorch-core`) decides dtypes, shapes and
+//! broadcasting, then hands contiguous runs of elements to the loops here.
+//!
+//! - [`math`]: branch-free scalar approximations (exp, tanh, erf, ...) written so
+//!   that LLVM vectorises them when they are inlined into a loop.
+//! - [`simd`]: the loops themselves, compiled several times for different CPU
+//!   feature levels (AVX-512, AVX2+FMA, baseline) and chosen once at run time.
+//! - [`parallel`]: the intra-op thread pool (`set_num_threads`).
+//! - [`gemm`]: matrix multiplication on strided operands.
+//! - [`reduce`]: vectorised sums and min/max over slices.
+
+pub mod cpu;
+pub mod gemm;
+pub mod math;
+pub mod parallel;
+pub mod reduce;
+pub mod simd;
+pub mod softmax;

@@ -1,0 +1,370 @@
+//! Branch-free f32 approximations that vectorise when inlined into a loop.
+//!
+//! Every function here is `#[inline(always)]`, uses only arithmetic, bit
+//! casts and selects (no table look-ups, no calls), and handles NaN, ±inf,
+//! overflow and underflow with selects at the end. Accuracy is a few ulp over
+//! the whole range; the tests compare against f64 `std` on dense grids.
+//! See Note [Multiversioned loops] in `simd.rs` for how they get vectorised.
+
+const LOG2E: f32 = std::f32::consts::LOG2_E;
+const LN2_HI: f32 = 0.693_359_4;
+const LN2_LO: f32 = -2.121_944_4e-4;
+/// 1.5 * 2^23: adding it rounds an f32 in (-2^22, 2^22) to an integer, which
+/// can then be read back from the low mantissa bits.
+const ROUND_MAGIC: f32 = 12_582_912.0;
+
+#[inline(always)]
+fn select(c: bool, a: f32, b: f32) -> f32 {
+    if c {
+        a
+    } else {
+        b
+    }
+}
+
+/// 2^n for an integer n in [-252, 254] given as i32, via two exact scalings
+/// so subnormal results are produced correctly.
+#[inline(always)]
+fn pow2i(n: i32) -> (f32, f32) {
+    let n1 = n >> 1;
+    let n2 = n - n1;
+    (
+        f32::from_bits(((n1 + 127) as u32) << 23),
+        f32::from_bits(((n2 + 127) as u32) << 23),
+    )
+}
+
+/// e^x with about 1 ulp error; NaN → NaN, overflow → inf, underflow → 0
+/// (through the subnormal range).
+#[inline(always)]
+pub fn exp(x: f32) -> f32 {
+    exp_split(x, 0.0)
+}
+
+/// e^(a+b) for a small correction `b` (|b| well below 1), without first
+/// rounding `a + b`: lets callers pass an exact hi/lo split of the exponent.
+#[inline(always)]
+fn exp_split(a: f32, b: f32) -> f32 {
+    let x = a + b;
+    let ac = a.clamp(-104.0, 89.0);
+    let t = (ac + b).mul_add(LOG2E, ROUND_MAGIC);
+    let n = t - ROUND_MAGIC;
+    let ni = (t.to_bits() as i32).wrapping_sub(ROUND_MAGIC.to_bits() as i32);
+    let r = n.mul_add(-LN2_HI, ac);
+    let r = n.mul_add(-LN2_LO, r) + b;
+    let mut p = 1.987_569_1e-4_f32;
+    p = p.mul_add(r, 1.398_199_9e-3);
+    p = p.mul_add(r, 8.333_452e-3);
+    p = p.mul_add(r, 4.166_579_6e-2);
+    p = p.mul_add(r, 1.666_666_5e-1);
+    p = p.mul_add(r, 5e-1);
+    let y = (p * r).mul_add(r, r) + 1.0;
+    let (s1, s2) = pow2i(ni);
+    let y = y * s1 * s2;
+    let y = select(x > 88.722_84, f32::INFINITY, y);
+    let y = select(x < -103.972_08, 0.0, y);
+    select(x.is_nan(), x, y)
+}
+
+/// e^x - 1, accurate near zero (Taylor series below |x| < 0.5, `exp` above).
+#[inline(always)]
+pub fn expm1(x: f32) -> f32 {
+    // Taylor to x^9/9!: relative error < 1e-8 for |x| < 0.5.
+    let mut p = 1.0 / 362_880.0_f32;
+    p = p.mul_add(x, 1.0 / 40_320.0);
+    p = p.mul_add(x, 1.0 / 5_040.0);
+    p = p.mul_add(x, 1.0 / 720.0);
+    p = p.mul_add(x, 1.0 / 120.0);
+    p = p.mul_add(x, 1.0 / 24.0);
+    p = p.mul_add(x, 1.0 / 6.0);
+    p = p.mul_add(x, 0.5);
+    let small = (p * x).mul_add(x, x);
+    let big = exp(x) - 1.0;
+    select(x.abs() < 0.5, small, big)
+}
+
+/// tanh(x): odd Taylor polynomial for |x| < 0.55, `1 - 2/(e^{2|x|}+1)` above.
+#[inline(always)]
+pub fn tanh(x: f32) -> f32 {
+    let a = x.abs();
+    let z = x * x;
+    // tanh x = x (1 + z * P(z)), coefficients of the Taylor series.
+    let mut p = -0.001_455_834_4_f32; // -929569 / 638512875
+    p = p.mul_add(z, 0.003_592_128); // 21844 / 6081075
+    p = p.mul_add(z, -0.008_863_235); // -1382 / 155925
+    p = p.mul_add(z, 0.021_869_488); // 62 / 2835
+    p = p.mul_add(z, -0.053_968_254); // -17 / 315
+    p = p.mul_add(z, 0.133_333_33); // 2 / 15
+    p = p.mul_add(z, -0.333_333_34); // -1 / 3
+    let small = (x * z).mul_add(p, x).copysign(x);
+    let e = exp(2.0 * a.min(20.0));
+    let big = (1.0 - 2.0 / (e + 1.0)).copysign(x);
+    let y = select(a < 0.55, small, big);
+    select(x.is_nan(), x, y)
+}
+
+/// 1 / (1 + e^{-x}).
+#[inline(always)]
+pub fn sigmoid(x: f32) -> f32 {
+    1.0 / (1.0 + exp(-x))
+}
+
+/// erfc for z >= 0 with relative error below 1.2e-7 (Chebyshev fit, as in
+/// Numerical Recipes' `erfcc`).
+#[inline(always)]
+fn erfc_pos(z: f32) -> f32 {
+    // z*z split exactly into hi + lo so that large z keep full precision.
+    let hi = z * z;
+    erfc_core(z, hi, z.mul_add(z, -hi))
+}
+
+/// erfc(z) for z >= 0 given z² as an unrounded sum `zz_hi + zz_lo`.
+#[inline(always)]
+fn erfc_core(z: f32, zz_hi: f32, zz_lo: f32) -> f32 {
+    let t = 1.0 / z.mul_add(0.5, 1.0);
+    let mut p = 0.170_872_77_f32;
+    p = p.mul_add(t, -0.822_152_23);
+    p = p.mul_add(t, 1.488_515_9);
+    p = p.mul_add(t, -1.135_204);
+    p = p.mul_add(t, 0.278_868_07);
+    p = p.mul_add(t, -0.186_288_06);
+    p = p.mul_add(t, 0.096_784_18);
+    p = p.mul_add(t, 0.374_091_96);
+    p = p.mul_add(t, 1.000_023_7);
+    p = p.mul_add(t, -1.265_512_2);
+    t * exp_split(-zz_hi, p - zz_lo)
+}
+
+/// Complementary error function.
+#[inline(always)]
+pub fn erfc(x: f32) -> f32 {
+    let a = x.abs();
+    let e = erfc_pos(a);
+    let y = select(x < 0.0, 2.0 - e, e);
+    select(x.is_nan(), x, y)
+}
+
+/// Error function: Taylor series for |x| < 0.75, `1 - erfc` above.
+#[inline(always)]
+pub fn erf(x: f32) -> f32 {
+    let z = x * x;
+    // erf x = 2/sqrt(pi) * sum (-1)^n x^(2n+1) / (n! (2n+1))
+    let mut p = 1.0 / (5040.0 * 15.0_f32);
+    p = p.mul_add(-z, 1.0 / (720.0 * 13.0));
+    p = p.mul_add(-z, 1.0 / (120.0 * 11.0));
+    p = p.mul_add(-z, 1.0 / (24.0 * 9.0));
+    p = p.mul_add(-z, 1.0 / (6.0 * 7.0));
+    p = p.mul_add(-z, 1.0 / (2.0 * 5.0));
+    p = p.mul_add(-z, 1.0 / 3.0);
+    p = p.mul_add(-z, 1.0);
+    let small = std::f32::consts::FRAC_2_SQRT_PI * x * p;
+    let big = (1.0 - erfc_pos(x.abs())).copysign(x);
+    let y = select(x.abs() < 0.75, small, big);
+    select(x.is_nan(), x, y)
+}
+
+/// GELU with the exact (erf) form: `x/2 * erfc(-x/sqrt 2)`, accurate in the
+/// negative tail too.
+#[inline(always)]
+pub fn gelu(x: f32) -> f32 {
+    // erfc(-x/sqrt2) with (x/sqrt2)^2 = x^2/2 taken exactly from x, since
+    // rounding x/sqrt2 first costs ~100 ulp in the far negative tail.
+    let z = x.abs() * std::f32::consts::FRAC_1_SQRT_2;
+    let hi = x * x;
+    let lo = x.mul_add(x, -hi);
+    let e = erfc_core(z, 0.5 * hi, 0.5 * lo);
+    let ec = select(x > 0.0, 2.0 - e, e);
+    let y = 0.5 * x * ec;
+    select(x.is_nan(), x, y)
+}
+
+/// GELU with PyTorch's `approximate='tanh'` form.
+#[inline(always)]
+pub fn gelu_tanh(x: f32) -> f32 {
+    const K: f32 = 0.797_884_6; // sqrt(2/pi)
+    let inner = K * x * (0.044_715 * x * x).mul_add(1.0, 1.0);
+    0.5 * x * (1.0 + tanh(inner))
+}
+
+/// Natural logarithm (Cephes `logf` polynomial); handles 0, negatives,
+/// subnormals, inf and NaN.
+#[inline(always)]
+pub fn ln(x: f32) -> f32 {
+    // Scale subnormals into the normal range.
+    let sub = x < f32::MIN_POSITIVE;
+    let xs = select(sub, x * 8_388_608.0, x);
+    let bits = xs.to_bits();
+    let mut e = ((bits >> 23) & 0xff) as i32 - 126;
+    e = if sub { e - 23 } else { e };
+    let mut m = f32::from_bits((bits & 0x807f_ffff) | 0x3f00_0000);
+    let lo = m < std::f32::consts::FRAC_1_SQRT_2;
+    e = if lo { e - 1 } else { e };
+    m = select(lo, m + m - 1.0, m - 1.0);
+    let ef = e as f32;
+    let z = m * m;
+    let mut p = 7.037_683_6e-2_f32;
+    p = p.mul_add(m, -1.151_461e-1);
+    p = p.mul_add(m, 1.167_699_9e-1);
+    p = p.mul_add(m, -1.242_014_1e-1);
+    p = p.mul_add(m, 1.424_932_3e-1);
+    p = p.mul_add(m, -1.666_805_8e-1);
+    p = p.mul_add(m, 2.000_071_4e-1);
+    p = p.mul_add(m, -2.499_999_4e-1);
+    p = p.mul_add(m, 3.333_333e-1);
+    let mut y = p * m * z;
+    y = ef.mul_add(LN2_LO, y);
+    y = z.mul_add(-0.5, y);
+    let r = ef.mul_add(LN2_HI, m + y);
+    let r = select(x == f32::INFINITY, f32::INFINITY, r);
+    let r = select(x == 0.0, f32::NEG_INFINITY, r);
+    select(x < 0.0 || x.is_nan(), f32::NAN, r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Largest error in ulps of `f` against an f64 reference over a grid.
+    fn max_ulp(f: fn(f32) -> f32, r: fn(f64) -> f64, lo: f32, hi: f32, n: usize) -> f64 {
+        let mut worst: f64 = 0.0;
+        for i in 0..=n {
+            let x = lo + (hi - lo) * (i as f32 / n as f32);
+            let want = r(x as f64);
+            let got = f(x) as f64;
+            if want == 0.0 && got == 0.0 {
+                continue;
+            }
+            let ulp = (want.abs() as f32).max(f32::MIN_POSITIVE * 1e-6);
+            let ulp = (f32::from_bits(ulp.to_bits() + 1) - ulp) as f64;
+            worst = worst.max((got - want).abs() / ulp);
+        }
+        worst
+    }
+
+    fn erf64(x: f64) -> f64 {
+        // Reference: high-precision series / continued fraction in f64.
+        if x.abs() < 2.5 {
+            let mut sum = 0.0;
+            let mut term = x;
+            let mut n = 0.0;
+            while term.abs() > 1e-300 && n < 200.0 {
+                sum += term / (2.0 * n + 1.0);
+                n += 1.0;
+                term *= -x * x / n;
+            }
+            2.0 / std::f64::consts::PI.sqrt() * sum
+        } else {
+            x.signum() * (1.0 - erfc64(x.abs()))
+        }
+    }
+
+    fn erfc64(x: f64) -> f64 {
+        if x < 2.5 {
+            return 1.0 - erf64(x);
+        }
+        // Continued fraction (Lentz), converges fast for x >= 2.5.
+        let mut f = 0.0;
+        for k in (1..200).rev() {
+            f = (k as f64 / 2.0) / (x + f);
+        }
+        (-x * x).exp() / std::f64::consts::PI.sqrt() / (x + f)
+    }
+
+    #[test]
+    fn exp_is_accurate_over_the_full_range() {
+        {
+            let u = max_ulp(exp, f64::exp, -87.0, 88.7, 200_000);
+            assert!(u <= 2.0, "{} ulp", u);
+        }
+        {
+            let u = max_ulp(exp, f64::exp, -1.0, 1.0, 100_000);
+            assert!(u <= 2.0, "{} ulp", u);
+        }
+        assert!(exp(f32::NAN).is_nan());
+        assert_eq!(exp(f32::INFINITY), f32::INFINITY);
+        assert_eq!(exp(f32::NEG_INFINITY), 0.0);
+        assert_eq!(exp(100.0), f32::INFINITY);
+        assert_eq!(exp(-200.0), 0.0);
+        // subnormal results
+        let s = exp(-100.0);
+        assert!(
+            (s - (-100f64).exp() as f32).abs() <= 2.0 * f32::from_bits(1),
+            "{s}"
+        );
+    }
+
+    #[test]
+    fn tanh_sigmoid_expm1_are_accurate() {
+        {
+            let u = max_ulp(tanh, f64::tanh, -10.0, 10.0, 200_000);
+            assert!(u <= 4.0, "{} ulp", u);
+        }
+        {
+            let u = max_ulp(tanh, f64::tanh, -0.01, 0.01, 10_000);
+            assert!(u <= 2.0, "{} ulp", u);
+        }
+        {
+            let u = max_ulp(expm1, f64::exp_m1, -3.0, 3.0, 100_000);
+            assert!(u <= 3.0, "{} ulp", u);
+        }
+        {
+            let u = max_ulp(sigmoid, |x| 1.0 / (1.0 + (-x).exp()), -80.0, 80.0, 100_000);
+            assert!(u <= 4.0, "{} ulp", u);
+        }
+        assert_eq!(tanh(f32::INFINITY), 1.0);
+        assert_eq!(tanh(f32::NEG_INFINITY), -1.0);
+        assert!(tanh(f32::NAN).is_nan());
+        assert_eq!(tanh(-0.0).to_bits(), (-0.0f32).to_bits());
+    }
+
+    #[test]
+    fn erf_family_is_accurate() {
+        {
+            let u = max_ulp(erf, erf64, -6.0, 6.0, 100_000);
+            assert!(u <= 8.0, "{} ulp", u);
+        }
+        {
+            let u = max_ulp(erf, erf64, -0.01, 0.01, 1000);
+            assert!(u <= 2.0, "{} ulp", u);
+        }
+        {
+            let u = max_ulp(erfc, |x| 1.0 - erf64(x), -3.0, 2.4, 100_000);
+            assert!(u <= 16.0, "{} ulp", u);
+        }
+        {
+            let u = max_ulp(erfc, erfc64, 2.5, 9.0, 100_000);
+            assert!(u <= 16.0, "{} ulp", u);
+        }
+        let g = |x: f64| 0.5 * x * (1.0 + erf64(x / std::f64::consts::SQRT_2));
+        let gneg = |x: f64| 0.5 * x * erfc64(-x / std::f64::consts::SQRT_2);
+        {
+            let u = max_ulp(gelu, g, -3.0, 8.0, 100_000);
+            assert!(u <= 16.0, "{} ulp", u);
+        }
+        {
+            let u = max_ulp(gelu, gneg, -12.0, -3.6, 100_000);
+            assert!(u <= 16.0, "{} ulp", u);
+        }
+    }
+
+    #[test]
+    fn ln_is_accurate_and_handles_edges() {
+        {
+            let u = max_ulp(ln, f64::ln, 1e-30, 10.0, 200_000);
+            assert!(u <= 2.0, "{} ulp", u);
+        }
+        {
+            let u = max_ulp(ln, f64::ln, 0.5, 2.0, 100_000);
+            assert!(u <= 2.0, "{} ulp", u);
+        }
+        {
+            let u = max_ulp(ln, f64::ln, 10.0, 3e38, 100_000);
+            assert!(u <= 2.0, "{} ulp", u);
+        }
+        assert!((ln(1e-40) as f64 - (1e-40f32 as f64).ln()).abs() < 1e-5);
+        assert_eq!(ln(0.0), f32::NEG_INFINITY);
+        assert!(ln(-1.0).is_nan());
+        assert_eq!(ln(f32::INFINITY), f32::INFINITY);
+        assert_eq!(ln(1.0), 0.0);
+    }
+}

@@ -1,0 +1,143 @@
+//! Vectorised element loops, compiled per CPU level and chosen at run time.
+//!
+//! # Note [Multiversioned loops]
+//! Each loop is written once as plain generic Rust over raw strided pointers.
+//! [`multiversion!`] compiles that body three times: with AVX-512 enabled, with
+//! AVX2+FMA enabled, and for the baseline target; [`crate::cpu::level`] picks one
+//! per call (one cached branch, never per element). The element function `f`
+//! is a generic closure, so it is inlined into each copy and LLVM vectorises it
+//! with the enabled instruction set. This is why the approximations in
+//! [`crate::math`] are branch-free: selects vectorise, branches do not.
+//!
+//! Debug builds compile only the baseline copy (LLVM does not vectorise
+//! below opt-level 2 anyway), which keeps test builds fast.
+//!
+//! Inside a loop the common layouts get their own straight-line code path
+//! (all operands contiguous, one operand a broadcast scalar); anything else
+//! takes the strided path.
+
+use crate::cpu::Level;
+
+/// Compile an `unsafe fn` body for AVX-512, AVX2+FMA and the baseline, and
+/// dispatch on [`crate::cpu::level`] at the call. See Note [Multiversioned loops].
+#[macro_export]
+macro_rules! multiversion {
+    (
+        $(#[$meta:meta])*
+        $vis:vis unsafe fn $name:ident [$($gen:tt)*] ($($arg:ident : $ty:ty),* $(,)?) $(-> $ret:ty)?
+        $body:block
+    ) => {
+        $(#[$meta])*
+        #[allow(clippy::too_many_arguments)]
+        $vis unsafe fn $name<$($gen)*>($($arg: $ty),*) $(-> $ret)? {
+            #[inline(always)]
+            #[allow(clippy::too_many_arguments)]
+            unsafe fn body<$($gen)*>($($arg: $ty),*) $(-> $ret)? $body
+            // Debug builds (opt-level < 2) do not run the loop vectoriser, so
+            // the extra copies would only cost compile time.
+            #[cfg(all(target_arch = "x86_64", not(debug_assertions)))]
+            {
+                #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,f16c")]
+                #[allow(clippy::too_many_arguments)]
+                unsafe fn v4<$($gen)*>($($arg: $ty),*) $(-> $ret)? { unsafe { body($($arg),*) } }
+                #[target_feature(enable = "avx2,fma,f16c")]
+                #[allow(clippy::too_many_arguments)]
+                unsafe fn v3<$($gen)*>($($arg: $ty),*) $(-> $ret)? { unsafe { body($($arg),*) } }
+                match $crate::cpu::level() {
+                    $crate::cpu::Level::Avx512 => return unsafe { v4($($arg),*) },
+                    $crate::cpu::Level::Avx2 => return unsafe { v3($($arg),*) },
+                    $crate::cpu::Level::Baseline => {}
+                }
+            }
+            unsafe { body($($arg),*) }
+        }
+    };
+}
+
+/// The level the loops will run at (for benchmarks and diagnostics).
+pub fn active_level() -> Level {
+    crate::cpu::level()
+}
+
+multiversion! {
+    /// `dst[i*ds] = f(src[i*ss])` for `i < n`. Strides are in elements.
+    ///
+    /// # Safety
+    /// Every address touched must be valid; `dst` must not overlap `src` except
+    /// when both are the same contiguous buffer (in-place).
+    pub unsafe fn map1[T: Copy, U: Copy, F: Fn(T) -> U](
+        n: usize, src: *const T, ss: isize, dst: *mut U, ds: isize, f: F
+    ) {
+        unsafe {
+            if ss == 1 && ds == 1 {
+                for i in 0..n {
+                    *dst.add(i) = f(*src.add(i));
+                }
+            } else if ss == 0 && ds == 1 {
+                let v = f(*src);
+                for i in 0..n {
+                    *dst.add(i) = v;
+                }
+            } else {
+                for i in 0..n as isize {
+                    *dst.offset(i * ds) = f(*src.offset(i * ss));
+                }
+            }
+        }
+    }
+}
+
+multiversion! {
+    /// `dst[i] = f(a[i], b[i])` over strided operands (strides in elements).
+    ///
+    /// # Safety
+    /// As [`map1`].
+    pub unsafe fn map2[A: Copy, B: Copy, U: Copy, F: Fn(A, B) -> U](
+        n: usize, a: *const A, sa: isize, b: *const B, sb: isize, dst: *mut U, ds: isize, f: F
+    ) {
+        unsafe {
+            if ds == 1 && sa == 1 && sb == 1 {
+                for i in 0..n {
+                    *dst.add(i) = f(*a.add(i), *b.add(i));
+                }
+            } else if ds == 1 && sa == 1 && sb == 0 {
+                let bv = *b;
+                for i in 0..n {
+                    *dst.add(i) = f(*a.add(i), bv);
+                }
+            } else if ds == 1 && sa == 0 && sb == 1 {
+                let av = *a;
+                for i in 0..n {
+                    *dst.add(i) = f(av, *b.add(i));
+                }
+            } else {
+                for i in 0..n as isize {
+                    *dst.offset(i * ds) = f(*a.offset(i * sa), *b.offset(i * sb));
+                }
+            }
+        }
+    }
+}
+
+multiversion! {
+    /// `dst[i] = f(a[i], b[i], c[i])` over strided operands (strides in elements).
+    ///
+    /// # Safety
+    /// As [`map1`].
+    pub unsafe fn map3[A: Copy, B: Copy, C: Copy, U: Copy, F: Fn(A, B, C) -> U](
+        n: usize, a: *const A, sa: isize, b: *const B, sb: isize, c: *const C, sc: isize,
+        dst: *mut U, ds: isize, f: F
+    ) {
+        unsafe {
+            if ds == 1 && sa == 1 && sb == 1 && sc == 1 {
+                for i in 0..n {
+                    *dst.add(i) = f(*a.add(i), *b.add(i), *c.add(i));
+                }
+            } else {
+                for i in 0..n as isize {
+                    *dst.offset(i * ds) = f(*a.offset(i * sa), *b.offset(i * sb), *c.offset(i * sc));
+                }
+            }
+        }
+    }
+}

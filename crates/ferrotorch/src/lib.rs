@@ -1,0 +1,141 @@
+//! # ferrotorch
+//!
+//! PyTorch's architecture in Rust: tensors over shared, strided storage, one
+//! dispatcher for every native op, PyTorch's dtypes, type promotion and
+//! broadcasting, and vectorised, multithreaded CPU kernels.
+//!
+//! ```
+//! use ferrotorch as torch;
+//! use torch::DType;
+//!
+//! # fn main() -> torch::Result<()> {
+//! let a = torch::tensor([[1.0, 2.0], [3.0, 4.0]])?;      // float32, like torch.tensor
+//! let b = torch::arange(0, 2, 1, DType::F32)?;           // tensor([0., 1.])
+//! let c = a.add(&b)?.mul(2.0)?;                          // broadcasting, wrapped scalars
+//! assert_eq!(c.to_vec::<f32>()?, vec![2.0, 6.0, 6.0, 10.0]);
+//! let t = a.t()?;                                        // a view: same storage
+//! assert_eq!(t.data_ptr(), a.data_ptr());
+//! assert_eq!(format!("{}", a.matmul(&t)?), "tensor([[ 5., 11.],\n        [11., 25.]])");
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Every op returns [`Result`]: a mistake (shapes that don't broadcast, an
+//! out-of-range dim, a dtype an op doesn't support) is an [`Error`] naming
+//! the op, the shapes and the dtypes, never a panic.
+//!
+//! The same ops can be called by name through the [`dispatch`] module, as
+//! the bindings and the JIT do.
+
+pub use ferrotorch_core::dispatch;
+pub use ferrotorch_core::dtype;
+pub use ferrotorch_core::native::random::{default_generator, manual_seed, Generator};
+pub use ferrotorch_core::native::{cat, stack, where_, Operand};
+pub use ferrotorch_core::storage::{self, Storage};
+pub use ferrotorch_core::tensor::display::{get_printoptions, set_printoptions, PrintOptions};
+pub use ferrotorch_core::tensor::layout;
+pub use ferrotorch_core::{
+    bf16, f16, get_default_dtype, promote_types, result_type, set_default_dtype, tensor, DType,
+    Device, Error, ErrorKind, Result, Scalar, Tensor, TensorOptions,
+};
+
+/// Number of threads used by intra-op parallelism (`torch.get_num_threads`).
+pub fn get_num_threads() -> usize {
+    ferrotorch_kernels::parallel::get_num_threads()
+}
+
+/// Set the number of intra-op threads (`torch.set_num_threads`).
+pub fn set_num_threads(n: usize) {
+    ferrotorch_kernels::parallel::set_num_threads(n)
+}
+
+/// `torch.zeros`.
+pub fn zeros(shape: &[usize], opts: impl Into<TensorOptions>) -> Result<Tensor> {
+    Tensor::zeros(shape, opts)
+}
+
+/// `torch.ones`.
+pub fn ones(shape: &[usize], opts: impl Into<TensorOptions>) -> Result<Tensor> {
+    Tensor::ones(shape, opts)
+}
+
+/// `torch.empty`.
+pub fn empty(shape: &[usize], opts: impl Into<TensorOptions>) -> Result<Tensor> {
+    let o = opts.into();
+    Tensor::empty(shape, o.dtype.unwrap_or_else(get_default_dtype))
+}
+
+/// `torch.full`.
+pub fn full(
+    shape: &[usize],
+    value: impl Into<Scalar>,
+    opts: impl Into<TensorOptions>,
+) -> Result<Tensor> {
+    Tensor::full(shape, value, opts)
+}
+
+/// `torch.arange(start, end, step)`.
+pub fn arange(
+    start: impl Into<Scalar>,
+    end: impl Into<Scalar>,
+    step: impl Into<Scalar>,
+    opts: impl Into<TensorOptions>,
+) -> Result<Tensor> {
+    Tensor::arange(start, end, step, opts)
+}
+
+/// `torch.linspace`.
+pub fn linspace(
+    start: f64,
+    end: f64,
+    steps: usize,
+    opts: impl Into<TensorOptions>,
+) -> Result<Tensor> {
+    Tensor::linspace(start, end, steps, opts)
+}
+
+/// `torch.logspace`.
+pub fn logspace(
+    start: f64,
+    end: f64,
+    steps: usize,
+    base: f64,
+    opts: impl Into<TensorOptions>,
+) -> Result<Tensor> {
+    Tensor::logspace(start, end, steps, base, opts)
+}
+
+/// `torch.eye`.
+pub fn eye(n: usize, m: Option<usize>, opts: impl Into<TensorOptions>) -> Result<Tensor> {
+    Tensor::eye(n, m, opts)
+}
+
+/// `torch.rand`.
+pub fn rand(shape: &[usize], opts: impl Into<TensorOptions>) -> Result<Tensor> {
+    Tensor::rand(shape, opts)
+}
+
+/// `torch.randn`.
+pub fn randn(shape: &[usize], opts: impl Into<TensorOptions>) -> Result<Tensor> {
+    Tensor::randn(shape, opts)
+}
+
+/// `torch.randint(low, high, size)`.
+pub fn randint(
+    low: i64,
+    high: i64,
+    shape: &[usize],
+    opts: impl Into<TensorOptions>,
+) -> Result<Tensor> {
+    Tensor::randint(low, high, shape, opts)
+}
+
+/// `torch.randperm(n)`.
+pub fn randperm(n: usize) -> Result<Tensor> {
+    Tensor::randperm(n, None)
+}
+
+/// `torch.matmul(a, b)`.
+pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    a.matmul(b)
+}
