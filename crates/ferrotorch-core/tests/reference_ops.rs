@@ -173,6 +173,7 @@ fn every_op_matches_pytorch() {
     .unwrap();
     let root: Value = serde_json::from_str(&text).unwrap();
     let cases = root["cases"].as_array().unwrap();
+    eprintln!("{} PyTorch reference cases", cases.len());
     let mut failures = Vec::new();
     for (n, c) in cases.iter().enumerate() {
         let op = c["op"].as_str().unwrap();
