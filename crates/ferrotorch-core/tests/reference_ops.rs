@@ -105,11 +105,25 @@ fn arg(v: &Value) -> IValue {
         );
     }
     if let Some(l) = o.get("tl") {
+        let items: Vec<IValue> = l.as_array().unwrap().iter().map(arg).collect();
+        if items.iter().any(|i| matches!(i, IValue::None)) {
+            return IValue::OptTensorList(
+                items
+                    .into_iter()
+                    .map(|i| {
+                        if let IValue::Tensor(t) = i {
+                            Some(t)
+                        } else {
+                            None
+                        }
+                    })
+                    .collect(),
+            );
+        }
         return IValue::TensorList(
-            l.as_array()
-                .unwrap()
-                .iter()
-                .map(|x| arg(x).into_tensor().unwrap())
+            items
+                .into_iter()
+                .map(|i| i.into_tensor().unwrap())
                 .collect(),
         );
     }

@@ -13,6 +13,7 @@
 //! | `scan` | cumsum, cumprod, cummax, ... |
 //! | `sort` | sort, topk, unique, searchsorted, bincount |
 //! | `random` | PyTorch-compatible generator, rand/randn/randint/... |
+//! | `nn` | activations, softmax, ... (nn kernels) |
 //! | `special` | special functions used by the kernels |
 
 pub(crate) mod binary;
@@ -20,6 +21,7 @@ pub(crate) mod compare;
 pub(crate) mod iter;
 pub(crate) mod linalg;
 pub(crate) mod movement;
+pub(crate) mod nn;
 pub(crate) mod pointwise;
 pub mod random;
 pub(crate) mod reduce;
@@ -54,5 +56,6 @@ pub(crate) fn register_all(r: &mut Registry) {
     scan::register(r);
     sort::register(r);
     random::register(r);
+    nn::register(r);
     crate::tensor::register_views(r);
 }

@@ -7,10 +7,12 @@
 pub(crate) mod create;
 pub(crate) mod data;
 pub mod display;
+pub mod index;
 pub mod layout;
 mod view;
 
 pub use create::{tensor, FlatData, TensorData, TensorOptions};
+pub use index::{step, IntoIndices, TensorIndex, ELLIPSIS, NEW_AXIS};
 pub use layout::{Dims, Layout};
 
 use crate::device::Device;
@@ -175,6 +177,7 @@ const _: () = {
 /// Dispatcher entries of the view and data ops defined in this module.
 pub(crate) fn register_views(r: &mut crate::dispatch::Registry) {
     use crate::dispatch::IValue;
+    index::register(r);
     let usz = |v: Vec<i64>| -> Result<Vec<usize>> {
         v.into_iter()
             .map(|x| {

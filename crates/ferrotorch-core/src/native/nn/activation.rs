@@ -1,0 +1,72 @@
+//! Pointwise activations with fast f32 kernels: `relu`, `gelu` (exact and
+//! tanh), `silu`. Floating dtypes only, as in PyTorch (`relu` also takes
+//! integers).
+
+use super::super::unary::unary_float;
+use crate::dispatch::Registry;
+use crate::error::Result;
+use crate::tensor::Tensor;
+use ferrotorch_kernels::math as km;
+
+fn float_only(op: &str, x: &Tensor) -> Result<()> {
+    crate::ensure!(
+        x.is_floating_point(),
+        Runtime,
+        "{op}: \"{op}_cpu\" not implemented for '{}'",
+        x.dtype().name_title()
+    );
+    Ok(())
+}
+
+impl Tensor {
+    /// max(x, 0). NaN stays NaN.
+    pub fn relu(&self) -> Result<Tensor> {
+        crate::ensure!(
+            self.dtype() != crate::DType::Bool,
+            Runtime,
+            "relu: \"clamp_min_scalar_cpu\" not implemented for 'Bool'"
+        );
+        self.clamp_min(0)
+    }
+
+    /// GELU: `approximate = "none"` (erf form) or `"tanh"`.
+    pub fn gelu(&self, approximate: &str) -> Result<Tensor> {
+        float_only("GeluKernelImpl", self)?;
+        match approximate {
+            "none" => unary_float(self, km::gelu, |x: f64| {
+                0.5 * x * super::super::special::erfc(-x / std::f64::consts::SQRT_2)
+            }),
+            "tanh" => unary_float(self, km::gelu_tanh, |x: f64| {
+                let k = (2.0 / std::f64::consts::PI).sqrt();
+                0.5 * x * (1.0 + (k * (x + 0.044715 * x * x * x)).tanh())
+            }),
+            other => crate::bail!(
+                Runtime,
+                "approximate argument must be either none or tanh. (got '{other}')"
+            ),
+        }
+    }
+
+    /// SiLU / swish: `x * sigmoid(x)`.
+    pub fn silu(&self) -> Result<Tensor> {
+        float_only("silu", self)?;
+        unary_float(
+            self,
+            |x: f32| x * km::sigmoid(x),
+            |x: f64| x / (1.0 + (-x).exp()),
+        )
+    }
+}
+
+pub(crate) fn register(r: &mut Registry) {
+    r.def("relu(Tensor self) -> Tensor", |a| {
+        Ok(a.tensor(0)?.relu()?.into())
+    });
+    r.def(
+        "gelu(Tensor self, *, str approximate='none') -> Tensor",
+        |a| Ok(a.tensor(0)?.gelu(&a.str(1)?)?.into()),
+    );
+    r.def("silu(Tensor self) -> Tensor", |a| {
+        Ok(a.tensor(0)?.silu()?.into())
+    });
+}

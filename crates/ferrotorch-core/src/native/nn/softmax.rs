@@ -1,0 +1,113 @@
+//! `softmax` and `log_softmax` along a dim, numerically stable (the row
+//! maximum is subtracted). f32 rows use the vectorised kernel; other float
+//! dtypes compute in f64.
+
+use crate::dispatch::Registry;
+use crate::dtype::DType;
+use crate::error::Result;
+use crate::tensor::layout::wrap_dim;
+use crate::tensor::Tensor;
+use ferrotorch_kernels::{parallel, softmax as ks};
+
+fn softmax_impl(x: &Tensor, dim: i64, dtype: Option<DType>, log: bool) -> Result<Tensor> {
+    let op = if log { "log_softmax" } else { "softmax" };
+    let x = match dtype {
+        Some(d) => x.to_dtype(d)?,
+        None => x.clone(),
+    };
+    crate::ensure!(
+        x.is_floating_point(),
+        Runtime,
+        "{op}: \"{op}_lastdim_kernel_impl\" not implemented for '{}'",
+        x.dtype().name_title()
+    );
+    let nd = x.dim();
+    if nd == 0 {
+        return if log { x.mul(0) } else { x.mul(0)?.add(1) };
+    }
+    let d = wrap_dim(dim, nd)?;
+    // Move `dim` last; rows of the contiguous result are the softmax groups.
+    let mut perm: Vec<usize> = (0..nd).filter(|&k| k != d).collect();
+    perm.push(d);
+    let work_dt = if x.dtype() == DType::F64 {
+        DType::F64
+    } else {
+        DType::F32
+    };
+    let src = x.permute_dims(&perm)?.to_dtype(work_dt)?.contiguous()?;
+    let r = x.shape()[d];
+    let m = src.numel().checked_div(r).unwrap_or(0);
+    let out = Tensor::empty(src.shape(), work_dt)?;
+    {
+        let _g = crate::storage::lock_storages(&[src.storage()], &[out.storage()]);
+        let (sp, dp) = (src.data_ptr() as usize, out.data_ptr() as usize);
+        parallel::parallel_for(m, (16384 / r.max(1)).max(1), |rows| {
+            for i in rows {
+                // SAFETY: row i of two contiguous [m, r] buffers.
+                unsafe {
+                    if work_dt == DType::F32 {
+                        ks::softmax_row_f32(
+                            (sp as *const f32).add(i * r),
+                            (dp as *mut f32).add(i * r),
+                            r,
+                            log,
+                        );
+                    } else {
+                        let a = std::slice::from_raw_parts((sp as *const f64).add(i * r), r);
+                        let b = std::slice::from_raw_parts_mut((dp as *mut f64).add(i * r), r);
+                        softmax_row_f64(a, b, log);
+                    }
+                }
+            }
+        });
+    }
+    let mut inv = vec![0usize; nd];
+    for (k, &p) in perm.iter().enumerate() {
+        inv[p] = k;
+    }
+    let res = out.permute_dims(&inv)?;
+    let res = if d == nd - 1 { res } else { res.contiguous()? };
+    res.to_dtype(x.dtype())
+}
+
+fn softmax_row_f64(a: &[f64], b: &mut [f64], log: bool) {
+    let m = a.iter().fold(f64::NEG_INFINITY, |x, &y| {
+        if x.is_nan() || y.is_nan() {
+            f64::NAN
+        } else {
+            x.max(y)
+        }
+    });
+    let shift = if m == f64::NEG_INFINITY { 0.0 } else { m };
+    let s: f64 = a.iter().map(|v| (v - shift).exp()).sum();
+    for (o, &v) in b.iter_mut().zip(a) {
+        *o = if log {
+            v - shift - s.ln()
+        } else {
+            (v - shift).exp() / s
+        };
+    }
+}
+
+impl Tensor {
+    /// `softmax(self, dim, dtype)`.
+    pub fn softmax(&self, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
+        softmax_impl(self, dim, dtype, false)
+    }
+
+    /// `log_softmax(self, dim, dtype)`, computed without forming `softmax`.
+    pub fn log_softmax(&self, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
+        softmax_impl(self, dim, dtype, true)
+    }
+}
+
+pub(crate) fn register(r: &mut Registry) {
+    r.def(
+        "softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
+        |a| Ok(a.tensor(0)?.softmax(a.int(1)?, a.opt_dtype(2)?)?.into()),
+    );
+    r.def(
+        "log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
+        |a| Ok(a.tensor(0)?.log_softmax(a.int(1)?, a.opt_dtype(2)?)?.into()),
+    );
+}
