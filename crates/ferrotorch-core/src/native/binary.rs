@@ -153,6 +153,21 @@ pub(crate) fn can_cast(from: DType, to: DType) -> bool {
     !(from.is_floating_point() && to.is_integral(true) || from != DType::Bool && to == DType::Bool)
 }
 
+/// # Note [In-place kernels]
+/// An in-place op whose result already has `self`'s dtype and shape runs
+/// its kernel with `self` as both input and output: one kernel, one write
+/// lock, so concurrent in-place updates from several threads serialise
+/// instead of losing writes. An operand that is a *different* view of the
+/// same memory (`a.add_(&a.t())`) is copied first, so no element is read
+/// after it was overwritten.
+pub(crate) fn detach_alias(this: &Tensor, other: Tensor) -> Result<Tensor> {
+    if other.storage().is_same(this.storage()) && other.layout() != this.layout() {
+        other.deep_clone()
+    } else {
+        Ok(other)
+    }
+}
+
 /// Run an out-of-place op `f` in place: check shape and castability, then
 /// write the result into `self`.
 pub(crate) fn inplace_from(op: &str, this: &Tensor, result: Result<Tensor>) -> Result<()> {
@@ -197,7 +212,21 @@ macro_rules! binary_ops {
                 }
                 #[doc = concat!("In-place `", stringify!($name), "`.")]
                 pub fn $name_(&self, other: impl Into<Operand>) -> Result<()> {
-                    inplace_from(stringify!($name_), self, self.$name(other))
+                    let other = other.into();
+                    let (dt, _, b, shape) = prepare(stringify!($name_), self, &other, Promote::$promote)?;
+                    if dt != self.dtype() || shape.as_slice() != self.shape() {
+                        return inplace_from(stringify!($name_), self, self.$name(other));
+                    }
+                    // Note [In-place kernels]: read and write `self` in one
+                    // kernel under its write lock, so the update is atomic.
+                    let check: fn(&str, DType, &Operand, &Tensor) -> Result<()> = $check;
+                    check(stringify!($name_), dt, &other, &b)?;
+                    check_inplace(stringify!($name_), self)?;
+                    let b = detach_alias(self, b)?;
+                    binary_each_dtype!(same, dt, self, &b, self,
+                        float |$x, $y| $fb, int |$i, $j| $ib, bool |$p, $q| $bb);
+                    self.storage().bump_version();
+                    Ok(())
                 }
             )*
         }

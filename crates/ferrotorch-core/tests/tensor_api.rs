@@ -1,0 +1,266 @@
+//! The tensor core through its Rust API: views alias storage, the version
+//! counter, indexing, creation and dtype inference, copies across dtypes,
+//! threads, and the error cases the issue lists. Expected values are
+//! analytic (arange data) or PyTorch's documented behaviour.
+
+use ferrotorch_core::tensor::{step, TensorIndex, ELLIPSIS, NEW_AXIS};
+use ferrotorch_core::{tensor, DType, ErrorKind, Tensor};
+
+fn ar(n: i64) -> Tensor {
+    Tensor::arange(0, n, 1, ()).unwrap()
+}
+
+fn v(t: &Tensor) -> Vec<i64> {
+    t.to_vec_i64().unwrap()
+}
+
+#[test]
+fn views_share_storage_and_never_copy() {
+    let a = ar(24).reshape(&[2, 3, 4]).unwrap();
+    let p = a.data_ptr();
+    let es = a.element_size();
+    let views = [
+        a.view(&[6, 4]).unwrap(),
+        a.reshape(&[4, 6]).unwrap(),
+        a.transpose(0, 2).unwrap(),
+        a.permute(&[2, 0, 1]).unwrap(),
+        a.movedim(&[0], &[2]).unwrap(),
+        a.unsqueeze(1).unwrap(),
+        a.flatten(0, 1).unwrap(),
+        a.unflatten(2, &[2, 2]).unwrap(),
+        a.expand(&[5, 2, 3, 4]).unwrap(),
+        a.diagonal(0, 1, 2).unwrap(),
+    ];
+    for w in &views {
+        assert_eq!(w.data_ptr(), p);
+        assert!(w.storage().is_same(a.storage()));
+    }
+    assert_eq!(
+        a.narrow(2, 1, 2).unwrap().data_ptr() as usize,
+        p as usize + es
+    );
+    assert_eq!(
+        a.select(1, 2).unwrap().data_ptr() as usize,
+        p as usize + 8 * es
+    );
+    assert_eq!(a.slice(2, Some(1), None, 2).unwrap().stride(), &[12, 4, 2]);
+    let parts = a.split(1, 1).unwrap();
+    assert_eq!(parts[2].data_ptr() as usize, p as usize + 8 * es);
+    assert_eq!(
+        v(&a.unfold(2, 2, 2).unwrap().select(3, 1).unwrap()),
+        vec![1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23]
+    );
+    // reshape of a non-viewable layout copies; view refuses
+    let t = a.transpose(1, 2).unwrap();
+    assert!(!t.reshape(&[24]).unwrap().storage().is_same(a.storage()));
+    let e = t.view(&[24]).unwrap_err();
+    assert!(e
+        .message()
+        .starts_with("view size is not compatible with input tensor's size and stride"));
+}
+
+#[test]
+fn writes_through_views_and_version_counter() {
+    let a = Tensor::zeros(&[3, 4], ()).unwrap();
+    let col = a.select(1, 2).unwrap();
+    let v0 = a.version();
+    col.fill_(5.0).unwrap();
+    assert_eq!(a.version(), v0 + 1);
+    assert_eq!(a.sum().unwrap().item_f64().unwrap(), 15.0);
+    a.t().unwrap().add_(1.0).unwrap();
+    assert_eq!(col.version(), v0 + 2, "views share the counter");
+    assert_eq!(a.to_vec::<f32>().unwrap()[2], 6.0);
+    // copy_ broadcasts and converts dtype
+    let b = Tensor::zeros(&[2, 3], DType::I32).unwrap();
+    b.copy_(&tensor([1.7, -2.9, 3.2]).unwrap()).unwrap();
+    assert_eq!(b.to_vec::<i32>().unwrap(), vec![1, -2, 3, 1, -2, 3]);
+    // in-place on an expanded view is refused
+    let x = Tensor::zeros(&[3], ()).unwrap().expand(&[2, 3]).unwrap();
+    assert!(x.add_(1.0).is_err());
+    // in-place int += float cannot cast
+    let e = ar(3).add_(0.5).unwrap_err();
+    assert!(
+        e.message()
+            .contains("result type Float can't be cast to the desired output type Long"),
+        "{e}"
+    );
+}
+
+#[test]
+fn rust_indexing_matches_numpy_rules() {
+    let a = ar(24).reshape(&[2, 3, 4]).unwrap();
+    assert_eq!(
+        v(&a.i((1, .., step(0..4, 2))).unwrap()),
+        vec![12, 14, 16, 18, 20, 22]
+    );
+    assert_eq!(a.i((NEW_AXIS, ELLIPSIS, 1)).unwrap().shape(), &[1, 2, 3]);
+    assert_eq!(v(&a.i((-1, -1, -1)).unwrap()), vec![23]);
+    assert_eq!(a.i(1..).unwrap().shape(), &[1, 3, 4]);
+    assert_eq!(a.i((.., ..=1)).unwrap().shape(), &[2, 2, 4]);
+    // views for basic indexing
+    assert!(a.i((0, 1..3)).unwrap().storage().is_same(a.storage()));
+    // integer-tensor and mask indices
+    let idx = tensor([2, 0]).unwrap();
+    assert_eq!(v(&a.i((0, &idx, 0)).unwrap()), vec![8, 0]);
+    let mask = a.gt(20).unwrap();
+    assert_eq!(
+        v(&a.index(&[TensorIndex::Tensor(mask)]).unwrap()),
+        vec![21, 22, 23]
+    );
+    // assignment
+    let z = Tensor::zeros(&[3, 3], DType::I64).unwrap();
+    z.index_put_(&[(..).into(), 1.into()], &tensor([7]).unwrap(), false)
+        .unwrap();
+    z.index_put_(
+        &[
+            tensor([0, 0]).unwrap().into(),
+            tensor([2, 2]).unwrap().into(),
+        ],
+        &tensor([1, 1]).unwrap(),
+        true,
+    )
+    .unwrap();
+    assert_eq!(v(&z), vec![0, 7, 2, 0, 7, 0, 0, 7, 0]);
+    // errors
+    assert_eq!(a.i((0, 0, 0, 0)).unwrap_err().kind(), ErrorKind::Index);
+    assert_eq!(a.i(5).unwrap_err().kind(), ErrorKind::Index);
+    assert_eq!(
+        a.i((0, tensor([3]).unwrap())).unwrap_err().kind(),
+        ErrorKind::Index
+    );
+}
+
+#[test]
+fn creation_and_dtype_inference_follow_torch() {
+    assert_eq!(tensor([1.0, 2.0]).unwrap().dtype(), DType::F32);
+    assert_eq!(tensor([1, 2]).unwrap().dtype(), DType::I64);
+    assert_eq!(tensor([[true], [false]]).unwrap().shape(), &[2, 1]);
+    assert_eq!(Tensor::full(&[2], 3, ()).unwrap().dtype(), DType::I64);
+    assert_eq!(
+        Tensor::arange(0, 10, 3, ())
+            .unwrap()
+            .to_vec::<i64>()
+            .unwrap(),
+        vec![0, 3, 6, 9]
+    );
+    assert_eq!(Tensor::arange(1.0, 2.0, 0.25, ()).unwrap().numel(), 4);
+    assert_eq!(
+        Tensor::linspace(0.0, 1.0, 5, ())
+            .unwrap()
+            .to_vec::<f32>()
+            .unwrap(),
+        vec![0.0, 0.25, 0.5, 0.75, 1.0]
+    );
+    let l = Tensor::logspace(0.0, 2.0, 3, 10.0, DType::F64)
+        .unwrap()
+        .to_vec::<f64>()
+        .unwrap();
+    assert_eq!(l, vec![1.0, 10.0, 100.0]);
+    assert_eq!(
+        v(&Tensor::eye(2, Some(3), DType::I64).unwrap()),
+        vec![1, 0, 0, 0, 1, 0]
+    );
+    assert!(Tensor::arange(0, 10, 0, ()).is_err());
+    assert!(Tensor::arange(0, 10, -1, ()).is_err());
+    assert!(tensor(vec![vec![1, 2], vec![3]]).is_err(), "ragged data");
+    let z = Tensor::zeros(&[3, 0, 2], ()).unwrap();
+    assert_eq!(
+        z.sum_dim(Some(&[1]), false, None)
+            .unwrap()
+            .to_vec::<f32>()
+            .unwrap(),
+        vec![0.0; 6]
+    );
+    assert_eq!(z.add(1.0).unwrap().shape(), &[3, 0, 2]);
+}
+
+#[test]
+fn error_cases_are_clean_errors() {
+    let a = Tensor::ones(&[2, 3], ()).unwrap();
+    // shapes that don't broadcast
+    let e = a.add(&Tensor::ones(&[4], ()).unwrap()).unwrap_err();
+    assert!(
+        e.message().contains("must match the size of tensor b (4)"),
+        "{e}"
+    );
+    // out-of-range dims and indices
+    assert_eq!(
+        a.sum_dim(Some(&[2]), false, None).unwrap_err().kind(),
+        ErrorKind::Index
+    );
+    assert_eq!(a.select(0, 2).unwrap_err().kind(), ErrorKind::Index);
+    assert_eq!(
+        a.index_select(1, &tensor([3]).unwrap()).unwrap_err().kind(),
+        ErrorKind::Index
+    );
+    // shape products that overflow
+    assert!(Tensor::empty(&[usize::MAX / 2, 4], DType::F32).is_err());
+    assert!(a.expand(&[i64::MAX, i64::MAX, 3]).is_err());
+    // as_strided past the storage
+    let e = a.as_strided(&[3, 3], &[3, 1], None).unwrap_err();
+    assert!(
+        e.message().contains("out of bounds for storage of size 24"),
+        "{e}"
+    );
+    // reshape with two -1s
+    assert_eq!(
+        a.reshape(&[-1, -1]).unwrap_err().message(),
+        "only one dimension can be inferred"
+    );
+    // an op on a dtype it doesn't support
+    let e = tensor([true]).unwrap().neg().unwrap_err();
+    assert!(e
+        .message()
+        .contains("Negation, the `-` operator, on a bool tensor is not supported"));
+    assert!(a.bitwise_and(&a).is_err());
+    assert!(
+        a.matmul(&Tensor::ones(&[3], DType::F64).unwrap()).is_err(),
+        "matmul does not promote"
+    );
+    // matmul shapes name the op and the shapes
+    let e = a.matmul(&Tensor::ones(&[4, 5], ()).unwrap()).unwrap_err();
+    assert_eq!(
+        e.message(),
+        "matmul: shapes [2, 3] and [4, 5] cannot be multiplied (3 != 4)"
+    );
+    // NaN and inf propagate
+    let x = tensor([f64::NAN, f64::INFINITY, 1.0]).unwrap();
+    let s = x.sum().unwrap().item_f64().unwrap();
+    assert!(s.is_nan());
+    assert_eq!(x.max().unwrap().item_f64().unwrap().is_nan(), true);
+    assert_eq!(x.exp().unwrap().to_vec_f64().unwrap()[1], f64::INFINITY);
+    assert!(x.div(0.0).unwrap().to_vec_f64().unwrap()[0].is_nan());
+    // integer division by zero is an error, not a trap
+    assert!(tensor([1]).unwrap().div_mode(0, Some("floor")).is_err());
+    assert!(tensor([1]).unwrap().remainder(0).is_err());
+    // item on a multi-element tensor
+    assert!(a.item().is_err());
+}
+
+#[test]
+fn tensors_are_send_sync_and_threads_can_share_them() {
+    let a = Tensor::zeros(&[1000], DType::I64).unwrap();
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            let a = a.clone();
+            s.spawn(move || {
+                for _ in 0..100 {
+                    a.add_(1).unwrap();
+                }
+            });
+        }
+    });
+    // storage locks serialise the in-place writes: no update is lost
+    assert!(a.to_vec::<i64>().unwrap().iter().all(|&x| x == 400));
+}
+
+#[test]
+fn caching_allocator_reuses_large_blocks() {
+    let n = 1 << 22;
+    let before = ferrotorch_core::storage::cache_hits();
+    for _ in 0..3 {
+        let t = Tensor::empty(&[n], DType::F32).unwrap();
+        assert_eq!(t.data_ptr() as usize % 64, 0);
+    }
+    assert!(ferrotorch_core::storage::cache_hits() >= before + 2);
+}
