@@ -178,7 +178,7 @@ fn creation_and_dtype_inference_follow_torch() {
 fn error_cases_are_clean_errors() {
     let a = Tensor::ones(&[2, 3], ()).unwrap();
     // shapes that don't broadcast
-    let e = a.add(&Tensor::ones(&[4], ()).unwrap()).unwrap_err();
+    let e = a.add(Tensor::ones(&[4], ()).unwrap()).unwrap_err();
     assert!(
         e.message().contains("must match the size of tensor b (4)"),
         "{e}"
@@ -227,7 +227,7 @@ fn error_cases_are_clean_errors() {
     let x = tensor([f64::NAN, f64::INFINITY, 1.0]).unwrap();
     let s = x.sum().unwrap().item_f64().unwrap();
     assert!(s.is_nan());
-    assert_eq!(x.max().unwrap().item_f64().unwrap().is_nan(), true);
+    assert!(x.max().unwrap().item_f64().unwrap().is_nan());
     assert_eq!(x.exp().unwrap().to_vec_f64().unwrap()[1], f64::INFINITY);
     assert!(x.div(0.0).unwrap().to_vec_f64().unwrap()[0].is_nan());
     // integer division by zero is an error, not a trap
