@@ -12,21 +12,24 @@ multiversion! {
     pub unsafe fn softmax_row_f32[](src: *const f32, dst: *mut f32, n: usize, log: bool) {
         unsafe {
             let x = std::slice::from_raw_parts(src, n);
+            // NaN-propagating maximum in 16 lanes (a NaN lane stays NaN).
             let mut mx = [f32::NEG_INFINITY; 16];
             let mut it = x.chunks_exact(16);
-            let mut any_nan = false;
             for c in &mut it {
                 for j in 0..16 {
-                    mx[j] = mx[j].max(c[j]);
-                    any_nan |= c[j].is_nan();
+                    let v = c[j];
+                    #[allow(clippy::eq_op)]
+                    let nan = v != v;
+                    mx[j] = if v > mx[j] || nan { v } else { mx[j] };
                 }
             }
             let mut m = f32::NEG_INFINITY;
-            for v in mx.iter().chain(it.remainder()) {
-                m = m.max(*v);
-                any_nan |= v.is_nan();
+            for &v in mx.iter().chain(it.remainder()) {
+                if v > m || v.is_nan() || m.is_nan() {
+                    m = if m.is_nan() { m } else { v };
+                }
             }
-            if any_nan {
+            if m.is_nan() {
                 for i in 0..n {
                     *dst.add(i) = f32::NAN;
                 }

@@ -65,6 +65,9 @@ pub(crate) fn for_each<const N: usize>(
         dims.push((1, [0; N]));
     }
     let total: usize = dims.iter().map(|d| d.0).product();
+    if wants_tiling(&dims) {
+        return for_each_tiled(&dims, ptrs, esize, &f);
+    }
     let (inner, inner_st) = dims[0];
     let outer = &dims[1..];
     let base: [SendPtr; N] = std::array::from_fn(|k| SendPtr(ptrs[k]));
@@ -111,6 +114,74 @@ pub(crate) fn for_each<const N: usize>(
         }
     };
     parallel::parallel_for(total, GRAIN, run);
+}
+
+/// True when some operand walks the inner dim with a large stride but the
+/// next dim contiguously (a transposed operand): then a row-by-row walk
+/// touches a new cache line per element, and [`for_each_tiled`] is used.
+fn wants_tiling<const N: usize>(dims: &[(usize, [isize; N])]) -> bool {
+    dims.len() >= 2
+        && dims[0].0 >= 16
+        && dims[1].0 >= 16
+        && (0..N).any(|k| dims[0].1[k].abs() > 1 && dims[1].1[k].abs() == 1)
+}
+
+/// # Note [Tiled elementwise loops]
+/// For transposed operands the two innermost dims are walked in tiles of
+/// `TILE_R` rows × `TILE_C` columns: within a tile the transposed operand's
+/// cache lines (one per column, holding 16 consecutive rows) are reused by
+/// the following rows instead of being evicted. Tiles run in parallel.
+const TILE_R: usize = 16;
+const TILE_C: usize = 256;
+
+fn for_each_tiled<const N: usize>(
+    dims: &[(usize, [isize; N])],
+    ptrs: [*mut u8; N],
+    esize: [usize; N],
+    f: &(impl Fn([*mut u8; N], [isize; N], usize) + Sync + Send),
+) {
+    // Walk columns along whichever of the two dims the output is contiguous in.
+    let out_k = N - 1;
+    let swap = dims[1].1[out_k].abs() == 1 && dims[0].1[out_k].abs() != 1;
+    let ((cols, cst), (rows, rst)) = if swap {
+        (dims[1], dims[0])
+    } else {
+        (dims[0], dims[1])
+    };
+    let outer = &dims[2..];
+    let outer_n: usize = outer.iter().map(|d| d.0).product();
+    let row_tiles = rows.div_ceil(TILE_R);
+    let base: [SendPtr; N] = std::array::from_fn(|k| SendPtr(ptrs[k]));
+    let items = outer_n * row_tiles;
+    let grain = (GRAIN / (TILE_R * cols).max(1)).max(1);
+    parallel::parallel_for(items, grain, |range| {
+        for item in range {
+            let (mut o, rt) = (item / row_tiles, item % row_tiles);
+            let mut off: [isize; N] = [0; N];
+            for (s, st) in outer {
+                let c = (o % s) as isize;
+                o /= s;
+                for k in 0..N {
+                    off[k] += c * st[k];
+                }
+            }
+            let r0 = rt * TILE_R;
+            let r1 = (r0 + TILE_R).min(rows);
+            for c0 in (0..cols).step_by(TILE_C) {
+                let len = TILE_C.min(cols - c0);
+                for r in r0..r1 {
+                    // SAFETY: (r, c0) lies inside every operand's view.
+                    let p: [*mut u8; N] = std::array::from_fn(|k| unsafe {
+                        base[k].0.offset(
+                            (off[k] + r as isize * rst[k] + c0 as isize * cst[k])
+                                * esize[k] as isize,
+                        )
+                    });
+                    f(p, cst, len);
+                }
+            }
+        }
+    });
 }
 
 /// # Note [Output layout]
