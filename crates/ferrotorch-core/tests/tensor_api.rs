@@ -292,9 +292,28 @@ fn tiled_transposed_elementwise_matches_index_arithmetic() {
         .reshape(&[2, 20, 30])
         .unwrap();
     let bt = b.transpose(1, 2).unwrap();
-    let sum = bt.add(&bt.contiguous().unwrap()).unwrap();
+    let sum = bt.add(bt.contiguous().unwrap()).unwrap();
     assert_eq!(
         sum.to_vec_i64().unwrap(),
         bt.mul(2).unwrap().to_vec_i64().unwrap()
     );
+}
+
+#[test]
+fn dropout_zeroes_about_p_and_rescales_the_rest() {
+    let g = ferrotorch_core::native::random::Generator::new(7);
+    let x = Tensor::ones(&[100_000], ()).unwrap();
+    let y = x
+        .dropout(0.3, true, Some(&g))
+        .unwrap()
+        .to_vec::<f32>()
+        .unwrap();
+    let zeros = y.iter().filter(|&&v| v == 0.0).count() as f64 / y.len() as f64;
+    assert!((zeros - 0.3).abs() < 0.01, "{zeros}");
+    assert!(y.iter().all(|&v| v == 0.0 || (v - 1.0 / 0.7).abs() < 1e-6));
+    assert!(
+        x.dropout(0.3, false, None).unwrap().is_same(&x),
+        "eval mode is the identity"
+    );
+    assert!(x.dropout(1.5, true, None).is_err());
 }

@@ -391,6 +391,13 @@ fn coerce(op: &str, a: &Argument, v: IValue) -> Result<IValue> {
                 v
             }
             (Type::List(_, _), IValue::IntList(l)) if l.is_empty() => IValue::TensorList(vec![]),
+            // an empty list has no element type: it fits any list argument
+            (Type::List(e, _), IValue::TensorList(l)) if l.is_empty() && **e == Type::Int => {
+                IValue::IntList(vec![])
+            }
+            (Type::List(e, _), IValue::TensorList(l)) if l.is_empty() && **e == Type::Float => {
+                IValue::FloatList(vec![])
+            }
             _ => return None,
         })
     }

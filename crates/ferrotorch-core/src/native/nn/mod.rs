@@ -1,7 +1,12 @@
 //! Neural-network kernels (their `nn.functional` and `nn` wrappers come with
-//! the nn issue): activations and softmax.
+//! the nn issue): activations, softmax, convolution, pooling,
+//! normalisation, embedding, dropout, padding, interpolation, attention.
 
 pub(crate) mod activation;
+pub(crate) mod conv;
+pub(crate) mod misc;
+pub(crate) mod norm;
+pub(crate) mod pool;
 pub(crate) mod softmax;
 
 use crate::dispatch::Registry;
@@ -9,4 +14,8 @@ use crate::dispatch::Registry;
 pub(crate) fn register(r: &mut Registry) {
     activation::register(r);
     softmax::register(r);
+    conv::register(r);
+    pool::register(r);
+    norm::register(r);
+    misc::register(r);
 }

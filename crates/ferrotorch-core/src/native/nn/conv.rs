@@ -1,0 +1,447 @@
+//! Convolutions: `conv1d`, `conv2d`, `conv_transpose2d` (stride, padding,
+//! dilation, groups), by im2col/col2im around the GEMM.
+//!
+//! Half types compute in f32. Unbatched inputs (`[C, H, W]`) are accepted
+//! as in PyTorch.
+
+use crate::dispatch::Registry;
+use crate::dtype::DType;
+use crate::error::Result;
+use crate::tensor::Tensor;
+use ferrotorch_kernels::parallel;
+
+/// Convolution geometry for one spatial dim.
+#[derive(Clone, Copy)]
+struct Dim {
+    input: usize,
+    kernel: usize,
+    stride: usize,
+    pad: usize,
+    dil: usize,
+}
+
+impl Dim {
+    fn out(&self) -> Option<usize> {
+        let span = self.dil * (self.kernel - 1) + 1;
+        (self.input + 2 * self.pad)
+            .checked_sub(span)
+            .map(|v| v / self.stride + 1)
+    }
+}
+
+fn pair(op: &str, name: &str, v: &[usize]) -> Result<[usize; 2]> {
+    match v {
+        [a] => Ok([*a, *a]),
+        [a, b] => Ok([*a, *b]),
+        _ => crate::bail!(Runtime, "{op}: expected {name} to be a single integer value or a list of 2 values, but got {v:?}"),
+    }
+}
+
+/// im2col for one image `[C, H, W]` (contiguous f32/f64 slice) into
+/// `[C*kh*kw, Ho*Wo]`.
+#[allow(clippy::too_many_arguments)]
+fn im2col<T: Copy + Default + Send + Sync>(
+    x: &[T],
+    c: usize,
+    h: Dim,
+    w: Dim,
+    ho: usize,
+    wo: usize,
+    cols: &mut [T],
+) {
+    let (hh, ww) = (h.input, w.input);
+    let cols_ptr = cols.as_mut_ptr() as usize;
+    let rows = c * h.kernel * w.kernel;
+    parallel::parallel_for(rows, (4096 / (ho * wo).max(1)).max(1), |range| {
+        for row in range {
+            let ci = row / (h.kernel * w.kernel);
+            let ki = (row / w.kernel) % h.kernel;
+            let kj = row % w.kernel;
+            // SAFETY: each row of `cols` is written by one task only.
+            let out = unsafe {
+                std::slice::from_raw_parts_mut((cols_ptr as *mut T).add(row * ho * wo), ho * wo)
+            };
+            for oh in 0..ho {
+                let ih = (oh * h.stride + ki * h.dil) as isize - h.pad as isize;
+                let dst = &mut out[oh * wo..(oh + 1) * wo];
+                if ih < 0 || ih >= hh as isize {
+                    dst.iter_mut().for_each(|v| *v = T::default());
+                    continue;
+                }
+                let src = &x[ci * hh * ww + ih as usize * ww..][..ww];
+                for (ow, d) in dst.iter_mut().enumerate() {
+                    let iw = (ow * w.stride + kj * w.dil) as isize - w.pad as isize;
+                    *d = if iw >= 0 && iw < ww as isize {
+                        src[iw as usize]
+                    } else {
+                        T::default()
+                    };
+                }
+            }
+        }
+    });
+}
+
+/// Per image and group: im2col, then one GEMM into the output slice.
+#[allow(clippy::too_many_arguments)]
+fn conv_images<T: crate::dtype::Element>(
+    x: &Tensor,
+    wt: &Tensor,
+    out: &Tensor,
+    groups: usize,
+    hd: Dim,
+    wd: Dim,
+    ho: usize,
+    wo: usize,
+) -> Result<()> {
+    let (n, c, hh, ww) = (x.shape()[0], x.shape()[1], x.shape()[2], x.shape()[3]);
+    let (o, cg, kh, kw) = (wt.shape()[0], wt.shape()[1], wt.shape()[2], wt.shape()[3]);
+    let og = o / groups;
+    let k = cg * kh * kw;
+    let xs = x.to_vec::<T>()?;
+    let mut cs = vec![T::default(); k * ho * wo];
+    for b in 0..n {
+        for g in 0..groups {
+            let img = &xs[(b * c + g * cg) * hh * ww..][..cg * hh * ww];
+            im2col(img, cg, hd, wd, ho, wo, &mut cs);
+            let cols = Tensor::from_slice_shape(&cs, &[k, ho * wo])?;
+            let wg = wt
+                .narrow(0, (g * og) as i64, og)?
+                .reshape(&[og as i64, k as i64])?;
+            let dst = out.select(0, b as i64)?.narrow(0, (g * og) as i64, og)?;
+            dst.copy_(&wg.mm(&cols)?.reshape(&[og as i64, ho as i64, wo as i64])?)?;
+        }
+    }
+    Ok(())
+}
+
+fn check_conv(
+    op: &str,
+    input: &Tensor,
+    weight: &Tensor,
+    groups: usize,
+    spatial: usize,
+) -> Result<()> {
+    let nd = spatial + 2;
+    crate::ensure!(
+        input.dim() == nd || input.dim() == nd - 1,
+        Runtime,
+        "{op}: Expected {}D (unbatched) or {nd}D (batched) input to {op}, but got input of size: {:?}",
+        nd - 1,
+        input.shape()
+    );
+    crate::ensure!(
+        weight.dim() == nd,
+        Runtime,
+        "{op}: weight should have {nd} dimensions, got {:?}",
+        weight.shape()
+    );
+    crate::ensure!(
+        groups > 0,
+        Runtime,
+        "{op}: non-positive groups is not supported"
+    );
+    crate::ensure!(
+        input.dtype() == weight.dtype(),
+        Runtime,
+        "{op}: Input type ({}) and weight type ({}) should be the same",
+        input.dtype().name_title(),
+        weight.dtype().name_title()
+    );
+    crate::ensure!(
+        input.is_floating_point(),
+        Runtime,
+        "{op}: \"slow_conv2d_cpu\" not implemented for '{}'",
+        input.dtype().name_title()
+    );
+    Ok(())
+}
+
+impl Tensor {
+    /// 2-D convolution (`F.conv2d`): input `[N, C, H, W]` (or `[C, H, W]`),
+    /// weight `[O, C/groups, kH, kW]`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn conv2d(
+        &self,
+        weight: &Tensor,
+        bias: Option<&Tensor>,
+        stride: &[usize],
+        padding: &[usize],
+        dilation: &[usize],
+        groups: usize,
+    ) -> Result<Tensor> {
+        check_conv("conv2d", self, weight, groups, 2)?;
+        if self.dim() == 3 {
+            return self
+                .unsqueeze(0)?
+                .conv2d(weight, bias, stride, padding, dilation, groups)?
+                .squeeze_dims(&[0]);
+        }
+        let [sh, sw] = pair("conv2d", "stride", stride)?;
+        let [ph, pw] = pair("conv2d", "padding", padding)?;
+        let [dh, dw] = pair("conv2d", "dilation", dilation)?;
+        crate::ensure!(
+            sh > 0 && sw > 0,
+            Runtime,
+            "conv2d: non-positive stride is not supported"
+        );
+        crate::ensure!(
+            dh > 0 && dw > 0,
+            Runtime,
+            "conv2d: dilation should be greater than zero"
+        );
+        let (n, c, hh, ww) = (
+            self.shape()[0],
+            self.shape()[1],
+            self.shape()[2],
+            self.shape()[3],
+        );
+        let (o, cg, kh, kw) = (
+            weight.shape()[0],
+            weight.shape()[1],
+            weight.shape()[2],
+            weight.shape()[3],
+        );
+        crate::ensure!(
+            c == cg * groups && o % groups == 0,
+            Runtime,
+            "conv2d: Given groups={groups}, weight of size {:?}, expected input{:?} to have {} channels, but got {c} channels instead",
+            weight.shape(),
+            self.shape(),
+            cg * groups
+        );
+        if let Some(b) = bias {
+            crate::ensure!(
+                b.shape() == [o],
+                Runtime,
+                "conv2d: bias should have shape [{o}], got {:?}",
+                b.shape()
+            );
+        }
+        let hd = Dim {
+            input: hh,
+            kernel: kh,
+            stride: sh,
+            pad: ph,
+            dil: dh,
+        };
+        let wd = Dim {
+            input: ww,
+            kernel: kw,
+            stride: sw,
+            pad: pw,
+            dil: dw,
+        };
+        let (Some(ho), Some(wo)) = (hd.out(), wd.out()) else {
+            crate::bail!(
+                Runtime,
+                "conv2d: Calculated padded input size per channel: ({} x {}). Kernel size: ({} x {}). Kernel size can't be greater than actual input size",
+                hh + 2 * ph,
+                ww + 2 * pw,
+                dh * (kh - 1) + 1,
+                dw * (kw - 1) + 1
+            );
+        };
+        let dt = self.dtype();
+        let work = if dt == DType::F64 {
+            DType::F64
+        } else {
+            DType::F32
+        };
+        let x = self.to_dtype(work)?.contiguous()?;
+        let wt = weight.to_dtype(work)?.contiguous()?;
+        let out = Tensor::empty(&[n, o, ho, wo], work)?;
+        match work {
+            DType::F64 => conv_images::<f64>(&x, &wt, &out, groups, hd, wd, ho, wo)?,
+            _ => conv_images::<f32>(&x, &wt, &out, groups, hd, wd, ho, wo)?,
+        }
+        let mut out = out;
+        if let Some(b) = bias {
+            out = out.add(&b.to_dtype(work)?.reshape(&[1, o as i64, 1, 1])?)?;
+        }
+        out.to_dtype(dt)
+    }
+
+    /// 1-D convolution (`F.conv1d`): input `[N, C, L]` (or `[C, L]`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn conv1d(
+        &self,
+        weight: &Tensor,
+        bias: Option<&Tensor>,
+        stride: usize,
+        padding: usize,
+        dilation: usize,
+        groups: usize,
+    ) -> Result<Tensor> {
+        check_conv("conv1d", self, weight, groups, 1)?;
+        let x = self.unsqueeze(-2)?;
+        let w = weight.unsqueeze(-2)?;
+        x.conv2d(
+            &w,
+            bias,
+            &[1, stride],
+            &[0, padding],
+            &[1, dilation],
+            groups,
+        )?
+        .squeeze_dims(&[-2])
+    }
+
+    /// Transposed 2-D convolution (`F.conv_transpose2d`): input
+    /// `[N, Cin, H, W]`, weight `[Cin, Cout/groups, kH, kW]`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn conv_transpose2d(
+        &self,
+        weight: &Tensor,
+        bias: Option<&Tensor>,
+        stride: &[usize],
+        padding: &[usize],
+        output_padding: &[usize],
+        groups: usize,
+        dilation: &[usize],
+    ) -> Result<Tensor> {
+        check_conv("conv_transpose2d", self, weight, groups, 2)?;
+        if self.dim() == 3 {
+            return self
+                .unsqueeze(0)?
+                .conv_transpose2d(
+                    weight,
+                    bias,
+                    stride,
+                    padding,
+                    output_padding,
+                    groups,
+                    dilation,
+                )?
+                .squeeze_dims(&[0]);
+        }
+        let [sh, sw] = pair("conv_transpose2d", "stride", stride)?;
+        let [ph, pw] = pair("conv_transpose2d", "padding", padding)?;
+        let [oph, opw] = pair("conv_transpose2d", "output_padding", output_padding)?;
+        let [dh, dw] = pair("conv_transpose2d", "dilation", dilation)?;
+        crate::ensure!(
+            sh > 0 && sw > 0 && dh > 0 && dw > 0,
+            Runtime,
+            "conv_transpose2d: stride and dilation must be positive"
+        );
+        crate::ensure!(
+            oph < sh.max(dh) && opw < sw.max(dw),
+            Runtime,
+            "conv_transpose2d: output padding must be smaller than either stride or dilation"
+        );
+        let (n, cin, hh, ww) = (
+            self.shape()[0],
+            self.shape()[1],
+            self.shape()[2],
+            self.shape()[3],
+        );
+        let (wcin, cog, kh, kw) = (
+            weight.shape()[0],
+            weight.shape()[1],
+            weight.shape()[2],
+            weight.shape()[3],
+        );
+        crate::ensure!(
+            wcin == cin && cin % groups == 0,
+            Runtime,
+            "conv_transpose2d: Given transposed=1, weight of size {:?}, expected input{:?} to have {wcin} channels, but got {cin} channels instead",
+            weight.shape(),
+            self.shape()
+        );
+        let cout = cog * groups;
+        let ho = ((hh - 1) * sh + dh * (kh - 1) + oph + 1).checked_sub(2 * ph);
+        let wo = ((ww - 1) * sw + dw * (kw - 1) + opw + 1).checked_sub(2 * pw);
+        let (Some(ho), Some(wo)) = (ho, wo) else {
+            crate::bail!(
+                Runtime,
+                "conv_transpose2d: padding is too large for the input size {:?}",
+                self.shape()
+            );
+        };
+        let dt = self.dtype();
+        let x = self.to_dtype(DType::F64)?;
+        let wt = weight.to_dtype(DType::F64)?;
+        let cg = cin / groups;
+        let mut out = vec![0f64; n * cout * ho * wo];
+        for g in 0..groups {
+            // cols[(co, ki, kj), (b, i, j)] = sum_ci W[ci, co, ki, kj] x[b, ci, i, j]
+            let wg = wt
+                .narrow(0, (g * cg) as i64, cg)?
+                .reshape(&[cg as i64, (cog * kh * kw) as i64])?;
+            let xg = x
+                .narrow(1, (g * cg) as i64, cg)?
+                .transpose(0, 1)?
+                .reshape(&[cg as i64, (n * hh * ww) as i64])?;
+            let cols = wg.t()?.mm(&xg)?.to_vec::<f64>()?;
+            let npos = n * hh * ww;
+            for co in 0..cog {
+                for ki in 0..kh {
+                    for kj in 0..kw {
+                        let row = &cols[((co * kh + ki) * kw + kj) * npos..][..npos];
+                        for b in 0..n {
+                            for i in 0..hh {
+                                let oh = (i * sh + ki * dh) as isize - ph as isize;
+                                if oh < 0 || oh >= ho as isize {
+                                    continue;
+                                }
+                                for j in 0..ww {
+                                    let ow = (j * sw + kj * dw) as isize - pw as isize;
+                                    if ow >= 0 && ow < wo as isize {
+                                        out[((b * cout + g * cog + co) * ho + oh as usize) * wo
+                                            + ow as usize] += row[(b * hh + i) * ww + j];
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let mut r = Tensor::from_vec(out, &[n, cout, ho, wo])?;
+        if let Some(b) = bias {
+            r = r.add(&b.to_dtype(DType::F64)?.reshape(&[1, cout as i64, 1, 1])?)?;
+        }
+        r.to_dtype(dt)
+    }
+}
+
+fn usizes(v: Vec<i64>) -> Result<Vec<usize>> {
+    v.into_iter()
+        .map(|x| {
+            usize::try_from(x).map_err(|_| {
+                crate::Error::new(
+                    crate::ErrorKind::Runtime,
+                    format!("negative value {x} in convolution arguments"),
+                )
+            })
+        })
+        .collect()
+}
+
+pub(crate) fn register(r: &mut Registry) {
+    r.def(
+        "conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1, SymInt groups=1) -> Tensor",
+        |a| {
+            let (s, p, d) = (usizes(a.int_list(3)?)?, usizes(a.int_list(4)?)?, usizes(a.int_list(5)?)?);
+            let g = usizes(vec![a.int(6)?])?[0];
+            Ok(a.tensor(0)?.conv2d(&a.tensor(1)?, a.opt_tensor(2)?.as_ref(), &s, &p, &d, g)?.into())
+        },
+    );
+    r.def(
+        "conv1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, SymInt[1] padding=0, SymInt[1] dilation=1, SymInt groups=1) -> Tensor",
+        |a| {
+            let (s, p, d) = (usizes(a.int_list(3)?)?, usizes(a.int_list(4)?)?, usizes(a.int_list(5)?)?);
+            let g = usizes(vec![a.int(6)?])?[0];
+            Ok(a.tensor(0)?.conv1d(&a.tensor(1)?, a.opt_tensor(2)?.as_ref(), s[0], p[0], d[0], g)?.into())
+        },
+    );
+    r.def(
+        "conv_transpose2d.input(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt groups=1, SymInt[2] dilation=1) -> Tensor",
+        |a| {
+            let (s, p, op) = (usizes(a.int_list(3)?)?, usizes(a.int_list(4)?)?, usizes(a.int_list(5)?)?);
+            let g = usizes(vec![a.int(6)?])?[0];
+            let d = usizes(a.int_list(7)?)?;
+            Ok(a.tensor(0)?.conv_transpose2d(&a.tensor(1)?, a.opt_tensor(2)?.as_ref(), &s, &p, &op, g, &d)?.into())
+        },
+    );
+}

@@ -1,0 +1,201 @@
+//! Normalisation: `batch_norm` (training statistics and running-stat
+//! updates, or eval with running stats), `layer_norm`, `group_norm`.
+//! Written as compositions of reductions and broadcasting ops, computed in
+//! at least f32.
+
+use crate::dispatch::Registry;
+use crate::dtype::DType;
+use crate::error::Result;
+use crate::tensor::Tensor;
+
+/// Reshape a per-channel `[C]` tensor to broadcast over `[N, C, *]`.
+fn per_channel(t: &Tensor, nd: usize) -> Result<Tensor> {
+    let mut shape = vec![1i64; nd];
+    shape[1] = -1;
+    t.reshape(&shape)
+}
+
+fn work(x: &Tensor) -> Result<Tensor> {
+    match x.dtype() {
+        DType::F16 | DType::BF16 => x.to_dtype(DType::F32),
+        _ => Ok(x.clone()),
+    }
+}
+
+impl Tensor {
+    /// `F.batch_norm`. In training (or without running stats) the batch
+    /// statistics normalise, and given running stats are updated in place
+    /// with `momentum` (the variance with Bessel's correction), as PyTorch.
+    #[allow(clippy::too_many_arguments)]
+    pub fn batch_norm(
+        &self,
+        running_mean: Option<&Tensor>,
+        running_var: Option<&Tensor>,
+        weight: Option<&Tensor>,
+        bias: Option<&Tensor>,
+        training: bool,
+        momentum: f64,
+        eps: f64,
+    ) -> Result<Tensor> {
+        crate::ensure!(
+            self.dim() >= 2,
+            Runtime,
+            "batch_norm: expected at least 2D input (got {}D input)",
+            self.dim()
+        );
+        crate::ensure!(
+            self.is_floating_point(),
+            Runtime,
+            "batch_norm: not implemented for '{}'",
+            self.dtype().name_title()
+        );
+        let c = self.shape()[1];
+        for (name, t) in [
+            ("running_mean", running_mean),
+            ("running_var", running_var),
+            ("weight", weight),
+            ("bias", bias),
+        ] {
+            if let Some(t) = t {
+                crate::ensure!(
+                    t.numel() == c,
+                    Runtime,
+                    "batch_norm: {name} should contain {c} elements not {}",
+                    t.numel()
+                );
+            }
+        }
+        let x = work(self)?;
+        let nd = x.dim();
+        let dims: Vec<i64> = (0..nd as i64).filter(|&d| d != 1).collect();
+        let running = match (running_mean, running_var) {
+            (Some(m), Some(v)) => Some((m, v)),
+            _ => None,
+        };
+        let (mean, var) = match running {
+            Some((rm, rv)) if !training => (rm.to_dtype(x.dtype())?, rv.to_dtype(x.dtype())?),
+            _ => {
+                let count = x.numel() / c.max(1);
+                crate::ensure!(
+                    !training || count > 1,
+                    Value,
+                    "Expected more than 1 value per channel when training, got input size {:?}",
+                    self.shape()
+                );
+                let (var, mean) = x.var_mean(Some(&dims), Some(0.0), false)?;
+                if let (true, Some((rm, rv))) = (training, running) {
+                    let unbiased = var.mul(count as f64 / (count as f64 - 1.0).max(1.0))?;
+                    rm.copy_(&rm.mul(1.0 - momentum)?.add(&mean.mul(momentum)?)?)?;
+                    rv.copy_(&rv.mul(1.0 - momentum)?.add(&unbiased.mul(momentum)?)?)?;
+                }
+                (mean, var)
+            }
+        };
+        let inv = var.add(eps)?.rsqrt()?;
+        let mut y = x
+            .sub(&per_channel(&mean, nd)?)?
+            .mul(&per_channel(&inv, nd)?)?;
+        if let Some(w) = weight {
+            y = y.mul(&per_channel(w, nd)?)?;
+        }
+        if let Some(b) = bias {
+            y = y.add(&per_channel(b, nd)?)?;
+        }
+        y.to_dtype(self.dtype())
+    }
+
+    /// `F.layer_norm` over the trailing `normalized_shape` dims.
+    pub fn layer_norm(
+        &self,
+        normalized_shape: &[usize],
+        weight: Option<&Tensor>,
+        bias: Option<&Tensor>,
+        eps: f64,
+    ) -> Result<Tensor> {
+        let k = normalized_shape.len();
+        crate::ensure!(
+            k >= 1 && self.dim() >= k && self.shape()[self.dim() - k..] == *normalized_shape,
+            Runtime,
+            "layer_norm: Given normalized_shape={normalized_shape:?}, expected input with shape [*, {}], but got input of size {:?}",
+            normalized_shape.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(", "),
+            self.shape()
+        );
+        for (name, t) in [("weight", weight), ("bias", bias)] {
+            if let Some(t) = t {
+                crate::ensure!(t.shape() == normalized_shape, Runtime, "layer_norm: {name} of shape {:?} does not match normalized_shape {normalized_shape:?}", t.shape());
+            }
+        }
+        let x = work(self)?;
+        let dims: Vec<i64> = (-(k as i64)..0).collect();
+        let (var, mean) = x.var_mean(Some(&dims), Some(0.0), true)?;
+        let mut y = x.sub(&mean)?.mul(&var.add(eps)?.rsqrt()?)?;
+        if let Some(w) = weight {
+            y = y.mul(w)?;
+        }
+        if let Some(b) = bias {
+            y = y.add(b)?;
+        }
+        y.to_dtype(self.dtype())
+    }
+
+    /// `F.group_norm`: channels split into `num_groups` groups, each
+    /// normalised over its channels and spatial positions.
+    pub fn group_norm(
+        &self,
+        num_groups: usize,
+        weight: Option<&Tensor>,
+        bias: Option<&Tensor>,
+        eps: f64,
+    ) -> Result<Tensor> {
+        crate::ensure!(
+            self.dim() >= 2,
+            Runtime,
+            "group_norm: Expected at least 2 dimensions for input tensor but received {}",
+            self.dim()
+        );
+        let (n, c) = (self.shape()[0], self.shape()[1]);
+        crate::ensure!(
+            num_groups > 0 && c % num_groups == 0,
+            Runtime,
+            "group_norm: Expected number of channels in input to be divisible by num_groups, but got input of shape {:?} and num_groups={num_groups}",
+            self.shape()
+        );
+        let x = work(self)?;
+        let g = x.reshape(&[n as i64, num_groups as i64, -1])?;
+        let (var, mean) = g.var_mean(Some(&[-1]), Some(0.0), true)?;
+        let y = g.sub(&mean)?.mul(&var.add(eps)?.rsqrt()?)?;
+        let mut y = y.reshape(&self.shape().iter().map(|&s| s as i64).collect::<Vec<_>>())?;
+        let nd = self.dim();
+        if let Some(w) = weight {
+            y = y.mul(&per_channel(w, nd)?)?;
+        }
+        if let Some(b) = bias {
+            y = y.add(&per_channel(b, nd)?)?;
+        }
+        y.to_dtype(self.dtype())
+    }
+}
+
+pub(crate) fn register(r: &mut Registry) {
+    r.def(
+        "batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor",
+        |a| {
+            let (w, b, rm, rv) = (a.opt_tensor(1)?, a.opt_tensor(2)?, a.opt_tensor(3)?, a.opt_tensor(4)?);
+            Ok(a.tensor(0)?.batch_norm(rm.as_ref(), rv.as_ref(), w.as_ref(), b.as_ref(), a.bool(5)?, a.float(6)?, a.float(7)?)?.into())
+        },
+    );
+    r.def(
+        "layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor",
+        |a| {
+            let ns: Vec<usize> = a.int_list(1)?.into_iter().map(|v| v.max(0) as usize).collect();
+            Ok(a.tensor(0)?.layer_norm(&ns, a.opt_tensor(2)?.as_ref(), a.opt_tensor(3)?.as_ref(), a.float(4)?)?.into())
+        },
+    );
+    r.def(
+        "group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enabled=True) -> Tensor",
+        |a| {
+            let g = usize::try_from(a.int(1)?).map_err(|_| crate::Error::new(crate::ErrorKind::Runtime, "group_norm: num_groups must be positive"))?;
+            Ok(a.tensor(0)?.group_norm(g, a.opt_tensor(2)?.as_ref(), a.opt_tensor(3)?.as_ref(), a.float(4)?)?.into())
+        },
+    );
+}

@@ -1,0 +1,379 @@
+//! Pooling: `max_pool1d`/`max_pool2d` (with indices), `avg_pool2d`,
+//! `adaptive_avg_pool2d`, `adaptive_max_pool2d`. Computed per plane in f64
+//! and converted back; indices are flat positions within each input plane,
+//! as PyTorch returns them.
+
+use crate::dispatch::Registry;
+use crate::error::Result;
+use crate::tensor::Tensor;
+use ferrotorch_kernels::parallel;
+
+fn pair(op: &str, name: &str, v: &[usize], default: Option<[usize; 2]>) -> Result<[usize; 2]> {
+    match v {
+        [] if default.is_some() => Ok(default.unwrap_or([1, 1])),
+        [a] => Ok([*a, *a]),
+        [a, b] => Ok([*a, *b]),
+        _ => crate::bail!(
+            Runtime,
+            "{op}: {name} must either be a single int, or a tuple of two ints"
+        ),
+    }
+}
+
+/// Output length of a pooling window sweep, with PyTorch's ceil_mode rule
+/// (the last window must start inside the input or left padding).
+fn pooled_len(input: usize, k: usize, s: usize, p: usize, d: usize, ceil: bool) -> Option<usize> {
+    let span = d * (k - 1) + 1;
+    let num = (input + 2 * p).checked_sub(span)?;
+    let mut out = if ceil { num.div_ceil(s) } else { num / s } + 1;
+    if ceil && (out - 1) * s >= input + p {
+        out -= 1;
+    }
+    Some(out)
+}
+
+/// `[N, C, H, W]` or `[C, H, W]` → (batched view, was_unbatched).
+fn batched(op: &str, x: &Tensor) -> Result<(Tensor, bool)> {
+    crate::ensure!(
+        x.dim() == 3 || x.dim() == 4,
+        Runtime,
+        "{op}: Expected 3D or 4D (batch mode) tensor for input, but got: {:?}",
+        x.shape()
+    );
+    crate::ensure!(
+        x.is_floating_point(),
+        Runtime,
+        "{op}: not implemented for '{}'",
+        x.dtype().name_title()
+    );
+    Ok(if x.dim() == 3 {
+        (x.unsqueeze(0)?, true)
+    } else {
+        (x.clone(), false)
+    })
+}
+
+/// Apply `f(plane, out_plane, idx_plane)` to each `[H, W]` plane in parallel.
+fn per_plane(
+    x: &Tensor,
+    ho: usize,
+    wo: usize,
+    f: impl Fn(&[f64], &mut [f64], &mut [i64]) + Sync + Send,
+) -> Result<(Tensor, Tensor)> {
+    let (n, c, h, w) = (x.shape()[0], x.shape()[1], x.shape()[2], x.shape()[3]);
+    let data = x.to_vec_f64()?;
+    let planes = n * c;
+    let mut out = vec![0f64; planes * ho * wo];
+    let mut idx = vec![0i64; planes * ho * wo];
+    let (op, ip) = (out.as_mut_ptr() as usize, idx.as_mut_ptr() as usize);
+    parallel::parallel_for(planes, 1.max(4096 / (h * w).max(1)), |r| {
+        for p in r {
+            // SAFETY: plane p of both outputs is written by this task only.
+            let (o, i) = unsafe {
+                (
+                    std::slice::from_raw_parts_mut((op as *mut f64).add(p * ho * wo), ho * wo),
+                    std::slice::from_raw_parts_mut((ip as *mut i64).add(p * ho * wo), ho * wo),
+                )
+            };
+            f(&data[p * h * w..(p + 1) * h * w], o, i);
+        }
+    });
+    Ok((
+        Tensor::from_vec(out, &[n, c, ho, wo])?.to_dtype(x.dtype())?,
+        Tensor::from_vec(idx, &[n, c, ho, wo])?,
+    ))
+}
+
+fn unbatch(t: Tensor, was: bool) -> Result<Tensor> {
+    if was {
+        t.squeeze_dims(&[0])
+    } else {
+        Ok(t)
+    }
+}
+
+impl Tensor {
+    /// `F.max_pool2d(..., return_indices=True)`: (values, flat indices).
+    pub fn max_pool2d_with_indices(
+        &self,
+        kernel_size: &[usize],
+        stride: &[usize],
+        padding: &[usize],
+        dilation: &[usize],
+        ceil_mode: bool,
+    ) -> Result<(Tensor, Tensor)> {
+        let op = "max_pool2d";
+        let (x, unb) = batched(op, self)?;
+        let [kh, kw] = pair(op, "kernel_size", kernel_size, None)?;
+        let [sh, sw] = pair(op, "stride", stride, Some([kh, kw]))?;
+        let [ph, pw] = pair(op, "padding", padding, Some([0, 0]))?;
+        let [dh, dw] = pair(op, "dilation", dilation, Some([1, 1]))?;
+        crate::ensure!(
+            kh > 0 && kw > 0 && sh > 0 && sw > 0 && dh > 0 && dw > 0,
+            Runtime,
+            "{op}: kernel size, stride and dilation must be greater than zero"
+        );
+        crate::ensure!(
+            ph <= kh / 2 && pw <= kw / 2,
+            Runtime,
+            "{op}: pad should be at most half of effective kernel size, but got pad={ph}, kernel_size={kh} and dilation={dh}"
+        );
+        let (h, w) = (x.shape()[2], x.shape()[3]);
+        let (Some(ho), Some(wo)) = (
+            pooled_len(h, kh, sh, ph, dh, ceil_mode),
+            pooled_len(w, kw, sw, pw, dw, ceil_mode),
+        ) else {
+            crate::bail!(
+                Runtime,
+                "{op}: Given input size: {:?}. Calculated output size is too small",
+                self.shape()
+            );
+        };
+        let (v, i) = per_plane(&x, ho, wo, |p, o, ix| {
+            for oh in 0..ho {
+                for ow in 0..wo {
+                    let (mut best, mut at) = (f64::NEG_INFINITY, -1i64);
+                    for ki in 0..kh {
+                        let ih = (oh * sh + ki * dh) as isize - ph as isize;
+                        if ih < 0 || ih >= h as isize {
+                            continue;
+                        }
+                        for kj in 0..kw {
+                            let iw = (ow * sw + kj * dw) as isize - pw as isize;
+                            if iw < 0 || iw >= w as isize {
+                                continue;
+                            }
+                            let pos = ih as usize * w + iw as usize;
+                            let v = p[pos];
+                            if v > best || v.is_nan() || at < 0 {
+                                best = v;
+                                at = pos as i64;
+                                if v.is_nan() {
+                                    break;
+                                }
+                            }
+                        }
+                    }
+                    o[oh * wo + ow] = best;
+                    ix[oh * wo + ow] = at;
+                }
+            }
+        })?;
+        Ok((unbatch(v, unb)?, unbatch(i, unb)?))
+    }
+
+    /// `F.max_pool2d` (values only).
+    pub fn max_pool2d(
+        &self,
+        kernel_size: &[usize],
+        stride: &[usize],
+        padding: &[usize],
+        dilation: &[usize],
+        ceil_mode: bool,
+    ) -> Result<Tensor> {
+        Ok(self
+            .max_pool2d_with_indices(kernel_size, stride, padding, dilation, ceil_mode)?
+            .0)
+    }
+
+    /// `F.max_pool1d(..., return_indices=True)` on `[N, C, L]` or `[C, L]`.
+    pub fn max_pool1d_with_indices(
+        &self,
+        kernel: usize,
+        stride: Option<usize>,
+        padding: usize,
+        dilation: usize,
+        ceil_mode: bool,
+    ) -> Result<(Tensor, Tensor)> {
+        crate::ensure!(
+            self.dim() == 2 || self.dim() == 3,
+            Runtime,
+            "max_pool1d: Expected 2D or 3D input, got {:?}",
+            self.shape()
+        );
+        let (v, i) = self.unsqueeze(-2)?.max_pool2d_with_indices(
+            &[1, kernel],
+            &[1, stride.unwrap_or(kernel)],
+            &[0, padding],
+            &[1, dilation],
+            ceil_mode,
+        )?;
+        Ok((v.squeeze_dims(&[-2])?, i.squeeze_dims(&[-2])?))
+    }
+
+    /// `F.avg_pool2d`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn avg_pool2d(
+        &self,
+        kernel_size: &[usize],
+        stride: &[usize],
+        padding: &[usize],
+        ceil_mode: bool,
+        count_include_pad: bool,
+        divisor_override: Option<usize>,
+    ) -> Result<Tensor> {
+        let op = "avg_pool2d";
+        let (x, unb) = batched(op, self)?;
+        let [kh, kw] = pair(op, "kernel_size", kernel_size, None)?;
+        let [sh, sw] = pair(op, "stride", stride, Some([kh, kw]))?;
+        let [ph, pw] = pair(op, "padding", padding, Some([0, 0]))?;
+        crate::ensure!(
+            kh > 0 && kw > 0 && sh > 0 && sw > 0,
+            Runtime,
+            "{op}: kernel size and stride must be greater than zero"
+        );
+        crate::ensure!(
+            ph <= kh / 2 && pw <= kw / 2,
+            Runtime,
+            "{op}: pad should be at most half of effective kernel size"
+        );
+        crate::ensure!(
+            divisor_override != Some(0),
+            Runtime,
+            "{op}: divisor must be not zero"
+        );
+        let (h, w) = (x.shape()[2], x.shape()[3]);
+        let (Some(ho), Some(wo)) = (
+            pooled_len(h, kh, sh, ph, 1, ceil_mode),
+            pooled_len(w, kw, sw, pw, 1, ceil_mode),
+        ) else {
+            crate::bail!(
+                Runtime,
+                "{op}: Given input size: {:?}. Calculated output size is too small",
+                self.shape()
+            );
+        };
+        let (v, _) = per_plane(&x, ho, wo, |p, o, _| {
+            for oh in 0..ho {
+                for ow in 0..wo {
+                    let hs = (oh * sh) as isize - ph as isize;
+                    let ws = (ow * sw) as isize - pw as isize;
+                    let he = (hs + kh as isize).min((h + ph) as isize);
+                    let we = (ws + kw as isize).min((w + pw) as isize);
+                    let pool = ((he - hs) * (we - ws)) as f64;
+                    let (h0, w0) = (hs.max(0), ws.max(0));
+                    let (h1, w1) = (he.min(h as isize), we.min(w as isize));
+                    let mut s = 0.0;
+                    for ih in h0..h1 {
+                        for iw in w0..w1 {
+                            s += p[ih as usize * w + iw as usize];
+                        }
+                    }
+                    let div = match divisor_override {
+                        Some(d) => d as f64,
+                        None if count_include_pad => pool,
+                        None => ((h1 - h0) * (w1 - w0)) as f64,
+                    };
+                    o[oh * wo + ow] = s / div;
+                }
+            }
+        })?;
+        unbatch(v, unb)
+    }
+
+    fn adaptive(&self, op: &str, output_size: &[usize], max: bool) -> Result<(Tensor, Tensor)> {
+        let (x, unb) = batched(op, self)?;
+        let [ho, wo] = pair(op, "output_size", output_size, None)?;
+        let (h, w) = (x.shape()[2], x.shape()[3]);
+        crate::ensure!(
+            h > 0 && w > 0,
+            Runtime,
+            "{op}: input spatial size must be positive, got {:?}",
+            self.shape()
+        );
+        let (v, i) = per_plane(&x, ho, wo, |p, o, ix| {
+            for oh in 0..ho {
+                let (h0, h1) = (oh * h / ho, ((oh + 1) * h).div_ceil(ho));
+                for ow in 0..wo {
+                    let (w0, w1) = (ow * w / wo, ((ow + 1) * w).div_ceil(wo));
+                    let (mut s, mut best, mut at) = (0.0, f64::NEG_INFINITY, -1i64);
+                    for ih in h0..h1 {
+                        for iw in w0..w1 {
+                            let pos = ih * w + iw;
+                            let v = p[pos];
+                            s += v;
+                            if (v > best || v.is_nan() || at < 0) && !best.is_nan() {
+                                best = v;
+                                at = pos as i64;
+                            }
+                        }
+                    }
+                    o[oh * wo + ow] = if max {
+                        best
+                    } else {
+                        s / ((h1 - h0) * (w1 - w0)) as f64
+                    };
+                    ix[oh * wo + ow] = at;
+                }
+            }
+        })?;
+        Ok((unbatch(v, unb)?, unbatch(i, unb)?))
+    }
+
+    /// `F.adaptive_avg_pool2d(output_size)`.
+    pub fn adaptive_avg_pool2d(&self, output_size: &[usize]) -> Result<Tensor> {
+        Ok(self.adaptive("adaptive_avg_pool2d", output_size, false)?.0)
+    }
+
+    /// `F.adaptive_max_pool2d(output_size, return_indices=True)`.
+    pub fn adaptive_max_pool2d(&self, output_size: &[usize]) -> Result<(Tensor, Tensor)> {
+        self.adaptive("adaptive_max_pool2d", output_size, true)
+    }
+}
+
+fn us(v: Vec<i64>) -> Result<Vec<usize>> {
+    v.into_iter()
+        .map(|x| {
+            usize::try_from(x).map_err(|_| {
+                crate::Error::new(
+                    crate::ErrorKind::Runtime,
+                    format!("pooling arguments must be non-negative, got {x}"),
+                )
+            })
+        })
+        .collect()
+}
+
+pub(crate) fn register(r: &mut Registry) {
+    r.def(
+        "max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",
+        |a| Ok(a.tensor(0)?.max_pool2d_with_indices(&us(a.int_list(1)?)?, &us(a.int_list(2)?)?, &us(a.int_list(3)?)?, &us(a.int_list(4)?)?, a.bool(5)?)?.into()),
+    );
+    r.def(
+        "max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor",
+        |a| Ok(a.tensor(0)?.max_pool2d(&us(a.int_list(1)?)?, &us(a.int_list(2)?)?, &us(a.int_list(3)?)?, &us(a.int_list(4)?)?, a.bool(5)?)?.into()),
+    );
+    r.def(
+        "max_pool1d_with_indices(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0, int[1] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",
+        |a| {
+            let k = us(a.int_list(1)?)?;
+            let s = us(a.int_list(2)?)?;
+            let p = us(a.int_list(3)?)?;
+            let d = us(a.int_list(4)?)?;
+            Ok(a.tensor(0)?.max_pool1d_with_indices(k[0], s.first().copied(), p[0], d[0], a.bool(5)?)?.into())
+        },
+    );
+    r.def(
+        "avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor",
+        |a| {
+            let d = a.opt_int(6)?.map(|v| us(vec![v])).transpose()?.map(|v| v[0]);
+            Ok(a.tensor(0)?.avg_pool2d(&us(a.int_list(1)?)?, &us(a.int_list(2)?)?, &us(a.int_list(3)?)?, a.bool(4)?, a.bool(5)?, d)?.into())
+        },
+    );
+    r.def(
+        "adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor",
+        |a| {
+            Ok(a.tensor(0)?
+                .adaptive_avg_pool2d(&us(a.int_list(1)?)?)?
+                .into())
+        },
+    );
+    r.def(
+        "adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)",
+        |a| {
+            Ok(a.tensor(0)?
+                .adaptive_max_pool2d(&us(a.int_list(1)?)?)?
+                .into())
+        },
+    );
+}
