@@ -30,7 +30,7 @@
 pub use ferrotorch_core::dispatch;
 pub use ferrotorch_core::dtype;
 pub use ferrotorch_core::native::random::{default_generator, manual_seed, Generator};
-pub use ferrotorch_core::native::{cat, stack, where_, Operand};
+pub use ferrotorch_core::native::{cat, einsum, stack, where_, Operand};
 pub use ferrotorch_core::storage::{self, Storage};
 pub use ferrotorch_core::tensor::display::{get_printoptions, set_printoptions, PrintOptions};
 pub use ferrotorch_core::tensor::layout;

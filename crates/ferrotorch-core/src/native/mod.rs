@@ -8,6 +8,7 @@
 //! | `pointwise` | `where`, `clamp`, `lerp`, `masked_fill`, ... |
 //! | `reduce` | reductions over dim lists |
 //! | `linalg` | matmul and friends |
+//! | `einsum` | einsum, via diagonals, sums and bmm |
 //! | `movement` | cat, gather, scatter, flip, roll, ... |
 //! | `stats` | var, std, logsumexp, norm, median |
 //! | `scan` | cumsum, cumprod, cummax, ... |
@@ -18,6 +19,7 @@
 
 pub(crate) mod binary;
 pub(crate) mod compare;
+pub(crate) mod einsum;
 pub(crate) mod iter;
 pub(crate) mod linalg;
 pub(crate) mod movement;
@@ -33,6 +35,7 @@ pub(crate) mod unary;
 pub(crate) mod unary_exact;
 
 pub use binary::Operand;
+pub use einsum::einsum;
 pub use movement::{cat, stack};
 pub use pointwise::where_;
 
@@ -51,6 +54,7 @@ pub(crate) fn register_all(r: &mut Registry) {
     pointwise::register(r);
     reduce::register(r);
     linalg::register(r);
+    einsum::register(r);
     movement::register(r);
     stats::register(r);
     scan::register(r);
