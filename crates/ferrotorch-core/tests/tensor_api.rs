@@ -317,3 +317,29 @@ fn dropout_zeroes_about_p_and_rescales_the_rest() {
     );
     assert!(x.dropout(1.5, true, None).is_err());
 }
+
+#[test]
+fn pointwise_in_place_variants_write_through() {
+    let a = tensor([1.0, 2.0]).unwrap();
+    a.addcmul_(
+        &tensor([2.0, 3.0]).unwrap(),
+        &tensor([4.0, 5.0]).unwrap(),
+        0.5,
+    )
+    .unwrap();
+    assert_eq!(a.to_vec::<f32>().unwrap(), vec![5.0, 9.5]);
+    a.addcdiv_(
+        &tensor([1.0, 1.0]).unwrap(),
+        &tensor([2.0, 4.0]).unwrap(),
+        2,
+    )
+    .unwrap();
+    assert_eq!(a.to_vec::<f32>().unwrap(), vec![6.0, 10.0]);
+    a.lerp_(&tensor([10.0, 0.0]).unwrap(), 0.25).unwrap();
+    assert_eq!(a.to_vec::<f32>().unwrap(), vec![7.0, 7.5]);
+    a.clamp_(Some(7.2), None::<f64>).unwrap();
+    assert_eq!(a.to_vec::<f32>().unwrap(), vec![7.2, 7.5]);
+    let m = tensor([true, false]).unwrap();
+    a.masked_fill_(&m, -1.0).unwrap();
+    assert_eq!(a.to_vec::<f32>().unwrap(), vec![-1.0, 7.5]);
+}

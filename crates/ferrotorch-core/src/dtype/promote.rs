@@ -125,7 +125,7 @@ mod tests {
 
     #[test]
     fn promote_table_matches_torch() {
-        // Generated with torch.promote_types over every pair (row, column
+        // Printed by tests/fixtures/gen_promote.py from torch.promote_types (row, column
         // order: bool u8 i8 i16 i32 i64 f16 bf16 f32 f64).
         let table = [
             "bool u8 i8 i16 i32 i64 f16 bf16 f32 f64",

@@ -126,6 +126,21 @@ impl Tensor {
         self.add(t1.div(t2)?.mul(value.into())?)
     }
 
+    /// In-place `lerp`.
+    pub fn lerp_(&self, end: &Tensor, weight: impl Into<Operand>) -> Result<()> {
+        inplace_from("lerp_", self, self.lerp(end, weight))
+    }
+
+    /// In-place `addcmul`.
+    pub fn addcmul_(&self, t1: &Tensor, t2: &Tensor, value: impl Into<Scalar>) -> Result<()> {
+        inplace_from("addcmul_", self, self.addcmul(t1, t2, value))
+    }
+
+    /// In-place `addcdiv`.
+    pub fn addcdiv_(&self, t1: &Tensor, t2: &Tensor, value: impl Into<Scalar>) -> Result<()> {
+        inplace_from("addcdiv_", self, self.addcdiv(t1, t2, value))
+    }
+
     /// Elements where `mask` is true replaced by `value` (dtype kept).
     pub fn masked_fill(&self, mask: &Tensor, value: impl Into<Operand>) -> Result<Tensor> {
         let v = value.into();
