@@ -78,6 +78,30 @@ impl Args {
     accessor!(int_list, Vec<i64>, IValue::IntList(v) => v.clone());
     accessor!(tensor_list, Vec<Tensor>, IValue::TensorList(v) => v.clone());
 
+    /// Argument `i` as a non-negative size (a negative one is an error).
+    pub fn usize(&self, i: usize) -> Result<usize> {
+        let v = self.int(i)?;
+        usize::try_from(v).map_err(|_| self.negative(i, v))
+    }
+
+    /// Argument `i` as a list of non-negative sizes.
+    pub fn usize_list(&self, i: usize) -> Result<Vec<usize>> {
+        self.int_list(i)?
+            .into_iter()
+            .map(|v| usize::try_from(v).map_err(|_| self.negative(i, v)))
+            .collect()
+    }
+
+    fn negative(&self, i: usize, v: i64) -> Error {
+        Error::new(
+            ErrorKind::Runtime,
+            format!(
+                "{}(): argument '{}' must not be negative, got {v}",
+                self.schema.name, self.schema.args[i].name
+            ),
+        )
+    }
+
     /// Argument `i` as a Scalar.
     pub fn scalar(&self, i: usize) -> Result<Scalar> {
         self.vals[i]

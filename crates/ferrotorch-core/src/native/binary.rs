@@ -416,11 +416,10 @@ impl Tensor {
 
     /// `a - alpha * b` (`torch.sub(a, b, alpha=alpha)`).
     pub fn sub_alpha(&self, other: impl Into<Operand>, alpha: impl Into<Scalar>) -> Result<Tensor> {
-        let alpha = alpha.into();
-        match other.into() {
-            o if alpha == Scalar::Int(1) => self.sub(o),
-            Operand::Tensor(t) => self.sub(t.mul(alpha)?),
-            Operand::Scalar(s) => self.sub(Scalar::Float(s.to_f64() * alpha.to_f64())),
+        match alpha.into() {
+            Scalar::Int(1) => self.sub(other),
+            Scalar::Int(i) => self.add_alpha(other, Scalar::Int(i.wrapping_neg())),
+            a => self.add_alpha(other, Scalar::Float(-a.to_f64())),
         }
     }
 

@@ -446,25 +446,12 @@ impl Tensor {
     }
 }
 
-fn sizes(v: Vec<i64>) -> Result<Vec<usize>> {
-    v.into_iter()
-        .map(|x| {
-            usize::try_from(x).map_err(|_| {
-                crate::Error::new(
-                    crate::ErrorKind::Runtime,
-                    format!("Trying to create tensor with negative dimension {x}: [{x}]"),
-                )
-            })
-        })
-        .collect()
-}
-
 pub(crate) fn register(r: &mut Registry) {
     r.def(
         "rand(SymInt[] size, *, ScalarType? dtype=None) -> Tensor",
         |a| {
             Ok(Tensor::rand(
-                &sizes(a.int_list(0)?)?,
+                &a.usize_list(0)?,
                 TensorOptions {
                     dtype: a.opt_dtype(1)?,
                     device: None,
@@ -477,7 +464,7 @@ pub(crate) fn register(r: &mut Registry) {
         "randn(SymInt[] size, *, ScalarType? dtype=None) -> Tensor",
         |a| {
             Ok(Tensor::randn(
-                &sizes(a.int_list(0)?)?,
+                &a.usize_list(0)?,
                 TensorOptions {
                     dtype: a.opt_dtype(1)?,
                     device: None,
@@ -492,7 +479,7 @@ pub(crate) fn register(r: &mut Registry) {
             Ok(Tensor::randint(
                 a.int(0)?,
                 a.int(1)?,
-                &sizes(a.int_list(2)?)?,
+                &a.usize_list(2)?,
                 TensorOptions {
                     dtype: a.opt_dtype(3)?,
                     device: None,
@@ -503,7 +490,7 @@ pub(crate) fn register(r: &mut Registry) {
     );
     r.def(
         "randperm(SymInt n, *, ScalarType? dtype=None) -> Tensor",
-        |a| Ok(Tensor::randperm(sizes(vec![a.int(0)?])?[0], None)?.into()),
+        |a| Ok(Tensor::randperm(a.usize(0)?, None)?.into()),
     );
     r.def("manual_seed(int seed) -> ()", |a| {
         manual_seed(a.int(0)? as u64);
@@ -532,7 +519,7 @@ pub(crate) fn register(r: &mut Registry) {
         "multinomial(Tensor self, SymInt num_samples, bool replacement=False) -> Tensor",
         |a| {
             Ok(a.tensor(0)?
-                .multinomial(sizes(vec![a.int(1)?])?[0], a.bool(2)?, None)?
+                .multinomial(a.usize(1)?, a.bool(2)?, None)?
                 .into())
         },
     );

@@ -164,6 +164,16 @@ fn first_nan_or<T: Element>(row: &[T], better: impl Fn(T, T) -> bool) -> (T, i64
 }
 
 impl Tensor {
+    /// The input of a sum-like op: cast to `dtype` when given, else
+    /// integers and bool widen to int64 (as PyTorch accumulates them).
+    pub(crate) fn accumulating(&self, dtype: Option<DType>) -> Result<Tensor> {
+        match dtype {
+            Some(d) => self.to_dtype(d),
+            None if self.dtype().is_integral(true) => self.to_dtype(DType::I64),
+            None => Ok(self.clone()),
+        }
+    }
+
     /// Sum of all elements (`t.sum()`); integers and bool sum to int64.
     pub fn sum(&self) -> Result<Tensor> {
         self.sum_dim(None, false, None)
@@ -176,11 +186,7 @@ impl Tensor {
         keepdim: bool,
         dtype: Option<DType>,
     ) -> Result<Tensor> {
-        let x = match dtype {
-            Some(d) => self.to_dtype(d)?,
-            None if self.dtype().is_integral(true) => self.to_dtype(DType::I64)?,
-            None => self.clone(),
-        };
+        let x = self.accumulating(dtype)?;
         let out_dt = x.dtype();
         let rw = rows("sum", &widen(&x)?, dims, keepdim)?;
         let r = match rw.data.dtype() {
@@ -234,11 +240,7 @@ impl Tensor {
         keepdim: bool,
         dtype: Option<DType>,
     ) -> Result<Tensor> {
-        let x = match dtype {
-            Some(d) => self.to_dtype(d)?,
-            None if self.dtype().is_integral(true) => self.to_dtype(DType::I64)?,
-            None => self.clone(),
-        };
+        let x = self.accumulating(dtype)?;
         let out_dt = x.dtype();
         let rw = rows("prod", &widen(&x)?, dims, keepdim)?;
         let r = match rw.data.dtype() {

@@ -55,11 +55,7 @@ fn scan_rows<T: Element, U: Element>(
 impl Tensor {
     /// Running sum along `dim`; integers and bool accumulate in int64.
     pub fn cumsum(&self, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
-        let x = match dtype {
-            Some(d) => self.to_dtype(d)?,
-            None if self.dtype().is_integral(true) => self.to_dtype(DType::I64)?,
-            None => self.clone(),
-        };
+        let x = self.accumulating(dtype)?;
         crate::dispatch_dtype!(x.dtype(), T => scan_rows::<T, T>(&x, dim, |a, b| {
             let mut acc = 0.0f64;
             let mut iacc = 0i64;
@@ -72,11 +68,7 @@ impl Tensor {
 
     /// Running product along `dim`; integers and bool accumulate in int64.
     pub fn cumprod(&self, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
-        let x = match dtype {
-            Some(d) => self.to_dtype(d)?,
-            None if self.dtype().is_integral(true) => self.to_dtype(DType::I64)?,
-            None => self.clone(),
-        };
+        let x = self.accumulating(dtype)?;
         crate::dispatch_dtype!(x.dtype(), T => scan_rows::<T, T>(&x, dim, |a, b| {
             let mut acc = 1.0f64;
             let mut iacc = 1i64;

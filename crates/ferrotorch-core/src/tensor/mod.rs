@@ -178,15 +178,6 @@ const _: () = {
 pub(crate) fn register_views(r: &mut crate::dispatch::Registry) {
     use crate::dispatch::IValue;
     index::register(r);
-    let usz = |v: Vec<i64>| -> Result<Vec<usize>> {
-        v.into_iter()
-            .map(|x| {
-                usize::try_from(x).map_err(|_| {
-                    crate::Error::new(crate::ErrorKind::Runtime, format!("negative dimension {x}"))
-                })
-            })
-            .collect()
-    };
     r.def("view(Tensor(a) self, SymInt[] size) -> Tensor(a)", |a| {
         Ok(a.tensor(0)?.view(&a.int_list(1)?)?.into())
     });
@@ -197,8 +188,8 @@ pub(crate) fn register_views(r: &mut crate::dispatch::Registry) {
     r.def(
         "as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)",
         move |a| {
-            let off = a.opt_int(3)?.map(|o| usz(vec![o])).transpose()?.map(|v| v[0]);
-            Ok(a.tensor(0)?.as_strided(&usz(a.int_list(1)?)?, &usz(a.int_list(2)?)?, off)?.into())
+            let off = a.opt_int(3)?.map(|_| a.usize(3)).transpose()?;
+            Ok(a.tensor(0)?.as_strided(&a.usize_list(1)?, &a.usize_list(2)?, off)?.into())
         },
     );
     r.def(
@@ -223,7 +214,7 @@ pub(crate) fn register_views(r: &mut crate::dispatch::Registry) {
         "narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)",
         move |a| {
             Ok(a.tensor(0)?
-                .narrow(a.int(1)?, a.int(2)?, usz(vec![a.int(3)?])?[0])?
+                .narrow(a.int(1)?, a.int(2)?, a.usize(3)?)?
                 .into())
         },
     );
@@ -251,7 +242,7 @@ pub(crate) fn register_views(r: &mut crate::dispatch::Registry) {
     );
     r.def(
         "broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a)",
-        move |a| Ok(a.tensor(0)?.broadcast_to(&usz(a.int_list(1)?)?)?.into()),
+        move |a| Ok(a.tensor(0)?.broadcast_to(&a.usize_list(1)?)?.into()),
     );
     r.def(
         "flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)",
@@ -264,8 +255,9 @@ pub(crate) fn register_views(r: &mut crate::dispatch::Registry) {
     r.def(
         "unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)",
         move |a| {
-            let v = usz(vec![a.int(2)?, a.int(3)?])?;
-            Ok(a.tensor(0)?.unfold(a.int(1)?, v[0], v[1])?.into())
+            Ok(a.tensor(0)?
+                .unfold(a.int(1)?, a.usize(2)?, a.usize(3)?)?
+                .into())
         },
     );
     r.def(
@@ -280,7 +272,7 @@ pub(crate) fn register_views(r: &mut crate::dispatch::Registry) {
         "split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]",
         move |a| {
             Ok(IValue::TensorList(
-                a.tensor(0)?.split(usz(vec![a.int(1)?])?[0], a.int(2)?)?,
+                a.tensor(0)?.split(a.usize(1)?, a.int(2)?)?,
             ))
         },
     );
@@ -289,7 +281,7 @@ pub(crate) fn register_views(r: &mut crate::dispatch::Registry) {
         move |a| {
             Ok(IValue::TensorList(
                 a.tensor(0)?
-                    .split_with_sizes(&usz(a.int_list(1)?)?, a.int(2)?)?,
+                    .split_with_sizes(&a.usize_list(1)?, a.int(2)?)?,
             ))
         },
     );
@@ -297,7 +289,7 @@ pub(crate) fn register_views(r: &mut crate::dispatch::Registry) {
         "chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]",
         move |a| {
             Ok(IValue::TensorList(
-                a.tensor(0)?.chunk(usz(vec![a.int(1)?])?[0], a.int(2)?)?,
+                a.tensor(0)?.chunk(a.usize(1)?, a.int(2)?)?,
             ))
         },
     );

@@ -405,42 +405,29 @@ impl Tensor {
     }
 }
 
-fn usizes(v: Vec<i64>) -> Result<Vec<usize>> {
-    v.into_iter()
-        .map(|x| {
-            usize::try_from(x).map_err(|_| {
-                crate::Error::new(
-                    crate::ErrorKind::Runtime,
-                    format!("negative value {x} in convolution arguments"),
-                )
-            })
-        })
-        .collect()
-}
-
 pub(crate) fn register(r: &mut Registry) {
     r.def(
         "conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1, SymInt groups=1) -> Tensor",
         |a| {
-            let (s, p, d) = (usizes(a.int_list(3)?)?, usizes(a.int_list(4)?)?, usizes(a.int_list(5)?)?);
-            let g = usizes(vec![a.int(6)?])?[0];
+            let (s, p, d) = (a.usize_list(3)?, a.usize_list(4)?, a.usize_list(5)?);
+            let g = a.usize(6)?;
             Ok(a.tensor(0)?.conv2d(&a.tensor(1)?, a.opt_tensor(2)?.as_ref(), &s, &p, &d, g)?.into())
         },
     );
     r.def(
         "conv1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, SymInt[1] padding=0, SymInt[1] dilation=1, SymInt groups=1) -> Tensor",
         |a| {
-            let (s, p, d) = (usizes(a.int_list(3)?)?, usizes(a.int_list(4)?)?, usizes(a.int_list(5)?)?);
-            let g = usizes(vec![a.int(6)?])?[0];
+            let (s, p, d) = (a.usize_list(3)?, a.usize_list(4)?, a.usize_list(5)?);
+            let g = a.usize(6)?;
             Ok(a.tensor(0)?.conv1d(&a.tensor(1)?, a.opt_tensor(2)?.as_ref(), s[0], p[0], d[0], g)?.into())
         },
     );
     r.def(
         "conv_transpose2d.input(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt groups=1, SymInt[2] dilation=1) -> Tensor",
         |a| {
-            let (s, p, op) = (usizes(a.int_list(3)?)?, usizes(a.int_list(4)?)?, usizes(a.int_list(5)?)?);
-            let g = usizes(vec![a.int(6)?])?[0];
-            let d = usizes(a.int_list(7)?)?;
+            let (s, p, op) = (a.usize_list(3)?, a.usize_list(4)?, a.usize_list(5)?);
+            let g = a.usize(6)?;
+            let d = a.usize_list(7)?;
             Ok(a.tensor(0)?.conv_transpose2d(&a.tensor(1)?, a.opt_tensor(2)?.as_ref(), &s, &p, &op, g, &d)?.into())
         },
     );

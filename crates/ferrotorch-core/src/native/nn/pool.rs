@@ -321,59 +321,38 @@ impl Tensor {
     }
 }
 
-fn us(v: Vec<i64>) -> Result<Vec<usize>> {
-    v.into_iter()
-        .map(|x| {
-            usize::try_from(x).map_err(|_| {
-                crate::Error::new(
-                    crate::ErrorKind::Runtime,
-                    format!("pooling arguments must be non-negative, got {x}"),
-                )
-            })
-        })
-        .collect()
-}
-
 pub(crate) fn register(r: &mut Registry) {
     r.def(
         "max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",
-        |a| Ok(a.tensor(0)?.max_pool2d_with_indices(&us(a.int_list(1)?)?, &us(a.int_list(2)?)?, &us(a.int_list(3)?)?, &us(a.int_list(4)?)?, a.bool(5)?)?.into()),
+        |a| Ok(a.tensor(0)?.max_pool2d_with_indices(&a.usize_list(1)?, &a.usize_list(2)?, &a.usize_list(3)?, &a.usize_list(4)?, a.bool(5)?)?.into()),
     );
     r.def(
         "max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor",
-        |a| Ok(a.tensor(0)?.max_pool2d(&us(a.int_list(1)?)?, &us(a.int_list(2)?)?, &us(a.int_list(3)?)?, &us(a.int_list(4)?)?, a.bool(5)?)?.into()),
+        |a| Ok(a.tensor(0)?.max_pool2d(&a.usize_list(1)?, &a.usize_list(2)?, &a.usize_list(3)?, &a.usize_list(4)?, a.bool(5)?)?.into()),
     );
     r.def(
         "max_pool1d_with_indices(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0, int[1] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",
         |a| {
-            let k = us(a.int_list(1)?)?;
-            let s = us(a.int_list(2)?)?;
-            let p = us(a.int_list(3)?)?;
-            let d = us(a.int_list(4)?)?;
+            let k = a.usize_list(1)?;
+            let s = a.usize_list(2)?;
+            let p = a.usize_list(3)?;
+            let d = a.usize_list(4)?;
             Ok(a.tensor(0)?.max_pool1d_with_indices(k[0], s.first().copied(), p[0], d[0], a.bool(5)?)?.into())
         },
     );
     r.def(
         "avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor",
         |a| {
-            let d = a.opt_int(6)?.map(|v| us(vec![v])).transpose()?.map(|v| v[0]);
-            Ok(a.tensor(0)?.avg_pool2d(&us(a.int_list(1)?)?, &us(a.int_list(2)?)?, &us(a.int_list(3)?)?, a.bool(4)?, a.bool(5)?, d)?.into())
+            let d = a.opt_int(6)?.map(|_| a.usize(6)).transpose()?;
+            Ok(a.tensor(0)?.avg_pool2d(&a.usize_list(1)?, &a.usize_list(2)?, &a.usize_list(3)?, a.bool(4)?, a.bool(5)?, d)?.into())
         },
     );
     r.def(
         "adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor",
-        |a| {
-            Ok(a.tensor(0)?
-                .adaptive_avg_pool2d(&us(a.int_list(1)?)?)?
-                .into())
-        },
+        |a| Ok(a.tensor(0)?.adaptive_avg_pool2d(&a.usize_list(1)?)?.into()),
     );
     r.def(
         "adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)",
-        |a| {
-            Ok(a.tensor(0)?
-                .adaptive_max_pool2d(&us(a.int_list(1)?)?)?
-                .into())
-        },
+        |a| Ok(a.tensor(0)?.adaptive_max_pool2d(&a.usize_list(1)?)?.into()),
     );
 }
