@@ -31,6 +31,7 @@ ROWS = [
     ("W2 m.t()+m 4096²", "w2_add_transposed_4096", "W2 add transposed 4096^2", "GB/s", lambda t: 3 * 4 * 4096 * 4096 / t / 1e9),
     ("W3 sum 16M", "w3_sum_16m", "W3 sum 16M", "GB/s", lambda t: 4 * N16M / t / 1e9),
     ("W3 softmax 4096×1024", "w3_softmax_4096x1024", "W3 softmax 4096x1024", "GB/s", lambda t: 2 * 4 * 4096 * 1024 / t / 1e9),
+    ("W4 conv2d 3×3 64→64 56² b8", "w4_conv3x3_64_56_b8", "W4 conv3x3 64-64 56x56 b8", "GFLOP/s", lambda t: 2 * 8 * 64 * 64 * 9 * 56 * 56 / t / 1e9),
     ("W5 a+b 1-element", "w5_tiny_add", "W5 tiny add (python eager)", "µs", lambda t: t * 1e6),
 ]
 
@@ -79,7 +80,7 @@ def main():
     torch = {}
     if not args.skip_torch:
         script = os.path.join(ROOT, "..", "shared", "bench", "torch_workloads.py")
-        r = subprocess.run([args.torch_python, script, "w1", "w2", "w3", "w5"],
+        r = subprocess.run([args.torch_python, script, "w1", "w2", "w3", "w4", "w5"],
                            capture_output=True, text=True, check=True)
         sys.stderr.write(r.stdout)
         torch = parse_torch(r.stdout)

@@ -81,6 +81,15 @@ fn w3_softmax_4096x1024(b: Bencher) {
     b.bench(|| black_box(x.softmax(-1, None).unwrap()));
 }
 
+/// W4: conv2d 3×3, 64→64 channels, 56×56, batch 8, no bias, eval
+/// (GFLOP/s = 2·8·64·64·9·56·56 / time).
+#[divan::bench(sample_count = 10)]
+fn w4_conv3x3_64_56_b8(b: Bencher) {
+    let x = torch::randn(&[8, 64, 56, 56], ()).unwrap();
+    let w = torch::randn(&[64, 64, 3, 3], ()).unwrap();
+    b.bench(|| black_box(x.conv2d(&w, None, &[1], &[1], &[1], 1).unwrap()));
+}
+
 /// W5: a + b on 1-element tensors (µs per op).
 #[divan::bench(sample_count = 100, sample_size = 1000)]
 fn w5_tiny_add(b: Bencher) {

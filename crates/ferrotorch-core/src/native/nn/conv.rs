@@ -37,8 +37,8 @@ fn pair(op: &str, name: &str, v: &[usize]) -> Result<[usize; 2]> {
     }
 }
 
-/// im2col for one image `[C, H, W]` (contiguous f32/f64 slice) into
-/// `[C*kh*kw, Ho*Wo]`.
+/// im2col for one image `[C, H, W]` (contiguous slice) into the rows of
+/// `cols`, row `r` starting at `r * ld` (`ld >= Ho*Wo`).
 #[allow(clippy::too_many_arguments)]
 fn im2col<T: Copy + Default + Send + Sync>(
     x: &[T],
@@ -48,10 +48,15 @@ fn im2col<T: Copy + Default + Send + Sync>(
     ho: usize,
     wo: usize,
     cols: &mut [T],
+    ld: usize,
 ) {
     let (hh, ww) = (h.input, w.input);
     let cols_ptr = cols.as_mut_ptr() as usize;
     let rows = c * h.kernel * w.kernel;
+    debug_assert!(
+        rows == 0 || cols.len() >= (rows - 1) * ld + ho * wo,
+        "im2col: destination too small"
+    );
     parallel::parallel_for(rows, (4096 / (ho * wo).max(1)).max(1), |range| {
         for row in range {
             let ci = row / (h.kernel * w.kernel);
@@ -59,7 +64,7 @@ fn im2col<T: Copy + Default + Send + Sync>(
             let kj = row % w.kernel;
             // SAFETY: each row of `cols` is written by one task only.
             let out = unsafe {
-                std::slice::from_raw_parts_mut((cols_ptr as *mut T).add(row * ho * wo), ho * wo)
+                std::slice::from_raw_parts_mut((cols_ptr as *mut T).add(row * ld), ho * wo)
             };
             for oh in 0..ho {
                 let ih = (oh * h.stride + ki * h.dil) as isize - h.pad as isize;
@@ -82,7 +87,10 @@ fn im2col<T: Copy + Default + Send + Sync>(
     });
 }
 
-/// Per image and group: im2col, then one GEMM into the output slice.
+/// Per group: im2col of every image side by side into one
+/// `[C/g·kh·kw, N·Ho·Wo]` matrix, then a single GEMM with the group's
+/// weights (one large GEMM keeps the kernel busy where per-image products
+/// with few output channels would not), then one permute into `out`.
 #[allow(clippy::too_many_arguments)]
 fn conv_images<T: crate::dtype::Element>(
     x: &Tensor,
@@ -98,19 +106,29 @@ fn conv_images<T: crate::dtype::Element>(
     let (o, cg, kh, kw) = (wt.shape()[0], wt.shape()[1], wt.shape()[2], wt.shape()[3]);
     let og = o / groups;
     let k = cg * kh * kw;
-    let xs = x.to_vec::<T>()?;
-    let mut cs = vec![T::default(); k * ho * wo];
-    for b in 0..n {
-        for g in 0..groups {
-            let img = &xs[(b * c + g * cg) * hh * ww..][..cg * hh * ww];
-            im2col(img, cg, hd, wd, ho, wo, &mut cs);
-            let cols = Tensor::from_slice_shape(&cs, &[k, ho * wo])?;
-            let wg = wt
-                .narrow(0, (g * og) as i64, og)?
-                .reshape(&[og as i64, k as i64])?;
-            let dst = out.select(0, b as i64)?.narrow(0, (g * og) as i64, og)?;
-            dst.copy_(&wg.mm(&cols)?.reshape(&[og as i64, ho as i64, wo as i64])?)?;
+    let plane = ho * wo;
+    let cols = Tensor::empty(&[k, n * plane], T::DTYPE)?;
+    for g in 0..groups {
+        {
+            let _l = crate::storage::lock_storages(&[x.storage()], &[cols.storage()]);
+            // SAFETY: x is contiguous [n, c, hh, ww]; cols is a fresh [k, n*plane] buffer.
+            let xs =
+                unsafe { std::slice::from_raw_parts(x.data_ptr() as *const T, n * c * hh * ww) };
+            let cs =
+                unsafe { std::slice::from_raw_parts_mut(cols.data_ptr() as *mut T, k * n * plane) };
+            for b in 0..n {
+                let img = &xs[(b * c + g * cg) * hh * ww..][..cg * hh * ww];
+                im2col(img, cg, hd, wd, ho, wo, &mut cs[b * plane..], n * plane);
+            }
         }
+        let wg = wt
+            .narrow(0, (g * og) as i64, og)?
+            .reshape(&[og as i64, k as i64])?;
+        let prod = wg.mm(&cols)?; // [og, n * plane]
+        let view = prod
+            .reshape(&[og as i64, n as i64, ho as i64, wo as i64])?
+            .permute_dims(&[1, 0, 2, 3])?;
+        out.narrow(1, (g * og) as i64, og)?.copy_(&view)?;
     }
     Ok(())
 }
