@@ -27,6 +27,11 @@
 //! The same ops can be called by name through the [`dispatch`] module, as
 //! the bindings and the JIT do.
 
+/// The README's Rust examples, compiled and run as doctests.
+#[doc = include_str!("../../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
+
 pub use ferrotorch_core::dispatch;
 pub use ferrotorch_core::dtype;
 pub use ferrotorch_core::native::random::{default_generator, manual_seed, Generator};
