@@ -4,7 +4,7 @@
 //! PyTorch raises one.
 
 use ferrotorch_core::dispatch::{call, IValue};
-use ferrotorch_core::{bf16, f16, DType, Tensor};
+use ferrotorch_core::{bf16, f16, DType, ErrorKind, Tensor};
 use serde_json::Value;
 
 fn num(v: &Value) -> f64 {
@@ -201,7 +201,24 @@ fn every_op_matches_pytorch() {
         let kwr: Vec<(&str, IValue)> = kw.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
         let got = call(op, &args, &kwr);
         let res = match (got, c.get("error")) {
-            (Err(_), Some(_)) => Ok(()),
+            (Err(e), Some(_)) => {
+                // the exception class PyTorch raises must be the one our
+                // error kind maps to (the Python bindings raise it)
+                let want = c["error_type"].as_str().unwrap_or("RuntimeError");
+                let got = match e.kind() {
+                    ErrorKind::Runtime => "RuntimeError",
+                    ErrorKind::Index => "IndexError",
+                    ErrorKind::Value => "ValueError",
+                    ErrorKind::Type => "TypeError",
+                    ErrorKind::NotImplemented => "NotImplementedError",
+                    ErrorKind::Io => "OSError",
+                };
+                if want == got {
+                    Ok(())
+                } else {
+                    Err(format!("raised {got} ({e}), PyTorch raises {want}"))
+                }
+            }
             (Ok(_), Some(e)) => Err(format!("expected error '{e}' but succeeded")),
             (Err(e), None) => Err(format!("unexpected error: {e}")),
             (Ok(v), None) => check(v, &c["out"]),

@@ -269,7 +269,7 @@ fn no_check(_: &str, _: DType, _: &Operand, _: &Tensor) -> Result<()> {
 fn not_bool(op: &str, dt: DType) -> Result<()> {
     crate::ensure!(
         dt != DType::Bool,
-        Runtime,
+        NotImplemented,
         "{op}: \"{op}_cpu\" not implemented for 'Bool'"
     );
     Ok(())
@@ -283,7 +283,7 @@ fn int_divisor(op: &str, dt: DType, _: &Operand, b: &Tensor) -> Result<()> {
 fn no_bool(op: &str, dt: DType, _: &Operand, _: &Tensor) -> Result<()> {
     crate::ensure!(
         dt != DType::Bool,
-        Runtime,
+        NotImplemented,
         "{op}: Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead."
     );
     Ok(())
@@ -292,7 +292,7 @@ fn no_bool(op: &str, dt: DType, _: &Operand, _: &Tensor) -> Result<()> {
 fn float_only(op: &str, dt: DType, _: &Operand, _: &Tensor) -> Result<()> {
     crate::ensure!(
         dt.is_floating_point(),
-        Runtime,
+        NotImplemented,
         "{op}: not implemented for '{}'",
         dt.name_title()
     );

@@ -102,7 +102,7 @@ macro_rules! bitwise_ops {
                     let (dt, a, b, shape) = prepare(stringify!($name), self, &other, Promote::Same)?;
                     crate::ensure!(
                         !dt.is_floating_point(),
-                        Runtime,
+                        NotImplemented,
                         "{}: \"{}_cpu\" not implemented for '{}'",
                         stringify!($name), stringify!($name), dt.name_title()
                     );

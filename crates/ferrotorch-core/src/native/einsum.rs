@@ -235,7 +235,7 @@ pub fn einsum(equation: &str, operands: &[Tensor]) -> Result<Tensor> {
             for &l in &v {
                 crate::ensure!(
                     l >= ELL || ops.iter().any(|(_, ls)| ls.contains(&l)),
-                    Value,
+                    Runtime,
                     "einsum(): output subscript {} does not appear in the equation for any input operand",
                     char::from_u32(l).unwrap_or('?')
                 );

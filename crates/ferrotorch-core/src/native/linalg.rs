@@ -25,7 +25,7 @@ fn check_dtypes(op: &str, a: &Tensor, b: &Tensor) -> Result<()> {
     );
     crate::ensure!(
         a.dtype() != DType::Bool,
-        Runtime,
+        NotImplemented,
         "{op}: \"addmm_impl_cpu_\" not implemented for 'Bool'"
     );
     Ok(())
@@ -108,7 +108,11 @@ fn batched_gemm(a: &Tensor, b: &Tensor, out: &Tensor, alpha: Scalar, beta: Scala
         DType::I16 => run::<i16>(a, b, out, bs, m, k, n, alpha, beta),
         DType::I8 => run::<i8>(a, b, out, bs, m, k, n, alpha, beta),
         DType::U8 => run::<u8>(a, b, out, bs, m, k, n, alpha, beta),
-        d => crate::bail!(Runtime, "matmul: not implemented for '{}'", d.name_title()),
+        d => crate::bail!(
+            NotImplemented,
+            "matmul: not implemented for '{}'",
+            d.name_title()
+        ),
     }
     Ok(())
 }

@@ -36,8 +36,15 @@ macro_rules! by_size {
     };
 }
 
-/// Index values as i64, checked against `n` (negative indices wrap).
+/// Index values as i64, checked against `n` (negative indices wrap). An
+/// out-of-range index is an IndexError for `index_select`-style ops and a
+/// RuntimeError for `gather`/`scatter`, as in PyTorch.
 fn indices(op: &str, index: &Tensor, n: usize) -> Result<Vec<usize>> {
+    let kind = if op.starts_with("gather") || op.starts_with("scatter") {
+        crate::ErrorKind::Runtime
+    } else {
+        crate::ErrorKind::Index
+    };
     crate::ensure!(
         matches!(index.dtype(), DType::I64 | DType::I32),
         Runtime,
@@ -50,10 +57,10 @@ fn indices(op: &str, index: &Tensor, n: usize) -> Result<Vec<usize>> {
         .map(|i| {
             let j = if i < 0 { i + n as i64 } else { i };
             if j < 0 || j >= n as i64 {
-                crate::bail!(
-                    Index,
-                    "{op}(): index {i} is out of bounds for dimension with size {n}"
-                );
+                return Err(crate::Error::new(
+                    kind,
+                    format!("{op}(): index {i} is out of bounds for dimension with size {n}"),
+                ));
             }
             Ok(j as usize)
         })

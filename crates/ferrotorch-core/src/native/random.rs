@@ -175,7 +175,7 @@ fn float_dtype(op: &str, opts: TensorOptions) -> Result<DType> {
     let d = opts.dtype.unwrap_or_else(get_default_dtype);
     crate::ensure!(
         d.is_floating_point(),
-        Runtime,
+        NotImplemented,
         "\"{op}\" not implemented for '{}'",
         d.name_title()
     );
@@ -187,7 +187,7 @@ impl Tensor {
     pub fn uniform_(&self, from: f64, to: f64, generator: Option<&Generator>) -> Result<()> {
         crate::ensure!(
             self.is_floating_point(),
-            Runtime,
+            NotImplemented,
             "uniform_: \"check_uniform_bounds\" not implemented for '{}'",
             self.dtype().name_title()
         );
@@ -219,7 +219,7 @@ impl Tensor {
         );
         crate::ensure!(
             self.is_floating_point(),
-            Runtime,
+            NotImplemented,
             "normal_: \"normal_kernel_cpu\" not implemented for '{}'",
             self.dtype().name_title()
         );

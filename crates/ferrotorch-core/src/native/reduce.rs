@@ -212,7 +212,7 @@ impl Tensor {
         let dt = dtype.unwrap_or(self.dtype());
         crate::ensure!(
             dt.is_floating_point(),
-            Runtime,
+            NotImplemented,
             "mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: {}",
             dt.name_title()
         );
@@ -315,7 +315,7 @@ impl Tensor {
     ) -> Result<(Tensor, Tensor)> {
         crate::ensure!(
             self.dtype() != DType::Bool || op.starts_with("max") || op.starts_with("min"),
-            Runtime,
+            NotImplemented,
             "{op}(): does not support bool input"
         );
         let x = widen(self)?;

@@ -113,7 +113,7 @@ impl Tensor {
     pub fn logcumsumexp(&self, dim: i64) -> Result<Tensor> {
         crate::ensure!(
             self.is_floating_point(),
-            Runtime,
+            NotImplemented,
             "logcumsumexp: \"logcumsumexp_out_cpu\" not implemented for '{}'",
             self.dtype().name_title()
         );

@@ -11,7 +11,7 @@ use crate::tensor::Tensor;
 fn float_input(op: &str, x: &Tensor) -> Result<(Tensor, DType)> {
     crate::ensure!(
         x.is_floating_point(),
-        Runtime,
+        NotImplemented,
         "{op}(): input dtype should be either floating point or complex dtypes. Got {} instead.",
         x.dtype().name_title()
     );

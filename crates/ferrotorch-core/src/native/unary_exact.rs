@@ -44,7 +44,7 @@ fn reject(op: &str, t: &Tensor, float: bool, bool_: bool) -> Result<()> {
     let d = t.dtype();
     if d == DType::Bool && !bool_ {
         crate::bail!(
-            Runtime,
+            NotImplemented,
             "{op}: \"{op}\" not implemented for 'Bool'{}",
             if op.starts_with("neg") {
                 ". Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."
@@ -55,7 +55,7 @@ fn reject(op: &str, t: &Tensor, float: bool, bool_: bool) -> Result<()> {
     }
     if d.is_floating_point() && !float {
         crate::bail!(
-            Runtime,
+            NotImplemented,
             "{op}: \"{op}\" not implemented for '{}'",
             d.name_title()
         );
@@ -131,7 +131,7 @@ impl Tensor {
     pub fn frac(&self) -> Result<Tensor> {
         crate::ensure!(
             self.is_floating_point(),
-            Runtime,
+            NotImplemented,
             "frac: \"frac_cpu\" not implemented for '{}'",
             self.dtype().name_title()
         );

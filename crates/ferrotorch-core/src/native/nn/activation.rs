@@ -11,7 +11,7 @@ use ferrotorch_kernels::math as km;
 fn float_only(op: &str, x: &Tensor) -> Result<()> {
     crate::ensure!(
         x.is_floating_point(),
-        Runtime,
+        NotImplemented,
         "{op}: \"{op}_cpu\" not implemented for '{}'",
         x.dtype().name_title()
     );
@@ -23,7 +23,7 @@ impl Tensor {
     pub fn relu(&self) -> Result<Tensor> {
         crate::ensure!(
             self.dtype() != crate::DType::Bool,
-            Runtime,
+            NotImplemented,
             "relu: \"clamp_min_scalar_cpu\" not implemented for 'Bool'"
         );
         self.clamp_min(0)

@@ -168,7 +168,7 @@ fn check_conv(
     );
     crate::ensure!(
         input.is_floating_point(),
-        Runtime,
+        NotImplemented,
         "{op}: \"slow_conv2d_cpu\" not implemented for '{}'",
         input.dtype().name_title()
     );

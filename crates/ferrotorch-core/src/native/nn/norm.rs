@@ -45,7 +45,7 @@ impl Tensor {
         );
         crate::ensure!(
             self.is_floating_point(),
-            Runtime,
+            NotImplemented,
             "batch_norm: not implemented for '{}'",
             self.dtype().name_title()
         );

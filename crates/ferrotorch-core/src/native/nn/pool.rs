@@ -42,7 +42,7 @@ fn batched(op: &str, x: &Tensor) -> Result<(Tensor, bool)> {
     );
     crate::ensure!(
         x.is_floating_point(),
-        Runtime,
+        NotImplemented,
         "{op}: not implemented for '{}'",
         x.dtype().name_title()
     );

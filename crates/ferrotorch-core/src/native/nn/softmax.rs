@@ -17,7 +17,7 @@ fn softmax_impl(x: &Tensor, dim: i64, dtype: Option<DType>, log: bool) -> Result
     };
     crate::ensure!(
         x.is_floating_point(),
-        Runtime,
+        NotImplemented,
         "{op}: \"{op}_lastdim_kernel_impl\" not implemented for '{}'",
         x.dtype().name_title()
     );
