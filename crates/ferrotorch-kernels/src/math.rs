@@ -83,23 +83,27 @@ pub fn expm1(x: f32) -> f32 {
     select(x.abs() < 0.5, small, big)
 }
 
-/// tanh(x): odd Taylor polynomial for |x| < 0.55, `1 - 2/(e^{2|x|}+1)` above.
+/// tanh(x) as `x·P(x²)/Q(x²)` on |x| ≤ 7.905 (a rational fit, degree 5/3
+/// in x², found by iteratively reweighted least squares on relative error;
+/// ≤ 6 ulp), ±1 beyond, where tanh rounds to ±1 in f32 anyway. One
+/// division and nine FMAs, no exp.
 #[inline(always)]
 pub fn tanh(x: f32) -> f32 {
-    let a = x.abs();
-    let z = x * x;
-    // tanh x = x (1 + z * P(z)), coefficients of the Taylor series.
-    let mut p = -0.001_455_834_4_f32; // -929569 / 638512875
-    p = p.mul_add(z, 0.003_592_128); // 21844 / 6081075
-    p = p.mul_add(z, -0.008_863_235); // -1382 / 155925
-    p = p.mul_add(z, 0.021_869_488); // 62 / 2835
-    p = p.mul_add(z, -0.053_968_254); // -17 / 315
-    p = p.mul_add(z, 0.133_333_33); // 2 / 15
-    p = p.mul_add(z, -0.333_333_34); // -1 / 3
-    let small = (x * z).mul_add(p, x).copysign(x);
-    let e = exp(2.0 * a.min(20.0));
-    let big = (1.0 - 2.0 / (e + 1.0)).copysign(x);
-    let y = select(a < 0.55, small, big);
+    const LIM: f32 = 7.905_311;
+    let c = x.clamp(-LIM, LIM);
+    let z = c * c;
+    let mut p = 2.429_206_3e-11_f32;
+    p = p.mul_add(z, -1.497_951_6e-8);
+    p = p.mul_add(z, 9.964_016e-6);
+    p = p.mul_add(z, 2.994_868_9e-3);
+    p = p.mul_add(z, 1.298_751_4e-1);
+    p = p.mul_add(z, 1.0);
+    let mut q = 2.384_665_9e-4_f32;
+    q = q.mul_add(z, 2.406_451_5e-2);
+    q = q.mul_add(z, 4.632_083_8e-1);
+    q = q.mul_add(z, 1.0);
+    let y = c * p / q;
+    let y = select(x.abs() > 9.0, 1.0f32.copysign(x), y);
     select(x.is_nan(), x, y)
 }
 
@@ -297,11 +301,11 @@ mod tests {
     fn tanh_sigmoid_expm1_are_accurate() {
         {
             let u = max_ulp(tanh, f64::tanh, -10.0, 10.0, 200_000);
-            assert!(u <= 4.0, "{} ulp", u);
+            assert!(u <= 6.0, "{} ulp", u);
         }
         {
             let u = max_ulp(tanh, f64::tanh, -0.01, 0.01, 10_000);
-            assert!(u <= 2.0, "{} ulp", u);
+            assert!(u <= 3.0, "{} ulp", u);
         }
         {
             let u = max_ulp(expm1, f64::exp_m1, -3.0, 3.0, 100_000);
