@@ -74,13 +74,29 @@ fn im2col<T: Copy + Default + Send + Sync>(
                     continue;
                 }
                 let src = &x[ci * hh * ww + ih as usize * ww..][..ww];
-                for (ow, d) in dst.iter_mut().enumerate() {
-                    let iw = (ow * w.stride + kj * w.dil) as isize - w.pad as isize;
-                    *d = if iw >= 0 && iw < ww as isize {
-                        src[iw as usize]
-                    } else {
-                        T::default()
-                    };
+                // Output columns whose input column is inside the image:
+                // iw = ow*stride + kj*dil - pad in [0, ww).
+                let shift = (kj * w.dil) as isize - w.pad as isize;
+                let lo = if shift >= 0 {
+                    0
+                } else {
+                    ((-shift) as usize).div_ceil(w.stride)
+                };
+                let hi = if (ww as isize) <= shift {
+                    0
+                } else {
+                    ((ww as isize - shift - 1) as usize / w.stride + 1).min(wo)
+                };
+                let (lo, hi) = (lo.min(hi), hi);
+                dst[..lo].iter_mut().for_each(|v| *v = T::default());
+                dst[hi..].iter_mut().for_each(|v| *v = T::default());
+                if w.stride == 1 {
+                    let s0 = (lo as isize + shift) as usize;
+                    dst[lo..hi].copy_from_slice(&src[s0..s0 + (hi - lo)]);
+                } else {
+                    for (ow, d) in dst[lo..hi].iter_mut().enumerate() {
+                        *d = src[(((lo + ow) * w.stride) as isize + shift) as usize];
+                    }
                 }
             }
         }
