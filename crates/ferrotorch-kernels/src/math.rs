@@ -95,7 +95,7 @@ pub fn tanh(x: f32) -> f32 {
     let mut p = 2.429_206_3e-11_f32;
     p = p.mul_add(z, -1.497_951_6e-8);
     p = p.mul_add(z, 9.964_016e-6);
-    p = p.mul_add(z, 2.994_868_9e-3);
+    p = p.mul_add(z, 2.994_869e-3);
     p = p.mul_add(z, 1.298_751_4e-1);
     p = p.mul_add(z, 1.0);
     let mut q = 2.384_665_9e-4_f32;
