@@ -120,6 +120,44 @@ pub(crate) fn map_rows2<T: Element, U: Element>(
     Ok((vals, idx))
 }
 
+/// Run `f(row_in, row_out)` on every 1-D slice of `x` along `dim` (moved
+/// last and made contiguous, rows in parallel) and move the dim back: the
+/// shared skeleton of scans, softmax and other per-row ops that keep the
+/// shape.
+pub(crate) fn map_along_dim<T: Element, U: Element>(
+    x: &Tensor,
+    dim: i64,
+    f: impl Fn(&[T], &mut [U]) + Sync + Send,
+) -> Result<Tensor> {
+    let d = crate::tensor::layout::wrap_dim(dim, x.dim())?;
+    let src = if x.dim() == 0 {
+        x.reshape(&[1])?
+    } else {
+        x.movedim(&[d as i64], &[-1])?.contiguous()?
+    };
+    let r = *src.shape().last().unwrap_or(&1);
+    let m = src.numel().checked_div(r).unwrap_or(0);
+    let out = Tensor::empty(src.shape(), U::DTYPE)?;
+    {
+        let _g = crate::storage::lock_storages(&[src.storage()], &[out.storage()]);
+        let (sp, dp) = (src.data_ptr() as usize, out.data_ptr() as usize);
+        parallel::parallel_for(m, (4096 / r.max(1)).max(1), |range| {
+            for i in range {
+                // SAFETY: row i of two contiguous [m, r] buffers.
+                unsafe {
+                    let a = std::slice::from_raw_parts((sp as *const T).add(i * r), r);
+                    let b = std::slice::from_raw_parts_mut((dp as *mut U).add(i * r), r);
+                    f(a, b);
+                }
+            }
+        });
+    }
+    if x.dim() == 0 {
+        return out.reshape(&[]);
+    }
+    out.movedim(&[-1], &[d as i64])?.contiguous()
+}
+
 /// Half types reduce through f32 and convert back at the end.
 fn widen(x: &Tensor) -> Result<Tensor> {
     match x.dtype() {

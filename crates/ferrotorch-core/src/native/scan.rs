@@ -1,62 +1,17 @@
 //! Scans along one dim: `cumsum`, `cumprod`, `cummax`, `cummin`,
-//! `logcumsumexp`. The dim is moved last and made contiguous, each row is
-//! scanned, and the result is permuted back.
+//! `logcumsumexp`, each a row function run by [`map_along_dim`].
 
+use super::reduce::map_along_dim;
 use crate::dispatch::Registry;
 use crate::dtype::{DType, Element};
 use crate::error::Result;
-use crate::tensor::layout::wrap_dim;
 use crate::tensor::Tensor;
-use ferrotorch_kernels::parallel;
-
-/// Scan every row of `x` along `dim` with `f(row_in, row_out)`, producing a
-/// tensor of `out_dtype` (element type `U`) shaped like `x`.
-fn scan_rows<T: Element, U: Element>(
-    x: &Tensor,
-    dim: i64,
-    f: impl Fn(&[T], &mut [U]) + Sync + Send,
-) -> Result<Tensor> {
-    let nd = x.dim();
-    let d = wrap_dim(dim, nd)?;
-    if nd == 0 {
-        let v = x.to_vec::<T>()?;
-        let mut o = vec![U::zero(); 1];
-        f(&v, &mut o);
-        return Tensor::from_vec(o, &[]);
-    }
-    let mut perm: Vec<usize> = (0..nd).filter(|&k| k != d).collect();
-    perm.push(d);
-    let src = x.permute_dims(&perm)?.contiguous()?;
-    let r = x.shape()[d];
-    let m = x.numel().checked_div(r).unwrap_or(0);
-    let out = Tensor::empty(src.shape(), U::DTYPE)?;
-    {
-        let _g = crate::storage::lock_storages(&[src.storage()], &[out.storage()]);
-        let (sp, dp) = (src.data_ptr() as usize, out.data_ptr() as usize);
-        parallel::parallel_for(m, (4096 / r.max(1)).max(1), |range| {
-            for i in range {
-                // SAFETY: row i of two contiguous [m, r] buffers.
-                unsafe {
-                    let a = std::slice::from_raw_parts((sp as *const T).add(i * r), r);
-                    let b = std::slice::from_raw_parts_mut((dp as *mut U).add(i * r), r);
-                    f(a, b);
-                }
-            }
-        });
-    }
-    // inverse permutation: the scanned dim goes back to position d
-    let mut inv = vec![0usize; nd];
-    for (k, &p) in perm.iter().enumerate() {
-        inv[p] = k;
-    }
-    out.permute_dims(&inv)?.contiguous()
-}
 
 impl Tensor {
     /// Running sum along `dim`; integers and bool accumulate in int64.
     pub fn cumsum(&self, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
         let x = self.accumulating(dtype)?;
-        crate::dispatch_dtype!(x.dtype(), T => scan_rows::<T, T>(&x, dim, |a, b| {
+        crate::dispatch_dtype!(x.dtype(), T => map_along_dim::<T, T>(&x, dim, |a, b| {
             let mut acc = 0.0f64;
             let mut iacc = 0i64;
             for (o, &v) in b.iter_mut().zip(a) {
@@ -69,7 +24,7 @@ impl Tensor {
     /// Running product along `dim`; integers and bool accumulate in int64.
     pub fn cumprod(&self, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
         let x = self.accumulating(dtype)?;
-        crate::dispatch_dtype!(x.dtype(), T => scan_rows::<T, T>(&x, dim, |a, b| {
+        crate::dispatch_dtype!(x.dtype(), T => map_along_dim::<T, T>(&x, dim, |a, b| {
             let mut acc = 1.0f64;
             let mut iacc = 1i64;
             for (o, &v) in b.iter_mut().zip(a) {
@@ -80,14 +35,14 @@ impl Tensor {
     }
 
     fn cum_extreme(&self, dim: i64, want_max: bool) -> Result<(Tensor, Tensor)> {
-        let vals = crate::dispatch_dtype!(self.dtype(), T => scan_rows::<T, T>(self, dim, |a, b| {
+        let vals = crate::dispatch_dtype!(self.dtype(), T => map_along_dim::<T, T>(self, dim, |a, b| {
             let mut best = a.first().copied().unwrap_or(T::zero());
             for (o, &v) in b.iter_mut().zip(a) {
                 if !best.is_nan() && (v.is_nan() || if want_max { v >= best } else { v <= best }) { best = v; }
                 *o = best;
             }
         }))?;
-        let idx = crate::dispatch_dtype!(self.dtype(), T => scan_rows::<T, i64>(self, dim, |a, b| {
+        let idx = crate::dispatch_dtype!(self.dtype(), T => map_along_dim::<T, i64>(self, dim, |a, b| {
             let mut best = a.first().copied().unwrap_or(T::zero());
             let mut at = 0i64;
             for (j, (o, &v)) in b.iter_mut().zip(a).enumerate() {
@@ -118,7 +73,7 @@ impl Tensor {
             self.dtype().name_title()
         );
         let x = self.to_dtype(DType::F64)?;
-        scan_rows::<f64, f64>(&x, dim, |a, b| {
+        map_along_dim::<f64, f64>(&x, dim, |a, b| {
             let mut acc = f64::NEG_INFINITY;
             for (o, &v) in b.iter_mut().zip(a) {
                 let (hi, lo) = if acc > v { (acc, v) } else { (v, acc) };

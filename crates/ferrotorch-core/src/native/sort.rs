@@ -48,13 +48,8 @@ impl Tensor {
             (Tensor::from_vec(v, rw.data.shape())?, Tensor::from_vec(ix, rw.data.shape())?)
         });
         // rows() put the sorted dim last; move it back.
-        let mut inv: Vec<usize> = (0..nd).collect();
-        inv.retain(|&k| k != nd - 1);
-        inv.insert(d, nd - 1);
-        Ok((
-            vals.permute_dims(&inv)?.contiguous()?,
-            idx.permute_dims(&inv)?.contiguous()?,
-        ))
+        let back = |t: Tensor| t.movedim(&[nd as i64 - 1], &[d as i64])?.contiguous();
+        Ok((back(vals)?, back(idx)?))
     }
 
     /// Indices that sort along `dim` (`torch.argsort`, stable).

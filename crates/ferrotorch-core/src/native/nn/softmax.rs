@@ -5,9 +5,9 @@
 use crate::dispatch::Registry;
 use crate::dtype::DType;
 use crate::error::Result;
-use crate::tensor::layout::wrap_dim;
+use crate::native::reduce::map_along_dim;
 use crate::tensor::Tensor;
-use ferrotorch_kernels::{parallel, softmax as ks};
+use ferrotorch_kernels::softmax as ks;
 
 fn softmax_impl(x: &Tensor, dim: i64, dtype: Option<DType>, log: bool) -> Result<Tensor> {
     let op = if log { "log_softmax" } else { "softmax" };
@@ -25,48 +25,20 @@ fn softmax_impl(x: &Tensor, dim: i64, dtype: Option<DType>, log: bool) -> Result
     if nd == 0 {
         return if log { x.mul(0) } else { x.mul(0)?.add(1) };
     }
-    let d = wrap_dim(dim, nd)?;
-    // Move `dim` last; rows of the contiguous result are the softmax groups.
-    let mut perm: Vec<usize> = (0..nd).filter(|&k| k != d).collect();
-    perm.push(d);
     let work_dt = if x.dtype() == DType::F64 {
         DType::F64
     } else {
         DType::F32
     };
-    let src = x.permute_dims(&perm)?.to_dtype(work_dt)?.contiguous()?;
-    let r = x.shape()[d];
-    let m = src.numel().checked_div(r).unwrap_or(0);
-    let out = Tensor::empty(src.shape(), work_dt)?;
-    {
-        let _g = crate::storage::lock_storages(&[src.storage()], &[out.storage()]);
-        let (sp, dp) = (src.data_ptr() as usize, out.data_ptr() as usize);
-        parallel::parallel_for(m, (16384 / r.max(1)).max(1), |rows| {
-            for i in rows {
-                // SAFETY: row i of two contiguous [m, r] buffers.
-                unsafe {
-                    if work_dt == DType::F32 {
-                        ks::softmax_row_f32(
-                            (sp as *const f32).add(i * r),
-                            (dp as *mut f32).add(i * r),
-                            r,
-                            log,
-                        );
-                    } else {
-                        let a = std::slice::from_raw_parts((sp as *const f64).add(i * r), r);
-                        let b = std::slice::from_raw_parts_mut((dp as *mut f64).add(i * r), r);
-                        softmax_row_f64(a, b, log);
-                    }
-                }
-            }
-        });
-    }
-    let mut inv = vec![0usize; nd];
-    for (k, &p) in perm.iter().enumerate() {
-        inv[p] = k;
-    }
-    let res = out.permute_dims(&inv)?;
-    let res = if d == nd - 1 { res } else { res.contiguous()? };
+    let src = x.to_dtype(work_dt)?;
+    let res = if work_dt == DType::F32 {
+        // SAFETY: the kernel reads and writes exactly the two row slices.
+        map_along_dim::<f32, f32>(&src, dim, |a, b| unsafe {
+            ks::softmax_row_f32(a.as_ptr(), b.as_mut_ptr(), a.len(), log)
+        })?
+    } else {
+        map_along_dim::<f64, f64>(&src, dim, |a, b| softmax_row_f64(a, b, log))?
+    };
     res.to_dtype(x.dtype())
 }
 
