@@ -51,7 +51,9 @@ pub trait GemmElem: Copy + Send + Sync + 'static {
 fn threads_for(m: usize, n: usize, k: usize) -> gemm::Parallelism {
     let flops = m as f64 * n as f64 * k as f64;
     let t = parallel::get_num_threads();
-    if flops < 64.0 * 64.0 * 64.0 || t <= 1 {
+    // Called from a pool thread (a caller already parallelises, e.g. conv
+    // over images): stay on this thread, as `parallel_for` does.
+    if flops < 64.0 * 64.0 * 64.0 || t <= 1 || rayon::current_thread_index().is_some() {
         gemm::Parallelism::None
     } else {
         gemm::Parallelism::Rayon(t)

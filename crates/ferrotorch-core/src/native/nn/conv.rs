@@ -8,6 +8,7 @@ use crate::dispatch::Registry;
 use crate::dtype::DType;
 use crate::error::Result;
 use crate::tensor::Tensor;
+use ferrotorch_kernels::gemm::{GemmElem, MatMut, MatRef};
 use ferrotorch_kernels::parallel;
 
 /// Convolution geometry for one spatial dim.
@@ -103,50 +104,132 @@ fn im2col<T: Copy + Default + Send + Sync>(
     });
 }
 
-/// Per group: im2col of every image side by side into one
-/// `[C/g·kh·kw, N·Ho·Wo]` matrix, then a single GEMM with the group's
-/// weights (one large GEMM keeps the kernel busy where per-image products
-/// with few output channels would not), then one permute into `out`.
+/// Convolution of one image: per group, im2col into `cols` and one GEMM of
+/// the group's weights `[og, k]` with `cols` `[k, Ho·Wo]`, written straight
+/// into the image's `[og, Ho·Wo]` output rows (already NCHW, so no permute).
+/// With a bias the rows are pre-filled with it and the GEMM accumulates.
 #[allow(clippy::too_many_arguments)]
-fn conv_images<T: crate::dtype::Element>(
-    x: &Tensor,
-    wt: &Tensor,
-    out: &Tensor,
+fn conv_one_image<T: crate::dtype::Element + GemmElem>(
+    img: &[T],
+    wt: &[T],
+    bias: Option<&[T]>,
+    out: &mut [T],
+    cols: &mut [T],
+    geo: &Geometry,
+) {
+    let Geometry {
+        groups,
+        cg,
+        og,
+        hd,
+        wd,
+        ho,
+        wo,
+    } = *geo;
+    let (k, plane) = (cg * hd.kernel * wd.kernel, ho * wo);
+    for g in 0..groups {
+        let src = &img[g * cg * hd.input * wd.input..][..cg * hd.input * wd.input];
+        im2col(src, cg, hd, wd, ho, wo, cols, plane);
+        let dst = &mut out[g * og * plane..][..og * plane];
+        let beta = match bias {
+            Some(b) => {
+                for (row, &bv) in dst.chunks_exact_mut(plane).zip(&b[g * og..][..og]) {
+                    row.fill(bv);
+                }
+                T::one()
+            }
+            None => T::zero(),
+        };
+        // SAFETY: the three operands are disjoint slices of the given sizes.
+        unsafe {
+            T::gemm(
+                og,
+                plane,
+                k,
+                MatMut {
+                    ptr: dst.as_mut_ptr(),
+                    rs: plane as isize,
+                    cs: 1,
+                },
+                MatRef {
+                    ptr: wt[g * og * k..].as_ptr(),
+                    rs: k as isize,
+                    cs: 1,
+                },
+                MatRef {
+                    ptr: cols.as_ptr(),
+                    rs: plane as isize,
+                    cs: 1,
+                },
+                T::one(),
+                beta,
+            );
+        }
+    }
+}
+
+/// Shape of a 2-D convolution once its arguments are checked.
+#[derive(Clone, Copy)]
+struct Geometry {
     groups: usize,
+    cg: usize,
+    og: usize,
     hd: Dim,
     wd: Dim,
     ho: usize,
     wo: usize,
+}
+
+/// Convolution of a contiguous batch. With at least as many images as
+/// threads, each thread convolves whole images with its own im2col buffer
+/// (the GEMM and im2col then run single-threaded inside it, Note in
+/// `parallel`); with fewer images, images go one by one and the GEMM and
+/// im2col parallelise inside.
+fn conv_images<T: crate::dtype::Element + GemmElem>(
+    x: &Tensor,
+    wt: &Tensor,
+    bias: Option<&Tensor>,
+    out: &Tensor,
+    geo: Geometry,
 ) -> Result<()> {
-    let (n, c, hh, ww) = (x.shape()[0], x.shape()[1], x.shape()[2], x.shape()[3]);
-    let (o, cg, kh, kw) = (wt.shape()[0], wt.shape()[1], wt.shape()[2], wt.shape()[3]);
-    let og = o / groups;
-    let k = cg * kh * kw;
-    let plane = ho * wo;
-    let cols = Tensor::empty(&[k, n * plane], T::DTYPE)?;
-    for g in 0..groups {
-        {
-            let _l = crate::storage::lock_storages(&[x.storage()], &[cols.storage()]);
-            // SAFETY: x is contiguous [n, c, hh, ww]; cols is a fresh [k, n*plane] buffer.
-            let xs =
-                unsafe { std::slice::from_raw_parts(x.data_ptr() as *const T, n * c * hh * ww) };
-            let cs =
-                unsafe { std::slice::from_raw_parts_mut(cols.data_ptr() as *mut T, k * n * plane) };
-            for b in 0..n {
-                let img = &xs[(b * c + g * cg) * hh * ww..][..cg * hh * ww];
-                im2col(img, cg, hd, wd, ho, wo, &mut cs[b * plane..], n * plane);
-            }
+    let n = x.shape()[0];
+    let (img_len, out_len) = (x.numel() / n.max(1), out.numel() / n.max(1));
+    let k = geo.cg * geo.hd.kernel * geo.wd.kernel;
+    let col_len = k * geo.ho * geo.wo;
+    let reads: Vec<_> = [Some(x), Some(wt), bias]
+        .into_iter()
+        .flatten()
+        .map(|t| t.storage())
+        .collect();
+    let _l = crate::storage::lock_storages(&reads, &[out.storage()]);
+    // SAFETY: x, wt, bias and out are contiguous tensors of the expected
+    // sizes, and out is a fresh buffer disjoint from the others.
+    let (xs, ws, bs) = unsafe {
+        (
+            std::slice::from_raw_parts(x.data_ptr() as *const T, x.numel()),
+            std::slice::from_raw_parts(wt.data_ptr() as *const T, wt.numel()),
+            bias.map(|b| std::slice::from_raw_parts(b.data_ptr() as *const T, b.numel())),
+        )
+    };
+    let out_ptr = out.data_ptr() as usize;
+    let run = |images: std::ops::Range<usize>| -> Result<()> {
+        let cols = Tensor::empty(&[col_len], T::DTYPE)?;
+        // SAFETY: `cols` is this task's own fresh buffer; each image's output
+        // block is written by exactly one task.
+        let cs = unsafe { std::slice::from_raw_parts_mut(cols.data_ptr() as *mut T, col_len) };
+        for b in images {
+            let o = unsafe {
+                std::slice::from_raw_parts_mut((out_ptr as *mut T).add(b * out_len), out_len)
+            };
+            conv_one_image(&xs[b * img_len..][..img_len], ws, bs, o, cs, &geo);
         }
-        let wg = wt
-            .narrow(0, (g * og) as i64, og)?
-            .reshape(&[og as i64, k as i64])?;
-        let prod = wg.mm(&cols)?; // [og, n * plane]
-        let view = prod
-            .reshape(&[og as i64, n as i64, ho as i64, wo as i64])?
-            .permute_dims(&[1, 0, 2, 3])?;
-        out.narrow(1, (g * og) as i64, og)?.copy_(&view)?;
+        Ok(())
+    };
+    if n >= parallel::get_num_threads() && n > 1 {
+        parallel::parallel_map(n, 1, run).into_iter().collect()
+    } else {
+        run(0..n)
     }
-    Ok(())
 }
 
 fn check_conv(
@@ -284,14 +367,20 @@ impl Tensor {
         };
         let x = self.to_dtype(work)?.contiguous()?;
         let wt = weight.to_dtype(work)?.contiguous()?;
+        let b = bias.map(|b| b.to_dtype(work)?.contiguous()).transpose()?;
         let out = Tensor::empty(&[n, o, ho, wo], work)?;
+        let geo = Geometry {
+            groups,
+            cg,
+            og: o / groups,
+            hd,
+            wd,
+            ho,
+            wo,
+        };
         match work {
-            DType::F64 => conv_images::<f64>(&x, &wt, &out, groups, hd, wd, ho, wo)?,
-            _ => conv_images::<f32>(&x, &wt, &out, groups, hd, wd, ho, wo)?,
-        }
-        let mut out = out;
-        if let Some(b) = bias {
-            out = out.add(&b.to_dtype(work)?.reshape(&[1, o as i64, 1, 1])?)?;
+            DType::F64 => conv_images::<f64>(&x, &wt, b.as_ref(), &out, geo)?,
+            _ => conv_images::<f32>(&x, &wt, b.as_ref(), &out, geo)?,
         }
         out.to_dtype(dt)
     }
