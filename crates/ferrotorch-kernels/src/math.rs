@@ -41,6 +41,34 @@ pub fn exp(x: f32) -> f32 {
     exp_split(x, 0.0)
 }
 
+/// e^r for |r| <= ln(2)/2 (about 1 ulp): the polynomial both exps share.
+#[inline(always)]
+fn exp_reduced(r: f32) -> f32 {
+    let mut p = 1.987_569_1e-4_f32;
+    p = p.mul_add(r, 1.398_199_9e-3);
+    p = p.mul_add(r, 8.333_452e-3);
+    p = p.mul_add(r, 4.166_579_6e-2);
+    p = p.mul_add(r, 1.666_666_5e-1);
+    p = p.mul_add(r, 5e-1);
+    (p * r).mul_add(r, r) + 1.0
+}
+
+/// e^x for x <= 0 (not NaN), with results below f32's normal range
+/// (x < -87.33) flushed to 0. About half the work of [`exp`]: no overflow
+/// or NaN handling and one exact power-of-two scaling. Softmax and
+/// logsumexp use it on `x - max`, where those cases cannot occur.
+#[inline(always)]
+pub fn exp_nonpos(x: f32) -> f32 {
+    let xc = x.max(-87.5);
+    let t = xc.mul_add(LOG2E, ROUND_MAGIC);
+    let n = t - ROUND_MAGIC;
+    let ni = (t.to_bits() as i32).wrapping_sub(ROUND_MAGIC.to_bits() as i32);
+    let r = n.mul_add(-LN2_HI, xc);
+    let r = n.mul_add(-LN2_LO, r);
+    let y = exp_reduced(r) * f32::from_bits(((ni + 127) as u32) << 23);
+    select(x < -87.336_55, 0.0, y)
+}
+
 /// e^(a+b) for a small correction `b` (|b| well below 1), without first
 /// rounding `a + b`: lets callers pass an exact hi/lo split of the exponent.
 #[inline(always)]
@@ -52,13 +80,7 @@ fn exp_split(a: f32, b: f32) -> f32 {
     let ni = (t.to_bits() as i32).wrapping_sub(ROUND_MAGIC.to_bits() as i32);
     let r = n.mul_add(-LN2_HI, ac);
     let r = n.mul_add(-LN2_LO, r) + b;
-    let mut p = 1.987_569_1e-4_f32;
-    p = p.mul_add(r, 1.398_199_9e-3);
-    p = p.mul_add(r, 8.333_452e-3);
-    p = p.mul_add(r, 4.166_579_6e-2);
-    p = p.mul_add(r, 1.666_666_5e-1);
-    p = p.mul_add(r, 5e-1);
-    let y = (p * r).mul_add(r, r) + 1.0;
+    let y = exp_reduced(r);
     let (s1, s2) = pow2i(ni);
     let y = y * s1 * s2;
     let y = select(x > 88.722_84, f32::INFINITY, y);
@@ -182,6 +204,40 @@ pub fn gelu(x: f32) -> f32 {
     select(x.is_nan(), x, y)
 }
 
+/// Below this input [`gelu_fast`] loses relative accuracy; use [`gelu`].
+pub const GELU_FAST_MIN: f32 = -3.0;
+
+/// erf(z) as z·P(z²)/Q(z²) (a 6/4 rational fitted to erf(z)/z on [0, 4],
+/// about 5 ulp), saturating at ±1 beyond |z| = 3.92.
+#[inline(always)]
+fn erf_rational(z: f32) -> f32 {
+    let z = z.clamp(-3.92, 3.92);
+    let u = z * z;
+    let mut p = 1.967_784_7e-8_f32;
+    p = p.mul_add(u, -1.935_022_3e-6);
+    p = p.mul_add(u, 1.397_929_6e-4);
+    p = p.mul_add(u, 3.642_791e-3);
+    p = p.mul_add(u, 5.039_947e-2);
+    p = p.mul_add(u, 0.198_737_26);
+    p = p.mul_add(u, 1.128_379_1);
+    let mut q = 9.397_245_6e-4_f32;
+    q = q.mul_add(u, 1.424_037e-2);
+    q = q.mul_add(u, 0.114_491_83);
+    q = q.mul_add(u, 0.509_458_5);
+    q = q.mul_add(u, 1.0);
+    z * p / q
+}
+
+/// Exact-form GELU as PyTorch writes it, `x/2 · (1 + erf(x/√2))`, with a
+/// rational erf: about half the work of [`gelu`]. For x >= [`GELU_FAST_MIN`]
+/// its absolute error is below 3e-7·max(1, |x|); below that, `1 + erf`
+/// cancels (as in PyTorch's own kernel) and [`gelu`] should be used.
+#[inline(always)]
+pub fn gelu_fast(x: f32) -> f32 {
+    let y = 0.5 * x * (1.0 + erf_rational(x * std::f32::consts::FRAC_1_SQRT_2));
+    select(x.is_nan(), x, y)
+}
+
 /// GELU with PyTorch's `approximate='tanh'` form.
 #[inline(always)]
 pub fn gelu_tanh(x: f32) -> f32 {
@@ -275,6 +331,17 @@ mod tests {
     }
 
     #[test]
+    fn exp_nonpos_is_accurate_and_flushes_below_the_normal_range() {
+        let u = max_ulp(exp_nonpos, f64::exp, -87.3, 0.0, 200_000);
+        assert!(u <= 2.0, "{} ulp", u);
+        assert_eq!(exp_nonpos(0.0), 1.0);
+        assert_eq!(exp_nonpos(-0.0), 1.0);
+        assert_eq!(exp_nonpos(f32::NEG_INFINITY), 0.0);
+        assert_eq!(exp_nonpos(-88.0), 0.0);
+        assert!(exp_nonpos(-87.3) >= f32::MIN_POSITIVE);
+    }
+
+    #[test]
     fn exp_is_accurate_over_the_full_range() {
         {
             let u = max_ulp(exp, f64::exp, -87.0, 88.7, 200_000);
@@ -349,6 +416,22 @@ mod tests {
             let u = max_ulp(gelu, gneg, -12.0, -3.6, 100_000);
             assert!(u <= 16.0, "{} ulp", u);
         }
+    }
+
+    #[test]
+    fn gelu_fast_is_close_to_exact_gelu_above_its_threshold() {
+        let g = |x: f64| 0.5 * x * (1.0 + erf64(x / std::f64::consts::SQRT_2));
+        // relative accuracy where 1 + erf does not cancel
+        let u = max_ulp(gelu_fast, g, -0.5, 8.0, 100_000);
+        assert!(u <= 16.0, "{} ulp", u);
+        for i in 0..=100_000 {
+            let x = GELU_FAST_MIN + (12.0 - GELU_FAST_MIN) * (i as f32 / 100_000.0);
+            let err = (gelu_fast(x) as f64 - g(x as f64)).abs();
+            assert!(err <= 3e-7 * (x.abs() as f64).max(1.0), "x={x} err={err}");
+        }
+        assert!(gelu_fast(f32::NAN).is_nan());
+        assert_eq!(gelu_fast(f32::INFINITY), f32::INFINITY);
+        assert_eq!(gelu_fast(0.0), 0.0);
     }
 
     #[test]

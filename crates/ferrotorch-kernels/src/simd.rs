@@ -88,6 +88,51 @@ multiversion! {
 }
 
 multiversion! {
+    /// `dst[i] = f(src[i])` where `f` has a cheap form `fast`, good except
+    /// on inputs where `needs_slow(x)`, and an accurate form `slow`. Each
+    /// block of 16 contiguous inputs is read, then computed with `fast`
+    /// unless one of them needs `slow` (a branch per block, not per element,
+    /// so both forms vectorise and the rare blocks pay for `slow`).
+    ///
+    /// # Safety
+    /// As [`map1`].
+    pub unsafe fn map1_tiered[T: Copy, U: Copy, F: Fn(T) -> U, G: Fn(T) -> U, P: Fn(T) -> bool](
+        n: usize, src: *const T, ss: isize, dst: *mut U, ds: isize, fast: F, slow: G, needs_slow: P
+    ) {
+        unsafe {
+            if ss == 1 && ds == 1 {
+                let mut i = 0;
+                while i + 16 <= n {
+                    let mut any = false;
+                    for j in 0..16 {
+                        any |= needs_slow(*src.add(i + j));
+                    }
+                    // Element j is read before it is written, so in-place is fine.
+                    if any {
+                        for j in 0..16 {
+                            *dst.add(i + j) = slow(*src.add(i + j));
+                        }
+                    } else {
+                        for j in 0..16 {
+                            *dst.add(i + j) = fast(*src.add(i + j));
+                        }
+                    }
+                    i += 16;
+                }
+                for j in i..n {
+                    *dst.add(j) = slow(*src.add(j));
+                }
+            } else {
+                for i in 0..n as isize {
+                    let x = *src.offset(i * ss);
+                    *dst.offset(i * ds) = if needs_slow(x) { slow(x) } else { fast(x) };
+                }
+            }
+        }
+    }
+}
+
+multiversion! {
     /// `dst[i] = f(a[i], b[i])` over strided operands (strides in elements).
     ///
     /// # Safety
@@ -139,5 +184,50 @@ multiversion! {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn map1_tiered_recomputes_exactly_the_blocks_that_need_it() {
+        // 40 inputs: blocks [0,16) and [16,32), tail [32,40).
+        let mut x = vec![1.0f32; 40];
+        x[20] = -1.0;
+        let fast = |v: f32| v * 10.0;
+        let slow = |v: f32| v * 100.0;
+        let mut y = vec![0.0f32; 40];
+        unsafe {
+            map1_tiered(40, x.as_ptr(), 1, y.as_mut_ptr(), 1, fast, slow, |v| {
+                v < 0.0
+            })
+        };
+        let want: Vec<f32> = (0..40)
+            .map(|i| {
+                if (16..32).contains(&i) || i >= 32 {
+                    x[i] * 100.0
+                } else {
+                    x[i] * 10.0
+                }
+            })
+            .collect();
+        assert_eq!(y, want);
+        // in place, and strided (every element decided on its own)
+        let mut z = x.clone();
+        let p = z.as_mut_ptr();
+        unsafe { map1_tiered(40, p, 1, p, 1, fast, slow, |v| v < 0.0) };
+        assert_eq!(z, want);
+        let mut s = vec![0.0f32; 20];
+        unsafe {
+            map1_tiered(20, x.as_ptr(), 2, s.as_mut_ptr(), 1, fast, slow, |v| {
+                v < 0.0
+            })
+        };
+        let want: Vec<f32> = (0..20)
+            .map(|i| if i == 10 { -100.0 } else { 10.0 })
+            .collect();
+        assert_eq!(s, want);
     }
 }

@@ -5,65 +5,74 @@ use crate::multiversion;
 
 multiversion! {
     /// `dst = softmax(src)` (or `log_softmax` when `log`) over one row of
-    /// `n` contiguous values, subtracting the row maximum first.
+    /// `n` contiguous values, subtracting the row maximum first. A NaN
+    /// anywhere makes the whole row NaN, as in PyTorch.
+    ///
+    /// Three passes over a row that stays in L1: maximum (with a NaN flag,
+    /// both as selects so they vectorise), `exp(x - max)` stored and summed
+    /// (with [`math::exp_nonpos`], exact for the `x - max <= 0` it sees),
+    /// then the scaling.
     ///
     /// # Safety
     /// `src` and `dst` must each hold `n` values; they may be the same row.
     pub unsafe fn softmax_row_f32[](src: *const f32, dst: *mut f32, n: usize, log: bool) {
         unsafe {
             let x = std::slice::from_raw_parts(src, n);
-            // NaN-propagating maximum in 16 lanes (a NaN lane stays NaN).
             let mut mx = [f32::NEG_INFINITY; 16];
+            let mut nan = [0.0f32; 16];
             let mut it = x.chunks_exact(16);
             for c in &mut it {
                 for j in 0..16 {
                     let v = c[j];
+                    mx[j] = if v > mx[j] { v } else { mx[j] };
                     #[allow(clippy::eq_op)]
-                    let nan = v != v;
-                    mx[j] = if v > mx[j] || nan { v } else { mx[j] };
+                    let is_nan = v != v;
+                    nan[j] = if is_nan { 1.0 } else { nan[j] };
                 }
             }
             let mut m = f32::NEG_INFINITY;
+            let mut any_nan = nan.iter().any(|&f| f != 0.0);
             for &v in mx.iter().chain(it.remainder()) {
-                if v > m || v.is_nan() || m.is_nan() {
-                    m = if m.is_nan() { m } else { v };
-                }
+                m = if v > m { v } else { m };
+                any_nan |= v.is_nan();
             }
-            if m.is_nan() {
-                for i in 0..n {
-                    *dst.add(i) = f32::NAN;
-                }
+            let out = std::slice::from_raw_parts_mut(dst, n);
+            // +inf in the row gives inf - inf = NaN, as in PyTorch.
+            if any_nan || m == f32::INFINITY {
+                out.fill(f32::NAN);
                 return;
             }
-            // a row of -inf: exp(x - m) would be NaN; PyTorch gives NaN too.
-            let shift = if m == f32::NEG_INFINITY { 0.0 } else { m };
+            // A row of -inf: every x - m would be NaN; PyTorch gives NaN too.
+            if m == f32::NEG_INFINITY {
+                out.fill(f32::NAN);
+                return;
+            }
             let mut acc = [0.0f32; 16];
-            let out = std::slice::from_raw_parts_mut(dst, n);
-            if log {
-                for i in 0..n {
-                    acc[i % 16] += math::exp(*src.add(i) - shift);
+            let mut base = 0;
+            while base + 16 <= n {
+                for j in 0..16 {
+                    let e = math::exp_nonpos(*src.add(base + j) - m);
+                    if !log {
+                        *dst.add(base + j) = e;
+                    }
+                    acc[j] += e;
                 }
-                let lse = math::ln(acc.iter().sum::<f32>()) + shift;
-                for (i, o) in out.iter_mut().enumerate() {
-                    *o = *src.add(i) - lse;
+                base += 16;
+            }
+            let mut s: f32 = acc.iter().sum();
+            for i in base..n {
+                let e = math::exp_nonpos(*src.add(i) - m);
+                if !log {
+                    *dst.add(i) = e;
+                }
+                s += e;
+            }
+            if log {
+                let lse = math::ln(s) + m;
+                for i in 0..n {
+                    *dst.add(i) = *src.add(i) - lse;
                 }
             } else {
-                let mut chunks = out.chunks_exact_mut(16);
-                let mut base = 0;
-                for c in &mut chunks {
-                    for j in 0..16 {
-                        let e = math::exp(*src.add(base + j) - shift);
-                        c[j] = e;
-                        acc[j] += e;
-                    }
-                    base += 16;
-                }
-                let mut s: f32 = acc.iter().sum();
-                for (j, c) in chunks.into_remainder().iter_mut().enumerate() {
-                    let e = math::exp(*src.add(base + j) - shift);
-                    *c = e;
-                    s += e;
-                }
                 let inv = 1.0 / s;
                 for v in out.iter_mut() {
                     *v *= inv;

@@ -216,6 +216,18 @@ pub(crate) fn map_unary<T: Element, U: Element>(
     out: &Tensor,
     f: impl Fn(T) -> U + Copy + Send + Sync,
 ) {
+    map_unary_with(a, out, move |n, src, ss, dst, ds| unsafe {
+        simd::map1(n, src, ss, dst, ds, f)
+    });
+}
+
+/// [`map_unary`] with the inner loop given: `kernel(n, src, src_stride,
+/// dst, dst_stride)` runs over each 1-D span (e.g. [`simd::map1_tiered`]).
+pub(crate) fn map_unary_with<T: Element, U: Element>(
+    a: &Tensor,
+    out: &Tensor,
+    kernel: impl Fn(usize, *const T, isize, *mut U, isize) + Copy + Send + Sync,
+) {
     check_dtype::<T>(a);
     check_dtype::<U>(out);
     let sa = broadcast_strides(a.shape(), a.stride(), out.shape());
@@ -225,7 +237,7 @@ pub(crate) fn map_unary<T: Element, U: Element>(
         [a.data_ptr(), out.data_ptr()],
         [&sa, out.stride()],
         [a.element_size(), out.element_size()],
-        |p, s, n| unsafe { simd::map1(n, p[0] as *const T, s[0], p[1] as *mut U, s[1], f) },
+        |p, s, n| kernel(n, p[0] as *const T, s[0], p[1] as *mut U, s[1]),
     );
 }
 

@@ -7,6 +7,7 @@ use crate::dispatch::Registry;
 use crate::error::Result;
 use crate::tensor::Tensor;
 use ferrotorch_kernels::math as km;
+use ferrotorch_kernels::simd;
 
 fn float_only(op: &str, x: &Tensor) -> Result<()> {
     crate::ensure!(
@@ -33,6 +34,25 @@ impl Tensor {
     pub fn gelu(&self, approximate: &str) -> Result<Tensor> {
         float_only("GeluKernelImpl", self)?;
         match approximate {
+            "none" if self.dtype() == crate::DType::F32 => {
+                // Cheap erf form, with blocks holding inputs below
+                // GELU_FAST_MIN recomputed by the accurate one.
+                let out = crate::native::iter::empty_like_layout(
+                    self.shape(),
+                    crate::DType::F32,
+                    Some(self),
+                )?;
+                crate::native::iter::map_unary_with::<f32, f32>(
+                    self,
+                    &out,
+                    |n, s, ss, d, ds| unsafe {
+                        simd::map1_tiered(n, s, ss, d, ds, km::gelu_fast, km::gelu, |x: f32| {
+                            x < km::GELU_FAST_MIN
+                        })
+                    },
+                );
+                Ok(out)
+            }
             "none" => unary_float(self, km::gelu, |x: f64| {
                 0.5 * x * super::super::special::erfc(-x / std::f64::consts::SQRT_2)
             }),
