@@ -219,7 +219,7 @@ fn erf_rational(z: f32) -> f32 {
     p = p.mul_add(u, 3.642_791e-3);
     p = p.mul_add(u, 5.039_947e-2);
     p = p.mul_add(u, 0.198_737_26);
-    p = p.mul_add(u, 1.128_379_1);
+    p = p.mul_add(u, std::f32::consts::FRAC_2_SQRT_PI);
     let mut q = 9.397_245_6e-4_f32;
     q = q.mul_add(u, 1.424_037e-2);
     q = q.mul_add(u, 0.114_491_83);

@@ -50,12 +50,12 @@ multiversion! {
             let mut acc = [0.0f32; 16];
             let mut base = 0;
             while base + 16 <= n {
-                for j in 0..16 {
+                for (j, a) in acc.iter_mut().enumerate() {
                     let e = math::exp_nonpos(*src.add(base + j) - m);
                     if !log {
                         *dst.add(base + j) = e;
                     }
-                    acc[j] += e;
+                    *a += e;
                 }
                 base += 16;
             }
