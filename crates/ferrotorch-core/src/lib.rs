@@ -6,6 +6,7 @@
 //! | tensor (c10 `TensorImpl`) | [`tensor`], [`dtype`], [`scalar`], [`device`] |
 //! | native ops (ATen) | [`native`] — methods on [`Tensor`] |
 //! | dispatcher (c10 dispatcher) | [`dispatch`] |
+//! | autograd (`torch.autograd`) | [`autograd`] |
 //!
 //! Users depend on the `ferrotorch` facade crate rather than on this one.
 
@@ -14,6 +15,7 @@
 // must stay NaN-aware) are intended.
 #![allow(clippy::bool_comparison, clippy::neg_cmp_op_on_partial_ord)]
 
+pub mod autograd;
 pub mod device;
 pub mod dispatch;
 pub mod dtype;

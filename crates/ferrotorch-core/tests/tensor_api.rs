@@ -297,6 +297,28 @@ fn tiled_transposed_elementwise_matches_index_arithmetic() {
         sum.to_vec_i64().unwrap(),
         bt.mul(2).unwrap().to_vec_i64().unwrap()
     );
+    // 1- and 2-byte elements gathered through the scratch tile
+    for dt in [DType::U8, DType::I16] {
+        let x = Tensor::arange(0, 40 * 33, 1, DType::I64)
+            .unwrap()
+            .remainder(97)
+            .unwrap()
+            .to_dtype(dt)
+            .unwrap()
+            .reshape(&[40, 33])
+            .unwrap();
+        let y = x
+            .t()
+            .unwrap()
+            .add(x.t().unwrap().contiguous().unwrap())
+            .unwrap();
+        let (xv, yv) = (x.to_vec_i64().unwrap(), y.to_vec_i64().unwrap());
+        for i in 0..33 {
+            for j in 0..40 {
+                assert_eq!(yv[i * 40 + j], 2 * xv[j * 33 + i], "{dt:?} ({i}, {j})");
+            }
+        }
+    }
 }
 
 #[test]

@@ -201,18 +201,28 @@ macro_rules! binary_ops {
                 $(#[$doc])*
                 pub fn $name(&self, other: impl Into<Operand>) -> Result<Tensor> {
                     let other = other.into();
-                    let (dt, a, b, shape) = prepare(stringify!($name), self, &other, Promote::$promote)?;
-                    let check: fn(&str, DType, &Operand, &Tensor) -> Result<()> = $check;
-                    check(stringify!($name), dt, &other, &b)?;
-                    let like = if a.shape() == shape.as_slice() { Some(&a) } else { None };
-                    let out = empty_like_layout(&shape, dt, like)?;
-                    binary_each_dtype!(same, dt, &a, &b, &out,
-                        float |$x, $y| $fb, int |$i, $j| $ib, bool |$p, $q| $bb);
-                    Ok(out)
+                    let raw = || -> Result<Tensor> {
+                        let (dt, a, b, shape) = prepare(stringify!($name), self, &other, Promote::$promote)?;
+                        let check: fn(&str, DType, &Operand, &Tensor) -> Result<()> = $check;
+                        check(stringify!($name), dt, &other, &b)?;
+                        let like = if a.shape() == shape.as_slice() { Some(&a) } else { None };
+                        let out = empty_like_layout(&shape, dt, like)?;
+                        binary_each_dtype!(same, dt, &a, &b, &out,
+                            float |$x, $y| $fb, int |$i, $j| $ib, bool |$p, $q| $bb);
+                        Ok(out)
+                    };
+                    let ot: Vec<&Tensor> = match &other { Operand::Tensor(t) => vec![self, t], _ => vec![self] };
+                    let y = crate::autograd::raw(&ot, raw)?;
+                    crate::autograd::derivatives::pointwise::binary(stringify!($name), self, &other, 1.0, y)
                 }
                 #[doc = concat!("In-place `", stringify!($name), "`.")]
                 pub fn $name_(&self, other: impl Into<Operand>) -> Result<()> {
                     let other = other.into();
+                    let ot: Vec<&Tensor> = match &other { Operand::Tensor(t) => vec![t], _ => vec![] };
+                    if crate::autograd::derivatives::inplace::check(stringify!($name_), self, &ot)? {
+                        let uses_old = !matches!(stringify!($name), "add" | "sub");
+                        return crate::autograd::derivatives::inplace::run(self, uses_old, |old| old.$name(other.clone()));
+                    }
                     let (dt, _, b, shape) = prepare(stringify!($name_), self, &other, Promote::$promote)?;
                     if dt != self.dtype() || shape.as_slice() != self.shape() {
                         return inplace_from(stringify!($name_), self, self.$name(other));

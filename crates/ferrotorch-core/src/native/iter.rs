@@ -154,7 +154,23 @@ fn for_each_tiled<const N: usize>(
     let base: [SendPtr; N] = std::array::from_fn(|k| SendPtr(ptrs[k]));
     let items = outer_n * row_tiles;
     let grain = (GRAIN / (TILE_R * cols).max(1)).max(1);
+    // Inputs walked with a stride along the columns are first copied, a
+    // tile at a time, into contiguous scratch rows (reading each source
+    // column's run of rows as one cache line), so `f` sees unit strides and
+    // vectorises. The output must be contiguous along the columns for this.
+    let gather: [bool; N] =
+        std::array::from_fn(|k| k < out_k && cst[k] != 0 && cst[k] != 1 && cst[out_k] == 1);
     parallel::parallel_for(items, grain, |range| {
+        let mut scratch: Vec<Vec<u64>> = gather
+            .iter()
+            .map(|&g| {
+                if g {
+                    vec![0u64; TILE_R * TILE_C]
+                } else {
+                    Vec::new()
+                }
+            })
+            .collect();
         for item in range {
             let (mut o, rt) = (item / row_tiles, item % row_tiles);
             let mut off: [isize; N] = [0; N];
@@ -169,19 +185,88 @@ fn for_each_tiled<const N: usize>(
             let r1 = (r0 + TILE_R).min(rows);
             for c0 in (0..cols).step_by(TILE_C) {
                 let len = TILE_C.min(cols - c0);
+                // SAFETY: (r, c) for r in r0..r1, c in c0..c0+len lies inside
+                // every operand's view.
+                let at = |k: usize, r: usize, c: usize| unsafe {
+                    base[k].0.offset(
+                        (off[k] + r as isize * rst[k] + c as isize * cst[k]) * esize[k] as isize,
+                    )
+                };
+                for k in 0..N {
+                    if gather[k] {
+                        // SAFETY: reads inside operand k's view; scratch holds
+                        // TILE_R rows of TILE_C elements of at most 8 bytes.
+                        unsafe {
+                            gather_tile(
+                                &mut scratch[k],
+                                |r, c| at(k, r0 + r, c0 + c),
+                                r1 - r0,
+                                len,
+                                esize[k],
+                            )
+                        };
+                    }
+                }
+                let mut st = cst;
+                for k in 0..N {
+                    if gather[k] {
+                        st[k] = 1;
+                    }
+                }
                 for r in r0..r1 {
-                    // SAFETY: (r, c0) lies inside every operand's view.
-                    let p: [*mut u8; N] = std::array::from_fn(|k| unsafe {
-                        base[k].0.offset(
-                            (off[k] + r as isize * rst[k] + c0 as isize * cst[k])
-                                * esize[k] as isize,
-                        )
+                    let p: [*mut u8; N] = std::array::from_fn(|k| {
+                        if gather[k] {
+                            // row r - r0 of the scratch tile, rows `len` apart
+                            unsafe {
+                                (scratch[k].as_mut_ptr() as *mut u8).add((r - r0) * len * esize[k])
+                            }
+                        } else {
+                            at(k, r, c0)
+                        }
                     });
-                    f(p, cst, len);
+                    f(p, st, len);
                 }
             }
         }
     });
+}
+
+/// Copy a `rows × cols` tile, element `(r, c)` at `src(r, c)`, into
+/// `dst` as contiguous rows of `cols` elements of `esize` bytes. Walks each
+/// column down its rows, which is the contiguous direction of a transposed
+/// operand.
+///
+/// # Safety
+/// Every `src(r, c)` must be readable for `esize` bytes, and `dst` must
+/// hold `rows * cols * esize` bytes.
+unsafe fn gather_tile(
+    dst: &mut [u64],
+    src: impl Fn(usize, usize) -> *mut u8,
+    rows: usize,
+    cols: usize,
+    esize: usize,
+) {
+    unsafe fn copy<T: Copy>(
+        dst: *mut T,
+        src: &impl Fn(usize, usize) -> *mut u8,
+        rows: usize,
+        cols: usize,
+    ) {
+        for c in 0..cols {
+            for r in 0..rows {
+                unsafe { *dst.add(r * cols + c) = (src(r, c) as *const T).read_unaligned() };
+            }
+        }
+    }
+    let d = dst.as_mut_ptr() as *mut u8;
+    unsafe {
+        match esize {
+            1 => copy::<u8>(d, &src, rows, cols),
+            2 => copy::<u16>(d as *mut u16, &src, rows, cols),
+            4 => copy::<u32>(d as *mut u32, &src, rows, cols),
+            _ => copy::<u64>(d as *mut u64, &src, rows, cols),
+        }
+    }
 }
 
 /// # Note [Output layout]

@@ -135,6 +135,12 @@ fn bmm_raw(a: &Tensor, b: &Tensor) -> Result<Tensor> {
 impl Tensor {
     /// Matrix product of 2-D tensors (`torch.mm`).
     pub fn mm(&self, other: &Tensor) -> Result<Tensor> {
+        let y = crate::autograd::raw(&[self, other], || self.mm_impl(other))?;
+        crate::autograd::derivatives::linalg::matmul("MmBackward0", self, other, y)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn mm_impl(&self, other: &Tensor) -> Result<Tensor> {
         crate::ensure!(
             self.dim() == 2,
             Runtime,
@@ -162,6 +168,12 @@ impl Tensor {
 
     /// Batched matrix product of 3-D tensors (`torch.bmm`).
     pub fn bmm(&self, other: &Tensor) -> Result<Tensor> {
+        let y = crate::autograd::raw(&[self, other], || self.bmm_impl(other))?;
+        crate::autograd::derivatives::linalg::matmul("BmmBackward0", self, other, y)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn bmm_impl(&self, other: &Tensor) -> Result<Tensor> {
         crate::ensure!(
             self.dim() == 3,
             Runtime,
@@ -254,6 +266,19 @@ impl Tensor {
     /// `torch.matmul`: dot, matrix-vector, matrix-matrix or batched product
     /// with broadcast batch dims, depending on the operands' ranks.
     pub fn matmul(&self, other: &Tensor) -> Result<Tensor> {
+        let y = crate::autograd::raw(&[self, other], || self.matmul_impl(other))?;
+        let name = match (self.dim(), other.dim()) {
+            (1, 1) => "DotBackward0",
+            (2, 1) => "MvBackward0",
+            (2, 2) => "MmBackward0",
+            (3, 3) => "BmmBackward0",
+            _ => "MatmulBackward0",
+        };
+        crate::autograd::derivatives::linalg::matmul(name, self, other, y)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn matmul_impl(&self, other: &Tensor) -> Result<Tensor> {
         let (da, db) = (self.dim(), other.dim());
         crate::ensure!(
             da > 0 && db > 0,

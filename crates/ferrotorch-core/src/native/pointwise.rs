@@ -36,11 +36,13 @@ pub fn where_(
     );
     let dt = result_type(&[operand_arg(&x), operand_arg(&y)]);
     let (x, y) = (x.to_tensor(dt)?, y.to_tensor(dt)?);
+    let (xg, yg) = (x.clone(), y.clone());
+    let (x, y) = (x.detach(), y.detach());
     let s = broadcast_shapes(condition.shape(), x.shape()).map_err(|e| e.context("where"))?;
     let s = broadcast_shapes(&s, y.shape()).map_err(|e| e.context("where"))?;
     let out = Tensor::empty(&s, dt)?;
     crate::dispatch_dtype!(dt, T => map_ternary::<bool, T, T, T>(condition, &x, &y, &out, |c, a, b| if c { a } else { b }));
-    Ok(out)
+    crate::autograd::derivatives::shape::where_(condition, &xg, &yg, out)
 }
 
 impl Tensor {
@@ -57,24 +59,33 @@ impl Tensor {
             Runtime,
             "torch.clamp: At least one of 'min' or 'max' must not be None"
         );
-        let mut r = self.clone();
-        if let Some(m) = min {
-            r = r.maximum(m)?;
+        let mut ins = vec![self];
+        for b in [&min, &max].into_iter().flatten() {
+            if let Operand::Tensor(t) = b {
+                ins.push(t);
+            }
         }
-        if let Some(m) = max {
-            r = r.minimum(m)?;
-        }
-        Ok(r)
+        let y = crate::autograd::raw(&ins, || -> Result<Tensor> {
+            let mut r = self.clone();
+            if let Some(m) = &min {
+                r = r.maximum(m.clone())?;
+            }
+            if let Some(m) = &max {
+                r = r.minimum(m.clone())?;
+            }
+            Ok(r)
+        })?;
+        crate::autograd::derivatives::pointwise::clamp(self, min.as_ref(), max.as_ref(), y)
     }
 
     /// `clamp(min=lo)`.
     pub fn clamp_min(&self, lo: impl Into<Operand>) -> Result<Tensor> {
-        self.maximum(lo)
+        self.clamp(Some(lo.into()), None::<Operand>)
     }
 
     /// `clamp(max=hi)`.
     pub fn clamp_max(&self, hi: impl Into<Operand>) -> Result<Tensor> {
-        self.minimum(hi)
+        self.clamp(None::<Operand>, Some(hi.into()))
     }
 
     /// In-place `clamp`.
@@ -158,12 +169,16 @@ impl Tensor {
                 t.dim()
             );
         }
-        let v = v.to_tensor(self.dtype())?;
+        let vt = crate::autograd::with_no_grad(|| v.to_tensor(self.dtype()))?;
         let s =
             broadcast_shapes(self.shape(), mask.shape()).map_err(|e| e.context("masked_fill"))?;
         let out = Tensor::empty(&s, self.dtype())?;
-        crate::dispatch_dtype!(self.dtype(), T => map_ternary::<bool, T, T, T>(mask, &v, self, &out, |c, a, b| if c { a } else { b }));
-        Ok(out)
+        crate::dispatch_dtype!(self.dtype(), T => map_ternary::<bool, T, T, T>(mask, &vt, self, &out, |c, a, b| if c { a } else { b }));
+        let value = match &v {
+            Operand::Tensor(t) => Some(t),
+            Operand::Scalar(_) => None,
+        };
+        crate::autograd::derivatives::shape::masked_fill(self, mask, value, out)
     }
 
     /// In-place `masked_fill`; the mask must broadcast to `self`.

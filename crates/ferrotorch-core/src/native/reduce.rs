@@ -224,6 +224,26 @@ impl Tensor {
         keepdim: bool,
         dtype: Option<DType>,
     ) -> Result<Tensor> {
+        let y = crate::autograd::raw(&[self], || self.sum_dim_impl(dims, keepdim, dtype))?;
+        if !crate::autograd::needs_grad(&[self]) {
+            return Ok(y);
+        }
+        match dims {
+            None => crate::autograd::derivatives::reduce::sum(self, None, y),
+            Some(d) => {
+                let d = crate::autograd::derivatives::reduce::reduced_dims(self, d)?;
+                crate::autograd::derivatives::reduce::sum(self, Some((&d, keepdim)), y)
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn sum_dim_impl(
+        &self,
+        dims: Option<&[i64]>,
+        keepdim: bool,
+        dtype: Option<DType>,
+    ) -> Result<Tensor> {
         let x = self.accumulating(dtype)?;
         let out_dt = x.dtype();
         let rw = rows("sum", &widen(&x)?, dims, keepdim)?;
@@ -242,6 +262,26 @@ impl Tensor {
 
     /// Mean over `dims` (`None` = all); floating dtypes only, as PyTorch.
     pub fn mean_dim(
+        &self,
+        dims: Option<&[i64]>,
+        keepdim: bool,
+        dtype: Option<DType>,
+    ) -> Result<Tensor> {
+        let y = crate::autograd::raw(&[self], || self.mean_dim_impl(dims, keepdim, dtype))?;
+        if !crate::autograd::needs_grad(&[self]) {
+            return Ok(y);
+        }
+        match dims {
+            None => crate::autograd::derivatives::reduce::mean(self, None, y),
+            Some(d) => {
+                let d = crate::autograd::derivatives::reduce::reduced_dims(self, d)?;
+                crate::autograd::derivatives::reduce::mean(self, Some((&d, keepdim)), y)
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn mean_dim_impl(
         &self,
         dims: Option<&[i64]>,
         keepdim: bool,
@@ -326,22 +366,34 @@ impl Tensor {
 
     /// Maximum over `dims` (`torch.amax`); NaN propagates.
     pub fn amax(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
-        self.minmax_reduce("amax", Some(dims), keepdim, true)
+        let y = crate::autograd::raw(&[self], || {
+            self.minmax_reduce("amax", Some(dims), keepdim, true)
+        })?;
+        let d = crate::autograd::derivatives::reduce::reduced_dims(self, dims)?;
+        crate::autograd::derivatives::reduce::extreme("AmaxBackward0", self, &d, keepdim, y)
     }
 
     /// Minimum over `dims` (`torch.amin`); NaN propagates.
     pub fn amin(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
-        self.minmax_reduce("amin", Some(dims), keepdim, false)
+        let y = crate::autograd::raw(&[self], || {
+            self.minmax_reduce("amin", Some(dims), keepdim, false)
+        })?;
+        let d = crate::autograd::derivatives::reduce::reduced_dims(self, dims)?;
+        crate::autograd::derivatives::reduce::extreme("AminBackward0", self, &d, keepdim, y)
     }
 
     /// Maximum of all elements (`t.max()`).
     pub fn max(&self) -> Result<Tensor> {
-        self.minmax_reduce("max", None, false, true)
+        let y = crate::autograd::raw(&[self], || self.minmax_reduce("max", None, false, true))?;
+        let d: Vec<usize> = (0..self.dim()).collect();
+        crate::autograd::derivatives::reduce::extreme("MaxBackward1", self, &d, false, y)
     }
 
     /// Minimum of all elements (`t.min()`).
     pub fn min(&self) -> Result<Tensor> {
-        self.minmax_reduce("min", None, false, false)
+        let y = crate::autograd::raw(&[self], || self.minmax_reduce("min", None, false, false))?;
+        let d: Vec<usize> = (0..self.dim()).collect();
+        crate::autograd::derivatives::reduce::extreme("MinBackward1", self, &d, false, y)
     }
 
     fn arg_reduce(
@@ -386,12 +438,43 @@ impl Tensor {
 
     /// `torch.max(t, dim, keepdim)`: (values, indices of the first maximum).
     pub fn max_dim(&self, dim: i64, keepdim: bool) -> Result<(Tensor, Tensor)> {
-        self.arg_reduce("max", Some(dim), keepdim, true)
+        let (v, i) =
+            crate::autograd::raw(&[self], || self.arg_reduce("max", Some(dim), keepdim, true))?;
+        let d = if self.dim() == 0 {
+            0
+        } else {
+            crate::tensor::layout::wrap_dim(dim, self.dim())?
+        };
+        let v = crate::autograd::derivatives::shape::select_by_indices(
+            "MaxBackward0",
+            self,
+            d,
+            keepdim,
+            v,
+            &i,
+        )?;
+        Ok((v, i))
     }
 
     /// `torch.min(t, dim, keepdim)`: (values, indices of the first minimum).
     pub fn min_dim(&self, dim: i64, keepdim: bool) -> Result<(Tensor, Tensor)> {
-        self.arg_reduce("min", Some(dim), keepdim, false)
+        let (v, i) = crate::autograd::raw(&[self], || {
+            self.arg_reduce("min", Some(dim), keepdim, false)
+        })?;
+        let d = if self.dim() == 0 {
+            0
+        } else {
+            crate::tensor::layout::wrap_dim(dim, self.dim())?
+        };
+        let v = crate::autograd::derivatives::shape::select_by_indices(
+            "MinBackward0",
+            self,
+            d,
+            keepdim,
+            v,
+            &i,
+        )?;
+        Ok((v, i))
     }
 
     /// Index of the maximum (`dim = None`: of the flattened tensor).

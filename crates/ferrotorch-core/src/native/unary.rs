@@ -93,10 +93,14 @@ macro_rules! float_unary_ops {
             $(
                 $(#[$doc])*
                 pub fn $name(&self) -> Result<Tensor> {
-                    unary_float(self, $f32, $f64)
+                    let y = crate::autograd::raw(&[self], || unary_float(self, $f32, $f64))?;
+                    crate::autograd::derivatives::pointwise::unary(stringify!($name), self, y)
                 }
                 #[doc = concat!("In-place `", stringify!($name), "`.")]
                 pub fn $name_(&self) -> Result<()> {
+                    if crate::autograd::derivatives::inplace::check(stringify!($name_), self, &[])? {
+                        return crate::autograd::derivatives::inplace::run(self, true, |old| old.$name());
+                    }
                     unary_float_(stringify!($name_), self, $f32, $f64)
                 }
             )*

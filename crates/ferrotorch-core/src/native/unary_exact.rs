@@ -73,11 +73,14 @@ macro_rules! exact_unary_ops {
                     reject(stringify!($name), self, $fl, $bo)?;
                     let out = empty_like_layout(self.shape(), self.dtype(), Some(self))?;
                     map_each_dtype!(stringify!($name), self, &out, float |$f| $fb, int |$i| $ib, bool |$b| $bb);
-                    Ok(out)
+                    crate::autograd::derivatives::pointwise::unary(stringify!($name), self, out)
                 }
                 #[doc = concat!("In-place `", stringify!($name), "`.")]
                 pub fn $name_(&self) -> Result<()> {
                     reject(stringify!($name_), self, $fl, $bo)?;
+                    if crate::autograd::derivatives::inplace::check(stringify!($name_), self, &[])? {
+                        return crate::autograd::derivatives::inplace::run(self, true, |old| old.$name());
+                    }
                     check_inplace(stringify!($name_), self)?;
                     map_each_dtype!(stringify!($name_), self, self, float |$f| $fb, int |$i| $ib, bool |$b| $bb);
                     self.storage().bump_version();

@@ -25,7 +25,7 @@ impl Tensor {
         }
         let out = Tensor::empty(self.shape(), self.dtype())?;
         copy_cast(self, &out);
-        Ok(out)
+        crate::autograd::derivatives::shape::clone(self, out)
     }
 
     /// A copy of the data with the same layout style (PyTorch's `t.clone()`;
@@ -33,7 +33,7 @@ impl Tensor {
     pub fn deep_clone(&self) -> Result<Tensor> {
         let out = empty_like_layout(self.shape(), self.dtype(), Some(self))?;
         copy_cast(self, &out);
-        Ok(out)
+        crate::autograd::derivatives::shape::clone(self, out)
     }
 
     /// Convert to `dtype` (`t.to(dtype)`); returns `self` (shared) when the
@@ -44,7 +44,10 @@ impl Tensor {
         }
         let out = empty_like_layout(self.shape(), dtype, Some(self))?;
         copy_cast(self, &out);
-        Ok(out)
+        if !dtype.is_floating_point() {
+            return Ok(out);
+        }
+        crate::autograd::derivatives::shape::to_copy(self, out)
     }
 
     /// Copy `src` into `self` in place, broadcasting `src` to `self`'s shape

@@ -25,6 +25,11 @@ pub(crate) struct TensorImpl {
     pub(crate) storage: Storage,
     pub(crate) layout: Layout,
     pub(crate) dtype: DType,
+    /// requires_grad, grad, grad_fn, hooks (`autograd::meta`).
+    pub(crate) autograd: crate::autograd::meta::MetaCell,
+    /// For views: the tensor (not itself a view) whose storage this views
+    /// (Note [In-place autograd]).
+    pub(crate) base: Option<Tensor>,
 }
 
 /// An n-dimensional array with a runtime dtype over shared, strided storage.
@@ -60,6 +65,10 @@ impl Tensor {
             storage,
             layout,
             dtype,
+            autograd: crate::autograd::meta::MetaCell::new_inference(
+                crate::autograd::is_inference_mode_enabled(),
+            ),
+            base: None,
         }))
     }
 
@@ -163,7 +172,26 @@ impl Tensor {
                 .is_some_and(|e| e * self.element_size() <= self.storage().nbytes()),
             "view out of storage bounds"
         );
-        Tensor::from_parts(self.0.storage.clone(), layout, self.0.dtype)
+        let base = self.0.base.clone().unwrap_or_else(|| self.clone());
+        Tensor(Arc::new(TensorImpl {
+            storage: self.0.storage.clone(),
+            layout,
+            dtype: self.0.dtype,
+            autograd: crate::autograd::meta::MetaCell::new_inference(
+                crate::autograd::is_inference_mode_enabled(),
+            ),
+            base: Some(base),
+        }))
+    }
+
+    /// The tensor this one is a view of (`t._base`), if it is a view.
+    pub fn view_base(&self) -> Option<Tensor> {
+        self.0.base.clone()
+    }
+
+    /// Whether this tensor is a view of another (`t._is_view()`).
+    pub fn is_view(&self) -> bool {
+        self.0.base.is_some()
     }
 }
 

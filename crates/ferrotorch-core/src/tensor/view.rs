@@ -99,7 +99,11 @@ impl Tensor {
     pub fn view(&self, shape: &[i64]) -> Result<Tensor> {
         let new = infer_shape("view", shape, self.numel())?;
         match compute_stride(self.shape(), self.stride(), &new) {
-            Some(st) => Ok(self.view_of(new, st, self.storage_offset())),
+            Some(st) => crate::autograd::derivatives::shape::view(
+                "ViewBackward0",
+                self,
+                self.view_of(new, st, self.storage_offset()),
+            ),
             None => crate::bail!(
                 Runtime,
                 "view size is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces). Use .reshape(...) instead."
@@ -112,10 +116,15 @@ impl Tensor {
     pub fn reshape(&self, shape: &[i64]) -> Result<Tensor> {
         let new = infer_shape("reshape", shape, self.numel())?;
         match compute_stride(self.shape(), self.stride(), &new) {
-            Some(st) => Ok(self.view_of(new, st, self.storage_offset())),
+            Some(st) => crate::autograd::derivatives::shape::view(
+                "ViewBackward0",
+                self,
+                self.view_of(new, st, self.storage_offset()),
+            ),
             None => {
                 let c = self.contiguous()?;
-                Ok(c.view_of(new.clone(), contiguous_strides(&new), c.storage_offset()))
+                let v = c.view_of(new.clone(), contiguous_strides(&new), c.storage_offset());
+                crate::autograd::derivatives::shape::view("UnsafeViewBackward0", &c, v)
             }
         }
     }
@@ -141,7 +150,8 @@ impl Tensor {
             stride.into(),
             storage_offset.unwrap_or(self.storage_offset()),
         );
-        Tensor::from_storage(self.storage().clone(), layout, self.dtype())
+        let y = Tensor::from_storage(self.storage().clone(), layout, self.dtype())?;
+        crate::autograd::derivatives::shape::strided_view("AsStridedBackward0", self, y)
     }
 
     /// Swap two dims (`t.transpose(d0, d1)`).
@@ -154,7 +164,8 @@ impl Tensor {
         let mut st: Dims = self.stride().into();
         sz.swap(a, b);
         st.swap(a, b);
-        Ok(self.view_of(sz, st, self.storage_offset()))
+        let y = self.view_of(sz, st, self.storage_offset());
+        crate::autograd::derivatives::shape::transpose(self, dim0, dim1, y)
     }
 
     /// Transpose of a tensor with at most 2 dims (`t.t()`).
@@ -195,7 +206,8 @@ impl Tensor {
     pub(crate) fn permute_dims(&self, dims: &[usize]) -> Result<Tensor> {
         let sz: Dims = dims.iter().map(|&d| self.shape()[d]).collect();
         let st: Dims = dims.iter().map(|&d| self.stride()[d]).collect();
-        Ok(self.view_of(sz, st, self.storage_offset()))
+        let y = self.view_of(sz, st, self.storage_offset());
+        crate::autograd::derivatives::shape::permute(self, dims, y)
     }
 
     /// Move dims `source` to positions `destination` (`torch.movedim`).
@@ -271,7 +283,8 @@ impl Tensor {
         let off = self.storage_offset() + s as usize * st[d];
         sz[d] = len as usize;
         st[d] *= step as usize;
-        Ok(self.view_of(sz, st, if len == 0 { self.storage_offset() } else { off }))
+        let y = self.view_of(sz, st, if len == 0 { self.storage_offset() } else { off });
+        crate::autograd::derivatives::shape::slice(self, d, s as usize, step as usize, y)
     }
 
     /// The slice at `index` along `dim`, removing that dim (`t.select`).
@@ -295,17 +308,19 @@ impl Tensor {
         let off = self.storage_offset() + i * st[d];
         sz.remove(d);
         st.remove(d);
-        Ok(self.view_of(sz, st, off))
+        let y = self.view_of(sz, st, off);
+        crate::autograd::derivatives::shape::select(self, d, i, y)
     }
 
     /// Remove every size-1 dim (`t.squeeze()`).
     pub fn squeeze(&self) -> Result<Tensor> {
         let keep: Vec<usize> = (0..self.dim()).filter(|&d| self.shape()[d] != 1).collect();
-        Ok(self.view_of(
+        let y = self.view_of(
             keep.iter().map(|&d| self.shape()[d]).collect(),
             keep.iter().map(|&d| self.stride()[d]).collect(),
             self.storage_offset(),
-        ))
+        );
+        crate::autograd::derivatives::shape::view("SqueezeBackward0", self, y)
     }
 
     /// Remove `dims` that have size 1; others are left (`t.squeeze(dims)`).
@@ -314,11 +329,12 @@ impl Tensor {
         let keep: Vec<usize> = (0..self.dim())
             .filter(|d| !(w.contains(d) && self.shape()[*d] == 1))
             .collect();
-        Ok(self.view_of(
+        let y = self.view_of(
             keep.iter().map(|&d| self.shape()[d]).collect(),
             keep.iter().map(|&d| self.stride()[d]).collect(),
             self.storage_offset(),
-        ))
+        );
+        crate::autograd::derivatives::shape::view("SqueezeBackward0", self, y)
     }
 
     /// Insert a size-1 dim at `dim` (`t.unsqueeze`).
@@ -329,7 +345,8 @@ impl Tensor {
         let s = if d < self.dim() { st[d] * sz[d] } else { 1 };
         sz.insert(d, 1);
         st.insert(d, s);
-        Ok(self.view_of(sz, st, self.storage_offset()))
+        let y = self.view_of(sz, st, self.storage_offset());
+        crate::autograd::derivatives::shape::view("UnsqueezeBackward0", self, y)
     }
 
     /// Broadcast to a larger shape without copying (`t.expand`); -1 keeps a dim.
@@ -372,7 +389,8 @@ impl Tensor {
             }
         }
         checked_numel("expand", &sz)?;
-        Ok(self.view_of(sz, st, self.storage_offset()))
+        let y = self.view_of(sz, st, self.storage_offset());
+        crate::autograd::derivatives::shape::expand(self, y)
     }
 
     /// `torch.broadcast_to`.
@@ -482,7 +500,8 @@ impl Tensor {
         } else {
             self.storage_offset() + off
         };
-        Ok(self.view_of(sz, st, o))
+        let y = self.view_of(sz, st, o);
+        crate::autograd::derivatives::shape::strided_view("DiagonalBackward0", self, y)
     }
 
     /// Split into pieces of `split_size` along `dim` (the last may be smaller).

@@ -27,11 +27,17 @@ impl Tensor {
             NotImplemented,
             "relu: \"clamp_min_scalar_cpu\" not implemented for 'Bool'"
         );
-        self.clamp_min(0)
+        let y = crate::autograd::raw(&[self], || self.clamp_min(0))?;
+        crate::autograd::derivatives::pointwise::unary("relu", self, y)
     }
 
     /// GELU: `approximate = "none"` (erf form) or `"tanh"`.
     pub fn gelu(&self, approximate: &str) -> Result<Tensor> {
+        let y = crate::autograd::raw(&[self], || self.gelu_impl(approximate))?;
+        crate::autograd::derivatives::nn::gelu(self, approximate == "tanh", y)
+    }
+
+    fn gelu_impl(&self, approximate: &str) -> Result<Tensor> {
         float_only("GeluKernelImpl", self)?;
         match approximate {
             "none" if self.dtype() == crate::DType::F32 => {
@@ -70,11 +76,14 @@ impl Tensor {
     /// SiLU / swish: `x * sigmoid(x)`.
     pub fn silu(&self) -> Result<Tensor> {
         float_only("silu", self)?;
-        unary_float(
-            self,
-            |x: f32| x * km::sigmoid(x),
-            |x: f64| x / (1.0 + (-x).exp()),
-        )
+        let y = crate::autograd::raw(&[self], || {
+            unary_float(
+                self,
+                |x: f32| x * km::sigmoid(x),
+                |x: f64| x / (1.0 + (-x).exp()),
+            )
+        })?;
+        crate::autograd::derivatives::pointwise::unary("silu", self, y)
     }
 }
 

@@ -1,0 +1,75 @@
+//! Derivatives of matrix products. `matmul` covers 1-D, 2-D and batched
+//! operands; the engine sums broadcast batch dims back.
+
+use super::want;
+use crate::autograd::node::Save;
+use crate::autograd::{needs_grad, record1, Ctx};
+use crate::error::Result;
+use crate::tensor::Tensor;
+
+fn mt(t: &Tensor) -> Result<Tensor> {
+    t.transpose(-1, -2)
+}
+
+/// `matmul(a, b)` with torch semantics (also `mm`, `bmm`, `mv`, `dot`).
+pub(crate) fn matmul(name: &str, a: &Tensor, b: &Tensor, y: Tensor) -> Result<Tensor> {
+    if !needs_grad(&[a, b]) {
+        return Ok(y);
+    }
+    let (da, db) = (a.dim(), b.dim());
+    record1(
+        name,
+        &[a, b],
+        y,
+        vec![Save::Tensor(a), Save::Tensor(b)],
+        move |c: &Ctx| {
+            // lift 1-D operands to matrices, as matmul does, and the gradient with them
+            let a = if da == 1 {
+                c.saved(0).unsqueeze(0)?
+            } else {
+                c.saved(0).clone()
+            };
+            let b = if db == 1 {
+                c.saved(1).unsqueeze(1)?
+            } else {
+                c.saved(1).clone()
+            };
+            let mut g = c.grad().clone();
+            if da == 1 && db == 1 {
+                g = g.reshape(&[1, 1])?;
+            } else {
+                if da == 1 {
+                    g = g.unsqueeze(-2)?;
+                }
+                if db == 1 {
+                    g = g.unsqueeze(-1)?;
+                }
+            }
+            let ga = want(c, 0, || {
+                let r = g.matmul(&mt(&b)?)?;
+                if da == 1 {
+                    r.sum_to_1d_lhs()
+                } else {
+                    Ok(r)
+                }
+            })?;
+            let gb = want(c, 1, || {
+                let r = mt(&a)?.matmul(&g)?;
+                if db == 1 {
+                    r.squeeze_dims(&[-1])
+                } else {
+                    Ok(r)
+                }
+            })?;
+            Ok(vec![ga, gb])
+        },
+    )
+}
+
+impl Tensor {
+    /// `[..., 1, k]` gradient of a lifted 1-D lhs back to `[k]`.
+    fn sum_to_1d_lhs(&self) -> Result<Tensor> {
+        let k = self.shape()[self.dim() - 1];
+        crate::autograd::sum_to(self, &[1, k])?.reshape(&[k as i64])
+    }
+}

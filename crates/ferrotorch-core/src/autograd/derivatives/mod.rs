@@ -1,0 +1,60 @@
+//! Derivative formulas, kept together (PyTorch's `derivatives.yaml`).
+//!
+//! Each op's method computes its result, then calls the function here with
+//! its inputs and result; that records a node (when some input requires
+//! grad) whose formula is a few lines of differentiable ops, so that
+//! `create_graph` differentiates the formulas themselves. The engine sums
+//! each returned gradient back to its input's shape and dtype, so formulas
+//! ignore broadcasting.
+//!
+//! - [`pointwise`]: unary and binary elementwise ops
+//! - [`reduce`]: sums, means, products, extrema, norms, scans
+//! - [`linalg`]: matmul and friends
+//! - [`shape`]: views, indexing, concatenation, data movement
+//! - [`nn`]: activations, softmax, losses, convolution, pooling, norms
+//! - [`inplace`]: in-place ops and views of non-leaf tensors
+
+pub(crate) mod inplace;
+pub(crate) mod linalg;
+pub(crate) mod nn;
+pub(crate) mod pointwise;
+pub(crate) mod reduce;
+pub(crate) mod shape;
+
+use crate::error::Result;
+use crate::tensor::Tensor;
+
+/// `Some(f())` when input `i` needs a gradient.
+#[inline]
+pub(crate) fn want(
+    c: &super::Ctx,
+    i: usize,
+    f: impl FnOnce() -> Result<Tensor>,
+) -> Result<Option<Tensor>> {
+    if c.needs_input_grad(i) {
+        f().map(Some)
+    } else {
+        Ok(None)
+    }
+}
+
+/// `PyTorch`-style node name for an op: `exp` → `ExpBackward0`.
+pub(crate) fn node_name(op: &str, overload: usize) -> String {
+    let mut s = String::with_capacity(op.len() + 10);
+    let mut up = true;
+    for ch in op.chars() {
+        if ch == '_' {
+            up = true;
+            continue;
+        }
+        if up {
+            s.extend(ch.to_uppercase());
+            up = false;
+        } else {
+            s.push(ch);
+        }
+    }
+    s.push_str("Backward");
+    s.push_str(&overload.to_string());
+    s
+}

@@ -1,0 +1,82 @@
+//! Derivatives of the nn kernels: softmax family and activations.
+
+use crate::autograd::node::Save;
+use crate::autograd::{needs_grad, record1, Ctx};
+use crate::error::Result;
+use crate::tensor::Tensor;
+
+/// `softmax(dim)`: y · (g - Σ g·y).
+pub(crate) fn softmax(x: &Tensor, d: i64, y: Tensor) -> Result<Tensor> {
+    if !needs_grad(&[x]) {
+        return Ok(y);
+    }
+    record1(
+        "SoftmaxBackward0",
+        &[x],
+        y,
+        vec![Save::Output(0)],
+        move |c: &Ctx| {
+            let (g, y) = (c.grad(), c.saved(0));
+            let s = g.mul(y)?.sum_dim(Some(&[d]), true, None)?;
+            Ok(vec![Some(y.mul(&g.sub(&s)?)?)])
+        },
+    )
+}
+
+/// `log_softmax(dim)`: g - exp(y) · Σ g.
+pub(crate) fn log_softmax(x: &Tensor, d: i64, y: Tensor) -> Result<Tensor> {
+    if !needs_grad(&[x]) {
+        return Ok(y);
+    }
+    record1(
+        "LogSoftmaxBackward0",
+        &[x],
+        y,
+        vec![Save::Output(0)],
+        move |c: &Ctx| {
+            let (g, y) = (c.grad(), c.saved(0));
+            let s = g.sum_dim(Some(&[d]), true, None)?;
+            Ok(vec![Some(g.sub(&y.exp()?.mul(&s)?)?)])
+        },
+    )
+}
+
+/// `gelu(approximate)`.
+pub(crate) fn gelu(x: &Tensor, tanh: bool, y: Tensor) -> Result<Tensor> {
+    if !needs_grad(&[x]) {
+        return Ok(y);
+    }
+    record1(
+        "GeluBackward0",
+        &[x],
+        y,
+        vec![Save::Tensor(x)],
+        move |c: &Ctx| {
+            let x = c.saved(0);
+            let d = if tanh {
+                // 0.5(1 + t) + 0.5 x (1 - t²) k (1 + 3·0.044715 x²), t = tanh(k(x + 0.044715 x³))
+                let k = (2.0 / std::f64::consts::PI).sqrt();
+                let x2 = x.mul(x)?;
+                let t = x.add(&x2.mul(x)?.mul(0.044715)?)?.mul(k)?.tanh()?;
+                let dt = x2.mul(3.0 * 0.044715)?.add(1.0)?.mul(k)?;
+                t.add(1.0)?
+                    .mul(0.5)?
+                    .add(&x.mul(&t.mul(&t)?.neg()?.add(1.0)?)?.mul(&dt)?.mul(0.5)?)?
+            } else {
+                // Φ(x) + x φ(x)
+                let cdf = x
+                    .mul(std::f64::consts::FRAC_1_SQRT_2)?
+                    .erf()?
+                    .add(1.0)?
+                    .mul(0.5)?;
+                let pdf = x
+                    .mul(x)?
+                    .mul(-0.5)?
+                    .exp()?
+                    .mul(1.0 / (2.0 * std::f64::consts::PI).sqrt())?;
+                cdf.add(&x.mul(&pdf)?)?
+            };
+            Ok(vec![Some(c.grad().mul(&d)?)])
+        },
+    )
+}

@@ -1,0 +1,244 @@
+//! Derivatives of views and data movement. Views send the gradient back
+//! with the inverse view (`transpose` ↔ `transpose`, `expand` ↔ `sum_to`,
+//! `slice` ↔ zero `pad`), so they stay differentiable for higher orders.
+
+use super::want;
+use crate::autograd::node::Save;
+use crate::autograd::{needs_grad, record1, sum_to, Ctx};
+use crate::error::Result;
+use crate::tensor::Tensor;
+
+fn shape_i64(s: &[usize]) -> Vec<i64> {
+    s.iter().map(|&d| d as i64).collect()
+}
+
+/// Record a one-input op whose gradient depends only on `g` and the
+/// captured parameters.
+fn simple(
+    name: &str,
+    x: &Tensor,
+    y: Tensor,
+    f: impl Fn(&Tensor) -> Result<Tensor> + Send + Sync + 'static,
+) -> Result<Tensor> {
+    if !needs_grad(&[x]) {
+        return Ok(y);
+    }
+    record1(name, &[x], y, vec![], move |c: &Ctx| {
+        Ok(vec![Some(f(c.grad())?)])
+    })
+}
+
+/// `view` / `reshape` / `squeeze` / `unsqueeze` / `flatten`: reshape back.
+pub(crate) fn view(name: &str, x: &Tensor, y: Tensor) -> Result<Tensor> {
+    let s = shape_i64(x.shape());
+    simple(name, x, y, move |g| g.reshape(&s))
+}
+
+pub(crate) fn transpose(x: &Tensor, d0: i64, d1: i64, y: Tensor) -> Result<Tensor> {
+    simple("TransposeBackward0", x, y, move |g| g.transpose(d0, d1))
+}
+
+pub(crate) fn permute(x: &Tensor, dims: &[usize], y: Tensor) -> Result<Tensor> {
+    let mut inv = vec![0usize; dims.len()];
+    for (i, &d) in dims.iter().enumerate() {
+        inv[d] = i;
+    }
+    simple("PermuteBackward0", x, y, move |g| g.permute_dims(&inv))
+}
+
+pub(crate) fn expand(x: &Tensor, y: Tensor) -> Result<Tensor> {
+    let s = x.shape().to_vec();
+    simple("ExpandBackward0", x, y, move |g| sum_to(g, &s))
+}
+
+/// Gradient of `x.slice(d, start.., step)` (of length `g.shape[d]`): `g`
+/// placed at those positions of a zero tensor shaped like `x`, built from
+/// `pad` and `reshape` so that it is differentiable itself.
+pub(crate) fn slice_backward(
+    g: &Tensor,
+    shape: &[usize],
+    d: usize,
+    start: usize,
+    step: usize,
+) -> Result<Tensor> {
+    let size = shape[d];
+    let len = g.shape()[d];
+    let mut g = g.clone();
+    if step > 1 && len > 0 {
+        // interleave: [.., len, ..] -> [.., len, step, ..] (zeros after each) -> [.., len*step, ..]
+        let mut pads = vec![0i64; 2 * (g.dim() - d)];
+        let k = pads.len();
+        pads[k - 1] = step as i64 - 1; // the new dim sits right after d
+        let u = g.unsqueeze(d as i64 + 1)?;
+        let mut padspec = vec![0i64; 2 * (u.dim() - d - 1)];
+        let pk = padspec.len();
+        padspec[pk - 1] = step as i64 - 1;
+        let u = u.pad(&padspec, "constant", 0.0)?;
+        let mut sh = shape_i64(g.shape());
+        sh[d] = (len * step) as i64;
+        g = u.reshape(&sh)?;
+        let keep = (size - start).min(len * step);
+        g = g.narrow(d as i64, 0, keep)?;
+        let _ = pads;
+    }
+    let len = g.shape()[d];
+    let mut pads = vec![0i64; 2 * (g.dim() - d)];
+    let k = pads.len();
+    pads[k - 2] = start as i64;
+    pads[k - 1] = (size - start - len) as i64;
+    if pads.iter().all(|&p| p == 0) {
+        return Ok(g);
+    }
+    g.pad(&pads, "constant", 0.0)
+}
+
+pub(crate) fn slice(x: &Tensor, d: usize, start: usize, step: usize, y: Tensor) -> Result<Tensor> {
+    let s = x.shape().to_vec();
+    simple("SliceBackward0", x, y, move |g| {
+        slice_backward(g, &s, d, start, step)
+    })
+}
+
+pub(crate) fn select(x: &Tensor, d: usize, index: usize, y: Tensor) -> Result<Tensor> {
+    let s = x.shape().to_vec();
+    simple("SelectBackward0", x, y, move |g| {
+        slice_backward(&g.unsqueeze(d as i64)?, &s, d, index, 1)
+    })
+}
+
+/// Zero-padding (`pad(.., "constant", 0)` with non-negative pads): the
+/// gradient is the unpadded region.
+pub(crate) fn constant_pad(x: &Tensor, pads: &[i64], y: Tensor) -> Result<Tensor> {
+    if !needs_grad(&[x]) {
+        return Ok(y);
+    }
+    crate::ensure!(
+        pads.iter().all(|&p| p >= 0),
+        NotImplemented,
+        "the derivative of pad with negative padding is not implemented."
+    );
+    let (pads, shape) = (pads.to_vec(), x.shape().to_vec());
+    record1("ConstantPadNdBackward0", &[x], y, vec![], move |c: &Ctx| {
+        let mut g = c.grad().clone();
+        let n = shape.len();
+        for (i, pair) in pads.chunks(2).enumerate() {
+            let d = n - 1 - i;
+            g = g.narrow(d as i64, pair[0], shape[d])?;
+        }
+        Ok(vec![Some(g)])
+    })
+}
+
+/// Ops that copy (`clone`, `contiguous` of a strided tensor): identity.
+pub(crate) fn clone(x: &Tensor, y: Tensor) -> Result<Tensor> {
+    simple("CloneBackward0", x, y, |g| Ok(g.clone()))
+}
+
+/// `to(dtype)`: the engine casts the gradient back to the input dtype.
+pub(crate) fn to_copy(x: &Tensor, y: Tensor) -> Result<Tensor> {
+    simple("ToCopyBackward0", x, y, |g| Ok(g.clone()))
+}
+
+/// `as_strided` and `diagonal`: scatter the gradient through the same view
+/// of a zero buffer laid out like the input's storage (first order).
+pub(crate) fn strided_view(name: &str, x: &Tensor, y: Tensor) -> Result<Tensor> {
+    if !needs_grad(&[x]) {
+        return Ok(y);
+    }
+    let (xl, yl) = (x.layout().clone(), y.layout().clone());
+    let elems = x.storage().nbytes() / x.element_size();
+    record1(name, &[x], y, vec![], move |c: &Ctx| {
+        let g = c.grad();
+        let buf = Tensor::zeros(&[elems], g.dtype())?;
+        let region = buf.as_strided(yl.sizes(), yl.strides(), Some(yl.offset()))?;
+        crate::autograd::with_no_grad(|| region.copy_(g))?;
+        let gx = buf
+            .as_strided(xl.sizes(), xl.strides(), Some(xl.offset()))?
+            .contiguous()?;
+        Ok(vec![Some(gx)])
+    })
+}
+
+/// Value-selecting ops with indices along `dim` (`max/min(dim)`, `sort`,
+/// `topk`, `median(dim)`, `cummax`): the gradient goes to the chosen
+/// positions.
+pub(crate) fn select_by_indices(
+    name: &str,
+    x: &Tensor,
+    d: usize,
+    keepdim: bool,
+    values: Tensor,
+    indices: &Tensor,
+) -> Result<Tensor> {
+    if !needs_grad(&[x]) {
+        return Ok(values);
+    }
+    let s = x.shape().to_vec();
+    record1(
+        name,
+        &[x],
+        values,
+        vec![Save::Tensor(indices)],
+        move |c: &Ctx| {
+            let (mut g, mut idx) = (c.grad().clone(), c.saved(0).clone());
+            if !keepdim && !s.is_empty() {
+                g = g.unsqueeze(d as i64)?;
+                idx = idx.unsqueeze(d as i64)?;
+            }
+            let z = Tensor::zeros(&s, g.dtype())?;
+            if s.is_empty() {
+                return Ok(vec![Some(g)]);
+            }
+            Ok(vec![Some(z.scatter_add(d as i64, &idx, &g)?)])
+        },
+    )
+}
+
+/// `where(cond, a, b)`.
+pub(crate) fn where_(cond: &Tensor, a: &Tensor, b: &Tensor, y: Tensor) -> Result<Tensor> {
+    if !needs_grad(&[a, b]) {
+        return Ok(y);
+    }
+    record1(
+        "WhereBackward0",
+        &[a, b],
+        y,
+        vec![Save::Tensor(cond)],
+        move |c: &Ctx| {
+            let (g, m) = (c.grad(), c.saved(0));
+            Ok(vec![
+                want(c, 0, || g.masked_fill(&m.logical_not()?, 0.0))?,
+                want(c, 1, || g.masked_fill(m, 0.0))?,
+            ])
+        },
+    )
+}
+
+/// `masked_fill(mask, value)`: filled positions get no gradient.
+pub(crate) fn masked_fill(
+    x: &Tensor,
+    mask: &Tensor,
+    value: Option<&Tensor>,
+    y: Tensor,
+) -> Result<Tensor> {
+    let mut inputs = vec![x];
+    inputs.extend(value);
+    if !needs_grad(&inputs) {
+        return Ok(y);
+    }
+    let n = inputs.len();
+    record1(
+        "MaskedFillBackward0",
+        &inputs.clone(),
+        y,
+        vec![Save::Tensor(mask)],
+        move |c: &Ctx| {
+            let (g, m) = (c.grad(), c.saved(0));
+            let mut out = vec![want(c, 0, || g.masked_fill(m, 0.0))?];
+            if n > 1 {
+                out.push(want(c, 1, || g.mul(m.to_dtype(g.dtype())?)?.sum())?);
+            }
+            Ok(out)
+        },
+    )
+}

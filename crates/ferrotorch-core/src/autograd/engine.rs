@@ -1,0 +1,404 @@
+//! The backward engine: runs a graph's nodes in dependency order on the
+//! calling thread (so independent graphs run on separate threads at once),
+//! passing each node the summed gradients of its outputs.
+
+use super::meta::gradient_edge;
+use super::node::{Ctx, Edge, Kind, Node, PreHook};
+use crate::error::Result;
+use crate::tensor::Tensor;
+use std::collections::{BinaryHeap, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+static ANOMALY: AtomicBool = AtomicBool::new(false);
+
+/// Anomaly mode (`torch.autograd.set_detect_anomaly`): record where each
+/// node's forward op ran, and fail a backward whose formula produces NaN,
+/// naming that op.
+pub fn set_detect_anomaly(on: bool) {
+    ANOMALY.store(on, Ordering::Relaxed);
+}
+
+/// Whether anomaly mode is on (`torch.is_anomaly_enabled()`).
+pub fn is_anomaly_enabled() -> bool {
+    ANOMALY.load(Ordering::Relaxed)
+}
+
+type Key = *const Node;
+
+fn key(n: &Arc<Node>) -> Key {
+    Arc::as_ptr(n)
+}
+
+/// Ready nodes run highest sequence number first (the most recently
+/// recorded op first, as PyTorch's engine does), ties broken by address.
+struct Ready(u64, usize, Arc<Node>);
+impl PartialEq for Ready {
+    fn eq(&self, o: &Self) -> bool {
+        (self.0, self.1) == (o.0, o.1)
+    }
+}
+impl Eq for Ready {}
+impl PartialOrd for Ready {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Ready {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        (self.0, self.1).cmp(&(o.0, o.1))
+    }
+}
+
+/// Sum `grad` down to `shape` (undo broadcasting) and cast to `dtype`.
+pub(crate) fn reduce_to(
+    node: &Node,
+    i: usize,
+    grad: Tensor,
+    meta: &super::node::TensorMeta,
+) -> Result<Tensor> {
+    let mut g = grad;
+    if g.shape() != meta.shape.as_slice() {
+        g = sum_to(&g, &meta.shape).map_err(|_| {
+            crate::Error::new(
+                crate::ErrorKind::Runtime,
+                format!(
+                    "Function {} returned an invalid gradient at index {i} - got {:?} but expected shape compatible with {:?}",
+                    node.name,
+                    g.shape(),
+                    meta.shape
+                ),
+            )
+        })?;
+    }
+    if g.dtype() != meta.dtype {
+        g = g.to_dtype(meta.dtype)?;
+    }
+    Ok(g)
+}
+
+/// `grad` summed over the dims that broadcasting added or expanded, so it
+/// has `shape` (PyTorch's `sum_to`).
+pub fn sum_to(grad: &Tensor, shape: &[usize]) -> Result<Tensor> {
+    let gs = grad.shape();
+    crate::ensure!(
+        gs.len() >= shape.len(),
+        Runtime,
+        "sum_to: shape {shape:?} is not expandable to {gs:?}"
+    );
+    let lead = gs.len() - shape.len();
+    let mut dims: Vec<i64> = (0..lead as i64).collect();
+    for (i, &s) in shape.iter().enumerate() {
+        let g = gs[lead + i];
+        if s == 1 && g != 1 {
+            dims.push((lead + i) as i64);
+        } else {
+            crate::ensure!(
+                s == g,
+                Runtime,
+                "sum_to: shape {shape:?} is not expandable to {gs:?}"
+            );
+        }
+    }
+    let mut r = if dims.is_empty() {
+        grad.clone()
+    } else {
+        grad.sum_dim(Some(&dims), true, None)?
+    };
+    if lead > 0 {
+        r = r.reshape(&shape.iter().map(|&d| d as i64).collect::<Vec<_>>())?;
+    }
+    Ok(r)
+}
+
+/// Run backward from `roots` (each an edge and the gradient entering it).
+/// With `capture`, return the gradients reaching those edges instead of
+/// accumulating into leaves (`autograd.grad`), and run only the part of the
+/// graph that leads to them.
+pub(crate) fn execute(
+    roots: Vec<(Edge, Tensor)>,
+    keep_graph: bool,
+    create_graph: bool,
+    capture: Option<&[Edge]>,
+) -> Result<Vec<Option<Tensor>>> {
+    let _mode = super::mode::set_grad_enabled(create_graph);
+    // 1. Discover the graph and count each node's incoming edges.
+    let mut deps: HashMap<Key, usize> = HashMap::new();
+    let mut nodes: HashMap<Key, Arc<Node>> = HashMap::new();
+    let mut stack: Vec<Arc<Node>> = Vec::new();
+    for (e, _) in &roots {
+        if nodes.insert(key(&e.node), e.node.clone()).is_none() {
+            stack.push(e.node.clone());
+        }
+    }
+    let mut order: Vec<Arc<Node>> = Vec::new();
+    while let Some(n) = stack.pop() {
+        order.push(n.clone());
+        for e in n.next.iter().flatten() {
+            *deps.entry(key(&e.node)).or_default() += 1;
+            if nodes.insert(key(&e.node), e.node.clone()).is_none() {
+                stack.push(e.node.clone());
+            }
+        }
+    }
+    // 2. With capture targets, a node is needed when it leads to one.
+    let needed: Option<std::collections::HashSet<Key>> = capture.map(|targets| {
+        let mut needed: std::collections::HashSet<Key> =
+            targets.iter().map(|e| key(&e.node)).collect();
+        // Nodes were discovered parents-first; walk children-first until
+        // nothing changes (graphs are DAGs, so this terminates quickly).
+        loop {
+            let mut changed = false;
+            for n in order.iter().rev() {
+                if !needed.contains(&key(n))
+                    && n.next
+                        .iter()
+                        .flatten()
+                        .any(|e| needed.contains(&key(&e.node)))
+                {
+                    needed.insert(key(n));
+                    changed = true;
+                }
+            }
+            if !changed {
+                break needed;
+            }
+        }
+    });
+    let mut captured: Vec<Option<Tensor>> = vec![None; capture.map_or(0, |c| c.len())];
+    // 3. Input buffers, seeded with the root gradients.
+    let mut buffers: HashMap<Key, Vec<Option<Tensor>>> = HashMap::new();
+    let mut ready = BinaryHeap::new();
+    for (e, g) in roots {
+        accumulate(&mut buffers, &e, g)?;
+    }
+    for n in nodes.values() {
+        if deps.get(&key(n)).copied().unwrap_or(0) == 0 {
+            ready.push(Ready(n.seq, key(n) as usize, n.clone()));
+        }
+    }
+    // 4. Run.
+    while let Some(Ready(_, _, node)) = ready.pop() {
+        let k = key(&node);
+        let buf = buffers.remove(&k);
+        let run = needed.as_ref().is_none_or(|s| s.contains(&k));
+        if let (true, Some(buf)) = (run, buf) {
+            let grads = run_pre_hooks(&node, buf)?;
+            if let Some(targets) = capture {
+                for (ti, t) in targets.iter().enumerate() {
+                    if Arc::ptr_eq(&t.node, &node) {
+                        if let Some(g) = &grads[t.input_nr] {
+                            captured[ti] = Some(match captured[ti].take() {
+                                Some(prev) => prev.add(g)?,
+                                None => g.clone(),
+                            });
+                        }
+                    }
+                }
+            }
+            let outs = match &node.kind {
+                Kind::Accumulate(leaf) => {
+                    if capture.is_none() {
+                        if let Some(g) = grads.into_iter().next().flatten() {
+                            accumulate_grad(leaf, g, create_graph)?;
+                        }
+                    }
+                    Vec::new()
+                }
+                Kind::Formula(f) => {
+                    let outs = call_formula(&node, f, grads)?;
+                    if !keep_graph {
+                        node.release();
+                    }
+                    outs
+                }
+            };
+            for (i, g) in outs.into_iter().enumerate() {
+                if let (Some(g), Some(Some(e))) = (g, node.next.get(i)) {
+                    let g = reduce_to(&node, i, g, &node.inputs[i])?;
+                    accumulate(&mut buffers, e, g)?;
+                }
+            }
+        }
+        for e in node.next.iter().flatten() {
+            let d = deps.get_mut(&key(&e.node)).expect("counted in discovery");
+            *d -= 1;
+            if *d == 0 {
+                ready.push(Ready(e.node.seq, key(&e.node) as usize, e.node.clone()));
+            }
+        }
+    }
+    Ok(captured)
+}
+
+fn accumulate(buffers: &mut HashMap<Key, Vec<Option<Tensor>>>, e: &Edge, g: Tensor) -> Result<()> {
+    let buf = buffers
+        .entry(key(&e.node))
+        .or_insert_with(|| vec![None; e.node.outputs.len().max(1)]);
+    let slot = &mut buf[e.input_nr];
+    *slot = Some(match slot.take() {
+        Some(prev) => prev.add(&g)?,
+        None => g,
+    });
+    Ok(())
+}
+
+fn run_pre_hooks(node: &Arc<Node>, mut grads: Vec<Option<Tensor>>) -> Result<Vec<Option<Tensor>>> {
+    // Leaf hooks live on the tensor and run before accumulation.
+    if let Kind::Accumulate(leaf) = &node.kind {
+        let hooks = leaf
+            .0
+            .autograd
+            .read(|m| m.hooks.iter().map(|(_, h)| h.clone()).collect::<Vec<_>>())
+            .unwrap_or_default();
+        for h in hooks {
+            if let Some(g) = &grads[0] {
+                if let Some(new) = h(g)? {
+                    grads[0] = Some(new);
+                }
+            }
+        }
+        return Ok(grads);
+    }
+    let mut hooks: Vec<_> = node
+        .pre_hooks
+        .lock()
+        .iter()
+        .map(|h| match h {
+            PreHook::User {
+                output_nr, hook, ..
+            } => (Some(hook.clone()), None, *output_nr),
+            PreHook::Retain { output_nr, tensor } => (None, Some(tensor.clone()), *output_nr),
+        })
+        .collect();
+    // retain_grad sees the gradient after the tensor's other hooks, as in PyTorch.
+    hooks.sort_by_key(|h| h.1.is_some());
+    for (hook, retain, nr) in hooks {
+        let Some(g) = grads.get(nr).cloned().flatten() else {
+            continue;
+        };
+        if let Some(h) = hook {
+            if let Some(new) = h(&g)? {
+                grads[nr] = Some(new);
+            }
+        } else if let Some(t) = retain.and_then(|w| w.upgrade()) {
+            let t = Tensor(t);
+            let g = if super::mode::is_grad_enabled() {
+                g
+            } else {
+                g.detach()
+            };
+            t.0.autograd.with(|m| {
+                m.grad = Some(match m.grad.take() {
+                    Some(prev) => prev.add(&g),
+                    None => g.deep_clone(),
+                }?);
+                Ok::<(), crate::Error>(())
+            })?;
+        }
+    }
+    Ok(grads)
+}
+
+fn call_formula(
+    node: &Arc<Node>,
+    f: &super::node::Formula,
+    grads: Vec<Option<Tensor>>,
+) -> Result<Vec<Option<Tensor>>> {
+    let grads = grads
+        .into_iter()
+        .zip(&node.outputs)
+        .map(|(g, m)| match g {
+            Some(g) => Ok(g),
+            None => Tensor::zeros(&m.shape, m.dtype),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let ctx = Ctx {
+        grads,
+        saved: node.unpack_saved()?,
+        needs: node.next.iter().map(|e| e.is_some()).collect(),
+    };
+    let outs = f(&ctx).map_err(|e| match &node.trace {
+        Some(t) => e.context(format!("in {} (forward op recorded at {t})", node.name)),
+        None => e,
+    })?;
+    if is_anomaly_enabled() {
+        for (i, g) in outs.iter().enumerate() {
+            if let Some(g) = g {
+                if g.is_floating_point() && g.isnan()?.any()?.item()?.to_bool() {
+                    crate::bail!(
+                        Runtime,
+                        "Function '{}' returned nan values in its {i}th output.{}",
+                        node.name,
+                        node.trace
+                            .as_ref()
+                            .map(|t| format!(" The forward op was called at: {t}"))
+                            .unwrap_or_default()
+                    );
+                }
+            }
+        }
+    }
+    Ok(outs)
+}
+
+/// `AccumulateGrad`: add `g` into the leaf's `.grad` (without recording
+/// unless `create_graph`), then run its post-accumulate hooks.
+fn accumulate_grad(leaf: &Tensor, g: Tensor, create_graph: bool) -> Result<()> {
+    leaf.0.autograd.with(|m| -> Result<()> {
+        m.grad = Some(match m.grad.take() {
+            None if create_graph => g,
+            None => g.deep_clone()?,
+            Some(prev) if create_graph => prev.add(&g)?,
+            Some(prev) => {
+                prev.add_(&g)?;
+                prev
+            }
+        });
+        Ok(())
+    })?;
+    let hooks = leaf
+        .0
+        .autograd
+        .read(|m| {
+            m.post_hooks
+                .iter()
+                .map(|(_, h)| h.clone())
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default();
+    for h in hooks {
+        h(leaf)?;
+    }
+    Ok(())
+}
+
+/// Edges for `tensors`, failing like PyTorch for ones outside the graph.
+pub(crate) fn edges_of(tensors: &[Tensor], what: &str) -> Result<Vec<Edge>> {
+    tensors
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            gradient_edge(t).ok_or_else(|| {
+                crate::Error::new(
+                    crate::ErrorKind::Runtime,
+                    format!(
+                        "element {i} of {what} does not require grad and does not have a grad_fn"
+                    ),
+                )
+            })
+        })
+        .collect()
+}
+
+/// Shape and dtype a captured gradient to its input tensor.
+pub(crate) fn reduce_to_input(g: Tensor, x: &Tensor) -> Result<Tensor> {
+    let mut g = g;
+    if g.shape() != x.shape() {
+        g = sum_to(&g, x.shape())?;
+    }
+    if g.dtype() != x.dtype() {
+        g = g.to_dtype(x.dtype())?;
+    }
+    Ok(g)
+}

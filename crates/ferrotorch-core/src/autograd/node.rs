@@ -1,0 +1,241 @@
+//! Graph nodes (`grad_fn`s), edges and saved tensors.
+//!
+//! # Note [Autograd graph]
+//! A tensor that requires grad is either a leaf (made by the user, with
+//! `requires_grad`) or the output of a recorded op, holding `grad_fn`: an
+//! `Arc<Node>` plus its `output_nr`. A node holds one [`Edge`] per input
+//! (`None` where that input needs no gradient): the input's own `grad_fn`,
+//! or for a leaf its `AccumulateGrad` node. Outputs own their nodes and
+//! nodes own their inputs' nodes, so a graph lives exactly as long as some
+//! tensor can still reach it; a leaf owns its accumulator only weakly, and
+//! a node keeps its own outputs (when it saves them) without a grad_fn, so
+//! there are no reference cycles.
+//!
+//! A node's formula sees the gradients of its outputs and its saved tensors
+//! and returns one gradient per input; the engine reduces each to its
+//! input's shape (undoing broadcasting) and dtype before passing it on.
+//! Formulas are written with ordinary differentiable ops, so running them
+//! with grad mode on (`create_graph`) records the backward pass itself and
+//! gives higher-order derivatives.
+
+use super::meta::Hook;
+use crate::dtype::DType;
+use crate::error::Result;
+use crate::tensor::Tensor;
+use parking_lot::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// Where a gradient goes: input `input_nr` of `node`.
+#[derive(Clone)]
+pub struct Edge {
+    pub(crate) node: Arc<Node>,
+    pub(crate) input_nr: usize,
+}
+
+/// A tensor kept for backward, with the storage version it had when saved
+/// (Note [Version counter]); unpacking after an in-place change is an error.
+pub(crate) struct SavedTensor {
+    data: Tensor,
+    version: u64,
+    /// `Some(output_nr)` when this is one of the node's own outputs: kept
+    /// without grad_fn (no cycle) and given this node back on unpack.
+    output_nr: Option<usize>,
+    /// `(grad_fn name, output_nr)` of the tensor when saved, for the
+    /// modified-by-an-inplace-operation message.
+    producer: Option<(String, usize)>,
+}
+
+/// Shape and dtype of a node input or output (to shape gradients and to
+/// materialise missing ones as zeros).
+#[derive(Clone, Debug)]
+pub(crate) struct TensorMeta {
+    pub(crate) shape: Vec<usize>,
+    pub(crate) dtype: DType,
+}
+
+impl TensorMeta {
+    pub(crate) fn of(t: &Tensor) -> TensorMeta {
+        TensorMeta {
+            shape: t.shape().to_vec(),
+            dtype: t.dtype(),
+        }
+    }
+}
+
+pub(crate) type Formula = dyn Fn(&Ctx) -> Result<Vec<Option<Tensor>>> + Send + Sync;
+
+pub(crate) enum Kind {
+    /// A recorded op: gradient formula over saved tensors.
+    Formula(Box<Formula>),
+    /// Accumulates into a leaf's `.grad` (`AccumulateGrad`).
+    Accumulate(Tensor),
+}
+
+/// A hook the engine runs on the gradient of one output of a node before
+/// the node runs (tensor hooks and `retain_grad` of non-leaf tensors).
+pub(crate) enum PreHook {
+    User {
+        id: u64,
+        output_nr: usize,
+        hook: Hook,
+    },
+    Retain {
+        output_nr: usize,
+        tensor: std::sync::Weak<crate::tensor::TensorImpl>,
+    },
+}
+
+/// A backward function: PyTorch's `torch.autograd.graph.Node`, seen from a
+/// tensor as its `grad_fn`.
+pub struct Node {
+    pub(crate) name: String,
+    pub(crate) seq: u64,
+    pub(crate) next: Vec<Option<Edge>>,
+    pub(crate) inputs: Vec<TensorMeta>,
+    pub(crate) outputs: Vec<TensorMeta>,
+    pub(crate) saved: Mutex<Option<Vec<SavedTensor>>>,
+    pub(crate) kind: Kind,
+    pub(crate) pre_hooks: Mutex<Vec<PreHook>>,
+    /// Where the forward op ran, recorded in anomaly mode.
+    pub(crate) trace: Option<String>,
+}
+
+static SEQ: AtomicU64 = AtomicU64::new(0);
+
+pub(crate) fn next_seq() -> u64 {
+    SEQ.fetch_add(1, Ordering::Relaxed)
+}
+
+impl Node {
+    /// The node's class name, as PyTorch prints it (`MulBackward0`).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The nodes this one passes gradients to, with the input slot of each
+    /// (`grad_fn.next_functions`); `None` for inputs without a gradient.
+    pub fn next_functions(&self) -> Vec<Option<(Arc<Node>, usize)>> {
+        self.next
+            .iter()
+            .map(|e| e.as_ref().map(|e| (e.node.clone(), e.input_nr)))
+            .collect()
+    }
+
+    /// For an `AccumulateGrad` node, the leaf it accumulates into
+    /// (`grad_fn.variable`).
+    pub fn variable(&self) -> Option<Tensor> {
+        match &self.kind {
+            Kind::Accumulate(t) => Some(t.clone()),
+            Kind::Formula(_) => None,
+        }
+    }
+
+    /// Unpack the saved tensors, checking versions; error once released.
+    pub(crate) fn unpack_saved(self: &Arc<Node>) -> Result<Vec<Tensor>> {
+        let g = self.saved.lock();
+        let Some(saved) = g.as_ref() else {
+            crate::bail!(
+                Runtime,
+                "Trying to backward through the graph a second time (or directly access saved tensors after they have already been freed). Saved intermediate values of the graph are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or if you need to access saved tensors after calling backward."
+            );
+        };
+        saved
+            .iter()
+            .map(|s| {
+                let now = s.data.version();
+                if now != s.version {
+                    let which = match &s.producer {
+                        Some((name, nr)) => format!(", which is output {nr} of {name},"),
+                        None => String::new(),
+                    };
+                    crate::bail!(
+                        Runtime,
+                        "one of the variables needed for gradient computation has been modified by an inplace operation: [torch.{}Tensor [{}]]{which} is at version {now}; expected version {} instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True).",
+                        s.data.dtype().name_title(),
+                        s.data.shape().iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", "),
+                        s.version
+                    );
+                }
+                Ok(match s.output_nr {
+                    None => s.data.clone(),
+                    Some(nr) => {
+                        let t = s.data.detach();
+                        super::meta::set_grad_fn(&t, self.clone(), nr);
+                        t
+                    }
+                })
+            })
+            .collect()
+    }
+
+    /// Free saved tensors (after a backward without `retain_graph`). Nodes
+    /// that saved nothing stay runnable, as in PyTorch.
+    pub(crate) fn release(&self) {
+        let mut g = self.saved.lock();
+        if g.as_ref().is_some_and(|v| !v.is_empty()) {
+            *g = None;
+        }
+    }
+}
+
+impl std::fmt::Debug for Node {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "<{} object>", self.name)
+    }
+}
+
+/// What a formula sees: the gradients of the node's outputs (missing ones
+/// filled with zeros), the saved tensors, and which inputs need a gradient.
+pub struct Ctx {
+    pub(crate) grads: Vec<Tensor>,
+    pub(crate) saved: Vec<Tensor>,
+    pub(crate) needs: Vec<bool>,
+}
+
+impl Ctx {
+    /// Gradient of the (first) output.
+    pub fn grad(&self) -> &Tensor {
+        &self.grads[0]
+    }
+
+    /// Gradient of output `i`.
+    pub fn grad_at(&self, i: usize) -> &Tensor {
+        &self.grads[i]
+    }
+
+    /// Saved tensor `i`, in the order they were saved.
+    pub fn saved(&self, i: usize) -> &Tensor {
+        &self.saved[i]
+    }
+
+    /// Whether input `i` needs a gradient (`ctx.needs_input_grad[i]`).
+    pub fn needs_input_grad(&self, i: usize) -> bool {
+        self.needs.get(i).copied().unwrap_or(false)
+    }
+}
+
+/// What to save for backward.
+pub(crate) enum Save<'a> {
+    /// An input (or any tensor other than the outputs), kept as is.
+    Tensor(&'a Tensor),
+    /// Output `i` of the op being recorded.
+    Output(usize),
+}
+
+pub(crate) fn save(what: Save<'_>, outputs: &[&Tensor], node_name: &str) -> SavedTensor {
+    match what {
+        Save::Tensor(t) => SavedTensor {
+            data: t.clone(),
+            version: t.version(),
+            output_nr: None,
+            producer: t.grad_fn().map(|g| (g.name.clone(), t.output_nr())),
+        },
+        Save::Output(i) => SavedTensor {
+            data: outputs[i].detach(),
+            version: outputs[i].version(),
+            output_nr: Some(i),
+            producer: Some((node_name.to_string(), i)),
+        },
+    }
+}
