@@ -50,31 +50,36 @@ impl Ord for Ready {
     }
 }
 
-/// Sum `grad` down to `shape` (undo broadcasting) and cast to `dtype`.
+/// `grad` summed down to `shape` (undo broadcasting) and cast to `dtype`.
+fn conform(grad: Tensor, shape: &[usize], dtype: crate::DType) -> Result<Tensor> {
+    let mut g = grad;
+    if g.shape() != shape {
+        g = sum_to(&g, shape)?;
+    }
+    if g.dtype() != dtype {
+        g = g.to_dtype(dtype)?;
+    }
+    Ok(g)
+}
+
+/// [`conform`] a node's returned gradient `i` to its input, with PyTorch's
+/// error for a gradient of the wrong shape.
 pub(crate) fn reduce_to(
     node: &Node,
     i: usize,
     grad: Tensor,
     meta: &super::node::TensorMeta,
 ) -> Result<Tensor> {
-    let mut g = grad;
-    if g.shape() != meta.shape.as_slice() {
-        g = sum_to(&g, &meta.shape).map_err(|_| {
-            crate::Error::new(
-                crate::ErrorKind::Runtime,
-                format!(
-                    "Function {} returned an invalid gradient at index {i} - got {:?} but expected shape compatible with {:?}",
-                    node.name,
-                    g.shape(),
-                    meta.shape
-                ),
-            )
-        })?;
-    }
-    if g.dtype() != meta.dtype {
-        g = g.to_dtype(meta.dtype)?;
-    }
-    Ok(g)
+    let got = grad.shape().to_vec();
+    conform(grad, &meta.shape, meta.dtype).map_err(|_| {
+        crate::Error::new(
+            crate::ErrorKind::Runtime,
+            format!(
+                "Function {} returned an invalid gradient at index {i} - got {got:?} but expected shape compatible with {:?}",
+                node.name, meta.shape
+            ),
+        )
+    })
 }
 
 /// `grad` summed over the dims that broadcasting added or expanded, so it
@@ -141,29 +146,40 @@ pub(crate) fn execute(
             }
         }
     }
-    // 2. With capture targets, a node is needed when it leads to one.
+    // 2. With capture targets, a node is needed when it leads to one:
+    //    decided children-first over a topological order (Kahn's, on a copy
+    //    of the edge counts).
     let needed: Option<std::collections::HashSet<Key>> = capture.map(|targets| {
-        let mut needed: std::collections::HashSet<Key> =
-            targets.iter().map(|e| key(&e.node)).collect();
-        // Nodes were discovered parents-first; walk children-first until
-        // nothing changes (graphs are DAGs, so this terminates quickly).
-        loop {
-            let mut changed = false;
-            for n in order.iter().rev() {
-                if !needed.contains(&key(n))
-                    && n.next
-                        .iter()
-                        .flatten()
-                        .any(|e| needed.contains(&key(&e.node)))
-                {
-                    needed.insert(key(n));
-                    changed = true;
+        let mut indeg = deps.clone();
+        let mut topo: Vec<Arc<Node>> = order
+            .iter()
+            .filter(|n| !deps.contains_key(&key(n)))
+            .cloned()
+            .collect();
+        let mut i = 0;
+        while i < topo.len() {
+            let n = topo[i].clone();
+            for e in n.next.iter().flatten() {
+                let d = indeg.get_mut(&key(&e.node)).expect("counted in discovery");
+                *d -= 1;
+                if *d == 0 {
+                    topo.push(e.node.clone());
                 }
             }
-            if !changed {
-                break needed;
+            i += 1;
+        }
+        let mut needed: std::collections::HashSet<Key> =
+            targets.iter().map(|e| key(&e.node)).collect();
+        for n in topo.iter().rev() {
+            if n.next
+                .iter()
+                .flatten()
+                .any(|e| needed.contains(&key(&e.node)))
+            {
+                needed.insert(key(n));
             }
         }
+        needed
     });
     let mut captured: Vec<Option<Tensor>> = vec![None; capture.map_or(0, |c| c.len())];
     // 3. Input buffers, seeded with the root gradients.
@@ -393,12 +409,5 @@ pub(crate) fn edges_of(tensors: &[Tensor], what: &str) -> Result<Vec<Edge>> {
 
 /// Shape and dtype a captured gradient to its input tensor.
 pub(crate) fn reduce_to_input(g: Tensor, x: &Tensor) -> Result<Tensor> {
-    let mut g = g;
-    if g.shape() != x.shape() {
-        g = sum_to(&g, x.shape())?;
-    }
-    if g.dtype() != x.dtype() {
-        g = g.to_dtype(x.dtype())?;
-    }
-    Ok(g)
+    conform(g, x.shape(), x.dtype())
 }

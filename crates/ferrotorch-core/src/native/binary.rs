@@ -46,6 +46,25 @@ impl Operand {
             Operand::Scalar(_) => &[],
         }
     }
+
+    /// The tensor operand, if any, as a slice (no allocation on the op path).
+    pub(crate) fn tensors(&self) -> &[Tensor] {
+        match self {
+            Operand::Tensor(t) => std::slice::from_ref(t),
+            Operand::Scalar(_) => &[],
+        }
+    }
+
+    /// `[lhs, self]` when this is a tensor, else `[lhs]`: the inputs that
+    /// decide whether the op is recorded.
+    pub(crate) fn with_lhs<'a>(&'a self, lhs: &'a Tensor) -> smallvec::SmallVec<[&'a Tensor; 2]> {
+        let mut v = smallvec::SmallVec::new();
+        v.push(lhs);
+        if let Operand::Tensor(t) = self {
+            v.push(t);
+        }
+        v
+    }
 }
 
 impl From<&Tensor> for Operand {
@@ -211,15 +230,13 @@ macro_rules! binary_ops {
                             float |$x, $y| $fb, int |$i, $j| $ib, bool |$p, $q| $bb);
                         Ok(out)
                     };
-                    let ot: Vec<&Tensor> = match &other { Operand::Tensor(t) => vec![self, t], _ => vec![self] };
-                    let y = crate::autograd::raw(&ot, raw)?;
+                    let y = crate::autograd::raw(&other.with_lhs(self), raw)?;
                     crate::autograd::derivatives::pointwise::binary(stringify!($name), self, &other, 1.0, y)
                 }
                 #[doc = concat!("In-place `", stringify!($name), "`.")]
                 pub fn $name_(&self, other: impl Into<Operand>) -> Result<()> {
                     let other = other.into();
-                    let ot: Vec<&Tensor> = match &other { Operand::Tensor(t) => vec![t], _ => vec![] };
-                    if crate::autograd::derivatives::inplace::check(stringify!($name_), self, &ot)? {
+                    if crate::autograd::derivatives::inplace::check(stringify!($name_), self, other.tensors())? {
                         let uses_old = !matches!(stringify!($name), "add" | "sub");
                         return crate::autograd::derivatives::inplace::run(self, uses_old, |old| old.$name(other.clone()));
                     }

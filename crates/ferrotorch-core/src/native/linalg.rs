@@ -139,7 +139,6 @@ impl Tensor {
         crate::autograd::derivatives::linalg::matmul("MmBackward0", self, other, y)
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn mm_impl(&self, other: &Tensor) -> Result<Tensor> {
         crate::ensure!(
             self.dim() == 2,
@@ -172,7 +171,6 @@ impl Tensor {
         crate::autograd::derivatives::linalg::matmul("BmmBackward0", self, other, y)
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn bmm_impl(&self, other: &Tensor) -> Result<Tensor> {
         crate::ensure!(
             self.dim() == 3,
@@ -277,7 +275,6 @@ impl Tensor {
         crate::autograd::derivatives::linalg::matmul(name, self, other, y)
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn matmul_impl(&self, other: &Tensor) -> Result<Tensor> {
         let (da, db) = (self.dim(), other.dim());
         crate::ensure!(

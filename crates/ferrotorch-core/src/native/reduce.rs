@@ -225,19 +225,9 @@ impl Tensor {
         dtype: Option<DType>,
     ) -> Result<Tensor> {
         let y = crate::autograd::raw(&[self], || self.sum_dim_impl(dims, keepdim, dtype))?;
-        if !crate::autograd::needs_grad(&[self]) {
-            return Ok(y);
-        }
-        match dims {
-            None => crate::autograd::derivatives::reduce::sum(self, None, y),
-            Some(d) => {
-                let d = crate::autograd::derivatives::reduce::reduced_dims(self, d)?;
-                crate::autograd::derivatives::reduce::sum(self, Some((&d, keepdim)), y)
-            }
-        }
+        crate::autograd::derivatives::reduce::sum_or_mean(false, self, dims, keepdim, y)
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn sum_dim_impl(
         &self,
         dims: Option<&[i64]>,
@@ -268,19 +258,9 @@ impl Tensor {
         dtype: Option<DType>,
     ) -> Result<Tensor> {
         let y = crate::autograd::raw(&[self], || self.mean_dim_impl(dims, keepdim, dtype))?;
-        if !crate::autograd::needs_grad(&[self]) {
-            return Ok(y);
-        }
-        match dims {
-            None => crate::autograd::derivatives::reduce::mean(self, None, y),
-            Some(d) => {
-                let d = crate::autograd::derivatives::reduce::reduced_dims(self, d)?;
-                crate::autograd::derivatives::reduce::mean(self, Some((&d, keepdim)), y)
-            }
-        }
+        crate::autograd::derivatives::reduce::sum_or_mean(true, self, dims, keepdim, y)
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn mean_dim_impl(
         &self,
         dims: Option<&[i64]>,

@@ -357,18 +357,14 @@ pub fn tensor(data: impl TensorData) -> Result<Tensor> {
         Value,
         "tensor: expected sequence of length {n} for shape {shape:?}, got {got} values (ragged nested data)"
     );
-    if !flat.floats.is_empty() {
-        let mut v = flat.floats;
-        v.extend(flat.ints.iter().map(|&i| i as f64));
-        v.extend(flat.bools.iter().map(|&b| b as u8 as f64));
-        Tensor::from_vec(v, &shape)?.to_dtype(get_default_dtype())
-    } else if !flat.ints.is_empty() || flat.bools.is_empty() && n == 0 {
-        let mut v = flat.ints;
-        v.extend(flat.bools.iter().map(|&b| b as i64));
-        if n == 0 {
-            return Tensor::empty(&shape, get_default_dtype());
-        }
-        Tensor::from_vec(v, &shape)
+    // Rust data is homogeneous: exactly one of the three lists is filled.
+    if n == 0 {
+        // `torch.tensor([])` is empty in the default float dtype
+        Tensor::empty(&shape, get_default_dtype())
+    } else if !flat.floats.is_empty() {
+        Tensor::from_vec(flat.floats, &shape)?.to_dtype(get_default_dtype())
+    } else if !flat.ints.is_empty() {
+        Tensor::from_vec(flat.ints, &shape)
     } else {
         Tensor::from_vec(flat.bools, &shape)
     }

@@ -61,6 +61,10 @@ impl Tensor {
     }
 
     pub(crate) fn from_parts(storage: Storage, layout: Layout, dtype: DType) -> Tensor {
+        Tensor::with_base(storage, layout, dtype, None)
+    }
+
+    fn with_base(storage: Storage, layout: Layout, dtype: DType, base: Option<Tensor>) -> Tensor {
         Tensor(Arc::new(TensorImpl {
             storage,
             layout,
@@ -68,7 +72,7 @@ impl Tensor {
             autograd: crate::autograd::meta::MetaCell::new_inference(
                 crate::autograd::is_inference_mode_enabled(),
             ),
-            base: None,
+            base,
         }))
     }
 
@@ -173,15 +177,7 @@ impl Tensor {
             "view out of storage bounds"
         );
         let base = self.0.base.clone().unwrap_or_else(|| self.clone());
-        Tensor(Arc::new(TensorImpl {
-            storage: self.0.storage.clone(),
-            layout,
-            dtype: self.0.dtype,
-            autograd: crate::autograd::meta::MetaCell::new_inference(
-                crate::autograd::is_inference_mode_enabled(),
-            ),
-            base: Some(base),
-        }))
+        Tensor::with_base(self.0.storage.clone(), layout, self.0.dtype, Some(base))
     }
 
     /// The tensor this one is a view of (`t._base`), if it is a view.

@@ -18,14 +18,14 @@
 //! Other views of the same base taken before the in-place op keep their old
 //! history.
 
-use crate::autograd::meta::{gradient_edge, set_grad_fn};
-use crate::autograd::{mode, needs_grad, record1, Ctx};
+use crate::autograd::meta::set_grad_fn;
+use crate::autograd::{mode, record1, Ctx};
 use crate::error::Result;
 use crate::tensor::Tensor;
 
 /// Whether an in-place op on `this` with these other inputs must be
 /// recorded; errors for leaves that require grad, as PyTorch.
-pub(crate) fn check(op: &str, this: &Tensor, others: &[&Tensor]) -> Result<bool> {
+pub(crate) fn check(op: &str, this: &Tensor, others: &[Tensor]) -> Result<bool> {
     if !mode::is_grad_enabled() {
         return Ok(false);
     }
@@ -46,9 +46,7 @@ pub(crate) fn check(op: &str, this: &Tensor, others: &[&Tensor]) -> Result<bool>
             return Ok(true);
         }
     }
-    let mut all = vec![this];
-    all.extend_from_slice(others);
-    Ok(needs_grad(&all))
+    Ok(this.requires_grad() || others.iter().any(|t| t.requires_grad()))
 }
 
 /// An alias of `t` carrying its current history (grad_fn or leaf edge), so
@@ -142,6 +140,5 @@ fn rebase(this: &Tensor, res: &Tensor) -> Result<()> {
         },
     )?;
     set_grad_fn(this, view.grad_fn().expect("recorded"), 0);
-    let _ = gradient_edge;
     Ok(())
 }

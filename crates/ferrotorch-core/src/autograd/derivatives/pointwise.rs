@@ -119,7 +119,6 @@ fn rhs(c: &Ctx, b: &B, idx: usize) -> Operand {
 fn binary_formula(
     op: &str,
     c: &Ctx,
-    alpha: f64,
     a: &Tensor,
     b: Operand,
     y: &Tensor,
@@ -127,8 +126,6 @@ fn binary_formula(
     let g = c.grad();
     let bt = |dt| b.to_tensor(dt);
     Ok(match op {
-        "add" => vec![Some(g.clone()), want(c, 1, || g.mul(alpha))?],
-        "sub" => vec![Some(g.clone()), want(c, 1, || g.mul(-alpha))?],
         "mul" => vec![want(c, 0, || g.mul(b.clone()))?, want(c, 1, || g.mul(a))?],
         "div" => vec![
             want(c, 0, || g.div(b.clone()))?,
@@ -225,58 +222,57 @@ pub(crate) fn binary(
     alpha: f64,
     y: Tensor,
 ) -> Result<Tensor> {
-    let bt = match b {
-        Operand::Tensor(t) => Some(t),
-        Operand::Scalar(_) => None,
+    let pair;
+    let inputs: &[&Tensor] = match b {
+        Operand::Tensor(t) => {
+            pair = [a, t];
+            &pair
+        }
+        Operand::Scalar(_) => std::slice::from_ref(&a),
     };
-    let inputs: Vec<&Tensor> = std::iter::once(a).chain(bt).collect();
-    if !needs_grad(&inputs) {
+    if !needs_grad(inputs) {
         return Ok(y);
     }
-    crate::ensure!(
-        y.is_floating_point() || !matches!(op, "floor_divide"),
-        Runtime,
-        "{op}: not differentiable"
-    );
+    let overload = if op == "pow" && inputs.len() == 2 {
+        1
+    } else {
+        0
+    };
+    let name = super::node_name(op, overload);
+    if matches!(op, "add" | "sub") {
+        // nothing saved: the gradients are g and ±alpha·g
+        let gb = if op == "sub" { -alpha } else { alpha };
+        return record1(&name, inputs, y, vec![], move |c: &Ctx| {
+            let g = c.grad();
+            let mut r = vec![Some(g.clone()), want(c, 1, || g.mul(gb))?];
+            r.truncate(c.needs.len());
+            Ok(r)
+        });
+    }
+    // Saved: a, then b when it is a tensor, then the result when the
+    // formula reads it (saving more would fail harmless in-place updates).
     let bk = match b {
         Operand::Tensor(_) => B::T,
         Operand::Scalar(s) => B::S(*s),
     };
-    // a and b as the formula needs them; the result only where it is read
     let uses_result = matches!(op, "pow" | "hypot" | "copysign");
-    let mut saves = Vec::new();
-    if !matches!(op, "add" | "sub") {
-        saves.push(Save::Tensor(a));
-        saves.push(if uses_result {
-            Save::Output(0)
-        } else {
-            Save::Tensor(a)
-        });
-        if let Some(t) = bt {
-            saves.push(Save::Tensor(t));
-        }
+    let mut saves: Vec<Save<'_>> = inputs.iter().map(|t| Save::Tensor(t)).collect();
+    if uses_result {
+        saves.push(Save::Output(0));
     }
-    let overload = if op == "pow" && bt.is_some() { 1 } else { 0 };
-    record1(
-        &super::node_name(op, overload),
-        &inputs,
-        y,
-        saves,
-        move |c: &Ctx| {
-            if c.saved.is_empty() {
-                // add / sub read nothing saved
-                let g = c.grad();
-                let gb = if op == "sub" { -alpha } else { alpha };
-                let mut r = vec![Some(g.clone()), want(c, 1, || g.mul(gb))?];
-                r.truncate(c.needs.len());
-                return Ok(r);
-            }
-            let b = rhs(c, &bk, 2);
-            let mut r = binary_formula(op, c, alpha, c.saved(0), b, c.saved(1))?;
-            r.truncate(c.needs.len());
-            Ok(r)
-        },
-    )
+    record1(&name, inputs, y, saves, move |c: &Ctx| {
+        let a = c.saved(0);
+        let b = rhs(c, &bk, 1);
+        // `y` is only read by the ops that saved it
+        let y = if uses_result {
+            c.saved(c.saved.len() - 1)
+        } else {
+            a
+        };
+        let mut r = binary_formula(op, c, a, b, y)?;
+        r.truncate(c.needs.len());
+        Ok(r)
+    })
 }
 
 /// `clamp(x, min, max)`: the gradient passes where min <= x <= max
@@ -305,37 +301,31 @@ pub(crate) fn clamp(
         _ => "ClampBackward1",
     };
     let n = inputs.len();
-    record1(
-        name,
-        &inputs.clone(),
-        y,
-        vec![Save::Tensor(x)],
-        move |c: &Ctx| {
-            let x = c.saved(0);
-            let mut keep = Tensor::ones(x.shape(), crate::DType::Bool)?;
-            let mut lo_mask = None;
-            let mut hi_mask = None;
-            if let Some(l) = &lo {
-                let m = x.ge(l.clone())?;
-                lo_mask = Some(m.logical_not()?);
-                keep = keep.logical_and(&m)?;
+    record1(name, &inputs, y, vec![Save::Tensor(x)], move |c: &Ctx| {
+        let x = c.saved(0);
+        let mut keep = Tensor::ones(x.shape(), crate::DType::Bool)?;
+        let mut lo_mask = None;
+        let mut hi_mask = None;
+        if let Some(l) = &lo {
+            let m = x.ge(l.clone())?;
+            lo_mask = Some(m.logical_not()?);
+            keep = keep.logical_and(&m)?;
+        }
+        if let Some(h) = &hi {
+            let m = x.le(h.clone())?;
+            hi_mask = Some(m.logical_not()?);
+            keep = keep.logical_and(&m)?;
+        }
+        let g = c.grad();
+        let mut out = vec![Some(g.mul(keep.to_dtype(g.dtype())?)?)];
+        // tensor bounds take the gradient where they clipped
+        for (bound, mask) in [(&lo, lo_mask), (&hi, hi_mask)] {
+            if let Some(Operand::Tensor(_)) = bound {
+                let m = mask.expect("bound present");
+                out.push(Some(g.mul(m.to_dtype(g.dtype())?)?));
             }
-            if let Some(h) = &hi {
-                let m = x.le(h.clone())?;
-                hi_mask = Some(m.logical_not()?);
-                keep = keep.logical_and(&m)?;
-            }
-            let g = c.grad();
-            let mut out = vec![Some(g.mul(keep.to_dtype(g.dtype())?)?)];
-            // tensor bounds take the gradient where they clipped
-            for (bound, mask) in [(&lo, lo_mask), (&hi, hi_mask)] {
-                if let Some(Operand::Tensor(_)) = bound {
-                    let m = mask.expect("bound present");
-                    out.push(Some(g.mul(m.to_dtype(g.dtype())?)?));
-                }
-            }
-            out.truncate(n);
-            Ok(out)
-        },
-    )
+        }
+        out.truncate(n);
+        Ok(out)
+    })
 }

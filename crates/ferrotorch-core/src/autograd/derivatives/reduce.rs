@@ -35,39 +35,30 @@ fn shape_i64(s: &[usize]) -> Vec<i64> {
     s.iter().map(|&d| d as i64).collect()
 }
 
-/// `sum` (all, `SumBackward0`) and `sum(dims)` (`SumBackward1`).
-pub(crate) fn sum(x: &Tensor, dims: Option<(&[usize], bool)>, y: Tensor) -> Result<Tensor> {
+/// `sum` / `mean` over `dims` as the op received them (`None` = all, named
+/// `SumBackward0` / `MeanBackward0`; a dim list gives `...Backward1`): the
+/// gradient is broadcast back (and divided by the count for the mean).
+pub(crate) fn sum_or_mean(
+    mean: bool,
+    x: &Tensor,
+    dims: Option<&[i64]>,
+    keep: bool,
+    y: Tensor,
+) -> Result<Tensor> {
     if !needs_grad(&[x]) {
         return Ok(y);
     }
     let shape = shape_i64(x.shape());
     let n = x.dim();
-    let (name, dims, keep) = match dims {
-        None => ("SumBackward0", (0..n).collect(), false),
-        Some((d, k)) => ("SumBackward1", d.to_vec(), k),
-    };
-    record1(name, &[x], y, vec![], move |c: &Ctx| {
-        Ok(vec![Some(
-            unreduce(c.grad(), &dims, keep, n)?.expand(&shape)?,
-        )])
-    })
-}
-
-/// `mean` (all / over dims): the sum's gradient divided by the count.
-pub(crate) fn mean(x: &Tensor, dims: Option<(&[usize], bool)>, y: Tensor) -> Result<Tensor> {
-    if !needs_grad(&[x]) {
-        return Ok(y);
-    }
-    let shape = shape_i64(x.shape());
-    let n = x.dim();
-    let (name, dims, keep) = match dims {
-        None => ("MeanBackward0", (0..n).collect::<Vec<_>>(), false),
-        Some((d, k)) => ("MeanBackward1", d.to_vec(), k),
+    let (overload, dims, keep) = match dims {
+        None => (0, (0..n).collect::<Vec<_>>(), false),
+        Some(d) => (1, reduced_dims(x, d)?, keep),
     };
     let count: usize = dims.iter().map(|&d| x.shape()[d]).product();
-    record1(name, &[x], y, vec![], move |c: &Ctx| {
+    let name = super::node_name(if mean { "mean" } else { "sum" }, overload);
+    record1(&name, &[x], y, vec![], move |c: &Ctx| {
         let g = unreduce(c.grad(), &dims, keep, n)?.expand(&shape)?;
-        Ok(vec![Some(g.div(count as f64)?)])
+        Ok(vec![Some(if mean { g.div(count as f64)? } else { g })])
     })
 }
 

@@ -65,21 +65,17 @@ pub(crate) fn slice_backward(
     let len = g.shape()[d];
     let mut g = g.clone();
     if step > 1 && len > 0 {
-        // interleave: [.., len, ..] -> [.., len, step, ..] (zeros after each) -> [.., len*step, ..]
-        let mut pads = vec![0i64; 2 * (g.dim() - d)];
-        let k = pads.len();
-        pads[k - 1] = step as i64 - 1; // the new dim sits right after d
+        // interleave zeros: [.., len, ..] -> [.., len, step, ..] (each
+        // element followed by step-1 zeros) -> [.., len*step, ..], cut to
+        // the size left after `start`
         let u = g.unsqueeze(d as i64 + 1)?;
-        let mut padspec = vec![0i64; 2 * (u.dim() - d - 1)];
-        let pk = padspec.len();
-        padspec[pk - 1] = step as i64 - 1;
-        let u = u.pad(&padspec, "constant", 0.0)?;
+        let mut spec = vec![0i64; 2 * (u.dim() - d - 1)];
+        let k = spec.len();
+        spec[k - 1] = step as i64 - 1;
         let mut sh = shape_i64(g.shape());
         sh[d] = (len * step) as i64;
-        g = u.reshape(&sh)?;
-        let keep = (size - start).min(len * step);
-        g = g.narrow(d as i64, 0, keep)?;
-        let _ = pads;
+        g = u.pad(&spec, "constant", 0.0)?.reshape(&sh)?;
+        g = g.narrow(d as i64, 0, (size - start).min(len * step))?;
     }
     let len = g.shape()[d];
     let mut pads = vec![0i64; 2 * (g.dim() - d)];
@@ -229,7 +225,7 @@ pub(crate) fn masked_fill(
     let n = inputs.len();
     record1(
         "MaskedFillBackward0",
-        &inputs.clone(),
+        &inputs,
         y,
         vec![Save::Tensor(mask)],
         move |c: &Ctx| {

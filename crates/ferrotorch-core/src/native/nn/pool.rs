@@ -9,8 +9,14 @@ use crate::tensor::Tensor;
 use ferrotorch_kernels::parallel;
 
 fn pair(op: &str, name: &str, v: &[usize], default: Option<[usize; 2]>) -> Result<[usize; 2]> {
+    match (v, default) {
+        ([], Some(d)) => Ok(d),
+        _ => pair_given(op, name, v),
+    }
+}
+
+fn pair_given(op: &str, name: &str, v: &[usize]) -> Result<[usize; 2]> {
     match v {
-        [] if default.is_some() => Ok(default.unwrap_or([1, 1])),
         [a] => Ok([*a, *a]),
         [a, b] => Ok([*a, *b]),
         _ => crate::bail!(
@@ -30,6 +36,65 @@ fn pooled_len(input: usize, k: usize, s: usize, p: usize, d: usize, ceil: bool) 
         out -= 1;
     }
     Some(out)
+}
+
+/// A checked 2-D pooling window and the output size it gives.
+struct Window {
+    k: [usize; 2],
+    s: [usize; 2],
+    p: [usize; 2],
+    d: [usize; 2],
+    out: [usize; 2],
+}
+
+impl Window {
+    /// Parse kernel/stride (default: the kernel)/padding/dilation as
+    /// PyTorch does and compute the output size for the `[N, C, H, W]` input.
+    fn new(
+        op: &str,
+        x: &Tensor,
+        kernel_size: &[usize],
+        stride: &[usize],
+        padding: &[usize],
+        dilation: &[usize],
+        ceil_mode: bool,
+    ) -> Result<Window> {
+        let k = pair(op, "kernel_size", kernel_size, None)?;
+        let s = pair(op, "stride", stride, Some(k))?;
+        let p = pair(op, "padding", padding, Some([0, 0]))?;
+        let d = pair(op, "dilation", dilation, Some([1, 1]))?;
+        crate::ensure!(
+            k.iter().chain(&s).chain(&d).all(|&v| v > 0),
+            Runtime,
+            "{op}: kernel size, stride and dilation must be greater than zero"
+        );
+        crate::ensure!(
+            p[0] <= k[0] / 2 && p[1] <= k[1] / 2,
+            Runtime,
+            "{op}: pad should be at most half of effective kernel size, but got pad={}, kernel_size={} and dilation={}",
+            p[0],
+            k[0],
+            d[0]
+        );
+        let (h, w) = (x.shape()[2], x.shape()[3]);
+        let (Some(ho), Some(wo)) = (
+            pooled_len(h, k[0], s[0], p[0], d[0], ceil_mode),
+            pooled_len(w, k[1], s[1], p[1], d[1], ceil_mode),
+        ) else {
+            crate::bail!(
+                Runtime,
+                "{op}: Given input size: {:?}. Calculated output size is too small",
+                x.shape()
+            );
+        };
+        Ok(Window {
+            k,
+            s,
+            p,
+            d,
+            out: [ho, wo],
+        })
+    }
 }
 
 /// `[N, C, H, W]` or `[C, H, W]` → (batched view, was_unbatched).
@@ -104,31 +169,14 @@ impl Tensor {
     ) -> Result<(Tensor, Tensor)> {
         let op = "max_pool2d";
         let (x, unb) = batched(op, self)?;
-        let [kh, kw] = pair(op, "kernel_size", kernel_size, None)?;
-        let [sh, sw] = pair(op, "stride", stride, Some([kh, kw]))?;
-        let [ph, pw] = pair(op, "padding", padding, Some([0, 0]))?;
-        let [dh, dw] = pair(op, "dilation", dilation, Some([1, 1]))?;
-        crate::ensure!(
-            kh > 0 && kw > 0 && sh > 0 && sw > 0 && dh > 0 && dw > 0,
-            Runtime,
-            "{op}: kernel size, stride and dilation must be greater than zero"
-        );
-        crate::ensure!(
-            ph <= kh / 2 && pw <= kw / 2,
-            Runtime,
-            "{op}: pad should be at most half of effective kernel size, but got pad={ph}, kernel_size={kh} and dilation={dh}"
-        );
+        let Window {
+            k: [kh, kw],
+            s: [sh, sw],
+            p: [ph, pw],
+            d: [dh, dw],
+            out: [ho, wo],
+        } = Window::new(op, &x, kernel_size, stride, padding, dilation, ceil_mode)?;
         let (h, w) = (x.shape()[2], x.shape()[3]);
-        let (Some(ho), Some(wo)) = (
-            pooled_len(h, kh, sh, ph, dh, ceil_mode),
-            pooled_len(w, kw, sw, pw, dw, ceil_mode),
-        ) else {
-            crate::bail!(
-                Runtime,
-                "{op}: Given input size: {:?}. Calculated output size is too small",
-                self.shape()
-            );
-        };
         let (v, i) = per_plane(&x, ho, wo, |p, o, ix| {
             for oh in 0..ho {
                 for ow in 0..wo {
@@ -214,35 +262,19 @@ impl Tensor {
     ) -> Result<Tensor> {
         let op = "avg_pool2d";
         let (x, unb) = batched(op, self)?;
-        let [kh, kw] = pair(op, "kernel_size", kernel_size, None)?;
-        let [sh, sw] = pair(op, "stride", stride, Some([kh, kw]))?;
-        let [ph, pw] = pair(op, "padding", padding, Some([0, 0]))?;
-        crate::ensure!(
-            kh > 0 && kw > 0 && sh > 0 && sw > 0,
-            Runtime,
-            "{op}: kernel size and stride must be greater than zero"
-        );
-        crate::ensure!(
-            ph <= kh / 2 && pw <= kw / 2,
-            Runtime,
-            "{op}: pad should be at most half of effective kernel size"
-        );
+        let Window {
+            k: [kh, kw],
+            s: [sh, sw],
+            p: [ph, pw],
+            out: [ho, wo],
+            ..
+        } = Window::new(op, &x, kernel_size, stride, padding, &[1], ceil_mode)?;
         crate::ensure!(
             divisor_override != Some(0),
             Runtime,
             "{op}: divisor must be not zero"
         );
         let (h, w) = (x.shape()[2], x.shape()[3]);
-        let (Some(ho), Some(wo)) = (
-            pooled_len(h, kh, sh, ph, 1, ceil_mode),
-            pooled_len(w, kw, sw, pw, 1, ceil_mode),
-        ) else {
-            crate::bail!(
-                Runtime,
-                "{op}: Given input size: {:?}. Calculated output size is too small",
-                self.shape()
-            );
-        };
         let (v, _) = per_plane(&x, ho, wo, |p, o, _| {
             for oh in 0..ho {
                 for ow in 0..wo {
