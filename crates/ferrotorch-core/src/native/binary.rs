@@ -189,8 +189,16 @@ pub(crate) fn detach_alias(this: &Tensor, other: Tensor) -> Result<Tensor> {
 
 /// Run an out-of-place op `f` in place: check shape and castability, then
 /// write the result into `self`.
-pub(crate) fn inplace_from(op: &str, this: &Tensor, result: Result<Tensor>) -> Result<()> {
-    let r = result?;
+pub(crate) fn inplace_from(
+    op: &str,
+    this: &Tensor,
+    others: &[Tensor],
+    compute: impl FnOnce(&Tensor) -> Result<Tensor>,
+) -> Result<()> {
+    if crate::autograd::derivatives::inplace::check(op, this, others)? {
+        return crate::autograd::derivatives::inplace::run(this, true, compute);
+    }
+    let r = compute(this)?;
     crate::ensure!(
         can_cast(r.dtype(), this.dtype()),
         Runtime,
@@ -242,7 +250,7 @@ macro_rules! binary_ops {
                     }
                     let (dt, _, b, shape) = prepare(stringify!($name_), self, &other, Promote::$promote)?;
                     if dt != self.dtype() || shape.as_slice() != self.shape() {
-                        return inplace_from(stringify!($name_), self, self.$name(other));
+                        return inplace_from(stringify!($name_), self, &[], |t| t.$name(other));
                     }
                     // Note [In-place kernels]: read and write `self` in one
                     // kernel under its write lock, so the update is atomic.

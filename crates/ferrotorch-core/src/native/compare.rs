@@ -26,7 +26,8 @@ macro_rules! predicate_ops {
                 }
                 #[doc = concat!("In-place `", stringify!($name), "` (writes 0/1 in `self`'s dtype).")]
                 pub fn $name_(&self, other: impl Into<Operand>) -> Result<()> {
-                    inplace_from(stringify!($name_), self, self.$name(other).and_then(|r| r.to_dtype(self.dtype())))
+                    let other = other.into();
+                    inplace_from(stringify!($name_), self, other.tensors(), |t| t.$name(other.clone()).and_then(|r| r.to_dtype(t.dtype())))
                 }
             )*
         }
@@ -113,7 +114,8 @@ macro_rules! bitwise_ops {
                 }
                 #[doc = concat!("In-place `", stringify!($name), "`.")]
                 pub fn $name_(&self, other: impl Into<Operand>) -> Result<()> {
-                    inplace_from(stringify!($name_), self, self.$name(other))
+                    let other = other.into();
+                    inplace_from(stringify!($name_), self, other.tensors(), |t| t.$name(other.clone()))
                 }
             )*
         }

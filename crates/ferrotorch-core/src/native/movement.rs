@@ -79,9 +79,36 @@ fn copy_pairs(src: &Tensor, dst: &Tensor, pairs: impl Iterator<Item = (usize, us
     })
 }
 
+/// The values a scatter reads from `src`: a one-element `src` broadcast to
+/// the index's shape, otherwise the leading corner of `src` shaped like
+/// the index.
+pub(crate) fn scatter_source(src: &Tensor, index_shape: &[usize]) -> Result<Tensor> {
+    if src.numel() == 1 {
+        let e: Vec<i64> = index_shape.iter().map(|&s| s as i64).collect();
+        return src.reshape(&[])?.expand(&e);
+    }
+    let mut t = src.clone();
+    for (k, &s) in index_shape.iter().enumerate() {
+        if t.shape()[k] != s {
+            t = t.narrow(k as i64, 0, s)?;
+        }
+    }
+    t.contiguous()
+}
+
 impl Tensor {
     /// Elements at `index` along `dim` (`torch.index_select`).
     pub fn index_select(&self, dim: i64, index: &Tensor) -> Result<Tensor> {
+        let y = crate::autograd::raw(&[self], || self.index_select_impl(dim, index))?;
+        let d = if self.dim() == 0 {
+            0
+        } else {
+            wrap_dim(dim, self.dim())?
+        };
+        crate::autograd::derivatives::indexing::index_select(self, d, index, y)
+    }
+
+    fn index_select_impl(&self, dim: i64, index: &Tensor) -> Result<Tensor> {
         crate::ensure!(
             index.dim() <= 1,
             Index,
@@ -114,6 +141,12 @@ impl Tensor {
 
     /// `out[..i..] = self[..index[..i..]..]` along `dim` (`torch.gather`).
     pub fn gather(&self, dim: i64, index: &Tensor) -> Result<Tensor> {
+        let y = crate::autograd::raw(&[self], || self.gather_impl(dim, index))?;
+        let d = wrap_dim(dim, self.dim())?;
+        crate::autograd::derivatives::indexing::gather(self, d, index, y)
+    }
+
+    fn gather_impl(&self, dim: i64, index: &Tensor) -> Result<Tensor> {
         let d = wrap_dim(dim, self.dim())?;
         crate::ensure!(
             index.dim() == self.dim() || (self.dim() == 0 && index.dim() <= 1),
@@ -161,6 +194,29 @@ impl Tensor {
         reduce: Option<&str>,
         include_self: bool,
     ) -> Result<Tensor> {
+        let y = crate::autograd::raw(&[self, src], || {
+            self.scatter_reduce_impl(dim, index, src, reduce, include_self)
+        })?;
+        let d = wrap_dim(dim, self.dim())?;
+        crate::autograd::derivatives::indexing::scatter_reduce(
+            self,
+            d,
+            index,
+            src,
+            reduce,
+            include_self,
+            y,
+        )
+    }
+
+    fn scatter_reduce_impl(
+        &self,
+        dim: i64,
+        index: &Tensor,
+        src: &Tensor,
+        reduce: Option<&str>,
+        include_self: bool,
+    ) -> Result<Tensor> {
         let d = wrap_dim(dim, self.dim())?;
         crate::ensure!(
             index.dim() == self.dim() && (src.dim() == index.dim() || src.numel() == 1),
@@ -181,14 +237,7 @@ impl Tensor {
         let n = if self.dim() == 0 { 1 } else { self.shape()[d] };
         let idx = indices("scatter", index, n)?;
         let out = self.contiguous()?.deep_clone()?;
-        let src = src.to_dtype(self.dtype())?;
-        let src = if src.numel() == 1 {
-            src.reshape(&[])?
-                .expand(&index.shape().iter().map(|&s| s as i64).collect::<Vec<_>>())?
-        } else {
-            src
-        };
-        let src_vals = src.contiguous_sub(index.shape())?;
+        let src_vals = scatter_source(&src.to_dtype(self.dtype())?, index.shape())?;
         let ost = crate::tensor::layout::contiguous_strides(self.shape());
         let ishape = index.shape().to_vec();
         let targets: Vec<usize> = idx
@@ -244,17 +293,6 @@ impl Tensor {
         })
     }
 
-    /// A contiguous copy of the leading `shape` corner of `self`.
-    fn contiguous_sub(&self, shape: &[usize]) -> Result<Tensor> {
-        let mut t = self.clone();
-        for (k, &s) in shape.iter().enumerate() {
-            if t.shape()[k] != s {
-                t = t.narrow(k as i64, 0, s)?;
-            }
-        }
-        t.contiguous()
-    }
-
     /// `torch.scatter(self, dim, index, src)`.
     pub fn scatter(&self, dim: i64, index: &Tensor, src: &Tensor) -> Result<Tensor> {
         self.scatter_reduce(dim, index, src, None, true)
@@ -307,8 +345,13 @@ impl Tensor {
         );
         let s =
             broadcast_shapes(self.shape(), mask.shape()).map_err(|e| e.context("masked_select"))?;
-        let x = self.broadcast_to(&s)?.contiguous()?;
-        let m = mask.broadcast_to(&s)?.to_vec::<bool>()?;
+        let y = crate::autograd::raw(&[self], || self.masked_select_impl(mask, &s))?;
+        crate::autograd::derivatives::indexing::masked_select(self, mask, &s, y)
+    }
+
+    fn masked_select_impl(&self, mask: &Tensor, s: &[usize]) -> Result<Tensor> {
+        let x = self.broadcast_to(s)?.contiguous()?;
+        let m = mask.broadcast_to(s)?.to_vec::<bool>()?;
         let sel: Vec<usize> = m
             .iter()
             .enumerate()
@@ -480,6 +523,16 @@ impl Tensor {
 /// Concatenate along `dim` (`torch.cat`); dtypes promote, and 1-D empty
 /// tensors are skipped as in PyTorch.
 pub fn cat(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
+    let ins: Vec<&Tensor> = tensors.iter().collect();
+    let y = crate::autograd::raw(&ins, || cat_impl(tensors, dim))?;
+    if y.dim() == 0 || tensors.iter().all(|t| t.dim() == 1 && t.numel() == 0) {
+        return Ok(y);
+    }
+    let d = wrap_dim(dim, y.dim())?;
+    crate::autograd::derivatives::indexing::cat(tensors, d, y)
+}
+
+fn cat_impl(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
     crate::ensure!(
         !tensors.is_empty(),
         Runtime,

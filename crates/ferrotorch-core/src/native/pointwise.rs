@@ -94,7 +94,13 @@ impl Tensor {
         min: Option<impl Into<Operand>>,
         max: Option<impl Into<Operand>>,
     ) -> Result<()> {
-        inplace_from("clamp_", self, self.clamp(min, max))
+        let (min, max) = (min.map(Into::into), max.map(Into::into));
+        let others: Vec<Tensor> = [&min, &max]
+            .into_iter()
+            .flatten()
+            .flat_map(|o: &Operand| o.tensors().to_vec())
+            .collect();
+        inplace_from("clamp_", self, &others, |t| t.clamp(min, max))
     }
 
     /// `self + weight * (end - self)`, computed from the nearer end for
@@ -109,11 +115,16 @@ impl Tensor {
             end.dtype()
         );
         let w = w.to_tensor(self.dtype())?;
+        let y = crate::autograd::raw(&[self, end, &w], || self.lerp_impl(end, &w))?;
+        crate::autograd::derivatives::pointwise::lerp(self, end, &w, y)
+    }
+
+    fn lerp_impl(&self, end: &Tensor, w: &Tensor) -> Result<Tensor> {
         let s = broadcast_shapes(self.shape(), end.shape()).map_err(|e| e.context("lerp"))?;
         let s = broadcast_shapes(&s, w.shape()).map_err(|e| e.context("lerp"))?;
         let out = Tensor::empty(&s, self.dtype())?;
         crate::dispatch_dtype!(self.dtype(), T => {
-            map_ternary::<T, T, T, T>(self, end, &w, &out, |a: T, b: T, t: T| {
+            map_ternary::<T, T, T, T>(self, end, w, &out, |a: T, b: T, t: T| {
                 let (a, b, t) = (a.to_f64(), b.to_f64(), t.to_f64());
                 let d = b - a;
                 T::from_f64(if t.abs() < 0.5 { a + t * d } else { b - d * (1.0 - t) })
@@ -139,17 +150,22 @@ impl Tensor {
 
     /// In-place `lerp`.
     pub fn lerp_(&self, end: &Tensor, weight: impl Into<Operand>) -> Result<()> {
-        inplace_from("lerp_", self, self.lerp(end, weight))
+        let w: Operand = weight.into();
+        let mut others = vec![end.clone()];
+        others.extend(w.tensors().iter().cloned());
+        inplace_from("lerp_", self, &others, |t| t.lerp(end, w))
     }
 
     /// In-place `addcmul`.
     pub fn addcmul_(&self, t1: &Tensor, t2: &Tensor, value: impl Into<Scalar>) -> Result<()> {
-        inplace_from("addcmul_", self, self.addcmul(t1, t2, value))
+        let others = [t1.clone(), t2.clone()];
+        inplace_from("addcmul_", self, &others, |t| t.addcmul(t1, t2, value))
     }
 
     /// In-place `addcdiv`.
     pub fn addcdiv_(&self, t1: &Tensor, t2: &Tensor, value: impl Into<Scalar>) -> Result<()> {
-        inplace_from("addcdiv_", self, self.addcdiv(t1, t2, value))
+        let others = [t1.clone(), t2.clone()];
+        inplace_from("addcdiv_", self, &others, |t| t.addcdiv(t1, t2, value))
     }
 
     /// Elements where `mask` is true replaced by `value` (dtype kept).
@@ -183,7 +199,9 @@ impl Tensor {
 
     /// In-place `masked_fill`; the mask must broadcast to `self`.
     pub fn masked_fill_(&self, mask: &Tensor, value: impl Into<Operand>) -> Result<()> {
-        inplace_from("masked_fill_", self, self.masked_fill(mask, value))
+        let v: Operand = value.into();
+        let others = v.tensors().to_vec();
+        inplace_from("masked_fill_", self, &others, |t| t.masked_fill(mask, v))
     }
 
     /// Replace NaN by `nan`, +inf by `posinf` and -inf by `neginf` (defaults:
@@ -208,31 +226,34 @@ impl Tensor {
             posinf.unwrap_or(hi),
             neginf.unwrap_or(lo),
         );
-        super::unary::unary_float(
-            self,
-            move |x: f32| {
-                if x.is_nan() {
-                    n as f32
-                } else if x == f32::INFINITY {
-                    p as f32
-                } else if x == f32::NEG_INFINITY {
-                    m as f32
-                } else {
-                    x
-                }
-            },
-            move |x: f64| {
-                if x.is_nan() {
-                    n
-                } else if x == f64::INFINITY {
-                    p
-                } else if x == f64::NEG_INFINITY {
-                    m
-                } else {
-                    x
-                }
-            },
-        )
+        let y = crate::autograd::raw(&[self], || {
+            super::unary::unary_float(
+                self,
+                move |x: f32| {
+                    if x.is_nan() {
+                        n as f32
+                    } else if x == f32::INFINITY {
+                        p as f32
+                    } else if x == f32::NEG_INFINITY {
+                        m as f32
+                    } else {
+                        x
+                    }
+                },
+                move |x: f64| {
+                    if x.is_nan() {
+                        n
+                    } else if x == f64::INFINITY {
+                        p
+                    } else if x == f64::NEG_INFINITY {
+                        m
+                    } else {
+                        x
+                    }
+                },
+            )
+        })?;
+        crate::autograd::derivatives::pointwise::nan_to_num(self, y)
     }
 
     /// `log(z / (1 - z))` with `z` clamped to `[eps, 1 - eps]` when `eps` is given.
@@ -244,7 +265,19 @@ impl Tensor {
             };
             (z / (1.0 - z)).ln()
         };
-        super::unary::unary_float(self, move |x: f32| f64f(x as f64) as f32, f64f)
+        let y = crate::autograd::raw(&[self], || {
+            super::unary::unary_float(self, move |x: f32| f64f(x as f64) as f32, f64f)
+        })?;
+        crate::autograd::derivatives::pointwise::logit(self, eps, y)
+    }
+
+    /// ψ⁽ⁿ⁾, the n-th derivative of digamma (`torch.polygamma(n, self)`).
+    pub fn polygamma(&self, n: u32) -> Result<Tensor> {
+        let f64f = move |x: f64| super::special::polygamma(n, x);
+        let y = crate::autograd::raw(&[self], || {
+            super::unary::unary_float(self, move |x: f32| f64f(x as f64) as f32, f64f)
+        })?;
+        crate::autograd::derivatives::pointwise::polygamma(self, n, y)
     }
 }
 
@@ -319,6 +352,15 @@ pub(crate) fn register(r: &mut Registry) {
     );
     r.def("nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor", |a| {
         Ok(a.tensor(0)?.nan_to_num(a.opt_float(1)?, a.opt_float(2)?, a.opt_float(3)?)?.into())
+    });
+    r.def("polygamma(int n, Tensor self) -> Tensor", |a| {
+        let n = a.int(0)?;
+        crate::ensure!(
+            n >= 0,
+            Runtime,
+            "polygamma(n, x) does not support negative n."
+        );
+        Ok(a.tensor(1)?.polygamma(n as u32)?.into())
     });
     r.def("logit(Tensor self, float? eps=None) -> Tensor", |a| {
         Ok(a.tensor(0)?.logit(a.opt_float(1)?)?.into())

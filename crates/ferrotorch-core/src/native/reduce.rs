@@ -299,8 +299,14 @@ impl Tensor {
         dtype: Option<DType>,
     ) -> Result<Tensor> {
         let x = self.accumulating(dtype)?;
+        let y = crate::autograd::raw(&[&x], || x.prod_impl(dims, keepdim))?;
+        crate::autograd::derivatives::reduce::prod(&x, dims, keepdim, y)
+    }
+
+    fn prod_impl(&self, dims: Option<&[i64]>, keepdim: bool) -> Result<Tensor> {
+        let x = self;
         let out_dt = x.dtype();
-        let rw = rows("prod", &widen(&x)?, dims, keepdim)?;
+        let rw = rows("prod", &widen(x)?, dims, keepdim)?;
         let r = match rw.data.dtype() {
             DType::I64 => map_rows::<i64, i64>(&rw, DType::I64, |row| {
                 row.iter().fold(1i64, |a, &b| a.wrapping_mul(b))

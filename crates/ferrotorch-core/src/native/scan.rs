@@ -11,7 +11,13 @@ impl Tensor {
     /// Running sum along `dim`; integers and bool accumulate in int64.
     pub fn cumsum(&self, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
         let x = self.accumulating(dtype)?;
-        crate::dispatch_dtype!(x.dtype(), T => map_along_dim::<T, T>(&x, dim, |a, b| {
+        let y = crate::autograd::raw(&[&x], || x.cumsum_impl(dim))?;
+        crate::autograd::derivatives::scan::cumsum(&x, dim, y)
+    }
+
+    fn cumsum_impl(&self, dim: i64) -> Result<Tensor> {
+        let x = self;
+        crate::dispatch_dtype!(x.dtype(), T => map_along_dim::<T, T>(x, dim, |a, b| {
             let mut acc = 0.0f64;
             let mut iacc = 0i64;
             for (o, &v) in b.iter_mut().zip(a) {
@@ -24,7 +30,13 @@ impl Tensor {
     /// Running product along `dim`; integers and bool accumulate in int64.
     pub fn cumprod(&self, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
         let x = self.accumulating(dtype)?;
-        crate::dispatch_dtype!(x.dtype(), T => map_along_dim::<T, T>(&x, dim, |a, b| {
+        let y = crate::autograd::raw(&[&x], || x.cumprod_impl(dim))?;
+        crate::autograd::derivatives::scan::cumprod(&x, dim, y)
+    }
+
+    fn cumprod_impl(&self, dim: i64) -> Result<Tensor> {
+        let x = self;
+        crate::dispatch_dtype!(x.dtype(), T => map_along_dim::<T, T>(x, dim, |a, b| {
             let mut acc = 1.0f64;
             let mut iacc = 1i64;
             for (o, &v) in b.iter_mut().zip(a) {
@@ -35,6 +47,22 @@ impl Tensor {
     }
 
     fn cum_extreme(&self, dim: i64, want_max: bool) -> Result<(Tensor, Tensor)> {
+        let (v, i) = crate::autograd::raw(&[self], || self.cum_extreme_impl(dim, want_max))?;
+        let name = if want_max {
+            "CummaxBackward0"
+        } else {
+            "CumminBackward0"
+        };
+        let d = if self.dim() == 0 {
+            0
+        } else {
+            crate::tensor::layout::wrap_dim(dim, self.dim())?
+        };
+        let v = crate::autograd::derivatives::shape::select_by_indices(name, self, d, true, v, &i)?;
+        Ok((v, i))
+    }
+
+    fn cum_extreme_impl(&self, dim: i64, want_max: bool) -> Result<(Tensor, Tensor)> {
         let vals = crate::dispatch_dtype!(self.dtype(), T => map_along_dim::<T, T>(self, dim, |a, b| {
             let mut best = a.first().copied().unwrap_or(T::zero());
             for (o, &v) in b.iter_mut().zip(a) {
@@ -66,6 +94,11 @@ impl Tensor {
 
     /// `log(cumsum(exp(x)))` along `dim`, computed stably.
     pub fn logcumsumexp(&self, dim: i64) -> Result<Tensor> {
+        let y = crate::autograd::raw(&[self], || self.logcumsumexp_impl(dim))?;
+        crate::autograd::derivatives::scan::logcumsumexp(self, dim, y)
+    }
+
+    fn logcumsumexp_impl(&self, dim: i64) -> Result<Tensor> {
         crate::ensure!(
             self.is_floating_point(),
             NotImplemented,

@@ -24,6 +24,24 @@ fn cmp_nan_last<T: Element>(a: &T, b: &T) -> Ordering {
 impl Tensor {
     /// Sort along `dim` (stable): (values, original indices).
     pub fn sort(&self, dim: i64, descending: bool) -> Result<(Tensor, Tensor)> {
+        let (v, i) = crate::autograd::raw(&[self], || self.sort_impl(dim, descending))?;
+        let d = if self.dim() == 0 {
+            0
+        } else {
+            wrap_dim(dim, self.dim())?
+        };
+        let v = crate::autograd::derivatives::shape::select_by_indices(
+            "SortBackward0",
+            self,
+            d,
+            true,
+            v,
+            &i,
+        )?;
+        Ok((v, i))
+    }
+
+    fn sort_impl(&self, dim: i64, descending: bool) -> Result<(Tensor, Tensor)> {
         if self.dim() == 0 {
             return Ok((self.deep_clone()?, Tensor::zeros(&[], DType::I64)?));
         }
@@ -70,14 +88,25 @@ impl Tensor {
         let n = if self.dim() == 0 { 1 } else { self.shape()[d] };
         crate::ensure!(k <= n, Runtime, "selected index k out of range");
         let _ = sorted;
-        let (v, i) = self.sort(d as i64, largest)?;
-        if self.dim() == 0 {
-            return Ok((v, i));
-        }
-        Ok((
-            v.narrow(d as i64, 0, k)?.contiguous()?,
-            i.narrow(d as i64, 0, k)?.contiguous()?,
-        ))
+        let (v, i) = crate::autograd::raw(&[self], || -> Result<(Tensor, Tensor)> {
+            let (v, i) = self.sort_impl(d as i64, largest)?;
+            if self.dim() == 0 {
+                return Ok((v, i));
+            }
+            Ok((
+                v.narrow(d as i64, 0, k)?.contiguous()?,
+                i.narrow(d as i64, 0, k)?.contiguous()?,
+            ))
+        })?;
+        let v = crate::autograd::derivatives::shape::select_by_indices(
+            "TopkBackward0",
+            self,
+            d,
+            true,
+            v,
+            &i,
+        )?;
+        Ok((v, i))
     }
 
     /// Sorted unique elements of the flattened tensor, with the inverse

@@ -160,6 +160,66 @@ pub fn erfc(x: f64) -> f64 {
     (-x * x).exp() / PI.sqrt() / (x + f)
 }
 
+/// Hurwitz zeta ζ(s, q) = Σ_{k≥0} (q + k)^-s for s > 1, by Euler–Maclaurin
+/// summation: terms are added directly until `q + k >= 10`, then the tail
+/// is the integral plus Bernoulli corrections. Negative non-integer `q` is
+/// fine for the integer `s` that polygamma uses; poles give +inf.
+fn hurwitz_zeta(s: f64, q: f64) -> f64 {
+    // B_2j / (2j)! for j = 1..=12
+    const B: [f64; 12] = [
+        1.0 / 6.0 / 2.0,
+        -1.0 / 30.0 / 24.0,
+        1.0 / 42.0 / 720.0,
+        -1.0 / 30.0 / 40_320.0,
+        5.0 / 66.0 / 3_628_800.0,
+        -691.0 / 2730.0 / 479_001_600.0,
+        7.0 / 6.0 / 87_178_291_200.0,
+        -3617.0 / 510.0 / 20_922_789_888_000.0,
+        43_867.0 / 798.0 / 6_402_373_705_728_000.0,
+        -174_611.0 / 330.0 / 2_432_902_008_176_640_000.0,
+        854_513.0 / 138.0 / 1.124_000_727_777_607_7e21,
+        -236_364_091.0 / 2730.0 / 6.204_484_017_332_394e23,
+    ];
+    if q <= 0.0 && q == q.floor() {
+        return f64::INFINITY;
+    }
+    let mut sum = 0.0;
+    let mut a = q;
+    while a < 10.0 {
+        sum += a.powf(-s);
+        a += 1.0;
+    }
+    // tail Σ_{k≥0} (a + k)^-s
+    sum += a.powf(1.0 - s) / (s - 1.0) + 0.5 * a.powf(-s);
+    let mut rising = s; // s (s+1) ... (s + 2j - 2)
+    let mut pow = a.powf(-s - 1.0); // a^(-s-2j+1)
+    for (j, b) in B.iter().enumerate() {
+        let t = b * rising * pow;
+        sum += t;
+        if t.abs() < 1e-17 * sum.abs() {
+            break;
+        }
+        let k = 2.0 * j as f64;
+        rising *= (s + k + 1.0) * (s + k + 2.0);
+        pow /= a * a;
+    }
+    sum
+}
+
+/// ψ⁽ⁿ⁾(x), the n-th derivative of digamma (`torch.polygamma`); n = 0 is
+/// digamma itself. ψ⁽ⁿ⁾(x) = (-1)ⁿ⁺¹ n! ζ(n + 1, x).
+pub fn polygamma(n: u32, x: f64) -> f64 {
+    if n == 0 {
+        return digamma(x);
+    }
+    if x.is_nan() {
+        return x;
+    }
+    let fact: f64 = (1..=n).map(f64::from).product();
+    let sign = if n % 2 == 1 { 1.0 } else { -1.0 };
+    sign * fact * hurwitz_zeta(f64::from(n) + 1.0, x)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

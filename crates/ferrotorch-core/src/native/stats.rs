@@ -35,7 +35,9 @@ impl Tensor {
         correction: Option<f64>,
         keepdim: bool,
     ) -> Result<Tensor> {
-        Ok(self.var_mean(dims, correction, keepdim)?.0)
+        Ok(self
+            .spread("VarBackward0", false, dims, correction, keepdim)?
+            .0)
     }
 
     /// Standard deviation over `dims` with `correction` (default 1).
@@ -45,7 +47,9 @@ impl Tensor {
         correction: Option<f64>,
         keepdim: bool,
     ) -> Result<Tensor> {
-        Ok(self.std_mean(dims, correction, keepdim)?.0)
+        Ok(self
+            .spread("StdBackward0", true, dims, correction, keepdim)?
+            .0)
     }
 
     /// (variance, mean) in one pass over the data (`torch.var_mean`).
@@ -55,12 +59,7 @@ impl Tensor {
         correction: Option<f64>,
         keepdim: bool,
     ) -> Result<(Tensor, Tensor)> {
-        let (x, dt) = float_input("var_mean", self)?;
-        let c = correction.unwrap_or(1.0);
-        let rw = rows("var_mean", &x, dims, keepdim)?;
-        let var = map_rows::<f64, f64>(&rw, DType::F64, |row| row_var(row, c).0)?;
-        let mean = map_rows::<f64, f64>(&rw, DType::F64, |row| row_var(row, c).1)?;
-        Ok((var.to_dtype(dt)?, mean.to_dtype(dt)?))
+        self.spread("VarMeanBackward0", false, dims, correction, keepdim)
     }
 
     /// (standard deviation, mean) (`torch.std_mean`).
@@ -70,13 +69,44 @@ impl Tensor {
         correction: Option<f64>,
         keepdim: bool,
     ) -> Result<(Tensor, Tensor)> {
-        let (v, m) = self.var_mean(dims, correction, keepdim)?;
-        Ok((v.sqrt()?, m))
+        self.spread("StdMeanBackward0", true, dims, correction, keepdim)
+    }
+
+    /// (variance or standard deviation, mean), recorded as node `name`.
+    fn spread(
+        &self,
+        name: &str,
+        std: bool,
+        dims: Option<&[i64]>,
+        correction: Option<f64>,
+        keepdim: bool,
+    ) -> Result<(Tensor, Tensor)> {
+        let c = correction.unwrap_or(1.0);
+        let (v, m) = crate::autograd::raw(&[self], || -> Result<(Tensor, Tensor)> {
+            let (x, dt) = float_input(if std { "std_mean" } else { "var_mean" }, self)?;
+            let rw = rows("var_mean", &x, dims, keepdim)?;
+            let var = map_rows::<f64, f64>(&rw, DType::F64, |row| {
+                let v = row_var(row, c).0;
+                if std {
+                    v.sqrt()
+                } else {
+                    v
+                }
+            })?;
+            let mean = map_rows::<f64, f64>(&rw, DType::F64, |row| row_var(row, c).1)?;
+            Ok((var.to_dtype(dt)?, mean.to_dtype(dt)?))
+        })?;
+        crate::autograd::derivatives::reduce::var_std_mean(name, std, self, dims, c, keepdim, v, m)
     }
 
     /// `log(sum(exp(x)))` over `dims`, stable (max subtracted first).
     /// Integer inputs give the default float dtype.
     pub fn logsumexp(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+        let y = crate::autograd::raw(&[self], || self.logsumexp_impl(dims, keepdim))?;
+        crate::autograd::derivatives::reduce::logsumexp(self, dims, keepdim, y)
+    }
+
+    fn logsumexp_impl(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
         let dt = if self.is_floating_point() {
             self.dtype()
         } else {
@@ -101,6 +131,11 @@ impl Tensor {
     /// p-norm over `dims` (`None` = all): p = 2 by default; `inf`, `-inf`,
     /// 0 (count of nonzeros) and any other p (`torch.norm` / `linalg.vector_norm`).
     pub fn norm(&self, p: f64, dims: Option<&[i64]>, keepdim: bool) -> Result<Tensor> {
+        let y = crate::autograd::raw(&[self], || self.norm_impl(p, dims, keepdim))?;
+        crate::autograd::derivatives::reduce::norm(self, p, dims, keepdim, y)
+    }
+
+    fn norm_impl(&self, p: f64, dims: Option<&[i64]>, keepdim: bool) -> Result<Tensor> {
         let (x, dt) = float_input("norm", self)?;
         let rw = rows("norm", &x, dims, keepdim)?;
         let r = map_rows::<f64, f64>(&rw, DType::F64, move |row| {
@@ -149,6 +184,24 @@ impl Tensor {
 
     /// Lower median along `dim` with its index (`torch.median(t, dim)`).
     pub fn median_dim(&self, dim: i64, keepdim: bool) -> Result<(Tensor, Tensor)> {
+        let (v, i) = crate::autograd::raw(&[self], || self.median_dim_impl(dim, keepdim))?;
+        let d = if self.dim() == 0 {
+            0
+        } else {
+            crate::tensor::layout::wrap_dim(dim, self.dim())?
+        };
+        let v = crate::autograd::derivatives::shape::select_by_indices(
+            "MedianBackward1",
+            self,
+            d,
+            keepdim,
+            v,
+            &i,
+        )?;
+        Ok((v, i))
+    }
+
+    fn median_dim_impl(&self, dim: i64, keepdim: bool) -> Result<(Tensor, Tensor)> {
         let rw = rows("median", self, Some(&[dim]), keepdim)?;
         crate::ensure!(
             rw.r > 0,

@@ -62,6 +62,13 @@ impl Tensor {
             src.shape(),
             self.shape()
         );
+        if crate::autograd::derivatives::inplace::check("copy_", self, std::slice::from_ref(src))? {
+            return crate::autograd::derivatives::inplace::run(self, false, |old| {
+                let out = Tensor::empty(old.shape(), old.dtype())?;
+                copy_cast(src, &out);
+                crate::autograd::derivatives::indexing::copy(old, src, out)
+            });
+        }
         let src = if src.storage().is_same(self.storage()) {
             src.deep_clone()?
         } else {
@@ -74,7 +81,13 @@ impl Tensor {
 
     /// Set every element to `value` (`t.fill_(value)`).
     pub fn fill_(&self, value: impl Into<Scalar>) -> Result<()> {
-        self.fill_raw(value.into());
+        let v = value.into();
+        if crate::autograd::derivatives::inplace::check("fill_", self, &[])? {
+            return crate::autograd::derivatives::inplace::run(self, false, |old| {
+                Tensor::full(old.shape(), v, old.dtype())
+            });
+        }
+        self.fill_raw(v);
         self.storage().bump_version();
         Ok(())
     }

@@ -307,6 +307,40 @@ impl Tensor {
         values: &Tensor,
         accumulate: bool,
     ) -> Result<()> {
+        if crate::autograd::derivatives::inplace::check(
+            "index_put_",
+            self,
+            std::slice::from_ref(values),
+        )? {
+            return crate::autograd::derivatives::inplace::run(self, false, |old| {
+                old.index_put(indices, values, accumulate)
+            });
+        }
+        self.index_put_raw(indices, values, accumulate)
+    }
+
+    /// `index_put_` out of place: a copy of `self` with `values` written
+    /// (or added) at `indices` (`torch.index_put`).
+    pub fn index_put(
+        &self,
+        indices: &[TensorIndex],
+        values: &Tensor,
+        accumulate: bool,
+    ) -> Result<Tensor> {
+        let y = crate::autograd::raw(&[self, values], || -> Result<Tensor> {
+            let out = self.deep_clone()?;
+            out.index_put_raw(indices, values, accumulate)?;
+            Ok(out)
+        })?;
+        crate::autograd::derivatives::indexing::index_put(self, indices, values, accumulate, y)
+    }
+
+    fn index_put_raw(
+        &self,
+        indices: &[TensorIndex],
+        values: &Tensor,
+        accumulate: bool,
+    ) -> Result<()> {
         let Basic { view, advanced } = basic(self, indices)?;
         if advanced.is_empty() {
             return if accumulate {

@@ -450,18 +450,20 @@ impl Tensor {
         let mut sz: Dims = self.shape().into();
         let mut st: Dims = self.stride().into();
         if self.dim() == 0 {
-            return Ok(self.view_of(
+            let y = self.view_of(
                 SmallVec::from_slice(&[size]),
                 SmallVec::from_slice(&[1]),
                 self.storage_offset(),
-            ));
+            );
+            return crate::autograd::derivatives::shape::strided_view("UnfoldBackward0", self, y);
         }
         let ds = st[d];
         sz[d] = (n - size) / step + 1;
         st[d] = ds * step;
         sz.push(size);
         st.push(ds);
-        Ok(self.view_of(sz, st, self.storage_offset()))
+        let y = self.view_of(sz, st, self.storage_offset());
+        crate::autograd::derivatives::shape::unfold(self, d, size, step, y)
     }
 
     /// The diagonal at `offset` of the (dim1, dim2) planes, as a new last dim

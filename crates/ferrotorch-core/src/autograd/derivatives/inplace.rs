@@ -71,7 +71,12 @@ pub(crate) fn run(
     } else {
         snapshot(this)
     };
-    let res = compute(&old)?;
+    let mut res = compute(&old)?;
+    if res.grad_fn().is_none() {
+        // Not differentiable (a comparison, a fill): the old value's
+        // history ends here with a zero gradient.
+        res = super::indexing::fill(&old, res)?;
+    }
     crate::ensure!(
         res.shape() == this.shape(),
         Runtime,

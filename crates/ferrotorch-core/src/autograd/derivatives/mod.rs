@@ -8,17 +8,22 @@
 //! ignore broadcasting.
 //!
 //! - [`pointwise`]: unary and binary elementwise ops
-//! - [`reduce`]: sums, means, products, extrema, norms, scans
+//! - [`reduce`]: sums, means, products, extrema, variances, norms
+//! - [`scan`]: cumulative sums, products and logsumexp
 //! - [`linalg`]: matmul and friends
-//! - [`shape`]: views, indexing, concatenation, data movement
+//! - [`shape`]: views and value-selecting ops
+//! - [`indexing`]: gathers, scatters, `cat`, `index_put`, `copy_`, `fill_`
 //! - [`nn`]: activations, softmax, losses, convolution, pooling, norms
 //! - [`inplace`]: in-place ops and views of non-leaf tensors
 
+pub(crate) mod conv;
+pub(crate) mod indexing;
 pub(crate) mod inplace;
 pub(crate) mod linalg;
 pub(crate) mod nn;
 pub(crate) mod pointwise;
 pub(crate) mod reduce;
+pub(crate) mod scan;
 pub(crate) mod shape;
 
 use crate::error::Result;

@@ -1,4 +1,4 @@
-//! Derivatives of the nn kernels: softmax family and activations.
+//! Derivatives of the nn kernels: softmax family, activations, pooling.
 
 use crate::autograd::node::Save;
 use crate::autograd::{needs_grad, record1, Ctx};
@@ -79,4 +79,58 @@ pub(crate) fn gelu(x: &Tensor, tanh: bool, y: Tensor) -> Result<Tensor> {
             Ok(vec![Some(c.grad().mul(&d)?)])
         },
     )
+}
+
+/// Max pooling (`max_pool2d`, `adaptive_max_pool2d`) on `[N, C, H, W]`:
+/// each output's gradient goes to the input position its flat per-plane
+/// index names.
+pub(crate) fn pool_indices(name: &str, x: &Tensor, y: Tensor, indices: &Tensor) -> Result<Tensor> {
+    if !needs_grad(&[x]) {
+        return Ok(y);
+    }
+    let shape: Vec<i64> = x.shape().iter().map(|&s| s as i64).collect();
+    let (n, c) = (shape[0], shape[1]);
+    record1(
+        name,
+        &[x],
+        y,
+        vec![Save::Tensor(indices)],
+        move |ctx: &Ctx| {
+            let g = ctx.grad().reshape(&[n, c, -1])?;
+            let idx = ctx.saved(0).reshape(&[n, c, -1])?;
+            let z = Tensor::zeros(
+                &[n as usize, c as usize, (shape[2] * shape[3]) as usize],
+                g.dtype(),
+            )?;
+            Ok(vec![Some(z.scatter_add(2, &idx, &g)?.reshape(&shape)?)])
+        },
+    )
+}
+
+/// Average pooling (`avg_pool2d`, `adaptive_avg_pool2d`) and its transpose
+/// as a pair of linear maps: the gradient of one is the other, so every
+/// order of derivative is available.
+pub(crate) fn avg_pool(
+    pool: std::sync::Arc<crate::native::nn::pool::AvgPool>,
+    x: &Tensor,
+    transpose: bool,
+) -> Result<Tensor> {
+    let y = crate::autograd::raw(&[x], || {
+        if transpose {
+            pool.transpose(x)
+        } else {
+            pool.forward(x)
+        }
+    })?;
+    if !needs_grad(&[x]) {
+        return Ok(y);
+    }
+    let name = if transpose {
+        "AvgPool2DBackwardBackward0"
+    } else {
+        "AvgPool2DBackward0"
+    };
+    record1(name, &[x], y, vec![], move |c: &Ctx| {
+        Ok(vec![Some(avg_pool(pool.clone(), c.grad(), !transpose)?)])
+    })
 }

@@ -45,6 +45,7 @@ fn unary_formula(op: &str, g: &Tensor, x: &Tensor, y: &Tensor) -> Result<Tensor>
         "erfc" => g.mul(x.mul(x)?.neg()?.exp()?.mul(-2.0 / PI.sqrt())?)?,
         "erfinv" => g.mul(y.mul(y)?.exp()?.mul(PI.sqrt() / 2.0)?)?,
         "lgamma" => g.mul(x.digamma()?)?,
+        "digamma" => g.mul(x.polygamma(1)?)?,
         "frac" => g.clone(),
         "relu" => g.mul(y.gt(0.0)?.to_dtype(g.dtype())?)?,
         "silu" => {
@@ -63,11 +64,6 @@ pub(crate) fn unary(op: &'static str, x: &Tensor, y: Tensor) -> Result<Tensor> {
     if !needs_grad(&[x]) {
         return Ok(y);
     }
-    crate::ensure!(
-        op != "digamma",
-        NotImplemented,
-        "the derivative for 'digamma' (polygamma) is not implemented."
-    );
     // Save only what the formula reads, as PyTorch does (saving more would
     // make harmless in-place updates fail the version check).
     let uses_result = matches!(
@@ -327,5 +323,76 @@ pub(crate) fn clamp(
         }
         out.truncate(n);
         Ok(out)
+    })
+}
+
+/// `polygamma(n, x)`: ψ⁽ⁿ⁺¹⁾.
+pub(crate) fn polygamma(x: &Tensor, n: u32, y: Tensor) -> Result<Tensor> {
+    if !needs_grad(&[x]) {
+        return Ok(y);
+    }
+    record1(
+        "PolygammaBackward0",
+        &[x],
+        y,
+        vec![Save::Tensor(x)],
+        move |c: &Ctx| Ok(vec![Some(c.grad().mul(&c.saved(0).polygamma(n + 1)?)?)]),
+    )
+}
+
+/// `logit(x, eps)`: `1 / (x (1 - x))`; with `eps`, 0 outside
+/// `[eps, 1 - eps]` where the input was clamped.
+pub(crate) fn logit(x: &Tensor, eps: Option<f64>, y: Tensor) -> Result<Tensor> {
+    if !needs_grad(&[x]) {
+        return Ok(y);
+    }
+    record1(
+        "LogitBackward0",
+        &[x],
+        y,
+        vec![Save::Tensor(x)],
+        move |c: &Ctx| {
+            let x = c.saved(0);
+            let gx = c.grad().div(&x.mul(&x.neg()?.add(1.0)?)?)?;
+            Ok(vec![Some(match eps {
+                Some(e) => gx.masked_fill(&x.lt(e)?.logical_or(&x.gt(1.0 - e)?)?, 0.0)?,
+                None => gx,
+            })])
+        },
+    )
+}
+
+/// `nan_to_num`: replaced (non-finite) elements get no gradient.
+pub(crate) fn nan_to_num(x: &Tensor, y: Tensor) -> Result<Tensor> {
+    if !needs_grad(&[x]) {
+        return Ok(y);
+    }
+    record1(
+        "NanToNumBackward0",
+        &[x],
+        y,
+        vec![Save::Tensor(x)],
+        |c: &Ctx| {
+            Ok(vec![Some(c.grad().masked_fill(
+                &c.saved(0).isfinite()?.logical_not()?,
+                0.0,
+            )?)])
+        },
+    )
+}
+
+/// `lerp(a, b, w) = a + w (b - a)`.
+pub(crate) fn lerp(a: &Tensor, b: &Tensor, w: &Tensor, y: Tensor) -> Result<Tensor> {
+    if !needs_grad(&[a, b, w]) {
+        return Ok(y);
+    }
+    let saves = vec![Save::Tensor(a), Save::Tensor(b), Save::Tensor(w)];
+    record1("LerpBackward1", &[a, b, w], y, saves, |c: &Ctx| {
+        let (g, a, b, w) = (c.grad(), c.saved(0), c.saved(1), c.saved(2));
+        Ok(vec![
+            want(c, 0, || g.mul(&w.neg()?.add(1.0)?))?,
+            want(c, 1, || g.mul(w))?,
+            want(c, 2, || g.mul(&b.sub(a)?))?,
+        ])
     })
 }

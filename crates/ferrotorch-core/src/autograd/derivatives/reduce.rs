@@ -18,6 +18,14 @@ pub(crate) fn reduced_dims(x: &Tensor, dims: &[i64]) -> Result<Vec<usize>> {
     Ok(d)
 }
 
+/// [`reduced_dims`] for an optional list (`None` = every dim).
+fn all_or(x: &Tensor, dims: Option<&[i64]>) -> Result<Vec<usize>> {
+    match dims {
+        None => Ok((0..x.dim()).collect()),
+        Some(d) => reduced_dims(x, d),
+    }
+}
+
 /// `g` (reduced over `dims`, with or without keepdim) reshaped so it
 /// broadcasts against the input.
 pub(crate) fn unreduce(g: &Tensor, dims: &[usize], keepdim: bool, ndim: usize) -> Result<Tensor> {
@@ -92,6 +100,188 @@ pub(crate) fn extreme(
             };
             let g = unreduce(c.grad(), &dims, keep, n)?;
             Ok(vec![Some(g.mul(&mask)?.div(&count)?)])
+        },
+    )
+}
+
+/// `var_mean` / `std_mean` (and `var` / `std`, which keep the first
+/// output): `d var / dx = 2 (x - mean) / (N - correction)`; the standard
+/// deviation divides that by `2 std` (0 where std is 0, as PyTorch); the
+/// mean spreads its gradient evenly. `name` is the node's name.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn var_std_mean(
+    name: &str,
+    std: bool,
+    x: &Tensor,
+    dims: Option<&[i64]>,
+    correction: f64,
+    keep: bool,
+    spread: Tensor,
+    mean: Tensor,
+) -> Result<(Tensor, Tensor)> {
+    if !needs_grad(&[x]) {
+        return Ok((spread, mean));
+    }
+    let n = x.dim();
+    let dims = all_or(x, dims)?;
+    let di: Vec<i64> = dims.iter().map(|&d| d as i64).collect();
+    let count: usize = dims.iter().map(|&d| x.shape()[d]).product();
+    let shape = shape_i64(x.shape());
+    crate::autograd::record(
+        name,
+        &[x],
+        &[&spread, &mean],
+        vec![Save::Tensor(x), Save::Output(0)],
+        move |c: &Ctx| {
+            let (x, s) = (c.saved(0), c.saved(1));
+            let mut gs = unreduce(c.grad_at(0), &dims, keep, n)?;
+            if std {
+                let su = unreduce(s, &dims, keep, n)?;
+                gs = gs.div(&su.mul(2.0)?)?.masked_fill(&su.eq(0.0)?, 0.0)?;
+            }
+            let centered = x.sub(&x.mean_dim(Some(&di), true, None)?)?;
+            let dof = (count as f64 - correction).max(0.0);
+            let gv = gs.mul(&centered)?.mul(2.0 / dof)?;
+            let gm = unreduce(c.grad_at(1), &dims, keep, n)?
+                .expand(&shape)?
+                .div(count as f64)?;
+            Ok(vec![Some(gv.add(&gm)?)])
+        },
+    )?;
+    Ok((spread, mean))
+}
+
+/// `logsumexp`: the gradient is weighted by `softmax = exp(x - y)`.
+pub(crate) fn logsumexp(x: &Tensor, dims: &[i64], keep: bool, y: Tensor) -> Result<Tensor> {
+    if !needs_grad(&[x]) {
+        return Ok(y);
+    }
+    let (dims, n) = (reduced_dims(x, dims)?, x.dim());
+    record1(
+        "LogsumexpBackward0",
+        &[x],
+        y,
+        vec![Save::Tensor(x), Save::Output(0)],
+        move |c: &Ctx| {
+            let (x, y) = (c.saved(0), c.saved(1));
+            let w = x.sub(&unreduce(y, &dims, keep, n)?)?.exp()?;
+            Ok(vec![Some(unreduce(c.grad(), &dims, keep, n)?.mul(&w)?)])
+        },
+    )
+}
+
+/// `norm(p)` (PyTorch's `norm_backward`): `sign(x)` for p = 1, `x / ‖x‖`
+/// for p = 2, the elements attaining the extreme for ±inf (shared evenly),
+/// `x |x|^(p-2) / ‖x‖^(p-1)` otherwise; 0 where the norm is 0.
+pub(crate) fn norm(
+    x: &Tensor,
+    p: f64,
+    dims: Option<&[i64]>,
+    keep: bool,
+    y: Tensor,
+) -> Result<Tensor> {
+    if !needs_grad(&[x]) {
+        return Ok(y);
+    }
+    let n = x.dim();
+    let dims = all_or(x, dims)?;
+    let keep = keep || dims.is_empty() && n == 0;
+    let di: Vec<i64> = dims.iter().map(|&d| d as i64).collect();
+    record1(
+        "LinalgVectorNormBackward0",
+        &[x],
+        y,
+        vec![Save::Tensor(x), Save::Output(0)],
+        move |c: &Ctx| {
+            let (x, y) = (c.saved(0), c.saved(1));
+            let g = unreduce(c.grad(), &dims, keep, n)?;
+            let yu = unreduce(y, &dims, keep, n)?;
+            let zero = yu.eq(0.0)?;
+            let gx = if p == 0.0 {
+                x.mul(0.0)?.mul(&g)?
+            } else if p == 1.0 {
+                g.mul(&x.sign()?)?
+            } else if p == 2.0 {
+                g.div(&yu)?.masked_fill(&zero, 0.0)?.mul(x)?
+            } else if p.is_infinite() {
+                let hit = x.abs()?.eq(&yu)?.to_dtype(x.dtype())?;
+                let count = if di.is_empty() {
+                    hit.sum()?
+                } else {
+                    hit.sum_dim(Some(&di), true, None)?
+                };
+                g.mul(&x.sign()?)?.mul(&hit)?.div(&count)?
+            } else {
+                let scale = g.div(&yu.pow(p - 1.0)?)?.masked_fill(&zero, 0.0)?;
+                x.mul(&x.abs()?.pow(p - 2.0)?)?.mul(&scale)?
+            };
+            Ok(vec![Some(gx)])
+        },
+    )
+}
+
+/// `x` with `dims` moved last and flattened into one: `[rest.., prod(dims)]`,
+/// and the permutation that moves them back.
+fn dims_last(x: &Tensor, dims: &[usize]) -> Result<(Tensor, Vec<usize>)> {
+    let rest: Vec<usize> = (0..x.dim()).filter(|d| !dims.contains(d)).collect();
+    let mut perm = rest.clone();
+    perm.extend(dims);
+    let mut shape: Vec<i64> = rest.iter().map(|&d| x.shape()[d] as i64).collect();
+    shape.push(-1);
+    let mut inv = vec![0; perm.len()];
+    for (i, &p) in perm.iter().enumerate() {
+        inv[p] = i;
+    }
+    Ok((x.permute_dims(&perm)?.reshape(&shape)?, inv))
+}
+
+/// Product of all other elements along the last dim, for each element
+/// (exclusive products from both ends, so zeros need no division).
+fn product_of_others(x: &Tensor) -> Result<Tensor> {
+    let d = x.dim() as i64 - 1;
+    let len = x.shape()[x.dim() - 1];
+    let mut one_shape = x.shape().to_vec();
+    *one_shape.last_mut().expect("dim >= 1") = 1;
+    let one = Tensor::ones(&one_shape, x.dtype())?;
+    let head = crate::native::movement::cat(&[one.clone(), x.narrow(d, 0, len - 1)?], d)?;
+    let tail = crate::native::movement::cat(&[x.narrow(d, 1, len - 1)?, one], d)?;
+    let before = head.cumprod(d, None)?;
+    let after = tail.flip(&[d])?.cumprod(d, None)?.flip(&[d])?;
+    before.mul(&after)
+}
+
+/// `prod` over `dims` (`None` = all): `g · y / x` when `x` has no zeros;
+/// otherwise `g` times the product of the other elements.
+pub(crate) fn prod(x: &Tensor, dims: Option<&[i64]>, keep: bool, y: Tensor) -> Result<Tensor> {
+    if !needs_grad(&[x]) {
+        return Ok(y);
+    }
+    let n = x.dim();
+    let (name, dims, keep) = match dims {
+        None => ("ProdBackward0", (0..n).collect::<Vec<_>>(), false),
+        Some(d) => ("ProdBackward1", reduced_dims(x, d)?, keep),
+    };
+    record1(
+        name,
+        &[x],
+        y,
+        vec![Save::Tensor(x), Save::Output(0)],
+        move |c: &Ctx| {
+            let (x, y) = (c.saved(0), c.saved(1));
+            let g = unreduce(c.grad(), &dims, keep, n)?;
+            let has_zero = crate::autograd::with_no_grad(|| x.eq(0.0)?.any()?.item())?.to_bool();
+            if !has_zero || n == 0 {
+                return Ok(vec![Some(g.mul(&unreduce(y, &dims, keep, n)?)?.div(x)?)]);
+            }
+            let (flat, inv) = dims_last(x, &dims)?;
+            let others = product_of_others(&flat)?;
+            let mut sh: Vec<i64> = (0..n)
+                .filter(|d| !dims.contains(d))
+                .map(|d| x.shape()[d] as i64)
+                .collect();
+            sh.extend(dims.iter().map(|&d| x.shape()[d] as i64));
+            let others = others.reshape(&sh)?.permute_dims(&inv)?;
+            Ok(vec![Some(g.mul(&others)?)])
         },
     )
 }

@@ -102,26 +102,28 @@ pub(crate) fn select(x: &Tensor, d: usize, index: usize, y: Tensor) -> Result<Te
     })
 }
 
-/// Zero-padding (`pad(.., "constant", 0)` with non-negative pads): the
-/// gradient is the unpadded region.
+/// Constant padding (negative amounts crop): the gradient is the same
+/// padding negated, which crops the padded border and zero-fills the
+/// cropped one.
 pub(crate) fn constant_pad(x: &Tensor, pads: &[i64], y: Tensor) -> Result<Tensor> {
-    if !needs_grad(&[x]) {
-        return Ok(y);
-    }
-    crate::ensure!(
-        pads.iter().all(|&p| p >= 0),
-        NotImplemented,
-        "the derivative of pad with negative padding is not implemented."
-    );
-    let (pads, shape) = (pads.to_vec(), x.shape().to_vec());
-    record1("ConstantPadNdBackward0", &[x], y, vec![], move |c: &Ctx| {
-        let mut g = c.grad().clone();
-        let n = shape.len();
-        for (i, pair) in pads.chunks(2).enumerate() {
-            let d = n - 1 - i;
-            g = g.narrow(d as i64, pair[0], shape[d])?;
+    let neg: Vec<i64> = pads.iter().map(|p| -p).collect();
+    simple("ConstantPadNdBackward0", x, y, move |g| {
+        g.pad(&neg, "constant", 0.0)
+    })
+}
+
+/// `x.unfold(d, size, step)`: window element `k` of window `w` came from
+/// position `w·step + k`, so the gradient is the sum over `k` of the
+/// strided slice backward of `g[..., k]`.
+pub(crate) fn unfold(x: &Tensor, d: usize, size: usize, step: usize, y: Tensor) -> Result<Tensor> {
+    let s = x.shape().to_vec();
+    simple("UnfoldBackward0", x, y, move |g| {
+        let mut acc = Tensor::zeros(&s, g.dtype())?;
+        for k in 0..size {
+            let part = g.select(-1, k as i64)?;
+            acc = acc.add(&slice_backward(&part, &s, d, k, step)?)?;
         }
-        Ok(vec![Some(g)])
+        Ok(acc)
     })
 }
 

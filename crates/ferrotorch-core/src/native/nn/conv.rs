@@ -232,6 +232,22 @@ fn conv_images<T: crate::dtype::Element + GemmElem>(
     }
 }
 
+/// The parsed geometry the derivatives need.
+fn params(
+    op: &str,
+    stride: &[usize],
+    padding: &[usize],
+    dilation: &[usize],
+    groups: usize,
+) -> Result<crate::autograd::derivatives::conv::ConvParams> {
+    Ok(crate::autograd::derivatives::conv::ConvParams {
+        stride: pair(op, "stride", stride)?,
+        padding: pair(op, "padding", padding)?,
+        dilation: pair(op, "dilation", dilation)?,
+        groups,
+    })
+}
+
 fn check_conv(
     op: &str,
     input: &Tensor,
@@ -294,6 +310,28 @@ impl Tensor {
                 .conv2d(weight, bias, stride, padding, dilation, groups)?
                 .squeeze_dims(&[0]);
         }
+        let ins = crate::autograd::derivatives::conv::inputs(self, weight, bias);
+        let y = crate::autograd::raw(&ins, || {
+            self.conv2d_impl(weight, bias, stride, padding, dilation, groups)
+        })?;
+        crate::autograd::derivatives::conv::conv2d(
+            self,
+            weight,
+            bias,
+            params("conv2d", stride, padding, dilation, groups)?,
+            y,
+        )
+    }
+
+    fn conv2d_impl(
+        &self,
+        weight: &Tensor,
+        bias: Option<&Tensor>,
+        stride: &[usize],
+        padding: &[usize],
+        dilation: &[usize],
+        groups: usize,
+    ) -> Result<Tensor> {
         let [sh, sw] = pair("conv2d", "stride", stride)?;
         let [ph, pw] = pair("conv2d", "padding", padding)?;
         let [dh, dw] = pair("conv2d", "dilation", dilation)?;
@@ -438,6 +476,38 @@ impl Tensor {
                 )?
                 .squeeze_dims(&[0]);
         }
+        let ins = crate::autograd::derivatives::conv::inputs(self, weight, bias);
+        let y = crate::autograd::raw(&ins, || {
+            self.conv_transpose2d_impl(
+                weight,
+                bias,
+                stride,
+                padding,
+                output_padding,
+                groups,
+                dilation,
+            )
+        })?;
+        crate::autograd::derivatives::conv::conv_transpose2d(
+            self,
+            weight,
+            bias,
+            params("conv_transpose2d", stride, padding, dilation, groups)?,
+            y,
+        )
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn conv_transpose2d_impl(
+        &self,
+        weight: &Tensor,
+        bias: Option<&Tensor>,
+        stride: &[usize],
+        padding: &[usize],
+        output_padding: &[usize],
+        groups: usize,
+        dilation: &[usize],
+    ) -> Result<Tensor> {
         let [sh, sw] = pair("conv_transpose2d", "stride", stride)?;
         let [ph, pw] = pair("conv_transpose2d", "padding", padding)?;
         let [oph, opw] = pair("conv_transpose2d", "output_padding", output_padding)?;

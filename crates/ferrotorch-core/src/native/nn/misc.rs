@@ -84,12 +84,11 @@ impl Tensor {
     /// `F.pad(pad, mode, value)`: `pad` lists (left, right) pairs starting
     /// from the last dim; negative amounts crop (constant mode).
     pub fn pad(&self, pad: &[i64], mode: &str, value: f64) -> Result<Tensor> {
+        if mode != "constant" {
+            // reflect / replicate / circular are index_selects: recorded as such.
+            return self.pad_impl(pad, mode, value);
+        }
         let y = crate::autograd::raw(&[self], || self.pad_impl(pad, mode, value))?;
-        crate::ensure!(
-            mode == "constant" || !crate::autograd::needs_grad(&[self]),
-            NotImplemented,
-            "the derivative of pad with mode '{mode}' is not implemented."
-        );
         crate::autograd::derivatives::shape::constant_pad(self, pad, y)
     }
 

@@ -84,6 +84,8 @@ impl Tensor {
                 );
                 let (var, mean) = x.var_mean(Some(&dims), Some(0.0), false)?;
                 if let (true, Some((rm, rv))) = (training, running) {
+                    // Running statistics are buffers: updated outside the graph.
+                    let _g = crate::autograd::no_grad();
                     let unbiased = var.mul(count as f64 / (count as f64 - 1.0).max(1.0))?;
                     rm.copy_(&rm.mul(1.0 - momentum)?.add(&mean.mul(momentum)?)?)?;
                     rv.copy_(&rv.mul(1.0 - momentum)?.add(&unbiased.mul(momentum)?)?)?;

@@ -149,6 +149,74 @@ fn per_plane(
     ))
 }
 
+/// One averaging window of an output position: rows `h0..h1`, columns
+/// `w0..w1`, and the divisor.
+struct AvgWindow {
+    h0: usize,
+    h1: usize,
+    w0: usize,
+    w1: usize,
+    div: f64,
+}
+
+/// Average pooling as a linear map from `[.., h, w]` planes to
+/// `[.., ho, wo]` planes (one window per output position, the same for
+/// every plane), so its transpose (the backward) reuses the windows.
+pub(crate) struct AvgPool {
+    ho: usize,
+    wo: usize,
+    h: usize,
+    w: usize,
+    wins: Vec<AvgWindow>,
+}
+
+impl AvgPool {
+    /// The map from `[h, w]` to `[ho, wo]` planes whose window at each
+    /// output position `(oh, ow)` is `window(oh, ow)`.
+    fn new(
+        [ho, wo]: [usize; 2],
+        [h, w]: [usize; 2],
+        window: impl Fn(usize, usize) -> AvgWindow,
+    ) -> AvgPool {
+        let wins = (0..ho)
+            .flat_map(|oh| (0..wo).map(move |ow| (oh, ow)))
+            .map(|(oh, ow)| window(oh, ow))
+            .collect();
+        AvgPool { ho, wo, h, w, wins }
+    }
+
+    /// Pool `[N, C, h, w]` to `[N, C, ho, wo]`.
+    pub(crate) fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        let w = self.w;
+        Ok(per_plane(x, self.ho, self.wo, |p, o, _| {
+            for (k, win) in self.wins.iter().enumerate() {
+                let mut s = 0.0;
+                for ih in win.h0..win.h1 {
+                    s += p[ih * w + win.w0..ih * w + win.w1].iter().sum::<f64>();
+                }
+                o[k] = s / win.div;
+            }
+        })?
+        .0)
+    }
+
+    /// The transpose: spread `[N, C, ho, wo]` back over `[N, C, h, w]`.
+    pub(crate) fn transpose(&self, g: &Tensor) -> Result<Tensor> {
+        let w = self.w;
+        Ok(per_plane(g, self.h, self.w, |p, o, _| {
+            for (k, win) in self.wins.iter().enumerate() {
+                let v = p[k] / win.div;
+                for ih in win.h0..win.h1 {
+                    for x in &mut o[ih * w + win.w0..ih * w + win.w1] {
+                        *x += v;
+                    }
+                }
+            }
+        })?
+        .0)
+    }
+}
+
 fn unbatch(t: Tensor, was: bool) -> Result<Tensor> {
     if was {
         t.squeeze_dims(&[0])
@@ -177,36 +245,44 @@ impl Tensor {
             out: [ho, wo],
         } = Window::new(op, &x, kernel_size, stride, padding, dilation, ceil_mode)?;
         let (h, w) = (x.shape()[2], x.shape()[3]);
-        let (v, i) = per_plane(&x, ho, wo, |p, o, ix| {
-            for oh in 0..ho {
-                for ow in 0..wo {
-                    let (mut best, mut at) = (f64::NEG_INFINITY, -1i64);
-                    for ki in 0..kh {
-                        let ih = (oh * sh + ki * dh) as isize - ph as isize;
-                        if ih < 0 || ih >= h as isize {
-                            continue;
-                        }
-                        for kj in 0..kw {
-                            let iw = (ow * sw + kj * dw) as isize - pw as isize;
-                            if iw < 0 || iw >= w as isize {
+        let (v, i) = crate::autograd::raw(&[&x], || {
+            per_plane(&x, ho, wo, |p, o, ix| {
+                for oh in 0..ho {
+                    for ow in 0..wo {
+                        let (mut best, mut at) = (f64::NEG_INFINITY, -1i64);
+                        for ki in 0..kh {
+                            let ih = (oh * sh + ki * dh) as isize - ph as isize;
+                            if ih < 0 || ih >= h as isize {
                                 continue;
                             }
-                            let pos = ih as usize * w + iw as usize;
-                            let v = p[pos];
-                            if v > best || v.is_nan() || at < 0 {
-                                best = v;
-                                at = pos as i64;
-                                if v.is_nan() {
-                                    break;
+                            for kj in 0..kw {
+                                let iw = (ow * sw + kj * dw) as isize - pw as isize;
+                                if iw < 0 || iw >= w as isize {
+                                    continue;
+                                }
+                                let pos = ih as usize * w + iw as usize;
+                                let v = p[pos];
+                                if v > best || v.is_nan() || at < 0 {
+                                    best = v;
+                                    at = pos as i64;
+                                    if v.is_nan() {
+                                        break;
+                                    }
                                 }
                             }
                         }
+                        o[oh * wo + ow] = best;
+                        ix[oh * wo + ow] = at;
                     }
-                    o[oh * wo + ow] = best;
-                    ix[oh * wo + ow] = at;
                 }
-            }
+            })
         })?;
+        let v = crate::autograd::derivatives::nn::pool_indices(
+            "MaxPool2DWithIndicesBackward0",
+            &x,
+            v,
+            &i,
+        )?;
         Ok((unbatch(v, unb)?, unbatch(i, unb)?))
     }
 
@@ -275,35 +351,33 @@ impl Tensor {
             "{op}: divisor must be not zero"
         );
         let (h, w) = (x.shape()[2], x.shape()[3]);
-        let (v, _) = per_plane(&x, ho, wo, |p, o, _| {
-            for oh in 0..ho {
-                for ow in 0..wo {
-                    let hs = (oh * sh) as isize - ph as isize;
-                    let ws = (ow * sw) as isize - pw as isize;
-                    let he = (hs + kh as isize).min((h + ph) as isize);
-                    let we = (ws + kw as isize).min((w + pw) as isize);
-                    let pool = ((he - hs) * (we - ws)) as f64;
-                    let (h0, w0) = (hs.max(0), ws.max(0));
-                    let (h1, w1) = (he.min(h as isize), we.min(w as isize));
-                    let mut s = 0.0;
-                    for ih in h0..h1 {
-                        for iw in w0..w1 {
-                            s += p[ih as usize * w + iw as usize];
-                        }
-                    }
-                    let div = match divisor_override {
-                        Some(d) => d as f64,
-                        None if count_include_pad => pool,
-                        None => ((h1 - h0) * (w1 - w0)) as f64,
-                    };
-                    o[oh * wo + ow] = s / div;
-                }
+        let pool = AvgPool::new([ho, wo], [h, w], |oh, ow| {
+            let hs = (oh * sh) as isize - ph as isize;
+            let ws = (ow * sw) as isize - pw as isize;
+            let he = (hs + kh as isize).min((h + ph) as isize);
+            let we = (ws + kw as isize).min((w + pw) as isize);
+            let pool = ((he - hs) * (we - ws)) as f64;
+            let (h0, w0) = (hs.max(0) as usize, ws.max(0) as usize);
+            let (h1, w1) = (he.min(h as isize) as usize, we.min(w as isize) as usize);
+            let div = match divisor_override {
+                Some(d) => d as f64,
+                None if count_include_pad => pool,
+                None => ((h1 - h0) * (w1 - w0)) as f64,
+            };
+            AvgWindow {
+                h0,
+                h1,
+                w0,
+                w1,
+                div,
             }
-        })?;
+        });
+        let v = crate::autograd::derivatives::nn::avg_pool(std::sync::Arc::new(pool), &x, false)?;
         unbatch(v, unb)
     }
 
-    fn adaptive(&self, op: &str, output_size: &[usize], max: bool) -> Result<(Tensor, Tensor)> {
+    /// The batched input and PyTorch's adaptive windows for `output_size`.
+    fn adaptive(&self, op: &str, output_size: &[usize]) -> Result<(Tensor, bool, AvgPool)> {
         let (x, unb) = batched(op, self)?;
         let [ho, wo] = pair(op, "output_size", output_size, None)?;
         let (h, w) = (x.shape()[2], x.shape()[3]);
@@ -313,43 +387,58 @@ impl Tensor {
             "{op}: input spatial size must be positive, got {:?}",
             self.shape()
         );
-        let (v, i) = per_plane(&x, ho, wo, |p, o, ix| {
-            for oh in 0..ho {
-                let (h0, h1) = (oh * h / ho, ((oh + 1) * h).div_ceil(ho));
-                for ow in 0..wo {
-                    let (w0, w1) = (ow * w / wo, ((ow + 1) * w).div_ceil(wo));
-                    let (mut s, mut best, mut at) = (0.0, f64::NEG_INFINITY, -1i64);
-                    for ih in h0..h1 {
-                        for iw in w0..w1 {
+        let pool = AvgPool::new([ho, wo], [h, w], |oh, ow| {
+            let (h0, h1) = (oh * h / ho, ((oh + 1) * h).div_ceil(ho));
+            let (w0, w1) = (ow * w / wo, ((ow + 1) * w).div_ceil(wo));
+            let div = ((h1 - h0) * (w1 - w0)) as f64;
+            AvgWindow {
+                h0,
+                h1,
+                w0,
+                w1,
+                div,
+            }
+        });
+        Ok((x, unb, pool))
+    }
+
+    /// `F.adaptive_avg_pool2d(output_size)`.
+    pub fn adaptive_avg_pool2d(&self, output_size: &[usize]) -> Result<Tensor> {
+        let (x, unb, pool) = self.adaptive("adaptive_avg_pool2d", output_size)?;
+        let v = crate::autograd::derivatives::nn::avg_pool(std::sync::Arc::new(pool), &x, false)?;
+        unbatch(v, unb)
+    }
+
+    /// `F.adaptive_max_pool2d(output_size, return_indices=True)`.
+    pub fn adaptive_max_pool2d(&self, output_size: &[usize]) -> Result<(Tensor, Tensor)> {
+        let (x, unb, pool) = self.adaptive("adaptive_max_pool2d", output_size)?;
+        let w = pool.w;
+        let (v, i) = crate::autograd::raw(&[&x], || {
+            per_plane(&x, pool.ho, pool.wo, |p, o, ix| {
+                for (k, win) in pool.wins.iter().enumerate() {
+                    let (mut best, mut at) = (f64::NEG_INFINITY, -1i64);
+                    for ih in win.h0..win.h1 {
+                        for iw in win.w0..win.w1 {
                             let pos = ih * w + iw;
                             let v = p[pos];
-                            s += v;
                             if (v > best || v.is_nan() || at < 0) && !best.is_nan() {
                                 best = v;
                                 at = pos as i64;
                             }
                         }
                     }
-                    o[oh * wo + ow] = if max {
-                        best
-                    } else {
-                        s / ((h1 - h0) * (w1 - w0)) as f64
-                    };
-                    ix[oh * wo + ow] = at;
+                    o[k] = best;
+                    ix[k] = at;
                 }
-            }
+            })
         })?;
+        let v = crate::autograd::derivatives::nn::pool_indices(
+            "AdaptiveMaxPool2DBackward0",
+            &x,
+            v,
+            &i,
+        )?;
         Ok((unbatch(v, unb)?, unbatch(i, unb)?))
-    }
-
-    /// `F.adaptive_avg_pool2d(output_size)`.
-    pub fn adaptive_avg_pool2d(&self, output_size: &[usize]) -> Result<Tensor> {
-        Ok(self.adaptive("adaptive_avg_pool2d", output_size, false)?.0)
-    }
-
-    /// `F.adaptive_max_pool2d(output_size, return_indices=True)`.
-    pub fn adaptive_max_pool2d(&self, output_size: &[usize]) -> Result<(Tensor, Tensor)> {
-        self.adaptive("adaptive_max_pool2d", output_size, true)
     }
 }
 

@@ -10,6 +10,10 @@
 use ferrotorch_core::autograd::{self, gradcheck, gradgradcheck, GradcheckOptions};
 use ferrotorch_core::{DType, Result, Tensor};
 
+mod data_movement;
+mod nn_ops;
+mod reductions;
+
 type F = fn(&[Tensor]) -> Result<Vec<Tensor>>;
 
 /// Deterministic f64 input in [lo, hi).

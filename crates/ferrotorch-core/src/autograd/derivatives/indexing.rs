@@ -1,0 +1,296 @@
+//! Derivatives of indexing and data movement: `index_select`, `gather`,
+//! the `scatter` family, `masked_select`, `cat`, `index_put`, `copy_` and
+//! `fill_`. Gathers send gradients back with a scatter-add and scatters
+//! with a gather, so each formula is differentiable again.
+
+use super::want;
+use crate::autograd::node::Save;
+use crate::autograd::{needs_grad, record1, Ctx};
+use crate::error::Result;
+use crate::tensor::Tensor;
+
+/// `index` (1-D, along `d`) reshaped and expanded to `like`'s shape, so a
+/// scatter along `d` places whole slices.
+fn slice_index(index: &Tensor, d: usize, like: &[usize]) -> Result<Tensor> {
+    let mut shape = vec![1i64; like.len()];
+    shape[d] = -1;
+    let e: Vec<i64> = like.iter().map(|&s| s as i64).collect();
+    index.reshape(&shape)?.expand(&e)
+}
+
+/// `x.index_select(d, index)`: the gradient adds each selected slice back
+/// at its index (repeated indices accumulate).
+pub(crate) fn index_select(x: &Tensor, d: usize, index: &Tensor, y: Tensor) -> Result<Tensor> {
+    if !needs_grad(&[x]) {
+        return Ok(y);
+    }
+    let shape = x.shape().to_vec();
+    record1(
+        "IndexSelectBackward0",
+        &[x],
+        y,
+        vec![Save::Tensor(index)],
+        move |c: &Ctx| {
+            let g = c.grad();
+            let z = Tensor::zeros(&shape, g.dtype())?;
+            if shape.is_empty() {
+                return Ok(vec![Some(g.reshape(&[])?)]);
+            }
+            let idx = slice_index(&c.saved(0).reshape(&[-1])?, d, g.shape())?;
+            Ok(vec![Some(z.scatter_add(d as i64, &idx, g)?)])
+        },
+    )
+}
+
+/// `x.gather(d, index)`: scatter-add the gradient at the gathered positions.
+pub(crate) fn gather(x: &Tensor, d: usize, index: &Tensor, y: Tensor) -> Result<Tensor> {
+    if !needs_grad(&[x]) {
+        return Ok(y);
+    }
+    let shape = x.shape().to_vec();
+    record1(
+        "GatherBackward0",
+        &[x],
+        y,
+        vec![Save::Tensor(index)],
+        move |c: &Ctx| {
+            let z = Tensor::zeros(&shape, c.grad().dtype())?;
+            Ok(vec![Some(z.scatter_add(d as i64, c.saved(0), c.grad())?)])
+        },
+    )
+}
+
+/// `self.scatter_reduce(d, index, src, reduce, include_self)` (plain
+/// `scatter` is `reduce = None`, `scatter_add` is `"sum"`), with PyTorch's
+/// formulas: positions that were overwritten get no gradient; `mean`
+/// divides by the count; `amax`/`amin` share the gradient evenly among the
+/// elements equal to the result; `prod` divides the result by each factor
+/// (inputs containing zeros are not supported).
+pub(crate) fn scatter_reduce(
+    x: &Tensor,
+    d: usize,
+    index: &Tensor,
+    src: &Tensor,
+    reduce: Option<&str>,
+    include_self: bool,
+    y: Tensor,
+) -> Result<Tensor> {
+    if !needs_grad(&[x, src]) {
+        return Ok(y);
+    }
+    let mode = match reduce {
+        None => "none",
+        Some("add") => "sum",
+        Some("multiply") => "prod",
+        Some(m) => m,
+    }
+    .to_string();
+    let name = match reduce {
+        None => "ScatterBackward0",
+        Some("sum" | "add") if include_self => "ScatterAddBackward0",
+        _ => "ScatterReduceBackward0",
+    };
+    let di = d as i64;
+    // The src values that took part: the leading corner shaped like index.
+    let saves = vec![
+        Save::Tensor(index),
+        Save::Tensor(x),
+        Save::Tensor(src),
+        Save::Output(0),
+    ];
+    record1(name, &[x, src], y, saves, move |c: &Ctx| {
+        let (g, idx, xs, out) = (c.grad(), c.saved(0), c.saved(1), c.saved(3));
+        let src = crate::native::movement::scatter_source(c.saved(2), idx.shape())?;
+        let zero_scattered = |t: &Tensor| t.scatter(di, idx, &Tensor::zeros(&[], t.dtype())?);
+        Ok(match mode.as_str() {
+            "none" => vec![
+                want(c, 0, || zero_scattered(g))?,
+                want(c, 1, || g.gather(di, idx))?,
+            ],
+            "sum" => vec![
+                want(c, 0, || {
+                    if include_self {
+                        Ok(g.clone())
+                    } else {
+                        zero_scattered(g)
+                    }
+                })?,
+                want(c, 1, || g.gather(di, idx))?,
+            ],
+            "mean" => {
+                let init = if include_self { 1.0 } else { 0.0 };
+                let n = Tensor::full(xs.shape(), init, g.dtype())?.scatter_add(
+                    di,
+                    idx,
+                    &Tensor::ones(idx.shape(), g.dtype())?,
+                )?;
+                let n = n.masked_fill(&n.eq(0.0)?, 1.0)?;
+                let gn = g.div(&n)?;
+                vec![
+                    want(c, 0, || {
+                        if include_self {
+                            Ok(gn.clone())
+                        } else {
+                            zero_scattered(&gn)
+                        }
+                    })?,
+                    want(c, 1, || gn.gather(di, idx))?,
+                ]
+            }
+            "amax" | "amin" => {
+                let self_is = xs.eq(out)?.to_dtype(g.dtype())?;
+                let self_is = if include_self {
+                    self_is
+                } else {
+                    zero_scattered(&self_is)?
+                };
+                let src_is = src.eq(&out.gather(di, idx)?)?.to_dtype(g.dtype())?;
+                let count = self_is.scatter_add(di, idx, &src_is)?;
+                let share = g.div(&count)?;
+                vec![
+                    want(c, 0, || share.mul(&self_is))?,
+                    want(c, 1, || src_is.mul(&share.gather(di, idx)?))?,
+                ]
+            }
+            _ => {
+                crate::ensure!(
+                    !xs.eq(0.0)?.any()?.item()?.to_bool() && !src.eq(0.0)?.any()?.item()?.to_bool(),
+                    NotImplemented,
+                    "scatter_reduce(reduce='prod') backward with zeros in the input is not implemented"
+                );
+                let go = g.mul(out)?;
+                vec![
+                    want(c, 0, || {
+                        if include_self {
+                            go.div(xs)
+                        } else {
+                            zero_scattered(g)
+                        }
+                    })?,
+                    want(c, 1, || go.gather(di, idx)?.div(&src))?,
+                ]
+            }
+        })
+    })
+}
+
+/// `x.masked_select(mask)`: the 1-D gradient goes back to the selected
+/// positions of the broadcast shape (the engine sums it to `x`'s shape).
+pub(crate) fn masked_select(
+    x: &Tensor,
+    mask: &Tensor,
+    shape: &[usize],
+    y: Tensor,
+) -> Result<Tensor> {
+    if !needs_grad(&[x]) {
+        return Ok(y);
+    }
+    let shape = shape.to_vec();
+    let e: Vec<i64> = shape.iter().map(|&s| s as i64).collect();
+    let positions = mask
+        .broadcast_to(&shape)?
+        .reshape(&[-1])?
+        .nonzero()?
+        .reshape(&[-1])?;
+    record1(
+        "MaskedSelectBackward0",
+        &[x],
+        y,
+        vec![Save::Tensor(&positions)],
+        move |c: &Ctx| {
+            let g = c.grad();
+            let n: usize = shape.iter().product();
+            let z = Tensor::zeros(&[n], g.dtype())?;
+            Ok(vec![Some(z.scatter_add(0, c.saved(0), g)?.reshape(&e)?)])
+        },
+    )
+}
+
+/// `cat(tensors, d)`: each input gets its slice of the gradient (skipped
+/// empty 1-D inputs get an empty one).
+pub(crate) fn cat(tensors: &[Tensor], d: usize, y: Tensor) -> Result<Tensor> {
+    let ins: Vec<&Tensor> = tensors.iter().collect();
+    if !needs_grad(&ins) {
+        return Ok(y);
+    }
+    let sizes: Vec<Option<usize>> = tensors
+        .iter()
+        .map(|t| (!(t.dim() == 1 && t.numel() == 0)).then(|| t.shape()[d]))
+        .collect();
+    record1("CatBackward0", &ins, y, vec![], move |c: &Ctx| {
+        let g = c.grad();
+        let mut off = 0;
+        sizes
+            .iter()
+            .enumerate()
+            .map(|(i, s)| match s {
+                None => want(c, i, || Tensor::zeros(&[0], g.dtype())),
+                Some(n) => {
+                    let r = want(c, i, || g.narrow(d as i64, off as i64, *n));
+                    off += n;
+                    r
+                }
+            })
+            .collect()
+    })
+}
+
+/// `x.index_put(indices, values, accumulate)` out of place: without
+/// accumulate the written positions get no gradient; `values` gets the
+/// gradient read back at those positions (summed to its shape).
+pub(crate) fn index_put(
+    x: &Tensor,
+    indices: &[crate::tensor::index::TensorIndex],
+    values: &Tensor,
+    accumulate: bool,
+    y: Tensor,
+) -> Result<Tensor> {
+    if !needs_grad(&[x, values]) {
+        return Ok(y);
+    }
+    let idx = indices.to_vec();
+    record1(
+        "IndexPutBackward0",
+        &[x, values],
+        y,
+        vec![],
+        move |c: &Ctx| {
+            let g = c.grad();
+            Ok(vec![
+                want(c, 0, || {
+                    if accumulate {
+                        Ok(g.clone())
+                    } else {
+                        g.index_put(&idx, &Tensor::zeros(&[], g.dtype())?, false)
+                    }
+                })?,
+                want(c, 1, || g.index(&idx))?,
+            ])
+        },
+    )
+}
+
+/// `dst.copy_(src)` seen out of place: the old value of `dst` gets no
+/// gradient, `src` gets all of it (summed over broadcasting, cast back).
+pub(crate) fn copy(old: &Tensor, src: &Tensor, y: Tensor) -> Result<Tensor> {
+    if !needs_grad(&[old, src]) {
+        return Ok(y);
+    }
+    record1("CopyBackwards", &[old, src], y, vec![], move |c: &Ctx| {
+        let g = c.grad();
+        Ok(vec![
+            want(c, 0, || g.zeros_like())?,
+            want(c, 1, || Ok(g.clone()))?,
+        ])
+    })
+}
+
+/// `t.fill_(v)` seen out of place: the old value gets no gradient.
+pub(crate) fn fill(old: &Tensor, y: Tensor) -> Result<Tensor> {
+    if !needs_grad(&[old]) {
+        return Ok(y);
+    }
+    record1("FillBackward0", &[old], y, vec![], |c: &Ctx| {
+        Ok(vec![Some(c.grad().zeros_like()?)])
+    })
+}
