@@ -6,7 +6,7 @@ and print the side-by-side table that goes into BENCHMARKS.md.
 
 The Rust side is `cargo bench -p ferrotorch --bench workloads` (divan, median
 of its samples); the PyTorch side is ../shared/bench/torch_workloads.py
-(median of 5), run with a Python that has torch (default: $TORCH_PYTHON or
+(median of 5) plus bench/torch_autograd.py for the autograd chain, run with a Python that has torch (default: $TORCH_PYTHON or
 `python3`). Both use 2 threads. These machines are noisy: compare ratios
 from one run, not figures across runs.
 """
@@ -33,6 +33,8 @@ ROWS = [
     ("W3 softmax 4096×1024", "w3_softmax_4096x1024", "W3 softmax 4096x1024", "GB/s", lambda t: 2 * 4 * 4096 * 1024 / t / 1e9),
     ("W4 conv2d 3×3 64→64 56² b8", "w4_conv3x3_64_56_b8", "W4 conv3x3 64-64 56x56 b8", "GFLOP/s", lambda t: 2 * 8 * 64 * 64 * 9 * 56 * 56 / t / 1e9),
     ("W5 a+b 1-element", "w5_tiny_add", "W5 tiny add (python eager)", "µs", lambda t: t * 1e6),
+    ("W5 a+b 1-element, requires_grad", "w5_tiny_add_grad", "W5 tiny add requires_grad", "µs", lambda t: t * 1e6),
+    ("backward of a 100-op chain, 1-element", "autograd_backward_chain_100", "autograd backward chain 100", "µs", lambda t: t * 1e6),
 ]
 
 UNITS = {"ns": 1e-9, "µs": 1e-6, "us": 1e-6, "ms": 1e-3, "s": 1.0}
@@ -84,6 +86,10 @@ def main():
                            capture_output=True, text=True, check=True)
         sys.stderr.write(r.stdout)
         torch = parse_torch(r.stdout)
+        r = subprocess.run([args.torch_python, os.path.join(ROOT, "bench", "torch_autograd.py")],
+                           capture_output=True, text=True, check=True)
+        sys.stderr.write(r.stdout)
+        torch.update(parse_torch(r.stdout))
 
     print("| workload | unit | ferrotorch | PyTorch | ferrotorch / PyTorch |")
     print("|---|---|---|---|---|")

@@ -97,3 +97,42 @@ fn w5_tiny_add(b: Bencher) {
     let y = torch::ones(&[1], DType::F32).unwrap();
     b.bench(|| black_box(x.add(&y).unwrap()));
 }
+
+/// W5 with autograd: a + b on 1-element tensors that require grad, so each
+/// op also records a node (µs per op; PyTorch's row is "W5 tiny add
+/// requires_grad", from Python).
+#[divan::bench(sample_count = 100, sample_size = 1000)]
+fn w5_tiny_add_grad(b: Bencher) {
+    let x = torch::ones(&[1], DType::F32)
+        .unwrap()
+        .requires_grad_(true)
+        .unwrap();
+    let y = torch::ones(&[1], DType::F32)
+        .unwrap()
+        .requires_grad_(true)
+        .unwrap();
+    b.bench(|| black_box(x.add(&y).unwrap()));
+}
+
+/// Autograd: backward through a chain of 100 ops (`y = y * 1.0001`, then
+/// `sin`, alternating) on 1-element tensors; the chain is rebuilt outside
+/// the timing for each sample.
+#[divan::bench(sample_count = 100, sample_size = 10)]
+fn autograd_backward_chain_100(b: Bencher) {
+    let x = torch::ones(&[1], DType::F32)
+        .unwrap()
+        .requires_grad_(true)
+        .unwrap();
+    b.with_inputs(|| {
+        let mut y = x.clone();
+        for i in 0..100 {
+            y = if i % 2 == 0 {
+                y.mul(1.0001).unwrap()
+            } else {
+                y.sin().unwrap()
+            };
+        }
+        y
+    })
+    .bench_local_values(|y| y.backward().unwrap());
+}

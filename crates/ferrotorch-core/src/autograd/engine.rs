@@ -6,7 +6,8 @@ use super::meta::gradient_edge;
 use super::node::{Ctx, Edge, Kind, Node, PreHook};
 use crate::error::Result;
 use crate::tensor::Tensor;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::hash_map::Entry;
+use std::collections::{BinaryHeap, HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -70,6 +71,9 @@ pub(crate) fn reduce_to(
     grad: Tensor,
     meta: &super::node::TensorMeta,
 ) -> Result<Tensor> {
+    if grad.shape() == meta.shape.as_slice() && grad.dtype() == meta.dtype {
+        return Ok(grad);
+    }
     let got = grad.shape().to_vec();
     conform(grad, &meta.shape, meta.dtype).map_err(|_| {
         crate::Error::new(
@@ -128,32 +132,38 @@ pub(crate) fn execute(
 ) -> Result<Vec<Option<Tensor>>> {
     let _mode = super::mode::set_grad_enabled(create_graph);
     // 1. Discover the graph and count each node's incoming edges.
-    let mut deps: HashMap<Key, usize> = HashMap::new();
-    let mut nodes: HashMap<Key, Arc<Node>> = HashMap::new();
+    let mut slots: Slots = HashMap::default();
     let mut stack: Vec<Arc<Node>> = Vec::new();
     for (e, _) in &roots {
-        if nodes.insert(key(&e.node), e.node.clone()).is_none() {
+        if let Entry::Vacant(v) = slots.entry(key(&e.node)) {
+            v.insert(Slot::new(&e.node));
             stack.push(e.node.clone());
         }
     }
     let mut order: Vec<Arc<Node>> = Vec::new();
     while let Some(n) = stack.pop() {
-        order.push(n.clone());
         for e in n.next.iter().flatten() {
-            *deps.entry(key(&e.node)).or_default() += 1;
-            if nodes.insert(key(&e.node), e.node.clone()).is_none() {
-                stack.push(e.node.clone());
+            match slots.entry(key(&e.node)) {
+                Entry::Occupied(mut o) => o.get_mut().deps += 1,
+                Entry::Vacant(v) => {
+                    v.insert(Slot::new(&e.node)).deps = 1;
+                    stack.push(e.node.clone());
+                }
             }
+        }
+        if capture.is_some() {
+            order.push(n);
         }
     }
     // 2. With capture targets, a node is needed when it leads to one:
     //    decided children-first over a topological order (Kahn's, on a copy
     //    of the edge counts).
-    let needed: Option<std::collections::HashSet<Key>> = capture.map(|targets| {
-        let mut indeg = deps.clone();
+    let needed: Option<HashSet<Key, PtrHash>> = capture.map(|targets| {
+        let mut indeg: HashMap<Key, usize, PtrHash> =
+            slots.iter().map(|(k, s)| (*k, s.deps)).collect();
         let mut topo: Vec<Arc<Node>> = order
             .iter()
-            .filter(|n| !deps.contains_key(&key(n)))
+            .filter(|n| indeg[&key(n)] == 0)
             .cloned()
             .collect();
         let mut i = 0;
@@ -168,8 +178,7 @@ pub(crate) fn execute(
             }
             i += 1;
         }
-        let mut needed: std::collections::HashSet<Key> =
-            targets.iter().map(|e| key(&e.node)).collect();
+        let mut needed: HashSet<Key, PtrHash> = targets.iter().map(|e| key(&e.node)).collect();
         for n in topo.iter().rev() {
             if n.next
                 .iter()
@@ -183,20 +192,19 @@ pub(crate) fn execute(
     });
     let mut captured: Vec<Option<Tensor>> = vec![None; capture.map_or(0, |c| c.len())];
     // 3. Input buffers, seeded with the root gradients.
-    let mut buffers: HashMap<Key, Vec<Option<Tensor>>> = HashMap::new();
     let mut ready = BinaryHeap::new();
     for (e, g) in roots {
-        accumulate(&mut buffers, &e, g)?;
+        accumulate(&mut slots, &e, g)?;
     }
-    for n in nodes.values() {
-        if deps.get(&key(n)).copied().unwrap_or(0) == 0 {
-            ready.push(Ready(n.seq, key(n) as usize, n.clone()));
+    for s in slots.values() {
+        if s.deps == 0 {
+            ready.push(Ready(s.node.seq, key(&s.node) as usize, s.node.clone()));
         }
     }
     // 4. Run.
     while let Some(Ready(_, _, node)) = ready.pop() {
         let k = key(&node);
-        let buf = buffers.remove(&k);
+        let buf = slots.get_mut(&k).and_then(|s| s.buf.take());
         let run = needed.as_ref().is_none_or(|s| s.contains(&k));
         if let (true, Some(buf)) = (run, buf) {
             let grads = run_pre_hooks(&node, buf)?;
@@ -232,14 +240,14 @@ pub(crate) fn execute(
             for (i, g) in outs.into_iter().enumerate() {
                 if let (Some(g), Some(Some(e))) = (g, node.next.get(i)) {
                     let g = reduce_to(&node, i, g, &node.inputs[i])?;
-                    accumulate(&mut buffers, e, g)?;
+                    accumulate(&mut slots, e, g)?;
                 }
             }
         }
         for e in node.next.iter().flatten() {
-            let d = deps.get_mut(&key(&e.node)).expect("counted in discovery");
-            *d -= 1;
-            if *d == 0 {
+            let s = slots.get_mut(&key(&e.node)).expect("counted in discovery");
+            s.deps -= 1;
+            if s.deps == 0 {
                 ready.push(Ready(e.node.seq, key(&e.node) as usize, e.node.clone()));
             }
         }
@@ -247,10 +255,52 @@ pub(crate) fn execute(
     Ok(captured)
 }
 
-fn accumulate(buffers: &mut HashMap<Key, Vec<Option<Tensor>>>, e: &Edge, g: Tensor) -> Result<()> {
-    let buf = buffers
+/// Per-node state of one backward run: the node, its incoming edges not yet
+/// run, and the gradients gathered for its outputs.
+struct Slot {
+    node: Arc<Node>,
+    deps: usize,
+    buf: Option<Vec<Option<Tensor>>>,
+}
+
+impl Slot {
+    fn new(node: &Arc<Node>) -> Slot {
+        Slot {
+            node: node.clone(),
+            deps: 0,
+            buf: None,
+        }
+    }
+}
+
+/// Node addresses are already unique and well spread: hash them with one
+/// multiply instead of SipHash.
+#[derive(Default, Clone, Copy)]
+struct PtrHasher(u64);
+
+impl std::hash::Hasher for PtrHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_usize(&mut self, x: usize) {
+        self.0 = (x as u64 ^ (x as u64 >> 29)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+    fn finish(&self) -> u64 {
+        self.0 ^ (self.0 >> 32)
+    }
+}
+
+type PtrHash = std::hash::BuildHasherDefault<PtrHasher>;
+type Slots = HashMap<Key, Slot, PtrHash>;
+
+fn accumulate(slots: &mut Slots, e: &Edge, g: Tensor) -> Result<()> {
+    let buf = slots
         .entry(key(&e.node))
-        .or_insert_with(|| vec![None; e.node.outputs.len().max(1)]);
+        .or_insert_with(|| Slot::new(&e.node))
+        .buf
+        .get_or_insert_with(|| vec![None; e.node.outputs.len().max(1)]);
     let slot = &mut buf[e.input_nr];
     *slot = Some(match slot.take() {
         Some(prev) => prev.add(&g)?,
@@ -276,9 +326,11 @@ fn run_pre_hooks(node: &Arc<Node>, mut grads: Vec<Option<Tensor>>) -> Result<Vec
         }
         return Ok(grads);
     }
-    let mut hooks: Vec<_> = node
-        .pre_hooks
-        .lock()
+    let pre = node.pre_hooks.lock();
+    if pre.is_empty() {
+        return Ok(grads);
+    }
+    let mut hooks: Vec<_> = pre
         .iter()
         .map(|h| match h {
             PreHook::User {
@@ -287,6 +339,7 @@ fn run_pre_hooks(node: &Arc<Node>, mut grads: Vec<Option<Tensor>>) -> Result<Vec
             PreHook::Retain { output_nr, tensor } => (None, Some(tensor.clone()), *output_nr),
         })
         .collect();
+    drop(pre);
     // retain_grad sees the gradient after the tensor's other hooks, as in PyTorch.
     hooks.sort_by_key(|h| h.1.is_some());
     for (hook, retain, nr) in hooks {
@@ -328,7 +381,7 @@ fn call_formula(
             Some(g) => Ok(g),
             None => Tensor::zeros(&m.shape, m.dtype),
         })
-        .collect::<Result<Vec<_>>>()?;
+        .collect::<Result<smallvec::SmallVec<_>>>()?;
     let ctx = Ctx {
         grads,
         saved: node.unpack_saved()?,

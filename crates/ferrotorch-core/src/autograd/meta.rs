@@ -91,12 +91,12 @@ pub(crate) fn gradient_edge(t: &Tensor) -> Option<Edge> {
             Some(a) => a,
             None => {
                 let a = Arc::new(Node {
-                    name: "AccumulateGrad".into(),
+                    name: "AccumulateGrad",
                     seq: u64::MAX,
-                    next: Vec::new(),
-                    inputs: vec![TensorMeta::of(t)],
-                    outputs: vec![TensorMeta::of(t)],
-                    saved: Mutex::new(Some(Vec::new())),
+                    next: smallvec::SmallVec::new(),
+                    inputs: smallvec::smallvec![TensorMeta::of(t)],
+                    outputs: smallvec::smallvec![TensorMeta::of(t)],
+                    saved: Mutex::new(Some(smallvec::SmallVec::new())),
                     kind: Kind::Accumulate(t.clone()),
                     pre_hooks: Mutex::new(Vec::new()),
                     trace: None,

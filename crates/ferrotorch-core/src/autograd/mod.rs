@@ -15,8 +15,11 @@
 //! assert_eq!(y.grad_fn().unwrap().name(), "SumBackward0");
 //! ```
 
+pub mod checkpoint;
 pub(crate) mod derivatives;
 mod engine;
+pub mod function;
+pub mod functional;
 pub mod gradcheck;
 mod hooks;
 pub(crate) mod meta;
@@ -24,7 +27,9 @@ pub mod mode;
 pub(crate) mod node;
 mod tensor_api;
 
+pub use checkpoint::checkpoint;
 pub use engine::{is_anomaly_enabled, set_detect_anomaly, sum_to};
+pub use function::{Function, FunctionCtx};
 pub use gradcheck::{gradcheck, gradgradcheck, GradcheckOptions};
 pub use hooks::RemovableHandle;
 pub use meta::{Hook, PostAccumulateHook};
@@ -62,6 +67,7 @@ pub(crate) fn record(
     if !needs_grad(inputs) {
         return Ok(());
     }
+    let name = node::intern(name);
     for s in &saves {
         if let Save::Tensor(t) = s {
             crate::ensure!(
@@ -76,7 +82,7 @@ pub(crate) fn record(
         .map(|s| node::save(s, outputs, name))
         .collect();
     let node = Arc::new(Node {
-        name: name.to_string(),
+        name,
         seq: node::next_seq(),
         next: inputs.iter().map(|t| meta::gradient_edge(t)).collect(),
         inputs: inputs.iter().map(|t| TensorMeta::of(t)).collect(),

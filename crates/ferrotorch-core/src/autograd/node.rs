@@ -23,6 +23,7 @@ use crate::dtype::DType;
 use crate::error::Result;
 use crate::tensor::Tensor;
 use parking_lot::Mutex;
+use smallvec::SmallVec;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -43,21 +44,21 @@ pub(crate) struct SavedTensor {
     output_nr: Option<usize>,
     /// `(grad_fn name, output_nr)` of the tensor when saved, for the
     /// modified-by-an-inplace-operation message.
-    producer: Option<(String, usize)>,
+    producer: Option<(&'static str, usize)>,
 }
 
 /// Shape and dtype of a node input or output (to shape gradients and to
 /// materialise missing ones as zeros).
 #[derive(Clone, Debug)]
 pub(crate) struct TensorMeta {
-    pub(crate) shape: Vec<usize>,
+    pub(crate) shape: crate::tensor::layout::Dims,
     pub(crate) dtype: DType,
 }
 
 impl TensorMeta {
     pub(crate) fn of(t: &Tensor) -> TensorMeta {
         TensorMeta {
-            shape: t.shape().to_vec(),
+            shape: t.shape().into(),
             dtype: t.dtype(),
         }
     }
@@ -89,12 +90,12 @@ pub(crate) enum PreHook {
 /// A backward function: PyTorch's `torch.autograd.graph.Node`, seen from a
 /// tensor as its `grad_fn`.
 pub struct Node {
-    pub(crate) name: String,
+    pub(crate) name: &'static str,
     pub(crate) seq: u64,
-    pub(crate) next: Vec<Option<Edge>>,
-    pub(crate) inputs: Vec<TensorMeta>,
-    pub(crate) outputs: Vec<TensorMeta>,
-    pub(crate) saved: Mutex<Option<Vec<SavedTensor>>>,
+    pub(crate) next: SmallVec<[Option<Edge>; 2]>,
+    pub(crate) inputs: SmallVec<[TensorMeta; 2]>,
+    pub(crate) outputs: SmallVec<[TensorMeta; 1]>,
+    pub(crate) saved: Mutex<Option<SmallVec<[SavedTensor; 2]>>>,
     pub(crate) kind: Kind,
     pub(crate) pre_hooks: Mutex<Vec<PreHook>>,
     /// Where the forward op ran, recorded in anomaly mode.
@@ -110,7 +111,7 @@ pub(crate) fn next_seq() -> u64 {
 impl Node {
     /// The node's class name, as PyTorch prints it (`MulBackward0`).
     pub fn name(&self) -> &str {
-        &self.name
+        self.name
     }
 
     /// The nodes this one passes gradients to, with the input slot of each
@@ -132,7 +133,7 @@ impl Node {
     }
 
     /// Unpack the saved tensors, checking versions; error once released.
-    pub(crate) fn unpack_saved(self: &Arc<Node>) -> Result<Vec<Tensor>> {
+    pub(crate) fn unpack_saved(self: &Arc<Node>) -> Result<SmallVec<[Tensor; 2]>> {
         let g = self.saved.lock();
         let Some(saved) = g.as_ref() else {
             crate::bail!(
@@ -188,9 +189,9 @@ impl std::fmt::Debug for Node {
 /// What a formula sees: the gradients of the node's outputs (missing ones
 /// filled with zeros), the saved tensors, and which inputs need a gradient.
 pub struct Ctx {
-    pub(crate) grads: Vec<Tensor>,
-    pub(crate) saved: Vec<Tensor>,
-    pub(crate) needs: Vec<bool>,
+    pub(crate) grads: SmallVec<[Tensor; 2]>,
+    pub(crate) saved: SmallVec<[Tensor; 2]>,
+    pub(crate) needs: SmallVec<[bool; 4]>,
 }
 
 impl Ctx {
@@ -223,19 +224,38 @@ pub(crate) enum Save<'a> {
     Output(usize),
 }
 
-pub(crate) fn save(what: Save<'_>, outputs: &[&Tensor], node_name: &str) -> SavedTensor {
+pub(crate) fn save(what: Save<'_>, outputs: &[&Tensor], node_name: &'static str) -> SavedTensor {
     match what {
         Save::Tensor(t) => SavedTensor {
             data: t.clone(),
             version: t.version(),
             output_nr: None,
-            producer: t.grad_fn().map(|g| (g.name.clone(), t.output_nr())),
+            producer: t.grad_fn().map(|g| (g.name, t.output_nr())),
         },
         Save::Output(i) => SavedTensor {
             data: outputs[i].detach(),
             version: outputs[i].version(),
             output_nr: Some(i),
-            producer: Some((node_name.to_string(), i)),
+            producer: Some((node_name, i)),
         },
     }
+}
+
+/// Node names are a small fixed set (one per op and custom function): each
+/// is stored once for the life of the process, so recording a node copies
+/// no string.
+pub(crate) fn intern(name: &str) -> &'static str {
+    thread_local! {
+        static NAMES: std::cell::RefCell<std::collections::HashSet<&'static str>> =
+            std::cell::RefCell::new(std::collections::HashSet::new());
+    }
+    NAMES.with(|n| {
+        let mut n = n.borrow_mut();
+        if let Some(s) = n.get(name) {
+            return *s;
+        }
+        let s: &'static str = Box::leak(name.to_string().into_boxed_str());
+        n.insert(s);
+        s
+    })
 }

@@ -9,6 +9,12 @@
 //! touches warm pages. The cache holds at most [`cache_limit`] bytes;
 //! beyond that, blocks go back to the system. [`empty_cache`] releases all.
 //!
+//! Small blocks (up to [`SMALL_MAX`] bytes, the tiny tensors of scalar
+//! code and autograd formulas) first go to a per-thread cache with one
+//! free list per 64-byte size class: no lock and no hashing on the hot
+//! path. Each class keeps at most [`SMALL_PER_CLASS`] blocks, and a
+//! thread's cache is released when the thread exits.
+//!
 //! Blocks of [`HUGE_MIN`] bytes or more are aligned to 2 MiB and, on Linux,
 //! marked `MADV_HUGEPAGE`: one fault maps 2 MiB instead of 4 KiB, and a
 //! strided walk over a large tensor (a transposed operand touches a new
@@ -33,6 +39,55 @@ static CACHE: Mutex<Option<Cache>> = Mutex::new(None);
 static LIMIT: AtomicUsize = AtomicUsize::new(2 << 30);
 static HITS: AtomicUsize = AtomicUsize::new(0);
 
+/// Blocks up to this size use the per-thread cache.
+pub const SMALL_MAX: usize = 4096;
+/// Blocks kept per size class in a thread's small-block cache.
+pub const SMALL_PER_CLASS: usize = 64;
+
+/// One free list per 64-byte size class up to [`SMALL_MAX`].
+struct SmallCache([Vec<usize>; SMALL_MAX / ALIGNMENT]);
+
+impl Drop for SmallCache {
+    fn drop(&mut self) {
+        for (i, list) in self.0.iter_mut().enumerate() {
+            let size = (i + 1) * ALIGNMENT;
+            for p in list.drain(..) {
+                // SAFETY: blocks in class i were allocated with layout(size).
+                unsafe { dealloc(p as *mut u8, layout(size)) };
+            }
+        }
+    }
+}
+
+thread_local! {
+    static SMALL: std::cell::RefCell<SmallCache> =
+        const { std::cell::RefCell::new(SmallCache([const { Vec::new() }; SMALL_MAX / ALIGNMENT])) };
+}
+
+/// Take a block of rounded `size` (<= SMALL_MAX) from this thread's cache.
+fn small_take(size: usize) -> Option<usize> {
+    SMALL
+        .try_with(|c| c.borrow_mut().0[size / ALIGNMENT - 1].pop())
+        .ok()
+        .flatten()
+}
+
+/// Keep a block of rounded `size` in this thread's cache; false when full
+/// (or the thread is exiting).
+fn small_put(size: usize, p: usize) -> bool {
+    SMALL
+        .try_with(|c| {
+            let list = &mut c.borrow_mut().0[size / ALIGNMENT - 1];
+            if list.len() < SMALL_PER_CLASS {
+                list.push(p);
+                true
+            } else {
+                false
+            }
+        })
+        .unwrap_or(false)
+}
+
 /// Upper bound on bytes kept in the cache (default 2 GiB).
 pub fn cache_limit() -> usize {
     LIMIT.load(Ordering::Relaxed)
@@ -54,9 +109,19 @@ pub fn cached_bytes() -> usize {
     CACHE.lock().as_ref().map_or(0, |c| c.bytes)
 }
 
-/// Return every cached block to the system.
+/// Return every cached block to the system (the calling thread's
+/// small-block cache included; other threads keep theirs until they exit).
 pub fn empty_cache() {
     trim(0);
+    let _ = SMALL.try_with(|c| {
+        let mut c = c.borrow_mut();
+        for (i, list) in c.0.iter_mut().enumerate() {
+            for p in list.drain(..) {
+                // SAFETY: blocks in class i were allocated with layout((i + 1) * ALIGNMENT).
+                unsafe { dealloc(p as *mut u8, layout((i + 1) * ALIGNMENT)) };
+            }
+        }
+    });
 }
 
 fn trim(limit: usize) {
@@ -114,6 +179,11 @@ pub(crate) fn allocate(nbytes: usize) -> Option<(NonNull<u8>, usize)> {
     if size > isize::MAX as usize - HUGE_PAGE {
         return None;
     }
+    if size <= SMALL_MAX {
+        if let Some(p) = small_take(size) {
+            return NonNull::new(p as *mut u8).map(|p| (p, size));
+        }
+    }
     if let Some(c) = CACHE.lock().as_mut() {
         if let Some(p) = c.free.get_mut(&size).and_then(|v| v.pop()) {
             c.bytes -= size;
@@ -135,6 +205,9 @@ pub(crate) fn allocate(nbytes: usize) -> Option<(NonNull<u8>, usize)> {
 /// not be used afterwards.
 pub(crate) unsafe fn release(p: NonNull<u8>, size: usize) {
     let limit = cache_limit();
+    if size <= SMALL_MAX && limit > 0 && small_put(size, p.as_ptr() as usize) {
+        return;
+    }
     {
         let mut g = CACHE.lock();
         let c = g.get_or_insert_with(|| Cache {

@@ -10,6 +10,7 @@
 use ferrotorch_core::autograd::{self, gradcheck, gradgradcheck, GradcheckOptions};
 use ferrotorch_core::{DType, Result, Tensor};
 
+mod custom;
 mod data_movement;
 mod nn_ops;
 mod reductions;

@@ -43,23 +43,37 @@ pub(crate) fn want(
     }
 }
 
-/// `PyTorch`-style node name for an op: `exp` → `ExpBackward0`.
-pub(crate) fn node_name(op: &str, overload: usize) -> String {
-    let mut s = String::with_capacity(op.len() + 10);
-    let mut up = true;
-    for ch in op.chars() {
-        if ch == '_' {
-            up = true;
-            continue;
-        }
-        if up {
-            s.extend(ch.to_uppercase());
-            up = false;
-        } else {
-            s.push(ch);
-        }
+/// `PyTorch`-style node name for an op: `exp` → `ExpBackward0` (built once
+/// per op and overload, then looked up).
+pub(crate) fn node_name(op: &str, overload: usize) -> &'static str {
+    type Names =
+        std::collections::HashMap<usize, std::collections::HashMap<Box<str>, &'static str>>;
+    thread_local! {
+        static NAMES: std::cell::RefCell<Names> = std::cell::RefCell::new(Names::new());
     }
-    s.push_str("Backward");
-    s.push_str(&overload.to_string());
-    s
+    NAMES.with(|m| {
+        let mut m = m.borrow_mut();
+        if let Some(s) = m.get(&overload).and_then(|by_op| by_op.get(op)) {
+            return *s;
+        }
+        let mut s = String::with_capacity(op.len() + 10);
+        let mut up = true;
+        for ch in op.chars() {
+            if ch == '_' {
+                up = true;
+                continue;
+            }
+            if up {
+                s.extend(ch.to_uppercase());
+                up = false;
+            } else {
+                s.push(ch);
+            }
+        }
+        s.push_str("Backward");
+        s.push_str(&overload.to_string());
+        let name = crate::autograd::node::intern(&s);
+        m.entry(overload).or_default().insert(op.into(), name);
+        name
+    })
 }

@@ -86,7 +86,7 @@ pub(crate) fn unary(op: &'static str, x: &Tensor, y: Tensor) -> Result<Tensor> {
         Save::Tensor(x)
     };
     record1(
-        &super::node_name(op, 0),
+        super::node_name(op, 0),
         &[x],
         y,
         vec![save],
@@ -238,7 +238,7 @@ pub(crate) fn binary(
     if matches!(op, "add" | "sub") {
         // nothing saved: the gradients are g and ±alpha·g
         let gb = if op == "sub" { -alpha } else { alpha };
-        return record1(&name, inputs, y, vec![], move |c: &Ctx| {
+        return record1(name, inputs, y, vec![], move |c: &Ctx| {
             let g = c.grad();
             let mut r = vec![Some(g.clone()), want(c, 1, || g.mul(gb))?];
             r.truncate(c.needs.len());
@@ -256,7 +256,7 @@ pub(crate) fn binary(
     if uses_result {
         saves.push(Save::Output(0));
     }
-    record1(&name, inputs, y, saves, move |c: &Ctx| {
+    record1(name, inputs, y, saves, move |c: &Ctx| {
         let a = c.saved(0);
         let b = rhs(c, &bk, 1);
         // `y` is only read by the ops that saved it

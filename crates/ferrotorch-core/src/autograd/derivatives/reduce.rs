@@ -64,7 +64,7 @@ pub(crate) fn sum_or_mean(
     };
     let count: usize = dims.iter().map(|&d| x.shape()[d]).product();
     let name = super::node_name(if mean { "mean" } else { "sum" }, overload);
-    record1(&name, &[x], y, vec![], move |c: &Ctx| {
+    record1(name, &[x], y, vec![], move |c: &Ctx| {
         let g = unreduce(c.grad(), &dims, keep, n)?.expand(&shape)?;
         Ok(vec![Some(if mean { g.div(count as f64)? } else { g })])
     })
