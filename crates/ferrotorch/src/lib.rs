@@ -24,6 +24,10 @@
 //! out-of-range dim, a dtype an op doesn't support) is an [`Error`] naming
 //! the op, the shapes and the dtypes, never a panic.
 //!
+//! Tensors that require grad record the ops applied to them; [`autograd`]
+//! runs them backwards (`backward`, `autograd::grad`, higher orders,
+//! hooks, custom functions, `autograd::functional`).
+//!
 //! The same ops can be called by name through the [`dispatch`] module, as
 //! the bindings and the JIT do.
 
@@ -32,6 +36,10 @@
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
 
+pub use ferrotorch_core::autograd;
+pub use ferrotorch_core::autograd::{
+    enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled,
+};
 pub use ferrotorch_core::dispatch;
 pub use ferrotorch_core::dtype;
 pub use ferrotorch_core::native::random::{default_generator, manual_seed, Generator};
@@ -43,6 +51,14 @@ pub use ferrotorch_core::{
     bf16, f16, get_default_dtype, promote_types, result_type, set_default_dtype, tensor, DType,
     Device, Error, ErrorKind, Result, Scalar, Tensor, TensorOptions,
 };
+
+/// `torch.utils`: activation checkpointing.
+pub mod utils {
+    /// `torch.utils.checkpoint`.
+    pub mod checkpoint {
+        pub use ferrotorch_core::autograd::checkpoint::checkpoint;
+    }
+}
 
 /// Number of threads used by intra-op parallelism (`torch.get_num_threads`).
 pub fn get_num_threads() -> usize {

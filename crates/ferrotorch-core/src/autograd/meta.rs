@@ -28,6 +28,9 @@ pub(crate) struct AutogradMeta {
     /// on its grad_fn as pre-hooks).
     pub(crate) hooks: Vec<(u64, Hook)>,
     pub(crate) post_hooks: Vec<(u64, PostAccumulateHook)>,
+    /// For a view: the storage version its grad_fn was made at; a later
+    /// version means an in-place op may have changed its base's history.
+    pub(crate) view_version: Option<u64>,
 }
 
 /// The autograd part of a `TensorImpl`: a fast flag for "requires grad"
@@ -67,11 +70,32 @@ impl MetaCell {
 }
 
 pub(crate) fn set_grad_fn(t: &Tensor, node: Arc<Node>, output_nr: usize) {
+    let view_version = t.is_view().then(|| t.version());
     t.0.autograd.with(|m| {
         m.grad_fn = Some(node);
         m.output_nr = output_nr;
         m.requires_grad = false;
+        m.view_version = view_version;
     });
+}
+
+/// Re-derive a view's grad_fn from its base when the storage was written
+/// in place since the grad_fn was made (Note [In-place autograd]).
+pub(crate) fn refresh_view(t: &Tensor) {
+    if !t.is_view() {
+        return;
+    }
+    let Some(made_at) = t.0.autograd.read(|m| m.view_version).flatten() else {
+        return;
+    };
+    if made_at == t.version() || !super::mode::is_grad_enabled() {
+        return;
+    }
+    if let Some(base) = t.view_base().filter(|b| b.requires_grad()) {
+        // On failure the old history stays; recording a view cannot fail
+        // short of running out of memory.
+        let _ = super::derivatives::inplace::rederive_view(t, &base);
+    }
 }
 
 /// The edge a gradient for `t` must flow into, if `t` requires grad: its
@@ -80,6 +104,7 @@ pub(crate) fn gradient_edge(t: &Tensor) -> Option<Edge> {
     if !t.requires_grad() {
         return None;
     }
+    refresh_view(t);
     t.0.autograd.with(|m| {
         if let Some(f) = &m.grad_fn {
             return Some(Edge {

@@ -42,6 +42,7 @@ impl Tensor {
 
     /// The node that made this tensor (`t.grad_fn`), for non-leaves.
     pub fn grad_fn(&self) -> Option<Arc<Node>> {
+        super::meta::refresh_view(self);
         self.0.autograd.read(|m| m.grad_fn.clone()).flatten()
     }
 

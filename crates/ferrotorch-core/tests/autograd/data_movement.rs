@@ -349,3 +349,38 @@ fn running_statistics_stay_out_of_the_graph() {
     assert!(!rm.requires_grad() && !rv.requires_grad());
     assert!(rm.grad_fn().is_none());
 }
+
+#[test]
+fn views_taken_before_an_in_place_op_see_the_new_history() {
+    // PyTorch: v = y[0:2]; y.mul_(3) -> v is 6x, its grad_fn regenerated.
+    let x = Tensor::from_slice(&[1.0f64, 2.0, 3.0, 4.0])
+        .requires_grad_(true)
+        .unwrap();
+    let y = x.mul(2.0).unwrap();
+    let v = y.narrow(0, 0, 2).unwrap();
+    y.mul_(3.0).unwrap();
+    assert_eq!(v.grad_fn().unwrap().name(), "AsStridedBackward0");
+    v.sum().unwrap().backward().unwrap();
+    assert_eq!(
+        x.grad().unwrap().to_vec::<f64>().unwrap(),
+        vec![6.0, 6.0, 0.0, 0.0]
+    );
+
+    // a sibling view written in place: the other view keeps its values' history
+    let x = Tensor::from_slice(&[1.0f64, 2.0, 3.0, 4.0])
+        .requires_grad_(true)
+        .unwrap();
+    let y = x.mul(2.0).unwrap();
+    let (v, w) = (y.narrow(0, 0, 2).unwrap(), y.narrow(0, 2, 2).unwrap());
+    w.mul_(5.0).unwrap();
+    v.sum()
+        .unwrap()
+        .add(&w.sum().unwrap())
+        .unwrap()
+        .backward()
+        .unwrap();
+    assert_eq!(
+        x.grad().unwrap().to_vec::<f64>().unwrap(),
+        vec![2.0, 2.0, 10.0, 10.0]
+    );
+}

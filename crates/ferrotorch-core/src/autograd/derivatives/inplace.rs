@@ -15,8 +15,10 @@
 //! view is re-derived from the new base. These two nodes compute their
 //! gradients through a buffer laid out like the storage, without recording,
 //! so double backward through an in-place op on a view is not supported.
-//! Other views of the same base taken before the in-place op keep their old
-//! history.
+//! Other views of the same base taken before the in-place op notice the
+//! storage version moved past the one their grad_fn was made at, and are
+//! re-derived from the base's new history when next used
+//! ([`rederive_view`]).
 
 use crate::autograd::meta::set_grad_fn;
 use crate::autograd::{mode, record1, Ctx};
@@ -106,7 +108,6 @@ fn rebase(this: &Tensor, res: &Tensor) -> Result<()> {
     let old_base = snapshot(&base);
     let (bl, vl) = (base.layout().clone(), this.layout().clone());
     let elems = base.storage().nbytes() / base.element_size();
-    let (bl2, vl2) = (bl.clone(), vl.clone());
     let new_base = record1(
         "CopySlices",
         &[&old_base, res],
@@ -127,23 +128,36 @@ fn rebase(this: &Tensor, res: &Tensor) -> Result<()> {
     let nb = new_base.grad_fn().expect("recorded");
     set_grad_fn(&base, nb, 0);
     // The view, re-derived from the new base.
+    rederive_view(this, &base)
+}
+
+/// Give the view `this` a fresh grad_fn taking it from `base`'s current
+/// history (an `AsStridedBackward0` through a buffer laid out like the
+/// storage): after an in-place op on the view, and when a view taken
+/// before an in-place op on its base is used again (PyTorch regenerates
+/// such stale grad_fns the same way).
+pub(crate) fn rederive_view(this: &Tensor, base: &Tensor) -> Result<()> {
+    let (bl, vl) = (base.layout().clone(), this.layout().clone());
+    let elems = base.storage().nbytes() / base.element_size();
     let view = record1(
         "AsStridedBackward0",
-        &[&base],
+        &[base],
         this.detach(),
         vec![],
         move |c: &Ctx| {
             let _g = mode::no_grad();
             let g = c.grad();
             let buf = Tensor::zeros(&[elems], g.dtype())?;
-            buf.as_strided(vl2.sizes(), vl2.strides(), Some(vl2.offset()))?
+            buf.as_strided(vl.sizes(), vl.strides(), Some(vl.offset()))?
                 .copy_(g)?;
             Ok(vec![Some(
-                buf.as_strided(bl2.sizes(), bl2.strides(), Some(bl2.offset()))?
+                buf.as_strided(bl.sizes(), bl.strides(), Some(bl.offset()))?
                     .contiguous()?,
             )])
         },
     )?;
-    set_grad_fn(this, view.grad_fn().expect("recorded"), 0);
+    if let Some(f) = view.grad_fn() {
+        set_grad_fn(this, f, 0);
+    }
     Ok(())
 }
