@@ -153,7 +153,47 @@ pub(crate) fn prepare(
         dt = get_default_dtype();
     }
     let shape = broadcast_shapes(a.shape(), b.shape()).map_err(|e| e.context(op))?;
-    Ok((dt, a.to_dtype(dt)?, b.to_tensor(dt)?, shape.to_vec()))
+    let bt = match b {
+        Operand::Scalar(s) => scalar_operand(*s, dt)?,
+        Operand::Tensor(t) => t.to_dtype(dt)?,
+    };
+    Ok((dt, a.to_dtype(dt)?, bt, shape.to_vec()))
+}
+
+/// # Note [Scalar operand cache]
+/// `x * 2.0` runs the tensor kernel with a 0-dim tensor holding 2.0.
+/// Building that tensor (two allocations) costs as much as the op itself
+/// on small inputs, and loops repeat the same scalar, so each thread keeps
+/// the last few it made. They are only ever read: [`prepare`] hands them
+/// to kernels as inputs, never to callers that could write into them.
+fn scalar_operand(s: Scalar, dt: DType) -> Result<Tensor> {
+    type Key = (DType, u8, u64);
+    thread_local! {
+        static CACHE: std::cell::RefCell<[Option<(Key, Tensor)>; 4]> =
+            const { std::cell::RefCell::new([None, None, None, None]) };
+    }
+    let key: Key = match s {
+        Scalar::Bool(b) => (dt, 0, b as u64),
+        Scalar::Int(i) => (dt, 1, i as u64),
+        Scalar::Float(f) => (dt, 2, f.to_bits()),
+    };
+    let hit = CACHE.try_with(|c| {
+        c.borrow()
+            .iter()
+            .flatten()
+            .find(|(k, _)| *k == key)
+            .map(|(_, t)| t.clone())
+    });
+    if let Ok(Some(t)) = hit {
+        return Ok(t);
+    }
+    let t = Tensor::full(&[], s, dt)?;
+    let _ = CACHE.try_with(|c| {
+        let mut c = c.borrow_mut();
+        c.rotate_right(1);
+        c[0] = Some((key, t.clone()));
+    });
+    Ok(t)
 }
 
 /// Error out when an integer divisor contains a zero (PyTorch raises
