@@ -52,6 +52,11 @@ pub use ferrotorch_core::{
     Device, Error, ErrorKind, Result, Scalar, Tensor, TensorOptions,
 };
 
+/// `torch.nn`: so far the functional layer (`torch.nn.functional`).
+pub mod nn {
+    pub use ferrotorch_nn::functional;
+}
+
 /// `torch.utils`: activation checkpointing.
 pub mod utils {
     /// `torch.utils.checkpoint`.

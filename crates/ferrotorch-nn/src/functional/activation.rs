@@ -1,0 +1,203 @@
+//! Every activation of `torch.nn.functional`, as compositions of native
+//! ops with PyTorch's formulas, parameters and defaults.
+
+use ferrotorch_core::native::where_;
+use ferrotorch_core::{Result, Tensor};
+
+/// `max(x, 0)`.
+pub fn relu(input: &Tensor) -> Result<Tensor> {
+    input.relu()
+}
+
+/// `min(max(x, 0), 6)`.
+pub fn relu6(input: &Tensor) -> Result<Tensor> {
+    hardtanh(input, 0.0, 6.0)
+}
+
+/// `x` for `x > 0`, `negative_slope · x` otherwise (default 0.01).
+pub fn leaky_relu(input: &Tensor, negative_slope: f64) -> Result<Tensor> {
+    where_(&input.gt(0.0)?, input, &input.mul(negative_slope)?)
+}
+
+/// `x` for `x > 0`, `alpha (eˣ - 1)` otherwise (default alpha 1).
+pub fn elu(input: &Tensor, alpha: f64) -> Result<Tensor> {
+    // exp of the clamped input: the unused branch never overflows, so its
+    // (masked) gradient stays finite
+    where_(
+        &input.gt(0.0)?,
+        input,
+        &input.clamp_max(0.0)?.expm1()?.mul(alpha)?,
+    )
+}
+
+/// `scale · elu(x, alpha)` with the self-normalising constants.
+pub fn selu(input: &Tensor) -> Result<Tensor> {
+    const ALPHA: f64 = 1.673_263_242_354_377_3;
+    const SCALE: f64 = 1.050_700_987_355_480_5;
+    elu(input, ALPHA)?.mul(SCALE)
+}
+
+/// `max(0, x) + min(0, alpha (e^(x/alpha) - 1))` (default alpha 1).
+pub fn celu(input: &Tensor, alpha: f64) -> Result<Tensor> {
+    ferrotorch_core::ensure!(
+        alpha != 0.0,
+        Runtime,
+        "ZeroDivisionError: alpha cannot be 0 for CELU"
+    );
+    where_(
+        &input.gt(0.0)?,
+        input,
+        &input.clamp_max(0.0)?.div(alpha)?.expm1()?.mul(alpha)?,
+    )
+}
+
+/// Gaussian error linear unit; `approximate` is `"none"` or `"tanh"`.
+pub fn gelu(input: &Tensor, approximate: &str) -> Result<Tensor> {
+    input.gelu(approximate)
+}
+
+/// `x · sigmoid(x)`.
+pub fn silu(input: &Tensor) -> Result<Tensor> {
+    input.silu()
+}
+
+/// `x · tanh(softplus(x))`.
+pub fn mish(input: &Tensor) -> Result<Tensor> {
+    input.mul(&softplus(input, 1.0, 20.0)?.tanh()?)
+}
+
+/// `log(1 + e^(beta x)) / beta`, linear where `beta x > threshold`
+/// (defaults 1 and 20).
+pub fn softplus(input: &Tensor, beta: f64, threshold: f64) -> Result<Tensor> {
+    let bx = input.mul(beta)?;
+    // log1p(exp(bx)) without overflow: bx + log1p(exp(-bx)) for bx > 0.
+    // Each branch sees its input clamped to its side, so neither overflows
+    // and the derivative at 0 is sigmoid(0) = 1/2 (a max/abs split would
+    // give 0 there).
+    let pos = bx.clamp_min(0.0)?;
+    let upper = pos.add(&pos.neg()?.exp()?.log1p()?)?;
+    let lower = bx.clamp_max(0.0)?.exp()?.log1p()?;
+    let smooth = where_(&bx.gt(0.0)?, &upper, &lower)?.div(beta)?;
+    where_(&bx.gt(threshold)?, input, &smooth)
+}
+
+/// `x / (1 + |x|)`.
+pub fn softsign(input: &Tensor) -> Result<Tensor> {
+    input.div(&input.abs()?.add(1.0)?)
+}
+
+/// `clamp(x, min_val, max_val)` (defaults -1, 1).
+pub fn hardtanh(input: &Tensor, min_val: f64, max_val: f64) -> Result<Tensor> {
+    ferrotorch_core::ensure!(
+        min_val <= max_val,
+        Value,
+        "hardtanh: min_val ({min_val}) cannot be greater than max_val ({max_val})"
+    );
+    // gradient 1 strictly inside (min, max) and 0 at the bounds, as
+    // PyTorch's hardtanh_backward (clamp passes it at the bounds)
+    let inside = input.gt(min_val)?.logical_and(&input.lt(max_val)?)?;
+    where_(
+        &inside,
+        input,
+        input.clamp(Some(min_val), Some(max_val))?.detach(),
+    )
+}
+
+/// `x · relu6(x + 3) / 6`.
+pub fn hardswish(input: &Tensor) -> Result<Tensor> {
+    input.mul(&hardsigmoid(input)?)
+}
+
+/// `relu6(x + 3) / 6`.
+pub fn hardsigmoid(input: &Tensor) -> Result<Tensor> {
+    relu6(&input.add(3.0)?)?.div(6.0)
+}
+
+/// `1 / (1 + e⁻ˣ)`.
+pub fn sigmoid(input: &Tensor) -> Result<Tensor> {
+    input.sigmoid()
+}
+
+/// Hyperbolic tangent.
+pub fn tanh(input: &Tensor) -> Result<Tensor> {
+    input.tanh()
+}
+
+/// `log(sigmoid(x)) = -softplus(-x)`, stable for large |x|.
+pub fn logsigmoid(input: &Tensor) -> Result<Tensor> {
+    softplus(&input.neg()?, 1.0, 20.0)?.neg()
+}
+
+/// Gated linear unit: halves `a`, `b` of `dim`, `a · sigmoid(b)`.
+pub fn glu(input: &Tensor, dim: i64) -> Result<Tensor> {
+    ferrotorch_core::ensure!(
+        input.dim() > 0,
+        Runtime,
+        "glu does not support scalars because halving size must be even"
+    );
+    let d = if dim < 0 {
+        dim + input.dim() as i64
+    } else {
+        dim
+    };
+    ferrotorch_core::ensure!(
+        (0..input.dim() as i64).contains(&d),
+        Index,
+        "Dimension out of range (expected to be in range of [{}, {}], but got {dim})",
+        -(input.dim() as i64),
+        input.dim() as i64 - 1
+    );
+    let n = input.shape()[d as usize];
+    ferrotorch_core::ensure!(
+        n.is_multiple_of(2),
+        Runtime,
+        "Halving dimension must be even, but dimension {d} is size {n}"
+    );
+    let a = input.narrow(d, 0, n / 2)?;
+    let b = input.narrow(d, (n / 2) as i64, n / 2)?;
+    a.mul(&b.sigmoid()?)
+}
+
+/// `x` for `x >= 0`, `weight · x` otherwise; `weight` has one element or
+/// one per channel (dim 1).
+pub fn prelu(input: &Tensor, weight: &Tensor) -> Result<Tensor> {
+    let c = if input.dim() >= 2 {
+        input.shape()[1]
+    } else {
+        1
+    };
+    ferrotorch_core::ensure!(
+        weight.numel() == 1 || weight.numel() == c,
+        Runtime,
+        "prelu: mismatch of parameter numbers and input channel size. Found parameter numbers = {} and channel size = {c}.",
+        weight.numel()
+    );
+    let w = if weight.numel() == 1 || input.dim() < 2 {
+        weight.reshape(&[])?
+    } else {
+        let mut shape = vec![1i64; input.dim()];
+        shape[1] = -1;
+        weight.reshape(&shape)?
+    };
+    where_(&input.ge(0.0)?, input, &input.mul(&w)?)
+}
+
+/// `x` where `x > threshold`, else `value`.
+pub fn threshold(input: &Tensor, threshold: f64, value: f64) -> Result<Tensor> {
+    input.masked_fill(&input.le(threshold)?, value)
+}
+
+/// Softmax along `dim`.
+pub fn softmax(input: &Tensor, dim: i64) -> Result<Tensor> {
+    input.softmax(dim, None)
+}
+
+/// Log-softmax along `dim`.
+pub fn log_softmax(input: &Tensor, dim: i64) -> Result<Tensor> {
+    input.log_softmax(dim, None)
+}
+
+/// `softmax(-x)` along `dim`.
+pub fn softmin(input: &Tensor, dim: i64) -> Result<Tensor> {
+    input.neg()?.softmax(dim, None)
+}
