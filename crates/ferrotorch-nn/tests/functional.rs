@@ -75,6 +75,8 @@ fn cases(fx: &Value) -> Vec<(&'static str, Case)> {
         w4,
     );
     let m = Reduction::Mean;
+    let (pm1, counts, tgt) = (float(&fx["pm1"]), float(&fx["counts"]), float(&fx["tgt"]));
+    let (p1, p2, p3, n1, n2) = (pm1.clone(), pm1.clone(), pm1, counts.clone(), counts);
     vec![
         ("relu", Box::new(|x| F::relu(&x[0]))),
         ("relu6", Box::new(|x| F::relu6(&x[0].mul(3.0)?))),
@@ -233,6 +235,61 @@ fn cases(fx: &Value) -> Vec<(&'static str, Case)> {
                     },
                 )
             }),
+        ),
+        (
+            "kl_div",
+            Box::new(|x| F::kl_div_batchmean(&x[0], &x[1], false)),
+        ),
+        (
+            "kl_div_log_target",
+            Box::new(|x| F::kl_div(&x[0], &x[1], Reduction::Sum, true)),
+        ),
+        (
+            "margin_ranking",
+            Box::new(move |x| F::margin_ranking_loss(&x[0], &x[1], &p1, 0.3, m)),
+        ),
+        (
+            "hinge_embedding",
+            Box::new(move |x| {
+                F::hinge_embedding_loss(&x[0], &p2.unsqueeze(1)?.expand(&[3, 4])?, 1.5, m)
+            }),
+        ),
+        (
+            "cosine_embedding",
+            Box::new(move |x| F::cosine_embedding_loss(&x[0], &x[1], &p3, 0.1, m)),
+        ),
+        (
+            "triplet_margin",
+            Box::new(move |x| F::triplet_margin_loss(&x[0], &x[1], &x[2], 0.5, 2.0, 1e-6, true, m)),
+        ),
+        (
+            "poisson_nll",
+            Box::new(move |x| F::poisson_nll_loss(&x[0], &n1, true, false, 1e-8, m)),
+        ),
+        (
+            "poisson_nll_full",
+            Box::new(move |x| F::poisson_nll_loss(&x[0], &n2, false, true, 1e-8, Reduction::Sum)),
+        ),
+        (
+            "gaussian_nll",
+            Box::new(move |x| F::gaussian_nll_loss(&x[0], &tgt, &x[1], true, 1e-6, m)),
+        ),
+        ("linear", Box::new(|x| F::linear(&x[0], &x[1], Some(&x[2])))),
+        (
+            "bilinear",
+            Box::new(|x| F::bilinear(&x[0], &x[1], &x[2], None)),
+        ),
+        (
+            "normalize",
+            Box::new(|x| F::normalize(&x[0], 3.0, 0, 1e-12)),
+        ),
+        (
+            "cosine_similarity",
+            Box::new(|x| F::cosine_similarity(&x[0], &x[1], 1, 1e-8)),
+        ),
+        (
+            "pairwise_distance",
+            Box::new(|x| F::pairwise_distance(&x[0], &x[1], 1.5, 1e-6, false)),
         ),
         (
             "cross_entropy_1d",

@@ -325,3 +325,179 @@ pub fn cross_entropy(input: &Tensor, target: &Tensor, opts: ClassLoss<'_>) -> Re
     };
     nll.mul(1.0 - eps)?.add(&smooth.mul(eps / c)?)
 }
+
+/// `target · (log target - input)` with `input` in log space (and
+/// `target` too with `log_target`); `batchmean` is
+/// [`kl_div_batchmean`].
+pub fn kl_div(
+    input: &Tensor,
+    target: &Tensor,
+    reduction: Reduction,
+    log_target: bool,
+) -> Result<Tensor> {
+    reduction.apply(kl_pointwise(input, target, log_target)?)
+}
+
+/// [`kl_div`] summed and divided by the batch size (`reduction='batchmean'`).
+pub fn kl_div_batchmean(input: &Tensor, target: &Tensor, log_target: bool) -> Result<Tensor> {
+    let n = if input.dim() == 0 {
+        1
+    } else {
+        input.shape()[0]
+    };
+    kl_pointwise(input, target, log_target)?
+        .sum()?
+        .div(n as f64)
+}
+
+fn kl_pointwise(input: &Tensor, target: &Tensor, log_target: bool) -> Result<Tensor> {
+    if log_target {
+        target.exp()?.mul(&target.sub(input)?)
+    } else {
+        // xlogy gives 0 where target is 0
+        target.xlogy(target)?.sub(&target.mul(input)?)
+    }
+}
+
+/// `max(0, -y (x1 - x2) + margin)`.
+pub fn margin_ranking_loss(
+    input1: &Tensor,
+    input2: &Tensor,
+    target: &Tensor,
+    margin: f64,
+    reduction: Reduction,
+) -> Result<Tensor> {
+    reduction.apply(
+        target
+            .neg()?
+            .mul(&input1.sub(input2)?)?
+            .add(margin)?
+            .relu()?,
+    )
+}
+
+/// `x` where `y = 1`, `max(0, margin - x)` where `y = -1` (default margin 1).
+pub fn hinge_embedding_loss(
+    input: &Tensor,
+    target: &Tensor,
+    margin: f64,
+    reduction: Reduction,
+) -> Result<Tensor> {
+    let zeros = Tensor::zeros(&[], input.dtype())?;
+    let pos = ferrotorch_core::native::where_(&target.eq(1.0)?, input, &zeros)?;
+    let neg = ferrotorch_core::native::where_(
+        &target.eq(-1.0)?,
+        &input.neg()?.add(margin)?.relu()?,
+        &zeros,
+    )?;
+    reduction.apply(pos.add(&neg)?)
+}
+
+/// `1 - cos(x1, x2)` where `y = 1`, `max(0, cos(x1, x2) - margin)` where
+/// `y = -1`; cosine along dim 1 (eps 1e-8 inside, as PyTorch).
+pub fn cosine_embedding_loss(
+    input1: &Tensor,
+    input2: &Tensor,
+    target: &Tensor,
+    margin: f64,
+    reduction: Reduction,
+) -> Result<Tensor> {
+    const EPS: f64 = 1e-12;
+    let d = (input1.dim() as i64 - 1).max(0);
+    let prod = input1.mul(input2)?.sum_dim(Some(&[d]), false, None)?;
+    let m1 = input1
+        .mul(input1)?
+        .sum_dim(Some(&[d]), false, None)?
+        .add(EPS)?;
+    let m2 = input2
+        .mul(input2)?
+        .sum_dim(Some(&[d]), false, None)?
+        .add(EPS)?;
+    let cos = prod.div(&m1.mul(&m2)?.sqrt()?)?;
+    let zeros = Tensor::zeros(&[], cos.dtype())?;
+    let pos = ferrotorch_core::native::where_(&target.eq(1.0)?, &cos.neg()?.add(1.0)?, &zeros)?;
+    let neg =
+        ferrotorch_core::native::where_(&target.eq(-1.0)?, &cos.sub(margin)?.relu()?, &zeros)?;
+    reduction.apply(pos.add(&neg)?)
+}
+
+/// `max(d(a, p) - d(a, n) + margin, 0)` with `d` the pairwise p-norm
+/// distance (defaults margin 1, p 2, eps 1e-6, no swap).
+#[allow(clippy::too_many_arguments)]
+pub fn triplet_margin_loss(
+    anchor: &Tensor,
+    positive: &Tensor,
+    negative: &Tensor,
+    margin: f64,
+    p: f64,
+    eps: f64,
+    swap: bool,
+    reduction: Reduction,
+) -> Result<Tensor> {
+    let d_ap = super::pairwise_distance(anchor, positive, p, eps, false)?;
+    let mut d_an = super::pairwise_distance(anchor, negative, p, eps, false)?;
+    if swap {
+        d_an = d_an.minimum(&super::pairwise_distance(
+            positive, negative, p, eps, false,
+        )?)?;
+    }
+    reduction.apply(d_ap.sub(&d_an)?.add(margin)?.relu()?)
+}
+
+/// Poisson negative log-likelihood: `exp(x) - y x` for log-rate inputs,
+/// else `x - y log(x + eps)`; `full` adds Stirling's term for `y > 1`.
+pub fn poisson_nll_loss(
+    input: &Tensor,
+    target: &Tensor,
+    log_input: bool,
+    full: bool,
+    eps: f64,
+    reduction: Reduction,
+) -> Result<Tensor> {
+    let mut l = if log_input {
+        input.exp()?.sub(&target.mul(input)?)?
+    } else {
+        input.sub(&target.mul(&input.add(eps)?.log()?)?)?
+    };
+    if full {
+        let stirling = target
+            .xlogy(target)?
+            .sub(target)?
+            .add(&target.mul(2.0 * std::f64::consts::PI)?.log()?.mul(0.5)?)?;
+        let zeros = Tensor::zeros(&[], l.dtype())?;
+        l = l.add(&ferrotorch_core::native::where_(
+            &target.gt(1.0)?,
+            &stirling,
+            &zeros,
+        )?)?;
+    }
+    reduction.apply(l)
+}
+
+/// Gaussian negative log-likelihood `0.5 (log var + (x - y)² / var)` with
+/// `var` clamped at `eps` (defaults no constant term, eps 1e-6).
+pub fn gaussian_nll_loss(
+    input: &Tensor,
+    target: &Tensor,
+    var: &Tensor,
+    full: bool,
+    eps: f64,
+    reduction: Reduction,
+) -> Result<Tensor> {
+    ferrotorch_core::ensure!(
+        !var.lt(0.0)?.any()?.item()?.to_bool(),
+        Value,
+        "var has negative entry/entries"
+    );
+    // the clamp is not differentiated through, as in PyTorch
+    let v = {
+        let floor = ferrotorch_core::autograd::with_no_grad(|| var.clamp_min(eps)?.sub(var))?;
+        var.add(&floor)?
+    };
+    let d = input.sub(target)?;
+    let mut l = v.log()?.add(&d.mul(&d)?.div(&v)?)?.mul(0.5)?;
+    if full {
+        l = l.add(0.5 * (2.0 * std::f64::consts::PI).ln())?;
+    }
+    reduction.apply(l)
+}

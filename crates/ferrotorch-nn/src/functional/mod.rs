@@ -1,12 +1,15 @@
-//! `torch.nn.functional`: activations and losses composed of native ops
+//! `torch.nn.functional`: activations, losses, linear maps and distances
+//! composed of native ops
 //! (so autograd and, later, the JIT see only primitives). Names, argument
 //! order and defaults are PyTorch's; keyword-only options of the losses
 //! are option structs with PyTorch's defaults (`..Default::default()`).
 
 mod activation;
+mod distance;
 mod loss;
 
 pub use activation::*;
+pub use distance::*;
 pub use ferrotorch_core::Tensor;
 pub use loss::*;
 
