@@ -376,6 +376,14 @@ pub fn margin_ranking_loss(
     )
 }
 
+/// `if_pos` where the label is 1, `if_neg` where it is -1, 0 elsewhere.
+fn by_label(target: &Tensor, if_pos: &Tensor, if_neg: &Tensor) -> Result<Tensor> {
+    let zero = Tensor::zeros(&[], if_pos.dtype())?;
+    let pos = ferrotorch_core::native::where_(&target.eq(1.0)?, if_pos, &zero)?;
+    let neg = ferrotorch_core::native::where_(&target.eq(-1.0)?, if_neg, &zero)?;
+    pos.add(&neg)
+}
+
 /// `x` where `y = 1`, `max(0, margin - x)` where `y = -1` (default margin 1).
 pub fn hinge_embedding_loss(
     input: &Tensor,
@@ -383,18 +391,12 @@ pub fn hinge_embedding_loss(
     margin: f64,
     reduction: Reduction,
 ) -> Result<Tensor> {
-    let zeros = Tensor::zeros(&[], input.dtype())?;
-    let pos = ferrotorch_core::native::where_(&target.eq(1.0)?, input, &zeros)?;
-    let neg = ferrotorch_core::native::where_(
-        &target.eq(-1.0)?,
-        &input.neg()?.add(margin)?.relu()?,
-        &zeros,
-    )?;
-    reduction.apply(pos.add(&neg)?)
+    reduction.apply(by_label(target, input, &input.neg()?.add(margin)?.relu()?)?)
 }
 
 /// `1 - cos(x1, x2)` where `y = 1`, `max(0, cos(x1, x2) - margin)` where
-/// `y = -1`; cosine along dim 1 (eps 1e-8 inside, as PyTorch).
+/// `y = -1`; cosine along the last dim, with 1e-12 added to each squared
+/// norm as PyTorch does.
 pub fn cosine_embedding_loss(
     input1: &Tensor,
     input2: &Tensor,
@@ -414,11 +416,11 @@ pub fn cosine_embedding_loss(
         .sum_dim(Some(&[d]), false, None)?
         .add(EPS)?;
     let cos = prod.div(&m1.mul(&m2)?.sqrt()?)?;
-    let zeros = Tensor::zeros(&[], cos.dtype())?;
-    let pos = ferrotorch_core::native::where_(&target.eq(1.0)?, &cos.neg()?.add(1.0)?, &zeros)?;
-    let neg =
-        ferrotorch_core::native::where_(&target.eq(-1.0)?, &cos.sub(margin)?.relu()?, &zeros)?;
-    reduction.apply(pos.add(&neg)?)
+    reduction.apply(by_label(
+        target,
+        &cos.neg()?.add(1.0)?,
+        &cos.sub(margin)?.relu()?,
+    )?)
 }
 
 /// `max(d(a, p) - d(a, n) + margin, 0)` with `d` the pairwise p-norm
