@@ -131,7 +131,8 @@ pub fn apply<F: Function>(f: F, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
     if !recording {
         return Ok(outputs);
     }
-    let name = f.name();
+    // a user type's name, stored once (node names are &'static)
+    let name = super::node::intern(&f.name());
     for d in &ctx.dirty {
         crate::ensure!(
             inputs.iter().any(|t| t.is_same(d)),
@@ -185,8 +186,7 @@ pub fn apply<F: Function>(f: F, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
         })
         .collect();
     let (f, data, n_in) = (Arc::new(f), ctx.data.take(), inputs.len());
-    let node_name = name.clone();
-    record(&name, &ins, &diff_outs, saves, move |c| {
+    record(name, &ins, &diff_outs, saves, move |c| {
         // Gradients for every output, zeros for the non-differentiable ones.
         let mut grads = Vec::with_capacity(all_meta.len());
         let mut next = c.grads.iter();
@@ -207,7 +207,7 @@ pub fn apply<F: Function>(f: F, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
         crate::ensure!(
             got.len() == n_in,
             Runtime,
-            "function {node_name} returned an incorrect number of gradients (expected {n_in}, got {})",
+            "function {name} returned an incorrect number of gradients (expected {n_in}, got {})",
             got.len()
         );
         Ok(got)

@@ -58,7 +58,7 @@ pub(crate) fn needs_grad(inputs: &[&Tensor]) -> bool {
 /// [`needs_grad`] is false. Only floating outputs get the node as grad_fn
 /// (integer outputs such as indices are not differentiable).
 pub(crate) fn record(
-    name: &str,
+    name: &'static str,
     inputs: &[&Tensor],
     outputs: &[&Tensor],
     saves: Vec<Save<'_>>,
@@ -67,7 +67,6 @@ pub(crate) fn record(
     if !needs_grad(inputs) {
         return Ok(());
     }
-    let name = node::intern(name);
     for s in &saves {
         if let Save::Tensor(t) = s {
             crate::ensure!(
@@ -103,7 +102,7 @@ pub(crate) fn record(
 
 /// [`record`] for a one-output op, returning the output.
 pub(crate) fn record1(
-    name: &str,
+    name: &'static str,
     inputs: &[&Tensor],
     out: Tensor,
     saves: Vec<Save<'_>>,

@@ -51,6 +51,18 @@ impl DType {
         DType::F64,
     ];
 
+    /// Largest finite value of a floating dtype (`torch.finfo(dtype).max`);
+    /// `None` for integer and bool dtypes.
+    pub fn finite_max(self) -> Option<f64> {
+        match self {
+            DType::F16 => Some(65504.0),
+            DType::BF16 => Some(3.389_531_389_251_535_5e38),
+            DType::F32 => Some(f32::MAX as f64),
+            DType::F64 => Some(f64::MAX),
+            _ => None,
+        }
+    }
+
     /// Bytes per element (`element_size()`).
     pub const fn size(self) -> usize {
         match self {

@@ -215,12 +215,8 @@ impl Tensor {
         if !self.is_floating_point() {
             return self.deep_clone();
         }
-        let (lo, hi) = match self.dtype() {
-            DType::F16 => (-65504.0, 65504.0),
-            DType::BF16 => (-3.389_531_389_251_535_5e38, 3.389_531_389_251_535_5e38),
-            DType::F32 => (f32::MIN as f64, f32::MAX as f64),
-            _ => (f64::MIN, f64::MAX),
-        };
+        let hi = self.dtype().finite_max().expect("floating dtype");
+        let lo = -hi;
         let (n, p, m) = (
             nan.unwrap_or(0.0),
             posinf.unwrap_or(hi),

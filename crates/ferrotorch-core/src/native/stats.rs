@@ -75,7 +75,7 @@ impl Tensor {
     /// (variance or standard deviation, mean), recorded as node `name`.
     fn spread(
         &self,
-        name: &str,
+        name: &'static str,
         std: bool,
         dims: Option<&[i64]>,
         correction: Option<f64>,

@@ -47,8 +47,9 @@ pub const SMALL_PER_CLASS: usize = 64;
 /// One free list per 64-byte size class up to [`SMALL_MAX`].
 struct SmallCache([Vec<usize>; SMALL_MAX / ALIGNMENT]);
 
-impl Drop for SmallCache {
-    fn drop(&mut self) {
+impl SmallCache {
+    /// Give every block back to the system.
+    fn clear(&mut self) {
         for (i, list) in self.0.iter_mut().enumerate() {
             let size = (i + 1) * ALIGNMENT;
             for p in list.drain(..) {
@@ -56,6 +57,12 @@ impl Drop for SmallCache {
                 unsafe { dealloc(p as *mut u8, layout(size)) };
             }
         }
+    }
+}
+
+impl Drop for SmallCache {
+    fn drop(&mut self) {
+        self.clear();
     }
 }
 
@@ -113,15 +120,7 @@ pub fn cached_bytes() -> usize {
 /// small-block cache included; other threads keep theirs until they exit).
 pub fn empty_cache() {
     trim(0);
-    let _ = SMALL.try_with(|c| {
-        let mut c = c.borrow_mut();
-        for (i, list) in c.0.iter_mut().enumerate() {
-            for p in list.drain(..) {
-                // SAFETY: blocks in class i were allocated with layout((i + 1) * ALIGNMENT).
-                unsafe { dealloc(p as *mut u8, layout((i + 1) * ALIGNMENT)) };
-            }
-        }
-    });
+    let _ = SMALL.try_with(|c| c.borrow_mut().clear());
 }
 
 fn trim(limit: usize) {

@@ -384,3 +384,20 @@ fn views_taken_before_an_in_place_op_see_the_new_history() {
         vec![2.0, 2.0, 10.0, 10.0]
     );
 }
+
+#[test]
+fn scatter_saves_only_its_index() {
+    // PyTorch's scatter/scatter_add backward reads only the index, so
+    // updating self or src in place afterwards is harmless.
+    let x = input(&[3, 2], -1.0, 1.0, 12);
+    let s = input(&[1, 2], -1.0, 1.0, 13);
+    let (a, b) = (x.mul(1.0).unwrap(), s.mul(1.0).unwrap());
+    let i = idx(&[2, 0], &[1, 2]);
+    let y = a.scatter(0, &i, &b).unwrap().add(&a.scatter_add(0, &i, &b).unwrap()).unwrap();
+    a.add_(1.0).unwrap();
+    b.add_(1.0).unwrap();
+    y.sum().unwrap().backward().unwrap();
+    // self: 1 (scatter_add) + 1 where scatter did not overwrite
+    assert_eq!(x.grad().unwrap().to_vec::<f64>().unwrap(), vec![2.0, 1.0, 2.0, 2.0, 1.0, 2.0]);
+    assert_eq!(s.grad().unwrap().to_vec::<f64>().unwrap(), vec![2.0, 2.0]);
+}

@@ -135,26 +135,15 @@ pub fn glu(input: &Tensor, dim: i64) -> Result<Tensor> {
         Runtime,
         "glu does not support scalars because halving size must be even"
     );
-    let d = if dim < 0 {
-        dim + input.dim() as i64
-    } else {
-        dim
-    };
-    ferrotorch_core::ensure!(
-        (0..input.dim() as i64).contains(&d),
-        Index,
-        "Dimension out of range (expected to be in range of [{}, {}], but got {dim})",
-        -(input.dim() as i64),
-        input.dim() as i64 - 1
-    );
-    let n = input.shape()[d as usize];
+    let d = ferrotorch_core::tensor::layout::wrap_dim(dim, input.dim())?;
+    let n = input.shape()[d];
     ferrotorch_core::ensure!(
         n.is_multiple_of(2),
         Runtime,
         "Halving dimension must be even, but dimension {d} is size {n}"
     );
-    let a = input.narrow(d, 0, n / 2)?;
-    let b = input.narrow(d, (n / 2) as i64, n / 2)?;
+    let a = input.narrow(d as i64, 0, n / 2)?;
+    let b = input.narrow(d as i64, (n / 2) as i64, n / 2)?;
     a.mul(&b.sigmoid()?)
 }
 

@@ -47,12 +47,17 @@ pub fn smooth_l1_loss(
     if beta == 0.0 {
         return reduction.apply(a);
     }
-    let quad = a.mul(&a)?.mul(0.5 / beta)?;
-    reduction.apply(ferrotorch_core::native::where_(
-        &a.lt(beta)?,
-        &quad,
-        &a.sub(0.5 * beta)?,
-    )?)
+    // the Huber loss with delta = beta, divided by beta (the branches meet
+    // with equal value and slope at |d| = beta, so the boundary's side
+    // does not matter)
+    reduction.apply(huber(&a, beta)?.div(beta)?)
+}
+
+/// Pointwise Huber loss of `a = |d|`.
+fn huber(a: &Tensor, delta: f64) -> Result<Tensor> {
+    let quad = a.mul(a)?.mul(0.5)?;
+    let lin = a.sub(0.5 * delta)?.mul(delta)?;
+    ferrotorch_core::native::where_(&a.le(delta)?, &quad, &lin)
 }
 
 /// `0.5 d²` where `|d| <= delta`, else `delta (|d| - 0.5 delta)` (default
@@ -69,10 +74,7 @@ pub fn huber_loss(
         Runtime,
         "huber_loss does not support non-positive values for delta."
     );
-    let a = input.sub(target)?.abs()?;
-    let quad = a.mul(&a)?.mul(0.5)?;
-    let lin = a.sub(0.5 * delta)?.mul(delta)?;
-    reduction.apply(ferrotorch_core::native::where_(&a.le(delta)?, &quad, &lin)?)
+    reduction.apply(huber(&input.sub(target)?.abs()?, delta)?)
 }
 
 /// `-w[y] (y log x + (1 - y) log(1 - x))` on probabilities; logs are
@@ -189,6 +191,26 @@ fn class_layout(op: &str, input: &Tensor, target: &Tensor) -> Result<(Tensor, Te
     Ok((x, t))
 }
 
+/// The weight of each target's class (1 without class weights), 0 where
+/// the target is `ignore_index`: what a weighted mean divides by.
+fn target_weights(
+    weight: Option<&Tensor>,
+    target: &Tensor,
+    ignore_index: i64,
+    dtype: DType,
+) -> Result<Tensor> {
+    let ignored = target.eq(ignore_index)?;
+    let w = match weight {
+        Some(w) => {
+            let safe = target.masked_fill(&ignored, 0)?.reshape(&[-1])?;
+            let shape: Vec<i64> = target.shape().iter().map(|&s| s as i64).collect();
+            w.to_dtype(dtype)?.index_select(0, &safe)?.reshape(&shape)?
+        }
+        None => Tensor::ones(target.shape(), dtype)?,
+    };
+    w.masked_fill(&ignored, 0.0)
+}
+
 /// Negative log-likelihood of class indices under log-probabilities
 /// `input` (`[N, C]`, `[C]` or `[N, C, d...]`).
 pub fn nll_loss(input: &Tensor, target: &Tensor, opts: ClassLoss<'_>) -> Result<Tensor> {
@@ -218,16 +240,10 @@ pub fn nll_loss(input: &Tensor, target: &Tensor, opts: ClassLoss<'_>) -> Result<
         .gather(1, &safe.unsqueeze(1)?)?
         .squeeze_dims(&[1])?
         .neg()?;
-    let w = match opts.weight {
-        Some(w) => {
-            ferrotorch_core::ensure!(w.numel() as i64 == c, Runtime, "weight tensor should be defined either for all {c} classes or no classes but got weight tensor of shape: {:?}", w.shape());
-            w.to_dtype(x.dtype())?
-                .index_select(0, &safe.reshape(&[-1])?)?
-                .reshape(&t.shape().iter().map(|&s| s as i64).collect::<Vec<_>>())?
-        }
-        None => Tensor::ones(t.shape(), x.dtype())?,
-    };
-    let w = w.masked_fill(&ignored, 0.0)?;
+    if let Some(w) = opts.weight {
+        ferrotorch_core::ensure!(w.numel() as i64 == c, Runtime, "weight tensor should be defined either for all {c} classes or no classes but got weight tensor of shape: {:?}", w.shape());
+    }
+    let w = target_weights(opts.weight, &t, opts.ignore_index, x.dtype())?;
     let l = picked.mul(&w)?;
     let l = if input.dim() == 1 {
         l.squeeze_dims(&[0])?
@@ -309,17 +325,8 @@ pub fn cross_entropy(input: &Tensor, target: &Tensor, opts: ClassLoss<'_>) -> Re
         Reduction::None => smooth,
         Reduction::Sum => smooth.sum()?,
         Reduction::Mean => {
-            let denom = match opts.weight {
-                Some(w) => {
-                    let safe = target.masked_fill(&ignored, 0)?;
-                    w.to_dtype(input.dtype())?
-                        .index_select(0, &safe.reshape(&[-1])?)?
-                        .reshape(&target.shape().iter().map(|&s| s as i64).collect::<Vec<_>>())?
-                        .masked_fill(&ignored, 0.0)?
-                        .sum()?
-                }
-                None => ignored.logical_not()?.to_dtype(input.dtype())?.sum()?,
-            };
+            let denom =
+                target_weights(opts.weight, target, opts.ignore_index, input.dtype())?.sum()?;
             smooth.sum()?.div(&denom)?
         }
     };

@@ -91,16 +91,22 @@ pub(crate) fn scatter_reduce(
         _ => "ScatterReduceBackward0",
     };
     let di = d as i64;
-    // The src values that took part: the leading corner shaped like index.
-    let saves = vec![
-        Save::Tensor(index),
-        Save::Tensor(x),
-        Save::Tensor(src),
-        Save::Output(0),
-    ];
+    let x_shape = x.shape().to_vec();
+    // Save only what the mode's formula reads (more would make harmless
+    // in-place updates of x or src fail the version check): the index
+    // always; self, src and the result for amax/amin/prod.
+    let mut saves = vec![Save::Tensor(index)];
+    if matches!(mode.as_str(), "amax" | "amin" | "prod") {
+        saves.extend([Save::Tensor(x), Save::Tensor(src), Save::Output(0)]);
+    }
     record1(name, &[x, src], y, saves, move |c: &Ctx| {
-        let (g, idx, xs, out) = (c.grad(), c.saved(0), c.saved(1), c.saved(3));
-        let src = crate::native::movement::scatter_source(c.saved(2), idx.shape())?;
+        let (g, idx) = (c.grad(), c.saved(0));
+        // self, the src values that took part (the corner shaped like the
+        // index) and the result, for the modes that saved them
+        let values = || -> Result<(&Tensor, Tensor, &Tensor)> {
+            let src = crate::native::movement::scatter_source(c.saved(2), idx.shape())?;
+            Ok((c.saved(1), src, c.saved(3)))
+        };
         let zero_scattered = |t: &Tensor| t.scatter(di, idx, &Tensor::zeros(&[], t.dtype())?);
         Ok(match mode.as_str() {
             "none" => vec![
@@ -119,7 +125,7 @@ pub(crate) fn scatter_reduce(
             ],
             "mean" => {
                 let init = if include_self { 1.0 } else { 0.0 };
-                let n = Tensor::full(xs.shape(), init, g.dtype())?.scatter_add(
+                let n = Tensor::full(&x_shape, init, g.dtype())?.scatter_add(
                     di,
                     idx,
                     &Tensor::ones(idx.shape(), g.dtype())?,
@@ -138,6 +144,7 @@ pub(crate) fn scatter_reduce(
                 ]
             }
             "amax" | "amin" => {
+                let (xs, src, out) = values()?;
                 let self_is = xs.eq(out)?.to_dtype(g.dtype())?;
                 let self_is = if include_self {
                     self_is
@@ -153,6 +160,7 @@ pub(crate) fn scatter_reduce(
                 ]
             }
             _ => {
+                let (xs, src, out) = values()?;
                 crate::ensure!(
                     !xs.eq(0.0)?.any()?.item()?.to_bool() && !src.eq(0.0)?.any()?.item()?.to_bool(),
                     NotImplemented,

@@ -12,7 +12,7 @@ fn mt(t: &Tensor) -> Result<Tensor> {
 }
 
 /// `matmul(a, b)` with torch semantics (also `mm`, `bmm`, `mv`, `dot`).
-pub(crate) fn matmul(name: &str, a: &Tensor, b: &Tensor, y: Tensor) -> Result<Tensor> {
+pub(crate) fn matmul(name: &'static str, a: &Tensor, b: &Tensor, y: Tensor) -> Result<Tensor> {
     if !needs_grad(&[a, b]) {
         return Ok(y);
     }

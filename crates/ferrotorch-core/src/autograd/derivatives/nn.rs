@@ -84,7 +84,12 @@ pub(crate) fn gelu(x: &Tensor, tanh: bool, y: Tensor) -> Result<Tensor> {
 /// Max pooling (`max_pool2d`, `adaptive_max_pool2d`) on `[N, C, H, W]`:
 /// each output's gradient goes to the input position its flat per-plane
 /// index names.
-pub(crate) fn pool_indices(name: &str, x: &Tensor, y: Tensor, indices: &Tensor) -> Result<Tensor> {
+pub(crate) fn pool_indices(
+    name: &'static str,
+    x: &Tensor,
+    y: Tensor,
+    indices: &Tensor,
+) -> Result<Tensor> {
     if !needs_grad(&[x]) {
         return Ok(y);
     }

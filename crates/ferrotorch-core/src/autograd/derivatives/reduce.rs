@@ -73,7 +73,7 @@ pub(crate) fn sum_or_mean(
 /// `amax`/`amin`/`max()`/`min()`: the gradient is shared evenly by the
 /// elements equal to the extreme.
 pub(crate) fn extreme(
-    name: &str,
+    name: &'static str,
     x: &Tensor,
     dims: &[usize],
     keep: bool,
@@ -110,7 +110,7 @@ pub(crate) fn extreme(
 /// mean spreads its gradient evenly. `name` is the node's name.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn var_std_mean(
-    name: &str,
+    name: &'static str,
     std: bool,
     x: &Tensor,
     dims: Option<&[i64]>,

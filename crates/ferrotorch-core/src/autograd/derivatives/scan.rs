@@ -75,12 +75,7 @@ pub(crate) fn logcumsumexp(x: &Tensor, d: i64, y: Tensor) -> Result<Tensor> {
         vec![Save::Tensor(x), Save::Output(0)],
         move |c: &Ctx| {
             let (g, x, y) = (c.grad(), c.saved(0), c.saved(1));
-            let lowest = match g.dtype() {
-                DType::F64 => f64::MIN,
-                DType::F32 => f32::MIN as f64,
-                DType::F16 => -65504.0,
-                _ => -3.389_531_389_251_535_5e38,
-            };
+            let lowest = -g.dtype().finite_max().expect("gradients are floating");
             let floor = Tensor::full(&[], lowest, g.dtype())?;
             let log_abs = g.abs()?.log()?;
             let part = |m: Tensor| -> Result<Tensor> {

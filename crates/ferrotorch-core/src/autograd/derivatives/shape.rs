@@ -15,7 +15,7 @@ fn shape_i64(s: &[usize]) -> Vec<i64> {
 /// Record a one-input op whose gradient depends only on `g` and the
 /// captured parameters.
 fn simple(
-    name: &str,
+    name: &'static str,
     x: &Tensor,
     y: Tensor,
     f: impl Fn(&Tensor) -> Result<Tensor> + Send + Sync + 'static,
@@ -29,7 +29,7 @@ fn simple(
 }
 
 /// `view` / `reshape` / `squeeze` / `unsqueeze` / `flatten`: reshape back.
-pub(crate) fn view(name: &str, x: &Tensor, y: Tensor) -> Result<Tensor> {
+pub(crate) fn view(name: &'static str, x: &Tensor, y: Tensor) -> Result<Tensor> {
     let s = shape_i64(x.shape());
     simple(name, x, y, move |g| g.reshape(&s))
 }
@@ -139,7 +139,7 @@ pub(crate) fn to_copy(x: &Tensor, y: Tensor) -> Result<Tensor> {
 
 /// `as_strided` and `diagonal`: scatter the gradient through the same view
 /// of a zero buffer laid out like the input's storage (first order).
-pub(crate) fn strided_view(name: &str, x: &Tensor, y: Tensor) -> Result<Tensor> {
+pub(crate) fn strided_view(name: &'static str, x: &Tensor, y: Tensor) -> Result<Tensor> {
     if !needs_grad(&[x]) {
         return Ok(y);
     }
@@ -161,7 +161,7 @@ pub(crate) fn strided_view(name: &str, x: &Tensor, y: Tensor) -> Result<Tensor> 
 /// `topk`, `median(dim)`, `cummax`): the gradient goes to the chosen
 /// positions.
 pub(crate) fn select_by_indices(
-    name: &str,
+    name: &'static str,
     x: &Tensor,
     d: usize,
     keepdim: bool,
