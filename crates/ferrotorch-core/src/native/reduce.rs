@@ -91,14 +91,16 @@ pub(crate) fn map_rows<T: Element, U: Element>(
     Ok(out)
 }
 
-/// Like [`map_rows`] for reductions that return a value and an index.
-pub(crate) fn map_rows2<T: Element, U: Element>(
+/// Like [`map_rows`] for reductions that return two values per row (a
+/// value and its index, a variance and its mean); the second output has
+/// `V`'s dtype.
+pub(crate) fn map_rows2<T: Element, U: Element, V: Element>(
     rw: &Rows,
     out_dtype: DType,
-    f: impl Fn(&[T]) -> (U, i64) + Sync + Send,
+    f: impl Fn(&[T]) -> (U, V) + Sync + Send,
 ) -> Result<(Tensor, Tensor)> {
     let vals = Tensor::empty(&rw.out_shape, out_dtype)?;
-    let idx = Tensor::empty(&rw.out_shape, DType::I64)?;
+    let idx = Tensor::empty(&rw.out_shape, V::DTYPE)?;
     let (m, r) = (rw.m, rw.r);
     let src = rw.data.data_ptr() as usize;
     let (dv, di) = (vals.data_ptr() as usize, idx.data_ptr() as usize);
@@ -112,7 +114,7 @@ pub(crate) fn map_rows2<T: Element, U: Element>(
                     let row = std::slice::from_raw_parts((src as *const T).add(i * r), r);
                     let (v, j) = f(row);
                     *(dv as *mut U).add(i) = v;
-                    *(di as *mut i64).add(i) = j;
+                    *(di as *mut V).add(i) = j;
                 }
             }
         });
@@ -411,7 +413,7 @@ impl Tensor {
             "{op}(): Expected reduction dim {} to have non-zero size.",
             dim.unwrap_or(0)
         );
-        let (v, i) = crate::dispatch_dtype!(x.dtype(), T => map_rows2::<T, T>(&rw, x.dtype(), |row| {
+        let (v, i) = crate::dispatch_dtype!(x.dtype(), T => map_rows2::<T, T, i64>(&rw, x.dtype(), |row| {
             if want_max { first_nan_or(row, |a, b| a > b) } else { first_nan_or(row, |a, b| a < b) }
         })?);
         let i = if keepdim && dim.is_none() {

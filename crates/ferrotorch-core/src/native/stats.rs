@@ -85,15 +85,10 @@ impl Tensor {
         let (v, m) = crate::autograd::raw(&[self], || -> Result<(Tensor, Tensor)> {
             let (x, dt) = float_input(if std { "std_mean" } else { "var_mean" }, self)?;
             let rw = rows("var_mean", &x, dims, keepdim)?;
-            let var = map_rows::<f64, f64>(&rw, DType::F64, |row| {
-                let v = row_var(row, c).0;
-                if std {
-                    v.sqrt()
-                } else {
-                    v
-                }
+            let (var, mean) = map_rows2::<f64, f64, f64>(&rw, DType::F64, |row| {
+                let (v, m) = row_var(row, c);
+                (if std { v.sqrt() } else { v }, m)
             })?;
-            let mean = map_rows::<f64, f64>(&rw, DType::F64, |row| row_var(row, c).1)?;
             Ok((var.to_dtype(dt)?, mean.to_dtype(dt)?))
         })?;
         crate::autograd::derivatives::reduce::var_std_mean(name, std, self, dims, c, keepdim, v, m)
@@ -208,7 +203,7 @@ impl Tensor {
             Index,
             "median(): Expected reduction dim {dim} to have non-zero size."
         );
-        crate::dispatch_dtype!(self.dtype(), T => map_rows2::<T, T>(&rw, self.dtype(), |row| {
+        crate::dispatch_dtype!(self.dtype(), T => map_rows2::<T, T, i64>(&rw, self.dtype(), |row| {
             if let Some(j) = row.iter().position(|v| v.is_nan()) {
                 return (row[j], j as i64);
             }

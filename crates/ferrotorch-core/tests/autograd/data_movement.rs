@@ -393,11 +393,18 @@ fn scatter_saves_only_its_index() {
     let s = input(&[1, 2], -1.0, 1.0, 13);
     let (a, b) = (x.mul(1.0).unwrap(), s.mul(1.0).unwrap());
     let i = idx(&[2, 0], &[1, 2]);
-    let y = a.scatter(0, &i, &b).unwrap().add(&a.scatter_add(0, &i, &b).unwrap()).unwrap();
+    let y = a
+        .scatter(0, &i, &b)
+        .unwrap()
+        .add(&a.scatter_add(0, &i, &b).unwrap())
+        .unwrap();
     a.add_(1.0).unwrap();
     b.add_(1.0).unwrap();
     y.sum().unwrap().backward().unwrap();
     // self: 1 (scatter_add) + 1 where scatter did not overwrite
-    assert_eq!(x.grad().unwrap().to_vec::<f64>().unwrap(), vec![2.0, 1.0, 2.0, 2.0, 1.0, 2.0]);
+    assert_eq!(
+        x.grad().unwrap().to_vec::<f64>().unwrap(),
+        vec![2.0, 1.0, 2.0, 2.0, 1.0, 2.0]
+    );
     assert_eq!(s.grad().unwrap().to_vec::<f64>().unwrap(), vec![2.0, 2.0]);
 }
