@@ -22,6 +22,8 @@ pub enum ErrorKind {
     NotImplemented,
     /// I/O failure (files).
     Io,
+    /// `KeyError`: a name that is not there (module and state dict keys).
+    Key,
 }
 
 /// A user-facing error: the kind and a message naming op, shapes and dtypes.

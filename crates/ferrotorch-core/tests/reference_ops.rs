@@ -212,6 +212,7 @@ fn every_op_matches_pytorch() {
                     ErrorKind::Type => "TypeError",
                     ErrorKind::NotImplemented => "NotImplementedError",
                     ErrorKind::Io => "OSError",
+                    ErrorKind::Key => "KeyError",
                 };
                 if want == got {
                     Ok(())

@@ -1,5 +1,14 @@
-//! `torch.nn` for ferrotorch. So far the functional layer
-//! ([`functional`], PyTorch's `torch.nn.functional`): stateless
-//! compositions of native ops, differentiable through them.
+//! `torch.nn` for ferrotorch: the functional layer ([`functional`],
+//! PyTorch's `torch.nn.functional`), the [`Module`] trait with
+//! `#[derive(Module)]`, the layers, and [`init`].
 
 pub mod functional;
+pub mod init;
+mod layers;
+mod module;
+
+pub use layers::*;
+pub use module::{
+    Buffer, Entry, Forward, ForwardHook, ForwardPreHook, HookHandle, IncompatibleKeys, Module,
+    ModuleField, ModuleState, Parameter, StateDict,
+};

@@ -52,9 +52,10 @@ pub use ferrotorch_core::{
     Device, Error, ErrorKind, Result, Scalar, Tensor, TensorOptions,
 };
 
-/// `torch.nn`: so far the functional layer (`torch.nn.functional`).
+/// `torch.nn`: modules (`#[derive(Module)]`), layers, `init` and
+/// `functional`.
 pub mod nn {
-    pub use ferrotorch_nn::functional;
+    pub use ferrotorch_nn::*;
 }
 
 /// `torch.utils`: activation checkpointing.

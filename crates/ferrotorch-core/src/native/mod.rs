@@ -29,7 +29,7 @@ pub mod random;
 pub(crate) mod reduce;
 pub(crate) mod scan;
 pub(crate) mod sort;
-pub(crate) mod special;
+pub mod special;
 pub(crate) mod stats;
 pub(crate) mod unary;
 pub(crate) mod unary_exact;

@@ -6,10 +6,12 @@
 
 mod activation;
 mod distance;
+mod dropout;
 mod loss;
 
 pub use activation::*;
 pub use distance::*;
+pub use dropout::*;
 pub use ferrotorch_core::Tensor;
 pub use loss::*;
 

@@ -50,8 +50,12 @@ impl Tensor {
         if p == 1.0 {
             return self.mul(0.0);
         }
-        let keep = Tensor::full(self.shape(), 1.0 - p, DType::F32)?.bernoulli(generator)?;
-        self.mul(&keep.to_dtype(self.dtype())?)?.div(1.0 - p)
+        // PyTorch's _dropout_impl: a Bernoulli(1-p) mask of the input's
+        // dtype drawn in place, scaled by 1/(1-p), then one multiply.
+        let noise = Tensor::empty(self.shape(), self.dtype())?;
+        noise.bernoulli_(1.0 - p, generator)?;
+        noise.div_(1.0 - p)?;
+        self.mul(&noise)
     }
 
     /// `F.one_hot(num_classes)` of an int64 tensor (`-1` infers the count).
