@@ -58,6 +58,9 @@ pub mod nn {
     pub use ferrotorch_nn::*;
 }
 
+/// `torch.optim`: SGD, Adam, AdamW, RMSprop, Adagrad and `lr_scheduler`.
+pub use ferrotorch_optim as optim;
+
 /// `torch.utils`: activation checkpointing.
 pub mod utils {
     /// `torch.utils.checkpoint`.

@@ -4,6 +4,7 @@
 //! shares both metadata and data (like assigning a Python variable). Ops that
 //! change shape or strides return a new `Tensor` viewing the same storage.
 
+pub mod access;
 pub(crate) mod create;
 pub(crate) mod data;
 pub mod display;

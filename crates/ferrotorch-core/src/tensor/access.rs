@@ -1,0 +1,78 @@
+//! Safe slice access to whole contiguous tensors, for fused kernels that
+//! live outside the core (optimizer steps).
+//!
+//! # Note [Fused slice access]
+//! An optimizer updates a parameter and its state elementwise from the
+//! gradient; going through one tensor op per term costs an allocation and
+//! a dispatch each. [`zip_slices_mut`] hands such a kernel plain slices
+//! instead, after checking what makes that sound: every tensor contiguous,
+//! of the element type asked for, of one size, and no written tensor
+//! sharing storage with any other tensor. It takes the storage locks
+//! (Note [Storage access locks]) and bumps the written storages' versions,
+//! so autograd still sees the writes.
+
+use super::Tensor;
+use crate::dtype::Element;
+use crate::error::Result;
+use crate::storage::lock_storages;
+
+/// Call `f` with mutable slices of `writes` and shared slices of `reads`,
+/// all contiguous tensors of element type `T` with the same number of
+/// elements. See Note [Fused slice access].
+pub fn zip_slices_mut<T: Element>(
+    op: &str,
+    writes: &[&Tensor],
+    reads: &[&Tensor],
+    f: impl FnOnce(&mut [&mut [T]], &[&[T]]),
+) -> Result<()> {
+    let n = writes.first().or(reads.first()).map_or(0, |t| t.numel());
+    for t in writes.iter().chain(reads) {
+        crate::ensure!(
+            t.dtype() == T::DTYPE,
+            Runtime,
+            "{op}: expected a tensor of dtype {}, but got {}",
+            T::DTYPE,
+            t.dtype()
+        );
+        crate::ensure!(
+            t.is_contiguous() && t.numel() == n,
+            Runtime,
+            "{op}: expected contiguous tensors of {n} elements, but got shape {:?} with strides {:?}",
+            t.shape(),
+            t.stride()
+        );
+    }
+    for (i, w) in writes.iter().enumerate() {
+        let shared = writes
+            .iter()
+            .enumerate()
+            .filter(|&(j, _)| j != i)
+            .map(|(_, t)| t)
+            .chain(reads)
+            .any(|t| t.storage().is_same(w.storage()));
+        crate::ensure!(
+            !shared,
+            Runtime,
+            "{op}: a tensor written in place shares its storage with another argument"
+        );
+    }
+    let ws: Vec<_> = writes.iter().map(|t| t.storage()).collect();
+    let rs: Vec<_> = reads.iter().map(|t| t.storage()).collect();
+    let _guard = lock_storages(&rs, &ws);
+    // SAFETY: each tensor is contiguous with `n` elements of `T` inside its
+    // storage (a checked layout), the locks are held, and written storages
+    // alias nothing else passed in.
+    let mut wslices: Vec<&mut [T]> = writes
+        .iter()
+        .map(|t| unsafe { std::slice::from_raw_parts_mut(t.data_ptr() as *mut T, n) })
+        .collect();
+    let rslices: Vec<&[T]> = reads
+        .iter()
+        .map(|t| unsafe { std::slice::from_raw_parts(t.data_ptr() as *const T, n) })
+        .collect();
+    f(&mut wslices, &rslices);
+    for t in writes {
+        t.storage().bump_version();
+    }
+    Ok(())
+}

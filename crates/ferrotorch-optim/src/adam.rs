@@ -1,0 +1,278 @@
+//! `torch.optim.Adam` and `torch.optim.AdamW` (decoupled weight decay),
+//! with amsgrad and maximize.
+
+use crate::kernel::{fused, zeros_like, Kernel, Real};
+use crate::optimizer::{
+    check, flag, float, saved, saved_step, step_tensor, Algorithm, GroupOptions, Hyper, Optim,
+    ParamState,
+};
+use ferrotorch_core::{bail, Result, Tensor};
+use std::collections::BTreeMap;
+
+macro_rules! adam_options {
+    ($(#[$doc:meta])* $name:ident, weight_decay = $wd:expr) => {
+        $(#[$doc])*
+        #[derive(Clone, Debug, PartialEq)]
+        pub struct $name {
+            /// Learning rate (default 1e-3).
+            pub lr: f64,
+            /// Decay rates of the first and second moments (default (0.9, 0.999)).
+            pub betas: (f64, f64),
+            /// Added to the denominator (default 1e-8).
+            pub eps: f64,
+            /// Weight decay.
+            pub weight_decay: f64,
+            /// Use the running maximum of the second moment (default false).
+            pub amsgrad: bool,
+            /// Maximise the objective instead (default false).
+            pub maximize: bool,
+        }
+
+        impl Default for $name {
+            fn default() -> Self {
+                $name {
+                    lr: 1e-3,
+                    betas: (0.9, 0.999),
+                    eps: 1e-8,
+                    weight_decay: $wd,
+                    amsgrad: false,
+                    maximize: false,
+                }
+            }
+        }
+
+        impl GroupOptions for $name {
+            fn to_map(&self) -> BTreeMap<String, Hyper> {
+                [
+                    ("lr", Hyper::Float(self.lr)),
+                    ("betas", Hyper::Pair(self.betas.0, self.betas.1)),
+                    ("eps", Hyper::Float(self.eps)),
+                    ("weight_decay", Hyper::Float(self.weight_decay)),
+                    ("amsgrad", Hyper::Bool(self.amsgrad)),
+                    ("maximize", Hyper::Bool(self.maximize)),
+                ]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect()
+            }
+            fn from_map(m: &BTreeMap<String, Hyper>) -> Result<Self> {
+                let Some(Hyper::Pair(b1, b2)) = m.get("betas") else {
+                    bail!(Key, "param_groups: expected option 'betas' as a pair");
+                };
+                Ok($name {
+                    lr: float(m, "lr")?,
+                    betas: (*b1, *b2),
+                    eps: float(m, "eps")?,
+                    weight_decay: float(m, "weight_decay")?,
+                    amsgrad: flag(m, "amsgrad")?,
+                    maximize: flag(m, "maximize")?,
+                })
+            }
+            fn lr(&self) -> f64 {
+                self.lr
+            }
+            fn set_lr(&mut self, lr: f64) {
+                self.lr = lr
+            }
+            fn momentum(&self) -> Option<f64> {
+                Some(self.betas.0)
+            }
+            fn set_momentum(&mut self, m: f64) {
+                self.betas.0 = m
+            }
+        }
+
+        impl $name {
+            fn validate(&self) -> Result<()> {
+                check(self.lr >= 0.0, "learning rate", self.lr)?;
+                check(self.eps >= 0.0, "epsilon value", self.eps)?;
+                check((0.0..1.0).contains(&self.betas.0), "beta parameter at index 0", self.betas.0)?;
+                check((0.0..1.0).contains(&self.betas.1), "beta parameter at index 1", self.betas.1)?;
+                check(self.weight_decay >= 0.0, "weight_decay value", self.weight_decay)
+            }
+
+            fn hyper(&self, decoupled: bool) -> AdamHyper {
+                AdamHyper {
+                    lr: self.lr,
+                    betas: self.betas,
+                    eps: self.eps,
+                    weight_decay: self.weight_decay,
+                    amsgrad: self.amsgrad,
+                    maximize: self.maximize,
+                    decoupled,
+                }
+            }
+        }
+    };
+}
+
+adam_options!(
+    /// Options of [`Adam`], with PyTorch's defaults (weight_decay 0).
+    AdamOptions,
+    weight_decay = 0.0
+);
+adam_options!(
+    /// Options of [`AdamW`], with PyTorch's defaults (weight_decay 1e-2).
+    AdamWOptions,
+    weight_decay = 1e-2
+);
+
+/// Adam's per-parameter state (`step`, `exp_avg`, `exp_avg_sq`,
+/// `max_exp_avg_sq` with amsgrad).
+pub struct AdamState {
+    /// Steps taken.
+    pub step: f64,
+    /// First moment.
+    pub exp_avg: Tensor,
+    /// Second moment.
+    pub exp_avg_sq: Tensor,
+    /// Running maximum of the second moment (amsgrad).
+    pub max_exp_avg_sq: Option<Tensor>,
+}
+
+impl ParamState for AdamState {
+    fn to_map(&self) -> Result<BTreeMap<String, Tensor>> {
+        let mut m = BTreeMap::new();
+        m.insert("step".to_string(), step_tensor(self.step)?);
+        m.insert("exp_avg".to_string(), self.exp_avg.clone());
+        m.insert("exp_avg_sq".to_string(), self.exp_avg_sq.clone());
+        if let Some(v) = &self.max_exp_avg_sq {
+            m.insert("max_exp_avg_sq".to_string(), v.clone());
+        }
+        Ok(m)
+    }
+    fn from_map(m: &BTreeMap<String, Tensor>, param: &Tensor) -> Result<Self> {
+        Ok(AdamState {
+            step: saved_step(m)?,
+            exp_avg: saved(m, "exp_avg", param)?,
+            exp_avg_sq: saved(m, "exp_avg_sq", param)?,
+            max_exp_avg_sq: match m.contains_key("max_exp_avg_sq") {
+                true => Some(saved(m, "max_exp_avg_sq", param)?),
+                false => None,
+            },
+        })
+    }
+}
+
+struct AdamHyper {
+    lr: f64,
+    betas: (f64, f64),
+    eps: f64,
+    weight_decay: f64,
+    amsgrad: bool,
+    maximize: bool,
+    decoupled: bool,
+}
+
+struct AdamKernel {
+    h: AdamHyper,
+    step_size: f64,
+    bias_correction2_sqrt: f64,
+}
+
+impl Kernel for AdamKernel {
+    fn run<T: Real>(&self, w: &mut [&mut [T]], g: &[T]) {
+        let h = &self.h;
+        let decay = T::of(1.0 - h.lr * h.weight_decay);
+        let wd = T::of(h.weight_decay);
+        let (b2, one_b2) = (T::of(h.betas.1), T::of(1.0 - h.betas.1));
+        let (bc2, eps, step) = (
+            T::of(self.bias_correction2_sqrt),
+            T::of(h.eps),
+            T::of(-self.step_size),
+        );
+        let [p, m, v, rest @ ..] = w else {
+            unreachable!("Adam kernel gets param, exp_avg, exp_avg_sq")
+        };
+        let mut vmax = rest.first_mut();
+        for i in 0..g.len() {
+            let mut d = if h.maximize { -g[i] } else { g[i] };
+            if h.weight_decay != 0.0 {
+                if h.decoupled {
+                    p[i] = p[i] * decay;
+                } else {
+                    d = d + wd * p[i];
+                }
+            }
+            m[i] = m[i].lerp(d, 1.0 - h.betas.0);
+            v[i] = v[i] * b2 + one_b2 * d * d;
+            let second = match vmax.as_deref_mut() {
+                Some(vm) => {
+                    vm[i] = vm[i].max(v[i]);
+                    vm[i]
+                }
+                None => v[i],
+            };
+            let denom = second.sqrt() / bc2 + eps;
+            p[i] = p[i] + step * m[i] / denom;
+        }
+    }
+}
+
+fn init(param: &Tensor, amsgrad: bool) -> Result<AdamState> {
+    Ok(AdamState {
+        step: 0.0,
+        exp_avg: zeros_like(param)?,
+        exp_avg_sq: zeros_like(param)?,
+        max_exp_avg_sq: amsgrad.then(|| zeros_like(param)).transpose()?,
+    })
+}
+
+fn update(op: &str, p: &Tensor, g: &Tensor, s: &mut AdamState, h: AdamHyper) -> Result<()> {
+    if h.amsgrad && s.max_exp_avg_sq.is_none() {
+        s.max_exp_avg_sq = Some(zeros_like(p)?);
+    }
+    s.step += 1.0;
+    let bias_correction1 = 1.0 - h.betas.0.powf(s.step);
+    let bias_correction2 = 1.0 - h.betas.1.powf(s.step);
+    let k = AdamKernel {
+        step_size: h.lr / bias_correction1,
+        bias_correction2_sqrt: bias_correction2.sqrt(),
+        h,
+    };
+    match (&s.max_exp_avg_sq, k.h.amsgrad) {
+        (Some(vm), true) => fused(op, &[p, &s.exp_avg, &s.exp_avg_sq, vm], g, &k),
+        _ => fused(op, &[p, &s.exp_avg, &s.exp_avg_sq], g, &k),
+    }
+}
+
+/// The Adam algorithm (see [`Adam`]).
+pub struct AdamAlgorithm;
+/// The AdamW algorithm (see [`AdamW`]).
+pub struct AdamWAlgorithm;
+
+/// `torch.optim.Adam`.
+pub type Adam = Optim<AdamAlgorithm>;
+/// `torch.optim.AdamW`: Adam with weight decay applied to the parameter
+/// (`p ← p·(1 − lr·wd)`) instead of the gradient.
+pub type AdamW = Optim<AdamWAlgorithm>;
+
+impl Algorithm for AdamAlgorithm {
+    type Options = AdamOptions;
+    type State = AdamState;
+    const NAME: &'static str = "Adam";
+    fn validate(o: &AdamOptions) -> Result<()> {
+        o.validate()
+    }
+    fn init_state(p: &Tensor, o: &AdamOptions) -> Result<AdamState> {
+        init(p, o.amsgrad)
+    }
+    fn update(p: &Tensor, g: &Tensor, s: &mut AdamState, o: &AdamOptions) -> Result<()> {
+        update("Adam.step", p, g, s, o.hyper(false))
+    }
+}
+
+impl Algorithm for AdamWAlgorithm {
+    type Options = AdamWOptions;
+    type State = AdamState;
+    const NAME: &'static str = "AdamW";
+    fn validate(o: &AdamWOptions) -> Result<()> {
+        o.validate()
+    }
+    fn init_state(p: &Tensor, o: &AdamWOptions) -> Result<AdamState> {
+        init(p, o.amsgrad)
+    }
+    fn update(p: &Tensor, g: &Tensor, s: &mut AdamState, o: &AdamWOptions) -> Result<()> {
+        update("AdamW.step", p, g, s, o.hyper(true))
+    }
+}

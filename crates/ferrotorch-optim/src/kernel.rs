@@ -1,0 +1,113 @@
+//! Fused elementwise optimizer updates: one pass over a parameter, its
+//! gradient and its state, with PyTorch's per-element arithmetic (scalars
+//! rounded to the parameter's dtype, PyTorch's operation order), instead of
+//! one tensor op per term. See Note [Fused slice access] in the core.
+
+use ferrotorch_core::tensor::access::zip_slices_mut;
+use ferrotorch_core::{bail, DType, Result, Tensor};
+use std::ops::{Add, Div, Mul, Neg, Sub};
+
+/// The float types a kernel runs in.
+pub(crate) trait Real:
+    ferrotorch_core::dtype::Element
+    + Add<Output = Self>
+    + Sub<Output = Self>
+    + Mul<Output = Self>
+    + Div<Output = Self>
+    + Neg<Output = Self>
+{
+    /// A Python float scalar as PyTorch rounds it for this dtype.
+    fn of(v: f64) -> Self;
+    fn sqrt(self) -> Self;
+    fn max(self, other: Self) -> Self;
+    /// `torch.lerp(self, end, weight)` with PyTorch's two-sided formula.
+    #[inline]
+    fn lerp(self, end: Self, weight: f64) -> Self {
+        let w = Self::of(weight);
+        if weight.abs() < 0.5 {
+            self + w * (end - self)
+        } else {
+            end - (end - self) * Self::of(1.0 - weight)
+        }
+    }
+}
+
+impl Real for f32 {
+    #[inline]
+    fn of(v: f64) -> f32 {
+        v as f32
+    }
+    #[inline]
+    fn sqrt(self) -> f32 {
+        f32::sqrt(self)
+    }
+    #[inline]
+    fn max(self, other: f32) -> f32 {
+        if self.is_nan() || self > other {
+            self
+        } else {
+            other
+        }
+    }
+}
+
+impl Real for f64 {
+    #[inline]
+    fn of(v: f64) -> f64 {
+        v
+    }
+    #[inline]
+    fn sqrt(self) -> f64 {
+        f64::sqrt(self)
+    }
+    #[inline]
+    fn max(self, other: f64) -> f64 {
+        if self.is_nan() || self > other {
+            self
+        } else {
+            other
+        }
+    }
+}
+
+/// An update over `[param, state...]` (written) from `grad` (read).
+pub(crate) trait Kernel {
+    fn run<T: Real>(&self, writes: &mut [&mut [T]], grad: &[T]);
+}
+
+/// Run `kernel` in the parameter's dtype; f16/bf16 go through float32
+/// copies (PyTorch's CPU kernels compute halves in float too).
+pub(crate) fn fused(
+    op: &str,
+    writes: &[&Tensor],
+    grad: &Tensor,
+    kernel: &impl Kernel,
+) -> Result<()> {
+    match writes[0].dtype() {
+        DType::F32 => zip_slices_mut::<f32>(op, writes, &[grad], |w, r| kernel.run(w, r[0])),
+        DType::F64 => zip_slices_mut::<f64>(op, writes, &[grad], |w, r| kernel.run(w, r[0])),
+        DType::F16 | DType::BF16 => {
+            let wide: Vec<Tensor> = writes
+                .iter()
+                .map(|t| t.to_dtype(DType::F32)?.contiguous()?.deep_clone())
+                .collect::<Result<_>>()?;
+            let g = grad.to_dtype(DType::F32)?.contiguous()?;
+            let refs: Vec<&Tensor> = wide.iter().collect();
+            zip_slices_mut::<f32>(op, &refs, &[&g], |w, r| kernel.run(w, r[0]))?;
+            for (dst, src) in writes.iter().zip(&wide) {
+                dst.copy_(src)?;
+            }
+            Ok(())
+        }
+        d => bail!(
+            Runtime,
+            "{op}: parameters must be floating point, but got {}",
+            d.name_title()
+        ),
+    }
+}
+
+/// A zero state tensor shaped, typed and laid out like `param`.
+pub(crate) fn zeros_like(param: &Tensor) -> Result<Tensor> {
+    Tensor::zeros(param.shape(), param.dtype())
+}
