@@ -61,8 +61,11 @@ pub mod nn {
 /// `torch.optim`: SGD, Adam, AdamW, RMSprop, Adagrad and `lr_scheduler`.
 pub use ferrotorch_optim as optim;
 
-/// `torch.utils`: activation checkpointing.
+/// `torch.utils`: data loading and activation checkpointing.
 pub mod utils {
+    /// `torch.utils.data`: datasets, samplers, `DataLoader`.
+    pub use ferrotorch_data as data;
+
     /// `torch.utils.checkpoint`.
     pub mod checkpoint {
         pub use ferrotorch_core::autograd::checkpoint::checkpoint;

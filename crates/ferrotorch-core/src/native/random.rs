@@ -401,6 +401,50 @@ impl Tensor {
         let w = rows2.to_vec_f64()?;
         let mut out = Vec::with_capacity(m * num_samples);
         let mut g = gen(generator).0.lock();
+        if !replacement || num_samples == 1 {
+            // PyTorch's Gumbel trick: the top `num_samples` of p / q with
+            // q ~ Exp(1) (one draw per weight, row-major, from 53-bit
+            // uniforms), which samples without replacement.
+            let single = self.dtype() != DType::F64;
+            let q: Vec<f64> = (0..m * k)
+                .map(|_| {
+                    let e = -(-g.uniform(DType::F64)).ln_1p();
+                    if single {
+                        e as f32 as f64
+                    } else {
+                        e
+                    }
+                })
+                .collect();
+            for r in 0..m {
+                let row = &w[r * k..(r + 1) * k];
+                crate::ensure!(
+                    row.iter().all(|&x| x >= 0.0 && x.is_finite()),
+                    Runtime,
+                    "probability tensor contains either `inf`, `nan` or element < 0"
+                );
+                crate::ensure!(
+                    row.iter().filter(|&&x| x > 0.0).count() >= num_samples,
+                    Runtime,
+                    "invalid multinomial distribution (with replacement=False, not enough non-negative category to sample)"
+                );
+                let mut keyed: Vec<(f64, usize)> = row
+                    .iter()
+                    .zip(&q[r * k..(r + 1) * k])
+                    .enumerate()
+                    .map(|(j, (&p, &e))| (p / e, j))
+                    .collect();
+                keyed.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+                out.extend(keyed[..num_samples].iter().map(|&(_, j)| j as i64));
+            }
+            drop(g);
+            let t = Tensor::from_vec(out, &[m, num_samples])?;
+            return if self.dim() == 1 {
+                t.squeeze_dims(&[0])
+            } else {
+                Ok(t)
+            };
+        }
         for r in 0..m {
             let mut row: Vec<f64> = w[r * k..(r + 1) * k].to_vec();
             crate::ensure!(
