@@ -143,8 +143,7 @@ impl<D: Dataset + 'static, B: Send + 'static> DataLoader<D, B> {
     pub fn iter(&mut self) -> Result<BatchIter<D, B>> {
         // PyTorch draws a base seed for its workers first; keep the stream.
         let _base_seed = draw_seed(self.generator.as_ref());
-        let jobs: Jobs =
-            self.batches.batches()?.into_iter().enumerate().collect();
+        let jobs: Jobs = self.batches.batches()?.into_iter().enumerate().collect();
         let total = jobs.len();
         let (dataset, collate) = (self.dataset.clone(), self.collate.clone());
         if self.options.num_workers == 0 {

@@ -1,0 +1,123 @@
+//! The models of the randomized-prior-functions example (shared with the
+//! W6 benchmark, which includes this file).
+
+use ferrotorch as torch;
+use torch::nn::{self, functional as F, init, Forward, Module};
+use torch::optim::{Adam, AdamOptions, Optimizer};
+use torch::{Result, Tensor};
+
+/// The post's MLP: 1-20-20-1, SELU, Glorot-uniform weights.
+#[derive(Module)]
+pub struct Mlp {
+    l1: nn::Linear,
+    l2: nn::Linear,
+    l3: nn::Linear,
+}
+
+impl Mlp {
+    /// Linear layers with PyTorch's init, then xavier_uniform_ weights.
+    pub fn new() -> Result<Mlp> {
+        let m = Mlp {
+            l1: nn::Linear::new(1, 20, true)?,
+            l2: nn::Linear::new(20, 20, true)?,
+            l3: nn::Linear::new(20, 1, true)?,
+        };
+        for l in [&m.l1, &m.l2, &m.l3] {
+            init::xavier_uniform_(&l.weight.tensor(), 1.0, None)?;
+        }
+        Ok(m)
+    }
+}
+
+impl Forward for Mlp {
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        let x = F::selu(&self.l1.call(x)?)?;
+        let x = F::selu(&self.l2.call(&x)?)?;
+        self.l3.call(&x)
+    }
+}
+
+/// The fixed prior `sin(3x)`.
+#[derive(Module)]
+pub struct SinPrior;
+
+impl Forward for SinPrior {
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        x.mul(3.0)?.sin()
+    }
+}
+
+/// `f(x) + scale · p(x)`, the prior evaluated without gradients.
+#[derive(Module)]
+pub struct ModelWithPrior {
+    /// The trained network.
+    pub base_model: Mlp,
+    /// The fixed prior.
+    pub prior_model: Box<dyn Forward>,
+    /// Its weight.
+    pub prior_scale: f64,
+}
+
+impl Forward for ModelWithPrior {
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        let prior = {
+            let _g = torch::no_grad();
+            self.prior_model.call(x)?.detach()
+        };
+        self.base_model.call(x)?.add(&prior.mul(self.prior_scale)?)
+    }
+}
+
+/// The post's training loop: Adam (lr 0.05) on the MSE, full batch.
+pub fn train(model: &ModelWithPrior, x: &Tensor, y: &Tensor, epochs: usize) -> Result<()> {
+    let opts = AdamOptions {
+        lr: 0.05,
+        ..Default::default()
+    };
+    let mut optimizer = Adam::new(model.parameters(), opts)?;
+    for _ in 0..epochs {
+        model.train(true);
+        let loss = F::mse_loss(&model.call(x)?, y, F::Reduction::Mean)?;
+        optimizer.zero_grad();
+        loss.backward()?;
+        optimizer.step()?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn training_fits_the_data_and_leaves_the_prior_alone() -> Result<()> {
+        torch::manual_seed(1);
+        let x = torch::linspace(-1.0, 1.0, 50, ())?.unsqueeze(1)?;
+        let y = x.mul(3.0)?.sin()?;
+        let model = ModelWithPrior {
+            base_model: Mlp::new()?,
+            prior_model: Box::new(Mlp::new()?),
+            prior_scale: 1.0,
+        };
+        let prior_before = model.prior_model.call(&x)?.to_vec::<f32>()?;
+        let mse = |m: &ModelWithPrior| -> Result<f64> {
+            F::mse_loss(&m.call(&x)?, &y, F::Reduction::Mean)?.item_f64()
+        };
+        let before = mse(&model)?;
+        train(&model, &x, &y, 300)?;
+        let after = mse(&model)?;
+        assert!(
+            after < 0.02 && after < before / 20.0,
+            "mse {before} -> {after}"
+        );
+        assert_eq!(model.prior_model.call(&x)?.to_vec::<f32>()?, prior_before);
+        // The prior's parameters are registered but never get gradients.
+        assert_eq!(model.parameters().len(), 12);
+        assert!(model
+            .prior_model
+            .parameters()
+            .iter()
+            .all(|p| p.grad().is_none()));
+        Ok(())
+    }
+}
