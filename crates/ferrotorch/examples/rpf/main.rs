@@ -221,3 +221,43 @@ fn main() -> Result<()> {
     );
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::model::*;
+    use ferrotorch as torch;
+    use torch::nn::{functional as F, Forward, Module};
+    use torch::Result;
+
+    #[test]
+    fn training_fits_the_data_and_leaves_the_prior_alone() -> Result<()> {
+        torch::manual_seed(1);
+        let x = torch::linspace(-1.0, 1.0, 50, ())?.unsqueeze(1)?;
+        let y = x.mul(3.0)?.sin()?;
+        let model = ModelWithPrior {
+            base_model: Mlp::new()?,
+            prior_model: Box::new(Mlp::new()?),
+            prior_scale: 1.0,
+        };
+        let prior_before = model.prior_model.call(&x)?.to_vec::<f32>()?;
+        let mse = |m: &ModelWithPrior| -> Result<f64> {
+            F::mse_loss(&m.call(&x)?, &y, F::Reduction::Mean)?.item_f64()
+        };
+        let before = mse(&model)?;
+        train(&model, &x, &y, 300)?;
+        let after = mse(&model)?;
+        assert!(
+            after < 0.02 && after < before / 20.0,
+            "mse {before} -> {after}"
+        );
+        assert_eq!(model.prior_model.call(&x)?.to_vec::<f32>()?, prior_before);
+        // The prior's parameters are registered but never get gradients.
+        assert_eq!(model.parameters().len(), 12);
+        assert!(model
+            .prior_model
+            .parameters()
+            .iter()
+            .all(|p| p.grad().is_none()));
+        Ok(())
+    }
+}

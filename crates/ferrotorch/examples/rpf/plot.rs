@@ -58,9 +58,9 @@ impl Plot {
     fn blend(&mut self, c: i64, r: i64, color: Rgb, alpha: f64) {
         if c >= 0 && r >= 0 && (c as usize) < self.w && (r as usize) < self.h {
             let i = (r as usize * self.w + c as usize) * 3;
-            for k in 0..3 {
-                let old = self.px[i + k] as f64;
-                self.px[i + k] = (old + (color[k] as f64 - old) * alpha).round() as u8;
+            for (dst, &c) in self.px[i..i + 3].iter_mut().zip(&color) {
+                let old = *dst as f64;
+                *dst = (old + (c as f64 - old) * alpha).round() as u8;
             }
         }
     }
