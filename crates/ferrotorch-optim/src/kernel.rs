@@ -71,8 +71,31 @@ impl Real for f64 {
 }
 
 /// An update over `[param, state...]` (written) from `grad` (read).
-pub(crate) trait Kernel {
+pub(crate) trait Kernel: Sync {
     fn run<T: Real>(&self, writes: &mut [&mut [T]], grad: &[T]);
+}
+
+/// Run `kernel` over disjoint chunks on the intra-op threads when the
+/// parameter is large enough to pay for it.
+fn run_chunked<T: Real>(kernel: &impl Kernel, w: &mut [&mut [T]], g: &[T]) {
+    const GRAIN: usize = 1 << 14;
+    let n = g.len();
+    if n < 2 * GRAIN || ferrotorch_kernels::parallel::get_num_threads() < 2 {
+        return kernel.run(w, g);
+    }
+    let ptrs: Vec<usize> = w.iter_mut().map(|s| s.as_mut_ptr() as usize).collect();
+    ferrotorch_kernels::parallel::parallel_for(n, GRAIN, |range| {
+        // SAFETY: every slice holds `n` elements and parallel_for hands out
+        // disjoint ranges within 0..n, so the sub-slices of different tasks
+        // never overlap; the caller's exclusive borrow of `w` outlives this call.
+        let mut subs: Vec<&mut [T]> = ptrs
+            .iter()
+            .map(|&p| unsafe {
+                std::slice::from_raw_parts_mut((p as *mut T).add(range.start), range.len())
+            })
+            .collect();
+        kernel.run(&mut subs, &g[range]);
+    });
 }
 
 /// Run `kernel` in the parameter's dtype; f16/bf16 go through float32
@@ -84,8 +107,12 @@ pub(crate) fn fused(
     kernel: &impl Kernel,
 ) -> Result<()> {
     match writes[0].dtype() {
-        DType::F32 => zip_slices_mut::<f32>(op, writes, &[grad], |w, r| kernel.run(w, r[0])),
-        DType::F64 => zip_slices_mut::<f64>(op, writes, &[grad], |w, r| kernel.run(w, r[0])),
+        DType::F32 => {
+            zip_slices_mut::<f32>(op, writes, &[grad], |w, r| run_chunked(kernel, w, r[0]))
+        }
+        DType::F64 => {
+            zip_slices_mut::<f64>(op, writes, &[grad], |w, r| run_chunked(kernel, w, r[0]))
+        }
         DType::F16 | DType::BF16 => {
             let wide: Vec<Tensor> = writes
                 .iter()
@@ -93,7 +120,7 @@ pub(crate) fn fused(
                 .collect::<Result<_>>()?;
             let g = grad.to_dtype(DType::F32)?.contiguous()?;
             let refs: Vec<&Tensor> = wide.iter().collect();
-            zip_slices_mut::<f32>(op, &refs, &[&g], |w, r| kernel.run(w, r[0]))?;
+            zip_slices_mut::<f32>(op, &refs, &[&g], |w, r| run_chunked(kernel, w, r[0]))?;
             for (dst, src) in writes.iter().zip(&wide) {
                 dst.copy_(src)?;
             }

@@ -119,20 +119,28 @@ impl Kernel for SgdKernel<'_> {
             T::of(-o.lr),
         );
         let (p, rest) = w.split_first_mut().expect("param slice");
-        for i in 0..g.len() {
-            let mut d = if o.maximize { -g[i] } else { g[i] };
+        let direction = |g: T, p: T| {
+            let d = if o.maximize { -g } else { g };
             if o.weight_decay != 0.0 {
-                d = d + wd * p[i];
+                d + wd * p
+            } else {
+                d
             }
-            if let Some(buf) = rest.first_mut() {
-                buf[i] = if self.first {
-                    d
-                } else {
-                    buf[i] * mom + damp * d
-                };
-                d = if o.nesterov { d + mom * buf[i] } else { buf[i] };
+        };
+        match rest.first_mut() {
+            None => {
+                for (p, &g) in p.iter_mut().zip(g) {
+                    *p = *p + lr * direction(g, *p);
+                }
             }
-            p[i] = p[i] + lr * d;
+            Some(buf) => {
+                for ((p, b), &g) in p.iter_mut().zip(buf.iter_mut()).zip(g) {
+                    let d = direction(g, *p);
+                    *b = if self.first { d } else { *b * mom + damp * d };
+                    let step = if o.nesterov { d + mom * *b } else { *b };
+                    *p = *p + lr * step;
+                }
+            }
         }
     }
 }

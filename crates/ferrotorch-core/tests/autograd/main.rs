@@ -193,6 +193,12 @@ fn reductions_linalg_and_views() {
             vec![input(&[2, 3], -1.0, 1.0, 14), input(&[3, 4], -1.0, 1.0, 15)],
         ),
         (
+            // transposed-contiguous operands take the same-layout gradient path
+            "mm_transposed_operands",
+            |x| Ok(vec![x[0].t()?.matmul(&x[1].t()?)?]),
+            vec![input(&[3, 2], -1.0, 1.0, 14), input(&[4, 3], -1.0, 1.0, 15)],
+        ),
+        (
             "matmul_batched_broadcast",
             |x| Ok(vec![x[0].matmul(&x[1])?]),
             vec![

@@ -45,7 +45,23 @@ pub(crate) fn matmul(name: &'static str, a: &Tensor, b: &Tensor, y: Tensor) -> R
                     g = g.unsqueeze(-1)?;
                 }
             }
+            // Note [Gradient layout]: a 2-D operand that is a transposed
+            // contiguous matrix (`weight.t()` in a linear layer) gets its
+            // gradient in the same transposed layout, computed as
+            // (gᵀ·a)ᵀ, so the transpose's own backward hands a contiguous
+            // gradient to the parameter — no copy, as PyTorch's AccumulateGrad
+            // layout contract would otherwise force.
+            let transposed = |t: &Tensor| {
+                t.dim() == 2
+                    && t.shape()[0] > 1
+                    && t.shape()[1] > 1
+                    && t.stride() == [1, t.shape()[0]]
+            };
+            let plain = g.dim() == 2 && a.dim() == 2 && b.dim() == 2;
             let ga = want(c, 0, || {
+                if plain && transposed(&a) {
+                    return mt(&b.matmul(&mt(&g)?)?);
+                }
                 let r = g.matmul(&mt(&b)?)?;
                 if da == 1 {
                     r.sum_to_1d_lhs()
@@ -54,6 +70,9 @@ pub(crate) fn matmul(name: &'static str, a: &Tensor, b: &Tensor, y: Tensor) -> R
                 }
             })?;
             let gb = want(c, 1, || {
+                if plain && transposed(&b) {
+                    return mt(&mt(&g)?.matmul(&a)?);
+                }
                 let r = mt(&a)?.matmul(&g)?;
                 if db == 1 {
                     r.squeeze_dims(&[-1])
