@@ -74,6 +74,7 @@ fn unary_derivatives_match_finite_differences() {
         ("relu", |x| Ok(vec![x[0].relu()?]), x()),
         ("silu", |x| Ok(vec![x[0].silu()?]), x()),
         ("gelu", |x| Ok(vec![x[0].gelu("none")?]), x()),
+        ("elu", |x| Ok(vec![x[0].elu(1.3, 1.05, 0.7)?]), x()),
         ("gelu_tanh", |x| Ok(vec![x[0].gelu("tanh")?]), x()),
         (
             "clamp",

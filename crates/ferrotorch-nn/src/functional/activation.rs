@@ -21,20 +21,14 @@ pub fn leaky_relu(input: &Tensor, negative_slope: f64) -> Result<Tensor> {
 
 /// `x` for `x > 0`, `alpha (eˣ - 1)` otherwise (default alpha 1).
 pub fn elu(input: &Tensor, alpha: f64) -> Result<Tensor> {
-    // exp of the clamped input: the unused branch never overflows, so its
-    // (masked) gradient stays finite
-    where_(
-        &input.gt(0.0)?,
-        input,
-        &input.clamp_max(0.0)?.expm1()?.mul(alpha)?,
-    )
+    input.elu(alpha, 1.0, 1.0)
 }
 
 /// `scale · elu(x, alpha)` with the self-normalising constants.
 pub fn selu(input: &Tensor) -> Result<Tensor> {
     const ALPHA: f64 = 1.673_263_242_354_377_3;
     const SCALE: f64 = 1.050_700_987_355_480_5;
-    elu(input, ALPHA)?.mul(SCALE)
+    input.elu(ALPHA, SCALE, 1.0)
 }
 
 /// `max(0, x) + min(0, alpha (e^(x/alpha) - 1))` (default alpha 1).
@@ -44,11 +38,7 @@ pub fn celu(input: &Tensor, alpha: f64) -> Result<Tensor> {
         Runtime,
         "ZeroDivisionError: alpha cannot be 0 for CELU"
     );
-    where_(
-        &input.gt(0.0)?,
-        input,
-        &input.clamp_max(0.0)?.div(alpha)?.expm1()?.mul(alpha)?,
-    )
+    input.elu(alpha, 1.0, 1.0 / alpha)
 }
 
 /// Gaussian error linear unit; `approximate` is `"none"` or `"tanh"`.

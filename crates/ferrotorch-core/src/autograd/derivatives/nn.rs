@@ -42,6 +42,34 @@ pub(crate) fn log_softmax(x: &Tensor, d: i64, y: Tensor) -> Result<Tensor> {
 }
 
 /// `gelu(approximate)`.
+pub(crate) fn elu(
+    x: &Tensor,
+    alpha: f64,
+    scale: f64,
+    input_scale: f64,
+    y: Tensor,
+) -> Result<Tensor> {
+    if !needs_grad(&[x]) {
+        return Ok(y);
+    }
+    record1(
+        "EluBackward0",
+        &[x],
+        y,
+        vec![Save::Tensor(x)],
+        move |c: &Ctx| {
+            // scale for x > 0, else scale·alpha·input_scale·exp(input_scale·x)
+            let x = c.saved(0);
+            let neg = x
+                .mul(input_scale)?
+                .exp()?
+                .mul(scale * alpha * input_scale)?;
+            let d = crate::native::where_(&x.gt(0.0)?, scale, &neg)?;
+            Ok(vec![Some(c.grad().mul(&d)?)])
+        },
+    )
+}
+
 pub(crate) fn gelu(x: &Tensor, tanh: bool, y: Tensor) -> Result<Tensor> {
     if !needs_grad(&[x]) {
         return Ok(y);

@@ -1,5 +1,5 @@
 //! Pointwise activations with fast f32 kernels: `relu`, `gelu` (exact and
-//! tanh), `silu`. Floating dtypes only, as in PyTorch (`relu` also takes
+//! tanh), `elu` (and so selu/celu), `silu`. Floating dtypes only, as in PyTorch (`relu` also takes
 //! integers).
 
 use super::super::unary::unary_float;
@@ -73,6 +73,35 @@ impl Tensor {
         }
     }
 
+    /// ELU with PyTorch's full parameters (`torch.ops.aten.elu(self, alpha,
+    /// scale, input_scale)`): `scale·x` for `x > 0`, else
+    /// `scale·alpha·(exp(input_scale·x) − 1)`. `F.elu`, `F.selu` and
+    /// `F.celu` are this one op, as in PyTorch.
+    pub fn elu(&self, alpha: f64, scale: f64, input_scale: f64) -> Result<Tensor> {
+        float_only("elu", self)?;
+        let y = crate::autograd::raw(&[self], || {
+            let (a, s, i) = (alpha as f32, scale as f32, input_scale as f32);
+            unary_float(
+                self,
+                move |x: f32| {
+                    if x > 0.0 {
+                        s * x
+                    } else {
+                        s * a * km::expm1(x * i)
+                    }
+                },
+                move |x: f64| {
+                    if x > 0.0 {
+                        scale * x
+                    } else {
+                        scale * alpha * (x * input_scale).exp_m1()
+                    }
+                },
+            )
+        })?;
+        crate::autograd::derivatives::nn::elu(self, alpha, scale, input_scale, y)
+    }
+
     /// SiLU / swish: `x * sigmoid(x)`.
     pub fn silu(&self) -> Result<Tensor> {
         float_only("silu", self)?;
@@ -94,6 +123,18 @@ pub(crate) fn register(r: &mut Registry) {
     r.def(
         "gelu(Tensor self, *, str approximate='none') -> Tensor",
         |a| Ok(a.tensor(0)?.gelu(&a.str(1)?)?.into()),
+    );
+    r.def(
+        "elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor",
+        |a| {
+            let t = a.tensor(0)?;
+            Ok(t.elu(
+                a.scalar(1)?.to_f64(),
+                a.scalar(2)?.to_f64(),
+                a.scalar(3)?.to_f64(),
+            )?
+            .into())
+        },
     );
     r.def("silu(Tensor self) -> Tensor", |a| {
         Ok(a.tensor(0)?.silu()?.into())
