@@ -4,7 +4,8 @@ and print the side-by-side table that goes into BENCHMARKS.md.
 
     python3 bench/compare.py [--torch-python PATH] [--skip-rust] [--skip-torch]
 
-The Rust side is `cargo bench -p ferrotorch --bench workloads` (divan, median
+The Rust side is `cargo bench -p ferrotorch --bench workloads` and
+`--bench training` (divan, median
 of its samples); the PyTorch side is ../shared/bench/torch_workloads.py
 (median of 5) plus bench/torch_autograd.py for the autograd chain, run with a Python that has torch (default: $TORCH_PYTHON or
 `python3`). Both use 2 threads. These machines are noisy: compare ratios
@@ -35,6 +36,9 @@ ROWS = [
     ("W5 a+b 1-element", "w5_tiny_add", "W5 tiny add (python eager)", "µs", lambda t: t * 1e6),
     ("W5 a+b 1-element, requires_grad", "w5_tiny_add_grad", "W5 tiny add requires_grad", "µs", lambda t: t * 1e6),
     ("backward of a 100-op chain, 1-element", "autograd_backward_chain_100", "autograd backward chain 100", "µs", lambda t: t * 1e6),
+    ("W6 RPF 50 members × 100 epochs", "w6_rpf_50x100", "W6 RPF 50x100 train", "ms", lambda t: t * 1e3),
+    ("W6 RPF, members on 2 threads", "w6_rpf_50x100_2threads", "W6 RPF 50x100 train", "ms", lambda t: t * 1e3),
+    ("W8 MLP 784-512-512-10 b128 SGD step", "w8_mlp_sgd_step", "W8 MLP 784-512-512-10 b128 step", "ms", lambda t: t * 1e3),
 ]
 
 UNITS = {"ns": 1e-9, "µs": 1e-6, "us": 1e-6, "ms": 1e-3, "s": 1.0}
@@ -71,35 +75,47 @@ def main():
     ap.add_argument("--torch-python", default=os.environ.get("TORCH_PYTHON", "python3"))
     ap.add_argument("--skip-rust", action="store_true")
     ap.add_argument("--skip-torch", action="store_true")
+    ap.add_argument("--only", choices=["workloads", "training"],
+                    help="run one of the two groups (W1-W5 and autograd, or W6/W8)")
     args = ap.parse_args()
 
     rust = {}
     if not args.skip_rust:
-        r = subprocess.run(["cargo", "bench", "-p", "ferrotorch", "--bench", "workloads"],
-                           cwd=ROOT, capture_output=True, text=True, check=True)
-        sys.stderr.write(r.stdout)
-        rust = parse_divan(r.stdout)
+        for bench in [b for b in ("workloads", "training") if args.only in (None, b)]:
+            r = subprocess.run(["cargo", "bench", "-p", "ferrotorch", "--bench", bench],
+                               cwd=ROOT, capture_output=True, text=True, check=True)
+            sys.stderr.write(r.stdout)
+            rust.update(parse_divan(r.stdout))
     torch = {}
     if not args.skip_torch:
         script = os.path.join(ROOT, "..", "shared", "bench", "torch_workloads.py")
-        r = subprocess.run([args.torch_python, script, "w1", "w2", "w3", "w4", "w5"],
+        names = {"workloads": ["w1", "w2", "w3", "w4", "w5"], "training": ["w6", "w8"]}
+        chosen = [w for g, ws in names.items() if args.only in (None, g) for w in ws]
+        r = subprocess.run([args.torch_python, script] + chosen,
                            capture_output=True, text=True, check=True)
         sys.stderr.write(r.stdout)
         torch = parse_torch(r.stdout)
-        r = subprocess.run([args.torch_python, os.path.join(ROOT, "bench", "torch_autograd.py")],
-                           capture_output=True, text=True, check=True)
-        sys.stderr.write(r.stdout)
-        torch.update(parse_torch(r.stdout))
+        if args.only != "training":
+            r = subprocess.run([args.torch_python, os.path.join(ROOT, "bench", "torch_autograd.py")],
+                               capture_output=True, text=True, check=True)
+            sys.stderr.write(r.stdout)
+            torch.update(parse_torch(r.stdout))
 
     print("| workload | unit | ferrotorch | PyTorch | ferrotorch / PyTorch |")
     print("|---|---|---|---|---|")
     for label, rkey, tkey, unit, conv in ROWS:
+        if rkey not in rust and tkey not in torch:
+            continue
         ours = conv(rust[rkey]) if rkey in rust else None
         theirs = torch.get(tkey)
         if ours is not None and theirs:
             ratio = ours / theirs
             # for times (µs), smaller is better: report speed-up as theirs/ours
-            ratio_s = f"{theirs / ours:.2f}× faster" if unit == "µs" else f"{ratio:.2f}×"
+            if unit in ("µs", "ms"):
+                ratio_s = (f"{theirs / ours:.2f}× faster" if theirs >= ours
+                           else f"{ours / theirs:.2f}× slower")
+            else:
+                ratio_s = f"{ratio:.2f}×"
         else:
             ratio_s = "–"
         fmt = lambda v: "–" if v is None else (f"{v:.3f}" if v < 10 else f"{v:.1f}")
