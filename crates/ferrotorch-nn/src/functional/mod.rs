@@ -7,12 +7,14 @@
 mod activation;
 mod distance;
 mod dropout;
+mod layers;
 mod loss;
 
 pub use activation::*;
 pub use distance::*;
 pub use dropout::*;
 pub use ferrotorch_core::Tensor;
+pub use layers::*;
 pub use loss::*;
 
 /// How a loss reduces its per-element values (`reduction=`).

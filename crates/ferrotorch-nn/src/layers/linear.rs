@@ -1,5 +1,6 @@
 //! `nn.Linear`, `nn.Bilinear`, `nn.Identity`, `nn.Flatten`, `nn.Unflatten`.
 
+use super::fmt::py_bool;
 use crate::functional as F;
 use crate::init;
 use crate::{Forward, Module, ModuleState, Parameter};
@@ -215,14 +216,5 @@ impl Unflatten {
 impl Forward for Unflatten {
     fn forward(&self, input: &Tensor) -> Result<Tensor> {
         input.unflatten(self.dim, &self.sizes)
-    }
-}
-
-/// Python's spelling of a bool in reprs.
-pub(crate) fn py_bool(b: bool) -> &'static str {
-    if b {
-        "True"
-    } else {
-        "False"
     }
 }

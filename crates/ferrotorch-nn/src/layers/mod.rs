@@ -3,10 +3,20 @@
 
 mod activation;
 mod container;
+mod conv;
 mod dropout;
+mod embedding;
+mod fmt;
 mod linear;
+mod norm;
+mod pooling;
 
 pub use activation::*;
 pub use container::*;
+pub use conv::*;
 pub use dropout::*;
+pub use embedding::*;
+pub use fmt::Size2;
 pub use linear::*;
+pub use norm::*;
+pub use pooling::*;
