@@ -6,6 +6,7 @@ pub mod functional;
 pub mod init;
 mod layers;
 mod module;
+pub mod safetensors;
 pub mod utils;
 
 pub use layers::*;

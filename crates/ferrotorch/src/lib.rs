@@ -58,6 +58,9 @@ pub mod nn {
     pub use ferrotorch_nn::*;
 }
 
+/// Safetensors files (`safetensors.torch`): `save_file`, `load_file`.
+pub use ferrotorch_nn::safetensors;
+
 /// `torch.optim`: SGD, Adam, AdamW, RMSprop, Adagrad and `lr_scheduler`.
 pub use ferrotorch_optim as optim;
 

@@ -76,3 +76,55 @@ pub fn zip_slices_mut<T: Element>(
     }
     Ok(())
 }
+
+impl Tensor {
+    /// The elements in row-major order as little-endian bytes (what file
+    /// formats such as safetensors store).
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        let t = self.contiguous()?;
+        let n = t.numel() * t.element_size();
+        let _guard = lock_storages(&[t.storage()], &[]);
+        // SAFETY: `t` is contiguous, so its `n` bytes start at data_ptr and
+        // lie inside its storage; the read lock is held.
+        let bytes = unsafe { std::slice::from_raw_parts(t.data_ptr() as *const u8, n) };
+        Ok(little_endian(bytes.to_vec(), t.element_size()))
+    }
+
+    /// A tensor of `dtype` and `shape` from little-endian bytes. The length
+    /// must match exactly, and bool bytes must be 0 or 1.
+    pub fn from_bytes(bytes: &[u8], shape: &[usize], dtype: crate::DType) -> Result<Tensor> {
+        let numel = shape.iter().try_fold(1usize, |a, &s| a.checked_mul(s));
+        let need = numel.and_then(|n| n.checked_mul(dtype.size()));
+        crate::ensure!(
+            need == Some(bytes.len()),
+            Runtime,
+            "from_bytes: {} bytes cannot hold a {dtype} tensor of shape {shape:?}",
+            bytes.len()
+        );
+        crate::ensure!(
+            dtype != crate::DType::Bool || bytes.iter().all(|&b| b <= 1),
+            Runtime,
+            "from_bytes: a bool tensor's bytes must be 0 or 1"
+        );
+        let t = Tensor::empty(shape, dtype)?;
+        let data = little_endian(bytes.to_vec(), dtype.size());
+        {
+            let _guard = lock_storages(&[], &[t.storage()]);
+            // SAFETY: `t` is a fresh contiguous tensor of exactly
+            // `bytes.len()` bytes (checked above), locked for writing; every
+            // byte pattern is a valid value of its dtype except bools,
+            // checked above.
+            unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), t.data_ptr(), data.len()) };
+        }
+        Ok(t)
+    }
+}
+
+/// Convert between native and little-endian element order (a no-op on
+/// little-endian hosts).
+fn little_endian(mut bytes: Vec<u8>, size: usize) -> Vec<u8> {
+    if cfg!(target_endian = "big") && size > 1 {
+        bytes.chunks_mut(size).for_each(<[u8]>::reverse);
+    }
+    bytes
+}

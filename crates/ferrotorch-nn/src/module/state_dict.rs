@@ -74,6 +74,17 @@ impl StateDict {
     }
 }
 
+impl std::fmt::Debug for StateDict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_map()
+            .entries(
+                self.iter()
+                    .map(|(k, t)| (k, (t.dtype(), t.shape().to_vec()))),
+            )
+            .finish()
+    }
+}
+
 impl FromIterator<(String, Tensor)> for StateDict {
     fn from_iter<I: IntoIterator<Item = (String, Tensor)>>(iter: I) -> Self {
         let mut sd = StateDict::new();

@@ -1,0 +1,326 @@
+//! Safetensors files, compatible with `safetensors.torch`: `save_file` /
+//! `load_file` (and `save` / `load` on bytes) for state dicts.
+//!
+//! # Note [Safetensors]
+//! Layout: an 8-byte little-endian header length, a JSON header mapping
+//! each name to `{dtype, shape, data_offsets}` (plus an optional
+//! `__metadata__` map of strings), padded with spaces to a multiple of 8,
+//! then the tensors' bytes. We write exactly what the reference
+//! implementation writes — tensors ordered by dtype (widest first), then
+//! name — so a file saved here is byte-identical to `safetensors.torch`'s.
+//! Loading trusts nothing: the header length, JSON, every dtype, shape and
+//! offset are checked, offsets must tile the data exactly (no overlap, no
+//! gap, nothing past the end), and bool bytes must be 0 or 1. Saving writes
+//! a temporary file, syncs it and renames it over the target, so a failed
+//! save leaves the old file as it was.
+
+use crate::StateDict;
+use ferrotorch_core::{bail, ensure, DType, Error, ErrorKind, Result, Tensor};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::Path;
+
+const MAX_HEADER: u64 = 100_000_000;
+
+fn code(dtype: DType) -> Result<&'static str> {
+    Ok(match dtype {
+        DType::F64 => "F64",
+        DType::F32 => "F32",
+        DType::F16 => "F16",
+        DType::BF16 => "BF16",
+        DType::I64 => "I64",
+        DType::I32 => "I32",
+        DType::I16 => "I16",
+        DType::I8 => "I8",
+        DType::U8 => "U8",
+        DType::Bool => "BOOL",
+    })
+}
+
+fn parse_code(s: &str) -> Result<DType> {
+    Ok(match s {
+        "F64" => DType::F64,
+        "F32" => DType::F32,
+        "F16" => DType::F16,
+        "BF16" => DType::BF16,
+        "I64" => DType::I64,
+        "I32" => DType::I32,
+        "I16" => DType::I16,
+        "I8" => DType::I8,
+        "U8" => DType::U8,
+        "BOOL" => DType::Bool,
+        other => bail!(Runtime, "safetensors: unsupported dtype {other:?}"),
+    })
+}
+
+/// The reference implementation's dtype order (its enum order), widest
+/// kinds last; files list tensors in descending order of this.
+fn rank(dtype: DType) -> u8 {
+    match dtype {
+        DType::Bool => 0,
+        DType::U8 => 1,
+        DType::I8 => 2,
+        DType::I16 => 3,
+        DType::F16 => 4,
+        DType::BF16 => 5,
+        DType::I32 => 6,
+        DType::F32 => 7,
+        DType::F64 => 8,
+        DType::I64 => 9,
+    }
+}
+
+fn json_str(s: &str) -> String {
+    serde_json::to_string(s).expect("a string always serialises")
+}
+
+/// Serialise `tensors` (and optional string `metadata`) to safetensors bytes.
+pub fn save(tensors: &StateDict, metadata: Option<&BTreeMap<String, String>>) -> Result<Vec<u8>> {
+    let mut entries: Vec<(&String, &Tensor)> = tensors.iter().collect();
+    for (name, _) in &entries {
+        ensure!(
+            name.as_str() != "__metadata__",
+            Value,
+            "safetensors: the name \"__metadata__\" is reserved"
+        );
+    }
+    entries.sort_by(|(ln, lt), (rn, rt)| rank(rt.dtype()).cmp(&rank(lt.dtype())).then(ln.cmp(rn)));
+    let mut header = String::from("{");
+    if let Some(meta) = metadata {
+        let fields: Vec<String> = meta
+            .iter()
+            .map(|(k, v)| format!("{}:{}", json_str(k), json_str(v)))
+            .collect();
+        header += &format!("\"__metadata__\":{{{}}}", fields.join(","));
+    }
+    let mut data = Vec::new();
+    for (name, t) in &entries {
+        let bytes = t.to_bytes()?;
+        let (begin, end) = (data.len(), data.len() + bytes.len());
+        data.extend(bytes);
+        let shape: Vec<String> = t.shape().iter().map(usize::to_string).collect();
+        if header.len() > 1 {
+            header.push(',');
+        }
+        header += &format!(
+            "{}:{{\"dtype\":\"{}\",\"shape\":[{}],\"data_offsets\":[{begin},{end}]}}",
+            json_str(name),
+            code(t.dtype())?,
+            shape.join(",")
+        );
+    }
+    header.push('}');
+    while (8 + header.len()) % 8 != 0 {
+        header.push(' ');
+    }
+    let mut out = Vec::with_capacity(8 + header.len() + data.len());
+    out.extend((header.len() as u64).to_le_bytes());
+    out.extend(header.as_bytes());
+    out.extend(data);
+    Ok(out)
+}
+
+/// Save `tensors` to `path` atomically (`safetensors.torch.save_file`):
+/// a temporary file next to it is written, synced and renamed over it.
+pub fn save_file(
+    tensors: &StateDict,
+    path: impl AsRef<Path>,
+    metadata: Option<&BTreeMap<String, String>>,
+) -> Result<()> {
+    let path = path.as_ref();
+    let bytes = save(tensors, metadata)?;
+    let name = path
+        .file_name()
+        .ok_or_else(|| io_err(path, "is not a file path"))?;
+    let mut tmp_name = name.to_os_string();
+    tmp_name.push(format!(".tmp{}", std::process::id()));
+    let tmp = path.with_file_name(tmp_name);
+    let write = || -> std::io::Result<()> {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(&bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)?;
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            // Persist the rename itself; not every platform can open a directory.
+            if let Ok(d) = std::fs::File::open(dir) {
+                let _ = d.sync_all();
+            }
+        }
+        Ok(())
+    };
+    write().map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        io_err(path, &e.to_string())
+    })
+}
+
+fn io_err(path: &Path, msg: &str) -> Error {
+    Error::new(
+        ErrorKind::Io,
+        format!("safetensors: {}: {msg}", path.display()),
+    )
+}
+
+/// Read the tensors of a safetensors file (`safetensors.torch.load_file`),
+/// by name in sorted order.
+pub fn load_file(path: impl AsRef<Path>) -> Result<StateDict> {
+    let path = path.as_ref();
+    let bytes = std::fs::read(path).map_err(|e| io_err(path, &e.to_string()))?;
+    load(&bytes)
+}
+
+/// Parse safetensors bytes, validating everything (see Note [Safetensors]).
+pub fn load(bytes: &[u8]) -> Result<StateDict> {
+    Ok(parse(bytes)?.0)
+}
+
+/// The `__metadata__` map of safetensors bytes (empty when absent).
+pub fn metadata(bytes: &[u8]) -> Result<BTreeMap<String, String>> {
+    Ok(parse(bytes)?.1)
+}
+
+fn parse(bytes: &[u8]) -> Result<(StateDict, BTreeMap<String, String>)> {
+    ensure!(
+        bytes.len() >= 8,
+        Runtime,
+        "safetensors: {} bytes is too short for the 8-byte header length",
+        bytes.len()
+    );
+    let n = u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes"));
+    ensure!(
+        n <= MAX_HEADER && 8 + n <= bytes.len() as u64,
+        Runtime,
+        "safetensors: header of {n} bytes does not fit in a file of {} bytes",
+        bytes.len()
+    );
+    let header = &bytes[8..8 + n as usize];
+    let data = &bytes[8 + n as usize..];
+    let text = std::str::from_utf8(header)
+        .map_err(|_| Error::new(ErrorKind::Runtime, "safetensors: header is not UTF-8"))?;
+    ensure!(
+        text.starts_with('{'),
+        Runtime,
+        "safetensors: header is not a JSON object"
+    );
+    let json: Value = serde_json::from_str(text.trim_end()).map_err(|e| {
+        Error::new(
+            ErrorKind::Runtime,
+            format!("safetensors: invalid header JSON: {e}"),
+        )
+    })?;
+    let Value::Object(map) = json else {
+        bail!(Runtime, "safetensors: header is not a JSON object");
+    };
+    let mut meta = BTreeMap::new();
+    let mut specs = Vec::new();
+    for (name, v) in &map {
+        if name == "__metadata__" {
+            let Value::Object(m) = v else {
+                bail!(
+                    Runtime,
+                    "safetensors: __metadata__ must map strings to strings"
+                );
+            };
+            for (k, v) in m {
+                let Value::String(s) = v else {
+                    bail!(
+                        Runtime,
+                        "safetensors: __metadata__ must map strings to strings"
+                    );
+                };
+                meta.insert(k.clone(), s.clone());
+            }
+            continue;
+        }
+        specs.push(spec(name, v)?);
+    }
+    specs.sort_by_key(|s| (s.begin, s.end));
+    let mut expected = 0;
+    for s in &specs {
+        ensure!(
+            s.begin == expected,
+            Runtime,
+            "safetensors: tensor {:?} starts at byte {} but the previous data ends at {expected} (overlapping or missing data)",
+            s.name,
+            s.begin
+        );
+        expected = s.end;
+    }
+    ensure!(
+        expected == data.len(),
+        Runtime,
+        "safetensors: the tensors cover {expected} bytes but the data section has {}",
+        data.len()
+    );
+    let mut sd = StateDict::new();
+    specs.sort_by(|a, b| a.name.cmp(&b.name));
+    for s in specs {
+        let t = Tensor::from_bytes(&data[s.begin..s.end], &s.shape, s.dtype).map_err(|e| {
+            Error::new(
+                ErrorKind::Runtime,
+                format!("safetensors: tensor {:?}: {}", s.name, e.message()),
+            )
+        })?;
+        sd.insert(s.name, t);
+    }
+    Ok((sd, meta))
+}
+
+struct Spec {
+    name: String,
+    dtype: DType,
+    shape: Vec<usize>,
+    begin: usize,
+    end: usize,
+}
+
+fn spec(name: &str, v: &Value) -> Result<Spec> {
+    let bad = |what: &str| {
+        Error::new(
+            ErrorKind::Runtime,
+            format!("safetensors: tensor {name:?}: {what}"),
+        )
+    };
+    let dtype = parse_code(v["dtype"].as_str().ok_or_else(|| bad("missing dtype"))?)?;
+    let ints = |key: &str| -> Result<Vec<usize>> {
+        v[key]
+            .as_array()
+            .ok_or_else(|| bad(&format!("missing {key}")))?
+            .iter()
+            .map(|d| {
+                d.as_u64()
+                    .and_then(|d| usize::try_from(d).ok())
+                    .ok_or_else(|| bad(&format!("{key} must hold non-negative integers")))
+            })
+            .collect()
+    };
+    let shape = ints("shape")?;
+    let offsets = ints("data_offsets")?;
+    let [begin, end] = offsets[..] else {
+        return Err(bad("data_offsets must be [begin, end]"));
+    };
+    ensure!(
+        begin <= end,
+        Runtime,
+        "safetensors: tensor {name:?}: data_offsets [{begin}, {end}] run backwards"
+    );
+    let nbytes = shape
+        .iter()
+        .try_fold(dtype.size(), |a, &s| a.checked_mul(s))
+        .ok_or_else(|| bad("shape overflows"))?;
+    ensure!(
+        nbytes == end - begin,
+        Runtime,
+        "safetensors: tensor {name:?} of dtype {} and shape {shape:?} needs {nbytes} bytes but its data_offsets span {}",
+        code(dtype)?,
+        end - begin
+    );
+    Ok(Spec {
+        name: name.to_string(),
+        dtype,
+        shape,
+        begin,
+        end,
+    })
+}
