@@ -38,6 +38,8 @@ ROWS = [
     ("backward of a 100-op chain, 1-element", "autograd_backward_chain_100", "autograd backward chain 100", "µs", lambda t: t * 1e6),
     ("W6 RPF 50 members × 100 epochs", "w6_rpf_50x100", "W6 RPF 50x100 train", "ms", lambda t: t * 1e3),
     ("W6 RPF, members on 2 threads", "w6_rpf_50x100_2threads", "W6 RPF 50x100 train", "ms", lambda t: t * 1e3),
+    ("W7 ResNet-18 eval 224² b1", "w7_resnet18_eval/1", "W7 resnet18 b1 eager", "ms", lambda t: t * 1e3),
+    ("W7 ResNet-18 eval 224² b8", "w7_resnet18_eval/8", "W7 resnet18 b8 eager", "ms", lambda t: t * 1e3),
     ("W8 MLP 784-512-512-10 b128 SGD step", "w8_mlp_sgd_step", "W8 MLP 784-512-512-10 b128 step", "ms", lambda t: t * 1e3),
 ]
 
@@ -89,7 +91,7 @@ def main():
     torch = {}
     if not args.skip_torch:
         script = os.path.join(ROOT, "..", "shared", "bench", "torch_workloads.py")
-        names = {"workloads": ["w1", "w2", "w3", "w4", "w5"], "training": ["w6", "w8"]}
+        names = {"workloads": ["w1", "w2", "w3", "w4", "w5"], "training": ["w6", "w7", "w8"]}
         chosen = [w for g, ws in names.items() if args.only in (None, g) for w in ws]
         r = subprocess.run([args.torch_python, script] + chosen,
                            capture_output=True, text=True, check=True)

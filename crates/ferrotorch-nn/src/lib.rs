@@ -5,6 +5,7 @@
 pub mod functional;
 pub mod init;
 mod layers;
+pub mod models;
 mod module;
 pub mod safetensors;
 pub mod utils;

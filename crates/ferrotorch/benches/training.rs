@@ -3,6 +3,7 @@
 //! full batch, Adam) — and W8 — one SGD-momentum step of an
 //! MLP 784-512-512-10 at batch 128. W6 also runs with the members spread
 //! over 2 threads, which the workload allows (members are independent).
+//! W7 — ResNet-18 forward in eval mode at 224², batch 1 and 8.
 //!
 //! `cargo bench -p ferrotorch --bench training`
 
@@ -75,6 +76,16 @@ fn w6_rpf_50x100_2threads(b: Bencher) {
         })
     });
     torch::set_num_threads(2);
+}
+
+#[divan::bench(args = [1, 8], sample_count = 10)]
+fn w7_resnet18_eval(b: Bencher, batch: usize) {
+    torch::manual_seed(0);
+    let net = torch::models::resnet18(1000).unwrap();
+    net.eval();
+    let x = torch::randn(&[batch, 3, 224, 224], ()).unwrap();
+    let _g = torch::no_grad();
+    b.bench_local(|| net.call(&x).unwrap());
 }
 
 #[divan::bench(sample_count = 20, sample_size = 5)]

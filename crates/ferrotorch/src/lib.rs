@@ -58,6 +58,9 @@ pub mod nn {
     pub use ferrotorch_nn::*;
 }
 
+/// Reference models with torchvision's names (`models::resnet18`).
+pub use ferrotorch_nn::models;
+
 /// Safetensors files (`safetensors.torch`): `save_file`, `load_file`.
 pub use ferrotorch_nn::safetensors;
 

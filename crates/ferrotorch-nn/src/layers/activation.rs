@@ -32,8 +32,6 @@ macro_rules! plain_activation {
 }
 
 plain_activation! {
-    /// `nn.ReLU`.
-    ReLU => F::relu;
     /// `nn.ReLU6`.
     ReLU6 => F::relu6;
     /// `nn.SELU`.
@@ -54,6 +52,49 @@ plain_activation! {
     Tanh => F::tanh;
     /// `nn.LogSigmoid`.
     LogSigmoid => F::logsigmoid;
+}
+
+/// `nn.ReLU(inplace=False)`.
+#[derive(Module, Default)]
+#[module(crate = "crate", extra_repr = "describe")]
+pub struct ReLU {
+    inplace: bool,
+    state: ModuleState,
+}
+
+impl ReLU {
+    /// `nn.ReLU()`.
+    pub fn new() -> ReLU {
+        ReLU::default()
+    }
+
+    /// `nn.ReLU(inplace=True)`: overwrites its input (`clamp_(min=0)`),
+    /// which autograd checks like any in-place op.
+    pub fn inplace() -> ReLU {
+        ReLU {
+            inplace: true,
+            state: ModuleState::new(),
+        }
+    }
+
+    fn describe(&self) -> String {
+        if self.inplace {
+            "inplace=True".to_string()
+        } else {
+            String::new()
+        }
+    }
+}
+
+impl Forward for ReLU {
+    fn forward(&self, input: &Tensor) -> Result<Tensor> {
+        if self.inplace {
+            input.clamp_(Some(0.0), None::<f64>)?;
+            Ok(input.clone())
+        } else {
+            F::relu(input)
+        }
+    }
 }
 
 /// Activations with options: `Name { fields } => repr format, forward`.

@@ -211,3 +211,16 @@ impl Module for ModuleDict {
         self
     }
 }
+
+/// The containers are fields of derived modules like any other submodule.
+macro_rules! container_field {
+    ($($t:ty),*) => {$(
+        impl crate::ModuleField for $t {
+            fn visit_field<'a>(&'a self, name: &str, visitor: &mut dyn FnMut(&str, Entry<'a>)) {
+                visitor(name, Entry::Module(self));
+            }
+        }
+    )*};
+}
+
+container_field!(Sequential, ModuleList, ModuleDict);
