@@ -2,81 +2,29 @@
 //! decay, maximize.
 
 use crate::kernel::{fused, Kernel, Real};
-use crate::optimizer::{
-    check, flag, float, saved, saved_step, step_tensor, Algorithm, GroupOptions, Hyper, Optim,
-    ParamState,
-};
+use crate::optimizer::{check, saved, saved_step, step_tensor, Algorithm, Optim, ParamState};
+use crate::options::group_options;
 use ferrotorch_core::{Result, Tensor};
 use std::collections::BTreeMap;
 
-/// Options of [`Adagrad`], with PyTorch's defaults.
-#[derive(Clone, Debug, PartialEq)]
-pub struct AdagradOptions {
-    /// Learning rate (default 1e-2).
-    pub lr: f64,
-    /// Learning-rate decay per step (default 0).
-    pub lr_decay: f64,
-    /// L2 penalty (default 0).
-    pub weight_decay: f64,
-    /// Starting value of the sum of squares (default 0).
-    pub initial_accumulator_value: f64,
-    /// Added to the denominator (default 1e-10).
-    pub eps: f64,
-    /// Maximise the objective instead (default false).
-    pub maximize: bool,
-}
-
-impl Default for AdagradOptions {
-    fn default() -> Self {
-        AdagradOptions {
-            lr: 1e-2,
-            lr_decay: 0.0,
-            weight_decay: 0.0,
-            initial_accumulator_value: 0.0,
-            eps: 1e-10,
-            maximize: false,
-        }
+group_options! {
+    /// Options of [`Adagrad`], with PyTorch's defaults.
+    AdagradOptions {
+        /// Learning rate (default 1e-2).
+        lr: f64 = 1e-2,
+        /// Learning-rate decay per step (default 0).
+        lr_decay: f64 = 0.0,
+        /// L2 penalty (default 0).
+        weight_decay: f64 = 0.0,
+        /// Starting value of the sum of squares (default 0).
+        initial_accumulator_value: f64 = 0.0,
+        /// Added to the denominator (default 1e-10).
+        eps: f64 = 1e-10,
+        /// Maximise the objective instead (default false).
+        maximize: bool = false,
     }
-}
-
-impl GroupOptions for AdagradOptions {
-    fn to_map(&self) -> BTreeMap<String, Hyper> {
-        [
-            ("lr", Hyper::Float(self.lr)),
-            ("lr_decay", Hyper::Float(self.lr_decay)),
-            ("weight_decay", Hyper::Float(self.weight_decay)),
-            (
-                "initial_accumulator_value",
-                Hyper::Float(self.initial_accumulator_value),
-            ),
-            ("eps", Hyper::Float(self.eps)),
-            ("maximize", Hyper::Bool(self.maximize)),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v))
-        .collect()
-    }
-    fn from_map(m: &BTreeMap<String, Hyper>) -> Result<Self> {
-        Ok(AdagradOptions {
-            lr: float(m, "lr")?,
-            lr_decay: float(m, "lr_decay")?,
-            weight_decay: float(m, "weight_decay")?,
-            initial_accumulator_value: float(m, "initial_accumulator_value")?,
-            eps: float(m, "eps")?,
-            maximize: flag(m, "maximize")?,
-        })
-    }
-    fn lr(&self) -> f64 {
-        self.lr
-    }
-    fn set_lr(&mut self, lr: f64) {
-        self.lr = lr
-    }
-    fn momentum(&self) -> Option<f64> {
-        None
-    }
-    /// Adagrad has no momentum; schedulers check [`GroupOptions::momentum`] first.
-    fn set_momentum(&mut self, _: f64) {}
+    // Adagrad has no momentum: OneCycleLR refuses it before setting one.
+    momentum: |_o| None, |_o, _m| ()
 }
 
 /// Adagrad's per-parameter state.

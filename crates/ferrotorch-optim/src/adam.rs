@@ -2,84 +2,30 @@
 //! with amsgrad and maximize.
 
 use crate::kernel::{fused, zeros_like, Kernel, Real};
-use crate::optimizer::{
-    check, flag, float, saved, saved_step, step_tensor, Algorithm, GroupOptions, Hyper, Optim,
-    ParamState,
-};
-use ferrotorch_core::{bail, Result, Tensor};
+use crate::optimizer::{check, saved, saved_step, step_tensor, Algorithm, Optim, ParamState};
+use crate::options::group_options;
+use ferrotorch_core::{Result, Tensor};
 use std::collections::BTreeMap;
 
 macro_rules! adam_options {
     ($(#[$doc:meta])* $name:ident, weight_decay = $wd:expr) => {
-        $(#[$doc])*
-        #[derive(Clone, Debug, PartialEq)]
-        pub struct $name {
-            /// Learning rate (default 1e-3).
-            pub lr: f64,
-            /// Decay rates of the first and second moments (default (0.9, 0.999)).
-            pub betas: (f64, f64),
-            /// Added to the denominator (default 1e-8).
-            pub eps: f64,
-            /// Weight decay.
-            pub weight_decay: f64,
-            /// Use the running maximum of the second moment (default false).
-            pub amsgrad: bool,
-            /// Maximise the objective instead (default false).
-            pub maximize: bool,
-        }
-
-        impl Default for $name {
-            fn default() -> Self {
-                $name {
-                    lr: 1e-3,
-                    betas: (0.9, 0.999),
-                    eps: 1e-8,
-                    weight_decay: $wd,
-                    amsgrad: false,
-                    maximize: false,
-                }
+        group_options! {
+            $(#[$doc])*
+            $name {
+                /// Learning rate (default 1e-3).
+                lr: f64 = 1e-3,
+                /// Decay rates of the first and second moments (default (0.9, 0.999)).
+                betas: (f64, f64) = (0.9, 0.999),
+                /// Added to the denominator (default 1e-8).
+                eps: f64 = 1e-8,
+                /// Weight decay.
+                weight_decay: f64 = $wd,
+                /// Use the running maximum of the second moment (default false).
+                amsgrad: bool = false,
+                /// Maximise the objective instead (default false).
+                maximize: bool = false,
             }
-        }
-
-        impl GroupOptions for $name {
-            fn to_map(&self) -> BTreeMap<String, Hyper> {
-                [
-                    ("lr", Hyper::Float(self.lr)),
-                    ("betas", Hyper::Pair(self.betas.0, self.betas.1)),
-                    ("eps", Hyper::Float(self.eps)),
-                    ("weight_decay", Hyper::Float(self.weight_decay)),
-                    ("amsgrad", Hyper::Bool(self.amsgrad)),
-                    ("maximize", Hyper::Bool(self.maximize)),
-                ]
-                .into_iter()
-                .map(|(k, v)| (k.to_string(), v))
-                .collect()
-            }
-            fn from_map(m: &BTreeMap<String, Hyper>) -> Result<Self> {
-                let Some(Hyper::Pair(b1, b2)) = m.get("betas") else {
-                    bail!(Key, "param_groups: expected option 'betas' as a pair");
-                };
-                Ok($name {
-                    lr: float(m, "lr")?,
-                    betas: (*b1, *b2),
-                    eps: float(m, "eps")?,
-                    weight_decay: float(m, "weight_decay")?,
-                    amsgrad: flag(m, "amsgrad")?,
-                    maximize: flag(m, "maximize")?,
-                })
-            }
-            fn lr(&self) -> f64 {
-                self.lr
-            }
-            fn set_lr(&mut self, lr: f64) {
-                self.lr = lr
-            }
-            fn momentum(&self) -> Option<f64> {
-                Some(self.betas.0)
-            }
-            fn set_momentum(&mut self, m: f64) {
-                self.betas.0 = m
-            }
+            momentum: |o| Some(o.betas.0), |o, m| o.betas.0 = m
         }
 
         impl $name {

@@ -26,6 +26,7 @@ mod adam;
 mod kernel;
 pub mod lr_scheduler;
 mod optimizer;
+mod options;
 mod rmsprop;
 mod sgd;
 

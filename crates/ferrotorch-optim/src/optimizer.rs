@@ -279,28 +279,6 @@ impl<A: Algorithm> Optimizer for Optim<A> {
     }
 }
 
-/// Read a float option.
-pub(crate) fn float(map: &BTreeMap<String, Hyper>, key: &str) -> Result<f64> {
-    match map.get(key) {
-        Some(Hyper::Float(v)) => Ok(*v),
-        other => bail!(
-            Key,
-            "param_groups: expected float option '{key}', found {other:?}"
-        ),
-    }
-}
-
-/// Read a flag option.
-pub(crate) fn flag(map: &BTreeMap<String, Hyper>, key: &str) -> Result<bool> {
-    match map.get(key) {
-        Some(Hyper::Bool(v)) => Ok(*v),
-        other => bail!(
-            Key,
-            "param_groups: expected bool option '{key}', found {other:?}"
-        ),
-    }
-}
-
 /// Read a state tensor saved under `key`, checking it matches `param`.
 pub(crate) fn saved(map: &BTreeMap<String, Tensor>, key: &str, param: &Tensor) -> Result<Tensor> {
     let Some(t) = map.get(key) else {

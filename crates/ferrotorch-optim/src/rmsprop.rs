@@ -2,84 +2,30 @@
 //! decay, maximize.
 
 use crate::kernel::{fused, zeros_like, Kernel, Real};
-use crate::optimizer::{
-    check, flag, float, saved, saved_step, step_tensor, Algorithm, GroupOptions, Hyper, Optim,
-    ParamState,
-};
+use crate::optimizer::{check, saved, saved_step, step_tensor, Algorithm, Optim, ParamState};
+use crate::options::group_options;
 use ferrotorch_core::{Result, Tensor};
 use std::collections::BTreeMap;
 
-/// Options of [`RMSprop`], with PyTorch's defaults.
-#[derive(Clone, Debug, PartialEq)]
-pub struct RMSpropOptions {
-    /// Learning rate (default 1e-2).
-    pub lr: f64,
-    /// Smoothing constant (default 0.99).
-    pub alpha: f64,
-    /// Added to the denominator (default 1e-8).
-    pub eps: f64,
-    /// L2 penalty (default 0).
-    pub weight_decay: f64,
-    /// Momentum factor (default 0).
-    pub momentum: f64,
-    /// Normalise by the estimated variance (default false).
-    pub centered: bool,
-    /// Maximise the objective instead (default false).
-    pub maximize: bool,
-}
-
-impl Default for RMSpropOptions {
-    fn default() -> Self {
-        RMSpropOptions {
-            lr: 1e-2,
-            alpha: 0.99,
-            eps: 1e-8,
-            weight_decay: 0.0,
-            momentum: 0.0,
-            centered: false,
-            maximize: false,
-        }
+group_options! {
+    /// Options of [`RMSprop`], with PyTorch's defaults.
+    RMSpropOptions {
+        /// Learning rate (default 1e-2).
+        lr: f64 = 1e-2,
+        /// Smoothing constant (default 0.99).
+        alpha: f64 = 0.99,
+        /// Added to the denominator (default 1e-8).
+        eps: f64 = 1e-8,
+        /// L2 penalty (default 0).
+        weight_decay: f64 = 0.0,
+        /// Momentum factor (default 0).
+        momentum: f64 = 0.0,
+        /// Normalise by the estimated variance (default false).
+        centered: bool = false,
+        /// Maximise the objective instead (default false).
+        maximize: bool = false,
     }
-}
-
-impl GroupOptions for RMSpropOptions {
-    fn to_map(&self) -> BTreeMap<String, Hyper> {
-        [
-            ("lr", Hyper::Float(self.lr)),
-            ("alpha", Hyper::Float(self.alpha)),
-            ("eps", Hyper::Float(self.eps)),
-            ("weight_decay", Hyper::Float(self.weight_decay)),
-            ("momentum", Hyper::Float(self.momentum)),
-            ("centered", Hyper::Bool(self.centered)),
-            ("maximize", Hyper::Bool(self.maximize)),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v))
-        .collect()
-    }
-    fn from_map(m: &BTreeMap<String, Hyper>) -> Result<Self> {
-        Ok(RMSpropOptions {
-            lr: float(m, "lr")?,
-            alpha: float(m, "alpha")?,
-            eps: float(m, "eps")?,
-            weight_decay: float(m, "weight_decay")?,
-            momentum: float(m, "momentum")?,
-            centered: flag(m, "centered")?,
-            maximize: flag(m, "maximize")?,
-        })
-    }
-    fn lr(&self) -> f64 {
-        self.lr
-    }
-    fn set_lr(&mut self, lr: f64) {
-        self.lr = lr
-    }
-    fn momentum(&self) -> Option<f64> {
-        Some(self.momentum)
-    }
-    fn set_momentum(&mut self, m: f64) {
-        self.momentum = m
-    }
+    momentum: |o| Some(o.momentum), |o, m| o.momentum = m
 }
 
 /// RMSprop's per-parameter state.

@@ -1,78 +1,28 @@
 //! `torch.optim.SGD`: momentum, dampening, Nesterov, weight decay, maximize.
 
 use crate::kernel::{fused, zeros_like, Kernel, Real};
-use crate::optimizer::{
-    check, flag, float, saved, Algorithm, GroupOptions, Hyper, Optim, ParamState,
-};
+use crate::optimizer::{check, saved, Algorithm, Optim, ParamState};
+use crate::options::group_options;
 use ferrotorch_core::{ensure, Result, Tensor};
 use std::collections::BTreeMap;
 
-/// Options of [`SGD`], with PyTorch's defaults.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SGDOptions {
-    /// Learning rate (default 1e-3).
-    pub lr: f64,
-    /// Momentum factor (default 0).
-    pub momentum: f64,
-    /// Dampening of the momentum (default 0).
-    pub dampening: f64,
-    /// L2 penalty (default 0).
-    pub weight_decay: f64,
-    /// Nesterov momentum (default false).
-    pub nesterov: bool,
-    /// Maximise the objective instead (default false).
-    pub maximize: bool,
-}
-
-impl Default for SGDOptions {
-    fn default() -> Self {
-        SGDOptions {
-            lr: 1e-3,
-            momentum: 0.0,
-            dampening: 0.0,
-            weight_decay: 0.0,
-            nesterov: false,
-            maximize: false,
-        }
+group_options! {
+    /// Options of [`SGD`], with PyTorch's defaults.
+    SGDOptions {
+        /// Learning rate (default 1e-3).
+        lr: f64 = 1e-3,
+        /// Momentum factor (default 0).
+        momentum: f64 = 0.0,
+        /// Dampening of the momentum (default 0).
+        dampening: f64 = 0.0,
+        /// L2 penalty (default 0).
+        weight_decay: f64 = 0.0,
+        /// Nesterov momentum (default false).
+        nesterov: bool = false,
+        /// Maximise the objective instead (default false).
+        maximize: bool = false,
     }
-}
-
-impl GroupOptions for SGDOptions {
-    fn to_map(&self) -> BTreeMap<String, Hyper> {
-        [
-            ("lr", Hyper::Float(self.lr)),
-            ("momentum", Hyper::Float(self.momentum)),
-            ("dampening", Hyper::Float(self.dampening)),
-            ("weight_decay", Hyper::Float(self.weight_decay)),
-            ("nesterov", Hyper::Bool(self.nesterov)),
-            ("maximize", Hyper::Bool(self.maximize)),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v))
-        .collect()
-    }
-    fn from_map(m: &BTreeMap<String, Hyper>) -> Result<Self> {
-        Ok(SGDOptions {
-            lr: float(m, "lr")?,
-            momentum: float(m, "momentum")?,
-            dampening: float(m, "dampening")?,
-            weight_decay: float(m, "weight_decay")?,
-            nesterov: flag(m, "nesterov")?,
-            maximize: flag(m, "maximize")?,
-        })
-    }
-    fn lr(&self) -> f64 {
-        self.lr
-    }
-    fn set_lr(&mut self, lr: f64) {
-        self.lr = lr
-    }
-    fn momentum(&self) -> Option<f64> {
-        Some(self.momentum)
-    }
-    fn set_momentum(&mut self, m: f64) {
-        self.momentum = m
-    }
+    momentum: |o| Some(o.momentum), |o, m| o.momentum = m
 }
 
 /// SGD's per-parameter state: the momentum buffer once momentum is used.
