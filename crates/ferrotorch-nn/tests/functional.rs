@@ -4,33 +4,13 @@
 
 use ferrotorch_core::{autograd, Result, Tensor};
 use ferrotorch_nn::functional::{self as F, BceWithLogits, ClassLoss, Reduction};
+use common::{f64s, shape};
 use serde_json::Value;
 
+mod common;
+
 fn load() -> Value {
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/functional.json"
-    ))
-    .unwrap();
-    serde_json::from_str(&text).unwrap()
-}
-
-fn shape(v: &Value) -> Vec<usize> {
-    v["shape"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| d.as_u64().unwrap() as usize)
-        .collect()
-}
-
-fn f64s(v: &Value) -> Vec<f64> {
-    v["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| d.as_f64().unwrap())
-        .collect()
+    common::load("functional.json")
 }
 
 fn float(v: &Value) -> Tensor {
