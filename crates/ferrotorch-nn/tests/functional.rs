@@ -2,9 +2,9 @@
 //! in fixtures/functional.json (made by fixtures/gen_functional.py), plus
 //! the error cases.
 
+use common::{f64s, shape};
 use ferrotorch_core::{autograd, Result, Tensor};
 use ferrotorch_nn::functional::{self as F, BceWithLogits, ClassLoss, Reduction};
-use common::{f64s, shape};
 use serde_json::Value;
 
 mod common;

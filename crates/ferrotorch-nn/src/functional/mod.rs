@@ -5,12 +5,14 @@
 //! are option structs with PyTorch's defaults (`..Default::default()`).
 
 mod activation;
+mod attention;
 mod distance;
 mod dropout;
 mod layers;
 mod loss;
 
 pub use activation::*;
+pub use attention::*;
 pub use distance::*;
 pub use dropout::*;
 pub use ferrotorch_core::Tensor;

@@ -10,6 +10,7 @@ mod fmt;
 mod linear;
 mod norm;
 mod pooling;
+mod transformer;
 
 pub use activation::*;
 pub use container::*;
@@ -20,3 +21,4 @@ pub use fmt::Size2;
 pub use linear::*;
 pub use norm::*;
 pub use pooling::*;
+pub use transformer::*;
