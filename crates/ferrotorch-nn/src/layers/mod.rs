@@ -10,6 +10,7 @@ mod fmt;
 mod linear;
 mod norm;
 mod pooling;
+mod rnn;
 mod transformer;
 
 pub use activation::*;
@@ -21,4 +22,5 @@ pub use fmt::Size2;
 pub use linear::*;
 pub use norm::*;
 pub use pooling::*;
+pub use rnn::*;
 pub use transformer::*;
