@@ -213,10 +213,11 @@ fn derive_registers_fields_by_name() -> Result<()> {
     let names: Vec<String> = b.named_parameters().into_iter().map(|(n, _)| n).collect();
     assert_eq!(
         names,
+        // PyTorch's order: a module's own parameters before its children's.
         [
+            "scale",
             "fc.weight",
             "fc.bias",
-            "scale",
             "heads.0.weight",
             "heads.1.weight",
             "heads.1.bias"

@@ -303,15 +303,32 @@ pub trait Forward: Module {
     }
 }
 
-/// Visit every entry of `m`'s tree with dotted names, parents first.
+/// Visit every entry of `m`'s tree with dotted names in PyTorch's order:
+/// a module's own parameters, then its own buffers, then each child's
+/// subtree (what `state_dict` and `named_parameters` list), whatever the
+/// order of the struct's fields.
 pub(crate) fn walk<'a>(m: &'a dyn Module, prefix: &str, f: &mut dyn FnMut(&str, Entry<'a>)) {
+    let mut params = Vec::new();
+    let mut buffers = Vec::new();
+    let mut children = Vec::new();
     m.visit(&mut |name, e| {
         let full = join(prefix, name);
         match e {
-            Entry::Module(child) => walk(child, &full, f),
-            other => f(&full, other),
+            Entry::Parameter(p) => params.push((full, p)),
+            Entry::Buffer(b) => buffers.push((full, b)),
+            Entry::Module(c) => children.push((full, c)),
+            Entry::State(s) => f(&full, Entry::State(s)),
         }
     });
+    for (name, p) in params {
+        f(&name, Entry::Parameter(p));
+    }
+    for (name, b) in buffers {
+        f(&name, Entry::Buffer(b));
+    }
+    for (name, c) in children {
+        walk(c, &name, f);
+    }
 }
 
 fn own_state<'a>(m: &'a dyn Module, what: &str) -> Result<&'a ModuleState> {
