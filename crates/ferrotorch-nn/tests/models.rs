@@ -92,3 +92,58 @@ fn resnet18_trains_one_step() -> Result<()> {
     assert_eq!(tracked, 1.0);
     Ok(())
 }
+
+#[test]
+fn vision_transformer_matches_torchvision() -> Result<()> {
+    let _rng = rng_lock();
+    let fx = load("models.json");
+    let cfg = models::VitConfig {
+        image_size: 32,
+        patch_size: 8,
+        num_layers: 2,
+        num_heads: 2,
+        hidden_dim: 32,
+        mlp_dim: 64,
+        num_classes: 10,
+    };
+    let vit = models::vision_transformer(cfg)?;
+    let sd = vit.state_dict();
+    let keys: Vec<String> = sd.keys().cloned().collect();
+    let expected: Vec<String> = serde_json::from_value(fx["vit_keys"].clone()).unwrap();
+    assert_eq!(keys, expected);
+    let std = sd
+        .get("encoder.pos_embedding")
+        .unwrap()
+        .std(None, Some(1.0), false)?
+        .item_f64()?;
+    assert!((std - 0.02).abs() < 0.004, "pos_embedding std {std}");
+    assert_eq!(
+        sd.get("heads.head.weight")
+            .unwrap()
+            .abs()?
+            .sum()?
+            .item_f64()?,
+        0.0
+    );
+    let mut filled = nn::StateDict::new();
+    for (k, (name, t)) in sd.iter().enumerate() {
+        let f = fill(t.numel(), k)?;
+        let f = if name.ends_with("weight") && t.dim() == 1 {
+            f.mul(0.2)?.add(1.0)?
+        } else {
+            f.mul(0.1)?
+        };
+        let shape: Vec<i64> = t.shape().iter().map(|&s| s as i64).collect();
+        filled.insert(name.clone(), f.reshape(&shape)?.to_dtype(DType::F32)?);
+    }
+    vit.load_state_dict(&filled, true)?;
+    vit.eval();
+    let x: Vec<f64> = (0..2 * 3 * 32 * 32)
+        .map(|i| (i as f64 * 0.11).sin())
+        .collect();
+    let x = Tensor::from_vec(x, &[2, 3, 32, 32])?.to_dtype(DType::F32)?;
+    assert_close("vit eval output", &vit.call(&x)?, &fx["vit_y"], 1e-4, 1e-4);
+    let e = vit.call(&Tensor::zeros(&[1, 3, 16, 16], ())?).unwrap_err();
+    assert!(e.to_string().starts_with("Wrong image size!"));
+    Ok(())
+}
