@@ -235,7 +235,7 @@ impl Forward for VisionTransformer {
         let e = &self.encoder;
         let mut x = e
             .dropout
-            .call(&cat(&[cls, x], 1)?.add(&e.pos_embedding.tensor())?)?;
+            .call(&cat(&[cls, x], 1)?.add(e.pos_embedding.tensor())?)?;
         for b in &e.layers.0 {
             x = b.call(&x)?;
         }
