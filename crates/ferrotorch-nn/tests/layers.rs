@@ -268,3 +268,75 @@ fn layer_reprs_match_pytorch() -> Result<()> {
     assert_eq!(seq.repr(), expected.as_str().unwrap());
     Ok(())
 }
+
+#[test]
+fn functional_forms_match_pytorch() -> Result<()> {
+    use ferrotorch_nn::functional as F;
+    let _rng = rng_lock();
+    let fx = load("modules.json");
+    let z = zoo()?;
+    let x = float32(&fx["conv_x"]);
+    let (w, b) = (
+        z.conv.weight.tensor(),
+        z.conv.bias.as_ref().unwrap().tensor(),
+    );
+    let y = F::conv2d(&x, &w, Some(&b), &[2, 2], &[1, 1], &[1, 1], 1)?;
+    assert_close("F.conv2d", &y, &fx["conv_y"], 1e-5, 1e-5);
+    let (wt, bt) = (
+        z.convt.weight.tensor(),
+        z.convt.bias.as_ref().unwrap().tensor(),
+    );
+    let yt = F::conv_transpose2d(&y, &wt, Some(&bt), &[2, 2], &[0, 0], &[1, 1], 2, &[1, 1])?;
+    assert_close("F.conv_transpose2d", &yt, &fx["convt_y"], 1e-5, 1e-5);
+    let n = &fx["norms"];
+    assert_close(
+        "F.layer_norm",
+        &F::layer_norm(&x, &[5, 6], None, None, 1e-5)?,
+        &n["layer"],
+        1e-5,
+        1e-4,
+    );
+    assert_close(
+        "F.group_norm",
+        &F::group_norm(&x, 1, None, None, 1e-5)?,
+        &n["group"],
+        1e-5,
+        1e-4,
+    );
+    assert_close(
+        "F.rms_norm",
+        &F::rms_norm(&x, &[6], None, None)?,
+        &n["rms"],
+        1e-5,
+        1e-4,
+    );
+    let p = &fx["pools"];
+    assert_close(
+        "F.max_pool2d",
+        &F::max_pool2d(&x, &[2, 2], &[2, 2], &[0, 0], &[1, 1], false)?,
+        &p[0],
+        1e-7,
+        0.0,
+    );
+    let avg = F::avg_pool2d(&x, &[3, 3], &[2, 2], &[1, 1], false, true, None)?;
+    assert_close("F.avg_pool2d", &avg, &p[2], 1e-6, 1e-5);
+    assert_close(
+        "F.adaptive_avg_pool2d",
+        &F::adaptive_avg_pool2d(&x, &[2, 3])?,
+        &p[3],
+        1e-6,
+        1e-5,
+    );
+    assert_close(
+        "F.adaptive_max_pool2d",
+        &F::adaptive_max_pool2d(&x, &[1, 1])?.0,
+        &p[4],
+        1e-7,
+        0.0,
+    );
+    let oh = F::one_hot(&Tensor::from_vec(vec![2i64, 0], &[2])?, 3)?;
+    assert_eq!(oh.to_vec_i64()?, vec![0, 0, 1, 1, 0, 0]);
+    let padded = F::pad(&Tensor::ones(&[1, 2], ())?, &[1, 2], "constant", 5.0)?;
+    assert_eq!(padded.to_vec::<f32>()?, vec![5.0, 1.0, 1.0, 5.0, 5.0]);
+    Ok(())
+}
