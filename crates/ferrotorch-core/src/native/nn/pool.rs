@@ -126,27 +126,38 @@ fn per_plane(
     f: impl Fn(&[f64], &mut [f64], &mut [i64]) + Sync + Send,
 ) -> Result<(Tensor, Tensor)> {
     let (n, c, h, w) = (x.shape()[0], x.shape()[1], x.shape()[2], x.shape()[3]);
-    let data = x.to_vec_f64()?;
+    // Work buffers come from the caching allocator (not fresh Vecs), so
+    // repeated calls reuse warm pages instead of faulting in new ones.
+    let data = x.to_dtype(crate::DType::F64)?.contiguous()?;
     let planes = n * c;
-    let mut out = vec![0f64; planes * ho * wo];
-    let mut idx = vec![0i64; planes * ho * wo];
-    let (op, ip) = (out.as_mut_ptr() as usize, idx.as_mut_ptr() as usize);
-    parallel::parallel_for(planes, 1.max(4096 / (h * w).max(1)), |r| {
-        for p in r {
-            // SAFETY: plane p of both outputs is written by this task only.
-            let (o, i) = unsafe {
-                (
-                    std::slice::from_raw_parts_mut((op as *mut f64).add(p * ho * wo), ho * wo),
-                    std::slice::from_raw_parts_mut((ip as *mut i64).add(p * ho * wo), ho * wo),
-                )
-            };
-            f(&data[p * h * w..(p + 1) * h * w], o, i);
-        }
-    });
-    Ok((
-        Tensor::from_vec(out, &[n, c, ho, wo])?.to_dtype(x.dtype())?,
-        Tensor::from_vec(idx, &[n, c, ho, wo])?,
-    ))
+    // Zeroed: the average pool's transpose accumulates into its output.
+    let out = Tensor::zeros(&[n, c, ho, wo], crate::DType::F64)?;
+    let idx = Tensor::zeros(&[n, c, ho, wo], crate::DType::I64)?;
+    {
+        let _guard =
+            crate::storage::lock_storages(&[data.storage()], &[out.storage(), idx.storage()]);
+        let (dp, op, ip) = (
+            data.data_ptr() as usize,
+            out.data_ptr() as usize,
+            idx.data_ptr() as usize,
+        );
+        parallel::parallel_for(planes, 1.max(4096 / (h * w).max(1)), |r| {
+            for p in r {
+                // SAFETY: the three tensors are fresh or contiguous, locked,
+                // and sized planes × plane; plane p of both outputs is
+                // written by this task only.
+                let (d, o, i) = unsafe {
+                    (
+                        std::slice::from_raw_parts((dp as *const f64).add(p * h * w), h * w),
+                        std::slice::from_raw_parts_mut((op as *mut f64).add(p * ho * wo), ho * wo),
+                        std::slice::from_raw_parts_mut((ip as *mut i64).add(p * ho * wo), ho * wo),
+                    )
+                };
+                f(d, o, i);
+            }
+        });
+    }
+    Ok((out.to_dtype(x.dtype())?, idx))
 }
 
 /// One averaging window of an output position: rows `h0..h1`, columns
