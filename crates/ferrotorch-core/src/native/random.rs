@@ -398,7 +398,29 @@ impl Tensor {
             Runtime,
             "cannot sample n_sample > prob_dist.size(-1) samples without replacement"
         );
+        crate::ensure!(
+            k > 0,
+            Runtime,
+            "multinomial: cannot sample from a distribution with no categories"
+        );
         let w = rows2.to_vec_f64()?;
+        for row in w.chunks(k) {
+            crate::ensure!(
+                row.iter().all(|&x| x >= 0.0 && x.is_finite()),
+                Runtime,
+                "probability tensor contains either `inf`, `nan` or element < 0"
+            );
+            crate::ensure!(
+                row.iter().sum::<f64>() > 0.0,
+                Runtime,
+                "invalid multinomial distribution (sum of probabilities <= 0)"
+            );
+            crate::ensure!(
+                replacement || row.iter().filter(|&&x| x > 0.0).count() >= num_samples,
+                Runtime,
+                "invalid multinomial distribution (with replacement=False, not enough non-negative category to sample)"
+            );
+        }
         let mut out = Vec::with_capacity(m * num_samples);
         let mut g = gen(generator).0.lock();
         if !replacement || num_samples == 1 {
@@ -416,67 +438,32 @@ impl Tensor {
                     }
                 })
                 .collect();
-            for r in 0..m {
-                let row = &w[r * k..(r + 1) * k];
-                crate::ensure!(
-                    row.iter().all(|&x| x >= 0.0 && x.is_finite()),
-                    Runtime,
-                    "probability tensor contains either `inf`, `nan` or element < 0"
-                );
-                crate::ensure!(
-                    row.iter().filter(|&&x| x > 0.0).count() >= num_samples,
-                    Runtime,
-                    "invalid multinomial distribution (with replacement=False, not enough non-negative category to sample)"
-                );
+            for (row, q) in w.chunks(k).zip(q.chunks(k)) {
                 let mut keyed: Vec<(f64, usize)> = row
                     .iter()
-                    .zip(&q[r * k..(r + 1) * k])
+                    .zip(q)
                     .enumerate()
                     .map(|(j, (&p, &e))| (p / e, j))
                     .collect();
                 keyed.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
                 out.extend(keyed[..num_samples].iter().map(|&(_, j)| j as i64));
             }
-            drop(g);
-            let t = Tensor::from_vec(out, &[m, num_samples])?;
-            return if self.dim() == 1 {
-                t.squeeze_dims(&[0])
-            } else {
-                Ok(t)
-            };
-        }
-        for r in 0..m {
-            let mut row: Vec<f64> = w[r * k..(r + 1) * k].to_vec();
-            crate::ensure!(
-                row.iter().all(|&x| x >= 0.0 && x.is_finite()),
-                Runtime,
-                "probability tensor contains either `inf`, `nan` or element < 0"
-            );
-            crate::ensure!(
-                row.iter().sum::<f64>() > 0.0,
-                Runtime,
-                "invalid multinomial distribution (sum of probabilities <= 0)"
-            );
-            for _ in 0..num_samples {
+        } else {
+            // With replacement: inverse-CDF draws from each row.
+            for row in w.chunks(k) {
                 let total: f64 = row.iter().sum();
-                crate::ensure!(
-                    total > 0.0,
-                    Runtime,
-                    "invalid multinomial distribution (with replacement=False, not enough non-negative category to sample)"
-                );
-                let target = g.uniform(DType::F64) * total;
-                let mut acc = 0.0;
-                let mut pick = k - 1;
-                for (j, &x) in row.iter().enumerate() {
-                    acc += x;
-                    if target < acc && x > 0.0 {
-                        pick = j;
-                        break;
+                for _ in 0..num_samples {
+                    let target = g.uniform(DType::F64) * total;
+                    let mut acc = 0.0;
+                    let mut pick = k - 1;
+                    for (j, &x) in row.iter().enumerate() {
+                        acc += x;
+                        if target < acc && x > 0.0 {
+                            pick = j;
+                            break;
+                        }
                     }
-                }
-                out.push(pick as i64);
-                if !replacement {
-                    row[pick] = 0.0;
+                    out.push(pick as i64);
                 }
             }
         }
