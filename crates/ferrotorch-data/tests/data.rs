@@ -55,6 +55,10 @@ fn samplers_draw_pytorchs_indices() -> Result<()> {
         WeightedRandomSampler::new(&w, 4, false, g(7))?.indices()?,
         ints(&fx["weighted_no_replacement"])
     );
+    let e = WeightedRandomSampler::new(&[], 3, true, None)?
+        .indices()
+        .unwrap_err();
+    assert!(e.to_string().contains("no categories"));
     let mut b = BatchSampler::new(Box::new(SequentialSampler::new(10)), 3, true)?;
     let expected: Vec<Vec<usize>> = serde_json::from_value(fx["batch_drop_last"].clone()).unwrap();
     assert_eq!(b.batches()?, expected);

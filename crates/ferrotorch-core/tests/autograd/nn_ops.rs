@@ -429,3 +429,23 @@ fn nan_to_num_blocks_gradient_at_replaced_values() {
         vec![1.0, 0.0, 0.0, 1.0]
     );
 }
+
+#[test]
+fn elu_second_derivative_stays_finite_for_large_inputs() -> ferrotorch_core::Result<()> {
+    use ferrotorch_core::{autograd, Tensor};
+    // exp(0.7 · 2000) overflows: the masked branch must not turn into NaN.
+    let x = Tensor::from_slice(&[2000.0f64, -1.0]).requires_grad_(true)?;
+    let y = x.elu(1.3, 1.05, 0.7)?.sum()?;
+    let g = autograd::grad(&[y], &[x.clone()], None, None, true, false)?[0]
+        .clone()
+        .unwrap();
+    assert_eq!(g.to_vec::<f64>()?[0], 1.05);
+    let g2 = autograd::grad(&[g.sum()?], &[x], None, None, false, false)?[0]
+        .clone()
+        .unwrap();
+    let v = g2.to_vec::<f64>()?;
+    assert_eq!(v[0], 0.0);
+    // d²/dx² of 1.05·1.3·(e^{0.7x} − 1) at x = −1.
+    assert!((v[1] - 1.05 * 1.3 * 0.49 * (-0.7f64).exp()).abs() < 1e-12);
+    Ok(())
+}

@@ -58,9 +58,12 @@ pub(crate) fn elu(
         y,
         vec![Save::Tensor(x)],
         move |c: &Ctx| {
-            // scale for x > 0, else scale·alpha·input_scale·exp(input_scale·x)
+            // scale for x > 0, else scale·alpha·input_scale·exp(input_scale·x);
+            // exp of the clamped input, so the unused branch never
+            // overflows and its masked gradient (double backward) stays finite
             let x = c.saved(0);
             let neg = x
+                .clamp_max(0.0)?
                 .mul(input_scale)?
                 .exp()?
                 .mul(scale * alpha * input_scale)?;
