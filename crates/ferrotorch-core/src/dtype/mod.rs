@@ -63,6 +63,18 @@ impl DType {
         }
     }
 
+    /// Machine epsilon of a floating dtype (`torch.finfo(dtype).eps`);
+    /// `None` for integer and bool dtypes.
+    pub fn eps(self) -> Option<f64> {
+        match self {
+            DType::F16 => Some(0.000_976_562_5),
+            DType::BF16 => Some(0.007_812_5),
+            DType::F32 => Some(f32::EPSILON as f64),
+            DType::F64 => Some(f64::EPSILON),
+            _ => None,
+        }
+    }
+
     /// Bytes per element (`element_size()`).
     pub const fn size(self) -> usize {
         match self {

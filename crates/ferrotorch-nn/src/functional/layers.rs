@@ -4,7 +4,7 @@
 //! under their PyTorch names and argument order, calling the native ops.
 
 use ferrotorch_core::native::where_;
-use ferrotorch_core::{ensure, DType, Result, Tensor};
+use ferrotorch_core::{ensure, Result, Tensor};
 
 /// `F.rms_norm(input, normalized_shape, weight=None, eps=None)`:
 /// `x / sqrt(mean(x², trailing dims) + eps) · weight`; `eps: None` is the
@@ -23,12 +23,7 @@ pub fn rms_norm(
         normalized_shape.iter().map(usize::to_string).collect::<Vec<_>>().join(", "),
         input.shape()
     );
-    let eps = eps.unwrap_or(match input.dtype() {
-        DType::F64 => f64::EPSILON,
-        DType::F16 => 0.0009765625,
-        DType::BF16 => 0.0078125,
-        _ => f32::EPSILON as f64,
-    });
+    let eps = eps.or(input.dtype().eps()).unwrap_or(f32::EPSILON as f64);
     let dims: Vec<i64> = (-(k as i64)..0).collect();
     let ms = input.mul(input)?.mean_dim(Some(&dims), true, None)?;
     let y = input.mul(&ms.add(eps)?.rsqrt()?)?;
