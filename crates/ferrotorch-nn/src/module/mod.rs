@@ -175,13 +175,21 @@ pub trait Module: Send + Sync + 'static {
     /// Whether this module is in training mode (`training`): its own flag,
     /// or, for a module without a [`ModuleState`], its first child's.
     fn is_training(&self) -> bool {
-        let mut own = None;
+        match self.module_state() {
+            Some(s) => s.is_training(),
+            None => self.children().first().is_none_or(|c| c.is_training()),
+        }
+    }
+
+    /// This module's own [`ModuleState`] field, if it has one.
+    fn module_state(&self) -> Option<&ModuleState> {
+        let mut state = None;
         self.visit(&mut |_, e| {
             if let Entry::State(s) = e {
-                own.get_or_insert(s.is_training());
+                state.get_or_insert(s);
             }
         });
-        own.unwrap_or_else(|| self.children().first().is_none_or(|c| c.is_training()))
+        state
     }
 
     /// Clear every parameter's gradient (`zero_grad()`, `set_to_none=True`).
@@ -290,13 +298,7 @@ pub trait Forward: Module {
 
     /// `module(input)`: pre-hooks, `forward`, hooks.
     fn call(&self, input: &Tensor) -> Result<Tensor> {
-        let mut state = None;
-        self.visit(&mut |_, e| {
-            if let Entry::State(s) = e {
-                state.get_or_insert(s);
-            }
-        });
-        match state {
+        match self.module_state() {
             Some(s) if s.has_hooks() => s.run(self.as_module(), input, |x| self.forward(x)),
             _ => self.forward(input),
         }
@@ -332,13 +334,7 @@ pub(crate) fn walk<'a>(m: &'a dyn Module, prefix: &str, f: &mut dyn FnMut(&str, 
 }
 
 fn own_state<'a>(m: &'a dyn Module, what: &str) -> Result<&'a ModuleState> {
-    let mut state = None;
-    m.visit(&mut |_, e| {
-        if let Entry::State(s) = e {
-            state.get_or_insert(s);
-        }
-    });
-    state.ok_or_else(|| {
+    m.module_state().ok_or_else(|| {
         ferrotorch_core::Error::new(
             ferrotorch_core::ErrorKind::Runtime,
             format!(
