@@ -114,9 +114,10 @@ pub(crate) fn fused(
             zip_slices_mut::<f64>(op, writes, &[grad], |w, r| run_chunked(kernel, w, r[0]))
         }
         DType::F16 | DType::BF16 => {
+            // to_dtype from a half type always makes a fresh float32 tensor.
             let wide: Vec<Tensor> = writes
                 .iter()
-                .map(|t| t.to_dtype(DType::F32)?.contiguous()?.deep_clone())
+                .map(|t| t.to_dtype(DType::F32)?.contiguous())
                 .collect::<Result<_>>()?;
             let g = grad.to_dtype(DType::F32)?.contiguous()?;
             let refs: Vec<&Tensor> = wide.iter().collect();

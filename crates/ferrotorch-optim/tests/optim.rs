@@ -562,3 +562,35 @@ fn clip_grad_matches_pytorch() -> Result<()> {
         .starts_with("The total norm of order 2.0 for gradients from `parameters` is non-finite"));
     Ok(())
 }
+
+#[test]
+fn half_parameters_step_through_float32() -> Result<()> {
+    // The same Adam step on float32 and float16 copies of one parameter.
+    let start = Tensor::from_vec(vec![0.5f32, -1.0, 2.0], &[3])?;
+    let grad = Tensor::from_vec(vec![0.1f32, -0.3, 0.7], &[3])?;
+    let run = |dtype: DType| -> Result<Vec<f64>> {
+        // A copy: a Parameter shares its tensor's storage, as nn.Parameter does.
+        let p = Parameter::new(&start.to_dtype(dtype)?.deep_clone()?);
+        let mut opt = Adam::new(
+            vec![p.clone()],
+            AdamOptions {
+                lr: 0.1,
+                ..Default::default()
+            },
+        )?;
+        for _ in 0..3 {
+            p.set_grad(Some(grad.to_dtype(dtype)?))?;
+            opt.step()?;
+        }
+        assert_eq!(p.tensor().dtype(), dtype);
+        p.tensor().to_vec_f64()
+    };
+    let (full, half, bf) = (run(DType::F32)?, run(DType::F16)?, run(DType::BF16)?);
+    for ((a, b), c) in full.iter().zip(&half).zip(&bf) {
+        assert!((a - b).abs() < 2e-3, "f16 {b} vs f32 {a}");
+        assert!((a - c).abs() < 2e-2, "bf16 {c} vs f32 {a}");
+    }
+    // Adam's first steps move each coordinate by ~lr against its gradient.
+    assert!((full[0] - (0.5 - 0.3)).abs() < 1e-3);
+    Ok(())
+}

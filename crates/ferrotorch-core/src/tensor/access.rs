@@ -107,7 +107,11 @@ impl Tensor {
             "from_bytes: a bool tensor's bytes must be 0 or 1"
         );
         let t = Tensor::empty(shape, dtype)?;
-        let data = little_endian(bytes.to_vec(), dtype.size());
+        let data: std::borrow::Cow<[u8]> = if cfg!(target_endian = "big") {
+            little_endian(bytes.to_vec(), dtype.size()).into()
+        } else {
+            bytes.into()
+        };
         {
             let _guard = lock_storages(&[], &[t.storage()]);
             // SAFETY: `t` is a fresh contiguous tensor of exactly
