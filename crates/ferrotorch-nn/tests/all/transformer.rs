@@ -3,9 +3,7 @@
 //! same initial weights under the same seed, outputs with attention and
 //! key-padding masks, pre-/post-norm, batch_first, state_dict keys.
 
-mod common;
-
-use common::{assert_close, float32, load, rng_lock};
+use crate::common::{assert_close, float32, load, rng_lock};
 use ferrotorch_core::native::random::manual_seed;
 use ferrotorch_core::{Result, Tensor};
 use ferrotorch_nn::{self as nn, Forward, Module};

@@ -4,9 +4,7 @@
 //! byte-identical to what it saves; saves are atomic; and every kind of
 //! corrupt file is an error.
 
-mod common;
-
-use common::{assert_close, float32, load};
+use crate::common::{assert_close, float32, load, rng_lock};
 use ferrotorch_core::{DType, Result, Tensor};
 use ferrotorch_nn::safetensors as st;
 use ferrotorch_nn::{self as nn, Forward, Module};
@@ -39,7 +37,10 @@ fn pytorch_state_dict_loads_and_reproduces_the_output() -> Result<()> {
     let bytes = fixture("torch_state.safetensors");
     let sd = st::load(&bytes)?;
     assert_eq!(st::metadata(&bytes)?, meta());
-    let m = model()?;
+    let m = {
+        let _rng = rng_lock();
+        model()?
+    };
     m.load_state_dict(&sd, true)?;
     m.eval();
     assert_close(
@@ -80,7 +81,10 @@ fn temp_dir(tag: &str) -> PathBuf {
 fn saves_are_atomic() -> Result<()> {
     let dir = temp_dir("atomic");
     let path = dir.join("model.safetensors");
-    let m = model()?;
+    let m = {
+        let _rng = rng_lock();
+        model()?
+    };
     st::save_file(&m.state_dict(), &path, None)?;
     let before = std::fs::read(&path).unwrap();
     let back = st::load_file(&path)?;

@@ -4,9 +4,7 @@
 //! load_state_dict's errors; plus the Module trait's behaviour. Every test
 //! holds the RNG lock: building layers draws from the global generator.
 
-mod common;
-
-use common::{assert_close, float32, load, rng_lock};
+use crate::common::{assert_close, float32, load, rng_lock};
 use ferrotorch_core::native::random::manual_seed;
 use ferrotorch_core::{DType, Result, Tensor};
 use ferrotorch_nn::{self as nn, functional as F, init, Forward, Module};

@@ -4,9 +4,7 @@
 //! running statistics in train and eval, the embedding's padding row, and
 //! the printed module tree.
 
-mod common;
-
-use common::{assert_close, float32, load, rng_lock};
+use crate::common::{assert_close, float32, load, rng_lock};
 use ferrotorch_core::native::random::manual_seed;
 use ferrotorch_core::{Result, Tensor};
 use ferrotorch_nn::{self as nn, Forward, Module};

@@ -3,9 +3,7 @@
 //! default initialisation's scale, and the same eval output once every
 //! tensor is filled by a formula both sides compute; plus a training step.
 
-mod common;
-
-use common::{assert_close, load, rng_lock};
+use crate::common::{assert_close, load, rng_lock};
 use ferrotorch_core::{DType, Result, Tensor};
 use ferrotorch_nn::{self as nn, models, Forward, Module};
 

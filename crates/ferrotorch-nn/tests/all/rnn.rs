@@ -3,9 +3,7 @@
 //! final states and input gradients — multi-layer, bidirectional,
 //! batch-first, unbatched — plus keys, reprs and errors.
 
-mod common;
-
-use common::{assert_close, float32, load, rng_lock};
+use crate::common::{assert_close, float32, load, rng_lock};
 use ferrotorch_core::native::random::manual_seed;
 use ferrotorch_core::{Result, Tensor};
 use ferrotorch_nn::{self as nn, Module};

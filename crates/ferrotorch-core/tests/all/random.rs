@@ -4,10 +4,6 @@
 
 use ferrotorch_core::native::random::{manual_seed, Generator};
 use ferrotorch_core::{DType, Tensor};
-use std::sync::Mutex;
-
-// The default generator is global: tests that seed it take turns.
-static SEQ: Mutex<()> = Mutex::new(());
 
 fn close(got: &[f64], want: &[f64], tol: f64) {
     assert_eq!(got.len(), want.len());
@@ -18,7 +14,7 @@ fn close(got: &[f64], want: &[f64], tol: f64) {
 
 #[test]
 fn rand_matches_torch_bit_for_bit() {
-    let _l = SEQ.lock().unwrap();
+    let _l = crate::rng_lock();
     manual_seed(0);
     let r = Tensor::rand(&[5], DType::F32)
         .unwrap()
@@ -49,7 +45,7 @@ fn rand_matches_torch_bit_for_bit() {
 
 #[test]
 fn randn_randint_randperm_match_torch() {
-    let _l = SEQ.lock().unwrap();
+    let _l = crate::rng_lock();
     manual_seed(0);
     let r = Tensor::randn(&[5], DType::F32)
         .unwrap()

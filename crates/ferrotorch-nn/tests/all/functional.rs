@@ -2,15 +2,13 @@
 //! in fixtures/functional.json (made by fixtures/gen_functional.py), plus
 //! the error cases.
 
-use common::{f64s, shape};
+use crate::common::{f64s, shape};
 use ferrotorch_core::{autograd, Result, Tensor};
 use ferrotorch_nn::functional::{self as F, BceWithLogits, ClassLoss, Reduction};
 use serde_json::Value;
 
-mod common;
-
 fn load() -> Value {
-    common::load("functional.json")
+    crate::common::load("functional.json")
 }
 
 fn float(v: &Value) -> Tensor {
