@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Run every test of the project. This is the README's test command and what
-# .ci/run calls. It installs what it needs itself.
+# .ci/run calls. It installs what it needs itself (a Python venv with NumPy
+# and pytest for the Python package's suite).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,3 +17,19 @@ cargo test --workspace --quiet 2>&1 | tee /tmp/ferrotorch-test.log
 passed=$(grep -Eo '[0-9]+ passed' /tmp/ferrotorch-test.log | awk '{s+=$1} END {print s+0}')
 failed=$(grep -Eo '[0-9]+ failed' /tmp/ferrotorch-test.log | awk '{s+=$1} END {print s+0}')
 echo "rust: ${passed} passed, ${failed} failed"
+
+echo "== python package (pytest)"
+# The extension is the workspace's own debug build of ferrotorch-python,
+# placed next to the package sources: no second (maturin) build of the
+# whole workspace. `pip install ./crates/ferrotorch-python` is the user's
+# install command (README); this only runs the suite.
+if [ ! -x .venv/bin/python ]; then
+    python3 -m venv .venv
+fi
+.venv/bin/python -m pip install --quiet --disable-pip-version-check numpy pytest
+cargo build -p ferrotorch-python --quiet
+pkg=crates/ferrotorch-python/python/ferrotorch
+rm -f "$pkg"/_C*.so
+cp target/debug/lib_C.so "$pkg/_C.so"
+PYTHONPATH=crates/ferrotorch-python/python .venv/bin/python -m pytest -q \
+    -p no:cacheprovider crates/ferrotorch-python/tests

@@ -84,3 +84,16 @@ pub fn with_no_grad<R>(f: impl FnOnce() -> R) -> R {
     let _g = no_grad();
     f()
 }
+
+/// Set grad mode and inference mode on this thread with no guard, for
+/// language bindings whose context managers (Python's `with no_grad():`)
+/// save the previous state ([`modes`]) and restore it themselves.
+pub fn set_modes(grad_enabled: bool, inference: bool) {
+    GRAD_ENABLED.with(|g| g.set(grad_enabled));
+    INFERENCE.with(|g| g.set(inference));
+}
+
+/// `(is_grad_enabled(), is_inference_mode_enabled())` on this thread.
+pub fn modes() -> (bool, bool) {
+    (is_grad_enabled(), is_inference_mode_enabled())
+}

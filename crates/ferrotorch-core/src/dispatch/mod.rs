@@ -260,12 +260,18 @@ pub fn op_names() -> Vec<String> {
 pub fn call(name: &str, args: &[IValue], kwargs: &[(&str, IValue)]) -> Result<IValue> {
     let candidates: Vec<OpEntry> = {
         let reg = registry().read();
-        if let Some(e) = reg.ops.get(name) {
-            vec![e.clone()]
-        } else if let Some(list) = reg.overloads.get(name) {
+        // a base name tries every overload, the unnamed one (`mean`) included
+        let overloads = if name.contains('.') {
+            None
+        } else {
+            reg.overloads.get(name)
+        };
+        if let Some(list) = overloads {
             list.iter()
                 .filter_map(|n| reg.ops.get(n).cloned())
                 .collect()
+        } else if let Some(e) = reg.ops.get(name) {
+            vec![e.clone()]
         } else {
             crate::bail!(Runtime, "unknown operator '{name}'");
         }

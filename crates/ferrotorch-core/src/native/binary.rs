@@ -600,6 +600,22 @@ pub(crate) fn register_arith_extras(r: &mut Registry) {
         |a| Ok(a.tensor(0)?.sub_alpha(a.tensor(1)?, a.scalar(2)?)?.into()),
     );
     r.def(
+        "add_.Tensor_alpha(Tensor(a!) self, Tensor other, *, Scalar alpha) -> Tensor(a!)",
+        |a| {
+            let s = a.tensor(0)?;
+            s.add_(a.tensor(1)?.mul(a.scalar(2)?)?)?;
+            Ok(s.into())
+        },
+    );
+    r.def(
+        "sub_.Tensor_alpha(Tensor(a!) self, Tensor other, *, Scalar alpha) -> Tensor(a!)",
+        |a| {
+            let s = a.tensor(0)?;
+            s.sub_(a.tensor(1)?.mul(a.scalar(2)?)?)?;
+            Ok(s.into())
+        },
+    );
+    r.def(
         "div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor",
         |a| {
             Ok(a.tensor(0)?

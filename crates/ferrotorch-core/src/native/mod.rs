@@ -62,4 +62,5 @@ pub(crate) fn register_all(r: &mut Registry) {
     random::register(r);
     nn::register(r);
     crate::tensor::register_views(r);
+    crate::tensor::create_ops::register_creation(r);
 }

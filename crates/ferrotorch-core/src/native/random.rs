@@ -520,6 +520,21 @@ pub(crate) fn register(r: &mut Registry) {
         },
     );
     r.def(
+        "randint(SymInt high, SymInt[] size, *, ScalarType? dtype=None) -> Tensor",
+        |a| {
+            Ok(Tensor::randint(
+                0,
+                a.int(0)?,
+                &a.usize_list(1)?,
+                TensorOptions {
+                    dtype: a.opt_dtype(2)?,
+                    device: None,
+                },
+            )?
+            .into())
+        },
+    );
+    r.def(
         "randperm(SymInt n, *, ScalarType? dtype=None) -> Tensor",
         |a| Ok(Tensor::randperm(a.usize(0)?, None)?.into()),
     );

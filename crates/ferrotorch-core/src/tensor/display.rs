@@ -328,14 +328,24 @@ pub(crate) fn render(t: &Tensor, extra: &[String]) -> String {
     add_suffixes(format!("{prefix}{body}"), &suffixes, indent, o.linewidth)
 }
 
+/// The autograd suffix torch prints: `grad_fn=<MulBackward0>` on results of
+/// recorded ops, `requires_grad=True` on leaves that require grad.
+fn autograd_suffix(t: &Tensor) -> Vec<String> {
+    match t.grad_fn() {
+        Some(f) => vec![format!("grad_fn=<{}>", f.name())],
+        None if t.requires_grad() => vec!["requires_grad=True".to_string()],
+        None => vec![],
+    }
+}
+
 impl fmt::Display for Tensor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&render(self, &[]))
+        f.write_str(&render(self, &autograd_suffix(self)))
     }
 }
 
 impl fmt::Debug for Tensor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&render(self, &[]))
+        f.write_str(&render(self, &autograd_suffix(self)))
     }
 }

@@ -6,6 +6,7 @@
 
 pub mod access;
 pub(crate) mod create;
+pub(crate) mod create_ops;
 pub(crate) mod data;
 pub mod display;
 pub mod index;

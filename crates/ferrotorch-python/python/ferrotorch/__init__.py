@@ -1,0 +1,48 @@
+"""ferrotorch: PyTorch's architecture rebuilt in Rust.
+
+``import ferrotorch as torch`` and use it as torch: tensors, every op as a
+function and a method, autograd, ``nn``, ``optim`` and ``utils.data``.
+"""
+
+from . import _C
+from ._C import (Tensor, dtype, bfloat16, bool, double, float, float16, float32, float64,
+                 half, int, int8, int16, int32, int64, long, short, uint8,
+                 tensor, as_tensor, from_numpy, manual_seed, set_num_threads,
+                 get_num_threads, get_default_dtype, set_default_dtype,
+                 is_grad_enabled, is_inference_mode_enabled)
+from ._size import Size
+from ._device import device
+from . import _tensor  # noqa: F401  (installs the Python-level Tensor methods)
+from . import _ops
+from .autograd import (no_grad, enable_grad, set_grad_enabled, inference_mode)
+from ._serialization import save, load
+
+_ops.install(globals(), Tensor)
+
+from . import autograd, nn, optim, utils  # noqa: E402
+
+__version__ = "0.1.0"
+
+
+def is_tensor(obj):
+    """Whether ``obj`` is a ferrotorch tensor."""
+    return isinstance(obj, Tensor)
+
+
+def numel(input):
+    """The number of elements of ``input``."""
+    return input.numel()
+
+
+def seed():
+    """Seed the default generator non-deterministically; return the seed."""
+    import random
+
+    s = random.SystemRandom().randrange(1 << 63)
+    manual_seed(s)
+    return s
+
+
+def is_floating_point(input):
+    """Whether ``input`` has a floating-point dtype."""
+    return input.is_floating_point()

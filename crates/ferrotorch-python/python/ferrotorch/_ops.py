@@ -1,0 +1,76 @@
+"""Python functions and ``Tensor`` methods generated from the dispatcher's
+schemas (Note [Methods declared once] in ``src/tensor.rs``).
+
+Each registered op ``name`` becomes ``ferrotorch.name(*args, **kwargs)``
+and, when its first argument is ``Tensor self``, ``Tensor.name``. Both call
+``_C._call_op``, which binds the arguments against the schema (or each
+overload in turn) exactly as torch's argument parser does, so names,
+defaults and keyword-only markers are the schema's.
+"""
+
+from . import _C
+
+_call = _C._call_op
+
+# ops whose leading ``int[]`` argument may also be given as varargs:
+# ``zeros(2, 3)``, ``t.view(2, 3)``, ``t.permute(1, 0)``
+_SIZE_TYPES = ("SymInt[]", "int[]", "int[1]", "SymInt[1]")
+_CREATION = {"zeros", "ones", "empty", "full", "rand", "randn", "randint",
+             "arange", "linspace", "logspace", "eye", "randperm",
+             "zeros_like", "ones_like", "empty_like", "full_like"}
+
+
+def _schemas():
+    by_name = {}
+    for base, full, args, nret, text in _C._schemas():
+        by_name.setdefault(base, []).append((full, args, nret, text))
+    return by_name
+
+
+def _vararg_position(overloads):
+    """Position of the int-list argument that takes varargs, or None."""
+    for _full, args, _n, _t in overloads:
+        pos = [a for a in args if not a[3]]
+        offset = 1 if pos and pos[0][0] == "self" else 0
+        if len(pos) > offset and pos[offset][1] in _SIZE_TYPES:
+            return offset
+    return None
+
+
+def _is_int(x):
+    return isinstance(x, int) and not isinstance(x, bool) or (
+        hasattr(x, "__index__") and not hasattr(x, "shape") and not isinstance(x, bool)
+    )
+
+
+def make_op(name, overloads):
+    """The Python function for op ``name``."""
+    vpos = _vararg_position(overloads)
+    creation = name in _CREATION
+
+    def op(*args, **kwargs):
+        if vpos is not None and len(args) > vpos + 1 and all(_is_int(a) for a in args[vpos:]):
+            args = args[:vpos] + (tuple(args[vpos:]),)
+        if creation:
+            requires_grad = kwargs.pop("requires_grad", False)
+            out = _call(name, args, kwargs)
+            if requires_grad:
+                out.requires_grad_(True)
+            return out
+        return _call(name, args, kwargs)
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = "\n".join(text for _f, _a, _n, text in overloads)
+    return op
+
+
+def install(namespace, tensor_cls):
+    """Define every op in ``namespace`` and as a method of ``tensor_cls``."""
+    for name, overloads in _schemas().items():
+        if name.startswith("_"):
+            continue
+        fn = make_op(name, overloads)
+        namespace.setdefault(name, fn)
+        is_method = any(args and args[0][0] == "self" for _f, args, _n, _t in overloads)
+        if is_method and not hasattr(tensor_cls, name):
+            setattr(tensor_cls, name, fn)

@@ -1,0 +1,40 @@
+"""``torch.autograd``: ``backward``, ``grad``, ``Function``, grad modes and
+``functional``."""
+
+from .. import _C
+from .grad_mode import (enable_grad, inference_mode, is_grad_enabled,
+                        is_inference_mode_enabled, no_grad, set_grad_enabled)
+from .function import Function, FunctionCtx
+
+
+def _seq(x):
+    if x is None:
+        return None
+    if isinstance(x, _C.Tensor):
+        return [x]
+    return list(x)
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """Accumulate gradients of ``tensors`` into the leaves' ``.grad``."""
+    if inputs is not None:
+        raise NotImplementedError("backward(inputs=...) is not supported yet; use autograd.grad")
+    _C._backward(_seq(tensors), _seq(grad_tensors), retain_graph, create_graph)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """Gradients of ``outputs`` with respect to ``inputs``, as a tuple."""
+    ins = _seq(inputs)
+    got = _C._grad(_seq(outputs), ins, _seq(grad_outputs), retain_graph, create_graph,
+                   bool(allow_unused) or materialize_grads)
+    if materialize_grads:
+        got = [g if g is not None else i.new_zeros(i.shape) for g, i in zip(got, ins)]
+    return tuple(got)
+
+
+from . import functional  # noqa: E402
+
+__all__ = ["backward", "grad", "Function", "FunctionCtx", "no_grad", "enable_grad",
+           "set_grad_enabled", "inference_mode", "is_grad_enabled",
+           "is_inference_mode_enabled", "functional"]

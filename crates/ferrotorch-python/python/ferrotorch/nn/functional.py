@@ -1,0 +1,313 @@
+"""``nn.functional``: the stateless layer functions. Each is a thin call
+into a native kernel (or a short composition of them)."""
+
+import math
+
+from .. import _C
+
+_call = _C._call_op
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _inplace(x, out, inplace):
+    if inplace:
+        x.copy_(out)
+        return x
+    return out
+
+
+def relu(input, inplace=False):
+    return _inplace(input, _call("relu", (input,)), inplace)
+
+
+def relu6(input, inplace=False):
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    return _inplace(input, input.clamp(min_val, max_val), inplace)
+
+
+def elu(input, alpha=1.0, inplace=False):
+    return _inplace(input, _call("elu", (input, alpha)), inplace)
+
+
+def selu(input, inplace=False):
+    return _inplace(input, _call("elu", (input, _SELU_ALPHA, _SELU_SCALE)), inplace)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    return _inplace(input, _call("elu", (input, alpha, 1.0, 1.0 / alpha)), inplace)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    out = _call("where", (input > 0, input, input * negative_slope))
+    return _inplace(input, out, inplace)
+
+
+def gelu(input, approximate="none"):
+    return _call("gelu", (input,), {"approximate": approximate})
+
+
+def silu(input, inplace=False):
+    return _inplace(input, _call("silu", (input,)), inplace)
+
+
+def mish(input, inplace=False):
+    return _inplace(input, input * tanh(softplus(input)), inplace)
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    scaled = input * beta
+    soft = (scaled.exp() + 1).log() / beta
+    return _call("where", (scaled > threshold, input, soft))
+
+
+def tanh(input):
+    return input.tanh()
+
+
+def sigmoid(input):
+    return input.sigmoid()
+
+
+def logsigmoid(input):
+    return -softplus(-input)
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        dim = 0 if input.dim() in (0, 1, 3) else 1
+    return _call("softmax", (input, dim, dtype))
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        dim = 0 if input.dim() in (0, 1, 3) else 1
+    return _call("log_softmax", (input, dim, dtype))
+
+
+def linear(input, weight, bias=None):
+    """``input @ weight.T + bias``."""
+    if input.dim() == 2 and bias is not None:
+        return _call("addmm", (bias, input, weight.t()))
+    out = input.matmul(weight.t())
+    return out if bias is None else out + bias
+
+
+def bilinear(input1, input2, weight, bias=None):
+    out = _call("einsum", ("bi,oij,bj->bo", [input1, weight, input2]))
+    return out if bias is None else out + bias
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    return _inplace(input, _call("dropout", (input, p, training)), inplace)
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+              scale_grad_by_freq=False, sparse=False):
+    if padding_idx is None:
+        padding_idx = -1
+    elif padding_idx < 0:
+        padding_idx = weight.size(0) + padding_idx
+    return _call("embedding", (weight, input, padding_idx, scale_grad_by_freq, sparse))
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    return _call("layer_norm", (input, list(normalized_shape), weight, bias, eps))
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    return _call("group_norm", (input, num_groups, weight, bias, eps))
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
+               momentum=0.1, eps=1e-5):
+    return _call("batch_norm", (input, weight, bias, running_mean, running_var, training,
+                                momentum, eps, False))
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return _call("conv1d", (input, weight, bias, stride, padding, dilation, groups))
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return _call("conv2d", (input, weight, bias, stride, padding, dilation, groups))
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    stride = [] if stride is None else stride
+    if return_indices:
+        return _call("max_pool2d_with_indices", (input, kernel_size, stride, padding, dilation,
+                                                 ceil_mode))
+    return _call("max_pool2d", (input, kernel_size, stride, padding, dilation, ceil_mode))
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    stride = [] if stride is None else stride
+    return _call("avg_pool2d", (input, kernel_size, stride, padding, ceil_mode,
+                                count_include_pad, divisor_override))
+
+
+def adaptive_avg_pool2d(input, output_size):
+    return _call("adaptive_avg_pool2d", (input, output_size))
+
+
+def one_hot(tensor, num_classes=-1):
+    return _call("one_hot", (tensor, num_classes))
+
+
+def pad(input, pad, mode="constant", value=None):
+    return _call("pad", (input, list(pad), mode, value))
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    denom = input.norm(p, dim, True).clamp(eps)
+    return input / denom
+
+
+# ---- losses ----
+
+def _reduce(loss, reduction):
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "none":
+        return loss
+    raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def _check_sizes(name, input, target):
+    if tuple(input.shape) != tuple(target.shape):
+        import warnings
+
+        warnings.warn(
+            f"Using a target size ({target.shape}) that is different to the input size "
+            f"({input.shape}). This will likely lead to incorrect results due to broadcasting. "
+            "Please ensure they have the same size.", stacklevel=3)
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    _check_sizes("mse_loss", input, target)
+    d = input - target
+    return _reduce(d * d, reduction)
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    _check_sizes("l1_loss", input, target)
+    return _reduce((input - target).abs(), reduction)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    d = (input - target).abs()
+    if beta == 0:
+        return _reduce(d, reduction)
+    loss = _call("where", (d < beta, d * d * (0.5 / beta), d - 0.5 * beta))
+    return _reduce(loss, reduction)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    d = (input - target).abs()
+    loss = _call("where", (d < delta, d * d * 0.5, (d - 0.5 * delta) * delta))
+    return _reduce(loss, reduction)
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+             reduction="mean"):
+    if input.dim() == 1:
+        input, target = input.unsqueeze(0), target.unsqueeze(0)
+    if input.dim() > 2:
+        # (N, C, d1, ...) -> (N*d1*..., C)
+        c = input.size(1)
+        input = input.movedim(1, -1).reshape(-1, c)
+        target = target.reshape(-1)
+    valid = target != ignore_index
+    safe = _call("where", (valid, target, 0))
+    picked = -input.gather(1, safe.unsqueeze(1)).squeeze(1)
+    w = valid.to(input.dtype)
+    if weight is not None:
+        w = w * weight.index_select(0, safe)
+    loss = picked * w
+    if reduction == "mean":
+        return loss.sum() / w.sum()
+    return _reduce(loss, reduction)
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                  reduction="mean", label_smoothing=0.0):
+    class_dim = 0 if input.dim() == 1 else 1
+    logp = log_softmax(input, class_dim)
+    if target.is_floating_point():
+        # class probabilities
+        if label_smoothing > 0:
+            n = input.size(class_dim)
+            target = target * (1 - label_smoothing) + label_smoothing / n
+        w = logp if weight is None else logp * weight.reshape(
+            [-1 if i == class_dim else 1 for i in range(input.dim())])
+        return _reduce(-(w * target).sum(class_dim), reduction)
+    loss = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
+    if label_smoothing > 0:
+        n = input.size(class_dim)
+        smooth = -logp.sum(class_dim) if weight is None else -(logp * weight.reshape(
+            [-1 if i == class_dim else 1 for i in range(input.dim())])).sum(class_dim)
+        valid = (target != ignore_index).to(input.dtype)
+        smooth = smooth * valid
+        if reduction == "mean":
+            denom = valid.sum() if weight is None else (weight.index_select(
+                0, _call("where", (target != ignore_index, target, 0)).reshape(-1)) *
+                valid.reshape(-1)).sum()
+            smooth = smooth.sum() / denom
+        else:
+            smooth = _reduce(smooth, reduction)
+        loss = loss * (1 - label_smoothing) + smooth * (label_smoothing / n)
+    return loss
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
+                         reduction="mean"):
+    logi = input.log().clamp(-100)
+    log1m = (1 - input).log().clamp(-100)
+    loss = -(target * logi + (1 - target) * log1m)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
+                                     reduction="mean", pos_weight=None):
+    log_sig = logsigmoid(input)
+    log_one_minus = logsigmoid(-input)
+    if pos_weight is not None:
+        loss = -(pos_weight * target * log_sig + (1 - target) * log_one_minus)
+    else:
+        loss = -(target * log_sig + (1 - target) * log_one_minus)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        loss = _call("xlogy", (target, target)) - target * input
+    if reduction == "batchmean":
+        return loss.sum() / input.size(0)
+    return _reduce(loss, reduction)
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
+                                 is_causal=False, scale=None, enable_gqa=False):
+    return _call("scaled_dot_product_attention",
+                 (query, key, value, attn_mask, dropout_p, is_causal), {"scale": scale}
+                 if scale is not None else {})
+
+
+del math

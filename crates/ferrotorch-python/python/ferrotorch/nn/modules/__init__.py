@@ -1,0 +1,10 @@
+"""The module classes of ``ferrotorch.nn``."""
+
+from .module import Module
+from .linear import Identity, Linear, Flatten, Unflatten
+from .activation import (CELU, ELU, GELU, LeakyReLU, LogSoftmax, Mish, ReLU, ReLU6, SELU, SiLU,
+                         Sigmoid, Softmax, Softplus, Tanh)
+from .container import ModuleDict, ModuleList, Sequential
+from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss,
+                   MSELoss, NLLLoss, SmoothL1Loss)
+from .misc import Dropout, Embedding, LayerNorm

@@ -1,0 +1,96 @@
+"""``Dropout``, ``LayerNorm``, ``Embedding``."""
+
+from ... import _C
+from .. import functional as F, init
+from ..parameter import Parameter
+from .module import Module
+
+
+class Dropout(Module):
+    """Zero elements with probability ``p`` in training, scaling the rest."""
+
+    def __init__(self, p=0.5, inplace=False):
+        super().__init__()
+        if p < 0 or p > 1:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p = p
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.dropout(input, self.p, self.training, self.inplace)
+
+    def extra_repr(self):
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+class LayerNorm(Module):
+    """Normalise over the trailing ``normalized_shape`` dims."""
+
+    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True,
+                 device=None, dtype=None):
+        super().__init__()
+        if isinstance(normalized_shape, int):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(_C._call_op("ones", (self.normalized_shape,), {"dtype": dtype}))
+            if bias:
+                self.bias = Parameter(_C._call_op("zeros", (self.normalized_shape,), {"dtype": dtype}))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+
+    def forward(self, input):
+        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+
+
+class Embedding(Module):
+    """A lookup table of ``num_embeddings`` vectors of size ``embedding_dim``."""
+
+    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None,
+                 norm_type=2.0, scale_grad_by_freq=False, sparse=False, _weight=None,
+                 _freeze=False, device=None, dtype=None):
+        super().__init__()
+        self.num_embeddings = num_embeddings
+        self.embedding_dim = embedding_dim
+        if padding_idx is not None:
+            if padding_idx > 0:
+                assert padding_idx < num_embeddings, "Padding_idx must be within num_embeddings"
+            elif padding_idx < 0:
+                assert padding_idx >= -num_embeddings, "Padding_idx must be within num_embeddings"
+                padding_idx = num_embeddings + padding_idx
+        self.padding_idx = padding_idx
+        self.scale_grad_by_freq = scale_grad_by_freq
+        self.sparse = sparse
+        if _weight is None:
+            w = _C._call_op("empty", ((num_embeddings, embedding_dim),), {"dtype": dtype})
+            self.weight = Parameter(w, requires_grad=not _freeze)
+            init.normal_(self.weight)
+            if padding_idx is not None:
+                with _no_grad():
+                    self.weight[padding_idx] = 0.0
+        else:
+            self.weight = Parameter(_weight, requires_grad=not _freeze)
+
+    def forward(self, input):
+        return F.embedding(input, self.weight, self.padding_idx,
+                           scale_grad_by_freq=self.scale_grad_by_freq, sparse=self.sparse)
+
+    def extra_repr(self):
+        s = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx}"
+        return s
+
+
+def _no_grad():
+    from ...autograd.grad_mode import no_grad
+
+    return no_grad()

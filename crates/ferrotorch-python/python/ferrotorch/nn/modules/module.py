@@ -1,0 +1,482 @@
+"""``nn.Module``: the base class of every layer and model, with torch's
+registration rules: assigning a ``Parameter``, a ``Module`` or a buffer to
+an attribute registers it, in order, under that name."""
+
+from collections import OrderedDict, namedtuple
+import itertools
+
+from ... import _C
+from ..parameter import Buffer, Parameter
+
+_IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
+
+
+class RemovableHandle:
+    """Returned by hook registration; ``remove()`` unregisters the hook."""
+
+    _ids = itertools.count()
+
+    def __init__(self, hooks):
+        self.hooks = hooks
+        self.id = next(RemovableHandle._ids)
+
+    def remove(self):
+        self.hooks.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def _addindent(s, n):
+    lines = s.split("\n")
+    if len(lines) == 1:
+        return s
+    return lines[0] + "\n" + "\n".join(" " * n + line for line in lines[1:])
+
+
+class Module:
+    """Base class for all neural network modules."""
+
+    training: bool
+
+    def __init__(self, *args, **kwargs):
+        if args or kwargs:
+            raise TypeError(f"{type(self).__name__}.__init__() got unexpected arguments")
+        d = self.__dict__
+        d["training"] = True
+        d["_parameters"] = OrderedDict()
+        d["_buffers"] = OrderedDict()
+        d["_non_persistent_buffers_set"] = set()
+        d["_modules"] = OrderedDict()
+        d["_forward_hooks"] = OrderedDict()
+        d["_forward_pre_hooks"] = OrderedDict()
+
+    def forward(self, *input):
+        raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
+
+    # ---- registration ----
+
+    def register_parameter(self, name, param):
+        """Add a parameter (or ``None``) under ``name``."""
+        if "_parameters" not in self.__dict__:
+            raise AttributeError("cannot assign parameter before Module.__init__() call")
+        if not isinstance(name, str):
+            raise TypeError(f"parameter name should be a string. Got {type(name).__name__}")
+        if "." in name:
+            raise KeyError('parameter name can\'t contain "."')
+        if name == "":
+            raise KeyError('parameter name can\'t be empty string ""')
+        if hasattr(self, name) and name not in self._parameters:
+            raise KeyError(f"attribute '{name}' already exists")
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter '{name}' "
+                            "(torch.nn.Parameter or None required)")
+        self._parameters[name] = param
+
+    def register_buffer(self, name, tensor, persistent=True):
+        """Add a buffer (state that is not a parameter, e.g. running means)."""
+        if "_buffers" not in self.__dict__:
+            raise AttributeError("cannot assign buffer before Module.__init__() call")
+        if not isinstance(name, str):
+            raise TypeError(f"buffer name should be a string. Got {type(name).__name__}")
+        if "." in name:
+            raise KeyError('buffer name can\'t contain "."')
+        if name == "":
+            raise KeyError('buffer name can\'t be empty string ""')
+        if hasattr(self, name) and name not in self._buffers:
+            raise KeyError(f"attribute '{name}' already exists")
+        if tensor is not None and not isinstance(tensor, _C.Tensor):
+            raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' "
+                            "(torch Tensor or None required)")
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
+
+    def add_module(self, name, module):
+        """Add a child module under ``name``."""
+        if not isinstance(module, Module) and module is not None:
+            raise TypeError(f"{type(module).__name__} is not a Module subclass")
+        if not isinstance(name, str):
+            raise TypeError(f"module name should be a string. Got {type(name).__name__}")
+        if hasattr(self, name) and name not in self._modules:
+            raise KeyError(f"attribute '{name}' already exists")
+        if "." in name:
+            raise KeyError(f'module name can\'t contain ".", got: {name}')
+        if name == "":
+            raise KeyError('module name can\'t be empty string ""')
+        self._modules[name] = module
+
+    register_module = add_module
+
+    def get_submodule(self, target):
+        """The submodule at dotted path ``target``."""
+        mod = self
+        if target == "":
+            return mod
+        for item in target.split("."):
+            if item not in mod._modules:
+                raise AttributeError(f"{mod._get_name()} has no attribute `{item}`")
+            mod = mod._modules[item]
+        return mod
+
+    def get_parameter(self, target):
+        """The parameter at dotted path ``target``."""
+        mod_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(mod_path)
+        if name not in mod._parameters:
+            raise AttributeError(f"{mod._get_name()} has no parameter `{name}`")
+        return mod._parameters[name]
+
+    def __setattr__(self, name, value):
+        params = self.__dict__.get("_parameters")
+
+        def remove_from(*dicts):
+            for d in dicts:
+                if name in d:
+                    del d[name]
+
+        if isinstance(value, Parameter):
+            if params is None:
+                raise AttributeError("cannot assign parameters before Module.__init__() call")
+            remove_from(self.__dict__, self._buffers, self._modules)
+            self.register_parameter(name, value)
+        elif params is not None and name in params:
+            if value is not None:
+                raise TypeError(f"cannot assign '{type(value).__name__}' as parameter '{name}' "
+                                "(torch.nn.Parameter or None expected)")
+            self.register_parameter(name, value)
+        elif isinstance(value, Module):
+            modules = self.__dict__.get("_modules")
+            if modules is None:
+                raise AttributeError("cannot assign module before Module.__init__() call")
+            remove_from(self.__dict__, self._parameters, self._buffers)
+            modules[name] = value
+        elif self.__dict__.get("_modules") is not None and name in self._modules:
+            if value is not None:
+                raise TypeError(f"cannot assign '{type(value).__name__}' as child module '{name}' "
+                                "(torch.nn.Module or None expected)")
+            self._modules[name] = value
+        elif isinstance(value, Buffer) or (self.__dict__.get("_buffers") is not None
+                                           and name in self._buffers):
+            if value is not None and not isinstance(value, _C.Tensor):
+                raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
+                                "(torch.nn.Buffer, torch.Tensor or None expected)")
+            persistent = getattr(value, "persistent", name not in self._non_persistent_buffers_set)
+            self.register_buffer(name, value, persistent)
+        else:
+            object.__setattr__(self, name, value)
+
+    def __getattr__(self, name):
+        d = self.__dict__
+        for store in ("_parameters", "_buffers", "_modules"):
+            if store in d and name in d[store]:
+                return d[store][name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __delattr__(self, name):
+        for store in ("_parameters", "_buffers", "_modules"):
+            if name in self.__dict__.get(store, {}):
+                del self.__dict__[store][name]
+                self._non_persistent_buffers_set.discard(name)
+                return
+        object.__delattr__(self, name)
+
+    def __dir__(self):
+        keys = list(object.__dir__(self))
+        keys += list(self._parameters) + list(self._buffers) + list(self._modules)
+        return sorted(set(keys))
+
+    # ---- traversal ----
+
+    def _named_members(self, get, prefix="", recurse=True, remove_duplicate=True):
+        seen = set()
+        mods = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse \
+            else [(prefix, self)]
+        for mod_prefix, mod in mods:
+            for k, v in get(mod):
+                if v is None or (remove_duplicate and id(v) in seen):
+                    continue
+                if remove_duplicate:
+                    seen.add(id(v))
+                yield (mod_prefix + ("." if mod_prefix else "") + k, v)
+
+    def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+        """``(name, parameter)`` pairs, own first, then each child's."""
+        yield from self._named_members(lambda m: m._parameters.items(), prefix, recurse,
+                                       remove_duplicate)
+
+    def parameters(self, recurse=True):
+        """Every parameter (each once)."""
+        for _, p in self.named_parameters(recurse=recurse):
+            yield p
+
+    def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
+        """``(name, buffer)`` pairs."""
+        yield from self._named_members(lambda m: m._buffers.items(), prefix, recurse,
+                                       remove_duplicate)
+
+    def buffers(self, recurse=True):
+        """Every buffer."""
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
+
+    def named_children(self):
+        """Direct children with their names."""
+        seen = set()
+        for name, m in self._modules.items():
+            if m is not None and id(m) not in seen:
+                seen.add(id(m))
+                yield name, m
+
+    def children(self):
+        """Direct children."""
+        for _, m in self.named_children():
+            yield m
+
+    def named_modules(self, memo=None, prefix="", remove_duplicate=True):
+        """This module and every descendant, depth first, with dotted names."""
+        if memo is None:
+            memo = set()
+        if id(self) in memo:
+            return
+        if remove_duplicate:
+            memo.add(id(self))
+        yield prefix, self
+        for name, m in self._modules.items():
+            if m is None:
+                continue
+            sub = prefix + ("." if prefix else "") + name
+            yield from m.named_modules(memo, sub, remove_duplicate)
+
+    def modules(self):
+        """This module and every descendant."""
+        for _, m in self.named_modules():
+            yield m
+
+    # ---- modes and state ----
+
+    def train(self, mode=True):
+        """Set training mode here and in every descendant."""
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        self.training = mode
+        for m in self.children():
+            m.train(mode)
+        return self
+
+    def eval(self):
+        """``train(False)``."""
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad=True):
+        """Set ``requires_grad`` on every parameter."""
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none=True):
+        """Reset every parameter's gradient (to None by default)."""
+        for p in self.parameters():
+            if p.grad is not None:
+                if set_to_none:
+                    p.grad = None
+                else:
+                    g = p.grad
+                    g.detach_() if g.grad_fn is not None else None
+                    g.zero_()
+
+    def apply(self, fn):
+        """Call ``fn`` on every descendant, then on this module."""
+        for m in self.children():
+            m.apply(fn)
+        fn(self)
+        return self
+
+    def _apply_tensors(self, fn):
+        for m in self.modules():
+            for k, p in m._parameters.items():
+                if p is not None:
+                    with _C_no_grad():
+                        new = fn(p)
+                    if new is not p:
+                        p.data = new
+            for k, b in m._buffers.items():
+                if b is not None:
+                    m._buffers[k] = fn(b)
+        return self
+
+    def to(self, *args, **kwargs):
+        """Convert floating-point parameters and buffers (``to(dtype)``);
+        only the CPU exists in this build."""
+        dtype = kwargs.get("dtype")
+        for a in args:
+            if isinstance(a, _C.dtype):
+                dtype = a
+            elif isinstance(a, _C.Tensor):
+                dtype = a.dtype
+            else:
+                from ..._device import device
+
+                if device(a).type != "cpu":
+                    raise RuntimeError(f"device '{a}' is not available: this build runs on the CPU")
+        if dtype is None:
+            return self
+        if not dtype.is_floating_point:
+            raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got desired dtype={dtype}")
+        return self._apply_tensors(lambda t: t.to(dtype) if t.is_floating_point() else t)
+
+    def float(self):
+        return self.to(_C.float32)
+
+    def double(self):
+        return self.to(_C.float64)
+
+    def half(self):
+        return self.to(_C.float16)
+
+    def bfloat16(self):
+        return self.to(_C.bfloat16)
+
+    def cpu(self):
+        return self
+
+    def type(self, dst_type):
+        return self.to(dst_type)
+
+    # ---- state_dict ----
+
+    def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
+        """Parameters and persistent buffers by dotted name."""
+        if destination is None:
+            destination = OrderedDict()
+        for name, p in self._parameters.items():
+            if p is not None:
+                destination[prefix + name] = p if keep_vars else p.detach()
+        for name, b in self._buffers.items():
+            if b is not None and name not in self._non_persistent_buffers_set:
+                destination[prefix + name] = b if keep_vars else b.detach()
+        for name, m in self._modules.items():
+            if m is not None:
+                m.state_dict(destination=destination, prefix=prefix + name + ".",
+                             keep_vars=keep_vars)
+        return destination
+
+    def load_state_dict(self, state_dict, strict=True, assign=False):
+        """Copy ``state_dict`` into this module's parameters and buffers."""
+        if not hasattr(state_dict, "items"):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        missing, unexpected, errors = [], [], []
+        own = self.state_dict(keep_vars=True)
+        for k in state_dict:
+            if k not in own:
+                unexpected.append(k)
+        for k, target in own.items():
+            if k not in state_dict:
+                missing.append(k)
+                continue
+            src = state_dict[k]
+            if not isinstance(src, _C.Tensor):
+                errors.append(f'While copying the parameter named "{k}", expected torch.Tensor '
+                              f"or Tensor-like object from checkpoint but received {type(src)}")
+                continue
+            if tuple(src.shape) != tuple(target.shape):
+                errors.append(f"size mismatch for {k}: copying a param with shape {src.shape} "
+                              f"from checkpoint, the shape in current model is {target.shape}.")
+                continue
+            if assign:
+                mod_path, _, name = k.rpartition(".")
+                mod = self.get_submodule(mod_path)
+                if name in mod._parameters:
+                    setattr(mod, name, Parameter(src, target.requires_grad))
+                else:
+                    mod._buffers[name] = src
+            else:
+                with _C_no_grad():
+                    target.copy_(src)
+        if strict:
+            if unexpected:
+                errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
+                    ", ".join(f'"{k}"' for k in unexpected)))
+            if missing:
+                errors.insert(0, "Missing key(s) in state_dict: {}. ".format(
+                    ", ".join(f'"{k}"' for k in missing)))
+        if errors:
+            raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
+                type(self).__name__, "\n\t".join(errors)))
+        return _IncompatibleKeys(missing, unexpected)
+
+    # ---- calling ----
+
+    def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
+        """``hook(module, args)`` runs before forward and may replace args."""
+        h = RemovableHandle(self._forward_pre_hooks)
+        self._forward_pre_hooks[h.id] = hook
+        if prepend:
+            self._forward_pre_hooks.move_to_end(h.id, last=False)
+        return h
+
+    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False, always_call=False):
+        """``hook(module, args, output)`` runs after forward and may replace
+        the output."""
+        h = RemovableHandle(self._forward_hooks)
+        self._forward_hooks[h.id] = hook
+        if prepend:
+            self._forward_hooks.move_to_end(h.id, last=False)
+        return h
+
+    def __call__(self, *args, **kwargs):
+        if not self._forward_pre_hooks and not self._forward_hooks:
+            return self.forward(*args, **kwargs)
+        for hook in list(self._forward_pre_hooks.values()):
+            r = hook(self, args)
+            if r is not None:
+                args = r if isinstance(r, tuple) else (r,)
+        out = self.forward(*args, **kwargs)
+        for hook in list(self._forward_hooks.values()):
+            r = hook(self, args, out)
+            if r is not None:
+                out = r
+        return out
+
+    # ---- printing ----
+
+    def _get_name(self):
+        return type(self).__name__
+
+    def extra_repr(self):
+        """Extra text inside this module's repr parentheses."""
+        return ""
+
+    def __repr__(self):
+        lines = []
+        extra = self.extra_repr()
+        if extra:
+            lines = extra.split("\n")
+        children = []
+        for key, m in self._modules.items():
+            children.append("(" + key + "): " + _addindent(repr(m), 2))
+        body = lines + children
+        s = self._get_name() + "("
+        if body:
+            if len(lines) == 1 and not children:
+                s += lines[0]
+            else:
+                s += "\n  " + "\n  ".join(body) + "\n"
+        return s + ")"
+
+    def __getstate__(self):
+        return self.__dict__.copy()
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+
+
+def _C_no_grad():
+    from ...autograd.grad_mode import no_grad
+
+    return no_grad()

@@ -1,0 +1,6 @@
+"""``ferrotorch.optim``: optimizers and learning-rate schedulers."""
+
+from .optimizer import Optimizer
+from .sgd import SGD
+from .adam import Adam, AdamW
+from . import lr_scheduler  # noqa: F401

@@ -1,0 +1,79 @@
+"""``optim.Adam`` and ``optim.AdamW`` (torch's single-tensor formulas)."""
+
+import math
+
+from ..autograd.grad_mode import no_grad
+from .optimizer import Optimizer, _closure
+
+
+class Adam(Optimizer):
+    """Adam; ``weight_decay`` is L2 added to the gradient."""
+
+    _decoupled = False
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 amsgrad=False, *, foreach=None, maximize=False, capturable=False,
+                 differentiable=False, fused=None, decoupled_weight_decay=False):
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= betas[0] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+        if not 0.0 <= betas[1] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        self._decoupled = self._decoupled or decoupled_weight_decay
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                                      amsgrad=amsgrad, maximize=maximize))
+
+    def step(self, closure=None):
+        loss = _closure(closure)
+        with no_grad():
+            for g in self.param_groups:
+                beta1, beta2 = g["betas"]
+                lr, eps, wd = g["lr"], g["eps"], g["weight_decay"]
+                for p in g["params"]:
+                    if p.grad is None:
+                        continue
+                    grad = p.grad if not g["maximize"] else -p.grad
+                    st = self.state[p]
+                    if not st:
+                        st["step"] = 0
+                        st["exp_avg"] = p.new_zeros(p.shape)
+                        st["exp_avg_sq"] = p.new_zeros(p.shape)
+                        if g["amsgrad"]:
+                            st["max_exp_avg_sq"] = p.new_zeros(p.shape)
+                    st["step"] += 1
+                    step = st["step"]
+                    if wd != 0:
+                        if self._decoupled:
+                            p.mul_(1 - lr * wd)
+                        else:
+                            grad = grad.add(p, alpha=wd)
+                    m, v = st["exp_avg"], st["exp_avg_sq"]
+                    m.mul_(beta1).add_(grad, alpha=1 - beta1)
+                    v.mul_(beta2).add_(grad * grad, alpha=1 - beta2)
+                    bc1 = 1 - beta1 ** step
+                    bc2 = 1 - beta2 ** step
+                    step_size = lr / bc1
+                    if g["amsgrad"]:
+                        mx = st["max_exp_avg_sq"]
+                        mx.copy_(mx.maximum(v))
+                        denom = (mx.sqrt() / math.sqrt(bc2)).add_(eps)
+                    else:
+                        denom = (v.sqrt() / math.sqrt(bc2)).add_(eps)
+                    p.sub_(m / denom * step_size)
+        return loss
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay (default 1e-2)."""
+
+    _decoupled = True
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
+                 amsgrad=False, *, maximize=False, foreach=None, capturable=False,
+                 differentiable=False, fused=None):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize)

@@ -1,0 +1,44 @@
+"""``optim.SGD`` with momentum, dampening, Nesterov and weight decay."""
+
+from ..autograd.grad_mode import no_grad
+from .optimizer import Optimizer, _closure
+
+
+class SGD(Optimizer):
+    """Stochastic gradient descent (torch's formulation of momentum)."""
+
+    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False,
+                 *, maximize=False, foreach=None, differentiable=False, fused=None):
+        if lr < 0.0:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if momentum < 0.0:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if weight_decay < 0.0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
+                                      weight_decay=weight_decay, nesterov=nesterov,
+                                      maximize=maximize))
+
+    def step(self, closure=None):
+        loss = _closure(closure)
+        with no_grad():
+            for g in self.param_groups:
+                for p in g["params"]:
+                    if p.grad is None:
+                        continue
+                    d = p.grad if not g["maximize"] else -p.grad
+                    if g["weight_decay"] != 0:
+                        d = d.add(p, alpha=g["weight_decay"])
+                    if g["momentum"] != 0:
+                        st = self.state[p]
+                        buf = st.get("momentum_buffer")
+                        if buf is None:
+                            buf = d.clone()
+                            st["momentum_buffer"] = buf
+                        else:
+                            buf.mul_(g["momentum"]).add_(d, alpha=1 - g["dampening"])
+                        d = d.add(buf, alpha=g["momentum"]) if g["nesterov"] else buf
+                    p.add_(d, alpha=-g["lr"])
+        return loss

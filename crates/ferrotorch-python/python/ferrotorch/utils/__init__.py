@@ -1,0 +1,3 @@
+"""``ferrotorch.utils``."""
+
+from . import data  # noqa: F401

@@ -1,0 +1,124 @@
+"""Samplers: which indices a ``DataLoader`` visits, in which order. Random
+ones draw from the default generator as torch's do when no generator is
+given (``randperm`` without replacement, ``randint`` in chunks of 32 with)."""
+
+from ... import _C
+
+_call = _C._call_op
+
+
+class Sampler:
+    """Base class: iterate over dataset indices."""
+
+    def __init__(self, data_source=None):
+        pass
+
+    def __iter__(self):
+        raise NotImplementedError
+
+
+class SequentialSampler(Sampler):
+    """0, 1, ..., n-1."""
+
+    def __init__(self, data_source):
+        self.data_source = data_source
+
+    def __iter__(self):
+        return iter(range(len(self.data_source)))
+
+    def __len__(self):
+        return len(self.data_source)
+
+
+class RandomSampler(Sampler):
+    """A random permutation, or ``num_samples`` draws with replacement."""
+
+    def __init__(self, data_source, replacement=False, num_samples=None, generator=None):
+        self.data_source = data_source
+        self.replacement = replacement
+        self._num_samples = num_samples
+        self.generator = generator
+        if not isinstance(self.replacement, bool):
+            raise TypeError(f"replacement should be a boolean value, but got replacement={self.replacement}")
+        if not isinstance(self.num_samples, int) or self.num_samples <= 0:
+            raise ValueError(f"num_samples should be a positive integer value, but got num_samples={self.num_samples}")
+
+    @property
+    def num_samples(self):
+        return len(self.data_source) if self._num_samples is None else self._num_samples
+
+    def __iter__(self):
+        n = len(self.data_source)
+        if self.replacement:
+            for _ in range(self.num_samples // 32):
+                yield from _call("randint", (n, (32,)), {}).tolist()
+            rest = self.num_samples % 32
+            if rest:
+                yield from _call("randint", (n, (rest,)), {}).tolist()
+        else:
+            for _ in range(self.num_samples // n):
+                yield from _call("randperm", (n,), {}).tolist()
+            rest = self.num_samples % n
+            if rest:
+                yield from _call("randperm", (n,), {}).tolist()[:rest]
+
+    def __len__(self):
+        return self.num_samples
+
+
+class SubsetRandomSampler(Sampler):
+    """The given indices in random order."""
+
+    def __init__(self, indices, generator=None):
+        self.indices = indices
+
+    def __iter__(self):
+        for i in _call("randperm", (len(self.indices),), {}).tolist():
+            yield self.indices[i]
+
+    def __len__(self):
+        return len(self.indices)
+
+
+class WeightedRandomSampler(Sampler):
+    """Indices drawn with probability proportional to ``weights``."""
+
+    def __init__(self, weights, num_samples, replacement=True, generator=None):
+        if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples <= 0:
+            raise ValueError(f"num_samples should be a positive integer value, but got num_samples={num_samples}")
+        self.weights = _C.tensor(weights, dtype=_C.float64)
+        self.num_samples = num_samples
+        self.replacement = replacement
+
+    def __iter__(self):
+        yield from self.weights.multinomial(self.num_samples, self.replacement).tolist()
+
+    def __len__(self):
+        return self.num_samples
+
+
+class BatchSampler(Sampler):
+    """Group another sampler's indices into lists of ``batch_size``."""
+
+    def __init__(self, sampler, batch_size, drop_last):
+        if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size <= 0:
+            raise ValueError(f"batch_size should be a positive integer value, but got batch_size={batch_size}")
+        if not isinstance(drop_last, bool):
+            raise ValueError(f"drop_last should be a boolean value, but got drop_last={drop_last}")
+        self.sampler = sampler
+        self.batch_size = batch_size
+        self.drop_last = drop_last
+
+    def __iter__(self):
+        batch = []
+        for idx in self.sampler:
+            batch.append(idx)
+            if len(batch) == self.batch_size:
+                yield batch
+                batch = []
+        if batch and not self.drop_last:
+            yield batch
+
+    def __len__(self):
+        n = len(self.sampler)
+        return n // self.batch_size if self.drop_last else (n + self.batch_size - 1) // self.batch_size

@@ -1,0 +1,239 @@
+//! `torch.autograd` entry points and grad-mode switches.
+//!
+//! Grad mode is thread-local in the core, as in torch. The Python context
+//! managers (`no_grad`, `enable_grad`, `inference_mode`) live in
+//! `ferrotorch/autograd/grad_mode.py` and flip it through [`_set_modes`],
+//! restoring the previous state on exit.
+
+use crate::convert::wrap;
+use crate::errors::{guarded, IntoPy};
+use crate::tensor::PyTensor;
+use ferrotorch_core::autograd::{self, mode, RemovableHandle};
+use ferrotorch_core::{Error, ErrorKind, Tensor};
+use pyo3::prelude::*;
+
+fn tensors(list: Vec<PyRef<'_, PyTensor>>) -> Vec<Tensor> {
+    list.iter().map(|t| t.t.clone()).collect()
+}
+
+/// `(grad enabled, inference mode)` on this thread.
+#[pyfunction]
+pub fn _modes() -> (bool, bool) {
+    mode::modes()
+}
+
+/// Set both switches on this thread (the context managers restore what
+/// [`_modes`] returned on exit).
+#[pyfunction]
+pub fn _set_modes(grad_enabled: bool, inference: bool) {
+    mode::set_modes(grad_enabled, inference)
+}
+
+/// Set grad mode on this thread; returns the previous mode.
+#[pyfunction]
+pub fn _set_grad_enabled(enabled: bool) -> bool {
+    let (prev, inference) = mode::modes();
+    mode::set_modes(enabled, inference);
+    prev
+}
+
+/// `torch.is_grad_enabled()`.
+#[pyfunction]
+pub fn is_grad_enabled() -> bool {
+    autograd::is_grad_enabled()
+}
+
+/// `torch.is_inference_mode_enabled()`.
+#[pyfunction]
+pub fn is_inference_mode_enabled() -> bool {
+    autograd::is_inference_mode_enabled()
+}
+
+/// `torch.autograd.backward(tensors, grad_tensors, retain_graph, create_graph)`.
+#[pyfunction]
+#[pyo3(signature = (tensors, grad_tensors=None, retain_graph=None, create_graph=false))]
+pub fn _backward(
+    py: Python<'_>,
+    tensors: Vec<PyRef<'_, PyTensor>>,
+    grad_tensors: Option<Vec<PyRef<'_, PyTensor>>>,
+    retain_graph: Option<bool>,
+    create_graph: bool,
+) -> PyResult<()> {
+    let outs = self::tensors(tensors);
+    let grads = grad_tensors.map(self::tensors);
+    py.detach(|| {
+        guarded("backward", || {
+            autograd::backward(&outs, grads.as_deref(), retain_graph, create_graph)
+        })
+    })
+}
+
+/// `torch.autograd.grad(outputs, inputs, grad_outputs, retain_graph,
+/// create_graph, allow_unused)`: a tuple with one entry (or None) per input.
+#[pyfunction]
+#[pyo3(signature = (outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=false, allow_unused=false))]
+pub fn _grad<'py>(
+    py: Python<'py>,
+    outputs: Vec<PyRef<'py, PyTensor>>,
+    inputs: Vec<PyRef<'py, PyTensor>>,
+    grad_outputs: Option<Vec<PyRef<'py, PyTensor>>>,
+    retain_graph: Option<bool>,
+    create_graph: bool,
+    allow_unused: bool,
+) -> PyResult<Vec<Option<Bound<'py, PyAny>>>> {
+    let outs = tensors(outputs);
+    let ins = tensors(inputs);
+    let gos = grad_outputs.map(tensors);
+    let got = py.detach(|| {
+        guarded("grad", || {
+            autograd::grad(
+                &outs,
+                &ins,
+                gos.as_deref(),
+                retain_graph,
+                create_graph,
+                allow_unused,
+            )
+        })
+    })?;
+    got.into_iter()
+        .map(|g| g.map(|g| wrap(py, g)).transpose())
+        .collect()
+}
+
+/// The handle `register_hook` returns.
+#[pyclass(name = "RemovableHandle", module = "ferrotorch.utils.hooks")]
+pub struct PyRemovableHandle {
+    handle: Option<RemovableHandle>,
+}
+
+#[pymethods]
+impl PyRemovableHandle {
+    /// Unregister the hook.
+    fn remove(&mut self) {
+        if let Some(h) = self.handle.take() {
+            h.remove();
+        }
+    }
+}
+
+fn call_hook(hook: &Py<PyAny>, grad: &Tensor) -> ferrotorch_core::Result<Option<Tensor>> {
+    Python::attach(|py| {
+        let arg = wrap(py, grad.clone()).map_err(|e| py_err(py, e))?;
+        let out = hook.call1(py, (arg,)).map_err(|e| py_err(py, e))?;
+        if out.is_none(py) {
+            return Ok(None);
+        }
+        match out.bind(py).cast::<PyTensor>() {
+            Ok(t) => Ok(Some(t.borrow().t.clone())),
+            Err(_) => Err(Error::new(
+                ErrorKind::Type,
+                "hook must return None or a Tensor".to_string(),
+            )),
+        }
+    })
+}
+
+fn py_err(py: Python<'_>, e: PyErr) -> Error {
+    Error::new(ErrorKind::Runtime, e.value(py).to_string())
+}
+
+#[pymethods]
+impl PyTensor {
+    /// `t.register_hook(hook)`: `hook(grad)` runs when this tensor's
+    /// gradient is computed and may return a replacement.
+    fn register_hook(&self, hook: Py<PyAny>) -> PyResult<PyRemovableHandle> {
+        let h = self.t.register_hook(move |g| call_hook(&hook, g)).py()?;
+        Ok(PyRemovableHandle { handle: Some(h) })
+    }
+}
+
+/// A Python `autograd.Function` subclass, run as a core custom function:
+/// `forward` and `backward` are Python closures over the Python `ctx`.
+struct PyFunction {
+    name: String,
+    forward: Py<PyAny>,
+    backward: Py<PyAny>,
+}
+
+fn tensors_of(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Vec<Option<Tensor>>> {
+    let _ = py;
+    obj.try_iter()?
+        .map(|o| {
+            let o = o?;
+            if o.is_none() {
+                Ok(None)
+            } else {
+                Ok(Some(o.cast::<PyTensor>()?.borrow().t.clone()))
+            }
+        })
+        .collect()
+}
+
+impl autograd::Function for PyFunction {
+    fn forward(
+        &self,
+        _ctx: &mut autograd::FunctionCtx,
+        inputs: &[Tensor],
+    ) -> ferrotorch_core::Result<Vec<Tensor>> {
+        Python::attach(|py| {
+            let args = inputs
+                .iter()
+                .map(|t| wrap(py, t.clone()))
+                .collect::<PyResult<Vec<_>>>()
+                .map_err(|e| py_err(py, e))?;
+            let out = self.forward.call1(py, (args,)).map_err(|e| py_err(py, e))?;
+            let outs = tensors_of(py, out.bind(py)).map_err(|e| py_err(py, e))?;
+            outs.into_iter()
+                .map(|t| {
+                    t.ok_or_else(|| {
+                        Error::new(ErrorKind::Type, "forward must return tensors".to_string())
+                    })
+                })
+                .collect()
+        })
+    }
+
+    fn backward(
+        &self,
+        _ctx: &autograd::FunctionCtx,
+        grad_outputs: &[Tensor],
+    ) -> ferrotorch_core::Result<Vec<Option<Tensor>>> {
+        Python::attach(|py| {
+            let args = grad_outputs
+                .iter()
+                .map(|t| wrap(py, t.clone()))
+                .collect::<PyResult<Vec<_>>>()
+                .map_err(|e| py_err(py, e))?;
+            let out = self
+                .backward
+                .call1(py, (args,))
+                .map_err(|e| py_err(py, e))?;
+            tensors_of(py, out.bind(py)).map_err(|e| py_err(py, e))
+        })
+    }
+
+    fn name(&self) -> String {
+        format!("{}Backward", self.name)
+    }
+}
+
+/// `_C._function_apply(name, forward, backward, inputs)`: run a Python
+/// `autograd.Function` through the core's custom-function node.
+#[pyfunction]
+pub fn _function_apply<'py>(
+    py: Python<'py>,
+    name: String,
+    forward: Py<PyAny>,
+    backward: Py<PyAny>,
+    inputs: Vec<PyRef<'py, PyTensor>>,
+) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    let ins = tensors(inputs);
+    let f = PyFunction {
+        name,
+        forward,
+        backward,
+    };
+    let outs = guarded("Function.apply", || autograd::function::apply(f, &ins))?;
+    outs.into_iter().map(|t| wrap(py, t)).collect()
+}

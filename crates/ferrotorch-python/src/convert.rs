@@ -1,0 +1,181 @@
+//! Python values to boxed op arguments ([`IValue`]) and back.
+//!
+//! The rules are those of torch's Python argument parser: `bool` before
+//! `int` (a bool is an int in Python), objects with `__index__` (NumPy
+//! integers) as ints, with `__float__` as floats, lists by their elements,
+//! NumPy arrays as tensors that share the array's memory.
+
+use crate::dtype::{dtype_object, PyDType};
+use crate::numpy;
+use crate::tensor::PyTensor;
+use ferrotorch_core::dispatch::IValue;
+use ferrotorch_core::{Scalar, Tensor};
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyFloat, PyInt, PyList, PyString, PyTuple};
+
+/// Convert one Python argument.
+pub fn to_ivalue(obj: &Bound<'_, PyAny>) -> PyResult<IValue> {
+    if obj.is_none() {
+        return Ok(IValue::None);
+    }
+    if let Ok(t) = obj.cast::<PyTensor>() {
+        return Ok(IValue::Tensor(t.borrow().t.clone()));
+    }
+    if obj.is_instance_of::<PyBool>() {
+        return Ok(IValue::Bool(obj.extract()?));
+    }
+    if obj.is_instance_of::<PyInt>() {
+        return Ok(IValue::Int(obj.extract()?));
+    }
+    if obj.is_instance_of::<PyFloat>() {
+        return Ok(IValue::Float(obj.extract()?));
+    }
+    if obj.is_instance_of::<PyString>() {
+        return Ok(IValue::Str(obj.extract()?));
+    }
+    if let Ok(d) = obj.cast::<PyDType>() {
+        return Ok(IValue::DType(d.get().dtype));
+    }
+    if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
+        let items: Vec<IValue> = obj
+            .try_iter()?
+            .map(|o| to_ivalue(&o?))
+            .collect::<PyResult<_>>()?;
+        return list(items, obj);
+    }
+    if numpy::is_ndarray(obj) {
+        return Ok(IValue::Tensor(numpy::from_numpy(obj)?));
+    }
+    if obj.hasattr("__index__")? {
+        return Ok(IValue::Int(obj.call_method0("__index__")?.extract()?));
+    }
+    if obj.hasattr("__float__")? {
+        return Ok(IValue::Float(obj.call_method0("__float__")?.extract()?));
+    }
+    if obj.get_type().name()? == "device" {
+        // ferrotorch.device("cpu") passes as its string
+        return Ok(IValue::Str(obj.str()?.to_string()));
+    }
+    Err(PyTypeError::new_err(format!(
+        "unsupported argument of type {}",
+        obj.get_type().name()?
+    )))
+}
+
+fn list(items: Vec<IValue>, obj: &Bound<'_, PyAny>) -> PyResult<IValue> {
+    let all = |f: fn(&IValue) -> bool| items.iter().all(f);
+    if items.is_empty() || all(|v| matches!(v, IValue::Int(_))) {
+        return Ok(IValue::IntList(
+            items
+                .into_iter()
+                .map(|v| match v {
+                    IValue::Int(i) => i,
+                    _ => unreachable!("checked above"),
+                })
+                .collect(),
+        ));
+    }
+    if all(|v| matches!(v, IValue::Bool(_))) {
+        return Ok(IValue::BoolList(
+            items
+                .iter()
+                .map(|v| matches!(v, IValue::Bool(true)))
+                .collect(),
+        ));
+    }
+    if all(|v| matches!(v, IValue::Int(_) | IValue::Float(_))) {
+        return Ok(IValue::FloatList(
+            items
+                .iter()
+                .map(|v| match v {
+                    IValue::Int(i) => *i as f64,
+                    IValue::Float(f) => *f,
+                    _ => unreachable!("checked above"),
+                })
+                .collect(),
+        ));
+    }
+    if all(|v| matches!(v, IValue::Tensor(_))) {
+        return Ok(IValue::TensorList(
+            items
+                .into_iter()
+                .map(|v| v.into_tensor().unwrap())
+                .collect(),
+        ));
+    }
+    if all(|v| matches!(v, IValue::Tensor(_) | IValue::None)) {
+        return Ok(IValue::OptTensorList(
+            items
+                .into_iter()
+                .map(|v| match v {
+                    IValue::Tensor(t) => Some(t),
+                    _ => None,
+                })
+                .collect(),
+        ));
+    }
+    Err(PyTypeError::new_err(format!(
+        "unsupported list argument {}",
+        obj.repr()?
+    )))
+}
+
+/// A Python number as a Scalar, if it is one.
+pub fn to_scalar(obj: &Bound<'_, PyAny>) -> PyResult<Option<Scalar>> {
+    if obj.is_instance_of::<PyBool>() {
+        return Ok(Some(Scalar::Bool(obj.extract()?)));
+    }
+    if obj.is_instance_of::<PyInt>() {
+        return Ok(Some(Scalar::Int(obj.extract()?)));
+    }
+    if obj.is_instance_of::<PyFloat>() {
+        return Ok(Some(Scalar::Float(obj.extract()?)));
+    }
+    Ok(None)
+}
+
+/// Wrap a core tensor as a Python `Tensor`.
+pub fn wrap(py: Python<'_>, t: Tensor) -> PyResult<Bound<'_, PyAny>> {
+    Ok(Bound::new(py, PyTensor { t })?.into_any())
+}
+
+/// Convert an op's result.
+pub fn from_ivalue(py: Python<'_>, v: IValue) -> PyResult<Bound<'_, PyAny>> {
+    Ok(match v {
+        IValue::None => py.None().into_bound(py),
+        IValue::Tensor(t) => wrap(py, t)?,
+        IValue::Bool(b) => PyBool::new(py, b).to_owned().into_any(),
+        IValue::Int(i) => i.into_pyobject(py)?.into_any(),
+        IValue::Float(f) => f.into_pyobject(py)?.into_any(),
+        IValue::Str(s) => s.into_pyobject(py)?.into_any(),
+        IValue::DType(d) => dtype_object(py, d).into_any(),
+        IValue::IntList(l) => PyList::new(py, l)?.into_any(),
+        IValue::FloatList(l) => PyList::new(py, l)?.into_any(),
+        IValue::BoolList(l) => PyList::new(py, l)?.into_any(),
+        IValue::TensorList(l) => {
+            let items: Vec<_> = l
+                .into_iter()
+                .map(|t| wrap(py, t))
+                .collect::<PyResult<_>>()?;
+            PyList::new(py, items)?.into_any()
+        }
+        IValue::OptTensorList(l) => {
+            let items: Vec<_> = l
+                .into_iter()
+                .map(|t| match t {
+                    Some(t) => wrap(py, t),
+                    None => Ok(py.None().into_bound(py)),
+                })
+                .collect::<PyResult<_>>()?;
+            PyList::new(py, items)?.into_any()
+        }
+        IValue::Tuple(items) => {
+            let items: Vec<_> = items
+                .into_iter()
+                .map(|v| from_ivalue(py, v))
+                .collect::<PyResult<_>>()?;
+            PyTuple::new(py, items)?.into_any()
+        }
+    })
+}

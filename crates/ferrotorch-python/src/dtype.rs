@@ -1,0 +1,90 @@
+//! `torch.dtype` objects: `ferrotorch.float32`, `.int64`, `.bool`, ...
+
+use ferrotorch_core::DType;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::PyModule;
+
+/// A dtype, printed as torch prints it (`torch.float32`) so reprs match.
+#[pyclass(name = "dtype", module = "ferrotorch", frozen, eq, hash)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PyDType {
+    /// The core dtype.
+    pub dtype: DType,
+}
+
+#[pymethods]
+impl PyDType {
+    fn __repr__(&self) -> String {
+        format!("torch.{}", self.dtype.name())
+    }
+
+    /// Whether this is a floating-point dtype.
+    #[getter]
+    fn is_floating_point(&self) -> bool {
+        self.dtype.is_floating_point()
+    }
+
+    /// Whether this dtype is signed.
+    #[getter]
+    fn is_signed(&self) -> bool {
+        self.dtype.is_signed()
+    }
+
+    /// Bytes per element.
+    #[getter]
+    fn itemsize(&self) -> usize {
+        self.dtype.size()
+    }
+
+    fn __reduce__(&self) -> (String,) {
+        // pickled by name: unpickling looks the attribute up on `ferrotorch`
+        (self.dtype.name().to_string(),)
+    }
+}
+
+/// The attribute names torch gives each dtype (`float32` and `float`, ...).
+const ALIASES: &[(&str, DType)] = &[
+    ("bool", DType::Bool),
+    ("uint8", DType::U8),
+    ("int8", DType::I8),
+    ("int16", DType::I16),
+    ("short", DType::I16),
+    ("int32", DType::I32),
+    ("int", DType::I32),
+    ("int64", DType::I64),
+    ("long", DType::I64),
+    ("float16", DType::F16),
+    ("half", DType::F16),
+    ("bfloat16", DType::BF16),
+    ("float32", DType::F32),
+    ("float", DType::F32),
+    ("float64", DType::F64),
+    ("double", DType::F64),
+];
+
+static SINGLETONS: PyOnceLock<Vec<Py<PyDType>>> = PyOnceLock::new();
+
+/// The one Python object of `dtype` (`t.dtype is torch.float32` holds).
+pub fn dtype_object(py: Python<'_>, dtype: DType) -> Bound<'_, PyDType> {
+    let all = SINGLETONS.get_or_init(py, || {
+        DType::ALL
+            .iter()
+            .map(|&dtype| Py::new(py, PyDType { dtype }).expect("allocating a dtype object"))
+            .collect()
+    });
+    let i = DType::ALL
+        .iter()
+        .position(|d| *d == dtype)
+        .expect("DType::ALL lists every dtype");
+    all[i].bind(py).clone()
+}
+
+/// Add every dtype to the module under all its torch names.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyDType>()?;
+    for (name, dtype) in ALIASES {
+        m.add(*name, dtype_object(m.py(), *dtype))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,61 @@
+//! Rust errors and panics become the Python exceptions torch raises.
+//!
+//! # Note [Errors at the boundary]
+//! Every fallible core call returns `ferrotorch_core::Error`, whose
+//! `ErrorKind` names the exception class (RuntimeError, IndexError, ...);
+//! [`to_py`] maps it and keeps the message. A panic inside a kernel must not
+//! take the interpreter down, and PyO3's own `PanicException` derives from
+//! BaseException (a bare `except Exception` would not see it), so entry
+//! points that run kernels go through [`guarded`], which catches the unwind
+//! and raises RuntimeError naming the op instead.
+
+use ferrotorch_core::{Error, ErrorKind};
+use pyo3::exceptions::{
+    PyIndexError, PyKeyError, PyNotImplementedError, PyOSError, PyRuntimeError, PyTypeError,
+    PyValueError,
+};
+use pyo3::PyErr;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// The Python exception for a core error.
+pub fn to_py(e: Error) -> PyErr {
+    let msg = e.message().to_string();
+    match e.kind() {
+        ErrorKind::Runtime => PyRuntimeError::new_err(msg),
+        ErrorKind::Index => PyIndexError::new_err(msg),
+        ErrorKind::Value => PyValueError::new_err(msg),
+        ErrorKind::Type => PyTypeError::new_err(msg),
+        ErrorKind::NotImplemented => PyNotImplementedError::new_err(msg),
+        ErrorKind::Io => PyOSError::new_err(msg),
+        ErrorKind::Key => PyKeyError::new_err(msg),
+    }
+}
+
+/// `Result<T, Error>` to `PyResult<T>`.
+pub trait IntoPy<T> {
+    /// Map the error with [`to_py`].
+    fn py(self) -> pyo3::PyResult<T>;
+}
+
+impl<T> IntoPy<T> for Result<T, Error> {
+    fn py(self) -> pyo3::PyResult<T> {
+        self.map_err(to_py)
+    }
+}
+
+/// Run `f`, turning a panic into RuntimeError (Note [Errors at the boundary]).
+pub fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T, Error>) -> pyo3::PyResult<T> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(r) => r.py(),
+        Err(payload) => {
+            let detail = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            Err(PyRuntimeError::new_err(format!(
+                "internal error in {what}: {detail} (please report this bug)"
+            )))
+        }
+    }
+}

@@ -1,0 +1,91 @@
+//! `ferrotorch._C`: the native half of the `ferrotorch` Python package.
+//!
+//! The layout follows torch's: a native `Tensor` type with the protocols
+//! and metadata ([`tensor`], [`operators`], [`index`], [`numpy`]), every
+//! op callable by name through the dispatcher ([`ops`]), autograd entry
+//! points ([`autograd`]); the Python half (`python/ferrotorch/`) generates
+//! the op functions and methods from the schemas and holds `nn`, `optim`
+//! and `utils.data`, as torch's Python layer does.
+
+// The module is named `_C`, as torch's is.
+#![allow(non_snake_case)]
+
+mod autograd;
+mod convert;
+mod create;
+mod dtype;
+mod errors;
+mod index;
+mod numpy;
+mod operators;
+mod ops;
+mod storage;
+mod tensor;
+
+use pyo3::prelude::*;
+
+/// `ferrotorch.manual_seed(seed)` for the default generator.
+#[pyfunction]
+fn manual_seed(seed: i64) {
+    ferrotorch_core::native::random::manual_seed(seed as u64);
+}
+
+/// `ferrotorch.set_num_threads(n)`: intra-op threads.
+#[pyfunction]
+fn set_num_threads(n: usize) -> PyResult<()> {
+    if n == 0 {
+        return Err(pyo3::exceptions::PyRuntimeError::new_err(
+            "set_num_threads expects a positive integer",
+        ));
+    }
+    ferrotorch_kernels::parallel::set_num_threads(n);
+    Ok(())
+}
+
+/// `ferrotorch.get_num_threads()`.
+#[pyfunction]
+fn get_num_threads() -> usize {
+    ferrotorch_kernels::parallel::get_num_threads()
+}
+
+/// `ferrotorch.get_default_dtype()`.
+#[pyfunction]
+fn get_default_dtype(py: Python<'_>) -> Bound<'_, dtype::PyDType> {
+    dtype::dtype_object(py, ferrotorch_core::get_default_dtype())
+}
+
+/// `ferrotorch.set_default_dtype(d)`.
+#[pyfunction]
+fn set_default_dtype(d: PyRef<'_, dtype::PyDType>) -> PyResult<()> {
+    errors::IntoPy::py(ferrotorch_core::set_default_dtype(d.dtype))
+}
+
+#[pymodule]
+fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    dtype::register(m)?;
+    m.add_class::<tensor::PyTensor>()?;
+    m.add_class::<tensor::PyNode>()?;
+    m.add_class::<storage::PyUntypedStorage>()?;
+    m.add_class::<autograd::PyRemovableHandle>()?;
+    m.add_function(wrap_pyfunction!(ops::_call_op, m)?)?;
+    m.add_function(wrap_pyfunction!(ops::_schemas, m)?)?;
+    m.add_function(wrap_pyfunction!(create::tensor, m)?)?;
+    m.add_function(wrap_pyfunction!(create::as_tensor, m)?)?;
+    m.add_function(wrap_pyfunction!(create::from_numpy, m)?)?;
+    m.add_function(wrap_pyfunction!(tensor::_from_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(tensor::_to_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(autograd::_modes, m)?)?;
+    m.add_function(wrap_pyfunction!(autograd::_set_modes, m)?)?;
+    m.add_function(wrap_pyfunction!(autograd::_set_grad_enabled, m)?)?;
+    m.add_function(wrap_pyfunction!(autograd::is_grad_enabled, m)?)?;
+    m.add_function(wrap_pyfunction!(autograd::is_inference_mode_enabled, m)?)?;
+    m.add_function(wrap_pyfunction!(autograd::_backward, m)?)?;
+    m.add_function(wrap_pyfunction!(autograd::_grad, m)?)?;
+    m.add_function(wrap_pyfunction!(autograd::_function_apply, m)?)?;
+    m.add_function(wrap_pyfunction!(manual_seed, m)?)?;
+    m.add_function(wrap_pyfunction!(set_num_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(get_num_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(get_default_dtype, m)?)?;
+    m.add_function(wrap_pyfunction!(set_default_dtype, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,84 @@
+//! Every registered op, callable by name: the road the generated Python
+//! functions and methods take (Note [Methods declared once]).
+
+use crate::convert::{from_ivalue, to_ivalue};
+use crate::errors::guarded;
+use ferrotorch_core::dispatch::{self, IValue};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyTuple};
+
+/// Ops whose tensors are at least this large run with the GIL released.
+const RELEASE_GIL_NUMEL: usize = 1 << 15;
+
+fn big(v: &IValue) -> bool {
+    match v {
+        IValue::Tensor(t) => t.numel() >= RELEASE_GIL_NUMEL,
+        IValue::TensorList(l) => l.iter().map(|t| t.numel()).sum::<usize>() >= RELEASE_GIL_NUMEL,
+        _ => false,
+    }
+}
+
+/// `_C._call_op(name, args, kwargs)`: bind against the op's schema (or
+/// each overload in turn) and run it.
+#[pyfunction]
+#[pyo3(signature = (name, args, kwargs=None))]
+pub fn _call_op<'py>(
+    py: Python<'py>,
+    name: &str,
+    args: &Bound<'py, PyTuple>,
+    kwargs: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let pos: Vec<IValue> = args
+        .iter()
+        .map(|a| to_ivalue(&a))
+        .collect::<PyResult<_>>()?;
+    let mut kw: Vec<(String, IValue)> = Vec::new();
+    if let Some(k) = kwargs {
+        for (key, v) in k.iter() {
+            kw.push((key.extract()?, to_ivalue(&v)?));
+        }
+    }
+    let release = pos.iter().any(big) || kw.iter().any(|(_, v)| big(v));
+    let f = || {
+        let kwr: Vec<(&str, IValue)> = kw.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+        dispatch::call(name, &pos, &kwr)
+    };
+    let out = if release {
+        py.detach(|| guarded(name, f))?
+    } else {
+        guarded(name, f)?
+    };
+    from_ivalue(py, out)
+}
+
+/// `_C._schemas()`: `(base name, full name, [(arg, type, has default,
+/// kwarg only)], number of returns, schema text)` for every op.
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+pub fn _schemas() -> Vec<(
+    String,
+    String,
+    Vec<(String, String, bool, bool)>,
+    usize,
+    String,
+)> {
+    dispatch::op_names()
+        .into_iter()
+        .filter_map(|full| {
+            let s = dispatch::find_schema(&full)?;
+            let args = s
+                .args
+                .iter()
+                .map(|a| {
+                    (
+                        a.name.clone(),
+                        a.ty.to_string(),
+                        a.default.is_some(),
+                        a.kwarg_only,
+                    )
+                })
+                .collect();
+            Some((s.name.clone(), full, args, s.returns.len(), s.to_string()))
+        })
+        .collect()
+}

@@ -1,0 +1,579 @@
+//! `ferrotorch.Tensor`: the native extension type (seeds/000's
+//! `THPVariable`), holding a core [`Tensor`] handle.
+//!
+//! # Note [Methods declared once]
+//! Only what is not an op lives here: metadata (`shape`, `stride()`,
+//! `data_ptr()`), autograd state, conversions and the Python protocols.
+//! Every op in the dispatcher's registry becomes a function and a method in
+//! `ferrotorch/_ops.py`, generated from its schema at import time, so
+//! adding an op to the core adds it to Python with no code here.
+
+use crate::convert::{to_ivalue, wrap};
+use crate::dtype::{dtype_object, PyDType};
+use crate::errors::{guarded, IntoPy};
+use ferrotorch_core::autograd::Node;
+use ferrotorch_core::{get_default_dtype, DType, Scalar, Tensor};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBool, PyBytes, PyList, PyTuple, PyType};
+use pyo3::BoundObject;
+use std::sync::Arc;
+
+/// The Python `Tensor` type.
+#[pyclass(name = "Tensor", module = "ferrotorch", subclass, weakref, dict)]
+pub struct PyTensor {
+    /// The core tensor (a cheap, shared handle).
+    pub t: Tensor,
+}
+
+static SIZE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static DEVICE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+/// `ferrotorch.Size(dims)`.
+pub fn size_object<'py>(py: Python<'py>, dims: &[usize]) -> PyResult<Bound<'py, PyAny>> {
+    let cls = SIZE.import(py, "ferrotorch._size", "Size")?;
+    cls.call1((PyTuple::new(py, dims)?,))
+}
+
+fn wrap_dim(dim: i64, n: usize) -> PyResult<usize> {
+    let n = n as i64;
+    let lo = if n == 0 { -1 } else { -n };
+    let hi = if n == 0 { 0 } else { n - 1 };
+    if dim < lo || dim > hi {
+        return Err(pyo3::exceptions::PyIndexError::new_err(format!(
+            "Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})"
+        )));
+    }
+    Ok(if dim < 0 {
+        (dim + n.max(1)) as usize
+    } else {
+        dim as usize
+    })
+}
+
+fn nested<'py>(py: Python<'py>, t: &Tensor) -> PyResult<Bound<'py, PyAny>> {
+    fn build<'py, T: Clone + IntoPyObject<'py>>(
+        py: Python<'py>,
+        vals: &[T],
+        shape: &[usize],
+    ) -> PyResult<Bound<'py, PyAny>> {
+        match shape.split_first() {
+            None => Ok(vals[0]
+                .clone()
+                .into_pyobject(py)
+                .map_err(Into::into)?
+                .into_any()
+                .into_bound()),
+            Some((&n, rest)) => {
+                let step: usize = rest.iter().product();
+                let items = (0..n)
+                    .map(|i| build(py, &vals[i * step..(i + 1) * step], rest))
+                    .collect::<PyResult<Vec<_>>>()?;
+                Ok(PyList::new(py, items)?.into_any())
+            }
+        }
+    }
+    let shape = t.shape().to_vec();
+    if t.dtype() == DType::Bool {
+        let v: Vec<bool> = t.to_vec::<bool>().py()?;
+        build(py, &v, &shape)
+    } else if t.dtype().is_floating_point() {
+        build(py, &t.to_vec_f64().py()?, &shape)
+    } else {
+        build(py, &t.to_vec_i64().py()?, &shape)
+    }
+}
+
+/// A Scalar as the Python number torch's `item()` returns.
+pub fn scalar_object(py: Python<'_>, s: Scalar) -> PyResult<Bound<'_, PyAny>> {
+    Ok(match s {
+        Scalar::Bool(b) => PyBool::new(py, b).to_owned().into_any(),
+        Scalar::Int(i) => i.into_pyobject(py)?.into_any(),
+        Scalar::Float(f) => f.into_pyobject(py)?.into_any(),
+    })
+}
+
+/// `t.grad_fn`: a node of the backward graph.
+#[pyclass(name = "Node", module = "ferrotorch.autograd.graph", frozen)]
+pub struct PyNode {
+    node: Arc<Node>,
+}
+
+#[pymethods]
+impl PyNode {
+    /// The node's name (`MulBackward0`).
+    fn name(&self) -> String {
+        self.node.name().to_string()
+    }
+
+    /// `((next_node, input_nr), ...)`, `(None, 0)` where an input needs no grad.
+    #[getter]
+    fn next_functions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let items = self
+            .node
+            .next_functions()
+            .into_iter()
+            .map(|e| -> PyResult<Bound<'py, PyAny>> {
+                match e {
+                    Some((n, i)) => Ok((PyNode { node: n }, i).into_pyobject(py)?.into_any()),
+                    None => Ok((py.None(), 0).into_pyobject(py)?.into_any()),
+                }
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        PyTuple::new(py, items)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<{} object at {:#x}>",
+            self.node.name(),
+            Arc::as_ptr(&self.node) as usize
+        )
+    }
+
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
+        other
+            .cast::<PyNode>()
+            .is_ok_and(|o| Arc::ptr_eq(&o.get().node, &self.node))
+    }
+
+    fn __hash__(&self) -> usize {
+        Arc::as_ptr(&self.node) as usize
+    }
+}
+
+#[pymethods]
+impl PyTensor {
+    /// `Tensor(data)` shares a tensor (how `nn.Parameter` is built),
+    /// `Tensor(*sizes)` makes an uninitialised float tensor, `Tensor(seq)`
+    /// copies data as the default float dtype, `Tensor()` is empty.
+    #[new]
+    #[pyo3(signature = (*args))]
+    fn new(args: &Bound<'_, PyTuple>) -> PyResult<Self> {
+        let dt = get_default_dtype();
+        if args.is_empty() {
+            return Ok(PyTensor {
+                t: Tensor::zeros(&[0], dt).py()?,
+            });
+        }
+        let first = args.get_item(0)?;
+        if args.len() == 1 {
+            if let Ok(t) = first.cast::<PyTensor>() {
+                return Ok(PyTensor {
+                    t: t.borrow().t.clone(),
+                });
+            }
+            if !first.is_instance_of::<pyo3::types::PyInt>() {
+                let t = crate::create::tensor_from_data(&first, Some(dt))?;
+                return Ok(PyTensor { t });
+            }
+        }
+        let dims: Vec<usize> = args.extract().map_err(|_| {
+            PyTypeError::new_err("Tensor(): expected a tensor, a sequence or sizes as ints")
+        })?;
+        Ok(PyTensor {
+            t: Tensor::zeros(&dims, dt).py()?,
+        })
+    }
+
+    /// `t.shape`, a `ferrotorch.Size`.
+    #[getter]
+    fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        size_object(py, self.t.shape())
+    }
+
+    /// `t.size()` or `t.size(dim)`.
+    #[pyo3(signature = (dim=None))]
+    fn size<'py>(&self, py: Python<'py>, dim: Option<i64>) -> PyResult<Bound<'py, PyAny>> {
+        match dim {
+            None => size_object(py, self.t.shape()),
+            Some(d) => Ok(self.t.shape()[wrap_dim(d, self.t.dim())?]
+                .into_pyobject(py)?
+                .into_any()),
+        }
+    }
+
+    /// `t.stride()` or `t.stride(dim)`, in elements.
+    #[pyo3(signature = (dim=None))]
+    fn stride<'py>(&self, py: Python<'py>, dim: Option<i64>) -> PyResult<Bound<'py, PyAny>> {
+        match dim {
+            None => Ok(PyTuple::new(py, self.t.stride())?.into_any()),
+            Some(d) => Ok(self.t.stride()[wrap_dim(d, self.t.dim())?]
+                .into_pyobject(py)?
+                .into_any()),
+        }
+    }
+
+    fn dim(&self) -> usize {
+        self.t.dim()
+    }
+
+    fn ndimension(&self) -> usize {
+        self.t.dim()
+    }
+
+    #[getter]
+    fn ndim(&self) -> usize {
+        self.t.dim()
+    }
+
+    fn numel(&self) -> usize {
+        self.t.numel()
+    }
+
+    fn nelement(&self) -> usize {
+        self.t.numel()
+    }
+
+    fn storage_offset(&self) -> usize {
+        self.t.storage_offset()
+    }
+
+    fn data_ptr(&self) -> usize {
+        self.t.data_ptr() as usize
+    }
+
+    fn element_size(&self) -> usize {
+        self.t.element_size()
+    }
+
+    fn is_contiguous(&self) -> bool {
+        self.t.is_contiguous()
+    }
+
+    fn is_floating_point(&self) -> bool {
+        self.t.dtype().is_floating_point()
+    }
+
+    /// `t.untyped_storage()`: the storage's address and size.
+    fn untyped_storage(&self) -> crate::storage::PyUntypedStorage {
+        crate::storage::PyUntypedStorage {
+            storage: self.t.storage().clone(),
+        }
+    }
+
+    #[getter]
+    fn dtype<'py>(&self, py: Python<'py>) -> Bound<'py, PyDType> {
+        dtype_object(py, self.t.dtype())
+    }
+
+    #[getter]
+    fn device<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let cls = DEVICE.import(py, "ferrotorch._device", "device")?;
+        cls.call1((self.t.device().to_string(),))
+    }
+
+    #[getter]
+    fn is_cuda(&self) -> bool {
+        !matches!(self.t.device(), ferrotorch_core::Device::Cpu)
+    }
+
+    #[getter]
+    fn is_cpu(&self) -> bool {
+        matches!(self.t.device(), ferrotorch_core::Device::Cpu)
+    }
+
+    // ---- autograd state ----
+
+    #[getter]
+    fn get_requires_grad(&self) -> bool {
+        self.t.requires_grad()
+    }
+
+    #[setter]
+    fn set_requires_grad(&self, requires_grad: bool) -> PyResult<()> {
+        self.t.requires_grad_(requires_grad).py().map(drop)
+    }
+
+    /// `t.requires_grad_(requires_grad=True)`, returning `t` itself.
+    #[pyo3(signature = (requires_grad=true))]
+    fn requires_grad_(slf: Bound<'_, Self>, requires_grad: bool) -> PyResult<Bound<'_, Self>> {
+        slf.borrow().t.requires_grad_(requires_grad).py()?;
+        Ok(slf)
+    }
+
+    #[getter]
+    fn is_leaf(&self) -> bool {
+        self.t.is_leaf()
+    }
+
+    #[getter]
+    fn get_grad<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.t.grad().map(|g| wrap(py, g)).transpose()
+    }
+
+    #[setter]
+    fn set_grad(&self, grad: Option<PyRef<'_, PyTensor>>) -> PyResult<()> {
+        self.t.set_grad(grad.map(|g| g.t.clone())).py()
+    }
+
+    #[getter]
+    fn grad_fn(&self) -> Option<PyNode> {
+        self.t.grad_fn().map(|node| PyNode { node })
+    }
+
+    /// `t.data`: the same data, detached from autograd.
+    #[getter]
+    fn get_data<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        wrap(py, self.t.detach())
+    }
+
+    /// `t.data = other`: this tensor now uses `other`'s data (and shape).
+    #[setter]
+    fn set_data(&mut self, other: PyRef<'_, PyTensor>) -> PyResult<()> {
+        let requires_grad = self.t.requires_grad();
+        let t = other.t.detach();
+        if requires_grad {
+            t.requires_grad_(true).py()?;
+        }
+        self.t = t;
+        Ok(())
+    }
+
+    fn detach<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        wrap(py, self.t.detach())
+    }
+
+    fn detach_(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
+        slf.borrow().t.detach_().py()?;
+        Ok(slf)
+    }
+
+    fn retain_grad(&self) -> PyResult<()> {
+        self.t.retain_grad().py()
+    }
+
+    #[getter]
+    fn retains_grad(&self) -> bool {
+        self.t.retains_grad()
+    }
+
+    /// `t.backward(gradient=None, retain_graph=None, create_graph=False, inputs=None)`.
+    #[pyo3(signature = (gradient=None, retain_graph=None, create_graph=false, inputs=None))]
+    fn backward(
+        &self,
+        py: Python<'_>,
+        gradient: Option<PyRef<'_, PyTensor>>,
+        retain_graph: Option<bool>,
+        create_graph: bool,
+        inputs: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        if inputs.is_some() {
+            return Err(pyo3::exceptions::PyNotImplementedError::new_err(
+                "backward(inputs=...) is not supported yet; use autograd.grad",
+            ));
+        }
+        let g = gradient.map(|g| g.t.clone());
+        let t = self.t.clone();
+        py.detach(|| {
+            guarded("backward", || {
+                t.backward_with(g.as_ref(), retain_graph, create_graph)
+            })
+        })
+    }
+
+    // ---- conversions ----
+
+    fn item<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        scalar_object(py, self.t.item().py()?)
+    }
+
+    fn tolist<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        nested(py, &self.t)
+    }
+
+    fn __len__(&self) -> PyResult<usize> {
+        match self.t.shape().first() {
+            Some(&n) => Ok(n),
+            None => Err(PyTypeError::new_err("len() of a 0-d tensor")),
+        }
+    }
+
+    fn __bool__(&self) -> PyResult<bool> {
+        if self.t.numel() != 1 {
+            return Err(PyRuntimeError::new_err(format!(
+                "Boolean value of Tensor with {} values is ambiguous",
+                if self.t.numel() == 0 {
+                    "no"
+                } else {
+                    "more than one"
+                }
+            )));
+        }
+        Ok(self.t.item().py()?.to_bool())
+    }
+
+    fn __float__(&self) -> PyResult<f64> {
+        self.t.item_f64().py()
+    }
+
+    fn __int__(&self) -> PyResult<i64> {
+        Ok(self.t.item().py()?.to_i64())
+    }
+
+    fn __index__(&self) -> PyResult<i64> {
+        if self.t.dtype().is_floating_point() || self.t.numel() != 1 {
+            return Err(PyTypeError::new_err(
+                "only integer tensors of a single element can be converted to an index",
+            ));
+        }
+        Ok(self.t.item().py()?.to_i64())
+    }
+
+    fn __repr__(&self) -> String {
+        self.t.to_string()
+    }
+
+    fn __hash__(slf: &Bound<'_, Self>) -> usize {
+        slf.as_ptr() as usize
+    }
+
+    /// `t.to(dtype)`, `t.to(device)`, `t.to(other)`, `t.to(device, dtype)`;
+    /// `copy=True` forces a copy.
+    #[pyo3(signature = (*args, dtype=None, device=None, non_blocking=false, copy=false))]
+    fn to<'py>(
+        slf: Bound<'py, Self>,
+        args: &Bound<'py, PyTuple>,
+        dtype: Option<PyRef<'py, PyDType>>,
+        device: Option<&Bound<'py, PyAny>>,
+        non_blocking: bool,
+        copy: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let _ = non_blocking;
+        let py = slf.py();
+        let mut target = dtype.map(|d| d.dtype);
+        let mut devices: Vec<String> = Vec::new();
+        if let Some(d) = device {
+            devices.push(d.str()?.to_string());
+        }
+        for a in args.iter() {
+            if let Ok(d) = a.cast::<PyDType>() {
+                target = Some(d.get().dtype);
+            } else if let Ok(o) = a.cast::<PyTensor>() {
+                target = Some(o.borrow().t.dtype());
+            } else {
+                devices.push(a.str()?.to_string());
+            }
+        }
+        for d in &devices {
+            if d != "cpu" && !d.starts_with("cpu:") {
+                return Err(PyRuntimeError::new_err(format!(
+                    "to(): device '{d}' is not available: this build runs on the CPU"
+                )));
+            }
+        }
+        let t = slf.borrow().t.clone();
+        match target {
+            Some(d) if d != t.dtype() => wrap(py, t.to_dtype(d).py()?),
+            _ if copy => wrap(py, t.deep_clone().py()?),
+            _ => Ok(slf.into_any()),
+        }
+    }
+
+    /// `t.type(dtype)` converts; `t.type()` names the legacy type.
+    #[pyo3(signature = (dtype=None))]
+    fn r#type<'py>(
+        slf: Bound<'py, Self>,
+        dtype: Option<PyRef<'py, PyDType>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        let t = slf.borrow().t.clone();
+        match dtype {
+            Some(d) if d.dtype != t.dtype() => wrap(py, t.to_dtype(d.dtype).py()?),
+            Some(_) => Ok(slf.into_any()),
+            None => Ok(format!("torch.{}Tensor", t.dtype().name_title())
+                .into_pyobject(py)?
+                .into_any()),
+        }
+    }
+
+    fn cpu(slf: Bound<'_, Self>) -> Bound<'_, Self> {
+        slf
+    }
+
+    /// `t.cuda()`: this build has no CUDA kernels.
+    #[pyo3(signature = (*_args, **_kwargs))]
+    fn cuda(
+        &self,
+        _args: &Bound<'_, PyTuple>,
+        _kwargs: Option<&Bound<'_, pyo3::types::PyDict>>,
+    ) -> PyResult<()> {
+        Err(PyRuntimeError::new_err(
+            "Torch not compiled with CUDA enabled",
+        ))
+    }
+
+    /// `t.copy_(src)`: copy with broadcasting and dtype conversion.
+    #[pyo3(signature = (src, non_blocking=false))]
+    fn copy_<'py>(
+        slf: Bound<'py, Self>,
+        src: &Bound<'py, PyAny>,
+        non_blocking: bool,
+    ) -> PyResult<Bound<'py, Self>> {
+        let _ = non_blocking;
+        let src = match to_ivalue(src)? {
+            ferrotorch_core::dispatch::IValue::Tensor(t) => t,
+            _ => {
+                return Err(PyTypeError::new_err(
+                    "copy_(): argument 'src' must be Tensor",
+                ))
+            }
+        };
+        let t = slf.borrow().t.clone();
+        slf.py().detach(|| guarded("copy_", || t.copy_(&src)))?;
+        Ok(slf)
+    }
+
+    /// `t.new_tensor(data)`, `t.new_zeros(size)` and friends use this
+    /// tensor's dtype.
+    #[pyo3(signature = (data, dtype=None, requires_grad=false))]
+    fn new_tensor<'py>(
+        &self,
+        py: Python<'py>,
+        data: &Bound<'py, PyAny>,
+        dtype: Option<PyRef<'py, PyDType>>,
+        requires_grad: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let dt = dtype.map_or(self.t.dtype(), |d| d.dtype);
+        let t = crate::create::tensor_from_data(data, Some(dt))?;
+        if requires_grad {
+            t.requires_grad_(true).py()?;
+        }
+        wrap(py, t)
+    }
+
+    fn __reduce_ex__<'py>(slf: &Bound<'py, Self>, _protocol: i64) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        let rebuild = py
+            .import("ferrotorch._pickle")?
+            .getattr("_rebuild_tensor")?;
+        let t = slf.borrow().t.clone();
+        let bytes = PyBytes::new(py, &t.to_bytes().py()?);
+        let shape = PyTuple::new(py, t.shape())?;
+        Ok(
+            (rebuild, (bytes, t.dtype().name(), shape, t.requires_grad()))
+                .into_pyobject(py)?
+                .into_any(),
+        )
+    }
+}
+
+/// `ferrotorch._C._from_bytes(data, dtype, shape)`: the inverse of pickling.
+#[pyfunction]
+pub fn _from_bytes<'py>(
+    py: Python<'py>,
+    data: &[u8],
+    dtype: &str,
+    shape: Vec<usize>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let dt = DType::from_name(dtype)
+        .ok_or_else(|| PyValueError::new_err(format!("unknown dtype '{dtype}'")))?;
+    wrap(py, Tensor::from_bytes(data, &shape, dt).py()?)
+}
+
+/// `ferrotorch._C._to_bytes(t)`: the elements' bytes in row-major order.
+#[pyfunction]
+pub fn _to_bytes<'py>(py: Python<'py>, t: PyRef<'py, PyTensor>) -> PyResult<Bound<'py, PyBytes>> {
+    Ok(PyBytes::new(py, &t.t.to_bytes().py()?))
+}

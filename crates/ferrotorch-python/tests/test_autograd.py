@@ -1,0 +1,105 @@
+"""Autograd from Python: backward, grad, hooks, modes, custom Functions and
+autograd.functional, checked against analytic derivatives."""
+
+import math
+
+import pytest
+
+import ferrotorch as torch
+from ferrotorch import autograd
+
+
+def test_backward_accumulates_analytic_gradients():
+    x = torch.tensor([0.5, -1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    y = (x.sin() * x).sum()
+    y.backward()
+    want = [math.cos(v) * v + math.sin(v) for v in [0.5, -1.0, 2.0]]
+    assert all(abs(g - w) < 1e-12 for g, w in zip(x.grad.tolist(), want))
+    assert y.grad_fn.name() == "SumBackward0" and x.is_leaf and not y.is_leaf
+    (x * 2).sum().backward()
+    assert abs(x.grad[0].item() - (want[0] + 2)) < 1e-12
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        z = (x * x).sum()
+        z.backward()
+        z.backward()
+
+
+def test_grad_and_higher_order():
+    x = torch.tensor(3.0, dtype=torch.float64, requires_grad=True)
+    y = x ** 3
+    (g,) = autograd.grad(y, x, create_graph=True)
+    assert g.item() == 27.0
+    (gg,) = autograd.grad(g, x)
+    assert gg.item() == 18.0
+    u = torch.tensor(1.0, requires_grad=True)
+    assert autograd.grad((x * 2), [x, u], allow_unused=True)[1] is None
+
+
+def test_hooks_and_retain_grad():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    h = x.register_hook(lambda g: g * 10)
+    y = x * 3
+    y.retain_grad()
+    y.sum().backward()
+    assert x.grad.tolist() == [30.0, 30.0] and y.grad.tolist() == [1.0, 1.0]
+    h.remove()
+    x.grad = None
+    (x * 3).sum().backward()
+    assert x.grad.tolist() == [3.0, 3.0]
+
+
+def test_no_grad_enable_grad_inference_mode():
+    x = torch.ones(2, requires_grad=True)
+    with torch.no_grad():
+        assert not (x * 2).requires_grad and not torch.is_grad_enabled()
+        with torch.enable_grad():
+            assert (x * 2).requires_grad
+    assert torch.is_grad_enabled()
+
+    @torch.no_grad()
+    def f():
+        return x * 2
+
+    assert not f().requires_grad
+    with torch.inference_mode():
+        assert torch.is_inference_mode_enabled() and not (x * 2).requires_grad
+    assert not torch.is_inference_mode_enabled()
+    torch.set_grad_enabled(False)
+    assert not torch.is_grad_enabled()
+    torch.set_grad_enabled(True)
+
+
+class Cube(autograd.Function):
+    @staticmethod
+    def forward(ctx, x, k):
+        ctx.save_for_backward(x)
+        ctx.k = k
+        return x ** 3 * k
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * 3 * x ** 2 * ctx.k, None
+
+
+def test_custom_function():
+    x = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    y = Cube.apply(x, 2.0)
+    assert y.tolist() == [2.0, 16.0]
+    assert y.grad_fn.name() == "CubeBackward"
+    y.sum().backward()
+    assert x.grad.tolist() == [6.0, 24.0]
+
+
+def test_functional_jacobian_hessian_vjp_jvp_hvp():
+    from ferrotorch.autograd.functional import hessian, hvp, jacobian, jvp, vjp
+
+    x = torch.tensor([1.0, 2.0], dtype=torch.float64)
+    f = lambda v: torch.stack([v[0] * v[1], v[1] ** 2])  # noqa: E731
+    assert jacobian(f, x).tolist() == [[2.0, 1.0], [0.0, 4.0]]
+    v = torch.tensor([1.0, 1.0], dtype=torch.float64)
+    assert vjp(f, x, v)[1].tolist() == [2.0, 5.0]
+    assert jvp(f, x, v)[1].tolist() == [3.0, 4.0]
+    g = lambda v: (v[0] ** 2 * v[1]).sum()  # noqa: E731
+    assert hessian(g, x).tolist() == [[4.0, 2.0], [2.0, 0.0]]
+    assert hvp(g, x, v)[1].tolist() == [6.0, 2.0]

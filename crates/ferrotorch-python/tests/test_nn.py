@@ -1,0 +1,189 @@
+"""nn.Module subclasses, layers, functional, init, optim and utils.data
+from Python, checked against NumPy."""
+
+import math
+from collections import OrderedDict
+
+import numpy as np
+import pytest
+
+import ferrotorch as torch
+from ferrotorch import nn
+from ferrotorch.nn import functional as F
+from ferrotorch.utils.data import (BatchSampler, DataLoader, RandomSampler, SequentialSampler,
+                                   TensorDataset)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+        self.blocks = nn.Sequential(nn.Linear(2, 2), nn.ReLU())
+        self.scale = nn.Parameter(torch.ones(1))
+        self.register_buffer("steps", torch.zeros(1))
+        self.register_buffer("scratch", torch.zeros(1), persistent=False)
+        self.register_parameter("unused", None)
+        self.name = "net"
+
+    def forward(self, x):
+        return self.blocks(self.fc(x)) * self.scale
+
+
+def test_attributes_register_in_order():
+    m = Net()
+    assert [n for n, _ in m.named_parameters()] == [
+        "scale", "fc.weight", "fc.bias", "blocks.0.weight", "blocks.0.bias"]
+    assert list(m.state_dict()) == ["scale", "steps", "fc.weight", "fc.bias",
+                                    "blocks.0.weight", "blocks.0.bias"]
+    assert [n for n, _ in m.named_modules()] == ["", "fc", "blocks", "blocks.0", "blocks.1"]
+    assert [n for n, _ in m.named_children()] == ["fc", "blocks"]
+    assert m.name == "net" and isinstance(m.scale, nn.Parameter) and m.unused is None
+    m.eval()
+    assert not m.blocks[1].training
+    m.train()
+    assert all(x.training for x in m.modules())
+    with pytest.raises(TypeError):
+        m.scale = torch.ones(1)
+    assert repr(m.fc) == "Linear(in_features=3, out_features=2, bias=True)"
+    assert repr(m.blocks) == "Sequential(\n  (0): Linear(in_features=2, out_features=2, bias=True)\n  (1): ReLU()\n)"
+
+
+def test_state_dict_round_trip_and_errors():
+    a, b = Net(), Net()
+    b.load_state_dict(a.state_dict())
+    x = torch.randn(4, 3)
+    assert a(x).tolist() == b(x).tolist()
+    sd = a.state_dict()
+    sd.pop("scale")
+    sd["extra"] = torch.ones(1)
+    with pytest.raises(RuntimeError, match='Missing key\\(s\\) in state_dict: "scale"'):
+        b.load_state_dict(sd)
+    r = b.load_state_dict(sd, strict=False)
+    assert r.missing_keys == ["scale"] and r.unexpected_keys == ["extra"]
+
+
+def test_call_runs_hooks_and_zero_grad():
+    m = Net()
+    seen = []
+    h = m.register_forward_hook(lambda mod, args, out: seen.append(tuple(out.shape)))
+    m.register_forward_pre_hook(lambda mod, args: (args[0] * 0,))
+    out = m(torch.ones(5, 3))
+    assert seen == [(5, 2)]
+    h.remove()
+    out.sum().backward()
+    assert m.fc.weight.grad is not None
+    m.zero_grad()
+    assert m.fc.weight.grad is None
+
+
+def test_linear_and_functional_match_numpy():
+    lin = nn.Linear(3, 2)
+    x = np.random.default_rng(0).normal(size=(4, 3)).astype(np.float32)
+    w, b = lin.weight.detach().numpy(), lin.bias.detach().numpy()
+    np.testing.assert_allclose(lin(torch.tensor(x)).detach().numpy(), x @ w.T + b, rtol=1e-5, atol=1e-6)
+    bound = 1 / math.sqrt(3)
+    assert np.all(np.abs(w) <= bound) and np.all(np.abs(b) <= bound)
+    t = torch.tensor(x)
+    alpha, scale = 1.6732632423543772, 1.0507009873554805
+    np.testing.assert_allclose(F.selu(t).numpy(), scale * np.where(x > 0, x, alpha * (np.exp(x) - 1)),
+                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(F.relu(t).numpy(), np.maximum(x, 0))
+    y = np.random.default_rng(1).normal(size=(4, 3)).astype(np.float32)
+    np.testing.assert_allclose(F.mse_loss(t, torch.tensor(y)).item(), ((x - y) ** 2).mean(), rtol=1e-5)
+    np.testing.assert_allclose(nn.L1Loss(reduction="sum")(t, torch.tensor(y)).item(),
+                               np.abs(x - y).sum(), rtol=1e-5)
+    target = np.array([0, 2, 1, 2])
+    logp = x - np.log(np.exp(x).sum(1, keepdims=True))
+    ce = -logp[np.arange(4), target].mean()
+    np.testing.assert_allclose(F.cross_entropy(t, torch.tensor(target)).item(), ce, rtol=1e-5)
+    np.testing.assert_allclose(nn.CrossEntropyLoss(ignore_index=2)(t, torch.tensor(target)).item(),
+                               -(logp[0, 0] + logp[2, 1]) / 2, rtol=1e-5)
+
+
+def test_init_functions():
+    w = torch.empty(200, 300)
+    nn.init.xavier_uniform_(w)
+    a = math.sqrt(6 / 500)
+    assert w.abs().max().item() <= a and w.abs().max().item() > 0.9 * a
+    nn.init.constant_(w, 0.5)
+    assert w.min().item() == w.max().item() == 0.5
+    nn.init.kaiming_normal_(w, nonlinearity="relu")
+    assert abs(w.std().item() - math.sqrt(2 / 300)) < 0.005
+    assert nn.init.calculate_gain("tanh") == 5.0 / 3
+
+
+def _numpy_adam(p, grads, lr, b1, b2, eps):
+    m = np.zeros_like(p)
+    v = np.zeros_like(p)
+    for t, g in enumerate(grads, 1):
+        m = b1 * m + (1 - b1) * g
+        v = b2 * v + (1 - b2) * g * g
+        p = p - lr / (1 - b1 ** t) * m / (np.sqrt(v) / math.sqrt(1 - b2 ** t) + eps)
+    return p
+
+
+def test_optimizers_match_numpy():
+    p0 = np.array([0.5, -1.0, 2.0])
+    p = nn.Parameter(torch.tensor(p0, dtype=torch.float64))
+    opt = torch.optim.Adam([p], lr=0.1)
+    grads = []
+    for _ in range(3):
+        opt.zero_grad()
+        loss = (p ** 2).sum()
+        grads.append(2 * p.detach().numpy().copy())
+        loss.backward()
+        opt.step()
+    np.testing.assert_allclose(p.detach().numpy(), _numpy_adam(p0, grads, 0.1, 0.9, 0.999, 1e-8), rtol=1e-10)
+
+    q = nn.Parameter(torch.tensor(p0, dtype=torch.float64))
+    sgd = torch.optim.SGD([q], lr=0.1, momentum=0.9)
+    buf, want = None, p0.copy()
+    for _ in range(3):
+        sgd.zero_grad()
+        (q ** 2).sum().backward()
+        g = 2 * want
+        buf = g if buf is None else 0.9 * buf + g
+        want = want - 0.1 * buf
+        sgd.step()
+    np.testing.assert_allclose(q.detach().numpy(), want, rtol=1e-12)
+    sd = sgd.state_dict()
+    assert sd["param_groups"][0]["params"] == [0] and "momentum_buffer" in sd["state"][0]
+    with pytest.raises(ValueError):
+        torch.optim.SGD([q], lr=-1)
+
+
+def test_lr_schedulers():
+    p = nn.Parameter(torch.ones(1))
+    opt = torch.optim.SGD([p], lr=1.0)
+    s = torch.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
+    lrs = []
+    for _ in range(5):
+        lrs.append(opt.param_groups[0]["lr"])
+        opt.step()
+        s.step()
+    assert lrs == [1.0, 1.0, 0.5, 0.5, 0.25]
+
+
+def test_data_loading():
+    x = torch.arange(10, dtype=torch.float32).reshape(10, 1)
+    y = torch.arange(10)
+    ds = TensorDataset(x, y)
+    assert len(ds) == 10 and ds[3][1].item() == 3
+    batches = list(DataLoader(ds, batch_size=4))
+    assert [b[1].tolist() for b in batches] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
+    assert len(DataLoader(ds, batch_size=4, drop_last=True)) == 2
+    torch.manual_seed(0)
+    seen = sorted(i for _, b in DataLoader(ds, batch_size=3, shuffle=True) for i in b.tolist())
+    assert seen == list(range(10))
+    boot = list(RandomSampler(ds, True, 25))
+    assert len(boot) == 25 and all(0 <= i < 10 for i in boot)
+    assert list(BatchSampler(SequentialSampler(range(5)), 2, False)) == [[0, 1], [2, 3], [4]]
+    with pytest.raises(ValueError):
+        DataLoader(ds, sampler=SequentialSampler(ds), shuffle=True)
+
+
+def test_sequential_with_ordered_dict_and_module_list():
+    s = nn.Sequential(OrderedDict([("a", nn.Linear(2, 2)), ("act", nn.Tanh())]))
+    assert [n for n, _ in s.named_children()] == ["a", "act"]
+    ml = nn.ModuleList([nn.Linear(1, 1) for _ in range(3)])
+    assert len(list(ml.parameters())) == 6 and isinstance(ml[-1], nn.Linear)

@@ -1,0 +1,118 @@
+"""The seeds/000 check: the randomized-prior-functions code of the seed
+document, with only its imports changed, runs and trains."""
+
+# ---- the imports, changed from torch to ferrotorch ----
+import ferrotorch as torch
+from ferrotorch import nn
+from ferrotorch.utils.data import TensorDataset, RandomSampler, DataLoader
+
+
+# ---- the seed's code, unchanged ----
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l1 = nn.Linear(1, 20)
+        self.l2 = nn.Linear(20, 20)
+        self.l3 = nn.Linear(20, 1)
+
+        nn.init.xavier_uniform_(self.l1.weight)
+        nn.init.xavier_uniform_(self.l2.weight)
+        nn.init.xavier_uniform_(self.l3.weight)
+
+    def forward(self, inputs):
+        x = self.l1(inputs)
+        x = nn.functional.selu(x)
+        x = self.l2(x)
+        x = nn.functional.selu(x)
+        x = self.l3(x)
+        return x
+
+
+class ModelWithPrior(nn.Module):
+    def __init__(self,
+                 base_model : nn.Module,
+                 prior_model : nn.Module,
+                 prior_scale : float = 1.0):
+        super().__init__()
+        self.base_model = base_model
+        self.prior_model = prior_model
+        self.prior_scale = prior_scale
+
+    def forward(self, inputs):
+        with torch.no_grad():
+            prior_out = self.prior_model(inputs)
+            prior_out = prior_out.detach()
+        model_out = self.base_model(inputs)
+        return model_out + (self.prior_scale * prior_out)
+
+
+def train_model(x_train, y_train, base_model, prior_model):
+    model = ModelWithPrior(base_model, prior_model, 1.0)
+    loss_fn = nn.MSELoss()
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.05)
+
+    for epoch in range(100):
+        model.train()
+        preds = model(x_train)
+        loss = loss_fn(preds, y_train)
+
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+    return model
+
+
+class SinPrior(nn.Module):
+    def forward(self, input):
+        return torch.sin(3 * input)
+# ---- end of the seed's code ----
+
+
+def _data():
+    # the small dataset of the paper (as in examples/rpf): 1-D points
+    x = torch.tensor([[-0.9], [-0.7], [-0.55], [-0.35], [-0.2], [0.0], [0.1], [0.25], [0.4],
+                      [0.55], [0.7], [0.85]])
+    y = torch.sin(x * 4) * 0.8 + x * 0.3
+    return x, y
+
+
+def _bootstrap_fit(prior_factory, n_models):
+    x, y = _data()
+    dataset = TensorDataset(x, y)
+    bootstrap_sampler = RandomSampler(dataset, True, len(dataset))
+    train_dataloader = DataLoader(dataset,
+                                  batch_size=len(dataset),
+                                  sampler=bootstrap_sampler)
+    models = []
+    for _ in range(n_models):
+        x_b, y_b = next(iter(train_dataloader))
+        models.append((train_model(x_b, y_b, MLP(), prior_factory()), x_b, y_b))
+    return models, x, y
+
+
+def test_seed000_trains_an_ensemble_with_an_mlp_prior():
+    torch.manual_seed(0)
+    models, x, y = _bootstrap_fit(MLP, 4)
+    loss_fn = nn.MSELoss()
+    with torch.no_grad():
+        untrained = ModelWithPrior(MLP(), MLP(), 1.0)
+        before = loss_fn(untrained(x), y).item()
+        # each member fits its own bootstrap sample
+        fitted = [loss_fn(m(xb), yb).item() for m, xb, yb in models]
+        # and the ensemble mean fits the whole data set far better than chance
+        mean = torch.stack([m(x) for m, _, _ in models]).mean(0)
+        ensemble = loss_fn(mean, y).item()
+    assert max(fitted) < 0.1, fitted
+    assert ensemble < before / 10, (ensemble, before)
+    # priors are untrained: their parameters never got gradients
+    assert all(p.grad is None for m, _, _ in models for p in m.prior_model.parameters())
+
+
+def test_seed000_trains_with_the_sine_prior():
+    torch.manual_seed(1)
+    models, x, y = _bootstrap_fit(SinPrior, 2)
+    with torch.no_grad():
+        losses = [nn.MSELoss()(m(xb), yb).item() for m, xb, yb in models]
+    assert max(losses) < 0.1, losses
+    assert list(models[0][0].prior_model.parameters()) == []
