@@ -164,22 +164,30 @@ fn init(param: &Tensor, amsgrad: bool) -> Result<AdamState> {
     })
 }
 
-fn update(op: &str, p: &Tensor, g: &Tensor, s: &mut AdamState, h: AdamHyper) -> Result<()> {
+fn update(p: &Tensor, g: &Tensor, s: &mut AdamState, h: AdamHyper) -> Result<()> {
     if h.amsgrad && s.max_exp_avg_sq.is_none() {
         s.max_exp_avg_sq = Some(zeros_like(p)?);
     }
     s.step += 1.0;
-    let bias_correction1 = 1.0 - h.betas.0.powf(s.step);
-    let bias_correction2 = 1.0 - h.betas.1.powf(s.step);
-    let k = AdamKernel {
-        step_size: h.lr / bias_correction1,
-        bias_correction2_sqrt: bias_correction2.sqrt(),
-        h,
+    let vmax = if h.amsgrad {
+        s.max_exp_avg_sq.as_ref()
+    } else {
+        None
     };
-    match (&s.max_exp_avg_sq, k.h.amsgrad) {
-        (Some(vm), true) => fused(op, &[p, &s.exp_avg, &s.exp_avg_sq, vm], g, &k),
-        _ => fused(op, &[p, &s.exp_avg, &s.exp_avg_sq], g, &k),
-    }
+    adam_step(
+        p,
+        g,
+        &s.exp_avg,
+        &s.exp_avg_sq,
+        vmax,
+        s.step,
+        h.lr,
+        h.betas,
+        h.eps,
+        h.weight_decay,
+        h.maximize,
+        h.decoupled,
+    )
 }
 
 /// The Adam algorithm (see [`Adam`]).
@@ -204,7 +212,7 @@ impl Algorithm for AdamAlgorithm {
         init(p, o.amsgrad)
     }
     fn update(p: &Tensor, g: &Tensor, s: &mut AdamState, o: &AdamOptions) -> Result<()> {
-        update("Adam.step", p, g, s, o.hyper(false))
+        update(p, g, s, o.hyper(false))
     }
 }
 
@@ -219,6 +227,46 @@ impl Algorithm for AdamWAlgorithm {
         init(p, o.amsgrad)
     }
     fn update(p: &Tensor, g: &Tensor, s: &mut AdamState, o: &AdamWOptions) -> Result<()> {
-        update("AdamW.step", p, g, s, o.hyper(true))
+        update(p, g, s, o.hyper(true))
+    }
+}
+
+/// One Adam (or, with `decoupled`, AdamW) update of a single parameter
+/// whose state the caller keeps (`torch.optim._functional.adam` for one
+/// tensor): `step` is the step count including this update. The Python
+/// package's `optim.Adam` calls this once per parameter.
+#[allow(clippy::too_many_arguments)]
+pub fn adam_step(
+    param: &Tensor,
+    grad: &Tensor,
+    exp_avg: &Tensor,
+    exp_avg_sq: &Tensor,
+    max_exp_avg_sq: Option<&Tensor>,
+    step: f64,
+    lr: f64,
+    betas: (f64, f64),
+    eps: f64,
+    weight_decay: f64,
+    maximize: bool,
+    decoupled: bool,
+) -> Result<()> {
+    let op = if decoupled { "AdamW.step" } else { "Adam.step" };
+    let h = AdamHyper {
+        lr,
+        betas,
+        eps,
+        weight_decay,
+        amsgrad: max_exp_avg_sq.is_some(),
+        maximize,
+        decoupled,
+    };
+    let k = AdamKernel {
+        step_size: lr / (1.0 - betas.0.powf(step)),
+        bias_correction2_sqrt: (1.0 - betas.1.powf(step)).sqrt(),
+        h,
+    };
+    match max_exp_avg_sq {
+        Some(vm) => fused(op, &[param, exp_avg, exp_avg_sq, vm], grad, &k),
+        None => fused(op, &[param, exp_avg, exp_avg_sq], grad, &k),
     }
 }

@@ -13,12 +13,14 @@
 mod autograd;
 mod convert;
 mod create;
+mod dlpack;
 mod dtype;
 mod errors;
 mod index;
 mod numpy;
 mod operators;
 mod ops;
+mod optim;
 mod storage;
 mod tensor;
 
@@ -72,6 +74,7 @@ fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(create::tensor, m)?)?;
     m.add_function(wrap_pyfunction!(create::as_tensor, m)?)?;
     m.add_function(wrap_pyfunction!(create::from_numpy, m)?)?;
+    m.add_function(wrap_pyfunction!(dlpack::from_dlpack, m)?)?;
     m.add_function(wrap_pyfunction!(tensor::_from_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(tensor::_to_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(autograd::_modes, m)?)?;
@@ -82,6 +85,7 @@ fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(autograd::_backward, m)?)?;
     m.add_function(wrap_pyfunction!(autograd::_grad, m)?)?;
     m.add_function(wrap_pyfunction!(autograd::_function_apply, m)?)?;
+    m.add_function(wrap_pyfunction!(optim::_adam_step, m)?)?;
     m.add_function(wrap_pyfunction!(manual_seed, m)?)?;
     m.add_function(wrap_pyfunction!(set_num_threads, m)?)?;
     m.add_function(wrap_pyfunction!(get_num_threads, m)?)?;

@@ -187,3 +187,35 @@ def test_sequential_with_ordered_dict_and_module_list():
     assert [n for n, _ in s.named_children()] == ["a", "act"]
     ml = nn.ModuleList([nn.Linear(1, 1) for _ in range(3)])
     assert len(list(ml.parameters())) == 6 and isinstance(ml[-1], nn.Linear)
+
+
+def test_conv_pool_and_batchnorm_modules_match_numpy():
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(2, 3, 5, 5)).astype(np.float32)
+    conv = nn.Conv2d(3, 4, 3, padding=1, bias=True)
+    w, b = conv.weight.detach().numpy(), conv.bias.detach().numpy()
+    xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    want = np.zeros((2, 4, 5, 5), dtype=np.float32)
+    for i in range(5):
+        for j in range(5):
+            want[:, :, i, j] = np.einsum("nchw,ochw->no", xp[:, :, i:i + 3, j:j + 3], w) + b
+    np.testing.assert_allclose(conv(torch.tensor(x)).detach().numpy(), want, rtol=1e-4, atol=1e-5)
+    assert repr(conv) == "Conv2d(3, 4, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))"
+    pooled = nn.MaxPool2d(2)(torch.tensor(x)).numpy()
+    np.testing.assert_allclose(pooled, x[:, :, :4, :4].reshape(2, 3, 2, 2, 2, 2).max((3, 5)))
+    bn = nn.BatchNorm2d(3)
+    y = bn(torch.tensor(x)).detach().numpy()
+    mean, var = x.mean((0, 2, 3)), x.var((0, 2, 3))
+    np.testing.assert_allclose(y, (x - mean[None, :, None, None]) / np.sqrt(var[None, :, None, None] + 1e-5),
+                               rtol=1e-4, atol=1e-4)
+    n = x.size / 3
+    np.testing.assert_allclose(bn.running_mean.numpy(), 0.1 * mean, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(bn.running_var.numpy(), 0.9 + 0.1 * var * n / (n - 1), rtol=1e-5)
+    assert bn.num_batches_tracked.item() == 1
+    assert list(bn.state_dict()) == ["weight", "bias", "running_mean", "running_var",
+                                     "num_batches_tracked"]
+    bn.eval()
+    y_eval = bn(torch.tensor(x)).detach().numpy()
+    rm, rv = bn.running_mean.numpy(), bn.running_var.numpy()
+    np.testing.assert_allclose(y_eval, (x - rm[None, :, None, None]) / np.sqrt(rv[None, :, None, None] + 1e-5),
+                               rtol=1e-4, atol=1e-4)

@@ -5,7 +5,7 @@ function and a method, autograd, ``nn``, ``optim`` and ``utils.data``.
 """
 
 from . import _C
-from ._C import (Tensor, dtype, bfloat16, bool, double, float, float16, float32, float64,
+from ._C import (Tensor, dtype, from_dlpack, bfloat16, bool, double, float, float16, float32, float64,
                  half, int, int8, int16, int32, int64, long, short, uint8,
                  tensor, as_tensor, from_numpy, manual_seed, set_num_threads,
                  get_num_threads, get_default_dtype, set_default_dtype,
@@ -46,3 +46,17 @@ def seed():
 def is_floating_point(input):
     """Whether ``input`` has a floating-point dtype."""
     return input.is_floating_point()
+
+
+def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+              memory_format=None):
+    """Uniform [0, 1) samples shaped like ``input``."""
+    out = rand(tuple(input.shape), dtype=dtype or input.dtype)  # noqa: F821 (generated op)
+    return out.requires_grad_(True) if requires_grad else out
+
+
+def randn_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+               memory_format=None):
+    """Standard normal samples shaped like ``input``."""
+    out = randn(tuple(input.shape), dtype=dtype or input.dtype)  # noqa: F821 (generated op)
+    return out.requires_grad_(True) if requires_grad else out

@@ -1,7 +1,8 @@
-"""``optim.Adam`` and ``optim.AdamW`` (torch's single-tensor formulas)."""
+"""``optim.Adam`` and ``optim.AdamW``: Python holds the groups and state
+as torch does; each parameter's update is one fused native call
+(``ferrotorch_optim::adam_step``, torch's single-tensor formulas)."""
 
-import math
-
+from .. import _C
 from ..autograd.grad_mode import no_grad
 from .optimizer import Optimizer, _closure
 
@@ -37,7 +38,7 @@ class Adam(Optimizer):
                 for p in g["params"]:
                     if p.grad is None:
                         continue
-                    grad = p.grad if not g["maximize"] else -p.grad
+                    grad = p.grad
                     st = self.state[p]
                     if not st:
                         st["step"] = 0
@@ -46,25 +47,9 @@ class Adam(Optimizer):
                         if g["amsgrad"]:
                             st["max_exp_avg_sq"] = p.new_zeros(p.shape)
                     st["step"] += 1
-                    step = st["step"]
-                    if wd != 0:
-                        if self._decoupled:
-                            p.mul_(1 - lr * wd)
-                        else:
-                            grad = grad.add(p, alpha=wd)
-                    m, v = st["exp_avg"], st["exp_avg_sq"]
-                    m.mul_(beta1).add_(grad, alpha=1 - beta1)
-                    v.mul_(beta2).add_(grad * grad, alpha=1 - beta2)
-                    bc1 = 1 - beta1 ** step
-                    bc2 = 1 - beta2 ** step
-                    step_size = lr / bc1
-                    if g["amsgrad"]:
-                        mx = st["max_exp_avg_sq"]
-                        mx.copy_(mx.maximum(v))
-                        denom = (mx.sqrt() / math.sqrt(bc2)).add_(eps)
-                    else:
-                        denom = (v.sqrt() / math.sqrt(bc2)).add_(eps)
-                    p.sub_(m / denom * step_size)
+                    _C._adam_step(p, grad, st["exp_avg"], st["exp_avg_sq"],
+                                  st.get("max_exp_avg_sq"), float(st["step"]), lr, beta1, beta2,
+                                  eps, wd, g["maximize"], self._decoupled)
         return loss
 
 

@@ -8,3 +8,5 @@ from .container import ModuleDict, ModuleList, Sequential
 from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss,
                    MSELoss, NLLLoss, SmoothL1Loss)
 from .misc import Dropout, Embedding, LayerNorm
+from .conv import AdaptiveAvgPool2d, AvgPool2d, Conv1d, Conv2d, MaxPool2d
+from .batchnorm import BatchNorm1d, BatchNorm2d, GroupNorm

@@ -34,6 +34,7 @@ class LayerNorm(Module):
         self.normalized_shape = tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
+        self.use_bias = bias
         if elementwise_affine:
             self.weight = Parameter(_C._call_op("ones", (self.normalized_shape,), {"dtype": dtype}))
             if bias:
@@ -48,7 +49,8 @@ class LayerNorm(Module):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self):
-        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}, bias={self.use_bias}")
 
 
 class Embedding(Module):

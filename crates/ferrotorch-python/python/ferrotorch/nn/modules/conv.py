@@ -1,0 +1,132 @@
+"""``Conv1d``, ``Conv2d`` and the pooling modules."""
+
+import math
+
+from ... import _C
+from .. import functional as F, init
+from ..parameter import Parameter
+from .module import Module
+
+
+def _pair(x, n):
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,) * n
+
+
+class _ConvNd(Module):
+    _n = 2
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
+                 groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):
+        super().__init__()
+        if groups <= 0:
+            raise ValueError("groups must be a positive integer")
+        if in_channels % groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        if out_channels % groups != 0:
+            raise ValueError("out_channels must be divisible by groups")
+        if padding_mode != "zeros":
+            raise NotImplementedError(f"padding_mode={padding_mode!r} is not supported yet")
+        n = self._n
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.kernel_size = _pair(kernel_size, n)
+        self.stride, self.padding = _pair(stride, n), _pair(padding, n)
+        self.dilation, self.groups = _pair(dilation, n), groups
+        self.padding_mode = padding_mode
+        shape = (out_channels, in_channels // groups) + self.kernel_size
+        self.weight = Parameter(_C._call_op("empty", (shape,), {"dtype": dtype}))
+        if bias:
+            self.bias = Parameter(_C._call_op("empty", ((out_channels,),), {"dtype": dtype}))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            if fan_in != 0:
+                bound = 1 / math.sqrt(fan_in)
+                init.uniform_(self.bias, -bound, bound)
+
+    def extra_repr(self):
+        s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
+        if self.padding != (0,) * self._n:
+            s += f", padding={self.padding}"
+        if self.dilation != (1,) * self._n:
+            s += f", dilation={self.dilation}"
+        if self.groups != 1:
+            s += f", groups={self.groups}"
+        if self.bias is None:
+            s += ", bias=False"
+        return s
+
+
+class Conv1d(_ConvNd):
+    """1-D convolution over ``(N, C, L)``."""
+
+    _n = 1
+
+    def forward(self, input):
+        return F.conv1d(input, self.weight, self.bias, self.stride[0], self.padding[0],
+                        self.dilation[0], self.groups)
+
+
+class Conv2d(_ConvNd):
+    """2-D convolution over ``(N, C, H, W)``."""
+
+    def forward(self, input):
+        return F.conv2d(input, self.weight, self.bias, list(self.stride), list(self.padding),
+                        list(self.dilation), self.groups)
+
+
+class MaxPool2d(Module):
+    """Max over ``kernel_size`` windows."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
+                 ceil_mode=False):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding, self.dilation = padding, dilation
+        self.return_indices, self.ceil_mode = return_indices, ceil_mode
+
+    def forward(self, input):
+        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            self.ceil_mode, self.return_indices)
+
+    def extra_repr(self):
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
+                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+
+
+class AvgPool2d(Module):
+    """Mean over ``kernel_size`` windows."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
+                 count_include_pad=True, divisor_override=None):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding, self.ceil_mode = padding, ceil_mode
+        self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
+
+    def forward(self, input):
+        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad, self.divisor_override)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AdaptiveAvgPool2d(Module):
+    """Mean pooling to a fixed ``output_size``."""
+
+    def __init__(self, output_size):
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, input):
+        return F.adaptive_avg_pool2d(input, _pair(self.output_size, 2))
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}"

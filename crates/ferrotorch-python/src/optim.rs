@@ -1,0 +1,60 @@
+//! Fused optimizer updates for the Python optimizers: one native call per
+//! parameter instead of a dozen tensor ops from Python.
+
+use crate::errors::guarded;
+use crate::tensor::PyTensor;
+use pyo3::prelude::*;
+
+/// `_C._adam_step(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step,
+/// lr, beta1, beta2, eps, weight_decay, maximize, decoupled)`: one
+/// Adam/AdamW update in place (`ferrotorch_optim::adam_step`).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, lr, beta1, beta2, eps, weight_decay, maximize, decoupled))]
+pub fn _adam_step(
+    py: Python<'_>,
+    param: PyRef<'_, PyTensor>,
+    grad: PyRef<'_, PyTensor>,
+    exp_avg: PyRef<'_, PyTensor>,
+    exp_avg_sq: PyRef<'_, PyTensor>,
+    max_exp_avg_sq: Option<PyRef<'_, PyTensor>>,
+    step: f64,
+    lr: f64,
+    beta1: f64,
+    beta2: f64,
+    eps: f64,
+    weight_decay: f64,
+    maximize: bool,
+    decoupled: bool,
+) -> PyResult<()> {
+    let (p, g, m, v) = (
+        param.t.clone(),
+        grad.t.clone(),
+        exp_avg.t.clone(),
+        exp_avg_sq.t.clone(),
+    );
+    let vm = max_exp_avg_sq.map(|t| t.t.clone());
+    let run = || {
+        guarded("Adam.step", || {
+            ferrotorch_optim::adam_step(
+                &p,
+                &g,
+                &m,
+                &v,
+                vm.as_ref(),
+                step,
+                lr,
+                (beta1, beta2),
+                eps,
+                weight_decay,
+                maximize,
+                decoupled,
+            )
+        })
+    };
+    if p.numel() >= 1 << 15 {
+        py.detach(run)
+    } else {
+        run()
+    }
+}
