@@ -219,3 +219,40 @@ def test_conv_pool_and_batchnorm_modules_match_numpy():
     rm, rv = bn.running_mean.numpy(), bn.running_var.numpy()
     np.testing.assert_allclose(y_eval, (x - rm[None, :, None, None]) / np.sqrt(rv[None, :, None, None] + 1e-5),
                                rtol=1e-4, atol=1e-4)
+
+
+def test_lstm_step_matches_numpy():
+    lstm = nn.LSTM(2, 3)
+    x = np.random.default_rng(4).normal(size=(1, 1, 2)).astype(np.float32)
+    p = {k: v.numpy() for k, v in lstm.state_dict().items()}
+    gates = x[0] @ p["weight_ih_l0"].T + p["bias_ih_l0"] + p["bias_hh_l0"]
+    i, f, g, o = np.split(gates, 4, axis=1)
+    sig = lambda v: 1 / (1 + np.exp(-v))  # noqa: E731
+    c = sig(i) * np.tanh(g)
+    h = sig(o) * np.tanh(c)
+    out, (hn, cn) = lstm(torch.tensor(x))
+    np.testing.assert_allclose(out.detach().numpy()[0], h, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(cn.detach().numpy()[0], c, rtol=1e-5, atol=1e-6)
+    bound = 1 / math.sqrt(3)
+    assert all(np.all(np.abs(v) <= bound) for v in p.values())
+    assert list(p) == ["weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0"]
+
+
+def test_multihead_attention_matches_numpy():
+    mha = nn.MultiheadAttention(4, 2)
+    x = np.random.default_rng(11).normal(size=(3, 1, 4)).astype(np.float32)  # (L, N, E)
+    p = {k: v.numpy() for k, v in mha.state_dict().items()}
+    qkv = x[:, 0] @ p["in_proj_weight"].T + p["in_proj_bias"]
+    q, k, v = np.split(qkv, 3, axis=1)
+    heads = []
+    for h in range(2):
+        s = slice(2 * h, 2 * h + 2)
+        sc = q[:, s] @ k[:, s].T / math.sqrt(2)
+        a = np.exp(sc - sc.max(1, keepdims=True))
+        a /= a.sum(1, keepdims=True)
+        heads.append(a @ v[:, s])
+    want = np.concatenate(heads, 1) @ p["out_proj.weight"].T + p["out_proj.bias"]
+    out, w = mha(torch.tensor(x), torch.tensor(x), torch.tensor(x))
+    np.testing.assert_allclose(out.detach().numpy()[:, 0], want, rtol=1e-5, atol=1e-6)
+    assert w.shape == (1, 3, 3)
+    assert list(p) == ["in_proj_weight", "in_proj_bias", "out_proj.weight", "out_proj.bias"]

@@ -89,3 +89,110 @@ def test_adam_trajectory_matches_torch():
             ((p * p).sum() + p.sin().sum()).backward()
             o.step()
     np.testing.assert_allclose(pf.detach().numpy(), pt.detach().numpy(), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("name,kw", [
+    ("RMSprop", {"lr": 0.01, "momentum": 0.9, "centered": True, "weight_decay": 0.1}),
+    ("RMSprop", {"lr": 0.01}),
+    ("Adagrad", {"lr": 0.1, "lr_decay": 0.01, "initial_accumulator_value": 0.1}),
+    ("SGD", {"lr": 0.1, "momentum": 0.9, "nesterov": True, "weight_decay": 0.01}),
+    ("Adam", {"lr": 0.05, "maximize": True}),
+])
+def test_optimizer_trajectories_match_torch(name, kw):
+    w0 = np.random.default_rng(8).normal(size=(4,))
+    pf = ft.nn.Parameter(ft.tensor(w0))
+    pt = torch.nn.Parameter(torch.tensor(w0))
+    of = getattr(ft.optim, name)([pf], **kw)
+    ot = getattr(torch.optim, name)([pt], **kw)
+    for _ in range(6):
+        for p, o in [(pf, of), (pt, ot)]:
+            o.zero_grad()
+            (p.exp().sum() + (p * p).sum()).backward()
+            o.step()
+    np.testing.assert_allclose(pf.detach().numpy(), pt.detach().numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_schedulers_match_torch():
+    def lrs(lib, make, opt_name, steps=12, metric=None):
+        p = lib.nn.Parameter(lib.ones(1))
+        opt = getattr(lib.optim, opt_name)([p], lr=0.1, **({"momentum": 0.9} if opt_name == "SGD" else {}))
+        sched = make(lib, opt)
+        out = []
+        for i in range(steps):
+            opt.step()
+            if metric is None:
+                sched.step()
+            else:
+                sched.step(metric[i])
+            out.append(round(opt.param_groups[0]["lr"], 12))
+            if opt_name == "SGD":
+                out.append(round(opt.param_groups[0]["momentum"], 12))
+        return out
+
+    makers = [
+        (lambda lib, o: lib.optim.lr_scheduler.OneCycleLR(o, max_lr=1.0, total_steps=13), "SGD"),
+        (lambda lib, o: lib.optim.lr_scheduler.OneCycleLR(o, max_lr=1.0, total_steps=13,
+                                                          anneal_strategy="linear", three_phase=True), "SGD"),
+        (lambda lib, o: lib.optim.lr_scheduler.CosineAnnealingLR(o, T_max=5, eta_min=0.01), "SGD"),
+        (lambda lib, o: lib.optim.lr_scheduler.MultiStepLR(o, [2, 5], gamma=0.5), "SGD"),
+        (lambda lib, o: lib.optim.lr_scheduler.LinearLR(o, start_factor=0.25, total_iters=4), "SGD"),
+    ]
+    for make, opt_name in makers:
+        assert lrs(ft, make, opt_name) == lrs(torch, make, opt_name)
+    plateau = lambda lib, o: lib.optim.lr_scheduler.ReduceLROnPlateau(o, patience=1, cooldown=1)  # noqa: E731
+    metric = [1.0, 0.9, 0.95, 0.95, 0.95, 0.8, 0.85, 0.9, 0.9, 0.9, 0.9, 0.9]
+    assert lrs(ft, plateau, "SGD", metric=metric) == lrs(torch, plateau, "SGD", metric=metric)
+
+
+@pytest.mark.parametrize("name,kw", [
+    ("LSTM", {"num_layers": 2, "bidirectional": True, "batch_first": True}),
+    ("GRU", {"num_layers": 2}),
+    ("RNN", {"nonlinearity": "relu", "bidirectional": True}),
+    ("LSTM", {"bias": False}),
+])
+def test_recurrent_layers_match_torch(name, kw):
+    mf = getattr(ft.nn, name)(3, 4, **kw)
+    mt = getattr(torch.nn, name)(3, 4, **kw)
+    assert list(mf.state_dict()) == list(mt.state_dict())
+    assert repr(mf) == repr(mt)
+    mt.load_state_dict({k: torch.tensor(v.numpy()) for k, v in mf.state_dict().items()})
+    x = np.random.default_rng(9).normal(size=(2, 5, 3)).astype(np.float32)
+    fx, tx = both(x)
+    yf, hf = mf(fx)
+    yt, ht = mt(tx)
+    same(yf, yt, 1e-5)
+    for a, b in zip(hf if isinstance(hf, tuple) else (hf,), ht if isinstance(ht, tuple) else (ht,)):
+        same(a, b, 1e-5)
+    yf.sum().backward()
+    yt.sum().backward()
+    for (n, pf), (_, pt) in zip(mf.named_parameters(), mt.named_parameters()):
+        same(pf.grad, pt.grad, 1e-4)
+    # unbatched input
+    same(mf(fx[0])[0], mt(tx[0])[0], 1e-5)
+
+
+def test_attention_and_transformer_match_torch():
+    rng = np.random.default_rng(10)
+    x = rng.normal(size=(2, 5, 8)).astype(np.float32)
+    fx, tx = both(x)
+    mf = ft.nn.MultiheadAttention(8, 2, batch_first=True)
+    mt = torch.nn.MultiheadAttention(8, 2, batch_first=True)
+    assert list(mf.state_dict()) == list(mt.state_dict())
+    mt.load_state_dict({k: torch.tensor(v.numpy()) for k, v in mf.state_dict().items()})
+    mask = np.zeros((2, 5), dtype=bool)
+    mask[1, 3:] = True
+    fm, tm = both(mask)
+    of, wf = mf(fx, fx, fx, key_padding_mask=fm)
+    ot, wt = mt(tx, tx, tx, key_padding_mask=tm)
+    same(of, ot, 1e-5)
+    same(wf, wt, 1e-5)
+    same(mf(fx, fx, fx, is_causal=False, attn_mask=ft.ones(5, 5, dtype=ft.bool).triu(1))[0],
+         mt(tx, tx, tx, attn_mask=torch.ones(5, 5, dtype=torch.bool).triu(1))[0], 1e-5)
+    lf = ft.nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0, batch_first=True)
+    lt = torch.nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0, batch_first=True)
+    ef, et = ft.nn.TransformerEncoder(lf, 2), torch.nn.TransformerEncoder(lt, 2, enable_nested_tensor=False)
+    assert list(ef.state_dict()) == list(et.state_dict())
+    et.load_state_dict({k: torch.tensor(v.numpy()) for k, v in ef.state_dict().items()})
+    same(ef(fx), et(tx), 1e-4)
+    ef(fx).sum().backward()
+    assert all(p.grad is not None for p in ef.parameters())

@@ -3,4 +3,5 @@
 from .optimizer import Optimizer
 from .sgd import SGD
 from .adam import Adam, AdamW
+from .rmsprop import Adagrad, RMSprop
 from . import lr_scheduler  # noqa: F401
