@@ -52,14 +52,15 @@ pub fn _call_op<'py>(
 }
 
 /// `_C._schemas()`: `(base name, full name, [(arg, type, has default,
-/// kwarg only)], number of returns, schema text)` for every op.
+/// kwarg only)], return names (empty where unnamed), schema text)` for
+/// every op.
 #[pyfunction]
 #[allow(clippy::type_complexity)]
 pub fn _schemas() -> Vec<(
     String,
     String,
     Vec<(String, String, bool, bool)>,
-    usize,
+    Vec<String>,
     String,
 )> {
     dispatch::op_names()
@@ -78,7 +79,12 @@ pub fn _schemas() -> Vec<(
                     )
                 })
                 .collect();
-            Some((s.name.clone(), full, args, s.returns.len(), s.to_string()))
+            let names = s
+                .return_names
+                .iter()
+                .map(|n| n.clone().unwrap_or_default())
+                .collect();
+            Some((s.name.clone(), full, args, names, s.to_string()))
         })
         .collect()
 }

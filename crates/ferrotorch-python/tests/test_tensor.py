@@ -181,3 +181,14 @@ def test_module_level_switches():
     torch.set_num_threads(n)
     assert torch.get_default_dtype() is torch.float32
     assert math.isclose(torch.tensor([0.1]).item(), 0.1, rel_tol=1e-6)
+
+
+def test_named_results():
+    t = torch.tensor([[1.0, 4.0], [3.0, 2.0]])
+    r = t.max(0)
+    assert r.values.tolist() == [3.0, 4.0] and r.indices.tolist() == [1, 0]
+    values, indices = torch.sort(t, 1)
+    assert values.tolist() == [[1.0, 4.0], [2.0, 3.0]] and indices.tolist() == [[0, 1], [1, 0]]
+    assert repr(r) == ("torch.return_types.max(\nvalues=tensor([3., 4.]),\n"
+                       "indices=tensor([1, 0]))")
+    assert type(t.max()) is torch.Tensor

@@ -196,3 +196,10 @@ def test_attention_and_transformer_match_torch():
     same(ef(fx), et(tx), 1e-4)
     ef(fx).sum().backward()
     assert all(p.grad is not None for p in ef.parameters())
+
+
+def test_named_results_match_torch():
+    fx, tx = both([[1.0, 4.0, 2.0], [3.0, 2.0, 5.0]])
+    for f, t in [(fx.max(1), tx.max(1)), (fx.min(0), tx.min(0)), (fx.sort(1), tx.sort(1)),
+                 (fx.topk(2), tx.topk(2))]:
+        assert repr(f) == repr(t)

@@ -79,6 +79,9 @@ pub struct Schema {
     pub args: Vec<Argument>,
     /// Return types.
     pub returns: Vec<Type>,
+    /// Return names (`values`, `indices`), where the schema gives them:
+    /// torch's Python layer returns a named tuple then.
+    pub return_names: Vec<Option<String>>,
     text: String,
 }
 
@@ -268,18 +271,23 @@ impl Schema {
             ret
         };
         let mut returns = Vec::new();
+        let mut return_names = Vec::new();
         for r in split_top(ret_inner) {
-            let ty_text = match r.rfind(' ') {
-                Some(p) if !r[p..].contains(']') && !r[p..].contains(')') => &r[..p],
-                _ => r,
+            let (ty_text, ret_name) = match r.rfind(' ') {
+                Some(p) if !r[p..].contains(']') && !r[p..].contains(')') => {
+                    (&r[..p], Some(r[p + 1..].to_string()))
+                }
+                _ => (r, None),
             };
             returns.push(parse_type(ty_text)?.0);
+            return_names.push(ret_name);
         }
         Ok(Schema {
             name,
             overload,
             args,
             returns,
+            return_names,
             text: text.to_string(),
         })
     }
@@ -422,6 +430,10 @@ mod tests {
         )
         .unwrap();
         assert_eq!(s.returns, vec![Type::Tensor, Type::Tensor]);
+        assert_eq!(
+            s.return_names,
+            vec![Some("values".to_string()), Some("indices".to_string())]
+        );
         let s = Schema::parse(
             "add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
         )

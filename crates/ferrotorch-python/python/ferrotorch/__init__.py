@@ -19,7 +19,7 @@ from ._serialization import save, load
 
 _ops.install(globals(), Tensor)
 
-from . import autograd, nn, optim, utils  # noqa: E402
+from . import autograd, nn, optim, return_types, utils  # noqa: E402,F401
 
 __version__ = "0.1.0"
 

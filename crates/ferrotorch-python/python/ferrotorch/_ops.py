@@ -43,10 +43,23 @@ def _is_int(x):
     )
 
 
+def _named_results(name, overloads):
+    """``{number of results: named-tuple class}`` for overloads whose
+    results all have names (``max.dim -> (Tensor values, Tensor indices)``)."""
+    from .return_types import named
+
+    out = {}
+    for _full, _args, rets, _t in overloads:
+        if len(rets) > 1 and all(rets):
+            out.setdefault(len(rets), named(name, rets))
+    return out
+
+
 def make_op(name, overloads):
     """The Python function for op ``name``."""
     vpos = _vararg_position(overloads)
     creation = name in _CREATION
+    named = _named_results(name, overloads)
 
     def op(*args, **kwargs):
         if vpos is not None and len(args) > vpos + 1 and all(_is_int(a) for a in args[vpos:]):
@@ -57,7 +70,10 @@ def make_op(name, overloads):
             if requires_grad:
                 out.requires_grad_(True)
             return out
-        return _call(name, args, kwargs)
+        out = _call(name, args, kwargs)
+        if named and type(out) is tuple and len(out) in named:
+            return named[len(out)](*out)
+        return out
 
     op.__name__ = op.__qualname__ = name
     op.__doc__ = "\n".join(text for _f, _a, _n, text in overloads)
