@@ -256,3 +256,25 @@ def test_multihead_attention_matches_numpy():
     np.testing.assert_allclose(out.detach().numpy()[:, 0], want, rtol=1e-5, atol=1e-6)
     assert w.shape == (1, 3, 3)
     assert list(p) == ["in_proj_weight", "in_proj_bias", "out_proj.weight", "out_proj.bias"]
+
+
+def test_dropout_variants():
+    torch.manual_seed(0)
+    x = torch.ones(64, 8, 4, 4)
+    y = nn.Dropout2d(0.5)(x)
+    per_channel = y.reshape(64, 8, 16)
+    # whole channels are either zero or scaled by 1/(1-p)
+    assert all(set(row.tolist()) <= {0.0, 2.0} and len(set(row.tolist())) == 1
+               for plane in per_channel for row in plane)
+    kept = (per_channel[:, :, 0] != 0).to(torch.float32).mean().item()
+    assert 0.4 < kept < 0.6
+    assert nn.Dropout2d(0.5).eval()(x) is x
+    a = torch.randn(200000)
+    s = F.selu(a)
+    d = nn.AlphaDropout(0.2)(s)
+    # alpha dropout keeps SELU's zero mean and unit variance
+    assert abs(d.mean().item()) < 0.02 and abs(d.std().item() - s.std().item()) < 0.02
+    with pytest.raises(RuntimeError):
+        F.dropout2d(torch.ones(2, 2), 0.5)
+    r = nn.RMSNorm(4)(torch.tensor([[1.0, 2.0, 3.0, 4.0]]))
+    np.testing.assert_allclose(r.detach().numpy(), np.array([[1, 2, 3, 4]]) / math.sqrt(7.5 + 1.1920928955078125e-07), rtol=1e-6)

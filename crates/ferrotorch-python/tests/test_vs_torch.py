@@ -203,3 +203,25 @@ def test_named_results_match_torch():
     for f, t in [(fx.max(1), tx.max(1)), (fx.min(0), tx.min(0)), (fx.sort(1), tx.sort(1)),
                  (fx.topk(2), tx.topk(2))]:
         assert repr(f) == repr(t)
+
+
+def test_more_layers_match_torch():
+    rng = np.random.default_rng(12)
+    x = rng.normal(size=(2, 3, 5, 5)).astype(np.float32)
+    fx, tx = both(x)
+    pairs = [
+        (ft.nn.ConvTranspose2d(3, 4, 3, stride=2, padding=1, output_padding=1),
+         torch.nn.ConvTranspose2d(3, 4, 3, stride=2, padding=1, output_padding=1), (fx,), (tx,)),
+        (ft.nn.RMSNorm([5, 5]), torch.nn.RMSNorm([5, 5]), (fx,), (tx,)),
+        (ft.nn.AdaptiveMaxPool2d(2), torch.nn.AdaptiveMaxPool2d(2), (fx,), (tx,)),
+        (ft.nn.MaxPool1d(2), torch.nn.MaxPool1d(2), (fx[0],), (tx[0],)),
+        (ft.nn.Bilinear(5, 5, 2), torch.nn.Bilinear(5, 5, 2), (fx[0, 0], fx[0, 1]), (tx[0, 0], tx[0, 1])),
+        (ft.nn.Dropout2d(0.3), torch.nn.Dropout2d(0.3), None, None),
+    ]
+    for mf, mt, af, at in pairs:
+        assert repr(mf) == repr(mt)
+        assert list(mf.state_dict()) == list(mt.state_dict())
+        if af is None:
+            continue
+        mt.load_state_dict({k: torch.tensor(v.numpy()) for k, v in mf.state_dict().items()})
+        same(mf(*af), mt(*at), 1e-4)

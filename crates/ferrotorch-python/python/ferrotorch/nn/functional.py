@@ -310,4 +310,80 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                  if scale is not None else {})
 
 
-del math
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    return _call("conv_transpose2d", (input, weight, bias, stride, padding, output_padding, groups,
+                                      dilation))
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    stride = [] if stride is None else stride
+    out = _call("max_pool1d_with_indices", (input, kernel_size, stride, padding, dilation, ceil_mode))
+    return out if return_indices else out[0]
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    out = _call("adaptive_max_pool2d", (input, output_size))
+    return out if return_indices else out[0]
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    dims = list(range(-len(normalized_shape), 0))
+    if eps is None:
+        eps = {_C.float64: 2.220446049250313e-16, _C.float16: 0.0009765625,
+               _C.bfloat16: 0.0078125}.get(input.dtype, 1.1920928955078125e-07)
+    out = input * (input * input).mean(dims, keepdim=True).add(eps).rsqrt()
+    return out if weight is None else out * weight
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.dim()}D input.")
+    return _feature_dropout(input, p, training, inplace)
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    if input.dim() not in (3, 4):
+        raise RuntimeError(f"dropout2d: Expected 3D or 4D input, but received a {input.dim()}D input.")
+    return _feature_dropout(input, p, training, inplace)
+
+
+def _feature_dropout(input, p, training, inplace):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0:
+        return input
+    # one draw per (batch, channel): the mask broadcasts over the rest
+    shape = tuple(input.shape[:2]) + (1,) * (input.dim() - 2)
+    if p == 1.0:
+        return _inplace(input, input * 0.0, inplace)
+    keep = _call("bernoulli", (_call("full", (shape, 1.0 - p), {"dtype": input.dtype}),))
+    return _inplace(input, input * keep / (1.0 - p), inplace)
+
+
+def _alpha_dropout(input, p, training, inplace, feature):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return _inplace(input, input * 0.0, inplace)
+    # ATen's _dropout_impl with alpha: keep the SELU mean and variance
+    alpha = 1.7580993408473766
+    a = 1.0 / math.sqrt((alpha * alpha * p + 1) * (1 - p))
+    shape = tuple(input.shape)
+    if feature:
+        shape = shape[:2] + (1,) * (input.dim() - 2)
+    keep = _call("bernoulli", (_call("full", (shape, 1.0 - p), {"dtype": input.dtype}),))
+    b = (keep - 1) * (alpha * a) + alpha * a * p
+    return _inplace(input, input * (keep * a) + b, inplace)
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    return _alpha_dropout(input, p, training, inplace, False)
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    return _alpha_dropout(input, p, training, inplace, True)

@@ -12,3 +12,6 @@ from .conv import AdaptiveAvgPool2d, AvgPool2d, Conv1d, Conv2d, MaxPool2d
 from .batchnorm import BatchNorm1d, BatchNorm2d, GroupNorm
 from .rnn import GRU, LSTM, RNN, RNNBase
 from .transformer import (MultiheadAttention, NonDynamicallyQuantizableLinear, TransformerEncoder, TransformerEncoderLayer)
+from .conv import AdaptiveMaxPool2d, ConvTranspose2d, MaxPool1d
+from .linear import Bilinear
+from .misc import AlphaDropout, Dropout1d, Dropout2d, FeatureAlphaDropout, RMSNorm

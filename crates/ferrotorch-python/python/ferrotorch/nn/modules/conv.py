@@ -130,3 +130,75 @@ class AdaptiveAvgPool2d(Module):
 
     def extra_repr(self):
         return f"output_size={self.output_size}"
+
+
+class ConvTranspose2d(_ConvNd):
+    """Transposed 2-D convolution (weight ``(in, out / groups, kH, kW)``)."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
+                 output_padding=0, groups=1, bias=True, dilation=1, padding_mode="zeros",
+                 device=None, dtype=None):
+        Module.__init__(self)
+        if in_channels % groups != 0 or out_channels % groups != 0:
+            raise ValueError("in_channels and out_channels must be divisible by groups")
+        if padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.kernel_size = _pair(kernel_size, 2)
+        self.stride, self.padding = _pair(stride, 2), _pair(padding, 2)
+        self.output_padding, self.dilation = _pair(output_padding, 2), _pair(dilation, 2)
+        self.groups, self.padding_mode = groups, padding_mode
+        shape = (in_channels, out_channels // groups) + self.kernel_size
+        self.weight = Parameter(_C._call_op("empty", (shape,), {"dtype": dtype}))
+        if bias:
+            self.bias = Parameter(_C._call_op("empty", ((out_channels,),), {"dtype": dtype}))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def forward(self, input, output_size=None):
+        if output_size is not None:
+            raise NotImplementedError("ConvTranspose2d(output_size=...) is not supported yet")
+        return F.conv_transpose2d(input, self.weight, self.bias, list(self.stride),
+                                  list(self.padding), list(self.output_padding), self.groups,
+                                  list(self.dilation))
+
+    def extra_repr(self):
+        s = super().extra_repr()
+        if self.output_padding != (0, 0):
+            s += f", output_padding={self.output_padding}"
+        return s
+
+
+class MaxPool1d(Module):
+    """Max over ``kernel_size`` windows of ``(N, C, L)``."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
+                 ceil_mode=False):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding, self.dilation = padding, dilation
+        self.return_indices, self.ceil_mode = return_indices, ceil_mode
+
+    def forward(self, input):
+        return F.max_pool1d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            self.ceil_mode, self.return_indices)
+
+    def extra_repr(self):
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
+                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+
+
+class AdaptiveMaxPool2d(Module):
+    """Max pooling to a fixed ``output_size``."""
+
+    def __init__(self, output_size, return_indices=False):
+        super().__init__()
+        self.output_size, self.return_indices = output_size, return_indices
+
+    def forward(self, input):
+        return F.adaptive_max_pool2d(input, _pair(self.output_size, 2), self.return_indices)
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}"
