@@ -37,3 +37,35 @@ def test_threads_can_share_tensors():
     for th in threads:
         th.join()
     assert out == [2000.0] * 4
+
+
+def test_heavy_kernels_release_the_gil():
+    import threading
+    import time
+
+    a = torch.randn(2000, 2000)
+    times = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        a @ a
+        times.append(time.perf_counter() - t0)
+    one = min(times)
+    reps = 4
+    gaps = []
+
+    def work():
+        for _ in range(reps):
+            a @ a
+
+    th = threading.Thread(target=work)
+    th.start()
+    last = time.perf_counter()
+    while th.is_alive():
+        now = time.perf_counter()
+        gaps.append(now - last)
+        last = now
+        time.sleep(0.001)
+    th.join()
+    # with the GIL held through each product, this loop would stall for a
+    # whole product at a time
+    assert max(gaps) < 0.5 * one, (max(gaps), one)
