@@ -278,3 +278,20 @@ def test_dropout_variants():
         F.dropout2d(torch.ones(2, 2), 0.5)
     r = nn.RMSNorm(4)(torch.tensor([[1.0, 2.0, 3.0, 4.0]]))
     np.testing.assert_allclose(r.detach().numpy(), np.array([[1, 2, 3, 4]]) / math.sqrt(7.5 + 1.1920928955078125e-07), rtol=1e-6)
+
+
+def test_transformer_decoder_is_causal_under_a_causal_mask():
+    layer = nn.TransformerDecoderLayer(8, 2, dim_feedforward=16, dropout=0.0)
+    dec = nn.TransformerDecoder(layer, 2)
+    assert [n for n, _ in dec.named_children()] == ["layers"]
+    assert len(list(dec.parameters())) == 2 * len(list(layer.parameters()))
+    tgt = torch.randn(5, 1, 8)
+    mem = torch.randn(3, 1, 8)
+    mask = torch.ones(5, 5, dtype=torch.bool).triu(1)
+    out = dec(tgt, mem, tgt_mask=mask)
+    changed = tgt.clone()
+    changed[3:] = 10.0
+    out2 = dec(changed, mem, tgt_mask=mask)
+    # positions before the change see only earlier targets: unchanged
+    np.testing.assert_allclose(out[:3].detach().numpy(), out2[:3].detach().numpy(), rtol=1e-5, atol=1e-6)
+    assert not np.allclose(out[3:].detach().numpy(), out2[3:].detach().numpy())

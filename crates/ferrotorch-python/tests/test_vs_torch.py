@@ -225,3 +225,19 @@ def test_more_layers_match_torch():
             continue
         mt.load_state_dict({k: torch.tensor(v.numpy()) for k, v in mf.state_dict().items()})
         same(mf(*af), mt(*at), 1e-4)
+
+
+def test_transformer_decoder_matches_torch():
+    rng = np.random.default_rng(13)
+    tgt = rng.normal(size=(4, 2, 8)).astype(np.float32)
+    mem = rng.normal(size=(6, 2, 8)).astype(np.float32)
+    ft_t, tt_t = both(tgt)
+    ft_m, tt_m = both(mem)
+    lf = ft.nn.TransformerDecoderLayer(8, 2, dim_feedforward=16, dropout=0.0, norm_first=True)
+    lt = torch.nn.TransformerDecoderLayer(8, 2, dim_feedforward=16, dropout=0.0, norm_first=True)
+    df, dt = ft.nn.TransformerDecoder(lf, 2, ft.nn.LayerNorm(8)), torch.nn.TransformerDecoder(lt, 2, torch.nn.LayerNorm(8))
+    assert list(df.state_dict()) == list(dt.state_dict())
+    dt.load_state_dict({k: torch.tensor(v.numpy()) for k, v in df.state_dict().items()})
+    causal_f = ft.ones(4, 4, dtype=ft.bool).triu(1)
+    causal_t = torch.ones(4, 4, dtype=torch.bool).triu(1)
+    same(df(ft_t, ft_m, tgt_mask=causal_f), dt(tt_t, tt_m, tgt_mask=causal_t), 1e-4)
