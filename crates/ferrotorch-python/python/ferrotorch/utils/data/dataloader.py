@@ -1,8 +1,31 @@
 """``DataLoader``: batches from a dataset through a sampler, stacked by
-``default_collate``. Loading runs in the calling process
-(``num_workers=0``)."""
+``default_collate``. With ``num_workers > 0`` batches are loaded by worker
+threads (torch uses processes; native kernels release the GIL, and a
+thread shares the dataset without pickling it), ``prefetch_factor``
+batches per worker ahead, delivered in sampler order."""
 
+import collections
 import collections.abc
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+
+class WorkerInfo:
+    """What ``get_worker_info()`` returns inside a worker."""
+
+    def __init__(self, id, num_workers, seed, dataset):
+        self.id, self.num_workers, self.seed, self.dataset = id, num_workers, seed, dataset
+
+    def __repr__(self):
+        return f"WorkerInfo(id={self.id}, num_workers={self.num_workers})"
+
+
+_worker = threading.local()
+
+
+def get_worker_info():
+    """The current worker's ``WorkerInfo``, or None in the main thread."""
+    return getattr(_worker, "info", None)
 
 from ... import _C
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
@@ -65,11 +88,50 @@ class DataLoader:
             sampler = RandomSampler(dataset, generator=generator) if shuffle else SequentialSampler(dataset)
         if batch_size is not None and batch_sampler is None:
             batch_sampler = BatchSampler(sampler, batch_size, drop_last)
+        if num_workers == 0 and prefetch_factor is not None:
+            raise ValueError("prefetch_factor option could only be specified in multiprocessing."
+                             "let num_workers > 0 to enable multiprocessing, otherwise set prefetch_factor to None.")
         self.sampler = sampler
         self.batch_sampler = batch_sampler
         self.collate_fn = collate_fn or default_collate
+        self.worker_init_fn = worker_init_fn
+        self.prefetch_factor = 2 if prefetch_factor is None and num_workers > 0 else prefetch_factor
+
+    def _fetch(self, indices):
+        if self.batch_sampler is None:
+            return self.dataset[indices] if self.collate_fn is default_collate \
+                else self.collate_fn(self.dataset[indices])
+        return self.collate_fn([self.dataset[i] for i in indices])
+
+    def _threaded(self):
+        import ferrotorch
+
+        n = self.num_workers
+        base_seed = int(ferrotorch.randint(0, 2 ** 62, (1,)).item())
+        ids = iter(range(n))
+        lock = threading.Lock()
+
+        def init():
+            with lock:
+                wid = next(ids)
+            _worker.info = WorkerInfo(wid, n, base_seed + wid, self.dataset)
+            if self.worker_init_fn is not None:
+                self.worker_init_fn(wid)
+
+        source = iter(self.batch_sampler if self.batch_sampler is not None else self.sampler)
+        with ThreadPoolExecutor(max_workers=n, initializer=init) as pool:
+            pending = collections.deque()
+            for indices in source:
+                pending.append(pool.submit(self._fetch, indices))
+                if len(pending) >= n * self.prefetch_factor:
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
 
     def __iter__(self):
+        if self.num_workers > 0:
+            yield from self._threaded()
+            return
         if self.batch_sampler is None:
             for i in self.sampler:
                 yield self.collate_fn(self.dataset[i]) if self.collate_fn is not default_collate \
