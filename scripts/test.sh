@@ -27,7 +27,7 @@ if [ ! -x .venv/bin/python ]; then
     python3 -m venv .venv
 fi
 .venv/bin/python -m pip install --quiet --disable-pip-version-check numpy pytest
-cargo build -p ferrotorch-python --quiet
+cargo build --workspace --quiet  # same feature set as the test build: no rebuilds
 pkg=crates/ferrotorch-python/python/ferrotorch
 rm -f "$pkg"/_C*.so
 cp target/debug/lib_C.so "$pkg/_C.so"
