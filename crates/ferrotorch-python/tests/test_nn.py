@@ -318,3 +318,15 @@ def test_data_loader_workers_keep_order_and_call_init():
     assert get_worker_info() is None
     with pytest.raises(ValueError):
         DataLoader(Squares(), prefetch_factor=2)
+
+
+def test_generators_reproduce_torchs_sampler_streams():
+    # expected values printed by torch 2.15 for the same seeds
+    g = torch.Generator().manual_seed(42)
+    assert list(RandomSampler(range(10), generator=g)) == [2, 6, 1, 8, 4, 5, 0, 9, 3, 7]
+    assert list(RandomSampler(range(10), True, 12, generator=g)) == [7, 6, 9, 6, 3, 1, 9, 3, 1, 9, 7, 9]
+    torch.manual_seed(7)
+    assert list(RandomSampler(range(6))) == [1, 0, 3, 2, 4, 5]
+    g3 = torch.Generator().manual_seed(3)
+    assert torch.randint(0, 100, (4,), generator=g3).tolist() == [86, 48, 37, 67]
+    assert g3.initial_seed() == 3

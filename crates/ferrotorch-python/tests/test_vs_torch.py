@@ -241,3 +241,28 @@ def test_transformer_decoder_matches_torch():
     causal_f = ft.ones(4, 4, dtype=ft.bool).triu(1)
     causal_t = torch.ones(4, 4, dtype=torch.bool).triu(1)
     same(df(ft_t, ft_m, tgt_mask=causal_f), dt(tt_t, tt_m, tgt_mask=causal_t), 1e-4)
+
+
+def test_random_streams_and_samplers_match_torch():
+    from ferrotorch.utils import data as fd
+    from torch.utils import data as td
+
+    for lib in (ft, torch):
+        lib.manual_seed(0)
+    ds_f, ds_t = list(range(37)), list(range(37))
+    assert list(fd.RandomSampler(ds_f)) == list(td.RandomSampler(ds_t))
+    assert list(fd.RandomSampler(ds_f, True, 70)) == list(td.RandomSampler(ds_t, True, 70))
+    gf, gt = ft.Generator().manual_seed(42), torch.Generator().manual_seed(42)
+    assert list(fd.RandomSampler(ds_f, generator=gf)) == list(td.RandomSampler(ds_t, generator=gt))
+    assert list(fd.SubsetRandomSampler([3, 5, 7, 9], generator=gf)) == \
+        list(td.SubsetRandomSampler([3, 5, 7, 9], generator=gt))
+    assert ft.randint(0, 10, (5,), generator=gf).tolist() == torch.randint(0, 10, (5,), generator=gt).tolist()
+    same(ft.rand(3, generator=gf), torch.rand(3, generator=gt), 0)
+    same(ft.randn(2, 2, generator=gf), torch.randn(2, 2, generator=gt), 1e-6)
+    assert [s.indices for s in fd.random_split(ds_f, [0.5, 0.5])] == \
+        [s.indices for s in td.random_split(ds_t, [0.5, 0.5])]
+    xf = ft.arange(10)
+    xt = torch.arange(10)
+    bf = [b[0].tolist() for b in fd.DataLoader(fd.TensorDataset(xf), batch_size=4, shuffle=True)]
+    bt = [b[0].tolist() for b in td.DataLoader(td.TensorDataset(xt), batch_size=4, shuffle=True)]
+    assert bf == bt

@@ -103,11 +103,8 @@ class DataLoader:
                 else self.collate_fn(self.dataset[indices])
         return self.collate_fn([self.dataset[i] for i in indices])
 
-    def _threaded(self):
-        import ferrotorch
-
+    def _threaded(self, base_seed):
         n = self.num_workers
-        base_seed = int(ferrotorch.randint(0, 2 ** 62, (1,)).item())
         ids = iter(range(n))
         lock = threading.Lock()
 
@@ -129,8 +126,11 @@ class DataLoader:
                 yield pending.popleft().result()
 
     def __iter__(self):
+        # torch's iterator draws a base seed (for workers) first, even
+        # without workers: the sampler's draws come after it
+        base_seed = _C._random_seed(self.generator)
         if self.num_workers > 0:
-            yield from self._threaded()
+            yield from self._threaded(base_seed)
             return
         if self.batch_sampler is None:
             for i in self.sampler:

@@ -3,7 +3,6 @@
 import bisect
 import math
 
-from ... import _C
 
 
 class Dataset:
@@ -84,7 +83,9 @@ def random_split(dataset, lengths, generator=None):
         lengths = counts
     if sum(lengths) != n:
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
-    perm = _C._call_op("randperm", (n,), {}).tolist()
+    import ferrotorch
+
+    perm = ferrotorch.randperm(n, generator=generator).tolist()
     out, offset = [], 0
     for length in lengths:
         out.append(Subset(dataset, perm[offset:offset + length]))

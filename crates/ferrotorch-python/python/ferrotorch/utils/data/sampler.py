@@ -1,6 +1,7 @@
-"""Samplers: which indices a ``DataLoader`` visits, in which order. Random
-ones draw from the default generator as torch's do when no generator is
-given (``randperm`` without replacement, ``randint`` in chunks of 32 with)."""
+"""Samplers: which indices a ``DataLoader`` visits, in which order. The
+random ones make torch's draws in torch's order (``randperm`` without
+replacement, ``randint`` in chunks of 32 with, a generator seeded from the
+default one when none is given), so the same seed gives torch's indices."""
 
 from ... import _C
 
@@ -48,19 +49,24 @@ class RandomSampler(Sampler):
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self):
+        # torch's RandomSampler, draw for draw: without a generator, seed a
+        # fresh one from the default generator
+        import ferrotorch
+
         n = len(self.data_source)
+        generator = self.generator
+        if generator is None:
+            generator = ferrotorch.Generator()
+            generator.manual_seed(_C._random_seed())
         if self.replacement:
             for _ in range(self.num_samples // 32):
-                yield from _call("randint", (n, (32,)), {}).tolist()
-            rest = self.num_samples % 32
-            if rest:
-                yield from _call("randint", (n, (rest,)), {}).tolist()
+                yield from ferrotorch.randint(high=n, size=(32,), generator=generator).tolist()
+            yield from ferrotorch.randint(high=n, size=(self.num_samples % 32,),
+                                          generator=generator).tolist()
         else:
             for _ in range(self.num_samples // n):
-                yield from _call("randperm", (n,), {}).tolist()
-            rest = self.num_samples % n
-            if rest:
-                yield from _call("randperm", (n,), {}).tolist()[:rest]
+                yield from ferrotorch.randperm(n, generator=generator).tolist()
+            yield from ferrotorch.randperm(n, generator=generator).tolist()[:self.num_samples % n]
 
     def __len__(self):
         return self.num_samples
@@ -71,9 +77,12 @@ class SubsetRandomSampler(Sampler):
 
     def __init__(self, indices, generator=None):
         self.indices = indices
+        self.generator = generator
 
     def __iter__(self):
-        for i in _call("randperm", (len(self.indices),), {}).tolist():
+        import ferrotorch
+
+        for i in ferrotorch.randperm(len(self.indices), generator=self.generator).tolist():
             yield self.indices[i]
 
     def __len__(self):

@@ -1,0 +1,120 @@
+//! `ferrotorch.Generator` and the random functions that take one; their
+//! streams are torch's CPU streams (Note [PyTorch-compatible random
+//! streams] in the core), so a sampler seeded the same way draws the same
+//! indices as torch's.
+
+use crate::convert::wrap;
+use crate::errors::guarded;
+use ferrotorch_core::native::random::{default_generator, Generator};
+use ferrotorch_core::{DType, Tensor};
+use pyo3::prelude::*;
+
+/// `torch.Generator(device='cpu')`: an independent Mersenne-Twister stream.
+#[pyclass(name = "Generator", module = "ferrotorch", frozen)]
+pub struct PyGenerator {
+    /// The core generator (shared handle).
+    pub g: Generator,
+}
+
+#[pymethods]
+impl PyGenerator {
+    #[new]
+    #[pyo3(signature = (device=None))]
+    fn new(device: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+        crate::create::check_cpu(device)?;
+        Ok(PyGenerator {
+            g: Generator::new(67_280_421_310_721),
+        })
+    }
+
+    /// Reseed; returns the generator.
+    fn manual_seed(slf: Bound<'_, Self>, seed: i64) -> Bound<'_, Self> {
+        slf.get().g.manual_seed(seed as u64);
+        slf
+    }
+
+    /// The seed last set.
+    fn initial_seed(&self) -> u64 {
+        self.g.initial_seed()
+    }
+
+    /// Reseed from the operating system's entropy; returns the seed.
+    fn seed(&self) -> u64 {
+        let s = std::collections::hash_map::RandomState::new();
+        let seed = std::hash::BuildHasher::hash_one(&s, std::time::SystemTime::now()) >> 1;
+        self.g.manual_seed(seed);
+        seed
+    }
+
+    /// `"cpu"`.
+    #[getter]
+    fn device(&self) -> &'static str {
+        "cpu"
+    }
+}
+
+fn gen_of(g: &Option<PyRef<'_, PyGenerator>>) -> Option<Generator> {
+    g.as_ref().map(|g| g.g.clone())
+}
+
+/// `torch.randperm(n, generator=g)` with an explicit generator.
+#[pyfunction]
+pub fn _randperm_gen<'py>(
+    py: Python<'py>,
+    n: usize,
+    generator: Option<PyRef<'py, PyGenerator>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let g = gen_of(&generator);
+    wrap(py, guarded("randperm", || Tensor::randperm(n, g.as_ref()))?)
+}
+
+/// `torch.randint(low, high, size, generator=g)` (int64) with an explicit generator.
+#[pyfunction]
+pub fn _randint_gen<'py>(
+    py: Python<'py>,
+    low: i64,
+    high: i64,
+    size: Vec<usize>,
+    generator: Option<PyRef<'py, PyGenerator>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let g = gen_of(&generator);
+    wrap(
+        py,
+        guarded("randint", || {
+            Tensor::randint_with(low, high, &size, DType::I64, g.as_ref())
+        })?,
+    )
+}
+
+/// `torch.rand` / `torch.randn` of `size` with an explicit generator.
+#[pyfunction]
+pub fn _rand_gen<'py>(
+    py: Python<'py>,
+    normal: bool,
+    size: Vec<usize>,
+    dtype: Option<PyRef<'py, crate::dtype::PyDType>>,
+    generator: Option<PyRef<'py, PyGenerator>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let g = gen_of(&generator);
+    let dt = dtype.map_or(ferrotorch_core::get_default_dtype(), |d| d.dtype);
+    wrap(
+        py,
+        guarded(if normal { "randn" } else { "rand" }, || {
+            if normal {
+                Tensor::randn_with(&size, dt, g.as_ref())
+            } else {
+                Tensor::rand_with(&size, dt, g.as_ref())
+            }
+        })?,
+    )
+}
+
+/// A seed drawn as `torch.empty((), dtype=torch.int64).random_(generator=g)`
+/// draws it (from the default generator when `g` is None): what torch's
+/// samplers and DataLoader iterators do.
+#[pyfunction]
+#[pyo3(signature = (generator=None))]
+pub fn _random_seed(generator: Option<PyRef<'_, PyGenerator>>) -> u64 {
+    let g = gen_of(&generator);
+    g.as_ref().unwrap_or_else(|| default_generator()).next_u64() % (1u64 << 63)
+}
