@@ -137,7 +137,7 @@ pub fn to_scalar(obj: &Bound<'_, PyAny>) -> PyResult<Option<Scalar>> {
 
 /// Wrap a core tensor as a Python `Tensor`.
 pub fn wrap(py: Python<'_>, t: Tensor) -> PyResult<Bound<'_, PyAny>> {
-    Ok(Bound::new(py, PyTensor { t })?.into_any())
+    Ok(Bound::new(py, PyTensor::new_wrapper(t))?.into_any())
 }
 
 /// Convert an op's result.

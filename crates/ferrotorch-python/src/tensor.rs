@@ -25,6 +25,21 @@ use std::sync::Arc;
 pub struct PyTensor {
     /// The core tensor (a cheap, shared handle).
     pub t: Tensor,
+    /// The Python object last returned by `.grad`, so that `t.grad is
+    /// t.grad` holds as in torch while the gradient tensor is unchanged.
+    /// (A mutex, not `&mut self`: a getter must not need an exclusive
+    /// borrow while other threads run kernels on this tensor.)
+    pub grad_obj: std::sync::Mutex<Option<Py<PyAny>>>,
+}
+
+impl PyTensor {
+    /// A wrapper with no cached gradient object.
+    pub fn new_wrapper(t: Tensor) -> PyTensor {
+        PyTensor {
+            t,
+            grad_obj: std::sync::Mutex::new(None),
+        }
+    }
 }
 
 static SIZE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
@@ -153,28 +168,22 @@ impl PyTensor {
     fn new(args: &Bound<'_, PyTuple>) -> PyResult<Self> {
         let dt = get_default_dtype();
         if args.is_empty() {
-            return Ok(PyTensor {
-                t: Tensor::zeros(&[0], dt).py()?,
-            });
+            return Ok(PyTensor::new_wrapper(Tensor::zeros(&[0], dt).py()?));
         }
         let first = args.get_item(0)?;
         if args.len() == 1 {
             if let Ok(t) = first.cast::<PyTensor>() {
-                return Ok(PyTensor {
-                    t: t.borrow().t.clone(),
-                });
+                return Ok(PyTensor::new_wrapper(t.borrow().t.clone()));
             }
             if !first.is_instance_of::<pyo3::types::PyInt>() {
                 let t = crate::create::tensor_from_data(&first, Some(dt))?;
-                return Ok(PyTensor { t });
+                return Ok(PyTensor::new_wrapper(t));
             }
         }
         let dims: Vec<usize> = args.extract().map_err(|_| {
             PyTypeError::new_err("Tensor(): expected a tensor, a sequence or sizes as ints")
         })?;
-        Ok(PyTensor {
-            t: Tensor::zeros(&dims, dt).py()?,
-        })
+        Ok(PyTensor::new_wrapper(Tensor::zeros(&dims, dt).py()?))
     }
 
     /// `t.shape`, a `ferrotorch.Size`.
@@ -300,7 +309,27 @@ impl PyTensor {
 
     #[getter]
     fn get_grad<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
-        self.t.grad().map(|g| wrap(py, g)).transpose()
+        // the lock is never held while Python code can run (allocation may
+        // run finalizers that read this attribute)
+        let cached = self
+            .grad_obj
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .map(|o| o.clone_ref(py));
+        let Some(g) = self.t.grad() else {
+            *self.grad_obj.lock().unwrap_or_else(|e| e.into_inner()) = None;
+            return Ok(None);
+        };
+        if let Some(obj) = cached {
+            let b = obj.into_bound(py);
+            if b.cast::<PyTensor>().is_ok_and(|c| c.borrow().t.is_same(&g)) {
+                return Ok(Some(b));
+            }
+        }
+        let obj = wrap(py, g)?;
+        *self.grad_obj.lock().unwrap_or_else(|e| e.into_inner()) = Some(obj.clone().unbind());
+        Ok(Some(obj))
     }
 
     #[setter]

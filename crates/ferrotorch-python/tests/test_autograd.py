@@ -103,3 +103,16 @@ def test_functional_jacobian_hessian_vjp_jvp_hvp():
     g = lambda v: (v[0] ** 2 * v[1]).sum()  # noqa: E731
     assert hessian(g, x).tolist() == [[4.0, 2.0], [2.0, 0.0]]
     assert hvp(g, x, v)[1].tolist() == [6.0, 2.0]
+
+
+def test_grad_keeps_its_python_object():
+    x = torch.ones(2, requires_grad=True)
+    (x * 2).sum().backward()
+    g = x.grad
+    assert x.grad is g
+    g.tag = "kept"
+    assert x.grad.tag == "kept"
+    (x * 2).sum().backward()  # accumulates in place: same tensor
+    assert x.grad.tolist() == [4.0, 4.0]
+    x.grad = None
+    assert x.grad is None
