@@ -388,10 +388,16 @@ impl PyTensor {
         create_graph: bool,
         inputs: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
-        if inputs.is_some() {
-            return Err(pyo3::exceptions::PyNotImplementedError::new_err(
-                "backward(inputs=...) is not supported yet; use autograd.grad",
-            ));
+        if let Some(inputs) = inputs.filter(|i| !i.is_none()) {
+            // accumulate into the given inputs only: autograd.backward does it
+            let me = crate::convert::wrap(py, self.t.clone())?;
+            let g = match &gradient {
+                Some(g) => crate::convert::wrap(py, g.t.clone())?,
+                None => py.None().into_bound(py),
+            };
+            py.import("ferrotorch.autograd")?
+                .call_method1("backward", (me, g, retain_graph, create_graph, inputs))?;
+            return Ok(());
         }
         let g = gradient.map(|g| g.t.clone());
         let t = self.t.clone();

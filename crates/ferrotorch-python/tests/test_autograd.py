@@ -116,3 +116,15 @@ def test_grad_keeps_its_python_object():
     assert x.grad.tolist() == [4.0, 4.0]
     x.grad = None
     assert x.grad is None
+
+
+def test_backward_into_given_inputs_only():
+    a = torch.tensor([1.0, 2.0], requires_grad=True)
+    b = torch.tensor([3.0, 4.0], requires_grad=True)
+    y = (a * b).sum()
+    y.backward(inputs=[a], retain_graph=True)
+    assert a.grad.tolist() == [3.0, 4.0] and b.grad is None
+    autograd.backward(y, inputs=b)
+    assert b.grad.tolist() == [1.0, 2.0] and a.grad.tolist() == [3.0, 4.0]
+    with pytest.raises(RuntimeError, match="cannot be empty"):
+        (a * 2).sum().backward(inputs=[])

@@ -16,9 +16,22 @@ def _seq(x):
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
-    """Accumulate gradients of ``tensors`` into the leaves' ``.grad``."""
+    """Accumulate gradients of ``tensors`` into the leaves' ``.grad`` (only
+    into ``inputs``' ``.grad`` when given)."""
     if inputs is not None:
-        raise NotImplementedError("backward(inputs=...) is not supported yet; use autograd.grad")
+        ins = _seq(inputs)
+        if not ins:
+            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+        got = _C._grad(_seq(tensors), ins, _seq(grad_tensors), retain_graph, create_graph, True)
+        from .grad_mode import set_grad_enabled
+
+        with set_grad_enabled(create_graph):
+            for x, g in zip(ins, got):
+                if g is None:
+                    continue
+                g = g if create_graph else g.detach()
+                x.grad = g if x.grad is None else x.grad + g
+        return
     _C._backward(_seq(tensors), _seq(grad_tensors), retain_graph, create_graph)
 
 
