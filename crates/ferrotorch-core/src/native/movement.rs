@@ -313,6 +313,12 @@ impl Tensor {
     /// `torch.take_along_dim`: gather with broadcasting between `self` and
     /// `indices` (flattened when `dim` is `None`).
     pub fn take_along_dim(&self, indices: &Tensor, dim: Option<i64>) -> Result<Tensor> {
+        crate::ensure!(
+            self.dim() > 0 || dim.is_none(),
+            Index,
+            "Dimension specified as {} but tensor has no dimensions",
+            dim.unwrap_or(0)
+        );
         let Some(dim) = dim else {
             return self.reshape(&[-1])?.gather(0, &indices.reshape(&[-1])?);
         };
@@ -418,6 +424,12 @@ impl Tensor {
     /// Repeat each element `repeats[i]` times along `dim` (flattened when
     /// `dim` is `None`); `repeats` is one count or one per element.
     pub fn repeat_interleave(&self, repeats: &Tensor, dim: Option<i64>) -> Result<Tensor> {
+        crate::ensure!(
+            self.dim() > 0 || dim.is_none(),
+            Index,
+            "Dimension specified as {} but tensor has no dimensions",
+            dim.unwrap_or(0)
+        );
         let (x, d) = match dim {
             Some(d) => (self.clone(), wrap_dim(d, self.dim())?),
             None => (self.reshape(&[-1])?, 0),
@@ -445,6 +457,10 @@ impl Tensor {
 
     /// Reverse the order of elements along `dims` (`torch.flip`; a copy).
     pub fn flip(&self, dims: &[i64]) -> Result<Tensor> {
+        if self.dim() == 0 {
+            crate::tensor::layout::wrap_dims("flip", dims, 0)?;
+            return self.deep_clone();
+        }
         let ds = crate::tensor::layout::wrap_dims("flip", dims, self.dim())?;
         let mut out = self.clone();
         for d in ds {
@@ -461,6 +477,12 @@ impl Tensor {
     /// Shift elements cyclically by `shifts` along `dims` (flattened when
     /// `dims` is empty) (`torch.roll`).
     pub fn roll(&self, shifts: &[i64], dims: &[i64]) -> Result<Tensor> {
+        crate::ensure!(
+            self.dim() > 0 || dims.is_empty(),
+            Index,
+            "Dimension specified as {} but tensor has no dimensions",
+            dims[0]
+        );
         if dims.is_empty() {
             crate::ensure!(
                 shifts.len() == 1,

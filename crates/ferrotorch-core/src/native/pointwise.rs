@@ -256,7 +256,11 @@ impl Tensor {
     pub fn logit(&self, eps: Option<f64>) -> Result<Tensor> {
         let f64f = move |x: f64| {
             let z = match eps {
-                Some(e) => x.clamp(e, 1.0 - e),
+                // torch's order: below eps first, then above 1 - eps (an
+                // eps over one half never panics); NaN stays NaN
+                Some(e) if x < e => e,
+                Some(e) if x > 1.0 - e => 1.0 - e,
+                Some(_) => x,
                 None => x,
             };
             (z / (1.0 - z)).ln()

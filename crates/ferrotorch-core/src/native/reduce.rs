@@ -34,7 +34,16 @@ pub(crate) fn rows(op: &str, x: &Tensor, dims: Option<&[i64]>, keepdim: bool) ->
     let red: Vec<usize> = match dims {
         None => (0..nd).collect(),
         Some([]) => (0..nd).collect(),
-        Some(d) => wrap_dims(op, d, nd)?.to_vec(),
+        Some(d) => {
+            let w = wrap_dims(op, d, nd)?;
+            // a 0-dim tensor accepts dim 0 / -1, as torch does, and reduces
+            // nothing
+            if nd == 0 {
+                vec![]
+            } else {
+                w.to_vec()
+            }
+        }
     };
     let mut is_red = vec![false; nd];
     for &d in &red {

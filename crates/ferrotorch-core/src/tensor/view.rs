@@ -220,6 +220,10 @@ impl Tensor {
         let n = self.dim();
         let src = super::layout::wrap_dims("movedim", source, n)?;
         let dst = super::layout::wrap_dims("movedim", destination, n)?;
+        if n == 0 {
+            // dims 0 / -1 of a 0-dim tensor: nothing to move
+            return Ok(self.clone());
+        }
         let mut order: Vec<Option<usize>> = vec![None; n];
         for (s, d) in src.iter().zip(dst.iter()) {
             order[*d] = Some(*s);
@@ -427,6 +431,11 @@ impl Tensor {
 
     /// Split dim `dim` into `sizes` (`t.unflatten`); one size may be -1.
     pub fn unflatten(&self, dim: i64, sizes: &[i64]) -> Result<Tensor> {
+        crate::ensure!(
+            self.dim() > 0,
+            Runtime,
+            "unflatten: Dimension specified as {dim} but tensor has no dimensions"
+        );
         let d = wrap_dim(dim, self.dim())?;
         let inner = infer_shape("unflatten", sizes, self.shape()[d])
             .map_err(|_| crate::Error::new(crate::ErrorKind::Runtime, format!("unflatten: Provided sizes {sizes:?} don't multiply up to the size of dim {dim} ({}) in the input tensor", self.shape()[d])))?;
@@ -508,6 +517,11 @@ impl Tensor {
 
     /// Split into pieces of `split_size` along `dim` (the last may be smaller).
     pub fn split(&self, split_size: usize, dim: i64) -> Result<Vec<Tensor>> {
+        crate::ensure!(
+            self.dim() > 0,
+            Runtime,
+            "split expects at least a 1-dimensional tensor"
+        );
         let d = wrap_dim(dim, self.dim())?;
         let n = self.shape()[d];
         crate::ensure!(
@@ -531,6 +545,11 @@ impl Tensor {
 
     /// Split into pieces of the given sizes along `dim` (`split_with_sizes`).
     pub fn split_with_sizes(&self, sizes: &[usize], dim: i64) -> Result<Vec<Tensor>> {
+        crate::ensure!(
+            self.dim() > 0,
+            Runtime,
+            "split_with_sizes expects at least a 1-dimensional tensor"
+        );
         let d = wrap_dim(dim, self.dim())?;
         let total: usize = sizes.iter().sum();
         crate::ensure!(
@@ -553,6 +572,11 @@ impl Tensor {
     /// Split into `chunks` nearly equal pieces along `dim` (`t.chunk`).
     pub fn chunk(&self, chunks: usize, dim: i64) -> Result<Vec<Tensor>> {
         crate::ensure!(
+            self.dim() > 0,
+            Runtime,
+            "chunk expects at least a 1-dimensional tensor"
+        );
+        crate::ensure!(
             chunks > 0,
             Runtime,
             "chunk expects `chunks` to be greater than 0, got: {chunks}"
@@ -564,6 +588,11 @@ impl Tensor {
 
     /// All slices along `dim` (`t.unbind`).
     pub fn unbind(&self, dim: i64) -> Result<Vec<Tensor>> {
+        crate::ensure!(
+            self.dim() > 0,
+            Index,
+            "Dimension specified as {dim} but tensor has no dimensions"
+        );
         let d = wrap_dim(dim, self.dim())?;
         (0..self.shape()[d])
             .map(|i| self.select(d as i64, i as i64))

@@ -32,7 +32,8 @@ def _vararg_position(overloads):
     for _full, args, _n, _t in overloads:
         pos = [a for a in args if not a[3]]
         offset = 1 if pos and pos[0][0] == "self" else 0
-        if len(pos) > offset and pos[offset][1] in _SIZE_TYPES:
+        # only a trailing list takes varargs (``view(2, 3)``, not ``movedim(0, 1)``)
+        if len(pos) == offset + 1 and pos[offset][1] in _SIZE_TYPES:
             return offset
     return None
 
