@@ -365,3 +365,30 @@ fn pointwise_in_place_variants_write_through() {
     a.masked_fill_(&m, -1.0).unwrap();
     assert_eq!(a.to_vec::<f32>().unwrap(), vec![-1.0, 7.5]);
 }
+
+#[test]
+fn zero_dim_inputs_follow_torch_instead_of_panicking() {
+    use ferrotorch_core::dispatch::{call, IValue};
+    let s = Tensor::scalar_tensor(2.0);
+    for op in ["sum", "mean", "amax", "logsumexp"] {
+        let out = call(op, &[s.clone().into(), IValue::Int(0)], &[])
+            .unwrap()
+            .into_tensor()
+            .unwrap();
+        assert_eq!((out.dim(), out.item_f64().unwrap()), (0, 2.0), "{op}");
+    }
+    assert_eq!(s.flip(&[0]).unwrap().item_f64().unwrap(), 2.0);
+    assert_eq!(s.chunk(2, 0).unwrap_err().kind(), ErrorKind::Runtime);
+    assert_eq!(s.unbind(0).unwrap_err().kind(), ErrorKind::Index);
+    assert_eq!(s.split(1, 0).unwrap_err().kind(), ErrorKind::Runtime);
+    assert_eq!(s.roll(&[1], &[0]).unwrap_err().kind(), ErrorKind::Index);
+    assert_eq!(s.unflatten(0, &[1]).unwrap_err().kind(), ErrorKind::Runtime);
+    // logit with eps over one half: torch gives ±log(0.6 / 0.4)
+    let x = Tensor::from_slice(&[0.2f64, 0.9]);
+    let y = x.logit(Some(0.6)).unwrap().to_vec::<f64>().unwrap();
+    let l = (0.6f64 / 0.4).ln();
+    assert!(
+        (y[0] - l).abs() < 1e-12 && (y[1] + l).abs() < 1e-12,
+        "{y:?}"
+    );
+}
