@@ -156,8 +156,7 @@ struct PyFunction {
     backward: Py<PyAny>,
 }
 
-fn tensors_of(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Vec<Option<Tensor>>> {
-    let _ = py;
+fn tensors_of(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Option<Tensor>>> {
     obj.try_iter()?
         .map(|o| {
             let o = o?;
@@ -183,7 +182,7 @@ impl autograd::Function for PyFunction {
                 .collect::<PyResult<Vec<_>>>()
                 .map_err(|e| py_err(py, e))?;
             let out = self.forward.call1(py, (args,)).map_err(|e| py_err(py, e))?;
-            let outs = tensors_of(py, out.bind(py)).map_err(|e| py_err(py, e))?;
+            let outs = tensors_of(out.bind(py)).map_err(|e| py_err(py, e))?;
             outs.into_iter()
                 .map(|t| {
                     t.ok_or_else(|| {
@@ -209,7 +208,7 @@ impl autograd::Function for PyFunction {
                 .backward
                 .call1(py, (args,))
                 .map_err(|e| py_err(py, e))?;
-            tensors_of(py, out.bind(py)).map_err(|e| py_err(py, e))
+            tensors_of(out.bind(py)).map_err(|e| py_err(py, e))
         })
     }
 

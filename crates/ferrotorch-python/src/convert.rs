@@ -96,24 +96,19 @@ fn list(items: Vec<IValue>, obj: &Bound<'_, PyAny>) -> PyResult<IValue> {
                 .collect(),
         ));
     }
-    if all(|v| matches!(v, IValue::Tensor(_))) {
-        return Ok(IValue::TensorList(
-            items
-                .into_iter()
-                .map(|v| v.into_tensor().unwrap())
-                .collect(),
-        ));
-    }
     if all(|v| matches!(v, IValue::Tensor(_) | IValue::None)) {
-        return Ok(IValue::OptTensorList(
-            items
-                .into_iter()
-                .map(|v| match v {
-                    IValue::Tensor(t) => Some(t),
-                    _ => None,
-                })
-                .collect(),
-        ));
+        let opt: Vec<Option<Tensor>> = items
+            .into_iter()
+            .map(|v| match v {
+                IValue::Tensor(t) => Some(t),
+                _ => None,
+            })
+            .collect();
+        return Ok(if opt.iter().all(Option::is_some) {
+            IValue::TensorList(opt.into_iter().flatten().collect())
+        } else {
+            IValue::OptTensorList(opt)
+        });
     }
     Err(PyTypeError::new_err(format!(
         "unsupported list argument {}",

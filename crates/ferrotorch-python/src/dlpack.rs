@@ -14,14 +14,11 @@
 use crate::convert::wrap;
 use crate::errors::IntoPy;
 use crate::tensor::PyTensor;
-use ferrotorch_core::storage::Storage;
-use ferrotorch_core::tensor::layout::Layout;
 use ferrotorch_core::{DType, Device, Tensor};
 use pyo3::exceptions::{PyBufferError, PyRuntimeError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use std::ffi::{c_void, CStr};
-use std::ptr::NonNull;
 
 const CPU: i32 = 1;
 const READ_ONLY: u64 = 1;
@@ -382,49 +379,32 @@ pub fn from_dlpack<'py>(
     if shape.iter().any(|&s| s < 0) {
         return Err(PyBufferError::new_err("from_dlpack: negative size"));
     }
-    let strides: Vec<i64> = if dl.strides.is_null() || ndim == 0 {
-        let mut st = vec![1i64; ndim];
-        for i in (0..ndim.saturating_sub(1)).rev() {
-            st[i] = st[i + 1] * shape[i + 1];
-        }
-        st
+    let strides: Option<Vec<i64>> = if dl.strides.is_null() || ndim == 0 {
+        None
     } else {
-        unsafe { std::slice::from_raw_parts(dl.strides, ndim) }.to_vec()
+        Some(unsafe { std::slice::from_raw_parts(dl.strides, ndim) }.to_vec())
     };
-    if strides.iter().any(|&s| s < 0) {
+    if strides.iter().flatten().any(|&s| s < 0) {
         return Err(PyBufferError::new_err(
             "from_dlpack: negative strides are not supported",
         ));
     }
     let shape: Vec<usize> = shape.iter().map(|&s| s as usize).collect();
-    let strides: Vec<usize> = strides.iter().map(|&s| s as usize).collect();
-    let numel: usize = shape.iter().product();
-    let extent = if numel == 0 {
-        0
-    } else {
-        1 + shape
-            .iter()
-            .zip(&strides)
-            .map(|(&n, &s)| (n - 1) * s)
-            .sum::<usize>()
-    };
-    let base = (dl.data as usize).wrapping_add(dl.byte_offset as usize) as *mut u8;
-    let ptr = NonNull::new(base).unwrap_or(NonNull::dangling());
+    let strides: Option<Vec<usize>> = strides.map(|st| st.iter().map(|&s| s as usize).collect());
+    let base = (dl.data as usize).wrapping_add(dl.byte_offset as usize);
     let (owner, versioned) = guard.release();
-    // SAFETY: the producer keeps `extent` elements at `ptr` valid until its
-    // deleter runs, which the storage's deleter does (Note [DLPack capsules]).
-    let storage = unsafe {
-        Storage::from_external(ptr, extent * dtype.size(), move || {
-            call_deleter(owner, versioned)
-        })
-    };
-    let flat = Tensor::from_storage(
-        storage,
-        Layout::contiguous("from_dlpack", &[extent]).py()?,
-        dtype,
-    )
-    .py()?;
-    let t = flat.as_strided(&shape, &strides, Some(0)).py()?;
+    // SAFETY: the producer keeps the memory valid until its deleter runs,
+    // which the release closure does (Note [DLPack capsules]).
+    let t = unsafe {
+        crate::numpy::external_tensor(
+            "from_dlpack",
+            base,
+            dtype,
+            &shape,
+            strides.as_deref(),
+            move || call_deleter(owner, versioned),
+        )
+    }?;
     // read-only memory cannot be shared with a writable tensor: copy it
     let t = if imp.read_only {
         t.deep_clone().py()?

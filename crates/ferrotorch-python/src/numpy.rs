@@ -11,7 +11,7 @@
 
 use crate::errors::IntoPy;
 use ferrotorch_core::storage::Storage;
-use ferrotorch_core::tensor::layout::Layout;
+use ferrotorch_core::tensor::layout::{contiguous_strides, Layout};
 use ferrotorch_core::{DType, Tensor};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -98,51 +98,71 @@ pub fn from_numpy(array: &Bound<'_, PyAny>) -> PyResult<Tensor> {
     let dtype = dtype_of_typestr(&typestr)?;
     let (addr, _readonly): (usize, bool) = get("data")?.extract()?;
     let item = dtype.size() as i64;
-    let strides: Vec<i64> = match ai.get_item("strides")? {
-        Some(s) if !s.is_none() => s.extract()?,
-        _ => {
-            let mut st = vec![item; shape.len()];
-            for i in (0..shape.len().saturating_sub(1)).rev() {
-                st[i] = st[i + 1] * shape[i + 1] as i64;
-            }
-            st
-        }
+    let strides: Option<Vec<i64>> = match ai.get_item("strides")? {
+        Some(s) if !s.is_none() => Some(s.extract()?),
+        _ => None,
     };
-    if strides.iter().any(|&s| s < 0) {
-        return Err(PyValueError::new_err(
-            "At least one stride in the given numpy array is negative, and tensors with negative strides are not currently supported. (You can probably work around this by making a copy of your array  with array.copy().) ",
-        ));
+    let elem_strides: Option<Vec<usize>> = match strides {
+        None => None,
+        Some(st) if st.iter().any(|&s| s < 0) => {
+            return Err(PyValueError::new_err(
+                "At least one stride in the given numpy array is negative, and tensors with negative strides are not currently supported. (You can probably work around this by making a copy of your array  with array.copy().) ",
+            ))
+        }
+        Some(st) if st.iter().any(|&s| s % item != 0) => {
+            return Err(PyValueError::new_err(
+                "given numpy array strides not a multiple of the element byte size. Copy the numpy array to reallocate the memory.",
+            ))
+        }
+        Some(st) => Some(st.iter().map(|&s| (s / item) as usize).collect()),
+    };
+    let owner: Py<PyAny> = array.clone().unbind();
+    // SAFETY: the array interface promises the memory the shape and strides
+    // reach is valid for as long as the array lives; the release closure
+    // keeps the array alive until the last tensor over it is dropped.
+    unsafe {
+        external_tensor(
+            "from_numpy",
+            addr,
+            dtype,
+            &shape,
+            elem_strides.as_deref(),
+            move || drop(owner),
+        )
     }
-    if strides.iter().any(|&s| s % item != 0) {
-        return Err(PyValueError::new_err(
-            "given numpy array strides not a multiple of the element byte size. Copy the numpy array to reallocate the memory.",
-        ));
-    }
-    let elem_strides: Vec<usize> = strides.iter().map(|&s| (s / item) as usize).collect();
-    let numel: usize = shape.iter().product();
-    let extent_elems = if numel == 0 {
+}
+
+/// A tensor viewing memory someone else owns (a NumPy array, a DLPack
+/// producer): `shape` and element `strides` (`None`: row-major) from
+/// `addr`; `release` runs when the last tensor over the memory drops.
+///
+/// # Safety
+/// Every element the shape and strides reach from `addr` must stay valid
+/// for reads and writes until `release` runs.
+pub(crate) unsafe fn external_tensor(
+    op: &str,
+    addr: usize,
+    dtype: DType,
+    shape: &[usize],
+    strides: Option<&[usize]>,
+    release: impl FnOnce() + Send + Sync + 'static,
+) -> PyResult<Tensor> {
+    let strides = strides.map_or_else(|| contiguous_strides(shape).to_vec(), <[usize]>::to_vec);
+    let extent = if shape.contains(&0) {
         0
     } else {
         1 + shape
             .iter()
-            .zip(&elem_strides)
+            .zip(&strides)
             .map(|(&n, &s)| (n - 1) * s)
             .sum::<usize>()
     };
-    let nbytes = extent_elems * dtype.size();
     let ptr = NonNull::new(addr as *mut u8).unwrap_or(NonNull::dangling());
-    let owner: Py<PyAny> = array.clone().unbind();
-    // SAFETY: the array interface promises `nbytes` valid bytes at `addr`
-    // for as long as the array lives; the deleter keeps it alive until the
-    // last tensor over this storage is dropped.
-    let storage = unsafe { Storage::from_external(ptr, nbytes, move || drop(owner)) };
-    let flat = Tensor::from_storage(
-        storage,
-        Layout::contiguous("from_numpy", &[extent_elems]).py()?,
-        dtype,
-    )
-    .py()?;
-    flat.as_strided(&shape, &elem_strides, Some(0)).py()
+    // SAFETY: the caller promises the extent stays valid until `release`.
+    let storage = unsafe { Storage::from_external(ptr, extent * dtype.size(), release) };
+    let flat =
+        Tensor::from_storage(storage, Layout::contiguous(op, &[extent]).py()?, dtype).py()?;
+    flat.as_strided(shape, &strides, Some(0)).py()
 }
 
 /// `t.__array_interface__` for a CPU tensor that does not require grad.

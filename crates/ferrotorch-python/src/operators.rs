@@ -8,15 +8,13 @@
 use crate::convert::{to_scalar, wrap};
 use crate::errors::guarded;
 use crate::numpy;
+use crate::ops::RELEASE_GIL_NUMEL;
 use crate::tensor::PyTensor;
 use ferrotorch_core::dtype::ResultTypeArg;
 use ferrotorch_core::native::Operand;
 use ferrotorch_core::{result_type, Result, Tensor};
 use pyo3::basic::CompareOp;
 use pyo3::prelude::*;
-
-/// Tensors at least this large run with the GIL released.
-const RELEASE_GIL_NUMEL: usize = 1 << 15;
 
 /// The right operand, or `None` when it is not one we take (so Python
 /// tries the other side's reflected method).

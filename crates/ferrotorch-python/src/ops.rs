@@ -7,8 +7,10 @@ use ferrotorch_core::dispatch::{self, IValue};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
-/// Ops whose tensors are at least this large run with the GIL released.
-const RELEASE_GIL_NUMEL: usize = 1 << 15;
+/// Kernels on tensors at least this large run with the GIL released (ops
+/// called by name, operators, fused optimizer steps): below it, releasing
+/// and retaking the GIL costs more than it frees.
+pub(crate) const RELEASE_GIL_NUMEL: usize = 1 << 15;
 
 fn big(v: &IValue) -> bool {
     match v {

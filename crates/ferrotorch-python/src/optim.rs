@@ -52,7 +52,7 @@ pub fn _adam_step(
             )
         })
     };
-    if p.numel() >= 1 << 15 {
+    if p.numel() >= crate::ops::RELEASE_GIL_NUMEL {
         py.detach(run)
     } else {
         run()

@@ -12,6 +12,7 @@ use crate::convert::{to_ivalue, wrap};
 use crate::dtype::{dtype_object, PyDType};
 use crate::errors::{guarded, IntoPy};
 use ferrotorch_core::autograd::Node;
+use ferrotorch_core::tensor::layout::wrap_dim;
 use ferrotorch_core::{get_default_dtype, DType, Scalar, Tensor};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -49,22 +50,6 @@ static DEVICE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 pub fn size_object<'py>(py: Python<'py>, dims: &[usize]) -> PyResult<Bound<'py, PyAny>> {
     let cls = SIZE.import(py, "ferrotorch._size", "Size")?;
     cls.call1((PyTuple::new(py, dims)?,))
-}
-
-fn wrap_dim(dim: i64, n: usize) -> PyResult<usize> {
-    let n = n as i64;
-    let lo = if n == 0 { -1 } else { -n };
-    let hi = if n == 0 { 0 } else { n - 1 };
-    if dim < lo || dim > hi {
-        return Err(pyo3::exceptions::PyIndexError::new_err(format!(
-            "Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})"
-        )));
-    }
-    Ok(if dim < 0 {
-        (dim + n.max(1)) as usize
-    } else {
-        dim as usize
-    })
 }
 
 fn nested<'py>(py: Python<'py>, t: &Tensor) -> PyResult<Bound<'py, PyAny>> {
@@ -197,7 +182,7 @@ impl PyTensor {
     fn size<'py>(&self, py: Python<'py>, dim: Option<i64>) -> PyResult<Bound<'py, PyAny>> {
         match dim {
             None => size_object(py, self.t.shape()),
-            Some(d) => Ok(self.t.shape()[wrap_dim(d, self.t.dim())?]
+            Some(d) => Ok(self.t.shape()[wrap_dim(d, self.t.dim()).py()?]
                 .into_pyobject(py)?
                 .into_any()),
         }
@@ -208,7 +193,7 @@ impl PyTensor {
     fn stride<'py>(&self, py: Python<'py>, dim: Option<i64>) -> PyResult<Bound<'py, PyAny>> {
         match dim {
             None => Ok(PyTuple::new(py, self.t.stride())?.into_any()),
-            Some(d) => Ok(self.t.stride()[wrap_dim(d, self.t.dim())?]
+            Some(d) => Ok(self.t.stride()[wrap_dim(d, self.t.dim()).py()?]
                 .into_pyobject(py)?
                 .into_any()),
         }
