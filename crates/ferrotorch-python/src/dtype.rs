@@ -83,8 +83,22 @@ pub fn dtype_object(py: Python<'_>, dtype: DType) -> Bound<'_, PyDType> {
 /// Add every dtype to the module under all its torch names.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyDType>()?;
+    m.add_function(wrap_pyfunction!(_finfo, m)?)?;
     for (name, dtype) in ALIASES {
         m.add(*name, dtype_object(m.py(), *dtype))?;
     }
     Ok(())
+}
+
+/// `_C._finfo(dtype)`: `(eps, max)` of a floating-point dtype
+/// (`DType::eps`, `DType::finite_max`), behind `ferrotorch.finfo`.
+#[pyfunction]
+pub fn _finfo(dtype: PyRef<'_, PyDType>) -> PyResult<(f64, f64)> {
+    match (dtype.dtype.eps(), dtype.dtype.finite_max()) {
+        (Some(eps), Some(max)) => Ok((eps, max)),
+        _ => Err(pyo3::exceptions::PyTypeError::new_err(format!(
+            "torch.finfo() requires a floating point input type. Use torch.iinfo to handle '{}'",
+            PyDType::__repr__(&dtype)
+        ))),
+    }
 }

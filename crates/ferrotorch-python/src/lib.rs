@@ -22,6 +22,7 @@ mod numpy;
 mod operators;
 mod ops;
 mod optim;
+mod serialization;
 mod storage;
 mod tensor;
 
@@ -78,6 +79,8 @@ fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dlpack::from_dlpack, m)?)?;
     m.add_function(wrap_pyfunction!(tensor::_from_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(tensor::_to_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(serialization::_safetensors_save, m)?)?;
+    m.add_function(wrap_pyfunction!(serialization::_safetensors_load, m)?)?;
     m.add_function(wrap_pyfunction!(autograd::_modes, m)?)?;
     m.add_function(wrap_pyfunction!(autograd::_set_modes, m)?)?;
     m.add_function(wrap_pyfunction!(autograd::_set_grad_enabled, m)?)?;

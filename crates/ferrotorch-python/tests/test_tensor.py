@@ -192,3 +192,11 @@ def test_named_results():
     assert repr(r) == ("torch.return_types.max(\nvalues=tensor([3., 4.]),\n"
                        "indices=tensor([1, 0]))")
     assert type(t.max()) is torch.Tensor
+
+
+def test_finfo():
+    assert torch.finfo(torch.float32).eps == 2.0 ** -23
+    assert torch.finfo(torch.float16).max == 65504.0 and torch.finfo(torch.float16).min == -65504.0
+    assert torch.finfo().eps == 2.0 ** -23
+    with pytest.raises(TypeError, match="floating point"):
+        torch.finfo(torch.int64)

@@ -65,3 +65,15 @@ def randn_like(input, *, dtype=None, layout=None, device=None, requires_grad=Fal
     """Standard normal samples shaped like ``input``."""
     out = randn(tuple(input.shape), dtype=dtype or input.dtype)  # noqa: F821 (generated op)
     return out.requires_grad_(True) if requires_grad else out
+
+
+class finfo:
+    """``finfo(dtype)``: ``eps``, ``max`` and ``min`` of a floating-point dtype."""
+
+    def __init__(self, type=None):
+        self.dtype = get_default_dtype() if type is None else type
+        self.eps, self.max = _C._finfo(self.dtype)
+        self.min = -self.max
+
+    def __repr__(self):
+        return f"finfo(eps={self.eps}, max={self.max}, min={self.min}, dtype={repr(self.dtype)[6:]})"

@@ -1,29 +1,25 @@
 """``ferrotorch.save`` / ``ferrotorch.load``: tensors and (nested)
 dicts/lists of tensors stored as safetensors, which hold raw bytes, dtypes
-and shapes only, so loading never executes code from the file."""
+and shapes only, so loading never executes code from the file. The bytes
+are written and validated by the nn crate's safetensors module; this file
+only flattens the Python structure into named tensors and back."""
 
 import json
 import os
-import struct
 
 from . import _C
 
-_DTYPES = {"float64": "F64", "float32": "F32", "float16": "F16", "bfloat16": "BF16",
-           "int64": "I64", "int32": "I32", "int16": "I16", "int8": "I8", "uint8": "U8",
-           "bool": "BOOL"}
-_BACK = {v: k for k, v in _DTYPES.items()}
 
-
-def _flatten(obj, prefix, out, layout):
+def _flatten(obj, prefix, out):
     if isinstance(obj, _C.Tensor):
         out[prefix] = obj
         return {"t": prefix}
     if isinstance(obj, dict):
-        return {"d": [[k, _flatten(v, f"{prefix}.{k}" if prefix else str(k), out, layout)]
+        return {"d": [[k, _flatten(v, f"{prefix}.{k}" if prefix else str(k), out)]
                       for k, v in obj.items()]}
     if isinstance(obj, (list, tuple)):
         kind = "l" if isinstance(obj, list) else "u"
-        return {kind: [_flatten(v, f"{prefix}.{i}" if prefix else str(i), out, layout)
+        return {kind: [_flatten(v, f"{prefix}.{i}" if prefix else str(i), out)
                        for i, v in enumerate(obj)]}
     if obj is None or isinstance(obj, (bool, int, float, str)):
         return {"v": obj}
@@ -47,19 +43,9 @@ def save(obj, f):
     """Write ``obj`` (a tensor, or dicts/lists of tensors and plain values)
     to the path or binary file ``f`` in safetensors format."""
     tensors = {}
-    layout = _flatten(obj, "", tensors, None)
-    header = {"__metadata__": {"ferrotorch.layout": json.dumps(layout)}}
-    chunks, offset = [], 0
-    for name in sorted(tensors):
-        t = tensors[name]
-        data = _C._to_bytes(t)
-        header[name] = {"dtype": _DTYPES[repr(t.dtype)[6:]], "shape": list(t.shape),
-                        "data_offsets": [offset, offset + len(data)]}
-        chunks.append(data)
-        offset += len(data)
-    h = json.dumps(header, separators=(",", ":")).encode()
-    h += b" " * (-len(h) % 8)
-    blob = struct.pack("<Q", len(h)) + h + b"".join(chunks)
+    layout = _flatten(obj, "", tensors)
+    blob = _C._safetensors_save(sorted(tensors.items()),
+                                {"ferrotorch.layout": json.dumps(layout)})
     if isinstance(f, (str, os.PathLike)):
         tmp = f"{os.fspath(f)}.tmp"
         with open(tmp, "wb") as fh:
@@ -70,32 +56,14 @@ def save(obj, f):
 
 
 def load(f, map_location=None, weights_only=True):
-    """Read what ``save`` wrote. Never executes code from the file."""
+    """Read what ``save`` wrote (or any safetensors file, as a dict).
+    Never executes code from the file."""
     if isinstance(f, (str, os.PathLike)):
         with open(f, "rb") as fh:
             blob = fh.read()
     else:
         blob = f.read()
-    if len(blob) < 8:
-        raise RuntimeError("ferrotorch.load: file too short to be a safetensors file")
-    (n,) = struct.unpack("<Q", blob[:8])
-    if 8 + n > len(blob):
-        raise RuntimeError("ferrotorch.load: header length exceeds the file size")
-    try:
-        header = json.loads(blob[8:8 + n])
-    except ValueError as e:
-        raise RuntimeError(f"ferrotorch.load: invalid header: {e}") from None
-    meta = header.pop("__metadata__", {}) or {}
-    body = blob[8 + n:]
-    tensors = {}
-    for name, info in header.items():
-        a, b = info["data_offsets"]
-        if not 0 <= a <= b <= len(body):
-            raise RuntimeError(f"ferrotorch.load: tensor '{name}' lies outside the file")
-        dt = _BACK.get(info["dtype"])
-        if dt is None:
-            raise RuntimeError(f"ferrotorch.load: unsupported dtype {info['dtype']}")
-        tensors[name] = _C._from_bytes(body[a:b], dt, list(info["shape"]))
+    tensors, meta = _C._safetensors_load(blob)
     layout = meta.get("ferrotorch.layout")
     if layout is None:
         return tensors
