@@ -15,6 +15,16 @@ class _Required:
 required = _Required()
 
 
+def _check_nonnegative(**values):
+    """torch's option checks: ``ValueError("Invalid learning rate: -1")``
+    for the first negative value (``lr`` is named "learning rate", ``eps``
+    "epsilon value", the rest "<name> value")."""
+    names = {"lr": "learning rate", "eps": "epsilon value"}
+    for key, v in values.items():
+        if not 0.0 <= v:
+            raise ValueError(f"Invalid {names.get(key, key + ' value')}: {v}")
+
+
 class Optimizer:
     """Base class: subclasses define ``step`` and their ``defaults``."""
 

@@ -79,8 +79,8 @@ class Conv2d(_ConvNd):
                         list(self.dilation), self.groups)
 
 
-class MaxPool2d(Module):
-    """Max over ``kernel_size`` windows."""
+class _MaxPoolNd(Module):
+    _fn = None
 
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
                  ceil_mode=False):
@@ -91,12 +91,24 @@ class MaxPool2d(Module):
         self.return_indices, self.ceil_mode = return_indices, ceil_mode
 
     def forward(self, input):
-        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                            self.ceil_mode, self.return_indices)
+        return type(self)._fn(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                              self.ceil_mode, self.return_indices)
 
     def extra_repr(self):
         return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
                 f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+
+
+class MaxPool2d(_MaxPoolNd):
+    """Max over ``kernel_size`` windows of ``(N, C, H, W)``."""
+
+    _fn = staticmethod(F.max_pool2d)
+
+
+class MaxPool1d(_MaxPoolNd):
+    """Max over ``kernel_size`` windows of ``(N, C, L)``."""
+
+    _fn = staticmethod(F.max_pool1d)
 
 
 class AvgPool2d(Module):
@@ -168,26 +180,6 @@ class ConvTranspose2d(_ConvNd):
         if self.output_padding != (0, 0):
             s += f", output_padding={self.output_padding}"
         return s
-
-
-class MaxPool1d(Module):
-    """Max over ``kernel_size`` windows of ``(N, C, L)``."""
-
-    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
-                 ceil_mode=False):
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding, self.dilation = padding, dilation
-        self.return_indices, self.ceil_mode = return_indices, ceil_mode
-
-    def forward(self, input):
-        return F.max_pool1d(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                            self.ceil_mode, self.return_indices)
-
-    def extra_repr(self):
-        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
-                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
 
 
 class AdaptiveMaxPool2d(Module):
