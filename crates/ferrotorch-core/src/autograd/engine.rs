@@ -131,9 +131,62 @@ pub(crate) fn execute(
     capture: Option<&[Edge]>,
 ) -> Result<Vec<Option<Tensor>>> {
     let _mode = super::mode::set_grad_enabled(create_graph);
+    let mut scratch = Scratch::take();
+    let r = run_graph(&mut scratch, roots, keep_graph, create_graph, capture);
+    scratch.give_back();
+    r
+}
+
+/// # Note [Engine scratch reuse]
+/// A backward's node table and work stack are kept per thread and reused
+/// by the next backward on that thread (cleared, capacity kept): growing a
+/// fresh hash table node by node was a tenth of a small graph's backward.
+/// A backward started from inside another (a hook calling `backward`)
+/// finds the slot empty and builds its own. Tables past `SCRATCH_MAX`
+/// entries are dropped rather than kept.
+struct Scratch {
+    slots: Slots,
+    stack: Vec<Arc<Node>>,
+}
+
+const SCRATCH_MAX: usize = 1 << 16;
+
+thread_local! {
+    static SCRATCH: std::cell::Cell<Option<Box<Scratch>>> = const { std::cell::Cell::new(None) };
+}
+
+impl Scratch {
+    fn take() -> Box<Scratch> {
+        SCRATCH
+            .try_with(|c| c.take())
+            .ok()
+            .flatten()
+            .unwrap_or_else(|| {
+                Box::new(Scratch {
+                    slots: HashMap::default(),
+                    stack: Vec::new(),
+                })
+            })
+    }
+
+    fn give_back(mut self: Box<Self>) {
+        self.slots.clear();
+        self.stack.clear();
+        if self.slots.capacity() <= SCRATCH_MAX {
+            let _ = SCRATCH.try_with(|c| c.set(Some(self)));
+        }
+    }
+}
+
+fn run_graph(
+    scratch: &mut Scratch,
+    roots: Vec<(Edge, Tensor)>,
+    keep_graph: bool,
+    create_graph: bool,
+    capture: Option<&[Edge]>,
+) -> Result<Vec<Option<Tensor>>> {
     // 1. Discover the graph and count each node's incoming edges.
-    let mut slots: Slots = HashMap::default();
-    let mut stack: Vec<Arc<Node>> = Vec::new();
+    let Scratch { slots, stack } = scratch;
     for (e, _) in &roots {
         if let Entry::Vacant(v) = slots.entry(key(&e.node)) {
             v.insert(Slot::new(&e.node));
@@ -194,7 +247,7 @@ pub(crate) fn execute(
     // 3. Input buffers, seeded with the root gradients.
     let mut ready = BinaryHeap::new();
     for (e, g) in roots {
-        accumulate(&mut slots, &e, g)?;
+        accumulate(slots, &e, g)?;
     }
     for s in slots.values() {
         if s.deps == 0 {
@@ -240,7 +293,7 @@ pub(crate) fn execute(
             for (i, g) in outs.into_iter().enumerate() {
                 if let (Some(g), Some(Some(e))) = (g, node.next.get(i)) {
                     let g = reduce_to(&node, i, g, &node.inputs[i])?;
-                    accumulate(&mut slots, e, g)?;
+                    accumulate(slots, e, g)?;
                 }
             }
         }

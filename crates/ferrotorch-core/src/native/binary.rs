@@ -147,7 +147,7 @@ pub(crate) fn prepare(
     a: &Tensor,
     b: &Operand,
     promote: Promote,
-) -> Result<(DType, Tensor, Tensor, Vec<usize>)> {
+) -> Result<(DType, Tensor, Tensor, crate::tensor::layout::Dims)> {
     let mut dt = result_type(&[ResultTypeArg::Tensor(a.dtype(), a.dim()), b.arg()]);
     if promote == Promote::Float && !dt.is_floating_point() {
         dt = get_default_dtype();
@@ -157,7 +157,7 @@ pub(crate) fn prepare(
         Operand::Scalar(s) => scalar_operand(*s, dt)?,
         Operand::Tensor(t) => t.to_dtype(dt)?,
     };
-    Ok((dt, a.to_dtype(dt)?, bt, shape.to_vec()))
+    Ok((dt, a.to_dtype(dt)?, bt, shape))
 }
 
 /// # Note [Scalar operand cache]

@@ -291,6 +291,28 @@ pub(crate) fn empty_like_layout(
     Tensor::empty(shape, dtype)
 }
 
+/// # Note [Single-run fast path]
+/// Most small elementwise ops (autograd formulas, optimizer steps, tiny
+/// models) have a contiguous output below the threading grain and inputs
+/// that are either laid out like it or hold one element. Those run as one
+/// call of the inner kernel, with stride 1 or 0 per input, skipping the
+/// broadcast strides, dimension merging and pool of [`for_each`].
+/// `run_stride` gives that stride, or `None` when the general walk is needed.
+fn run_stride(t: &Tensor, out: &Tensor) -> Option<isize> {
+    if t.numel() == 1 {
+        Some(0)
+    } else if t.shape() == out.shape() && t.is_contiguous() {
+        Some(1)
+    } else {
+        None
+    }
+}
+
+/// Whether `out` qualifies for Note [Single-run fast path].
+fn single_run(out: &Tensor) -> bool {
+    out.numel() <= GRAIN && out.is_contiguous()
+}
+
 fn check_dtype<T: Element>(t: &Tensor) {
     debug_assert_eq!(t.dtype(), T::DTYPE, "kernel dtype mismatch");
 }
@@ -315,6 +337,16 @@ pub(crate) fn map_unary_with<T: Element, U: Element>(
 ) {
     check_dtype::<T>(a);
     check_dtype::<U>(out);
+    if single_run(out) {
+        if let Some(s) = run_stride(a, out) {
+            let _g = lock_storages(&[a.storage()], &[out.storage()]);
+            let n = out.numel();
+            if n > 0 {
+                kernel(n, a.data_ptr() as *const T, s, out.data_ptr() as *mut U, 1);
+            }
+            return;
+        }
+    }
     let sa = broadcast_strides(a.shape(), a.stride(), out.shape());
     let _g = lock_storages(&[a.storage()], &[out.storage()]);
     for_each(
@@ -336,6 +368,29 @@ pub(crate) fn map_binary<A: Element, B: Element, U: Element>(
     check_dtype::<A>(a);
     check_dtype::<B>(b);
     check_dtype::<U>(out);
+    if single_run(out) {
+        if let (Some(s0), Some(s1)) = (run_stride(a, out), run_stride(b, out)) {
+            let _g = lock_storages(&[a.storage(), b.storage()], &[out.storage()]);
+            let n = out.numel();
+            if n > 0 {
+                // SAFETY: each input holds `n` contiguous elements or one
+                // (stride 0); the output holds `n` contiguous elements.
+                unsafe {
+                    simd::map2(
+                        n,
+                        a.data_ptr() as *const A,
+                        s0,
+                        b.data_ptr() as *const B,
+                        s1,
+                        out.data_ptr() as *mut U,
+                        1,
+                        f,
+                    )
+                };
+            }
+            return;
+        }
+    }
     let sa = broadcast_strides(a.shape(), a.stride(), out.shape());
     let sb = broadcast_strides(b.shape(), b.stride(), out.shape());
     let _g = lock_storages(&[a.storage(), b.storage()], &[out.storage()]);
