@@ -37,6 +37,9 @@ pub fn to_ivalue(obj: &Bound<'_, PyAny>) -> PyResult<IValue> {
     if let Ok(d) = obj.cast::<PyDType>() {
         return Ok(IValue::DType(d.get().dtype));
     }
+    if let Ok(g) = obj.cast::<crate::generator::PyGenerator>() {
+        return Ok(IValue::Generator(g.get().g.clone()));
+    }
     if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
         let items: Vec<IValue> = obj
             .try_iter()?
@@ -145,6 +148,7 @@ pub fn from_ivalue(py: Python<'_>, v: IValue) -> PyResult<Bound<'_, PyAny>> {
         IValue::Float(f) => f.into_pyobject(py)?.into_any(),
         IValue::Str(s) => s.into_pyobject(py)?.into_any(),
         IValue::DType(d) => dtype_object(py, d).into_any(),
+        IValue::Generator(g) => Bound::new(py, crate::generator::PyGenerator { g })?.into_any(),
         IValue::IntList(l) => PyList::new(py, l)?.into_any(),
         IValue::FloatList(l) => PyList::new(py, l)?.into_any(),
         IValue::BoolList(l) => PyList::new(py, l)?.into_any(),

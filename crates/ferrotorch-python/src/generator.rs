@@ -1,12 +1,9 @@
-//! `ferrotorch.Generator` and the random functions that take one; their
-//! streams are torch's CPU streams (Note [PyTorch-compatible random
-//! streams] in the core), so a sampler seeded the same way draws the same
-//! indices as torch's.
+//! `ferrotorch.Generator`. Its streams are torch's CPU streams (Note
+//! [PyTorch-compatible random streams] in the core), so a sampler seeded the
+//! same way draws the same indices as torch's. Ops take it as their
+//! `generator=` argument (a `Generator?` in their schema).
 
-use crate::convert::wrap;
-use crate::errors::guarded;
 use ferrotorch_core::native::random::{default_generator, Generator};
-use ferrotorch_core::{DType, Tensor};
 use pyo3::prelude::*;
 
 /// `torch.Generator(device='cpu')`: an independent Mersenne-Twister stream.
@@ -55,58 +52,6 @@ impl PyGenerator {
 
 fn gen_of(g: &Option<PyRef<'_, PyGenerator>>) -> Option<Generator> {
     g.as_ref().map(|g| g.g.clone())
-}
-
-/// `torch.randperm(n, generator=g)` with an explicit generator.
-#[pyfunction]
-pub fn _randperm_gen<'py>(
-    py: Python<'py>,
-    n: usize,
-    generator: Option<PyRef<'py, PyGenerator>>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let g = gen_of(&generator);
-    wrap(py, guarded("randperm", || Tensor::randperm(n, g.as_ref()))?)
-}
-
-/// `torch.randint(low, high, size, generator=g)` (int64) with an explicit generator.
-#[pyfunction]
-pub fn _randint_gen<'py>(
-    py: Python<'py>,
-    low: i64,
-    high: i64,
-    size: Vec<usize>,
-    generator: Option<PyRef<'py, PyGenerator>>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let g = gen_of(&generator);
-    wrap(
-        py,
-        guarded("randint", || {
-            Tensor::randint_with(low, high, &size, DType::I64, g.as_ref())
-        })?,
-    )
-}
-
-/// `torch.rand` / `torch.randn` of `size` with an explicit generator.
-#[pyfunction]
-pub fn _rand_gen<'py>(
-    py: Python<'py>,
-    normal: bool,
-    size: Vec<usize>,
-    dtype: Option<PyRef<'py, crate::dtype::PyDType>>,
-    generator: Option<PyRef<'py, PyGenerator>>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let g = gen_of(&generator);
-    let dt = dtype.map_or(ferrotorch_core::get_default_dtype(), |d| d.dtype);
-    wrap(
-        py,
-        guarded(if normal { "randn" } else { "rand" }, || {
-            if normal {
-                Tensor::randn_with(&size, dt, g.as_ref())
-            } else {
-                Tensor::rand_with(&size, dt, g.as_ref())
-            }
-        })?,
-    )
 }
 
 /// A seed drawn as `torch.empty((), dtype=torch.int64).random_(generator=g)`

@@ -91,9 +91,6 @@ fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(autograd::_function_apply, m)?)?;
     m.add_function(wrap_pyfunction!(optim::_adam_step, m)?)?;
     m.add_class::<generator::PyGenerator>()?;
-    m.add_function(wrap_pyfunction!(generator::_randperm_gen, m)?)?;
-    m.add_function(wrap_pyfunction!(generator::_randint_gen, m)?)?;
-    m.add_function(wrap_pyfunction!(generator::_rand_gen, m)?)?;
     m.add_function(wrap_pyfunction!(generator::_random_seed, m)?)?;
     m.add_function(wrap_pyfunction!(manual_seed, m)?)?;
     m.add_function(wrap_pyfunction!(set_num_threads, m)?)?;

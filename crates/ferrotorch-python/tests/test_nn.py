@@ -330,3 +330,28 @@ def test_generators_reproduce_torchs_sampler_streams():
     g3 = torch.Generator().manual_seed(3)
     assert torch.randint(0, 100, (4,), generator=g3).tolist() == [86, 48, 37, 67]
     assert g3.initial_seed() == 3
+
+
+def test_every_random_op_takes_a_generator():
+    # expected values printed by torch 2.15 for the same seed and calls
+    g = torch.Generator().manual_seed(3)
+    assert torch.bernoulli(torch.full((8,), 0.5), generator=g).tolist() == [1, 1, 1, 1, 1, 1, 0, 0]
+    assert torch.multinomial(torch.tensor([0.1, 0.2, 0.3, 0.4]), 6, True,
+                             generator=g).tolist() == [3, 3, 1, 2, 2, 3]
+    n = torch.empty(3, dtype=torch.float64).normal_(generator=g).tolist()
+    assert n == pytest.approx([0.5220499382748476, 1.2379166964530786, -0.864635562911604], abs=1e-12)
+    u = torch.empty(3, dtype=torch.float64).uniform_(2, 4, generator=g).tolist()
+    assert u == pytest.approx([3.9400849272116862, 2.1740750439657717, 2.2297942789329284], abs=1e-12)
+    # bernoulli(p=float) draws through MKL in torch: only check it is g's stream
+    g1, g2 = torch.Generator().manual_seed(5), torch.Generator().manual_seed(5)
+    a = torch.bernoulli(torch.zeros(50), 0.5, generator=g1)
+    assert torch.equal(a, torch.bernoulli(torch.zeros(50), 0.5, generator=g2))
+    assert 0 < a.sum().item() < 50
+    # the default generator is untouched by draws from g
+    torch.manual_seed(0)
+    a = torch.rand(3)
+    torch.manual_seed(0)
+    torch.randn(2, generator=torch.Generator())
+    assert torch.equal(torch.rand(3), a)
+    with pytest.raises(TypeError, match="Generator"):
+        torch.randperm(3, generator=5)

@@ -35,6 +35,8 @@ pub enum IValue {
     OptTensorList(Vec<Option<Tensor>>),
     /// A tuple of values (multiple returns).
     Tuple(Vec<IValue>),
+    /// A random number generator (`Generator`), shared with the caller.
+    Generator(crate::native::random::Generator),
 }
 
 impl std::fmt::Debug for IValue {
@@ -60,6 +62,7 @@ impl IValue {
             IValue::TensorList(_) => "Tensor[]",
             IValue::OptTensorList(_) => "Tensor?[]",
             IValue::Tuple(_) => "tuple",
+            IValue::Generator(_) => "Generator",
         }
     }
 

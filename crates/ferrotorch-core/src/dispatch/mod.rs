@@ -157,6 +157,15 @@ impl Args {
         }
     }
 
+    /// Optional generator (`Generator? generator=None`).
+    pub fn opt_generator(&self, i: usize) -> Result<Option<crate::native::random::Generator>> {
+        match &self.vals[i] {
+            IValue::None => Ok(None),
+            IValue::Generator(g) => Ok(Some(g.clone())),
+            v => Err(self.wrong(i, v)),
+        }
+    }
+
     /// Optional dtype.
     pub fn opt_dtype(&self, i: usize) -> Result<Option<DType>> {
         match &self.vals[i] {

@@ -27,7 +27,9 @@ pub enum Type {
     Str,
     /// `ScalarType` (a dtype)
     ScalarType,
-    /// `Layout`, `Device`, `Generator`, `MemoryFormat`: accepted, passed through.
+    /// `Generator`
+    Generator,
+    /// `Layout`, `Device`, `MemoryFormat`: accepted, passed through.
     Opaque(String),
     /// `T[]` or `T[N]`
     List(Box<Type>, Option<usize>),
@@ -45,6 +47,7 @@ impl fmt::Display for Type {
             Type::Bool => write!(f, "bool"),
             Type::Str => write!(f, "str"),
             Type::ScalarType => write!(f, "ScalarType"),
+            Type::Generator => write!(f, "Generator"),
             Type::Opaque(s) => write!(f, "{s}"),
             Type::List(t, None) => write!(f, "{t}[]"),
             Type::List(t, Some(n)) => write!(f, "{t}[{n}]"),
@@ -158,7 +161,8 @@ fn parse_type(s: &str) -> Result<(Type, bool)> {
         "bool" => Type::Bool,
         "str" => Type::Str,
         "ScalarType" => Type::ScalarType,
-        "Layout" | "Device" | "Generator" | "MemoryFormat" => Type::Opaque(base.to_string()),
+        "Generator" => Type::Generator,
+        "Layout" | "Device" | "MemoryFormat" => Type::Opaque(base.to_string()),
         other => return Err(err(format!("unknown type '{other}' in schema"))),
     };
     Ok((t, mutable))
@@ -379,6 +383,7 @@ fn coerce(op: &str, a: &Argument, v: IValue) -> Result<IValue> {
             (Type::Bool, v @ IValue::Bool(_)) => v,
             (Type::Str, v @ IValue::Str(_)) => v,
             (Type::ScalarType, v @ IValue::DType(_)) => v,
+            (Type::Generator, v @ IValue::Generator(_)) => v,
             (Type::Opaque(_), v) => v,
             (Type::List(e, n), IValue::Int(i)) if **e == Type::Int => {
                 IValue::IntList(vec![i; n.unwrap_or(1)])

@@ -18,6 +18,7 @@
 //! | `special` | special functions used by the kernels |
 
 pub(crate) mod binary;
+pub(crate) mod close;
 pub(crate) mod compare;
 pub(crate) mod einsum;
 pub(crate) mod iter;
@@ -48,6 +49,7 @@ pub(crate) fn register_all(r: &mut Registry) {
     unary_exact::register_misc(r);
     binary::register_binary(r);
     binary::register_arith_extras(r);
+    close::register(r);
     compare::register_predicates(r);
     compare::register_logical(r);
     compare::register_bitwise(r);

@@ -354,10 +354,17 @@ impl Tensor {
             Runtime,
             "Expected p_in >= 0 && p_in <= 1 to be true, but got false."
         );
+        // torch draws a float uniform for float probabilities and a double
+        // one for double probabilities: same streams as torch's.
+        let udt = if self.dtype() == DType::F64 {
+            DType::F64
+        } else {
+            DType::F32
+        };
         let mut g = gen(generator).0.lock();
         let v: Vec<f64> = p
             .iter()
-            .map(|&x| (g.uniform(DType::F64) < x) as u8 as f64)
+            .map(|&x| (g.uniform(udt) < x) as u8 as f64)
             .collect();
         drop(g);
         Tensor::from_vec(v, self.shape())?.to_dtype(self.dtype())
@@ -478,94 +485,95 @@ impl Tensor {
 }
 
 pub(crate) fn register(r: &mut Registry) {
+    let opts = |d| TensorOptions {
+        dtype: d,
+        device: None,
+    };
     r.def(
-        "rand(SymInt[] size, *, ScalarType? dtype=None) -> Tensor",
-        |a| {
-            Ok(Tensor::rand(
-                &a.usize_list(0)?,
-                TensorOptions {
-                    dtype: a.opt_dtype(1)?,
-                    device: None,
-                },
-            )?
-            .into())
+        "rand(SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None) -> Tensor",
+        move |a| {
+            let o = opts(a.opt_dtype(2)?);
+            Ok(Tensor::rand_with(&a.usize_list(0)?, o, a.opt_generator(1)?.as_ref())?.into())
         },
     );
     r.def(
-        "randn(SymInt[] size, *, ScalarType? dtype=None) -> Tensor",
-        |a| {
-            Ok(Tensor::randn(
-                &a.usize_list(0)?,
-                TensorOptions {
-                    dtype: a.opt_dtype(1)?,
-                    device: None,
-                },
-            )?
-            .into())
+        "randn(SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None) -> Tensor",
+        move |a| {
+            let o = opts(a.opt_dtype(2)?);
+            Ok(Tensor::randn_with(&a.usize_list(0)?, o, a.opt_generator(1)?.as_ref())?.into())
         },
     );
     r.def(
-        "randint.low(SymInt low, SymInt high, SymInt[] size, *, ScalarType? dtype=None) -> Tensor",
-        |a| {
-            Ok(Tensor::randint(
-                a.int(0)?,
-                a.int(1)?,
-                &a.usize_list(2)?,
-                TensorOptions {
-                    dtype: a.opt_dtype(3)?,
-                    device: None,
-                },
-            )?
-            .into())
+        "randint.low(SymInt low, SymInt high, SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None) -> Tensor",
+        move |a| {
+            let (o, g) = (opts(a.opt_dtype(4)?), a.opt_generator(3)?);
+            Ok(Tensor::randint_with(a.int(0)?, a.int(1)?, &a.usize_list(2)?, o, g.as_ref())?.into())
         },
     );
     r.def(
-        "randint(SymInt high, SymInt[] size, *, ScalarType? dtype=None) -> Tensor",
-        |a| {
-            Ok(Tensor::randint(
-                0,
-                a.int(0)?,
-                &a.usize_list(1)?,
-                TensorOptions {
-                    dtype: a.opt_dtype(2)?,
-                    device: None,
-                },
-            )?
-            .into())
+        "randint(SymInt high, SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None) -> Tensor",
+        move |a| {
+            let (o, g) = (opts(a.opt_dtype(3)?), a.opt_generator(2)?);
+            Ok(Tensor::randint_with(0, a.int(0)?, &a.usize_list(1)?, o, g.as_ref())?.into())
         },
     );
     r.def(
-        "randperm(SymInt n, *, ScalarType? dtype=None) -> Tensor",
-        |a| Ok(Tensor::randperm(a.usize(0)?, None)?.into()),
+        "randperm(SymInt n, *, Generator? generator=None, ScalarType? dtype=None) -> Tensor",
+        |a| {
+            let t = Tensor::randperm(a.usize(0)?, a.opt_generator(1)?.as_ref())?;
+            Ok(match a.opt_dtype(2)? {
+                Some(d) if d != DType::I64 => t.to_dtype(d)?,
+                _ => t,
+            }
+            .into())
+        },
     );
     r.def("manual_seed(int seed) -> ()", |a| {
         manual_seed(a.int(0)? as u64);
         Ok(crate::dispatch::IValue::None)
     });
     r.def(
-        "normal_(Tensor(a!) self, float mean=0, float std=1) -> Tensor(a!)",
+        "normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)",
         |a| {
             let t = a.tensor(0)?;
-            t.normal_(a.float(1)?, a.float(2)?, None)?;
+            t.normal_(a.float(1)?, a.float(2)?, a.opt_generator(3)?.as_ref())?;
             Ok(t.into())
         },
     );
     r.def(
-        "uniform_(Tensor(a!) self, float from=0, float to=1) -> Tensor(a!)",
+        "uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None) -> Tensor(a!)",
         |a| {
             let t = a.tensor(0)?;
-            t.uniform_(a.float(1)?, a.float(2)?, None)?;
+            t.uniform_(a.float(1)?, a.float(2)?, a.opt_generator(3)?.as_ref())?;
             Ok(t.into())
         },
     );
-    r.def("bernoulli(Tensor self) -> Tensor", |a| {
-        Ok(a.tensor(0)?.bernoulli(None)?.into())
-    });
     r.def(
-        "multinomial(Tensor self, SymInt num_samples, bool replacement=False) -> Tensor",
+        "bernoulli(Tensor self, *, Generator? generator=None) -> Tensor",
+        |a| Ok(a.tensor(0)?.bernoulli(a.opt_generator(1)?.as_ref())?.into()),
+    );
+    r.def(
+        "bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
         |a| {
+            let t = a.tensor(0)?.deep_clone()?;
+            t.bernoulli_(a.float(1)?, a.opt_generator(2)?.as_ref())?;
+            Ok(t.into())
+        },
+    );
+    r.def(
+        "bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)",
+        |a| {
+            let t = a.tensor(0)?;
+            t.bernoulli_(a.float(1)?, a.opt_generator(2)?.as_ref())?;
+            Ok(t.into())
+        },
+    );
+    r.def(
+        "multinomial(Tensor self, SymInt num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor",
+        |a| {
+            let g = a.opt_generator(3)?;
             Ok(a.tensor(0)?
-                .multinomial(a.usize(1)?, a.bool(2)?, None)?
+                .multinomial(a.usize(1)?, a.bool(2)?, g.as_ref())?
                 .into())
         },
     );

@@ -102,6 +102,20 @@ fn randn_randint_randperm_match_torch() {
 }
 
 #[test]
+fn bernoulli_draws_torchs_float_and_double_streams() {
+    // torch 2.15: g = torch.Generator().manual_seed(3);
+    // torch.bernoulli(torch.full((8,), 0.5, dtype=...), generator=g)
+    let g = Generator::new(3);
+    let p = Tensor::full(&[8], 0.5, DType::F32).unwrap();
+    let b = p.bernoulli(Some(&g)).unwrap().to_vec::<f32>().unwrap();
+    assert_eq!(b, vec![1., 1., 1., 1., 1., 1., 0., 0.]);
+    let g = Generator::new(3);
+    let p = Tensor::full(&[8], 0.5, DType::F64).unwrap();
+    let b = p.bernoulli(Some(&g)).unwrap().to_vec::<f64>().unwrap();
+    assert_eq!(b, vec![1., 1., 0., 1., 0., 0., 1., 1.]);
+}
+
+#[test]
 fn distributions_have_the_right_moments() {
     let g = Generator::new(123);
     let x = Tensor::randn_with(&[200_000], DType::F64, Some(&g)).unwrap();

@@ -392,3 +392,49 @@ fn zero_dim_inputs_follow_torch_instead_of_panicking() {
         "{y:?}"
     );
 }
+
+#[test]
+fn isclose_allclose_and_equal_follow_torch() {
+    // expected values printed by torch 2.15 for the same calls
+    let nan = f32::NAN;
+    let inf = f32::INFINITY;
+    let a = Tensor::from_slice(&[1.0f32, nan, inf, 1.0001]);
+    let b = Tensor::from_slice(&[1.0f32, nan, inf, 1.0]);
+    let c = a.isclose(&b, 1e-5, 1e-8, false).unwrap();
+    assert_eq!(c.to_vec::<bool>().unwrap(), vec![true, false, true, false]);
+    // float32 rounding of the bound: 1.00001 is not within 1e-5 of 1.0
+    let x = Tensor::from_slice(&[1.0f32, nan]);
+    let y = Tensor::from_slice(&[1.00001f32, nan]);
+    let c = x.isclose(&y, 1e-5, 1e-8, true).unwrap();
+    assert_eq!(c.to_vec::<bool>().unwrap(), vec![false, true]);
+    let i = Tensor::from_slice(&[1i64, 2]);
+    let j = Tensor::from_slice(&[1i64, 3]);
+    let c = i.isclose(&j, 1e-5, 1e-8, false).unwrap();
+    assert_eq!(c.to_vec::<bool>().unwrap(), vec![true, false]);
+    let ones = |s: &[usize], d| Tensor::ones(s, d).unwrap();
+    assert!(ones(&[2, 1], DType::F32)
+        .allclose(&ones(&[3], DType::F32), 1e-5, 1e-8, false)
+        .unwrap());
+    let e = ones(&[2], DType::F32)
+        .isclose(&ones(&[2], DType::F64), 1e-5, 1e-8, false)
+        .unwrap_err();
+    assert_eq!(e.to_string(), "Float did not match Double");
+    let e = ones(&[2], DType::F32)
+        .isclose(&ones(&[2], DType::F32), -1.0, 1e-8, false)
+        .unwrap_err();
+    assert!(e
+        .to_string()
+        .contains("rtol must be greater than or equal to zero, but got -1"));
+    assert!(ones(&[2], DType::F32)
+        .isclose(&ones(&[3], DType::F32), 1e-5, 1e-8, false)
+        .is_err());
+    assert!(Tensor::from_slice(&[1.0f32])
+        .equal(&Tensor::from_slice(&[1i64]))
+        .unwrap());
+    assert!(!Tensor::from_slice(&[nan])
+        .equal(&Tensor::from_slice(&[nan]))
+        .unwrap());
+    assert!(!ones(&[2], DType::F32)
+        .equal(&ones(&[3], DType::F32))
+        .unwrap());
+}

@@ -19,9 +19,6 @@ from ._serialization import save, load
 
 _ops.install(globals(), Tensor)
 
-from . import _random  # noqa: E402
-
-_random.install(globals())
 Generator = _C.Generator
 
 from . import autograd, nn, optim, return_types, utils  # noqa: E402,F401
