@@ -19,3 +19,4 @@ pub mod parallel;
 pub mod reduce;
 pub mod simd;
 pub mod softmax;
+pub mod transpose;

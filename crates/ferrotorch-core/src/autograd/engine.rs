@@ -308,12 +308,16 @@ fn run_graph(
     Ok(captured)
 }
 
+/// The gradients gathered for a node's outputs (most nodes have one or two
+/// outputs: kept inline, no allocation per node).
+type Grads = smallvec::SmallVec<[Option<Tensor>; 2]>;
+
 /// Per-node state of one backward run: the node, its incoming edges not yet
 /// run, and the gradients gathered for its outputs.
 struct Slot {
     node: Arc<Node>,
     deps: usize,
-    buf: Option<Vec<Option<Tensor>>>,
+    buf: Option<Grads>,
 }
 
 impl Slot {
@@ -353,7 +357,7 @@ fn accumulate(slots: &mut Slots, e: &Edge, g: Tensor) -> Result<()> {
         .entry(key(&e.node))
         .or_insert_with(|| Slot::new(&e.node))
         .buf
-        .get_or_insert_with(|| vec![None; e.node.outputs.len().max(1)]);
+        .get_or_insert_with(|| smallvec::smallvec![None; e.node.outputs.len().max(1)]);
     let slot = &mut buf[e.input_nr];
     *slot = Some(match slot.take() {
         Some(prev) => prev.add(&g)?,
@@ -362,7 +366,7 @@ fn accumulate(slots: &mut Slots, e: &Edge, g: Tensor) -> Result<()> {
     Ok(())
 }
 
-fn run_pre_hooks(node: &Arc<Node>, mut grads: Vec<Option<Tensor>>) -> Result<Vec<Option<Tensor>>> {
+fn run_pre_hooks(node: &Arc<Node>, mut grads: Grads) -> Result<Grads> {
     // Leaf hooks live on the tensor and run before accumulation.
     if let Kind::Accumulate(leaf) = &node.kind {
         let hooks = leaf
@@ -425,7 +429,7 @@ fn run_pre_hooks(node: &Arc<Node>, mut grads: Vec<Option<Tensor>>) -> Result<Vec
 fn call_formula(
     node: &Arc<Node>,
     f: &super::node::Formula,
-    grads: Vec<Option<Tensor>>,
+    grads: Grads,
 ) -> Result<Vec<Option<Tensor>>> {
     let grads = grads
         .into_iter()

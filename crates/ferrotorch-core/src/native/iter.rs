@@ -193,7 +193,20 @@ fn for_each_tiled<const N: usize>(
                     )
                 };
                 for k in 0..N {
-                    if gather[k] {
+                    if gather[k] && esize[k] == 4 && rst[k] == 1 {
+                        // Columns are contiguous runs of rows: transpose
+                        // 8×8 blocks in registers.
+                        // SAFETY: as below, for 4-byte elements.
+                        unsafe {
+                            ferrotorch_kernels::transpose::transpose32(
+                                at(k, r0, c0) as *const u32,
+                                cst[k],
+                                r1 - r0,
+                                len,
+                                scratch[k].as_mut_ptr() as *mut u32,
+                            )
+                        };
+                    } else if gather[k] {
                         // SAFETY: reads inside operand k's view; scratch holds
                         // TILE_R rows of TILE_C elements of at most 8 bytes.
                         unsafe {

@@ -345,6 +345,11 @@ pub(crate) fn register_views(r: &mut crate::dispatch::Registry) {
             Ok(t.into())
         },
     );
+    r.def("zero_(Tensor(a!) self) -> Tensor(a!)", |a| {
+        let t = a.tensor(0)?;
+        t.zero_()?;
+        Ok(t.into())
+    });
     r.def(
         "to.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)",
         |a| {

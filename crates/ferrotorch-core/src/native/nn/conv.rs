@@ -111,13 +111,15 @@ struct Geometry {
 /// matrix `[C·kh·kw, Ho·Wo]`. Building that matrix for a whole image (7 MB
 /// for a 64-channel 56×56 3×3 layer) sends it through main memory twice;
 /// instead each task builds it for a band of output rows small enough to
-/// stay in the core's L2 (about `COL_TILE` elements) and multiplies it at
+/// stay in the core's L2 (`COL_TILE` elements: half of a 1 MiB L2, so the
+/// GEMM's packed weights fit beside it) and multiplies it at
 /// once, writing the band's `[og, rows·Wo]` block straight into the NCHW
-/// output. Tasks are (image, group, band) triples shared out over the
+/// output. Bands are at least `2·og` columns wide, so that re-reading the
+/// weights for each band stays cheap. Tasks are (image, group, band) triples shared out over the
 /// threads, so batch 1 uses every core too; the GEMM inside a task runs on
 /// its own thread. Measured on W4: 0.68× PyTorch with whole images per
 /// thread, about 0.95× with bands.
-const COL_TILE: usize = 256 * 1024;
+const COL_TILE: usize = 128 * 1024;
 
 /// Convolution of a contiguous batch, in tiles (Note [Convolution tiles]).
 /// With a bias the output rows are pre-filled with it and the GEMM
@@ -141,7 +143,13 @@ fn conv_images<T: crate::dtype::Element + GemmElem>(
     let n = x.shape()[0];
     let (img_len, out_len) = (x.numel() / n.max(1), out.numel() / n.max(1));
     let (k, plane) = (cg * hd.kernel * wd.kernel, ho * wo);
-    let band = (COL_TILE / (k * wo).max(1)).clamp(1, ho.max(1));
+    // Each band re-reads the weights (`og·k`) against its `k·rows·Wo`
+    // columns: keep at least 2·og columns per band so the weights do not
+    // dominate (deep layers, with many filters and small images, then run
+    // whole images).
+    let rows_for_cache = COL_TILE / (k * wo).max(1);
+    let rows_for_weights = (2 * og).div_ceil(wo.max(1));
+    let band = rows_for_cache.max(rows_for_weights).clamp(1, ho.max(1));
     let bands = ho.div_ceil(band);
     let tasks = n * groups * bands;
     let reads: Vec<_> = [Some(x), Some(wt), bias]
