@@ -17,7 +17,7 @@ use ferrotorch_core::{get_default_dtype, DType, Scalar, Tensor};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBool, PyBytes, PyList, PyTuple, PyType};
+use pyo3::types::{PyBool, PyBytes, PyList, PyTuple, PyType, PyWeakrefMethods, PyWeakrefReference};
 use pyo3::BoundObject;
 use std::sync::Arc;
 
@@ -95,9 +95,49 @@ pub fn scalar_object(py: Python<'_>, s: Scalar) -> PyResult<Bound<'_, PyAny>> {
 }
 
 /// `t.grad_fn`: a node of the backward graph.
-#[pyclass(name = "Node", module = "ferrotorch.autograd.graph", frozen)]
+#[pyclass(name = "Node", module = "ferrotorch.autograd.graph", frozen, weakref)]
 pub struct PyNode {
     node: Arc<Node>,
+}
+
+/// # Note [One Python object per graph node]
+/// torch hands out the same Python object for a graph node every time
+/// (`y.grad_fn is y.grad_fn`, and a node reached through `next_functions`
+/// is the one its tensor's `grad_fn` gives). Live node objects are found
+/// again through weak references keyed by the node's address: a live
+/// object holds its node, so the address cannot be reused while the entry
+/// can still be upgraded. Dead entries are swept when the table doubles.
+struct LiveNodes {
+    map: std::collections::HashMap<usize, Py<PyWeakrefReference>>,
+    sweep_at: usize,
+}
+
+static LIVE_NODES: std::sync::Mutex<Option<LiveNodes>> = std::sync::Mutex::new(None);
+
+/// The Python object for `node` (Note [One Python object per graph node]).
+fn node_object(py: Python<'_>, node: Arc<Node>) -> PyResult<Bound<'_, PyAny>> {
+    let key = Arc::as_ptr(&node) as usize;
+    let found = {
+        let g = LIVE_NODES.lock().unwrap_or_else(|e| e.into_inner());
+        g.as_ref()
+            .and_then(|l| l.map.get(&key).map(|w| w.clone_ref(py)))
+    };
+    if let Some(obj) = found.and_then(|w| w.bind(py).upgrade()) {
+        return Ok(obj);
+    }
+    let obj = Bound::new(py, PyNode { node })?.into_any();
+    let weak = PyWeakrefReference::new(&obj)?.unbind();
+    let mut g = LIVE_NODES.lock().unwrap_or_else(|e| e.into_inner());
+    let live = g.get_or_insert_with(|| LiveNodes {
+        map: std::collections::HashMap::new(),
+        sweep_at: 64,
+    });
+    live.map.insert(key, weak);
+    if live.map.len() >= live.sweep_at {
+        live.map.retain(|_, w| w.bind(py).upgrade().is_some());
+        live.sweep_at = (2 * live.map.len()).max(64);
+    }
+    Ok(obj)
 }
 
 #[pymethods]
@@ -116,7 +156,7 @@ impl PyNode {
             .into_iter()
             .map(|e| -> PyResult<Bound<'py, PyAny>> {
                 match e {
-                    Some((n, i)) => Ok((PyNode { node: n }, i).into_pyobject(py)?.into_any()),
+                    Some((n, i)) => Ok((node_object(py, n)?, i).into_pyobject(py)?.into_any()),
                     None => Ok((py.None(), 0).into_pyobject(py)?.into_any()),
                 }
             })
@@ -323,8 +363,11 @@ impl PyTensor {
     }
 
     #[getter]
-    fn grad_fn(&self) -> Option<PyNode> {
-        self.t.grad_fn().map(|node| PyNode { node })
+    fn grad_fn<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.t
+            .grad_fn()
+            .map(|node| node_object(py, node))
+            .transpose()
     }
 
     /// `t.data`: the same data, detached from autograd.

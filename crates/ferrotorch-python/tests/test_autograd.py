@@ -128,3 +128,21 @@ def test_backward_into_given_inputs_only():
     assert b.grad.tolist() == [1.0, 2.0] and a.grad.tolist() == [3.0, 4.0]
     with pytest.raises(RuntimeError, match="cannot be empty"):
         (a * 2).sum().backward(inputs=[])
+
+
+def test_in_place_ops_and_graph_nodes_keep_their_python_identity():
+    t = torch.ones(2)
+    assert t.add_(1) is t and t.mul_(2) is t
+    assert t.tolist() == [4.0, 4.0]
+    assert t.zero_() is t and t.tolist() == [0.0, 0.0]
+    x = torch.ones(2, requires_grad=True)
+    y = x * 2
+    z = y.sin()
+    assert y.grad_fn is y.grad_fn
+    assert z.grad_fn.next_functions[0][0] is y.grad_fn
+    p = torch.nn.Parameter(torch.ones(2))
+    q = p
+    with torch.no_grad():
+        p += 1
+    assert p is q and isinstance(p, torch.nn.Parameter)
+    assert p.tolist() == [2.0, 2.0]

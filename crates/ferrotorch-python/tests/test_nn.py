@@ -355,3 +355,40 @@ def test_every_random_op_takes_a_generator():
     assert torch.equal(torch.rand(3), a)
     with pytest.raises(TypeError, match="Generator"):
         torch.randperm(3, generator=5)
+
+
+def test_transformer_model_is_its_encoder_then_decoder():
+    torch.manual_seed(0)
+    m = nn.Transformer(d_model=8, nhead=2, num_encoder_layers=1, num_decoder_layers=1,
+                       dim_feedforward=16, dropout=0.0)
+    sd = m.state_dict()
+    # torch 2.15 names 34 entries, from encoder.layers.0.self_attn.in_proj_weight
+    # to decoder.norm.bias
+    assert len(sd) == 34
+    assert list(sd)[0] == "encoder.layers.0.self_attn.in_proj_weight"
+    assert list(sd)[-1] == "decoder.norm.bias"
+    mask = nn.Transformer.generate_square_subsequent_mask(3)
+    inf = float("inf")
+    assert mask.tolist() == [[0, -inf, -inf], [0, 0, -inf], [0, 0, 0]]
+    src, tgt = torch.randn(5, 2, 8), torch.randn(3, 2, 8)
+    out = m(src, tgt, tgt_mask=mask)
+    assert out.shape == (3, 2, 8)
+    assert torch.equal(out, m.decoder(tgt, m.encoder(src), tgt_mask=mask))
+    with pytest.raises(RuntimeError, match="batch number"):
+        m(src, torch.randn(3, 4, 8))
+    with pytest.raises(RuntimeError, match="d_model"):
+        m(torch.randn(5, 2, 6), torch.randn(3, 2, 6))
+
+
+def test_conv_transpose_output_size_picks_the_output_padding():
+    torch.manual_seed(0)
+    c = nn.ConvTranspose2d(2, 3, 3, stride=2, padding=1)
+    x = torch.randn(1, 2, 5, 5)
+    # (5 - 1) * 2 - 2 * 1 + 1 * (3 - 1) + 1 = 9: sizes 9 and 10 are reachable
+    assert c(x).shape == (1, 3, 9, 9)
+    y = c(x, output_size=(1, 3, 10, 10))
+    assert y.shape == (1, 3, 10, 10)
+    ref = F.conv_transpose2d(x, c.weight, c.bias, stride=2, padding=1, output_padding=1)
+    assert torch.equal(y, ref)
+    with pytest.raises(ValueError, match=r"valid sizes range from \[9, 9\] to \[10, 10\]"):
+        c(x, output_size=[12, 12])

@@ -243,6 +243,32 @@ def test_transformer_decoder_matches_torch():
     same(df(ft_t, ft_m, tgt_mask=causal_f), dt(tt_t, tt_m, tgt_mask=causal_t), 1e-4)
 
 
+def test_transformer_model_and_output_size_match_torch():
+    rng = np.random.default_rng(17)
+    src, tgt = rng.normal(size=(5, 2, 8)).astype(np.float32), rng.normal(size=(4, 2, 8)).astype(np.float32)
+    kw = dict(d_model=8, nhead=2, num_encoder_layers=2, num_decoder_layers=1, dim_feedforward=16,
+              dropout=0.0)
+    mf, mt = ft.nn.Transformer(**kw), torch.nn.Transformer(**kw)
+    assert list(mf.state_dict()) == list(mt.state_dict())
+    mt.load_state_dict({k: torch.tensor(v.numpy()) for k, v in mf.state_dict().items()})
+    mask_f = ft.nn.Transformer.generate_square_subsequent_mask(4)
+    mask_t = torch.nn.Transformer.generate_square_subsequent_mask(4)
+    same(mask_f, mask_t, 0)
+    (sf, st), (tf, tt) = both(src), both(tgt)
+    same(mf(sf, tf, tgt_mask=mask_f), mt(st, tt, tgt_mask=mask_t), 1e-4)
+    cf = ft.nn.ConvTranspose2d(2, 3, 3, stride=2, padding=1)
+    ct = torch.nn.ConvTranspose2d(2, 3, 3, stride=2, padding=1)
+    ct.load_state_dict({k: torch.tensor(v.numpy()) for k, v in cf.state_dict().items()})
+    x = rng.normal(size=(1, 2, 5, 5)).astype(np.float32)
+    xf, xt = both(x)
+    same(cf(xf, output_size=[10, 10]), ct(xt, output_size=[10, 10]), 1e-5)
+    with pytest.raises(ValueError) as ef:
+        cf(xf, output_size=[12, 12])
+    with pytest.raises(ValueError) as et:
+        ct(xt, output_size=[12, 12])
+    assert str(ef.value).split(" (for")[0] == str(et.value).split(" (for")[0]
+
+
 def test_random_streams_and_samplers_match_torch():
     from ferrotorch.utils import data as fd
     from torch.utils import data as td

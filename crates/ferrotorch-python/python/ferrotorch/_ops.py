@@ -56,15 +56,27 @@ def _named_results(name, overloads):
     return out
 
 
+def _writes_self(overloads):
+    """Whether every overload writes and returns ``self`` (``add_``,
+    ``zero_``): the call then returns the very object it was given, as in
+    torch (``t.add_(1) is t``)."""
+    return all("Tensor(a!) self" in text and text.endswith("-> Tensor(a!)")
+               for _f, _a, _n, text in overloads)
+
+
 def make_op(name, overloads):
     """The Python function for op ``name``."""
     vpos = _vararg_position(overloads)
     creation = name in _CREATION
     named = _named_results(name, overloads)
+    writes_self = _writes_self(overloads)
 
     def op(*args, **kwargs):
         if vpos is not None and len(args) > vpos + 1 and all(_is_int(a) for a in args[vpos:]):
             args = args[:vpos] + (tuple(args[vpos:]),)
+        if writes_self:
+            out = _call(name, args, kwargs)
+            return args[0] if args else kwargs.get("self", out)
         if creation:
             requires_grad = kwargs.pop("requires_grad", False)
             out = _call(name, args, kwargs)

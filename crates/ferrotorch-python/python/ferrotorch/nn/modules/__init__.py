@@ -15,4 +15,4 @@ from .transformer import (MultiheadAttention, NonDynamicallyQuantizableLinear, T
 from .conv import AdaptiveMaxPool2d, ConvTranspose2d, MaxPool1d
 from .linear import Bilinear
 from .misc import AlphaDropout, Dropout1d, Dropout2d, FeatureAlphaDropout, RMSNorm
-from .transformer import TransformerDecoder, TransformerDecoderLayer
+from .transformer import Transformer, TransformerDecoder, TransformerDecoderLayer

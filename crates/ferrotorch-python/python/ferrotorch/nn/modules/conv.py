@@ -168,12 +168,32 @@ class ConvTranspose2d(_ConvNd):
             self.register_parameter("bias", None)
         self.reset_parameters()
 
+    def _output_padding(self, input, output_size):
+        """The output padding that makes the result ``output_size`` (torch's
+        rule: any size from the minimum up to ``stride - 1`` more)."""
+        if output_size is None:
+            return list(self.output_padding)
+        output_size = list(output_size)
+        batched = input.dim() == 4
+        lead = 2 if batched else 1
+        if len(output_size) == lead + 2:
+            output_size = output_size[lead:]
+        if len(output_size) != 2:
+            raise ValueError(f"ConvTranspose2D: for {input.dim()}D input, output_size must have 2 "
+                             f"or {lead + 2} elements (got {len(output_size)})")
+        spatial = list(input.shape[lead:])
+        lo = [(spatial[d] - 1) * self.stride[d] - 2 * self.padding[d]
+              + self.dilation[d] * (self.kernel_size[d] - 1) + 1 for d in range(2)]
+        hi = [lo[d] + self.stride[d] - 1 for d in range(2)]
+        if any(not lo[d] <= output_size[d] <= hi[d] for d in range(2)):
+            raise ValueError(f"requested an output size of {output_size}, but valid sizes range "
+                             f"from {lo} to {hi} (for an input of {input.shape[lead:]})")
+        return [output_size[d] - lo[d] for d in range(2)]
+
     def forward(self, input, output_size=None):
-        if output_size is not None:
-            raise NotImplementedError("ConvTranspose2d(output_size=...) is not supported yet")
         return F.conv_transpose2d(input, self.weight, self.bias, list(self.stride),
-                                  list(self.padding), list(self.output_padding), self.groups,
-                                  list(self.dilation))
+                                  list(self.padding), self._output_padding(input, output_size),
+                                  self.groups, list(self.dilation))
 
     def extra_repr(self):
         s = super().extra_repr()

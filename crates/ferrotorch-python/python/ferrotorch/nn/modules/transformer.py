@@ -243,3 +243,58 @@ class TransformerDecoder(Module):
                         memory_key_padding_mask=memory_key_padding_mask,
                         tgt_is_causal=bool(tgt_is_causal), memory_is_causal=memory_is_causal)
         return self.norm(out) if self.norm is not None else out
+
+
+class Transformer(Module):
+    """The encoder-decoder model of "Attention Is All You Need" (torch's
+    ``nn.Transformer``: same defaults, submodule names and init)."""
+
+    def __init__(self, d_model=512, nhead=8, num_encoder_layers=6, num_decoder_layers=6,
+                 dim_feedforward=2048, dropout=0.1, activation=F.relu, custom_encoder=None,
+                 custom_decoder=None, layer_norm_eps=1e-5, batch_first=False, norm_first=False,
+                 bias=True, device=None, dtype=None):
+        super().__init__()
+        if custom_encoder is not None:
+            self.encoder = custom_encoder
+        else:
+            layer = TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout, activation,
+                                            layer_norm_eps, batch_first, norm_first, bias,
+                                            dtype=dtype)
+            norm = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
+            self.encoder = TransformerEncoder(layer, num_encoder_layers, norm)
+        if custom_decoder is not None:
+            self.decoder = custom_decoder
+        else:
+            layer = TransformerDecoderLayer(d_model, nhead, dim_feedforward, dropout, activation,
+                                            layer_norm_eps, batch_first, norm_first, bias,
+                                            dtype=dtype)
+            norm = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
+            self.decoder = TransformerDecoder(layer, num_decoder_layers, norm)
+        for p in self.parameters():
+            if p.dim() > 1:
+                init.xavier_uniform_(p)
+        self.d_model, self.nhead, self.batch_first = d_model, nhead, batch_first
+
+    def forward(self, src, tgt, src_mask=None, tgt_mask=None, memory_mask=None,
+                src_key_padding_mask=None, tgt_key_padding_mask=None,
+                memory_key_padding_mask=None, src_is_causal=None, tgt_is_causal=None,
+                memory_is_causal=False):
+        batched = src.dim() == 3
+        b = 0 if self.batch_first else 1
+        if batched and src.shape[b] != tgt.shape[b]:
+            raise RuntimeError("the batch number of src and tgt must be equal")
+        if src.shape[-1] != self.d_model or tgt.shape[-1] != self.d_model:
+            raise RuntimeError("the feature number of src and tgt must be equal to d_model")
+        memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask,
+                              is_causal=src_is_causal)
+        return self.decoder(tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+                            tgt_key_padding_mask=tgt_key_padding_mask,
+                            memory_key_padding_mask=memory_key_padding_mask,
+                            tgt_is_causal=tgt_is_causal, memory_is_causal=memory_is_causal)
+
+    @staticmethod
+    def generate_square_subsequent_mask(sz, device=None, dtype=None):
+        """``-inf`` above the diagonal, ``0`` elsewhere: position ``i`` may
+        attend to positions ``<= i``."""
+        full = _C._call_op("full", ((sz, sz), float("-inf")), {"dtype": dtype})
+        return full.triu(1)
