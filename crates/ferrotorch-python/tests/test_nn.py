@@ -392,3 +392,23 @@ def test_conv_transpose_output_size_picks_the_output_padding():
     assert torch.equal(y, ref)
     with pytest.raises(ValueError, match=r"valid sizes range from \[9, 9\] to \[10, 10\]"):
         c(x, output_size=[12, 12])
+
+
+def test_attention_with_separate_key_value_sizes_and_extra_keys():
+    torch.manual_seed(0)
+    m = nn.MultiheadAttention(8, 2, kdim=6, vdim=5, add_bias_kv=True, add_zero_attn=True)
+    names = [n for n, _ in m.named_parameters()]
+    # torch 2.15's order for these options
+    assert names == ["q_proj_weight", "k_proj_weight", "v_proj_weight", "in_proj_bias",
+                     "bias_k", "bias_v", "out_proj.weight", "out_proj.bias"]
+    assert m.in_proj_weight is None and tuple(m.k_proj_weight.shape) == (8, 6)
+    q, k, v = torch.randn(4, 2, 8), torch.randn(3, 2, 6), torch.randn(3, 2, 5)
+    out, w = m(q, k, v)
+    assert out.shape == (4, 2, 8)
+    # 3 keys + the learned one + the zero one
+    assert w.shape == (2, 4, 5)
+    assert torch.allclose(w.sum(-1), torch.ones(2, 4), atol=1e-6)
+    # masking every real key leaves the learned key and the zero key
+    out, w = m(q, k, v, key_padding_mask=torch.ones(2, 3, dtype=torch.bool))
+    assert w[..., :3].abs().max().item() == 0
+    assert torch.allclose(w[..., 3:].sum(-1), torch.ones(2, 4), atol=1e-6)

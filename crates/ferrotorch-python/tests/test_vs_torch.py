@@ -269,6 +269,25 @@ def test_transformer_model_and_output_size_match_torch():
     assert str(ef.value).split(" (for")[0] == str(et.value).split(" (for")[0]
 
 
+@pytest.mark.parametrize("kw", [dict(kdim=6, vdim=5), dict(add_bias_kv=True),
+                                dict(add_zero_attn=True), dict(kdim=6, vdim=5, add_bias_kv=True,
+                                                               add_zero_attn=True, bias=False)])
+def test_attention_options_match_torch(kw):
+    rng = np.random.default_rng(23)
+    q = rng.normal(size=(4, 2, 8)).astype(np.float32)
+    k = rng.normal(size=(3, 2, kw.get("kdim", 8))).astype(np.float32)
+    v = rng.normal(size=(3, 2, kw.get("vdim", 8))).astype(np.float32)
+    kpm = np.array([[False, False, True], [False, False, False]])
+    mf, mt = ft.nn.MultiheadAttention(8, 2, **kw), torch.nn.MultiheadAttention(8, 2, **kw)
+    assert list(mf.state_dict()) == list(mt.state_dict())
+    mt.load_state_dict({k_: torch.tensor(v_.numpy()) for k_, v_ in mf.state_dict().items()})
+    (qf, qt), (kf, kt), (vf, vt), (pf, pt) = both(q), both(k), both(v), both(kpm)
+    of, wf = mf(qf, kf, vf, key_padding_mask=pf)
+    ot, wt = mt(qt, kt, vt, key_padding_mask=pt)
+    same(of, ot, 1e-5)
+    same(wf, wt, 1e-5)
+
+
 def test_random_streams_and_samplers_match_torch():
     from ferrotorch.utils import data as fd
     from torch.utils import data as td

@@ -26,6 +26,14 @@ def _attn_mask_to_float(mask, dtype):
     return mask.to(dtype)
 
 
+def _pad_last(mask, dtype):
+    """``mask`` (as an additive float mask) with one more, unmasked, key
+    position at the end."""
+    if mask is None:
+        return None
+    return F.pad(_attn_mask_to_float(mask, dtype), (0, 1))
+
+
 class MultiheadAttention(Module):
     """Attention over ``num_heads`` heads of ``embed_dim // num_heads``."""
 
@@ -37,27 +45,46 @@ class MultiheadAttention(Module):
             raise ValueError(f"embed_dim and num_heads must be greater than 0, got embed_dim={embed_dim} and num_heads={num_heads} instead")
         if embed_dim % num_heads != 0:
             raise AssertionError("embed_dim must be divisible by num_heads")
-        if add_bias_kv or add_zero_attn or (kdim not in (None, embed_dim)) or (vdim not in (None, embed_dim)):
-            raise NotImplementedError("add_bias_kv, add_zero_attn and kdim/vdim != embed_dim are not supported yet")
         self.embed_dim, self.num_heads, self.dropout = embed_dim, num_heads, dropout
         self.batch_first, self.head_dim = batch_first, embed_dim // num_heads
-        self.kdim = self.vdim = embed_dim
-        self._qkv_same_embed_dim = True
-        self.in_proj_weight = Parameter(_C._call_op("empty", ((3 * embed_dim, embed_dim),), {"dtype": dtype}))
-        self.register_parameter("q_proj_weight", None)
-        self.register_parameter("k_proj_weight", None)
-        self.register_parameter("v_proj_weight", None)
+        self.kdim = kdim if kdim is not None else embed_dim
+        self.vdim = vdim if vdim is not None else embed_dim
+        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
+
+        def param(*shape):
+            return Parameter(_C._call_op("empty", (shape,), {"dtype": dtype}))
+
+        if self._qkv_same_embed_dim:
+            self.in_proj_weight = param(3 * embed_dim, embed_dim)
+            self.register_parameter("q_proj_weight", None)
+            self.register_parameter("k_proj_weight", None)
+            self.register_parameter("v_proj_weight", None)
+        else:
+            self.q_proj_weight = param(embed_dim, embed_dim)
+            self.k_proj_weight = param(embed_dim, self.kdim)
+            self.v_proj_weight = param(embed_dim, self.vdim)
+            self.register_parameter("in_proj_weight", None)
         if bias:
-            self.in_proj_bias = Parameter(_C._call_op("empty", ((3 * embed_dim,),), {"dtype": dtype}))
+            self.in_proj_bias = param(3 * embed_dim)
         else:
             self.register_parameter("in_proj_bias", None)
         self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, dtype=dtype)
-        self.bias_k = self.bias_v = None
-        self.add_zero_attn = False
-        init.xavier_uniform_(self.in_proj_weight)
+        if add_bias_kv:
+            self.bias_k, self.bias_v = param(1, 1, embed_dim), param(1, 1, embed_dim)
+        else:
+            self.bias_k = self.bias_v = None
+        self.add_zero_attn = add_zero_attn
+        if self._qkv_same_embed_dim:
+            init.xavier_uniform_(self.in_proj_weight)
+        else:
+            for w in (self.q_proj_weight, self.k_proj_weight, self.v_proj_weight):
+                init.xavier_uniform_(w)
         if self.in_proj_bias is not None:
             init.constant_(self.in_proj_bias, 0.0)
             init.constant_(self.out_proj.bias, 0.0)
+        if self.bias_k is not None:
+            init.xavier_normal_(self.bias_k)
+            init.xavier_normal_(self.bias_v)
 
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
                 average_attn_weights=True, is_causal=False):
@@ -72,18 +99,36 @@ class MultiheadAttention(Module):
         L, N, E = query.shape
         S = key.size(0)
         H, D = self.num_heads, self.head_dim
-        w = self.in_proj_weight.chunk(3, 0)
+        if self._qkv_same_embed_dim:
+            w = self.in_proj_weight.chunk(3, 0)
+        else:
+            w = (self.q_proj_weight, self.k_proj_weight, self.v_proj_weight)
         b = self.in_proj_bias.chunk(3, 0) if self.in_proj_bias is not None else (None,) * 3
         q = F.linear(query, w[0], b[0])
         k = F.linear(key, w[1], b[1])
         v = F.linear(value, w[2], b[2])
-        # (N·H, L, D)
+        if is_causal and attn_mask is None:
+            attn_mask = _C._call_op("ones", ((L, S),), {"dtype": _C.bool}).triu(1)
+        if self.bias_k is not None:
+            # one learned key/value appended to every sequence
+            k = _C._call_op("cat", ([k, self.bias_k.expand(1, N, E)],), {})
+            v = _C._call_op("cat", ([v, self.bias_v.expand(1, N, E)],), {})
+            attn_mask = _pad_last(attn_mask, q.dtype)
+            key_padding_mask = _pad_last(key_padding_mask, q.dtype)
+            S += 1
+        # (N·H, S, D)
         q = q.reshape(L, N * H, D).transpose(0, 1)
         k = k.reshape(S, N * H, D).transpose(0, 1)
         v = v.reshape(S, N * H, D).transpose(0, 1)
+        if self.add_zero_attn:
+            # one all-zero key/value appended after them
+            zeros = _C._call_op("zeros", ((N * H, 1, D),), {"dtype": k.dtype})
+            k = _C._call_op("cat", ([k, zeros], 1), {})
+            v = _C._call_op("cat", ([v, zeros], 1), {})
+            attn_mask = _pad_last(attn_mask, q.dtype)
+            key_padding_mask = _pad_last(key_padding_mask, q.dtype)
+            S += 1
         scores = q.matmul(k.transpose(1, 2)) * (1.0 / math.sqrt(D))
-        if is_causal and attn_mask is None:
-            attn_mask = _C._call_op("ones", ((L, S),), {"dtype": _C.bool}).triu(1)
         mask = _attn_mask_to_float(attn_mask, scores.dtype)
         if mask is not None:
             scores = scores + (mask if mask.dim() == 2 else mask.reshape(N * H, L, S))
