@@ -412,3 +412,29 @@ def test_attention_with_separate_key_value_sizes_and_extra_keys():
     out, w = m(q, k, v, key_padding_mask=torch.ones(2, 3, dtype=torch.bool))
     assert w[..., :3].abs().max().item() == 0
     assert torch.allclose(w[..., 3:].sum(-1), torch.ones(2, 4), atol=1e-6)
+
+
+def test_lstm_projection_matches_a_numpy_step():
+    torch.manual_seed(0)
+    m = nn.LSTM(3, 5, proj_size=2)
+    assert [n for n, _ in m.named_parameters()] == [
+        "weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0", "weight_hr_l0"]
+    assert tuple(m.weight_hh_l0.shape) == (20, 2) and tuple(m.weight_hr_l0.shape) == (2, 5)
+    assert repr(m) == "LSTM(3, 5, proj_size=2)"
+    x = torch.randn(1, 4, 3)
+    out, (h, c) = m(x)
+    assert out.shape == (1, 4, 2) and h.shape == (1, 4, 2) and c.shape == (1, 4, 5)
+    p = {n: t.detach().numpy().astype(np.float64) for n, t in m.named_parameters()}
+    xs = x.numpy()[0].astype(np.float64)
+    gates = xs @ p["weight_ih_l0"].T + p["bias_ih_l0"] + p["bias_hh_l0"]  # h0 = 0
+    i, f, g, o = np.split(gates, 4, axis=1)
+    sig = lambda v: 1 / (1 + np.exp(-v))
+    c_ref = sig(i) * np.tanh(g)
+    h_ref = (sig(o) * np.tanh(c_ref)) @ p["weight_hr_l0"].T
+    np.testing.assert_allclose(c.detach().numpy()[0], c_ref, atol=1e-6)
+    np.testing.assert_allclose(h.detach().numpy()[0], h_ref, atol=1e-6)
+    np.testing.assert_allclose(out.detach().numpy()[0], h_ref, atol=1e-6)
+    with pytest.raises(ValueError, match="smaller than hidden_size"):
+        nn.LSTM(3, 5, proj_size=5)
+    with pytest.raises(ValueError, match="positive integer or zero"):
+        nn.LSTM(3, 5, proj_size=-1)

@@ -288,6 +288,22 @@ def test_attention_options_match_torch(kw):
     same(wf, wt, 1e-5)
 
 
+def test_projected_lstm_matches_torch():
+    rng = np.random.default_rng(29)
+    x = rng.normal(size=(5, 3, 4)).astype(np.float32)
+    kw = dict(num_layers=2, bidirectional=True, proj_size=3)
+    mf, mt = ft.nn.LSTM(4, 6, **kw), torch.nn.LSTM(4, 6, **kw)
+    assert list(mf.state_dict()) == list(mt.state_dict())
+    assert repr(mf) == repr(mt)
+    mt.load_state_dict({k: torch.tensor(v.numpy()) for k, v in mf.state_dict().items()})
+    (xf, xt) = both(x)
+    of, (hf, cf) = mf(xf)
+    ot, (ht, ct) = mt(xt)
+    same(of, ot, 1e-5)
+    same(hf, ht, 1e-5)
+    same(cf, ct, 1e-5)
+
+
 def test_random_streams_and_samplers_match_torch():
     from ferrotorch.utils import data as fd
     from torch.utils import data as td

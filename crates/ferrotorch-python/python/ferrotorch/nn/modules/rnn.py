@@ -29,21 +29,29 @@ class RNNBase(Module):
             raise ValueError("hidden_size must be greater than zero")
         if num_layers <= 0:
             raise ValueError("num_layers must be greater than zero")
-        if proj_size != 0:
-            raise NotImplementedError("proj_size is not supported yet")
+        if proj_size < 0:
+            raise ValueError("proj_size should be a positive integer or zero to disable projections")
+        if proj_size >= hidden_size:
+            raise ValueError("proj_size has to be smaller than hidden_size")
+        if proj_size and mode != "LSTM":
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
         self.mode, self.input_size, self.hidden_size = mode, input_size, hidden_size
         self.num_layers, self.bias, self.batch_first = num_layers, bias, batch_first
         self.dropout, self.bidirectional, self.proj_size = float(dropout), bidirectional, proj_size
         gate = _GATES[mode] * hidden_size
         dirs = 2 if bidirectional else 1
+        # with a projection the hidden state (and output) has proj_size features
+        real = proj_size if proj_size > 0 else hidden_size
         self._names = []
         for layer in range(num_layers):
             for d in range(dirs):
                 suffix = f"_l{layer}" + ("_reverse" if d == 1 else "")
-                in_size = input_size if layer == 0 else hidden_size * dirs
-                shapes = [("weight_ih", (gate, in_size)), ("weight_hh", (gate, hidden_size))]
+                in_size = input_size if layer == 0 else real * dirs
+                shapes = [("weight_ih", (gate, in_size)), ("weight_hh", (gate, real))]
                 if bias:
                     shapes += [("bias_ih", (gate,)), ("bias_hh", (gate,))]
+                if proj_size > 0:
+                    shapes.append(("weight_hr", (proj_size, hidden_size)))
                 names = []
                 for name, shape in shapes:
                     setattr(self, name + suffix, Parameter(_C._call_op("empty", (shape,), {"dtype": dtype})))
@@ -58,6 +66,8 @@ class RNNBase(Module):
 
     def extra_repr(self):
         s = f"{self.input_size}, {self.hidden_size}"
+        if self.proj_size != 0:
+            s += f", proj_size={self.proj_size}"
         if self.num_layers != 1:
             s += f", num_layers={self.num_layers}"
         if self.bias is not True:
@@ -79,7 +89,10 @@ class RNNBase(Module):
             gates = F.linear(x, w_ih, b_ih) + F.linear(h, w_hh, b_hh)
             i, f, g, o = gates.chunk(4, 1)
             c = f.sigmoid() * c + i.sigmoid() * g.tanh()
-            return o.sigmoid() * c.tanh(), c
+            h = o.sigmoid() * c.tanh()
+            if self.proj_size > 0:
+                h = F.linear(h, getattr(self, w[-1]))
+            return h, c
         h = state
         if self.mode == "GRU":
             gi = F.linear(x, w_ih, b_ih).chunk(3, 1)
@@ -103,7 +116,10 @@ class RNNBase(Module):
         lstm = self.mode == "LSTM"
         if hx is None:
             zeros = x.new_zeros(self.num_layers * dirs, batch, self.hidden_size)
-            hx = (zeros, zeros) if lstm else zeros
+            if lstm and self.proj_size > 0:
+                hx = (x.new_zeros(self.num_layers * dirs, batch, self.proj_size), zeros)
+            else:
+                hx = (zeros, zeros) if lstm else zeros
         elif not batched:
             hx = tuple(h.unsqueeze(1) for h in hx) if lstm else hx.unsqueeze(1)
         h0, c0 = hx if lstm else (hx, None)
