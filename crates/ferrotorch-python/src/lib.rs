@@ -66,6 +66,9 @@ fn set_default_dtype(d: PyRef<'_, dtype::PyDType>) -> PyResult<()> {
 
 #[pymodule]
 fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // nn's functional ops join the core's in the dispatcher before the
+    // Python side generates its functions from the schemas.
+    ferrotorch_nn::functional::register_ops();
     dtype::register(m)?;
     m.add_class::<tensor::PyTensor>()?;
     m.add_class::<tensor::PyNode>()?;

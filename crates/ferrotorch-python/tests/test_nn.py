@@ -438,3 +438,53 @@ def test_lstm_projection_matches_a_numpy_step():
         nn.LSTM(3, 5, proj_size=5)
     with pytest.raises(ValueError, match="positive integer or zero"):
         nn.LSTM(3, 5, proj_size=-1)
+
+
+# values printed by torch 2.15 (float64) for x = [-3, -1, -0.25, 0, 0.5, 2, 4]
+_ACTIVATIONS = {
+    "hardtanh": [-1.5, -1.0, -0.25, 0.0, 0.5, 2.0, 2.5],
+    "hardsigmoid": [0.0, 0.333333333333, 0.458333333333, 0.5, 0.583333333333, 0.833333333333, 1.0],
+    "hardswish": [-0.0, -0.333333333333, -0.114583333333, 0.0, 0.291666666667, 1.666666666667, 4.0],
+    "logsigmoid": [-3.048587351574, -1.313261687518, -0.825939419879, -0.69314718056,
+                   -0.47407698418, -0.126928011043, -0.018149927918],
+    "softsign": [-0.75, -0.5, -0.2, 0.0, 0.333333333333, 0.666666666667, 0.8],
+    "threshold": [20.0, 20.0, 20.0, 20.0, 0.5, 2.0, 4.0],
+    "softplus": [0.001237842569, 0.063464005521, 0.23703849209, 0.34657359028, 0.656630843759,
+                 2.0, 4.0],
+    "mish": [-0.145647461276, -0.303401461374, -0.129926963679, 0.0, 0.375245211305,
+             1.943958959534, 3.997412806976],
+    "selu": [-1.670568728767, -1.111330737813, -0.388890197478, 0.0, 0.525350493678,
+             2.101401974711, 4.202803949422],
+    "celu": [-0.498760623912, -0.432332358382, -0.196734670144, 0.0, 0.5, 2.0, 4.0],
+    "leaky_relu": [-0.6, -0.2, -0.05, 0.0, 0.5, 2.0, 4.0],
+    "relu6": [0.0, 0.0, 0.0, 0.0, 0.5, 2.0, 4.0],
+}
+_ARGS = {"hardtanh": (-1.5, 2.5), "threshold": (0.1, 20.0), "softplus": (2.0, 3.0),
+         "celu": (0.5,), "leaky_relu": (0.2,)}
+
+
+@pytest.mark.parametrize("name", sorted(_ACTIVATIONS))
+def test_functional_activations_match_torch(name):
+    x = torch.tensor([-3.0, -1.0, -0.25, 0.0, 0.5, 2.0, 4.0], dtype=torch.float64)
+    got = getattr(F, name)(x, *_ARGS.get(name, ()))
+    np.testing.assert_allclose(got.numpy(), _ACTIVATIONS[name], atol=1e-11)
+
+
+def test_more_activation_modules_match_torch():
+    y = torch.tensor([[1.0, 2.0, 3.0, 4.0], [-1.0, 0.0, 1.0, 2.0]], dtype=torch.float64)
+    np.testing.assert_allclose(nn.GLU(1)(y).numpy(), [[0.9525741268224334, 1.964027580075817],
+                                                      [-0.7310585786300049, 0.0]], atol=1e-12)
+    row = [0.6439142598879724, 0.23688281808991016, 0.08714431874203257, 0.03205860328008499]
+    np.testing.assert_allclose(nn.Softmin(1)(y).numpy(), [row, row], atol=1e-12)
+    p = nn.PReLU(2, dtype=torch.float64)
+    with torch.no_grad():
+        p.weight.copy_(torch.tensor([0.5, 0.1], dtype=torch.float64))
+    z = torch.tensor([[-1.0, 2.0], [3.0, -4.0]], dtype=torch.float64).reshape(2, 2, 1)
+    np.testing.assert_allclose(p(z).detach().numpy(), [[[-0.5], [2.0]], [[3.0], [-0.4]]])
+    reprs = [repr(m) for m in [nn.Hardtanh(-2, 3), nn.Hardsigmoid(), nn.Hardswish(True),
+                               nn.LogSigmoid(), nn.Softsign(), nn.Threshold(0.1, 20), nn.GLU(),
+                               nn.Softmin(1), nn.PReLU(3)]]
+    assert reprs == ["Hardtanh(min_val=-2, max_val=3)", "Hardsigmoid()", "Hardswish()",
+                     "LogSigmoid()", "Softsign()", "Threshold(threshold=0.1, value=20)",
+                     "GLU(dim=-1)", "Softmin(dim=1)", "PReLU(num_parameters=3)"]
+    assert nn.PReLU(3).weight.tolist() == pytest.approx([0.25] * 3)

@@ -10,6 +10,7 @@ mod distance;
 mod dropout;
 mod layers;
 mod loss;
+mod ops;
 
 pub use activation::*;
 pub use attention::*;
@@ -18,6 +19,7 @@ pub use dropout::*;
 pub use ferrotorch_core::Tensor;
 pub use layers::*;
 pub use loss::*;
+pub use ops::register_ops;
 
 /// How a loss reduces its per-element values (`reduction=`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -7,9 +7,6 @@ from .. import _C
 
 _call = _C._call_op
 
-_SELU_ALPHA = 1.6732632423543772848170429916717
-_SELU_SCALE = 1.0507009873554804934193349852946
-
 
 def _inplace(x, out, inplace):
     if inplace:
@@ -23,11 +20,11 @@ def relu(input, inplace=False):
 
 
 def relu6(input, inplace=False):
-    return hardtanh(input, 0.0, 6.0, inplace)
+    return _inplace(input, _call("relu6", (input,)), inplace)
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
-    return _inplace(input, input.clamp(min_val, max_val), inplace)
+    return _inplace(input, _call("hardtanh", (input, min_val, max_val)), inplace)
 
 
 def elu(input, alpha=1.0, inplace=False):
@@ -35,16 +32,15 @@ def elu(input, alpha=1.0, inplace=False):
 
 
 def selu(input, inplace=False):
-    return _inplace(input, _call("elu", (input, _SELU_ALPHA, _SELU_SCALE)), inplace)
+    return _inplace(input, _call("selu", (input,)), inplace)
 
 
 def celu(input, alpha=1.0, inplace=False):
-    return _inplace(input, _call("elu", (input, alpha, 1.0, 1.0 / alpha)), inplace)
+    return _inplace(input, _call("celu", (input, alpha)), inplace)
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
-    out = _call("where", (input > 0, input, input * negative_slope))
-    return _inplace(input, out, inplace)
+    return _inplace(input, _call("leaky_relu", (input, negative_slope)), inplace)
 
 
 def gelu(input, approximate="none"):
@@ -56,13 +52,11 @@ def silu(input, inplace=False):
 
 
 def mish(input, inplace=False):
-    return _inplace(input, input * tanh(softplus(input)), inplace)
+    return _inplace(input, _call("mish", (input,)), inplace)
 
 
 def softplus(input, beta=1.0, threshold=20.0):
-    scaled = input * beta
-    soft = (scaled.exp() + 1).log() / beta
-    return _call("where", (scaled > threshold, input, soft))
+    return _call("softplus", (input, beta, threshold))
 
 
 def tanh(input):
@@ -74,7 +68,35 @@ def sigmoid(input):
 
 
 def logsigmoid(input):
-    return -softplus(-input)
+    return _call("log_sigmoid", (input,))
+
+
+def hardsigmoid(input, inplace=False):
+    return _inplace(input, _call("hardsigmoid", (input,)), inplace)
+
+
+def hardswish(input, inplace=False):
+    return _inplace(input, _call("hardswish", (input,)), inplace)
+
+
+def softsign(input):
+    return _call("softsign", (input,))
+
+
+def glu(input, dim=-1):
+    return _call("glu", (input, dim))
+
+
+def prelu(input, weight):
+    return _call("prelu", (input, weight))
+
+
+def threshold(input, threshold, value, inplace=False):
+    return _inplace(input, _call("threshold", (input, threshold, value)), inplace)
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    return softmax(-input, dim, _stacklevel, dtype)
 
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):

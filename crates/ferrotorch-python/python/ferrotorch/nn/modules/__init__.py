@@ -2,8 +2,9 @@
 
 from .module import Module
 from .linear import Identity, Linear, Flatten, Unflatten
-from .activation import (CELU, ELU, GELU, LeakyReLU, LogSoftmax, Mish, ReLU, ReLU6, SELU, SiLU,
-                         Sigmoid, Softmax, Softplus, Tanh)
+from .activation import (CELU, ELU, GELU, GLU, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU,
+                         LogSigmoid, LogSoftmax, Mish, PReLU, ReLU, ReLU6, SELU, SiLU, Sigmoid,
+                         Softmax, Softmin, Softplus, Softsign, Tanh, Threshold)
 from .container import ModuleDict, ModuleList, Sequential
 from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss,
                    MSELoss, NLLLoss, SmoothL1Loss)
