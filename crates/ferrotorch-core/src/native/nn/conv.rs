@@ -231,6 +231,24 @@ fn conv_images<T: crate::dtype::Element + GemmElem>(
     parallel::parallel_map(tasks, 1, run).into_iter().collect()
 }
 
+/// The input's dtype, the dtype the convolution computes in (f64 for f64,
+/// else f32: half types compute in f32), and input and weights converted
+/// to it, contiguous.
+fn work_operands(x: &Tensor, w: &Tensor) -> Result<(DType, DType, Tensor, Tensor)> {
+    let dt = x.dtype();
+    let work = if dt == DType::F64 {
+        DType::F64
+    } else {
+        DType::F32
+    };
+    Ok((
+        dt,
+        work,
+        x.to_dtype(work)?.contiguous()?,
+        w.to_dtype(work)?.contiguous()?,
+    ))
+}
+
 /// The parsed geometry the derivatives need.
 fn params(
     op: &str,
@@ -396,14 +414,7 @@ impl Tensor {
                 dw * (kw - 1) + 1
             );
         };
-        let dt = self.dtype();
-        let work = if dt == DType::F64 {
-            DType::F64
-        } else {
-            DType::F32
-        };
-        let x = self.to_dtype(work)?.contiguous()?;
-        let wt = weight.to_dtype(work)?.contiguous()?;
+        let (dt, work, x, wt) = work_operands(self, weight)?;
         let b = bias.map(|b| b.to_dtype(work)?.contiguous()).transpose()?;
         let out = Tensor::empty(&[n, o, ho, wo], work)?;
         let geo = Geometry {
@@ -550,14 +561,7 @@ impl Tensor {
                 self.shape()
             );
         };
-        let dt = self.dtype();
-        let work = if dt == DType::F64 {
-            DType::F64
-        } else {
-            DType::F32
-        };
-        let x = self.to_dtype(work)?.contiguous()?;
-        let wt = weight.to_dtype(work)?.contiguous()?;
+        let (dt, work, x, wt) = work_operands(self, weight)?;
         let out = Tensor::zeros(&[n, cout, ho, wo], work)?;
         let geo = TransposedGeometry {
             groups,

@@ -299,22 +299,17 @@ class Transformer(Module):
                  custom_decoder=None, layer_norm_eps=1e-5, batch_first=False, norm_first=False,
                  bias=True, device=None, dtype=None):
         super().__init__()
-        if custom_encoder is not None:
-            self.encoder = custom_encoder
-        else:
-            layer = TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout, activation,
-                                            layer_norm_eps, batch_first, norm_first, bias,
-                                            dtype=dtype)
+
+        def stack(stack_cls, layer_cls, num_layers):
+            layer = layer_cls(d_model, nhead, dim_feedforward, dropout, activation,
+                              layer_norm_eps, batch_first, norm_first, bias, dtype=dtype)
             norm = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
-            self.encoder = TransformerEncoder(layer, num_encoder_layers, norm)
-        if custom_decoder is not None:
-            self.decoder = custom_decoder
-        else:
-            layer = TransformerDecoderLayer(d_model, nhead, dim_feedforward, dropout, activation,
-                                            layer_norm_eps, batch_first, norm_first, bias,
-                                            dtype=dtype)
-            norm = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
-            self.decoder = TransformerDecoder(layer, num_decoder_layers, norm)
+            return stack_cls(layer, num_layers, norm)
+
+        self.encoder = custom_encoder if custom_encoder is not None else stack(
+            TransformerEncoder, TransformerEncoderLayer, num_encoder_layers)
+        self.decoder = custom_decoder if custom_decoder is not None else stack(
+            TransformerDecoder, TransformerDecoderLayer, num_decoder_layers)
         for p in self.parameters():
             if p.dim() > 1:
                 init.xavier_uniform_(p)
