@@ -282,13 +282,7 @@ fn run_graph(
                     }
                     Vec::new()
                 }
-                Kind::Formula(f) => {
-                    let outs = call_formula(&node, f, grads)?;
-                    if !keep_graph {
-                        node.release();
-                    }
-                    outs
-                }
+                Kind::Formula(f) => call_formula(&node, f, grads, !keep_graph)?,
             };
             for (i, g) in outs.into_iter().enumerate() {
                 if let (Some(g), Some(Some(e))) = (g, node.next.get(i)) {
@@ -426,10 +420,13 @@ fn run_pre_hooks(node: &Arc<Node>, mut grads: Grads) -> Result<Grads> {
     Ok(grads)
 }
 
+/// Run a node's formula; with `release`, its saved tensors are freed as
+/// they are unpacked (a backward without `retain_graph`).
 fn call_formula(
     node: &Arc<Node>,
     f: &super::node::Formula,
     grads: Grads,
+    release: bool,
 ) -> Result<Vec<Option<Tensor>>> {
     let grads = grads
         .into_iter()
@@ -441,7 +438,7 @@ fn call_formula(
         .collect::<Result<smallvec::SmallVec<_>>>()?;
     let ctx = Ctx {
         grads,
-        saved: node.unpack_saved()?,
+        saved: node.unpack_saved(release)?,
         needs: node.next.iter().map(|e| e.is_some()).collect(),
     };
     let outs = f(&ctx).map_err(|e| match &node.trace {

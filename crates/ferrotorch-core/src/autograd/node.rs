@@ -133,15 +133,17 @@ impl Node {
     }
 
     /// Unpack the saved tensors, checking versions; error once released.
-    pub(crate) fn unpack_saved(self: &Arc<Node>) -> Result<SmallVec<[Tensor; 2]>> {
-        let g = self.saved.lock();
+    /// With `release` (a backward without `retain_graph`) they are freed in
+    /// the same lock. Nodes that saved nothing stay runnable, as in PyTorch.
+    pub(crate) fn unpack_saved(self: &Arc<Node>, release: bool) -> Result<SmallVec<[Tensor; 2]>> {
+        let mut g = self.saved.lock();
         let Some(saved) = g.as_ref() else {
             crate::bail!(
                 Runtime,
                 "Trying to backward through the graph a second time (or directly access saved tensors after they have already been freed). Saved intermediate values of the graph are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or if you need to access saved tensors after calling backward."
             );
         };
-        saved
+        let out = saved
             .iter()
             .map(|s| {
                 let now = s.data.version();
@@ -167,16 +169,11 @@ impl Node {
                     }
                 })
             })
-            .collect()
-    }
-
-    /// Free saved tensors (after a backward without `retain_graph`). Nodes
-    /// that saved nothing stay runnable, as in PyTorch.
-    pub(crate) fn release(&self) {
-        let mut g = self.saved.lock();
-        if g.as_ref().is_some_and(|v| !v.is_empty()) {
+            .collect::<Result<SmallVec<[Tensor; 2]>>>();
+        if release && g.as_ref().is_some_and(|v| !v.is_empty()) {
             *g = None;
         }
+        out
     }
 }
 

@@ -17,6 +17,7 @@
 //! - [`inplace`]: in-place ops and views of non-leaf tensors
 
 pub(crate) mod conv;
+mod fused;
 pub(crate) mod indexing;
 pub(crate) mod inplace;
 pub(crate) mod linalg;

@@ -14,6 +14,9 @@ use std::f64::consts::{LN_10, LN_2, PI};
 /// d op(x) / dx · g for the unary ops of `native::unary` and
 /// `native::unary_exact`, from the input `x` and the result `y`.
 fn unary_formula(op: &str, g: &Tensor, x: &Tensor, y: &Tensor) -> Result<Tensor> {
+    if let Some(r) = super::fused::unary(op, g, x, y)? {
+        return Ok(r);
+    }
     Ok(match op {
         "neg" => g.neg()?,
         "abs" => g.mul(x.sign()?)?,
