@@ -43,6 +43,14 @@ class Optimizer:
         for g in groups:
             self.add_param_group(g)
 
+    def _grads(self):
+        """``(group, param, gradient)`` for every parameter with a gradient,
+        the gradient negated for groups with ``maximize``."""
+        for g in self.param_groups:
+            for p in g["params"]:
+                if p.grad is not None:
+                    yield g, p, (-p.grad if g.get("maximize") else p.grad)
+
     def add_param_group(self, param_group):
         """Add a group of parameters with its own options."""
         params = param_group["params"]

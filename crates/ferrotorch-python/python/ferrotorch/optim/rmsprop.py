@@ -17,36 +17,32 @@ class RMSprop(Optimizer):
     def step(self, closure=None):
         loss = _closure(closure)
         with no_grad():
-            for g in self.param_groups:
-                for p in g["params"]:
-                    if p.grad is None:
-                        continue
-                    grad = p.grad if not g["maximize"] else -p.grad
-                    st = self.state[p]
-                    if not st:
-                        st["step"] = 0
-                        st["square_avg"] = p.new_zeros(p.shape)
-                        if g["momentum"] > 0:
-                            st["momentum_buffer"] = p.new_zeros(p.shape)
-                        if g["centered"]:
-                            st["grad_avg"] = p.new_zeros(p.shape)
-                    st["step"] += 1
-                    if g["weight_decay"] != 0:
-                        grad = grad.add(p, alpha=g["weight_decay"])
-                    sq = st["square_avg"]
-                    sq.mul_(g["alpha"]).add_(grad * grad, alpha=1 - g["alpha"])
-                    if g["centered"]:
-                        ga = st["grad_avg"]
-                        ga.mul_(g["alpha"]).add_(grad, alpha=1 - g["alpha"])
-                        avg = (sq - ga * ga).sqrt().add_(g["eps"])
-                    else:
-                        avg = sq.sqrt().add_(g["eps"])
+            for g, p, grad in self._grads():
+                st = self.state[p]
+                if not st:
+                    st["step"] = 0
+                    st["square_avg"] = p.new_zeros(p.shape)
                     if g["momentum"] > 0:
-                        buf = st["momentum_buffer"]
-                        buf.mul_(g["momentum"]).add_(grad / avg)
-                        p.add_(buf, alpha=-g["lr"])
-                    else:
-                        p.add_(grad / avg, alpha=-g["lr"])
+                        st["momentum_buffer"] = p.new_zeros(p.shape)
+                    if g["centered"]:
+                        st["grad_avg"] = p.new_zeros(p.shape)
+                st["step"] += 1
+                if g["weight_decay"] != 0:
+                    grad = grad.add(p, alpha=g["weight_decay"])
+                sq = st["square_avg"]
+                sq.mul_(g["alpha"]).add_(grad * grad, alpha=1 - g["alpha"])
+                if g["centered"]:
+                    ga = st["grad_avg"]
+                    ga.mul_(g["alpha"]).add_(grad, alpha=1 - g["alpha"])
+                    avg = (sq - ga * ga).sqrt().add_(g["eps"])
+                else:
+                    avg = sq.sqrt().add_(g["eps"])
+                if g["momentum"] > 0:
+                    buf = st["momentum_buffer"]
+                    buf.mul_(g["momentum"]).add_(grad / avg)
+                    p.add_(buf, alpha=-g["lr"])
+                else:
+                    p.add_(grad / avg, alpha=-g["lr"])
         return loss
 
 
@@ -68,17 +64,13 @@ class Adagrad(Optimizer):
     def step(self, closure=None):
         loss = _closure(closure)
         with no_grad():
-            for g in self.param_groups:
-                for p in g["params"]:
-                    if p.grad is None:
-                        continue
-                    grad = p.grad if not g["maximize"] else -p.grad
-                    st = self.state[p]
-                    st["step"] += 1
-                    if g["weight_decay"] != 0:
-                        grad = grad.add(p, alpha=g["weight_decay"])
-                    clr = g["lr"] / (1 + (st["step"] - 1) * g["lr_decay"])
-                    st["sum"].add_(grad * grad)
-                    std = st["sum"].sqrt().add_(g["eps"])
-                    p.add_(grad / std, alpha=-clr)
+            for g, p, grad in self._grads():
+                st = self.state[p]
+                st["step"] += 1
+                if g["weight_decay"] != 0:
+                    grad = grad.add(p, alpha=g["weight_decay"])
+                clr = g["lr"] / (1 + (st["step"] - 1) * g["lr_decay"])
+                st["sum"].add_(grad * grad)
+                std = st["sum"].sqrt().add_(g["eps"])
+                p.add_(grad / std, alpha=-clr)
         return loss

@@ -19,21 +19,17 @@ class SGD(Optimizer):
     def step(self, closure=None):
         loss = _closure(closure)
         with no_grad():
-            for g in self.param_groups:
-                for p in g["params"]:
-                    if p.grad is None:
-                        continue
-                    d = p.grad if not g["maximize"] else -p.grad
-                    if g["weight_decay"] != 0:
-                        d = d.add(p, alpha=g["weight_decay"])
-                    if g["momentum"] != 0:
-                        st = self.state[p]
-                        buf = st.get("momentum_buffer")
-                        if buf is None:
-                            buf = d.clone()
-                            st["momentum_buffer"] = buf
-                        else:
-                            buf.mul_(g["momentum"]).add_(d, alpha=1 - g["dampening"])
-                        d = d.add(buf, alpha=g["momentum"]) if g["nesterov"] else buf
-                    p.add_(d, alpha=-g["lr"])
+            for g, p, d in self._grads():
+                if g["weight_decay"] != 0:
+                    d = d.add(p, alpha=g["weight_decay"])
+                if g["momentum"] != 0:
+                    st = self.state[p]
+                    buf = st.get("momentum_buffer")
+                    if buf is None:
+                        buf = d.clone()
+                        st["momentum_buffer"] = buf
+                    else:
+                        buf.mul_(g["momentum"]).add_(d, alpha=1 - g["dampening"])
+                    d = d.add(buf, alpha=g["momentum"]) if g["nesterov"] else buf
+                p.add_(d, alpha=-g["lr"])
         return loss
