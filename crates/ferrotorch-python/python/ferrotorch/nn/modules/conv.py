@@ -2,9 +2,8 @@
 
 import math
 
-from ... import _C
 from .. import functional as F, init
-from ..parameter import Parameter
+from .linear import _weight_and_bias
 from .module import Module
 
 
@@ -32,12 +31,7 @@ class _ConvNd(Module):
         self.stride, self.padding = _pair(stride, n), _pair(padding, n)
         self.dilation, self.groups = _pair(dilation, n), groups
         self.padding_mode = padding_mode
-        shape = (out_channels, in_channels // groups) + self.kernel_size
-        self.weight = Parameter(_C._call_op("empty", (shape,), {"dtype": dtype}))
-        if bias:
-            self.bias = Parameter(_C._call_op("empty", ((out_channels,),), {"dtype": dtype}))
-        else:
-            self.register_parameter("bias", None)
+        _weight_and_bias(self, (out_channels, in_channels // groups) + self.kernel_size, out_channels, bias, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):
@@ -160,12 +154,7 @@ class ConvTranspose2d(_ConvNd):
         self.stride, self.padding = _pair(stride, 2), _pair(padding, 2)
         self.output_padding, self.dilation = _pair(output_padding, 2), _pair(dilation, 2)
         self.groups, self.padding_mode = groups, padding_mode
-        shape = (in_channels, out_channels // groups) + self.kernel_size
-        self.weight = Parameter(_C._call_op("empty", (shape,), {"dtype": dtype}))
-        if bias:
-            self.bias = Parameter(_C._call_op("empty", ((out_channels,),), {"dtype": dtype}))
-        else:
-            self.register_parameter("bias", None)
+        _weight_and_bias(self, (in_channels, out_channels // groups) + self.kernel_size, out_channels, bias, dtype)
         self.reset_parameters()
 
     def _output_padding(self, input, output_size):

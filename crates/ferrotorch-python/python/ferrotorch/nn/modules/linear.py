@@ -12,6 +12,17 @@ def _empty(*shape, dtype=None):
     return _C._call_op("empty", (tuple(shape),), {"dtype": dtype})
 
 
+def _weight_and_bias(module, weight_shape, bias_size, bias, dtype):
+    """Register ``module.weight`` (uninitialised, ``weight_shape``) and
+    ``module.bias`` (``bias_size``, or ``None`` without ``bias``), in
+    torch's order."""
+    module.weight = Parameter(_empty(*weight_shape, dtype=dtype))
+    if bias:
+        module.bias = Parameter(_empty(bias_size, dtype=dtype))
+    else:
+        module.register_parameter("bias", None)
+
+
 class Identity(Module):
     """Returns its input."""
 
@@ -29,11 +40,7 @@ class Linear(Module):
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features
-        self.weight = Parameter(_empty(out_features, in_features, dtype=dtype))
-        if bias:
-            self.bias = Parameter(_empty(out_features, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        _weight_and_bias(self, (out_features, in_features), out_features, bias, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):
@@ -87,11 +94,8 @@ class Bilinear(Module):
         super().__init__()
         self.in1_features, self.in2_features = in1_features, in2_features
         self.out_features = out_features
-        self.weight = Parameter(_empty(out_features, in1_features, in2_features, dtype=dtype))
-        if bias:
-            self.bias = Parameter(_empty(out_features, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        _weight_and_bias(self, (out_features, in1_features, in2_features), out_features, bias,
+                         dtype)
         self.reset_parameters()
 
     def reset_parameters(self):

@@ -6,8 +6,8 @@ from ..parameter import Parameter
 from .module import Module
 
 
-class Dropout(Module):
-    """Zero elements with probability ``p`` in training, scaling the rest."""
+class _DropoutNd(Module):
+    _fn = None
 
     def __init__(self, p=0.5, inplace=False):
         super().__init__()
@@ -17,7 +17,7 @@ class Dropout(Module):
         self.inplace = inplace
 
     def forward(self, input):
-        return F.dropout(input, self.p, self.training, self.inplace)
+        return type(self)._fn(input, self.p, self.training, self.inplace)
 
     def extra_repr(self):
         return f"p={self.p}, inplace={self.inplace}"
@@ -98,21 +98,10 @@ def _no_grad():
     return no_grad()
 
 
-class _DropoutNd(Module):
-    _fn = None
+class Dropout(_DropoutNd):
+    """Zero elements with probability ``p`` in training, scaling the rest."""
 
-    def __init__(self, p=0.5, inplace=False):
-        super().__init__()
-        if p < 0 or p > 1:
-            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-        self.p = p
-        self.inplace = inplace
-
-    def forward(self, input):
-        return type(self)._fn(input, self.p, self.training, self.inplace)
-
-    def extra_repr(self):
-        return f"p={self.p}, inplace={self.inplace}"
+    _fn = staticmethod(F.dropout)
 
 
 class Dropout1d(_DropoutNd):

@@ -154,6 +154,15 @@ class MultiheadAttention(Module):
         return out, weights
 
 
+def _activation(activation):
+    """A layer's ``activation``: a callable, or ``"relu"``/``"gelu"``."""
+    if isinstance(activation, str):
+        if activation not in ("relu", "gelu"):
+            raise RuntimeError(f"activation should be relu/gelu, not {activation}")
+        return getattr(F, activation)
+    return activation
+
+
 class TransformerEncoderLayer(Module):
     """Self-attention then a feed-forward block, each with residual and
     LayerNorm (post-norm by default, ``norm_first`` for pre-norm)."""
@@ -172,11 +181,7 @@ class TransformerEncoderLayer(Module):
         self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
         self.dropout1 = Dropout(dropout)
         self.dropout2 = Dropout(dropout)
-        if isinstance(activation, str):
-            if activation not in ("relu", "gelu"):
-                raise RuntimeError(f"activation should be relu/gelu, not {activation}")
-            activation = getattr(F, activation)
-        self.activation = activation
+        self.activation = _activation(activation)
 
     def _sa(self, x, attn_mask, key_padding_mask, is_causal):
         x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
@@ -237,11 +242,7 @@ class TransformerDecoderLayer(Module):
         self.dropout1 = Dropout(dropout)
         self.dropout2 = Dropout(dropout)
         self.dropout3 = Dropout(dropout)
-        if isinstance(activation, str):
-            if activation not in ("relu", "gelu"):
-                raise RuntimeError(f"activation should be relu/gelu, not {activation}")
-            activation = getattr(F, activation)
-        self.activation = activation
+        self.activation = _activation(activation)
 
     def _sa(self, x, mask, kpm, is_causal):
         return self.dropout1(self.self_attn(x, x, x, attn_mask=mask, key_padding_mask=kpm,
