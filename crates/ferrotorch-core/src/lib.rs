@@ -20,6 +20,7 @@ pub mod device;
 pub mod dispatch;
 pub mod dtype;
 pub mod error;
+mod hash;
 pub mod native;
 pub mod scalar;
 pub mod storage;

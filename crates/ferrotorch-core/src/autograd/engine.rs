@@ -324,26 +324,7 @@ impl Slot {
     }
 }
 
-/// Node addresses are already unique and well spread: hash them with one
-/// multiply instead of SipHash.
-#[derive(Default, Clone, Copy)]
-struct PtrHasher(u64);
-
-impl std::hash::Hasher for PtrHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-    }
-    fn write_usize(&mut self, x: usize) {
-        self.0 = (x as u64 ^ (x as u64 >> 29)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-    fn finish(&self) -> u64 {
-        self.0 ^ (self.0 >> 32)
-    }
-}
-
-type PtrHash = std::hash::BuildHasherDefault<PtrHasher>;
+type PtrHash = crate::hash::MulHash;
 type Slots = HashMap<Key, Slot, PtrHash>;
 
 fn accumulate(slots: &mut Slots, e: &Edge, g: Tensor) -> Result<()> {

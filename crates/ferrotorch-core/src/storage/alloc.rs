@@ -30,27 +30,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// vector).
 pub const ALIGNMENT: usize = 64;
 
-/// Block sizes are multiples of 64 and already distinct: one multiply
-/// hashes them (SipHash showed up in small-op profiles).
-#[derive(Default, Clone, Copy)]
-struct SizeHasher(u64);
-
-impl std::hash::Hasher for SizeHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-    }
-    fn write_usize(&mut self, x: usize) {
-        self.0 = (x as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-    fn finish(&self) -> u64 {
-        self.0 ^ (self.0 >> 29)
-    }
-}
-
 struct Cache {
-    free: HashMap<usize, Vec<usize>, std::hash::BuildHasherDefault<SizeHasher>>,
+    free: HashMap<usize, Vec<usize>, crate::hash::MulHash>,
     bytes: usize,
 }
 
