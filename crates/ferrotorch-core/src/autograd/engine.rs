@@ -280,7 +280,7 @@ fn run_graph(
                             accumulate_grad(leaf, g, create_graph)?;
                         }
                     }
-                    Vec::new()
+                    super::node::GradVec::new()
                 }
                 Kind::Formula(f) => call_formula(&node, f, grads, !keep_graph)?,
             };
@@ -408,19 +408,20 @@ fn call_formula(
     f: &super::node::Formula,
     grads: Grads,
     release: bool,
-) -> Result<Vec<Option<Tensor>>> {
-    let grads = grads
-        .into_iter()
-        .zip(&node.outputs)
-        .map(|(g, m)| match g {
-            Some(g) => Ok(g),
-            None => Tensor::zeros(&m.shape, m.dtype),
-        })
-        .collect::<Result<smallvec::SmallVec<_>>>()?;
+) -> Result<super::node::GradVec> {
+    let mut full = smallvec::SmallVec::with_capacity(grads.len());
+    for (g, m) in grads.into_iter().zip(&node.outputs) {
+        full.push(match g {
+            Some(g) => g,
+            None => Tensor::zeros(&m.shape, m.dtype)?,
+        });
+    }
+    let mut needs = smallvec::SmallVec::new();
+    needs.extend(node.next.iter().map(|e| e.is_some()));
     let ctx = Ctx {
-        grads,
+        grads: full,
         saved: node.unpack_saved(release)?,
-        needs: node.next.iter().map(|e| e.is_some()).collect(),
+        needs,
     };
     let outs = f(&ctx).map_err(|e| match &node.trace {
         Some(t) => e.context(format!("in {} (forward op recorded at {t})", node.name)),

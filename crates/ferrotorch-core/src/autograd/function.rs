@@ -177,7 +177,7 @@ pub fn apply<F: Function>(f: F, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
         .collect();
     let diff_outs: Vec<&Tensor> = differentiable.iter().map(|&i| &outputs[i]).collect();
     let all_meta: Vec<TensorMeta> = outputs.iter().map(TensorMeta::of).collect();
-    let saves: Vec<Save<'_>> = ctx
+    let saves: smallvec::SmallVec<[Save<'_>; 2]> = ctx
         .saved
         .iter()
         .map(|t| match diff_outs.iter().position(|o| o.is_same(t)) {
@@ -210,7 +210,7 @@ pub fn apply<F: Function>(f: F, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
             "function {name} returned an incorrect number of gradients (expected {n_in}, got {})",
             got.len()
         );
-        Ok(got)
+        Ok(got.into())
     })?;
     Ok(outputs)
 }

@@ -61,8 +61,8 @@ pub(crate) fn record(
     name: &'static str,
     inputs: &[&Tensor],
     outputs: &[&Tensor],
-    saves: Vec<Save<'_>>,
-    formula: impl Fn(&Ctx) -> Result<Vec<Option<Tensor>>> + Send + Sync + 'static,
+    saves: smallvec::SmallVec<[Save<'_>; 2]>,
+    formula: impl Fn(&Ctx) -> Result<node::GradVec> + Send + Sync + 'static,
 ) -> Result<()> {
     if !needs_grad(inputs) {
         return Ok(());
@@ -105,8 +105,8 @@ pub(crate) fn record1(
     name: &'static str,
     inputs: &[&Tensor],
     out: Tensor,
-    saves: Vec<Save<'_>>,
-    formula: impl Fn(&Ctx) -> Result<Vec<Option<Tensor>>> + Send + Sync + 'static,
+    saves: smallvec::SmallVec<[Save<'_>; 2]>,
+    formula: impl Fn(&Ctx) -> Result<node::GradVec> + Send + Sync + 'static,
 ) -> Result<Tensor> {
     record(name, inputs, &[&out], saves, formula)?;
     Ok(out)

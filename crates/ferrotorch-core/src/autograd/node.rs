@@ -64,7 +64,11 @@ impl TensorMeta {
     }
 }
 
-pub(crate) type Formula = dyn Fn(&Ctx) -> Result<Vec<Option<Tensor>>> + Send + Sync;
+/// Input gradients returned by a formula, one per input (inline for up
+/// to two inputs: no allocation per node in backward).
+pub(crate) type GradVec = SmallVec<[Option<Tensor>; 2]>;
+
+pub(crate) type Formula = dyn Fn(&Ctx) -> Result<GradVec> + Send + Sync;
 
 pub(crate) enum Kind {
     /// A recorded op: gradient formula over saved tensors.

@@ -294,7 +294,7 @@ pub(crate) fn empty_like_layout(
     like: Option<&Tensor>,
 ) -> Result<Tensor> {
     if let Some(t) = like {
-        if t.shape() == shape && !t.is_contiguous() && t.layout().is_dense() {
+        if !t.is_contiguous() && t.shape() == shape && t.layout().is_dense() {
             let n = crate::tensor::layout::checked_numel("empty", shape)?;
             let storage = crate::storage::Storage::new_uninit(n * dtype.size())?;
             let layout = Layout::new(shape.into(), t.stride().into(), 0);

@@ -188,18 +188,24 @@ impl Drop for AccessGuard<'_> {
 /// order so that concurrent kernels cannot deadlock.
 /// See Note [Storage access locks].
 pub fn lock_storages<'a>(reads: &[&'a Storage], writes: &[&'a Storage]) -> AccessGuard<'a> {
-    let mut all: smallvec::SmallVec<[(&'a StorageImpl, bool); 4]> = smallvec::SmallVec::new();
-    for s in reads {
-        all.push((&s.0, false));
+    // (address, write?) sorted writes-first per address; ops lock one to
+    // four storages, so an insertion sort over an inline array is cheapest.
+    let mut all: smallvec::SmallVec<[(usize, &'a StorageImpl, bool); 4]> = reads
+        .iter()
+        .map(|s| (&*s.0, false))
+        .chain(writes.iter().map(|s| (&*s.0, true)))
+        .map(|(s, w)| (s as *const StorageImpl as usize, s, w))
+        .collect();
+    for i in 1..all.len() {
+        let mut j = i;
+        while j > 0 && (all[j - 1].0, !all[j - 1].2) > (all[j].0, !all[j].2) {
+            all.swap(j - 1, j);
+            j -= 1;
+        }
     }
-    for s in writes {
-        all.push((&s.0, true));
-    }
-    all.sort_by_key(|(s, w)| (*s as *const StorageImpl as usize, !*w));
     let mut held: smallvec::SmallVec<[(&'a RawRwLock, bool); 4]> = smallvec::SmallVec::new();
     let mut last: usize = 0;
-    for (s, w) in all {
-        let addr = s as *const StorageImpl as usize;
+    for (addr, s, w) in all {
         if addr == last {
             continue; // already locked, in the strongest mode needed (sorted writes first)
         }

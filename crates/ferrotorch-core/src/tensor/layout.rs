@@ -24,7 +24,7 @@ impl Layout {
     pub fn contiguous(op: &str, sizes: &[usize]) -> Result<Layout> {
         checked_numel(op, sizes)?;
         Ok(Layout {
-            sizes: sizes.into(),
+            sizes: Dims::from_slice(sizes),
             strides: contiguous_strides(sizes),
             offset: 0,
         })
@@ -119,7 +119,7 @@ impl Layout {
 
 /// Row-major strides for `sizes` (size-0 and size-1 dims get stride as if 1).
 pub fn contiguous_strides(sizes: &[usize]) -> Dims {
-    let mut strides: Dims = SmallVec::from_elem(1, sizes.len());
+    let mut strides = Dims::from_slice(sizes);
     let mut acc = 1usize;
     for i in (0..sizes.len()).rev() {
         strides[i] = acc;

@@ -92,10 +92,10 @@ pub(crate) fn conv2d(
         "ConvolutionBackward0",
         &ins,
         y,
-        vec![Save::Tensor(x), Save::Tensor(w)],
+        smallvec::smallvec![Save::Tensor(x), Save::Tensor(w)],
         move |c: &Ctx| {
             let (g, x, w) = (c.grad(), c.saved(0), c.saved(1));
-            let mut out = vec![
+            let mut out = smallvec::smallvec![
                 want(c, 0, || {
                     // stride or dilation may leave more unreached rows
                     // than output_padding allows; add them by padding.
@@ -151,10 +151,10 @@ pub(crate) fn conv_transpose2d(
         "ConvolutionBackward0",
         &ins,
         y,
-        vec![Save::Tensor(x), Save::Tensor(w)],
+        smallvec::smallvec![Save::Tensor(x), Save::Tensor(w)],
         move |c: &Ctx| {
             let (g, x, w) = (c.grad(), c.saved(0), c.saved(1));
-            let mut out = vec![
+            let mut out = smallvec::smallvec![
                 want(c, 0, || {
                     let gx = g.conv2d(w, None, &p.stride, &p.padding, &p.dilation, p.groups)?;
                     fit(gx, &xs)

@@ -29,15 +29,15 @@ pub(crate) fn index_select(x: &Tensor, d: usize, index: &Tensor, y: Tensor) -> R
         "IndexSelectBackward0",
         &[x],
         y,
-        vec![Save::Tensor(index)],
+        smallvec::smallvec![Save::Tensor(index)],
         move |c: &Ctx| {
             let g = c.grad();
             let z = Tensor::zeros(&shape, g.dtype())?;
             if shape.is_empty() {
-                return Ok(vec![Some(g.reshape(&[])?)]);
+                return Ok(smallvec::smallvec![Some(g.reshape(&[])?)]);
             }
             let idx = slice_index(&c.saved(0).reshape(&[-1])?, d, g.shape())?;
-            Ok(vec![Some(z.scatter_add(d as i64, &idx, g)?)])
+            Ok(smallvec::smallvec![Some(z.scatter_add(d as i64, &idx, g)?)])
         },
     )
 }
@@ -52,10 +52,14 @@ pub(crate) fn gather(x: &Tensor, d: usize, index: &Tensor, y: Tensor) -> Result<
         "GatherBackward0",
         &[x],
         y,
-        vec![Save::Tensor(index)],
+        smallvec::smallvec![Save::Tensor(index)],
         move |c: &Ctx| {
             let z = Tensor::zeros(&shape, c.grad().dtype())?;
-            Ok(vec![Some(z.scatter_add(d as i64, c.saved(0), c.grad())?)])
+            Ok(smallvec::smallvec![Some(z.scatter_add(
+                d as i64,
+                c.saved(0),
+                c.grad()
+            )?)])
         },
     )
 }
@@ -95,7 +99,7 @@ pub(crate) fn scatter_reduce(
     // Save only what the mode's formula reads (more would make harmless
     // in-place updates of x or src fail the version check): the index
     // always; self, src and the result for amax/amin/prod.
-    let mut saves = vec![Save::Tensor(index)];
+    let mut saves = smallvec::smallvec![Save::Tensor(index)];
     if matches!(mode.as_str(), "amax" | "amin" | "prod") {
         saves.extend([Save::Tensor(x), Save::Tensor(src), Save::Output(0)]);
     }
@@ -109,11 +113,11 @@ pub(crate) fn scatter_reduce(
         };
         let zero_scattered = |t: &Tensor| t.scatter(di, idx, &Tensor::zeros(&[], t.dtype())?);
         Ok(match mode.as_str() {
-            "none" => vec![
+            "none" => smallvec::smallvec![
                 want(c, 0, || zero_scattered(g))?,
                 want(c, 1, || g.gather(di, idx))?,
             ],
-            "sum" => vec![
+            "sum" => smallvec::smallvec![
                 want(c, 0, || {
                     if include_self {
                         Ok(g.clone())
@@ -132,7 +136,7 @@ pub(crate) fn scatter_reduce(
                 )?;
                 let n = n.masked_fill(&n.eq(0.0)?, 1.0)?;
                 let gn = g.div(&n)?;
-                vec![
+                smallvec::smallvec![
                     want(c, 0, || {
                         if include_self {
                             Ok(gn.clone())
@@ -154,7 +158,7 @@ pub(crate) fn scatter_reduce(
                 let src_is = src.eq(&out.gather(di, idx)?)?.to_dtype(g.dtype())?;
                 let count = self_is.scatter_add(di, idx, &src_is)?;
                 let share = g.div(&count)?;
-                vec![
+                smallvec::smallvec![
                     want(c, 0, || share.mul(&self_is))?,
                     want(c, 1, || src_is.mul(&share.gather(di, idx)?))?,
                 ]
@@ -167,7 +171,7 @@ pub(crate) fn scatter_reduce(
                     "scatter_reduce(reduce='prod') backward with zeros in the input is not implemented"
                 );
                 let go = g.mul(out)?;
-                vec![
+                smallvec::smallvec![
                     want(c, 0, || {
                         if include_self {
                             go.div(xs)
@@ -204,12 +208,14 @@ pub(crate) fn masked_select(
         "MaskedSelectBackward0",
         &[x],
         y,
-        vec![Save::Tensor(&positions)],
+        smallvec::smallvec![Save::Tensor(&positions)],
         move |c: &Ctx| {
             let g = c.grad();
             let n: usize = shape.iter().product();
             let z = Tensor::zeros(&[n], g.dtype())?;
-            Ok(vec![Some(z.scatter_add(0, c.saved(0), g)?.reshape(&e)?)])
+            Ok(smallvec::smallvec![Some(
+                z.scatter_add(0, c.saved(0), g)?.reshape(&e)?
+            )])
         },
     )
 }
@@ -225,22 +231,28 @@ pub(crate) fn cat(tensors: &[Tensor], d: usize, y: Tensor) -> Result<Tensor> {
         .iter()
         .map(|t| (!(t.dim() == 1 && t.numel() == 0)).then(|| t.shape()[d]))
         .collect();
-    record1("CatBackward0", &ins, y, vec![], move |c: &Ctx| {
-        let g = c.grad();
-        let mut off = 0;
-        sizes
-            .iter()
-            .enumerate()
-            .map(|(i, s)| match s {
-                None => want(c, i, || Tensor::zeros(&[0], g.dtype())),
-                Some(n) => {
-                    let r = want(c, i, || g.narrow(d as i64, off as i64, *n));
-                    off += n;
-                    r
-                }
-            })
-            .collect()
-    })
+    record1(
+        "CatBackward0",
+        &ins,
+        y,
+        smallvec::smallvec![],
+        move |c: &Ctx| {
+            let g = c.grad();
+            let mut off = 0;
+            sizes
+                .iter()
+                .enumerate()
+                .map(|(i, s)| match s {
+                    None => want(c, i, || Tensor::zeros(&[0], g.dtype())),
+                    Some(n) => {
+                        let r = want(c, i, || g.narrow(d as i64, off as i64, *n));
+                        off += n;
+                        r
+                    }
+                })
+                .collect()
+        },
+    )
 }
 
 /// `x.index_put(indices, values, accumulate)` out of place: without
@@ -261,10 +273,10 @@ pub(crate) fn index_put(
         "IndexPutBackward0",
         &[x, values],
         y,
-        vec![],
+        smallvec::smallvec![],
         move |c: &Ctx| {
             let g = c.grad();
-            Ok(vec![
+            Ok(smallvec::smallvec![
                 want(c, 0, || {
                     if accumulate {
                         Ok(g.clone())
@@ -284,13 +296,19 @@ pub(crate) fn copy(old: &Tensor, src: &Tensor, y: Tensor) -> Result<Tensor> {
     if !needs_grad(&[old, src]) {
         return Ok(y);
     }
-    record1("CopyBackwards", &[old, src], y, vec![], move |c: &Ctx| {
-        let g = c.grad();
-        Ok(vec![
-            want(c, 0, || g.zeros_like())?,
-            want(c, 1, || Ok(g.clone()))?,
-        ])
-    })
+    record1(
+        "CopyBackwards",
+        &[old, src],
+        y,
+        smallvec::smallvec![],
+        move |c: &Ctx| {
+            let g = c.grad();
+            Ok(smallvec::smallvec![
+                want(c, 0, || g.zeros_like())?,
+                want(c, 1, || Ok(g.clone()))?,
+            ])
+        },
+    )
 }
 
 /// `t.fill_(v)` seen out of place: the old value gets no gradient.
@@ -298,7 +316,11 @@ pub(crate) fn fill(old: &Tensor, y: Tensor) -> Result<Tensor> {
     if !needs_grad(&[old]) {
         return Ok(y);
     }
-    record1("FillBackward0", &[old], y, vec![], |c: &Ctx| {
-        Ok(vec![Some(c.grad().zeros_like()?)])
-    })
+    record1(
+        "FillBackward0",
+        &[old],
+        y,
+        smallvec::smallvec![],
+        |c: &Ctx| Ok(smallvec::smallvec![Some(c.grad().zeros_like()?)]),
+    )
 }

@@ -112,7 +112,7 @@ fn rebase(this: &Tensor, res: &Tensor) -> Result<()> {
         "CopySlices",
         &[&old_base, res],
         base.detach(),
-        vec![],
+        smallvec::smallvec![],
         move |c: &Ctx| {
             let _g = mode::no_grad();
             let g = c.grad();
@@ -122,7 +122,7 @@ fn rebase(this: &Tensor, res: &Tensor) -> Result<()> {
             let region = buf.as_strided(vl.sizes(), vl.strides(), Some(vl.offset()))?;
             let g_res = region.deep_clone()?;
             region.fill_(0.0)?;
-            Ok(vec![Some(gb.contiguous()?), Some(g_res)])
+            Ok(smallvec::smallvec![Some(gb.contiguous()?), Some(g_res)])
         },
     )?;
     let nb = new_base.grad_fn().expect("recorded");
@@ -143,14 +143,14 @@ pub(crate) fn rederive_view(this: &Tensor, base: &Tensor) -> Result<()> {
         "AsStridedBackward0",
         &[base],
         this.detach(),
-        vec![],
+        smallvec::smallvec![],
         move |c: &Ctx| {
             let _g = mode::no_grad();
             let g = c.grad();
             let buf = Tensor::zeros(&[elems], g.dtype())?;
             buf.as_strided(vl.sizes(), vl.strides(), Some(vl.offset()))?
                 .copy_(g)?;
-            Ok(vec![Some(
+            Ok(smallvec::smallvec![Some(
                 buf.as_strided(bl.sizes(), bl.strides(), Some(bl.offset()))?
                     .contiguous()?,
             )])

@@ -21,7 +21,7 @@ pub(crate) fn matmul(name: &'static str, a: &Tensor, b: &Tensor, y: Tensor) -> R
         name,
         &[a, b],
         y,
-        vec![Save::Tensor(a), Save::Tensor(b)],
+        smallvec::smallvec![Save::Tensor(a), Save::Tensor(b)],
         move |c: &Ctx| {
             // lift 1-D operands to matrices, as matmul does, and the gradient with them
             let a = if da == 1 {
@@ -80,7 +80,7 @@ pub(crate) fn matmul(name: &'static str, a: &Tensor, b: &Tensor, y: Tensor) -> R
                     Ok(r)
                 }
             })?;
-            Ok(vec![ga, gb])
+            Ok(smallvec::smallvec![ga, gb])
         },
     )
 }

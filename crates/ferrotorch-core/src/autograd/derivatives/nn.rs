@@ -14,11 +14,11 @@ pub(crate) fn softmax(x: &Tensor, d: i64, y: Tensor) -> Result<Tensor> {
         "SoftmaxBackward0",
         &[x],
         y,
-        vec![Save::Output(0)],
+        smallvec::smallvec![Save::Output(0)],
         move |c: &Ctx| {
             let (g, y) = (c.grad(), c.saved(0));
             let s = g.mul(y)?.sum_dim(Some(&[d]), true, None)?;
-            Ok(vec![Some(y.mul(&g.sub(&s)?)?)])
+            Ok(smallvec::smallvec![Some(y.mul(&g.sub(&s)?)?)])
         },
     )
 }
@@ -32,11 +32,11 @@ pub(crate) fn log_softmax(x: &Tensor, d: i64, y: Tensor) -> Result<Tensor> {
         "LogSoftmaxBackward0",
         &[x],
         y,
-        vec![Save::Output(0)],
+        smallvec::smallvec![Save::Output(0)],
         move |c: &Ctx| {
             let (g, y) = (c.grad(), c.saved(0));
             let s = g.sum_dim(Some(&[d]), true, None)?;
-            Ok(vec![Some(g.sub(&y.exp()?.mul(&s)?)?)])
+            Ok(smallvec::smallvec![Some(g.sub(&y.exp()?.mul(&s)?)?)])
         },
     )
 }
@@ -56,7 +56,7 @@ pub(crate) fn elu(
         "EluBackward0",
         &[x],
         y,
-        vec![Save::Tensor(x)],
+        smallvec::smallvec![Save::Tensor(x)],
         move |c: &Ctx| {
             // scale for x > 0, else scale·alpha·input_scale·exp(input_scale·x);
             // exp of the clamped input, so the unused branch never
@@ -68,7 +68,7 @@ pub(crate) fn elu(
                 .exp()?
                 .mul(scale * alpha * input_scale)?;
             let d = crate::native::where_(&x.gt(0.0)?, scale, &neg)?;
-            Ok(vec![Some(c.grad().mul(&d)?)])
+            Ok(smallvec::smallvec![Some(c.grad().mul(&d)?)])
         },
     )
 }
@@ -81,7 +81,7 @@ pub(crate) fn gelu(x: &Tensor, tanh: bool, y: Tensor) -> Result<Tensor> {
         "GeluBackward0",
         &[x],
         y,
-        vec![Save::Tensor(x)],
+        smallvec::smallvec![Save::Tensor(x)],
         move |c: &Ctx| {
             let x = c.saved(0);
             let d = if tanh {
@@ -107,7 +107,7 @@ pub(crate) fn gelu(x: &Tensor, tanh: bool, y: Tensor) -> Result<Tensor> {
                     .mul(1.0 / (2.0 * std::f64::consts::PI).sqrt())?;
                 cdf.add(&x.mul(&pdf)?)?
             };
-            Ok(vec![Some(c.grad().mul(&d)?)])
+            Ok(smallvec::smallvec![Some(c.grad().mul(&d)?)])
         },
     )
 }
@@ -130,7 +130,7 @@ pub(crate) fn pool_indices(
         name,
         &[x],
         y,
-        vec![Save::Tensor(indices)],
+        smallvec::smallvec![Save::Tensor(indices)],
         move |ctx: &Ctx| {
             let g = ctx.grad().reshape(&[n, c, -1])?;
             let idx = ctx.saved(0).reshape(&[n, c, -1])?;
@@ -138,7 +138,9 @@ pub(crate) fn pool_indices(
                 &[n as usize, c as usize, (shape[2] * shape[3]) as usize],
                 g.dtype(),
             )?;
-            Ok(vec![Some(z.scatter_add(2, &idx, &g)?.reshape(&shape)?)])
+            Ok(smallvec::smallvec![Some(
+                z.scatter_add(2, &idx, &g)?.reshape(&shape)?
+            )])
         },
     )
 }
@@ -166,7 +168,11 @@ pub(crate) fn avg_pool(
     } else {
         "AvgPool2DBackward0"
     };
-    record1(name, &[x], y, vec![], move |c: &Ctx| {
-        Ok(vec![Some(avg_pool(pool.clone(), c.grad(), !transpose)?)])
+    record1(name, &[x], y, smallvec::smallvec![], move |c: &Ctx| {
+        Ok(smallvec::smallvec![Some(avg_pool(
+            pool.clone(),
+            c.grad(),
+            !transpose
+        )?)])
     })
 }

@@ -3,6 +3,7 @@
 //! number).
 
 use super::want;
+use crate::autograd::node::GradVec;
 use crate::autograd::node::Save;
 use crate::autograd::{needs_grad, record1, Ctx};
 use crate::error::Result;
@@ -92,10 +93,15 @@ pub(crate) fn unary(op: &'static str, x: &Tensor, y: Tensor) -> Result<Tensor> {
         super::node_name(op, 0),
         &[x],
         y,
-        vec![save],
+        smallvec::smallvec![save],
         move |c: &Ctx| {
             let s = c.saved(0);
-            Ok(vec![Some(unary_formula(op, c.grad(), s, s)?)])
+            Ok(smallvec::smallvec![Some(unary_formula(
+                op,
+                c.grad(),
+                s,
+                s
+            )?)])
         },
     )
 }
@@ -115,25 +121,19 @@ fn rhs(c: &Ctx, b: &B, idx: usize) -> Operand {
 }
 
 /// Gradients (for `a`, for `b`) of a binary op.
-fn binary_formula(
-    op: &str,
-    c: &Ctx,
-    a: &Tensor,
-    b: Operand,
-    y: &Tensor,
-) -> Result<Vec<Option<Tensor>>> {
+fn binary_formula(op: &str, c: &Ctx, a: &Tensor, b: Operand, y: &Tensor) -> Result<GradVec> {
     let g = c.grad();
     let bt = |dt| b.to_tensor(dt);
     Ok(match op {
-        "mul" => vec![want(c, 0, || g.mul(b.clone()))?, want(c, 1, || g.mul(a))?],
-        "div" => vec![
+        "mul" => smallvec::smallvec![want(c, 0, || g.mul(b.clone()))?, want(c, 1, || g.mul(a))?],
+        "div" => smallvec::smallvec![
             want(c, 0, || g.div(b.clone()))?,
             want(c, 1, || {
                 let bb = bt(g.dtype())?;
                 g.mul(a)?.div(bb.mul(&bb)?)?.neg()
             })?,
         ],
-        "pow" => vec![
+        "pow" => smallvec::smallvec![
             want(c, 0, || {
                 // b · a^(b-1), and 0 where b == 0 (so 0^0 has gradient 0)
                 let bb = bt(a.dtype())?;
@@ -151,7 +151,7 @@ fn binary_formula(
         "atan2" => {
             let bb = bt(a.dtype())?;
             let den = a.mul(a)?.add(bb.mul(&bb)?)?;
-            vec![
+            smallvec::smallvec![
                 want(c, 0, || g.mul(&bb)?.div(&den))?,
                 want(c, 1, || g.mul(a)?.neg()?.div(&den))?,
             ]
@@ -175,21 +175,21 @@ fn binary_formula(
             let ga =
                 crate::native::pointwise::where_(&tie, &half, g.mul(pick_a.to_dtype(g.dtype())?)?)?;
             let gb = crate::native::pointwise::where_(&tie, &half, g.sub(&ga)?)?;
-            vec![Some(ga), want(c, 1, || Ok(gb))?]
+            smallvec::smallvec![Some(ga), want(c, 1, || Ok(gb))?]
         }
-        "remainder" => vec![
+        "remainder" => smallvec::smallvec![
             Some(g.clone()),
             want(c, 1, || g.mul(a.div_mode(b.clone(), Some("floor"))?)?.neg())?,
         ],
-        "fmod" => vec![
+        "fmod" => smallvec::smallvec![
             Some(g.clone()),
             want(c, 1, || g.mul(a.div_mode(b.clone(), Some("trunc"))?)?.neg())?,
         ],
-        "hypot" => vec![
+        "hypot" => smallvec::smallvec![
             want(c, 0, || g.mul(a)?.div(y))?,
             want(c, 1, || g.mul(bt(a.dtype())?)?.div(y))?,
         ],
-        "copysign" => vec![
+        "copysign" => smallvec::smallvec![
             want(c, 0, || {
                 // ±1 where the sign changed or not; 0 at a == 0
                 let s = a.sign()?.mul(y.sign()?)?;
@@ -197,7 +197,7 @@ fn binary_formula(
             })?,
             want(c, 1, || g.zeros_like())?,
         ],
-        "xlogy" => vec![
+        "xlogy" => smallvec::smallvec![
             want(c, 0, || {
                 let bb = bt(a.dtype())?;
                 let d = bb.log()?;
@@ -241,9 +241,9 @@ pub(crate) fn binary(
     if matches!(op, "add" | "sub") {
         // nothing saved: the gradients are g and ±alpha·g
         let gb = if op == "sub" { -alpha } else { alpha };
-        return record1(name, inputs, y, vec![], move |c: &Ctx| {
+        return record1(name, inputs, y, smallvec::smallvec![], move |c: &Ctx| {
             let g = c.grad();
-            let mut r = vec![Some(g.clone()), want(c, 1, || g.mul(gb))?];
+            let mut r = smallvec::smallvec![Some(g.clone()), want(c, 1, || g.mul(gb))?];
             r.truncate(c.needs.len());
             Ok(r)
         });
@@ -255,13 +255,29 @@ pub(crate) fn binary(
         Operand::Scalar(s) => B::S(*s),
     };
     let uses_result = matches!(op, "pow" | "hypot" | "copysign");
-    let mut saves: Vec<Save<'_>> = inputs.iter().map(|t| Save::Tensor(t)).collect();
+    // mul and div read `a` only for b's gradient, and mul reads `b` only for
+    // a's: like PyTorch's generated code, save them only when that gradient
+    // is wanted (`y * 2.0` saves nothing). The formula then gets `g` in the
+    // unsaved operand's place, never read since its gradient isn't computed.
+    let b_wants = inputs.len() == 2 && needs_grad(&inputs[1..]);
+    let save_a = !matches!(op, "mul" | "div") || b_wants;
+    let save_b = inputs.len() == 2 && (op != "mul" || needs_grad(&inputs[..1]));
+    let mut saves: smallvec::SmallVec<[Save<'_>; 2]> = smallvec::SmallVec::new();
+    if save_a {
+        saves.push(Save::Tensor(a));
+    }
+    if save_b {
+        saves.push(Save::Tensor(inputs[1]));
+    }
     if uses_result {
         saves.push(Save::Output(0));
     }
     record1(name, inputs, y, saves, move |c: &Ctx| {
-        let a = c.saved(0);
-        let b = rhs(c, &bk, 1);
+        let a = if save_a { c.saved(0) } else { c.grad() };
+        let b = match bk {
+            B::T if !save_b => Operand::Tensor(c.grad().clone()),
+            _ => rhs(c, &bk, usize::from(save_a)),
+        };
         // `y` is only read by the ops that saved it
         let y = if uses_result {
             c.saved(c.saved.len() - 1)
@@ -300,33 +316,39 @@ pub(crate) fn clamp(
         _ => "ClampBackward1",
     };
     let n = inputs.len();
-    record1(name, &inputs, y, vec![Save::Tensor(x)], move |c: &Ctx| {
-        let x = c.saved(0);
-        let mut keep = Tensor::ones(x.shape(), crate::DType::Bool)?;
-        let mut lo_mask = None;
-        let mut hi_mask = None;
-        if let Some(l) = &lo {
-            let m = x.ge(l.clone())?;
-            lo_mask = Some(m.logical_not()?);
-            keep = keep.logical_and(&m)?;
-        }
-        if let Some(h) = &hi {
-            let m = x.le(h.clone())?;
-            hi_mask = Some(m.logical_not()?);
-            keep = keep.logical_and(&m)?;
-        }
-        let g = c.grad();
-        let mut out = vec![Some(g.mul(keep.to_dtype(g.dtype())?)?)];
-        // tensor bounds take the gradient where they clipped
-        for (bound, mask) in [(&lo, lo_mask), (&hi, hi_mask)] {
-            if let Some(Operand::Tensor(_)) = bound {
-                let m = mask.expect("bound present");
-                out.push(Some(g.mul(m.to_dtype(g.dtype())?)?));
+    record1(
+        name,
+        &inputs,
+        y,
+        smallvec::smallvec![Save::Tensor(x)],
+        move |c: &Ctx| {
+            let x = c.saved(0);
+            let mut keep = Tensor::ones(x.shape(), crate::DType::Bool)?;
+            let mut lo_mask = None;
+            let mut hi_mask = None;
+            if let Some(l) = &lo {
+                let m = x.ge(l.clone())?;
+                lo_mask = Some(m.logical_not()?);
+                keep = keep.logical_and(&m)?;
             }
-        }
-        out.truncate(n);
-        Ok(out)
-    })
+            if let Some(h) = &hi {
+                let m = x.le(h.clone())?;
+                hi_mask = Some(m.logical_not()?);
+                keep = keep.logical_and(&m)?;
+            }
+            let g = c.grad();
+            let mut out = smallvec::smallvec![Some(g.mul(keep.to_dtype(g.dtype())?)?)];
+            // tensor bounds take the gradient where they clipped
+            for (bound, mask) in [(&lo, lo_mask), (&hi, hi_mask)] {
+                if let Some(Operand::Tensor(_)) = bound {
+                    let m = mask.expect("bound present");
+                    out.push(Some(g.mul(m.to_dtype(g.dtype())?)?));
+                }
+            }
+            out.truncate(n);
+            Ok(out)
+        },
+    )
 }
 
 /// `polygamma(n, x)`: ψ⁽ⁿ⁺¹⁾.
@@ -338,8 +360,12 @@ pub(crate) fn polygamma(x: &Tensor, n: u32, y: Tensor) -> Result<Tensor> {
         "PolygammaBackward0",
         &[x],
         y,
-        vec![Save::Tensor(x)],
-        move |c: &Ctx| Ok(vec![Some(c.grad().mul(&c.saved(0).polygamma(n + 1)?)?)]),
+        smallvec::smallvec![Save::Tensor(x)],
+        move |c: &Ctx| {
+            Ok(smallvec::smallvec![Some(
+                c.grad().mul(&c.saved(0).polygamma(n + 1)?)?
+            )])
+        },
     )
 }
 
@@ -353,11 +379,11 @@ pub(crate) fn logit(x: &Tensor, eps: Option<f64>, y: Tensor) -> Result<Tensor> {
         "LogitBackward0",
         &[x],
         y,
-        vec![Save::Tensor(x)],
+        smallvec::smallvec![Save::Tensor(x)],
         move |c: &Ctx| {
             let x = c.saved(0);
             let gx = c.grad().div(&x.mul(&x.neg()?.add(1.0)?)?)?;
-            Ok(vec![Some(match eps {
+            Ok(smallvec::smallvec![Some(match eps {
                 Some(e) => gx.masked_fill(&x.lt(e)?.logical_or(&x.gt(1.0 - e)?)?, 0.0)?,
                 None => gx,
             })])
@@ -374,9 +400,9 @@ pub(crate) fn nan_to_num(x: &Tensor, y: Tensor) -> Result<Tensor> {
         "NanToNumBackward0",
         &[x],
         y,
-        vec![Save::Tensor(x)],
+        smallvec::smallvec![Save::Tensor(x)],
         |c: &Ctx| {
-            Ok(vec![Some(c.grad().masked_fill(
+            Ok(smallvec::smallvec![Some(c.grad().masked_fill(
                 &c.saved(0).isfinite()?.logical_not()?,
                 0.0,
             )?)])
@@ -389,10 +415,10 @@ pub(crate) fn lerp(a: &Tensor, b: &Tensor, w: &Tensor, y: Tensor) -> Result<Tens
     if !needs_grad(&[a, b, w]) {
         return Ok(y);
     }
-    let saves = vec![Save::Tensor(a), Save::Tensor(b), Save::Tensor(w)];
+    let saves = smallvec::smallvec![Save::Tensor(a), Save::Tensor(b), Save::Tensor(w)];
     record1("LerpBackward1", &[a, b, w], y, saves, |c: &Ctx| {
         let (g, a, b, w) = (c.grad(), c.saved(0), c.saved(1), c.saved(2));
-        Ok(vec![
+        Ok(smallvec::smallvec![
             want(c, 0, || g.mul(&w.neg()?.add(1.0)?))?,
             want(c, 1, || g.mul(w))?,
             want(c, 2, || g.mul(&b.sub(a)?))?,

@@ -64,9 +64,13 @@ pub(crate) fn sum_or_mean(
     };
     let count: usize = dims.iter().map(|&d| x.shape()[d]).product();
     let name = super::node_name(if mean { "mean" } else { "sum" }, overload);
-    record1(name, &[x], y, vec![], move |c: &Ctx| {
+    record1(name, &[x], y, smallvec::smallvec![], move |c: &Ctx| {
         let g = unreduce(c.grad(), &dims, keep, n)?.expand(&shape)?;
-        Ok(vec![Some(if mean { g.div(count as f64)? } else { g })])
+        Ok(smallvec::smallvec![Some(if mean {
+            g.div(count as f64)?
+        } else {
+            g
+        })])
     })
 }
 
@@ -88,7 +92,7 @@ pub(crate) fn extreme(
         name,
         &[x],
         y,
-        vec![Save::Tensor(x), Save::Output(0)],
+        smallvec::smallvec![Save::Tensor(x), Save::Output(0)],
         move |c: &Ctx| {
             let (x, y) = (c.saved(0), c.saved(1));
             let yb = unreduce(y, &dims, keep, n)?;
@@ -99,7 +103,7 @@ pub(crate) fn extreme(
                 mask.sum_dim(Some(&di), true, None)?
             };
             let g = unreduce(c.grad(), &dims, keep, n)?;
-            Ok(vec![Some(g.mul(&mask)?.div(&count)?)])
+            Ok(smallvec::smallvec![Some(g.mul(&mask)?.div(&count)?)])
         },
     )
 }
@@ -131,7 +135,7 @@ pub(crate) fn var_std_mean(
         name,
         &[x],
         &[&spread, &mean],
-        vec![Save::Tensor(x), Save::Output(0)],
+        smallvec::smallvec![Save::Tensor(x), Save::Output(0)],
         move |c: &Ctx| {
             let (x, s) = (c.saved(0), c.saved(1));
             let mut gs = unreduce(c.grad_at(0), &dims, keep, n)?;
@@ -145,7 +149,7 @@ pub(crate) fn var_std_mean(
             let gm = unreduce(c.grad_at(1), &dims, keep, n)?
                 .expand(&shape)?
                 .div(count as f64)?;
-            Ok(vec![Some(gv.add(&gm)?)])
+            Ok(smallvec::smallvec![Some(gv.add(&gm)?)])
         },
     )?;
     Ok((spread, mean))
@@ -161,11 +165,13 @@ pub(crate) fn logsumexp(x: &Tensor, dims: &[i64], keep: bool, y: Tensor) -> Resu
         "LogsumexpBackward0",
         &[x],
         y,
-        vec![Save::Tensor(x), Save::Output(0)],
+        smallvec::smallvec![Save::Tensor(x), Save::Output(0)],
         move |c: &Ctx| {
             let (x, y) = (c.saved(0), c.saved(1));
             let w = x.sub(&unreduce(y, &dims, keep, n)?)?.exp()?;
-            Ok(vec![Some(unreduce(c.grad(), &dims, keep, n)?.mul(&w)?)])
+            Ok(smallvec::smallvec![Some(
+                unreduce(c.grad(), &dims, keep, n)?.mul(&w)?
+            )])
         },
     )
 }
@@ -191,7 +197,7 @@ pub(crate) fn norm(
         "LinalgVectorNormBackward0",
         &[x],
         y,
-        vec![Save::Tensor(x), Save::Output(0)],
+        smallvec::smallvec![Save::Tensor(x), Save::Output(0)],
         move |c: &Ctx| {
             let (x, y) = (c.saved(0), c.saved(1));
             let g = unreduce(c.grad(), &dims, keep, n)?;
@@ -215,7 +221,7 @@ pub(crate) fn norm(
                 let scale = g.div(&yu.pow(p - 1.0)?)?.masked_fill(&zero, 0.0)?;
                 x.mul(&x.abs()?.pow(p - 2.0)?)?.mul(&scale)?
             };
-            Ok(vec![Some(gx)])
+            Ok(smallvec::smallvec![Some(gx)])
         },
     )
 }
@@ -265,13 +271,15 @@ pub(crate) fn prod(x: &Tensor, dims: Option<&[i64]>, keep: bool, y: Tensor) -> R
         name,
         &[x],
         y,
-        vec![Save::Tensor(x), Save::Output(0)],
+        smallvec::smallvec![Save::Tensor(x), Save::Output(0)],
         move |c: &Ctx| {
             let (x, y) = (c.saved(0), c.saved(1));
             let g = unreduce(c.grad(), &dims, keep, n)?;
             let has_zero = crate::autograd::with_no_grad(|| x.eq(0.0)?.any()?.item())?.to_bool();
             if !has_zero || n == 0 {
-                return Ok(vec![Some(g.mul(&unreduce(y, &dims, keep, n)?)?.div(x)?)]);
+                return Ok(smallvec::smallvec![Some(
+                    g.mul(&unreduce(y, &dims, keep, n)?)?.div(x)?
+                )]);
             }
             let (flat, inv) = dims_last(x, &dims)?;
             let others = product_of_others(&flat)?;
@@ -281,7 +289,7 @@ pub(crate) fn prod(x: &Tensor, dims: Option<&[i64]>, keep: bool, y: Tensor) -> R
                 .collect();
             sh.extend(dims.iter().map(|&d| x.shape()[d] as i64));
             let others = others.reshape(&sh)?.permute_dims(&inv)?;
-            Ok(vec![Some(g.mul(&others)?)])
+            Ok(smallvec::smallvec![Some(g.mul(&others)?)])
         },
     )
 }

@@ -17,9 +17,13 @@ pub(crate) fn cumsum(x: &Tensor, d: i64, y: Tensor) -> Result<Tensor> {
     if !needs_grad(&[x]) {
         return Ok(y);
     }
-    record1("CumsumBackward0", &[x], y, vec![], move |c: &Ctx| {
-        Ok(vec![Some(reverse_cumsum(c.grad(), d)?)])
-    })
+    record1(
+        "CumsumBackward0",
+        &[x],
+        y,
+        smallvec::smallvec![],
+        move |c: &Ctx| Ok(smallvec::smallvec![Some(reverse_cumsum(c.grad(), d)?)]),
+    )
 }
 
 /// `cumprod`. Without zeros, `revcumsum(g · y) / x`. A row whose first
@@ -34,13 +38,15 @@ pub(crate) fn cumprod(x: &Tensor, d: i64, y: Tensor) -> Result<Tensor> {
         "CumprodBackward0",
         &[x],
         y,
-        vec![Save::Tensor(x), Save::Output(0)],
+        smallvec::smallvec![Save::Tensor(x), Save::Output(0)],
         move |c: &Ctx| {
             let (g, x, y) = (c.grad(), c.saved(0), c.saved(1));
             let zeros_seen = x.eq(0.0)?.cumsum(d, Some(DType::I64))?;
             let before = zeros_seen.eq(0)?;
             if crate::autograd::with_no_grad(|| before.all()?.item())?.to_bool() {
-                return Ok(vec![Some(reverse_cumsum(&g.mul(y)?, d)?.div(x)?)]);
+                return Ok(smallvec::smallvec![Some(
+                    reverse_cumsum(&g.mul(y)?, d)?.div(x)?
+                )]);
             }
             let first = zeros_seen.eq(1)?.logical_and(&x.eq(0.0)?)?;
             let one = Tensor::ones(&[], x.dtype())?;
@@ -55,7 +61,7 @@ pub(crate) fn cumprod(x: &Tensor, d: i64, y: Tensor) -> Result<Tensor> {
                 .sum_dim(Some(&[d]), true, None)?
                 .mul(&head)?;
             let at_z = crate::native::pointwise::where_(&first, &at_z, &zero)?;
-            Ok(vec![Some(plain.add(&at_z)?)])
+            Ok(smallvec::smallvec![Some(plain.add(&at_z)?)])
         },
     )
 }
@@ -72,7 +78,7 @@ pub(crate) fn logcumsumexp(x: &Tensor, d: i64, y: Tensor) -> Result<Tensor> {
         "LogcumsumexpBackward0",
         &[x],
         y,
-        vec![Save::Tensor(x), Save::Output(0)],
+        smallvec::smallvec![Save::Tensor(x), Save::Output(0)],
         move |c: &Ctx| {
             let (g, x, y) = (c.grad(), c.saved(0), c.saved(1));
             let lowest = -g.dtype().finite_max().expect("gradients are floating");
@@ -83,7 +89,9 @@ pub(crate) fn logcumsumexp(x: &Tensor, d: i64, y: Tensor) -> Result<Tensor> {
                 let r = l.flip(&[d])?.logcumsumexp(d)?.flip(&[d])?;
                 r.add(x)?.exp()
             };
-            Ok(vec![Some(part(g.gt(0.0)?)?.sub(&part(g.lt(0.0)?)?)?)])
+            Ok(smallvec::smallvec![Some(
+                part(g.gt(0.0)?)?.sub(&part(g.lt(0.0)?)?)?
+            )])
         },
     )
 }

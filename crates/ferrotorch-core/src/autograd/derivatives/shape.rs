@@ -23,8 +23,8 @@ fn simple(
     if !needs_grad(&[x]) {
         return Ok(y);
     }
-    record1(name, &[x], y, vec![], move |c: &Ctx| {
-        Ok(vec![Some(f(c.grad())?)])
+    record1(name, &[x], y, smallvec::smallvec![], move |c: &Ctx| {
+        Ok(smallvec::smallvec![Some(f(c.grad())?)])
     })
 }
 
@@ -145,7 +145,7 @@ pub(crate) fn strided_view(name: &'static str, x: &Tensor, y: Tensor) -> Result<
     }
     let (xl, yl) = (x.layout().clone(), y.layout().clone());
     let elems = x.storage().nbytes() / x.element_size();
-    record1(name, &[x], y, vec![], move |c: &Ctx| {
+    record1(name, &[x], y, smallvec::smallvec![], move |c: &Ctx| {
         let g = c.grad();
         let buf = Tensor::zeros(&[elems], g.dtype())?;
         let region = buf.as_strided(yl.sizes(), yl.strides(), Some(yl.offset()))?;
@@ -153,7 +153,7 @@ pub(crate) fn strided_view(name: &'static str, x: &Tensor, y: Tensor) -> Result<
         let gx = buf
             .as_strided(xl.sizes(), xl.strides(), Some(xl.offset()))?
             .contiguous()?;
-        Ok(vec![Some(gx)])
+        Ok(smallvec::smallvec![Some(gx)])
     })
 }
 
@@ -176,7 +176,7 @@ pub(crate) fn select_by_indices(
         name,
         &[x],
         values,
-        vec![Save::Tensor(indices)],
+        smallvec::smallvec![Save::Tensor(indices)],
         move |c: &Ctx| {
             let (mut g, mut idx) = (c.grad().clone(), c.saved(0).clone());
             if !keepdim && !s.is_empty() {
@@ -185,9 +185,11 @@ pub(crate) fn select_by_indices(
             }
             let z = Tensor::zeros(&s, g.dtype())?;
             if s.is_empty() {
-                return Ok(vec![Some(g)]);
+                return Ok(smallvec::smallvec![Some(g)]);
             }
-            Ok(vec![Some(z.scatter_add(d as i64, &idx, &g)?)])
+            Ok(smallvec::smallvec![Some(
+                z.scatter_add(d as i64, &idx, &g)?
+            )])
         },
     )
 }
@@ -201,10 +203,10 @@ pub(crate) fn where_(cond: &Tensor, a: &Tensor, b: &Tensor, y: Tensor) -> Result
         "WhereBackward0",
         &[a, b],
         y,
-        vec![Save::Tensor(cond)],
+        smallvec::smallvec![Save::Tensor(cond)],
         move |c: &Ctx| {
             let (g, m) = (c.grad(), c.saved(0));
-            Ok(vec![
+            Ok(smallvec::smallvec![
                 want(c, 0, || g.masked_fill(&m.logical_not()?, 0.0))?,
                 want(c, 1, || g.masked_fill(m, 0.0))?,
             ])
@@ -229,10 +231,10 @@ pub(crate) fn masked_fill(
         "MaskedFillBackward0",
         &inputs,
         y,
-        vec![Save::Tensor(mask)],
+        smallvec::smallvec![Save::Tensor(mask)],
         move |c: &Ctx| {
             let (g, m) = (c.grad(), c.saved(0));
-            let mut out = vec![want(c, 0, || g.masked_fill(m, 0.0))?];
+            let mut out = smallvec::smallvec![want(c, 0, || g.masked_fill(m, 0.0))?];
             if n > 1 {
                 out.push(want(c, 1, || g.mul(m.to_dtype(g.dtype())?)?.sum())?);
             }

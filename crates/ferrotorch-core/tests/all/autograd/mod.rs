@@ -405,6 +405,36 @@ fn modifying_a_saved_tensor_is_caught_by_the_version_counter() {
 }
 
 #[test]
+fn mul_and_div_save_only_the_operands_their_gradients_read() {
+    // As in PyTorch: `a * 2.0` and `a / c` (c not requiring grad) save
+    // nothing of `a`, so changing `a` afterwards is harmless; `a * c` saves
+    // `c`, so changing `c` is caught.
+    let x = Tensor::from_vec(vec![1.0f64, 2.0], &[2])
+        .unwrap()
+        .requires_grad_(true)
+        .unwrap();
+    let c = Tensor::from_vec(vec![3.0f64, 4.0], &[2]).unwrap();
+    let a = x.mul(1.0).unwrap();
+    let by_number = a.mul(2.0).unwrap();
+    let by_tensor = a.div(&c).unwrap();
+    a.add_(1.0).unwrap();
+    by_number
+        .add(&by_tensor)
+        .unwrap()
+        .sum()
+        .unwrap()
+        .backward()
+        .unwrap();
+    assert_eq!(v(&x.grad().unwrap()), vec![2.0 + 1.0 / 3.0, 2.0 + 0.25]);
+
+    let a = x.mul(1.0).unwrap();
+    let y = a.mul(&c).unwrap();
+    c.add_(1.0).unwrap();
+    let e = y.sum().unwrap().backward().unwrap_err();
+    assert!(e.message().contains("is at version 1; expected version 0"));
+}
+
+#[test]
 fn in_place_ops_on_views_of_non_leaves_give_pytorchs_gradients() {
     // y = x * 2; y[1:3] *= 3; y.sum().backward()  ->  x.grad = [2, 6, 6, 2]
     let x = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], &[4])
