@@ -1,5 +1,6 @@
 //! Convolutions: `conv1d`, `conv2d`, `conv_transpose2d` (stride, padding,
-//! dilation, groups), by im2col/col2im around the GEMM.
+//! dilation, groups), by im2col/col2im around the GEMM, or for stride-1 f32
+//! convolutions by the direct kernel (`conv_direct`).
 //!
 //! Half types compute in f32. Unbatched inputs (`[C, H, W]`) are accepted
 //! as in PyTorch.
@@ -14,12 +15,12 @@ use ferrotorch_kernels::parallel;
 
 /// Convolution geometry for one spatial dim.
 #[derive(Clone, Copy)]
-struct Dim {
-    input: usize,
-    kernel: usize,
-    stride: usize,
-    pad: usize,
-    dil: usize,
+pub(super) struct Dim {
+    pub(super) input: usize,
+    pub(super) kernel: usize,
+    pub(super) stride: usize,
+    pub(super) pad: usize,
+    pub(super) dil: usize,
 }
 
 impl Dim {
@@ -96,14 +97,14 @@ fn im2col<T: Copy + Default>(
 
 /// Shape of a 2-D convolution once its arguments are checked.
 #[derive(Clone, Copy)]
-struct Geometry {
-    groups: usize,
-    cg: usize,
-    og: usize,
-    hd: Dim,
-    wd: Dim,
-    ho: usize,
-    wo: usize,
+pub(super) struct Geometry {
+    pub(super) groups: usize,
+    pub(super) cg: usize,
+    pub(super) og: usize,
+    pub(super) hd: Dim,
+    pub(super) wd: Dim,
+    pub(super) ho: usize,
+    pub(super) wo: usize,
 }
 
 /// # Note [Convolution tiles]
@@ -428,6 +429,9 @@ impl Tensor {
         };
         match work {
             DType::F64 => conv_images::<f64>(&x, &wt, b.as_ref(), &out, geo)?,
+            _ if super::conv_direct::applies(&geo) => {
+                super::conv_direct::conv_images(&x, &wt, b.as_ref(), &out, geo)?
+            }
             _ => conv_images::<f32>(&x, &wt, b.as_ref(), &out, geo)?,
         }
         out.to_dtype(dt)
