@@ -79,23 +79,35 @@ impl Image<'_> {
         (self.ho * self.wp).div_ceil(NR)
     }
 
-    /// Compute tiles `tiles` for all output channels into `out`
+    /// Channel blocks of `MR` output channels.
+    pub fn blocks(&self) -> usize {
+        self.og.div_ceil(MR)
+    }
+
+    /// Compute tiles `tiles` of channel blocks `blocks` into `out`
     /// (`[og, ho, wo]`, rows `wo` apart, channels `ho·wo` apart), starting
     /// every output channel from `bias` (zeros when `None`).
     ///
     /// # Safety
     /// `out` must be valid for writes of `og·ho·wo` elements, and no other
-    /// thread may write the positions of these tiles. `xpad` must satisfy
+    /// thread may write these tiles of these channels. `xpad` must satisfy
     /// the contract of [`Image::xpad`] for `offsets`.
-    pub unsafe fn run(&self, tiles: std::ops::Range<usize>, bias: Option<&[f32]>, out: *mut f32) {
+    pub unsafe fn run(
+        &self,
+        tiles: std::ops::Range<usize>,
+        blocks: std::ops::Range<usize>,
+        bias: Option<&[f32]>,
+        out: *mut f32,
+    ) {
         assert!(available(), "direct convolution needs AVX-512F");
         let k = self.offsets.len();
         let max_off = self.offsets.iter().copied().max().unwrap_or(0);
         // the last tile reads up to `end·NR + max_off - 1`
         assert!(tiles.end * NR + max_off <= self.xpad.len());
         assert!(self.wpack.len() >= self.og.div_ceil(MR) * k * MR);
+        assert!(blocks.end <= self.blocks());
         #[cfg(target_arch = "x86_64")]
-        for b in 0..self.og.div_ceil(MR) {
+        for b in blocks {
             for t in tiles.clone() {
                 let p0 = t * NR;
                 let mut init = [0.0f32; MR];

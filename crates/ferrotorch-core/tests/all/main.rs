@@ -7,7 +7,7 @@
 //! tests that seed the global generator share [`rng_lock`].
 
 mod autograd;
-mod convolution;
+mod nn_kernels;
 mod printing;
 mod random;
 mod reference_ops;

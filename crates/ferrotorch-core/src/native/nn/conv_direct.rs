@@ -1,7 +1,7 @@
 //! Stride-1 f32 convolutions by the direct kernel
 //! (`ferrotorch_kernels::conv`, Note [Direct convolution]): each task pads
 //! one image (one group) into a scratch buffer and computes a range of its
-//! output tiles for every output channel.
+//! output channels (all of them when there are as many images as threads).
 
 use super::conv::Geometry;
 use crate::dtype::DType;
@@ -78,10 +78,12 @@ pub(super) fn conv_images(
         .map(|g| direct::pack_weights(&ws[g * og * k..][..og * k], og, k))
         .collect();
     let tiles = (ho * wp).div_ceil(NR);
-    // Enough tasks for every thread even at batch 1.
+    let blocks = og.div_ceil(MR);
+    // Enough tasks for every thread even at batch 1: then each image is
+    // split by channel blocks (its tiles can be too few to share evenly).
     let chunks = parallel::get_num_threads()
         .div_ceil(n * groups)
-        .clamp(1, tiles.max(1));
+        .clamp(1, blocks);
     let tasks = n * groups * chunks;
     let (img_len, out_len) = (cg * groups * hh * ww, og * groups * ho * wo);
     let out_ptr = out.data_ptr() as usize;
@@ -110,12 +112,13 @@ pub(super) fn conv_images(
                 ho,
                 wo,
             };
-            let (t0, t1) = (c * tiles / chunks, (c + 1) * tiles / chunks);
-            // SAFETY: this task alone writes these tiles of image `b`,
+            let (c0, c1) = (c * blocks / chunks, (c + 1) * blocks / chunks);
+            // SAFETY: this task alone writes these channels of image `b`,
             // group `g`; the block is inside `out`.
             unsafe {
                 im.run(
-                    t0..t1,
+                    0..tiles,
+                    c0..c1,
                     bs.map(|bv| &bv[g * og..][..og]),
                     (out_ptr as *mut f32).add(b * out_len + g * og * ho * wo),
                 )

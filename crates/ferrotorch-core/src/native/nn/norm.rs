@@ -6,6 +6,7 @@
 use crate::dispatch::Registry;
 use crate::dtype::DType;
 use crate::error::Result;
+use crate::native::iter::map_ternary;
 use crate::tensor::Tensor;
 
 /// Reshape a per-channel `[C]` tensor to broadcast over `[N, C, *]`.
@@ -94,6 +95,40 @@ impl Tensor {
             }
         };
         let inv = var.add(eps)?.rsqrt()?;
+        if !training && running.is_some() {
+            // Eval with running statistics: an affine map per channel,
+            // folded into one pass, y = x·scale + (bias - mean·scale).
+            let scale = match weight {
+                Some(w) => inv.mul(w)?,
+                None => inv,
+            };
+            let shift = match bias {
+                Some(b) => b.sub(&mean.mul(&scale)?)?,
+                None => mean.mul(&scale)?.neg()?,
+            };
+            let (scale, shift) = (per_channel(&scale, nd)?, per_channel(&shift, nd)?);
+            let grads = [Some(&x), weight, bias];
+            let ins: Vec<&Tensor> = grads.into_iter().flatten().collect();
+            let y = if crate::autograd::needs_grad(&ins) {
+                x.mul(&scale)?.add(&shift)?
+            } else {
+                let dt = x.dtype();
+                let (scale, shift) = (scale.to_dtype(dt)?, shift.to_dtype(dt)?);
+                let out = Tensor::empty(x.shape(), dt)?;
+                match dt {
+                    DType::F64 => {
+                        map_ternary::<f64, f64, f64, f64>(&x, &scale, &shift, &out, |v, a, b| {
+                            v * a + b
+                        })
+                    }
+                    _ => map_ternary::<f32, f32, f32, f32>(&x, &scale, &shift, &out, |v, a, b| {
+                        v * a + b
+                    }),
+                }
+                out
+            };
+            return y.to_dtype(self.dtype());
+        }
         let mut y = x
             .sub(&per_channel(&mean, nd)?)?
             .mul(&per_channel(&inv, nd)?)?;

@@ -160,6 +160,58 @@ fn per_plane(
     Ok((out.to_dtype(x.dtype())?, idx))
 }
 
+/// Max pooling of a contiguous f32 `[N, C, H, W]` batch, values only
+/// (the no-grad path of `max_pool2d`): same window walk and NaN rule as
+/// [`Tensor::max_pool2d_with_indices`], planes shared over the threads.
+fn max_values_f32(x: &Tensor, win: &Window) -> Result<Tensor> {
+    let (n, c, h, w) = (x.shape()[0], x.shape()[1], x.shape()[2], x.shape()[3]);
+    let [ho, wo] = win.out;
+    let out = Tensor::empty(&[n, c, ho, wo], crate::DType::F32)?;
+    let guard = crate::storage::lock_storages(&[x.storage()], &[out.storage()]);
+    let (xp, op) = (x.data_ptr() as usize, out.data_ptr() as usize);
+    parallel::parallel_for(n * c, 1.max(4096 / (h * w).max(1)), |r| {
+        for p in r {
+            // SAFETY: x is contiguous and locked, out is fresh; plane p of
+            // out is written by this task only.
+            let (src, dst) = unsafe {
+                (
+                    std::slice::from_raw_parts((xp as *const f32).add(p * h * w), h * w),
+                    std::slice::from_raw_parts_mut((op as *mut f32).add(p * ho * wo), ho * wo),
+                )
+            };
+            for oh in 0..ho {
+                let rows: smallvec::SmallVec<[usize; 8]> = (0..win.k[0])
+                    .map(|ki| (oh * win.s[0] + ki * win.d[0]) as isize - win.p[0] as isize)
+                    .filter(|&ih| ih >= 0 && ih < h as isize)
+                    .map(|ih| ih as usize * w)
+                    .collect();
+                for ow in 0..wo {
+                    let mut best = f32::NEG_INFINITY;
+                    'win: for &row in &rows {
+                        for kj in 0..win.k[1] {
+                            let iw = (ow * win.s[1] + kj * win.d[1]) as isize - win.p[1] as isize;
+                            if iw < 0 || iw >= w as isize {
+                                continue;
+                            }
+                            let v = src[row + iw as usize];
+                            if v.is_nan() {
+                                best = v;
+                                break 'win;
+                            }
+                            if v > best {
+                                best = v;
+                            }
+                        }
+                    }
+                    dst[oh * wo + ow] = best;
+                }
+            }
+        }
+    });
+    drop(guard);
+    Ok(out)
+}
+
 /// One averaging window of an output position: rows `h0..h1`, columns
 /// `w0..w1`, and the divisor.
 struct AvgWindow {
@@ -306,6 +358,23 @@ impl Tensor {
         dilation: &[usize],
         ceil_mode: bool,
     ) -> Result<Tensor> {
+        if self.dtype() == crate::DType::F32
+            && (self.dim() == 4 || self.dim() == 3)
+            && !crate::autograd::needs_grad(&[self])
+        {
+            // Nothing to differentiate: f32 values only, no indices.
+            let (x, unb) = batched("max_pool2d", self)?;
+            let win = Window::new(
+                "max_pool2d",
+                &x,
+                kernel_size,
+                stride,
+                padding,
+                dilation,
+                ceil_mode,
+            )?;
+            return unbatch(max_values_f32(&x.contiguous()?, &win)?, unb);
+        }
         Ok(self
             .max_pool2d_with_indices(kernel_size, stride, padding, dilation, ceil_mode)?
             .0)

@@ -1,0 +1,223 @@
+//! The f32 fast paths of the nn kernels against direct f64 loops.
+//!
+//! conv2d, over geometries that take each of its f32 paths: the direct stride-1 kernel (Note [Direct convolution]) with
+//! padding, dilation, groups, bias, channel counts that are not a multiple
+//! of its block, images narrower than its tile, and batch 1; and the
+//! im2col + GEMM path (strides, few output channels, small maps). Max
+//! pooling without gradients (values only, in f32) and batch norm in eval
+//! (one folded affine pass).
+
+use ferrotorch_core::{DType, Tensor};
+
+/// Deterministic values in [-0.5, 0.5).
+fn filled(shape: &[usize], seed: usize) -> (Tensor, Vec<f64>) {
+    let n: usize = shape.iter().product();
+    let v: Vec<f64> = (0..n)
+        .map(|i| ((i * 7919 + seed * 104_729) % 1000) as f64 / 1000.0 - 0.5)
+        .collect();
+    let t = Tensor::from_vec(v.iter().map(|&x| x as f32).collect::<Vec<f32>>(), shape).unwrap();
+    (t, v)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn reference(
+    x: &[f64],
+    [n, c, h, w]: [usize; 4],
+    wt: &[f64],
+    [o, kh, kw]: [usize; 3],
+    bias: Option<&[f64]>,
+    stride: usize,
+    pad: [usize; 2],
+    dil: usize,
+    groups: usize,
+) -> (Vec<f64>, [usize; 4]) {
+    let ho = (h + 2 * pad[0] - dil * (kh - 1) - 1) / stride + 1;
+    let wo = (w + 2 * pad[1] - dil * (kw - 1) - 1) / stride + 1;
+    let (cg, og) = (c / groups, o / groups);
+    let mut out = vec![0.0; n * o * ho * wo];
+    for b in 0..n {
+        for co in 0..o {
+            let g = co / og;
+            for oh in 0..ho {
+                for ow in 0..wo {
+                    let mut s = bias.map_or(0.0, |bv| bv[co]);
+                    for ci in 0..cg {
+                        for i in 0..kh {
+                            for j in 0..kw {
+                                let ih = (oh * stride + i * dil) as isize - pad[0] as isize;
+                                let iw = (ow * stride + j * dil) as isize - pad[1] as isize;
+                                if ih < 0 || iw < 0 || ih >= h as isize || iw >= w as isize {
+                                    continue;
+                                }
+                                let xi =
+                                    ((b * c + g * cg + ci) * h + ih as usize) * w + iw as usize;
+                                s += x[xi] * wt[((co * cg + ci) * kh + i) * kw + j];
+                            }
+                        }
+                    }
+                    out[((b * o + co) * ho + oh) * wo + ow] = s;
+                }
+            }
+        }
+    }
+    (out, [n, o, ho, wo])
+}
+
+#[test]
+fn conv2d_matches_a_direct_loop_on_every_path() {
+    // (input [n, c, h, w], out channels, kernel [kh, kw], stride, padding, dilation, groups, bias)
+    #[allow(clippy::type_complexity)]
+    let cases: &[(
+        [usize; 4],
+        usize,
+        [usize; 2],
+        usize,
+        [usize; 2],
+        usize,
+        usize,
+        bool,
+    )] = &[
+        ([2, 16, 20, 20], 16, [3, 3], 1, [1, 1], 1, 1, true), // direct
+        ([1, 8, 23, 17], 24, [3, 3], 1, [1, 1], 1, 1, false), // direct, batch 1
+        ([3, 5, 30, 40], 15, [5, 3], 1, [2, 0], 1, 1, true),  // direct, odd channels
+        ([2, 8, 30, 30], 16, [3, 3], 1, [2, 2], 2, 1, false), // direct, dilation
+        ([2, 16, 16, 16], 32, [3, 3], 1, [1, 1], 1, 2, true), // direct, groups
+        ([2, 12, 15, 15], 16, [1, 1], 1, [0, 0], 1, 1, true), // direct, 1x1
+        ([2, 8, 17, 17], 16, [3, 3], 2, [1, 1], 1, 1, true),  // GEMM: stride 2
+        ([2, 6, 12, 12], 2, [3, 3], 1, [1, 1], 1, 1, false),  // GEMM: few channels
+        ([1, 32, 5, 5], 64, [3, 3], 1, [1, 1], 1, 1, true),   // GEMM: small map
+    ];
+    for (i, &(shape, o, [kh, kw], stride, pad, dil, groups, with_bias)) in cases.iter().enumerate()
+    {
+        let (x, xv) = filled(&shape, i);
+        let (w, wv) = filled(&[o, shape[1] / groups, kh, kw], i + 100);
+        let (b, bv) = filled(&[o], i + 200);
+        let y = x
+            .conv2d(&w, with_bias.then_some(&b), &[stride], &pad, &[dil], groups)
+            .unwrap();
+        let (want, want_shape) = reference(
+            &xv,
+            shape,
+            &wv,
+            [o, kh, kw],
+            with_bias.then_some(bv.as_slice()),
+            stride,
+            pad,
+            dil,
+            groups,
+        );
+        assert_eq!(y.shape(), want_shape, "case {i}");
+        let got = y.to_dtype(DType::F64).unwrap().to_vec_f64().unwrap();
+        let err = got
+            .iter()
+            .zip(&want)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+        assert!(err < 1e-4, "case {i}: max error {err}");
+    }
+}
+
+#[test]
+fn max_pool2d_without_grad_matches_a_direct_loop() {
+    // (input [n, c, h, w], kernel, stride, padding, dilation, ceil_mode)
+    #[allow(clippy::type_complexity)]
+    let cases: &[(
+        [usize; 4],
+        [usize; 2],
+        [usize; 2],
+        [usize; 2],
+        [usize; 2],
+        bool,
+    )] = &[
+        ([2, 3, 12, 12], [3, 3], [2, 2], [1, 1], [1, 1], false),
+        ([1, 2, 9, 11], [2, 3], [2, 1], [0, 1], [1, 1], true),
+        ([1, 1, 10, 10], [3, 2], [1, 2], [1, 0], [2, 2], false),
+    ];
+    for (i, &(shape, k, s, p, d, ceil)) in cases.iter().enumerate() {
+        let (_, mut xv) = filled(&shape, i);
+        // a NaN in the first plane propagates to every window that sees it
+        xv[5] = f64::NAN;
+        let x =
+            Tensor::from_vec(xv.iter().map(|&v| v as f32).collect::<Vec<f32>>(), &shape).unwrap();
+        let y = x.max_pool2d(&k, &s, &p, &d, ceil).unwrap();
+        let [n, c, h, w] = shape;
+        let (ho, wo) = (y.shape()[2], y.shape()[3]);
+        // output sizes as PyTorch computes them
+        let len = |inp: usize, k: usize, s: usize, p: usize, d: usize| {
+            let num = inp + 2 * p - d * (k - 1) - 1;
+            let mut o = if ceil { num.div_ceil(s) } else { num / s } + 1;
+            if ceil && (o - 1) * s >= inp + p {
+                o -= 1;
+            }
+            o
+        };
+        assert_eq!(
+            (ho, wo),
+            (
+                len(h, k[0], s[0], p[0], d[0]),
+                len(w, k[1], s[1], p[1], d[1])
+            )
+        );
+        let got = y.to_dtype(DType::F64).unwrap().to_vec_f64().unwrap();
+        for b in 0..n * c {
+            for oh in 0..ho {
+                for ow in 0..wo {
+                    let mut want = f64::NEG_INFINITY;
+                    for ki in 0..k[0] {
+                        for kj in 0..k[1] {
+                            let ih = (oh * s[0] + ki * d[0]) as isize - p[0] as isize;
+                            let iw = (ow * s[1] + kj * d[1]) as isize - p[1] as isize;
+                            if ih >= 0 && iw >= 0 && (ih as usize) < h && (iw as usize) < w {
+                                let v = xv[b * h * w + ih as usize * w + iw as usize];
+                                if v.is_nan() || want.is_nan() {
+                                    want = f64::NAN;
+                                } else {
+                                    want = want.max(v);
+                                }
+                            }
+                        }
+                    }
+                    let g = got[(b * ho + oh) * wo + ow];
+                    assert!(
+                        (g.is_nan() && want.is_nan()) || (g - want).abs() < 1e-6,
+                        "case {i}: plane {b} ({oh}, {ow}): {g} vs {want}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn batch_norm_in_eval_is_the_running_statistics_affine_map() {
+    let (x, xv) = filled(&[2, 3, 4, 5], 1);
+    let (mean, mv) = filled(&[3], 2);
+    let var_v = [0.5f64, 1.5, 2.0];
+    let var =
+        Tensor::from_vec(var_v.iter().map(|&v| v as f32).collect::<Vec<f32>>(), &[3]).unwrap();
+    let (w, wv) = filled(&[3], 3);
+    let (b, bv) = filled(&[3], 4);
+    let eps = 1e-5;
+    for affine in [true, false] {
+        let (wo, bo) = if affine {
+            (Some(&w), Some(&b))
+        } else {
+            (None, None)
+        };
+        let y = x
+            .batch_norm(Some(&mean), Some(&var), wo, bo, false, 0.1, eps)
+            .unwrap();
+        let got = y.to_dtype(DType::F64).unwrap().to_vec_f64().unwrap();
+        for (i, (&g, &xi)) in got.iter().zip(&xv).enumerate() {
+            let ch = (i / 20) % 3;
+            let mut want = (xi - mv[ch]) / (var_v[ch] + eps).sqrt();
+            if affine {
+                want = want * wv[ch] + bv[ch];
+            }
+            assert!(
+                (g - want).abs() < 1e-5,
+                "affine {affine}, element {i}: {g} vs {want}"
+            );
+        }
+    }
+}
