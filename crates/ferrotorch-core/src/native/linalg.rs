@@ -377,7 +377,67 @@ impl Tensor {
         beta: impl Into<Scalar>,
         alpha: impl Into<Scalar>,
     ) -> Result<Tensor> {
-        add_scaled("addmm", self, mat1.mm(mat2)?, beta.into(), alpha.into())
+        let (beta, alpha) = (beta.into(), alpha.into());
+        let fused = matches!(self.dtype(), DType::F32 | DType::F64)
+            && self.dtype() == mat1.dtype()
+            && self.dtype() == mat2.dtype()
+            && beta.to_f64() != 0.0;
+        if !fused {
+            return add_scaled("addmm", self, mat1.mm(mat2)?, beta, alpha);
+        }
+        let ins = [self, mat1, mat2];
+        let y = crate::autograd::raw(&ins, || self.addmm_impl(mat1, mat2, beta, alpha))?;
+        crate::autograd::derivatives::linalg::addmm(self, mat1, mat2, beta, alpha, y)
+    }
+
+    /// One GEMM into an output pre-filled with `self` broadcast (the bias
+    /// of a linear layer): no separate product tensor, one pass.
+    fn addmm_impl(
+        &self,
+        mat1: &Tensor,
+        mat2: &Tensor,
+        beta: Scalar,
+        alpha: Scalar,
+    ) -> Result<Tensor> {
+        for (name, t) in [("mat1", mat1), ("mat2", mat2)] {
+            crate::ensure!(
+                t.dim() == 2,
+                Runtime,
+                "addmm: {name} must be a matrix, got {}-D",
+                t.dim()
+            );
+        }
+        if mat1.shape()[1] != mat2.shape()[0] {
+            return Err(shape_err(
+                "addmm",
+                mat1.shape(),
+                mat2.shape(),
+                mat1.shape()[1],
+                mat2.shape()[0],
+            ));
+        }
+        let shape = [mat1.shape()[0], mat2.shape()[1]];
+        let s = broadcast_shapes(self.shape(), &shape).map_err(|e| e.context("addmm"))?;
+        crate::ensure!(
+            s.as_slice() == shape,
+            Runtime,
+            "addmm: self of shape {:?} cannot be broadcast to the product's shape {:?}",
+            self.shape(),
+            shape
+        );
+        let out = Tensor::empty(&shape, self.dtype())?;
+        crate::tensor::data::copy_cast(self, &out);
+        if mat1.shape()[1] == 0 {
+            return out.mul(beta);
+        }
+        batched_gemm(
+            &mat1.unsqueeze(0)?,
+            &mat2.unsqueeze(0)?,
+            &out.unsqueeze(0)?,
+            alpha,
+            beta,
+        )?;
+        Ok(out)
     }
 
     /// `beta * self + alpha * bmm(batch1, batch2)` (`torch.baddbmm`).

@@ -378,3 +378,31 @@ fn bad_inputs_get_pytorchs_errors() {
     assert!(Reduction::parse("avg").is_err());
     assert_eq!(Reduction::parse("sum").unwrap(), Reduction::Sum);
 }
+
+#[test]
+fn linear_on_a_matrix_is_one_addmm_with_contiguous_parameter_gradients() {
+    // As in PyTorch: F.linear(x, w, b) on a 2-D input records AddmmBackward0,
+    // and w.grad comes back contiguous (Note [Gradient layout]).
+    let x = Tensor::from_vec(vec![1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]).unwrap();
+    let w = Tensor::from_vec(vec![0.5f64, -1.0, 2.0, 1.5, 0.25, -0.5], &[2, 3])
+        .unwrap()
+        .requires_grad_(true)
+        .unwrap();
+    let b = Tensor::from_vec(vec![0.1f64, -0.2], &[2])
+        .unwrap()
+        .requires_grad_(true)
+        .unwrap();
+    let y = F::linear(&x, &w, Some(&b)).unwrap();
+    assert_eq!(y.grad_fn().unwrap().name(), "AddmmBackward0");
+    // y = x wᵀ + b: [[4.6, 0.3], [9.1, 4.05]]
+    let want = [4.6, 0.3, 9.1, 4.05];
+    for (g, w) in y.to_vec_f64().unwrap().iter().zip(want) {
+        assert!((g - w).abs() < 1e-12, "{g} vs {w}");
+    }
+    y.sum().unwrap().backward().unwrap();
+    let gw = w.grad().unwrap();
+    assert!(gw.is_contiguous(), "{:?} {:?}", gw.shape(), gw.stride());
+    // d sum / d w[o, i] = Σ_n x[n, i]; d sum / d b = batch size
+    assert_eq!(gw.to_vec_f64().unwrap(), vec![5.0, 7.0, 9.0, 5.0, 7.0, 9.0]);
+    assert_eq!(b.grad().unwrap().to_vec_f64().unwrap(), vec![2.0, 2.0]);
+}
