@@ -452,7 +452,7 @@ fn call_formula(
 fn accumulate_grad(leaf: &Tensor, g: Tensor, create_graph: bool) -> Result<()> {
     leaf.0.autograd.with(|m| -> Result<()> {
         m.grad = Some(match m.grad.take() {
-            None if create_graph => g,
+            None if create_graph || stealable(&g, leaf) => g,
             None => g.deep_clone()?,
             Some(prev) if create_graph => prev.add(&g)?,
             Some(prev) => {
@@ -476,6 +476,23 @@ fn accumulate_grad(leaf: &Tensor, g: Tensor, create_graph: bool) -> Result<()> {
         h(leaf)?;
     }
     Ok(())
+}
+
+/// Whether a gradient can become the leaf's `.grad` as it is, instead of a
+/// copy (PyTorch's AccumulateGrad does the same): nothing else holds the
+/// tensor or its storage, it requires no grad, and it is laid out like a
+/// fresh contiguous tensor of the leaf's shape and dtype, so `.grad` can
+/// never alias memory that someone else reads or writes.
+fn stealable(g: &Tensor, leaf: &Tensor) -> bool {
+    Arc::strong_count(&g.0) == 1
+        && Arc::weak_count(&g.0) == 0
+        && g.storage().use_count() == 1
+        && g.0.base.is_none()
+        && !g.requires_grad()
+        && g.dtype() == leaf.dtype()
+        && g.shape() == leaf.shape()
+        && g.layout().offset() == 0
+        && g.is_contiguous()
 }
 
 /// Edges for `tensors`, failing like PyTorch for ones outside the graph.

@@ -405,6 +405,41 @@ fn modifying_a_saved_tensor_is_caught_by_the_version_counter() {
 }
 
 #[test]
+fn leaf_grad_never_aliases_a_gradient_someone_else_holds() {
+    // AccumulateGrad keeps an unshared gradient as it is and copies the
+    // rest: the gradient passed to backward (here straight into the leaf)
+    // and the one a hook kept stay independent of `.grad`.
+    let x = Tensor::from_vec(vec![1.0f64, 2.0], &[2])
+        .unwrap()
+        .requires_grad_(true)
+        .unwrap();
+    let g = Tensor::from_vec(vec![3.0f64, 4.0], &[2]).unwrap();
+    x.backward_with(Some(&g), None, false).unwrap();
+    g.add_(10.0).unwrap();
+    assert_eq!(v(&x.grad().unwrap()), vec![3.0, 4.0]);
+
+    let z = Tensor::from_vec(vec![1.0f64, 2.0], &[2])
+        .unwrap()
+        .requires_grad_(true)
+        .unwrap();
+    let y = z.mul(2.0).unwrap();
+    let kept = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let k = kept.clone();
+    y.register_hook(move |g: &Tensor| {
+        *k.lock().unwrap() = Some(g.clone());
+        Ok(None)
+    })
+    .unwrap();
+    let w = Tensor::from_vec(vec![1.0f64, 3.0], &[2]).unwrap();
+    y.mul(&w).unwrap().sum().unwrap().backward().unwrap();
+    assert_eq!(v(&z.grad().unwrap()), vec![2.0, 6.0]);
+    // the unshared product (g·w)·2 became z.grad without a copy; writing
+    // the hook's tensor (y's gradient g·w) must not touch it
+    kept.lock().unwrap().as_ref().unwrap().add_(5.0).unwrap();
+    assert_eq!(v(&z.grad().unwrap()), vec![2.0, 6.0]);
+}
+
+#[test]
 fn mul_and_div_save_only_the_operands_their_gradients_read() {
     // As in PyTorch: `a * 2.0` and `a / c` (c not requiring grad) save
     // nothing of `a`, so changing `a` afterwards is harmless; `a * c` saves
