@@ -122,6 +122,32 @@ pub(super) struct Geometry {
 /// thread, about 0.95× with bands.
 const COL_TILE: usize = 128 * 1024;
 
+/// Lock a convolution's operands (reads `x`, `wt`, `bias`; writes `out`)
+/// and view the inputs as slices of `T`.
+pub(super) fn locked_operands<'a, T: crate::dtype::Element>(
+    x: &'a Tensor,
+    wt: &'a Tensor,
+    bias: Option<&'a Tensor>,
+    out: &'a Tensor,
+) -> (
+    crate::storage::AccessGuard<'a>,
+    &'a [T],
+    &'a [T],
+    Option<&'a [T]>,
+) {
+    let reads: smallvec::SmallVec<[_; 3]> = [Some(x), Some(wt), bias]
+        .into_iter()
+        .flatten()
+        .map(|t| t.storage())
+        .collect();
+    let guard = crate::storage::lock_storages(&reads, &[out.storage()]);
+    // SAFETY: callers pass contiguous tensors of dtype `T` (x, wt, bias),
+    // now locked, and a fresh output buffer disjoint from them.
+    let slice =
+        |t: &'a Tensor| unsafe { std::slice::from_raw_parts(t.data_ptr() as *const T, t.numel()) };
+    (guard, slice(x), slice(wt), bias.map(slice))
+}
+
 /// Convolution of a contiguous batch, in tiles (Note [Convolution tiles]).
 /// With a bias the output rows are pre-filled with it and the GEMM
 /// accumulates.
@@ -153,21 +179,7 @@ fn conv_images<T: crate::dtype::Element + GemmElem>(
     let band = rows_for_cache.max(rows_for_weights).clamp(1, ho.max(1));
     let bands = ho.div_ceil(band);
     let tasks = n * groups * bands;
-    let reads: Vec<_> = [Some(x), Some(wt), bias]
-        .into_iter()
-        .flatten()
-        .map(|t| t.storage())
-        .collect();
-    let _l = crate::storage::lock_storages(&reads, &[out.storage()]);
-    // SAFETY: x, wt, bias and out are contiguous tensors of the expected
-    // sizes, and out is a fresh buffer disjoint from the others.
-    let (xs, ws, bs) = unsafe {
-        (
-            std::slice::from_raw_parts(x.data_ptr() as *const T, x.numel()),
-            std::slice::from_raw_parts(wt.data_ptr() as *const T, wt.numel()),
-            bias.map(|b| std::slice::from_raw_parts(b.data_ptr() as *const T, b.numel())),
-        )
-    };
+    let (_l, xs, ws, bs) = locked_operands::<T>(x, wt, bias, out);
     let out_ptr = out.data_ptr() as usize;
     let run = |range: std::ops::Range<usize>| -> Result<()> {
         let col_len = k * band * wo;

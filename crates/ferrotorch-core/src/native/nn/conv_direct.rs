@@ -59,21 +59,7 @@ pub(super) fn conv_images(
             }
         }
     }
-    let reads: Vec<_> = [Some(x), Some(wt), bias]
-        .into_iter()
-        .flatten()
-        .map(|t| t.storage())
-        .collect();
-    let _l = crate::storage::lock_storages(&reads, &[out.storage()]);
-    // SAFETY: x, wt and bias are contiguous f32 tensors of these sizes;
-    // out is a fresh buffer disjoint from them.
-    let (xs, ws, bs) = unsafe {
-        (
-            std::slice::from_raw_parts(x.data_ptr() as *const f32, x.numel()),
-            std::slice::from_raw_parts(wt.data_ptr() as *const f32, wt.numel()),
-            bias.map(|b| std::slice::from_raw_parts(b.data_ptr() as *const f32, b.numel())),
-        )
-    };
+    let (_l, xs, ws, bs) = super::conv::locked_operands::<f32>(x, wt, bias, out);
     let packs: Vec<Vec<f32>> = (0..groups)
         .map(|g| direct::pack_weights(&ws[g * og * k..][..og * k], og, k))
         .collect();
