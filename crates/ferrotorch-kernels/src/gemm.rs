@@ -48,18 +48,27 @@ pub trait GemmElem: Copy + Send + Sync + 'static {
     );
 }
 
-fn threads_for(m: usize, n: usize, k: usize) -> gemm::Parallelism {
+/// Parts to split an `m×n×k` product into: one per thread when it is large
+/// enough, one when called from inside a parallel job (a caller already
+/// parallelises, e.g. convolution over images).
+fn parts_for(m: usize, n: usize, k: usize) -> usize {
     let flops = m as f64 * n as f64 * k as f64;
     let t = parallel::get_num_threads();
-    // Called from a pool thread (a caller already parallelises, e.g. conv
-    // over images): stay on this thread, as `parallel_for` does.
-    if flops < 64.0 * 64.0 * 64.0 || t <= 1 || rayon::current_thread_index().is_some() {
-        gemm::Parallelism::None
+    if flops < 64.0 * 64.0 * 64.0 || t <= 1 || parallel::in_worker() || m.max(n) < 32 {
+        1
     } else {
-        gemm::Parallelism::Rayon(t)
+        t
     }
 }
 
+/// # Note [Parallel GEMM]
+/// A large product runs on the intra-op pool (Note [Intra-op pool]) as one
+/// single-threaded GEMM per thread over a slice of the output: columns when
+/// `n >= m`, else rows, in multiples of 16. Each thread packs the operand
+/// it shares (`a` for a column split) itself, which costs `m·k` copies
+/// against `m·n·k/t` multiply-adds. The gemm crate's own rayon mode woke
+/// its sleeping workers on every call, which cost about 100 µs per product
+/// on the MLP and ResNet layers.
 macro_rules! gemm_crate_impl {
     ($t:ty, $zero:expr) => {
         impl GemmElem for $t {
@@ -76,24 +85,25 @@ macro_rules! gemm_crate_impl {
                 if m == 0 || n == 0 {
                     return;
                 }
-                let par = threads_for(m, n, k);
                 let read_dst = beta != $zero;
                 // The gemm crate computes dst := alpha_g * dst + beta_g * a @ b.
                 // Pointers travel as addresses so the closure is Send.
                 let (dp, ap, bp) = (dst.ptr as usize, a.ptr as usize, b.ptr as usize);
-                let run = move || unsafe {
+                // The product of rows `rows` and columns `cols`.
+                let block = move |rows: std::ops::Range<usize>, cols: std::ops::Range<usize>| unsafe {
+                    let (r0, c0) = (rows.start as isize, cols.start as isize);
                     gemm::gemm(
-                        m,
-                        n,
+                        rows.len(),
+                        cols.len(),
                         k,
-                        dp as *mut $t,
+                        (dp as *mut $t).offset(r0 * dst.rs + c0 * dst.cs),
                         dst.cs,
                         dst.rs,
                         read_dst,
-                        ap as *const $t,
+                        (ap as *const $t).offset(r0 * a.rs),
                         a.cs,
                         a.rs,
-                        bp as *const $t,
+                        (bp as *const $t).offset(c0 * b.cs),
                         b.cs,
                         b.rs,
                         if read_dst { beta } else { $zero },
@@ -101,13 +111,28 @@ macro_rules! gemm_crate_impl {
                         false,
                         false,
                         false,
-                        par,
+                        gemm::Parallelism::None,
                     )
                 };
-                if matches!(par, gemm::Parallelism::None) {
-                    run()
+                let parts = parts_for(m, n, k);
+                if parts == 1 {
+                    return block(0..m, 0..n);
+                }
+                let split = |len: usize| len.div_ceil(parts).div_ceil(16) * 16;
+                if n >= m {
+                    let per = split(n);
+                    parallel::parallel_for(n.div_ceil(per), 1, |r| {
+                        for p in r {
+                            block(0..m, p * per..((p + 1) * per).min(n));
+                        }
+                    });
                 } else {
-                    parallel::install(run)
+                    let per = split(m);
+                    parallel::parallel_for(m.div_ceil(per), 1, |r| {
+                        for p in r {
+                            block(p * per..((p + 1) * per).min(m), 0..n);
+                        }
+                    });
                 }
             }
         }

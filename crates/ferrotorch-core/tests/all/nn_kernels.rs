@@ -132,6 +132,7 @@ fn max_pool2d_without_grad_matches_a_direct_loop() {
         ([2, 3, 12, 12], [3, 3], [2, 2], [1, 1], [1, 1], false),
         ([1, 2, 9, 11], [2, 3], [2, 1], [0, 1], [1, 1], true),
         ([1, 1, 10, 10], [3, 2], [1, 2], [1, 0], [2, 2], false),
+        ([2, 64, 24, 24], [3, 3], [2, 2], [1, 1], [1, 1], false),
     ];
     for (i, &(shape, k, s, p, d, ceil)) in cases.iter().enumerate() {
         let (_, mut xv) = filled(&shape, i);

@@ -71,8 +71,15 @@ impl MaxPool2d {
 }
 
 impl Forward for MaxPool2d {
+    /// Values only: without gradients to track, no indices are computed.
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        Ok(self.forward_with_indices(x)?.0)
+        x.max_pool2d(
+            self.kernel.as_slice(),
+            self.stride.as_slice(),
+            self.padding.as_slice(),
+            self.dilation.as_slice(),
+            self.ceil_mode,
+        )
     }
 }
 

@@ -160,16 +160,35 @@ fn per_plane(
     Ok((out.to_dtype(x.dtype())?, idx))
 }
 
+/// NaN-propagating maximum (PyTorch's max pooling returns NaN for a window
+/// holding one); a branch-free select the compiler vectorises.
+#[inline(always)]
+fn nan_max(m: f32, v: f32) -> f32 {
+    if v > m || v.is_nan() {
+        v
+    } else {
+        m
+    }
+}
+
 /// Max pooling of a contiguous f32 `[N, C, H, W]` batch, values only
-/// (the no-grad path of `max_pool2d`): same window walk and NaN rule as
+/// (the no-grad path of `max_pool2d`), with the NaN rule of
 /// [`Tensor::max_pool2d_with_indices`], planes shared over the threads.
+/// Each output row first takes the maximum over its window's input rows,
+/// a vectorised pass over whole rows, into a buffer laid out in padded
+/// columns (`-inf` outside the image), then the maximum over each
+/// window's columns of that buffer.
 fn max_values_f32(x: &Tensor, win: &Window) -> Result<Tensor> {
     let (n, c, h, w) = (x.shape()[0], x.shape()[1], x.shape()[2], x.shape()[3]);
     let [ho, wo] = win.out;
+    let ([kh, kw], [sh, sw], [ph, pw], [dh, dw]) = (win.k, win.s, win.p, win.d);
+    // ceil_mode windows may reach past the right padding
+    let width = (pw + w).max((wo.max(1) - 1) * sw + (kw - 1) * dw + 1);
     let out = Tensor::empty(&[n, c, ho, wo], crate::DType::F32)?;
     let guard = crate::storage::lock_storages(&[x.storage()], &[out.storage()]);
     let (xp, op) = (x.data_ptr() as usize, out.data_ptr() as usize);
     parallel::parallel_for(n * c, 1.max(4096 / (h * w).max(1)), |r| {
+        let mut vm = vec![f32::NEG_INFINITY; width];
         for p in r {
             // SAFETY: x is contiguous and locked, out is fresh; plane p of
             // out is written by this task only.
@@ -179,31 +198,25 @@ fn max_values_f32(x: &Tensor, win: &Window) -> Result<Tensor> {
                     std::slice::from_raw_parts_mut((op as *mut f32).add(p * ho * wo), ho * wo),
                 )
             };
-            for oh in 0..ho {
-                let rows: smallvec::SmallVec<[usize; 8]> = (0..win.k[0])
-                    .map(|ki| (oh * win.s[0] + ki * win.d[0]) as isize - win.p[0] as isize)
-                    .filter(|&ih| ih >= 0 && ih < h as isize)
-                    .map(|ih| ih as usize * w)
-                    .collect();
-                for ow in 0..wo {
-                    let mut best = f32::NEG_INFINITY;
-                    'win: for &row in &rows {
-                        for kj in 0..win.k[1] {
-                            let iw = (ow * win.s[1] + kj * win.d[1]) as isize - win.p[1] as isize;
-                            if iw < 0 || iw >= w as isize {
-                                continue;
-                            }
-                            let v = src[row + iw as usize];
-                            if v.is_nan() {
-                                best = v;
-                                break 'win;
-                            }
-                            if v > best {
-                                best = v;
-                            }
+            for (oh, drow) in dst.chunks_exact_mut(wo.max(1)).enumerate().take(ho) {
+                let row = &mut vm[pw..pw + w];
+                row.fill(f32::NEG_INFINITY);
+                for ki in 0..kh {
+                    let ih = (oh * sh + ki * dh) as isize - ph as isize;
+                    if ih >= 0 && (ih as usize) < h {
+                        let s = &src[ih as usize * w..][..w];
+                        for (m, &v) in row.iter_mut().zip(s) {
+                            *m = nan_max(*m, v);
                         }
                     }
-                    dst[oh * wo + ow] = best;
+                }
+                for (ow, d) in drow.iter_mut().enumerate() {
+                    let base = ow * sw;
+                    let mut best = vm[base];
+                    for kj in 1..kw {
+                        best = nan_max(best, vm[base + kj * dw]);
+                    }
+                    *d = best;
                 }
             }
         }
