@@ -1,20 +1,29 @@
-//! Direct stride-1 convolution of f32 images, without an im2col matrix.
+//! Direct f32 convolution, without an im2col matrix.
 //!
 //! # Note [Direct convolution]
 //! With stride 1, output `(oh, ow)` reads input `(oh + kh·dh, ow + kw·dw)`
-//! of a zero-padded image. Number the outputs in the *padded* row width
-//! `wp` (`p = oh·wp + ow`, the columns `ow >= wo` being scratch): then tap
-//! `k = (ci, kh, kw)` reads `xpad[p + off[k]]` with one offset
-//! `off[k] = ci·plane + kh·dh·wp + kw·dw` for every output, so a run of
-//! outputs reads a contiguous run of the padded input. The convolution is
-//! then a GEMM whose right-hand matrix is never built: the kernel keeps an
+//! of a zero-padded image. Number the outputs in the row width `wq` of the
+//! padded buffer (`p = oh·wq + ow`, the columns `ow >= wo` being scratch):
+//! then tap `k = (ci, kh, kw)` reads `x[p + off[k]]` with one offset
+//! `off[k] = ci·plane + kh·dh·wq + kw·dw` for every output, so a run of
+//! outputs reads a contiguous run of the buffer. The convolution is then a
+//! GEMM whose right-hand matrix is never built: the kernel keeps an
 //! `MR × NR` block of outputs (8 channels × 48 positions, 24 AVX-512
 //! registers) and, for every tap, loads 3 vectors at `p + off[k]` and
-//! broadcasts 8 packed weights. This skips im2col's write and re-read of
+//! broadcasts 8 weights, read straight from the `[og, k]` weight rows (no
+//! packing pass: a 512-channel 3×3 layer's 9 MB of weights would cost as
+//! much to pack as to use once). This skips im2col's write and re-read of
 //! `C·kh·kw` times the image (7 MB per 64-channel 56×56 image for 3×3)
-//! that made the GEMM path memory-bound. The cost is the scratch columns
-//! (`wp/wo - 1`, 4 % at 56×56 with padding 1) and the tile tail, so callers
-//! use it where that waste is small.
+//! that made the GEMM path memory-bound.
+//!
+//! Stride `s` becomes stride 1 by splitting the padded image into its `s²`
+//! phases (`phase (a, b)[i, j] = xpad[s·i + a, s·j + b]`): tap
+//! `kh·dh = s·qh + a` of output row `oh` reads row `oh + qh` of phase `a`,
+//! so each tap is again one offset. The caller lays out the buffer
+//! (`conv_direct` in ferrotorch-core), may stack several small images in
+//! it (image `i` starting at position `i·hq·wq`), and lets rows share their
+//! zero padding; this module only needs the offsets and the numbering of
+//! outputs, `p = (img·hq + oh)·wq + ow`, valid for `oh < ho`, `ow < wo`.
 
 /// Output channels per tile.
 pub const MR: usize = 8;
@@ -33,50 +42,36 @@ pub fn available() -> bool {
     }
 }
 
-/// Pack weights `[og, k]` (row-major) into `ceil(og/MR)` blocks of
-/// `[k][MR]`, zero-filled past `og`.
-pub fn pack_weights(w: &[f32], og: usize, k: usize) -> Vec<f32> {
-    let blocks = og.div_ceil(MR);
-    let mut out = vec![0.0f32; blocks * k * MR];
-    for (o, row) in w.chunks_exact(k).take(og).enumerate() {
-        let (b, i) = (o / MR, o % MR);
-        let block = &mut out[b * k * MR..][..k * MR];
-        for (kk, &v) in row.iter().enumerate() {
-            block[kk * MR + i] = v;
-        }
-    }
-    out
-}
-
-/// One image (one group) of a stride-1 convolution, prepared by the caller
-/// (Note [Direct convolution]).
-pub struct Image<'a> {
-    /// The zero-padded input, channel planes `plane` elements apart, rows
-    /// `wp` apart, followed by at least [`tail`] readable elements.
-    pub xpad: &'a [f32],
+/// A stack of images (one group) prepared by the caller, and where its
+/// outputs go (Note [Direct convolution]).
+pub struct Images<'a> {
+    /// The input buffer the offsets index.
+    pub x: &'a [f32],
     /// `off[k]` for every tap, in the weights' `(ci, kh, kw)` order.
     pub offsets: &'a [usize],
-    /// [`pack_weights`] of this group's weights.
-    pub wpack: &'a [f32],
+    /// This group's weights, `[og, offsets.len()]` row-major.
+    pub weights: &'a [f32],
     /// Output channels.
     pub og: usize,
-    /// Padded row width.
-    pub wp: usize,
+    /// Images in the stack.
+    pub imgs: usize,
+    /// Buffer rows per image and row width (positions numbered in them).
+    pub hq: usize,
+    pub wq: usize,
     /// Output rows and columns.
     pub ho: usize,
     pub wo: usize,
+    /// Output elements from one image to the next.
+    pub out_image: usize,
+    /// Tiles computed for every channel block before moving on: as many as
+    /// keep the input they read in the core's L2 while the weights cycle.
+    pub tile_group: usize,
 }
 
-/// Elements that must be readable after `cin` padded planes: the last tile
-/// may run `NR - 1` positions past the image, plus the widest column tap.
-pub fn tail(kw_span: usize) -> usize {
-    NR + kw_span
-}
-
-impl Image<'_> {
-    /// Tiles of `NR` positions covering the image.
+impl Images<'_> {
+    /// Tiles of `NR` positions covering the stack.
     pub fn tiles(&self) -> usize {
-        (self.ho * self.wp).div_ceil(NR)
+        (self.imgs * self.hq * self.wq).div_ceil(NR)
     }
 
     /// Channel blocks of `MR` output channels.
@@ -84,14 +79,20 @@ impl Image<'_> {
         self.og.div_ceil(MR)
     }
 
-    /// Compute tiles `tiles` of channel blocks `blocks` into `out`
-    /// (`[og, ho, wo]`, rows `wo` apart, channels `ho·wo` apart), starting
-    /// every output channel from `bias` (zeros when `None`).
+    /// Buffer elements the tiles read: every tile's `NR` positions past
+    /// the largest offset.
+    pub fn needed_len(&self) -> usize {
+        self.tiles() * NR + self.offsets.iter().copied().max().unwrap_or(0)
+    }
+
+    /// Compute tiles `tiles` of channel blocks `blocks` into `out` (`[og,
+    /// ho, wo]` per image, images `out_image` apart), starting every output
+    /// channel from `bias` (zeros when `None`).
     ///
     /// # Safety
-    /// `out` must be valid for writes of `og·ho·wo` elements, and no other
-    /// thread may write these tiles of these channels. `xpad` must satisfy
-    /// the contract of [`Image::xpad`] for `offsets`.
+    /// `out` must be valid for writes of every output of these channels of
+    /// every image, and no other thread may write these tiles of these
+    /// channels.
     pub unsafe fn run(
         &self,
         tiles: std::ops::Range<usize>,
@@ -101,34 +102,35 @@ impl Image<'_> {
     ) {
         assert!(available(), "direct convolution needs AVX-512F");
         let k = self.offsets.len();
-        let max_off = self.offsets.iter().copied().max().unwrap_or(0);
-        // the last tile reads up to `end·NR + max_off - 1`
-        assert!(tiles.end * NR + max_off <= self.xpad.len());
-        assert!(self.wpack.len() >= self.og.div_ceil(MR) * k * MR);
-        assert!(blocks.end <= self.blocks());
+        assert!(self.needed_len() <= self.x.len());
+        assert!(self.weights.len() >= self.og * k && self.og > 0);
+        assert!(blocks.end <= self.blocks() && tiles.end <= self.tiles());
+        assert!(self.wo <= self.wq && self.ho <= self.hq);
         #[cfg(target_arch = "x86_64")]
-        for b in blocks {
-            for t in tiles.clone() {
-                let p0 = t * NR;
-                let mut init = [0.0f32; MR];
+        for group in tiles.clone().step_by(self.tile_group.max(1)) {
+            let group = group..(group + self.tile_group.max(1)).min(tiles.end);
+            for b in blocks.clone() {
                 let rows = MR.min(self.og - b * MR);
+                let mut init = [0.0f32; MR];
                 if let Some(bv) = bias {
                     init[..rows].copy_from_slice(&bv[b * MR..][..rows]);
                 }
-                let mut acc = [0.0f32; MR * NR];
-                // SAFETY: the assertions above keep every load in `xpad`
-                // and `wpack`.
-                unsafe {
-                    avx512::tile(
-                        self.xpad.as_ptr().add(p0),
-                        self.offsets,
-                        self.wpack.as_ptr().add(b * k * MR),
-                        &init,
-                        &mut acc,
-                    )
-                };
-                // SAFETY: per the contract on `out`.
-                unsafe { self.store(p0, b * MR, rows, &acc, out) };
+                // Rows past `og` repeat the last one (their results are dropped).
+                let w: [*const f32; MR] = std::array::from_fn(|r| {
+                    // SAFETY: row `min(b·MR + r, og - 1)` is inside `weights`.
+                    unsafe { self.weights.as_ptr().add((b * MR + r).min(self.og - 1) * k) }
+                });
+                for t in group.clone() {
+                    let p0 = t * NR;
+                    let mut acc = [0.0f32; MR * NR];
+                    // SAFETY: the assertions above keep every load in `x`
+                    // and in the weight rows.
+                    unsafe {
+                        avx512::tile(self.x.as_ptr().add(p0), self.offsets, &w, &init, &mut acc)
+                    };
+                    // SAFETY: per the contract on `out`.
+                    unsafe { self.store(p0, b * MR, rows, &acc, out) };
+                }
             }
         }
     }
@@ -137,24 +139,29 @@ impl Image<'_> {
     /// channels `c0..c0+rows`.
     unsafe fn store(&self, p0: usize, c0: usize, rows: usize, acc: &[f32], out: *mut f32) {
         let plane = self.ho * self.wo;
+        let per_image = self.hq * self.wq;
+        let end_all = (p0 + NR).min(self.imgs * per_image);
         let mut p = p0;
-        while p < p0 + NR {
-            let (oh, ow) = (p / self.wp, p % self.wp);
+        while p < end_all {
+            let (img, q) = (p / per_image, p % per_image);
+            let (oh, ow) = (q / self.wq, q % self.wq);
             if oh >= self.ho {
-                break;
-            }
-            if ow >= self.wo {
-                p = (oh + 1) * self.wp;
+                p = (img + 1) * per_image;
                 continue;
             }
-            let end = (p0 + NR).min(oh * self.wp + self.wo);
+            if ow >= self.wo {
+                p += self.wq - ow;
+                continue;
+            }
+            let end = end_all.min(p + self.wo - ow);
+            let dst = img * self.out_image + oh * self.wo + ow;
             for r in 0..rows {
                 let src = &acc[r * NR + (p - p0)..r * NR + (end - p0)];
-                // SAFETY: (c0 + r, oh, ow..ow + len) is inside `out`.
+                // SAFETY: (img, c0 + r, oh, ow..ow + len) is inside `out`.
                 unsafe {
                     std::ptr::copy_nonoverlapping(
                         src.as_ptr(),
-                        out.add((c0 + r) * plane + oh * self.wo + ow),
+                        out.add(dst + (c0 + r) * plane),
                         src.len(),
                     )
                 };
@@ -169,12 +176,12 @@ mod avx512 {
     use super::{MR, NR};
     use std::arch::x86_64::*;
 
-    /// `acc[r][j] = init[r] + Σ_k w[k][r] · x[off[k] + j]` for one tile.
+    /// `acc[r][j] = init[r] + Σ_k w[r][k] · x[off[k] + j]` for one tile.
     #[target_feature(enable = "avx512f")]
     pub(super) unsafe fn tile(
         x: *const f32,
         offsets: &[usize],
-        w: *const f32,
+        w: &[*const f32; MR],
         init: &[f32; MR],
         acc_out: &mut [f32; MR * NR],
     ) {
@@ -182,22 +189,20 @@ mod avx512 {
         for (a, &v) in acc.iter_mut().zip(init) {
             *a = [_mm512_set1_ps(v); 3];
         }
-        let mut wk = w;
-        for &off in offsets {
-            // SAFETY: the caller keeps `x + off .. + NR` and `wk .. + MR`
+        for (kk, &off) in offsets.iter().enumerate() {
+            // SAFETY: the caller keeps `x + off .. + NR` and `w[r] + kk`
             // in bounds.
             unsafe {
                 let src = x.add(off);
                 let b0 = _mm512_loadu_ps(src);
                 let b1 = _mm512_loadu_ps(src.add(16));
                 let b2 = _mm512_loadu_ps(src.add(32));
-                for (r, a) in acc.iter_mut().enumerate() {
-                    let wr = _mm512_set1_ps(*wk.add(r));
-                    a[0] = _mm512_fmadd_ps(wr, b0, a[0]);
-                    a[1] = _mm512_fmadd_ps(wr, b1, a[1]);
-                    a[2] = _mm512_fmadd_ps(wr, b2, a[2]);
+                for (a, wr) in acc.iter_mut().zip(w) {
+                    let wv = _mm512_set1_ps(*wr.add(kk));
+                    a[0] = _mm512_fmadd_ps(wv, b0, a[0]);
+                    a[1] = _mm512_fmadd_ps(wv, b1, a[1]);
+                    a[2] = _mm512_fmadd_ps(wv, b2, a[2]);
                 }
-                wk = wk.add(MR);
             }
         }
         for (row, a) in acc_out.chunks_exact_mut(NR).zip(&acc) {

@@ -1,9 +1,12 @@
 //! The f32 fast paths of the nn kernels against direct f64 loops.
 //!
-//! conv2d, over geometries that take each of its f32 paths: the direct stride-1 kernel (Note [Direct convolution]) with
-//! padding, dilation, groups, bias, channel counts that are not a multiple
-//! of its block, images narrower than its tile, and batch 1; and the
-//! im2col + GEMM path (strides, few output channels, small maps). Max
+//! conv2d, over geometries that take each of its f32 paths: the direct
+//! kernel (Note [Direct convolution]) with padding, dilation, groups, bias,
+//! channel counts that are not a multiple of its block, images narrower
+//! than its tile, batch 1, strides 2 and 3 (its phase planes), a different
+//! stride per dim, small images stacked into one buffer, and inputs too
+//! deep for one pass over all tiles per channel block; and the
+//! im2col + GEMM path (few output channels, a small map at batch 1). Max
 //! pooling without gradients (values only, in f32) and batch norm in eval
 //! (one folded affine pass).
 
@@ -26,13 +29,13 @@ fn reference(
     wt: &[f64],
     [o, kh, kw]: [usize; 3],
     bias: Option<&[f64]>,
-    stride: usize,
+    stride: [usize; 2],
     pad: [usize; 2],
     dil: usize,
     groups: usize,
 ) -> (Vec<f64>, [usize; 4]) {
-    let ho = (h + 2 * pad[0] - dil * (kh - 1) - 1) / stride + 1;
-    let wo = (w + 2 * pad[1] - dil * (kw - 1) - 1) / stride + 1;
+    let ho = (h + 2 * pad[0] - dil * (kh - 1) - 1) / stride[0] + 1;
+    let wo = (w + 2 * pad[1] - dil * (kw - 1) - 1) / stride[1] + 1;
     let (cg, og) = (c / groups, o / groups);
     let mut out = vec![0.0; n * o * ho * wo];
     for b in 0..n {
@@ -44,8 +47,8 @@ fn reference(
                     for ci in 0..cg {
                         for i in 0..kh {
                             for j in 0..kw {
-                                let ih = (oh * stride + i * dil) as isize - pad[0] as isize;
-                                let iw = (ow * stride + j * dil) as isize - pad[1] as isize;
+                                let ih = (oh * stride[0] + i * dil) as isize - pad[0] as isize;
+                                let iw = (ow * stride[1] + j * dil) as isize - pad[1] as isize;
                                 if ih < 0 || iw < 0 || ih >= h as isize || iw >= w as isize {
                                     continue;
                                 }
@@ -71,21 +74,30 @@ fn conv2d_matches_a_direct_loop_on_every_path() {
         [usize; 4],
         usize,
         [usize; 2],
-        usize,
+        [usize; 2],
         [usize; 2],
         usize,
         usize,
         bool,
     )] = &[
-        ([2, 16, 20, 20], 16, [3, 3], 1, [1, 1], 1, 1, true), // direct
-        ([1, 8, 23, 17], 24, [3, 3], 1, [1, 1], 1, 1, false), // direct, batch 1
-        ([3, 5, 30, 40], 15, [5, 3], 1, [2, 0], 1, 1, true),  // direct, odd channels
-        ([2, 8, 30, 30], 16, [3, 3], 1, [2, 2], 2, 1, false), // direct, dilation
-        ([2, 16, 16, 16], 32, [3, 3], 1, [1, 1], 1, 2, true), // direct, groups
-        ([2, 12, 15, 15], 16, [1, 1], 1, [0, 0], 1, 1, true), // direct, 1x1
-        ([2, 8, 17, 17], 16, [3, 3], 2, [1, 1], 1, 1, true),  // GEMM: stride 2
-        ([2, 6, 12, 12], 2, [3, 3], 1, [1, 1], 1, 1, false),  // GEMM: few channels
-        ([1, 32, 5, 5], 64, [3, 3], 1, [1, 1], 1, 1, true),   // GEMM: small map
+        ([2, 16, 20, 20], 16, [3, 3], [1, 1], [1, 1], 1, 1, true), // direct
+        ([1, 8, 23, 17], 24, [3, 3], [1, 1], [1, 1], 1, 1, false), // batch 1
+        ([3, 5, 30, 40], 15, [5, 3], [1, 1], [2, 0], 1, 1, true),  // odd channels
+        ([2, 8, 30, 30], 16, [3, 3], [1, 1], [2, 2], 2, 1, false), // dilation
+        ([2, 16, 16, 16], 32, [3, 3], [1, 1], [1, 1], 1, 2, true), // groups
+        ([2, 12, 15, 15], 16, [1, 1], [1, 1], [0, 0], 1, 1, true), // 1x1
+        ([1, 3, 64, 64], 16, [7, 7], [2, 2], [3, 3], 1, 1, false), // 7x7 stride 2
+        ([2, 8, 40, 40], 20, [3, 3], [2, 2], [1, 1], 1, 1, true),  // 3x3 stride 2
+        ([2, 8, 40, 40], 16, [1, 1], [2, 2], [0, 0], 1, 1, false), // 1x1 stride 2
+        ([1, 4, 41, 41], 8, [3, 3], [2, 2], [2, 2], 2, 1, true),   // stride + dilation
+        ([1, 4, 50, 50], 8, [3, 3], [3, 3], [1, 1], 1, 1, false),  // stride 3
+        ([2, 16, 30, 30], 32, [3, 3], [2, 2], [1, 1], 1, 2, true), // stride 2, groups
+        ([1, 4, 30, 60], 8, [3, 5], [1, 2], [1, 2], 1, 1, true),   // strides differ
+        ([10, 8, 7, 7], 16, [3, 3], [1, 1], [1, 1], 1, 1, true),   // stacked 7x7 maps
+        ([14, 8, 7, 7], 8, [3, 3], [1, 1], [1, 1], 1, 1, false),   // two stacks
+        ([1, 512, 16, 16], 8, [3, 3], [1, 1], [1, 1], 1, 1, true), // tiles in groups
+        ([2, 6, 12, 12], 2, [3, 3], [1, 1], [1, 1], 1, 1, false),  // GEMM: few channels
+        ([1, 32, 5, 5], 64, [3, 3], [1, 1], [1, 1], 1, 1, true),   // GEMM: small map
     ];
     for (i, &(shape, o, [kh, kw], stride, pad, dil, groups, with_bias)) in cases.iter().enumerate()
     {
@@ -93,7 +105,7 @@ fn conv2d_matches_a_direct_loop_on_every_path() {
         let (w, wv) = filled(&[o, shape[1] / groups, kh, kw], i + 100);
         let (b, bv) = filled(&[o], i + 200);
         let y = x
-            .conv2d(&w, with_bias.then_some(&b), &[stride], &pad, &[dil], groups)
+            .conv2d(&w, with_bias.then_some(&b), &stride, &pad, &[dil], groups)
             .unwrap();
         let (want, want_shape) = reference(
             &xv,

@@ -441,7 +441,7 @@ impl Tensor {
         };
         match work {
             DType::F64 => conv_images::<f64>(&x, &wt, b.as_ref(), &out, geo)?,
-            _ if super::conv_direct::applies(&geo) => {
+            _ if super::conv_direct::applies(&geo, n) => {
                 super::conv_direct::conv_images(&x, &wt, b.as_ref(), &out, geo)?
             }
             _ => conv_images::<f32>(&x, &wt, b.as_ref(), &out, geo)?,

@@ -1,30 +1,205 @@
-//! Stride-1 f32 convolutions by the direct kernel
-//! (`ferrotorch_kernels::conv`, Note [Direct convolution]): each task pads
-//! one image (one group) into a scratch buffer and computes a range of its
-//! output channels (all of them when there are as many images as threads).
+//! f32 convolutions by the direct kernel (`ferrotorch_kernels::conv`,
+//! Note [Direct convolution]), any stride and dilation.
+//!
+//! Each task lays out a stack of images (one group) in a scratch buffer
+//! the kernel reads with one offset per tap, and computes a range of its
+//! output channels. The buffer holds, per input channel, one plane per
+//! stride phase that some tap reads; a plane is `rows × wq`:
+//!
+//! - With stride 1 along a dim, rows (and images) share their zero
+//!   padding: a row is `pad` zeros then the data (`wq = w + pad`, or the
+//!   output width if that is larger), and a read past its end lands in the
+//!   next row's leading zeros. The waste (scratch positions computed and
+//!   dropped) is then `pad/w` instead of `2·pad/w`.
+//! - With stride `s > 1`, phase `b` holds padded columns `b, b + s, ...`
+//!   (`wq = ceil((w + 2·pad)/s)`); valid outputs never read past a row.
+//!
+//! Small images (the 7×7 and 14×14 maps of a ResNet's last stages) are
+//! stacked, image `i` starting at row `i·hq`, so that tiles span images
+//! instead of leaving most of each tile as scratch.
 
-use super::conv::Geometry;
+use super::conv::{Dim, Geometry};
 use crate::dtype::DType;
 use crate::error::Result;
 use crate::tensor::Tensor;
-use ferrotorch_kernels::conv::{self as direct, Image, MR, NR};
+use ferrotorch_kernels::conv::{self as direct, Images, MR, NR};
 use ferrotorch_kernels::parallel;
 
-/// Whether the direct kernel applies, and wastes little: stride 1, and the
-/// scratch columns, tile tails and channel blocks add at most a quarter to
-/// the work (deep layers on 7×7 maps keep the GEMM path).
-pub(super) fn applies(geo: &Geometry) -> bool {
-    let Geometry {
-        og, hd, wd, ho, wo, ..
-    } = *geo;
-    if !direct::available() || hd.stride != 1 || wd.stride != 1 || ho * wo == 0 || og == 0 {
+/// Positions a stack of small images should reach (16 tiles).
+const STACK_POSITIONS: usize = 16 * NR;
+/// Bytes of input a group of tiles may read (a quarter of a 2 MiB L2).
+const TILE_GROUP_BYTES: usize = 512 * 1024;
+
+/// The buffer layout along one spatial dim.
+#[derive(Clone, Copy)]
+struct Axis {
+    d: Dim,
+    /// Buffer extent per row (columns) or per image (rows).
+    q: usize,
+}
+
+impl Axis {
+    fn new(d: Dim, out: usize) -> Axis {
+        let q = if d.stride == 1 {
+            (d.input + d.pad).max(out)
+        } else {
+            (d.input + 2 * d.pad).div_ceil(d.stride)
+        };
+        Axis { d, q }
+    }
+
+    /// (phase, shift in buffer units) of kernel tap `k`.
+    fn tap(&self, k: usize) -> (usize, usize) {
+        let c = k * self.d.dil;
+        (c % self.d.stride, c / self.d.stride)
+    }
+
+    /// Fill `dst` (`q` entries of phase `phase`) from the input line `src`
+    /// (`None`: a padding line).
+    fn fill(&self, dst: &mut [f32], src: Option<&[f32]>, phase: usize) {
+        let Some(src) = src else {
+            dst.fill(0.0);
+            return;
+        };
+        let (s, pad, n) = (self.d.stride, self.d.pad, self.d.input);
+        if s == 1 {
+            let lead = pad.min(dst.len());
+            dst[..lead].fill(0.0);
+            let end = (pad + n).min(dst.len());
+            dst[lead..end].copy_from_slice(&src[..end - lead]);
+            dst[end..].fill(0.0);
+            return;
+        }
+        for (j, v) in dst.iter_mut().enumerate() {
+            let c = j * s + phase;
+            *v = if c >= pad && c - pad < n {
+                src[c - pad]
+            } else {
+                0.0
+            };
+        }
+    }
+
+    /// The input line under buffer line `j` of phase `phase`, if any.
+    fn source(&self, j: usize, phase: usize) -> Option<usize> {
+        let c = j * self.d.stride + phase;
+        (c >= self.d.pad && c - self.d.pad < self.d.input).then(|| c - self.d.pad)
+    }
+}
+
+/// The buffer layout of a convolution, the same for every stack.
+struct Plan {
+    h: Axis,
+    w: Axis,
+    /// Phase pairs some tap reads, in slot order, and each pair's slot.
+    phases: Vec<(usize, usize)>,
+    /// Images per stack and rows of each plane.
+    imgs: usize,
+    rows: usize,
+    offsets: Vec<usize>,
+    len: usize,
+    tile_group: usize,
+}
+
+impl Plan {
+    fn new(geo: &Geometry, n: usize) -> Plan {
+        let (h, w) = (Axis::new(geo.hd, geo.ho), Axis::new(geo.wd, geo.wo));
+        let mut phases = Vec::new();
+        for i in 0..geo.hd.kernel {
+            for j in 0..geo.wd.kernel {
+                let ph = (h.tap(i).0, w.tap(j).0);
+                if !phases.contains(&ph) {
+                    phases.push(ph);
+                }
+            }
+        }
+        let per_image = h.q * w.q;
+        // as many images as reach STACK_POSITIONS, spread evenly
+        let most = STACK_POSITIONS
+            .div_ceil(per_image.max(1))
+            .clamp(1, n.max(1));
+        let imgs = n.max(1).div_ceil(n.max(1).div_ceil(most));
+        // reads past the last image: the taps' reach, a wrapped row, and a
+        // spare row of zeros
+        let rows = imgs * h.q + h.tap(geo.hd.kernel - 1).1 + 2;
+        let plane = rows * w.q;
+        let mut offsets = Vec::with_capacity(geo.cg * geo.hd.kernel * geo.wd.kernel);
+        for ci in 0..geo.cg {
+            for i in 0..geo.hd.kernel {
+                for j in 0..geo.wd.kernel {
+                    let ((a, qh), (b, qw)) = (h.tap(i), w.tap(j));
+                    let slot = phases.iter().position(|&p| p == (a, b)).unwrap_or(0);
+                    offsets.push((ci * phases.len() + slot) * plane + qh * w.q + qw);
+                }
+            }
+        }
+        let tiles = (imgs * per_image).div_ceil(NR);
+        let len = (geo.cg * phases.len() * plane)
+            .max(tiles * NR + offsets.iter().copied().max().unwrap_or(0));
+        // a tile reads NR positions past each tap's offset in every plane
+        let planes = geo.cg * phases.len();
+        let reach = h.tap(geo.hd.kernel - 1).1 * w.q + w.tap(geo.wd.kernel - 1).1;
+        let tile_group = (TILE_GROUP_BYTES / 4 / planes.max(1)).saturating_sub(reach) / NR;
+        Plan {
+            h,
+            w,
+            phases,
+            imgs,
+            rows,
+            offsets,
+            len,
+            tile_group: tile_group.max(1),
+        }
+    }
+
+    /// Positions computed for every useful one, channel blocks included.
+    fn waste(&self, geo: &Geometry, n: usize) -> f64 {
+        let stacks = n.div_ceil(self.imgs);
+        let tiles = (self.imgs * self.h.q * self.w.q).div_ceil(NR);
+        let computed = (stacks * tiles * NR) as f64 * (geo.og.div_ceil(MR) * MR) as f64;
+        computed / (n * geo.ho * geo.wo * geo.og) as f64
+    }
+
+    /// Lay out images `imgs` of `src` (`[n, C, H, W]` contiguous, channels
+    /// `c0..c0 + cg` of each) into `buf`.
+    fn fill(
+        &self,
+        src: &[f32],
+        imgs: std::ops::Range<usize>,
+        c0: usize,
+        c: usize,
+        buf: &mut [f32],
+    ) {
+        let (hh, ww) = (self.h.d.input, self.w.d.input);
+        let wq = self.w.q;
+        let plane = self.rows * wq;
+        let cg = self.offsets.len() / (self.h.d.kernel * self.w.d.kernel);
+        for ci in 0..cg {
+            for (slot, &(a, b)) in self.phases.iter().enumerate() {
+                let p = &mut buf[(ci * self.phases.len() + slot) * plane..][..plane];
+                for (i, img) in imgs.clone().enumerate() {
+                    let chan = &src[(img * c + c0 + ci) * hh * ww..][..hh * ww];
+                    for j in 0..self.h.q {
+                        let line = self.h.source(j, a).map(|r| &chan[r * ww..][..ww]);
+                        self.w
+                            .fill(&mut p[(i * self.h.q + j) * wq..][..wq], line, b);
+                    }
+                }
+                p[imgs.len() * self.h.q * wq..].fill(0.0);
+            }
+        }
+        buf[cg * self.phases.len() * plane..].fill(0.0);
+    }
+}
+
+/// Whether the direct kernel applies to a batch of `n`, and wastes little:
+/// the scratch positions, tile tails and channel blocks add at most 40 %
+/// to the work.
+pub(super) fn applies(geo: &Geometry, n: usize) -> bool {
+    if !direct::available() || geo.ho * geo.wo == 0 || geo.og == 0 || n == 0 {
         return false;
     }
-    let wp = wd.input + 2 * wd.pad;
-    let positions = (ho * wp).div_ceil(NR) * NR;
-    let channels = og.div_ceil(MR) * MR;
-    // computed / useful <= 1.25
-    4 * positions * channels <= 5 * ho * wo * og
+    Plan::new(geo, n).waste(geo, n) <= 1.4
 }
 
 /// The convolution of a contiguous f32 batch into `out`, for a geometry
@@ -40,73 +215,63 @@ pub(super) fn conv_images(
         groups,
         cg,
         og,
-        hd,
-        wd,
         ho,
         wo,
+        ..
     } = geo;
     let n = x.shape()[0];
-    let (hh, ww) = (hd.input, wd.input);
-    let (hp, wp) = (hh + 2 * hd.pad, ww + 2 * wd.pad);
-    let plane = hp * wp;
-    let xlen = cg * plane + direct::tail((wd.kernel - 1) * wd.dil);
-    let k = cg * hd.kernel * wd.kernel;
-    let mut offsets = Vec::with_capacity(k);
-    for ci in 0..cg {
-        for i in 0..hd.kernel {
-            for j in 0..wd.kernel {
-                offsets.push(ci * plane + i * hd.dil * wp + j * wd.dil);
-            }
-        }
-    }
+    let plan = Plan::new(&geo, n);
+    let k = plan.offsets.len();
     let (_l, xs, ws, bs) = super::conv::locked_operands::<f32>(x, wt, bias, out);
-    let packs: Vec<Vec<f32>> = (0..groups)
-        .map(|g| direct::pack_weights(&ws[g * og * k..][..og * k], og, k))
-        .collect();
-    let tiles = (ho * wp).div_ceil(NR);
+    let stacks = n.div_ceil(plan.imgs);
+    let tiles = (plan.imgs * plan.h.q * plan.w.q).div_ceil(NR);
     let blocks = og.div_ceil(MR);
-    // Enough tasks for every thread even at batch 1: then each image is
-    // split by channel blocks (its tiles can be too few to share evenly).
-    let chunks = parallel::get_num_threads()
-        .div_ceil(n * groups)
-        .clamp(1, blocks);
-    let tasks = n * groups * chunks;
-    let (img_len, out_len) = (cg * groups * hh * ww, og * groups * ho * wo);
+    // Enough tasks for every thread even for one stack: split its channel
+    // blocks, then its tiles.
+    let chunks = parallel::get_num_threads().div_ceil(stacks * groups);
+    let cb = chunks.clamp(1, blocks);
+    let ct = chunks.div_ceil(cb).clamp(1, tiles);
+    let per_stack = groups * cb * ct;
+    let tasks = stacks * per_stack;
+    let out_image = og * groups * ho * wo;
     let out_ptr = out.data_ptr() as usize;
+    let c = cg * groups;
     let run = |range: std::ops::Range<usize>| -> Result<()> {
-        let scratch = Tensor::empty(&[xlen], DType::F32)?;
+        let scratch = Tensor::empty(&[plan.len], DType::F32)?;
         // SAFETY: `scratch` is this task's own fresh buffer.
-        let xpad = unsafe { std::slice::from_raw_parts_mut(scratch.data_ptr() as *mut f32, xlen) };
-        let mut padded = None;
+        let buf =
+            unsafe { std::slice::from_raw_parts_mut(scratch.data_ptr() as *mut f32, plan.len) };
+        let mut filled = None;
         for task in range {
-            let (b, g, c) = (
-                task / (groups * chunks),
-                (task / chunks) % groups,
-                task % chunks,
-            );
-            if padded != Some((b, g)) {
-                let src = &xs[b * img_len + g * cg * hh * ww..][..cg * hh * ww];
-                pad_image(src, cg, hh, ww, hd.pad, wd.pad, xpad);
-                padded = Some((b, g));
+            let (st, g) = (task / per_stack, (task / (cb * ct)) % groups);
+            let (bc, tc) = ((task / ct) % cb, task % ct);
+            let imgs = st * plan.imgs..((st + 1) * plan.imgs).min(n);
+            if filled != Some((st, g)) {
+                plan.fill(xs, imgs.clone(), g * cg, c, buf);
+                filled = Some((st, g));
             }
-            let im = Image {
-                xpad,
-                offsets: &offsets,
-                wpack: &packs[g],
+            let im = Images {
+                x: buf,
+                offsets: &plan.offsets,
+                weights: &ws[g * og * k..][..og * k],
                 og,
-                wp,
+                imgs: imgs.len(),
+                hq: plan.h.q,
+                wq: plan.w.q,
                 ho,
                 wo,
+                out_image,
+                tile_group: plan.tile_group,
             };
-            let (c0, c1) = (c * blocks / chunks, (c + 1) * blocks / chunks);
-            // SAFETY: this task alone writes these channels of image `b`,
-            // group `g`; the block is inside `out`.
+            let t = im.tiles();
+            // SAFETY: this task alone writes these tiles of these channels
+            // of these images; the block is inside `out`.
             unsafe {
                 im.run(
-                    0..tiles,
-                    c0..c1,
+                    tc * t / ct..(tc + 1) * t / ct,
+                    bc * blocks / cb..(bc + 1) * blocks / cb,
                     bs.map(|bv| &bv[g * og..][..og]),
-                    (out_ptr as *mut f32).add(b * out_len + g * og * ho * wo),
+                    (out_ptr as *mut f32).add(imgs.start * out_image + g * og * ho * wo),
                 )
             };
         }
@@ -116,23 +281,4 @@ pub(super) fn conv_images(
         return Ok(());
     }
     parallel::parallel_map(tasks, 1, run).into_iter().collect()
-}
-
-/// Copy `[c, h, w]` into `dst` as planes of `(h + 2·ph) × (w + 2·pw)` with
-/// zero borders, and zero the rest of `dst` (the tail tiles read).
-fn pad_image(src: &[f32], c: usize, h: usize, w: usize, ph: usize, pw: usize, dst: &mut [f32]) {
-    let wp = w + 2 * pw;
-    let plane = (h + 2 * ph) * wp;
-    for (ci, chan) in src.chunks_exact(h * w).take(c).enumerate() {
-        let p = &mut dst[ci * plane..][..plane];
-        p[..ph * wp].fill(0.0);
-        p[(ph + h) * wp..].fill(0.0);
-        for (r, row) in chan.chunks_exact(w).enumerate() {
-            let d = &mut p[(ph + r) * wp..][..wp];
-            d[..pw].fill(0.0);
-            d[pw..pw + w].copy_from_slice(row);
-            d[pw + w..].fill(0.0);
-        }
-    }
-    dst[c * plane..].fill(0.0);
 }
