@@ -62,6 +62,7 @@ struct AdagradKernel<'a> {
 }
 
 impl Kernel for AdagradKernel<'_> {
+    #[inline(always)]
     fn run<T: Real>(&self, w: &mut [&mut [T]], g: &[T]) {
         let o = self.o;
         let (wd, eps, lr, one) = (

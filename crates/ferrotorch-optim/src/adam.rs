@@ -117,6 +117,7 @@ struct AdamKernel {
 }
 
 impl Kernel for AdamKernel {
+    #[inline(always)]
     fn run<T: Real>(&self, w: &mut [&mut [T]], g: &[T]) {
         let h = &self.h;
         let decay = T::of(1.0 - h.lr * h.weight_decay);

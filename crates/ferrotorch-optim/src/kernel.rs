@@ -75,13 +75,27 @@ pub(crate) trait Kernel: Sync {
     fn run<T: Real>(&self, writes: &mut [&mut [T]], grad: &[T]);
 }
 
+ferrotorch_kernels::multiversion! {
+    /// `kernel.run` compiled for each CPU level and chosen at run time
+    /// (Note [Multiversioned loops] in ferrotorch-kernels), so the update
+    /// loops use AVX-512 where the CPU has it: the SGD step of W8 (670k
+    /// parameters) took 12 % of the step as baseline x86-64 code.
+    ///
+    /// # Safety
+    /// None beyond `kernel.run`'s; `unsafe` only because of the dispatch.
+    unsafe fn run_vectorised[T: Real, K: Kernel](kernel: &K, w: &mut [&mut [T]], g: &[T]) {
+        kernel.run(w, g)
+    }
+}
+
 /// Run `kernel` over disjoint chunks on the intra-op threads when the
 /// parameter is large enough to pay for it.
 fn run_chunked<T: Real>(kernel: &impl Kernel, w: &mut [&mut [T]], g: &[T]) {
     const GRAIN: usize = 1 << 14;
     let n = g.len();
     if n < 2 * GRAIN || ferrotorch_kernels::parallel::get_num_threads() < 2 {
-        return kernel.run(w, g);
+        // SAFETY: run_vectorised only dispatches on the CPU's features.
+        return unsafe { run_vectorised(kernel, w, g) };
     }
     let ptrs: Vec<usize> = w.iter_mut().map(|s| s.as_mut_ptr() as usize).collect();
     ferrotorch_kernels::parallel::parallel_for(n, GRAIN, |range| {
@@ -94,7 +108,8 @@ fn run_chunked<T: Real>(kernel: &impl Kernel, w: &mut [&mut [T]], g: &[T]) {
                 std::slice::from_raw_parts_mut((p as *mut T).add(range.start), range.len())
             })
             .collect();
-        kernel.run(&mut subs, &g[range]);
+        // SAFETY: as above.
+        unsafe { run_vectorised(kernel, &mut subs, &g[range]) };
     });
 }
 

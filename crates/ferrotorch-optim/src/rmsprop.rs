@@ -73,6 +73,7 @@ pub type RMSprop = Optim<RMSpropAlgorithm>;
 struct RMSpropKernel<'a>(&'a RMSpropOptions);
 
 impl Kernel for RMSpropKernel<'_> {
+    #[inline(always)]
     fn run<T: Real>(&self, w: &mut [&mut [T]], g: &[T]) {
         let o = self.0;
         let (wd, alpha, one_alpha) = (T::of(o.weight_decay), T::of(o.alpha), T::of(1.0 - o.alpha));

@@ -60,6 +60,7 @@ struct SgdKernel<'a> {
 }
 
 impl Kernel for SgdKernel<'_> {
+    #[inline(always)]
     fn run<T: Real>(&self, w: &mut [&mut [T]], g: &[T]) {
         let o = self.o;
         let (wd, mom, damp, lr) = (
