@@ -42,6 +42,20 @@ pub fn available() -> bool {
     }
 }
 
+/// What happens to each output value `v` of channel `c` as it is stored:
+/// `v·scale[c] + shift[c]`, plus the value at the same place of `residual`,
+/// then `max(v, 0)` with NaN kept (`relu`): an eval-mode batch norm, a
+/// residual connection and a ReLU folded into the convolution's store.
+#[derive(Clone, Copy)]
+pub struct Epilogue<'a> {
+    /// Per output channel of this group.
+    pub scale: &'a [f32],
+    pub shift: &'a [f32],
+    /// Laid out like the output, from the same base address.
+    pub residual: Option<*const f32>,
+    pub relu: bool,
+}
+
 /// A stack of images (one group) prepared by the caller, and where its
 /// outputs go (Note [Direct convolution]).
 pub struct Images<'a> {
@@ -66,6 +80,8 @@ pub struct Images<'a> {
     /// Tiles computed for every channel block before moving on: as many as
     /// keep the input they read in the core's L2 while the weights cycle.
     pub tile_group: usize,
+    /// Applied to every output as it is stored (instead of a bias).
+    pub epilogue: Option<Epilogue<'a>>,
 }
 
 impl Images<'_> {
@@ -92,7 +108,8 @@ impl Images<'_> {
     /// # Safety
     /// `out` must be valid for writes of every output of these channels of
     /// every image, and no other thread may write these tiles of these
-    /// channels.
+    /// channels; an epilogue's `residual` must be valid for reads at the
+    /// same places.
     pub unsafe fn run(
         &self,
         tiles: std::ops::Range<usize>,
@@ -157,16 +174,51 @@ impl Images<'_> {
             let dst = img * self.out_image + oh * self.wo + ow;
             for r in 0..rows {
                 let src = &acc[r * NR + (p - p0)..r * NR + (end - p0)];
-                // SAFETY: (img, c0 + r, oh, ow..ow + len) is inside `out`.
+                let at = dst + (c0 + r) * plane;
+                // SAFETY: (img, c0 + r, oh, ow..ow + len) is inside `out`
+                // (and `residual`, per the contract of `run`).
                 unsafe {
-                    std::ptr::copy_nonoverlapping(
-                        src.as_ptr(),
-                        out.add(dst + (c0 + r) * plane),
-                        src.len(),
-                    )
+                    match &self.epilogue {
+                        None => std::ptr::copy_nonoverlapping(src.as_ptr(), out.add(at), src.len()),
+                        Some(e) => e.apply(c0 + r, src, at, out),
+                    }
                 };
             }
             p = end;
+        }
+    }
+}
+
+impl Epilogue<'_> {
+    /// Store `src` (channel `c`) at `out + at` through the epilogue
+    /// (vectorised for AVX-512, which `Images::run` has checked).
+    #[cfg_attr(target_arch = "x86_64", target_feature(enable = "avx512f"))]
+    unsafe fn apply(&self, c: usize, src: &[f32], at: usize, out: *mut f32) {
+        let (a, b) = (self.scale[c], self.shift[c]);
+        // SAFETY: per the contract of `Images::run`.
+        let dst = unsafe { std::slice::from_raw_parts_mut(out.add(at), src.len()) };
+        let res = self
+            .residual
+            .map(|r| unsafe { std::slice::from_raw_parts(r.add(at), src.len()) });
+        let relu = |v: f32| {
+            if v.is_nan() || v > 0.0 {
+                v
+            } else {
+                0.0
+            }
+        };
+        match (res, self.relu) {
+            (None, false) => dst.iter_mut().zip(src).for_each(|(d, &v)| *d = v * a + b),
+            (None, true) => dst
+                .iter_mut()
+                .zip(src)
+                .for_each(|(d, &v)| *d = relu(v * a + b)),
+            (Some(res), relu_on) => {
+                for ((d, &v), &q) in dst.iter_mut().zip(src).zip(res) {
+                    let y = v * a + b + q;
+                    *d = if relu_on { relu(y) } else { y };
+                }
+            }
         }
     }
 }

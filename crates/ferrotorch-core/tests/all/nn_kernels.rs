@@ -8,7 +8,8 @@
 //! deep for one pass over all tiles per channel block; and the
 //! im2col + GEMM path (few output channels, a small map at batch 1). Max
 //! pooling without gradients (values only, in f32) and batch norm in eval
-//! (one folded affine pass).
+//! (one folded affine pass). The fused eval convolution
+//! (`conv2d_affine_eval`) against the separate ops it replaces.
 
 use ferrotorch_core::{DType, Tensor};
 
@@ -233,4 +234,76 @@ fn batch_norm_in_eval_is_the_running_statistics_affine_map() {
             );
         }
     }
+}
+
+#[test]
+fn fused_eval_convolution_equals_the_separate_ops() {
+    // (input, out channels, kernel, stride, padding, groups, residual, relu)
+    #[allow(clippy::type_complexity)]
+    let cases: &[([usize; 4], usize, usize, usize, usize, usize, bool, bool)] = &[
+        ([2, 8, 20, 20], 16, 3, 1, 1, 1, true, true),
+        ([1, 3, 64, 64], 16, 7, 2, 3, 1, false, true),
+        ([2, 16, 30, 30], 32, 3, 2, 1, 2, true, false),
+        ([2, 8, 20, 20], 8, 1, 1, 0, 1, false, false),
+    ];
+    for (i, &(shape, o, k, s, p, g, with_res, relu)) in cases.iter().enumerate() {
+        let (x, _) = filled(&shape, i);
+        let (w, _) = filled(&[o, shape[1] / g, k, k], i + 10);
+        let scale: Vec<f32> = (0..o).map(|c| 0.5 + c as f32 * 0.1).collect();
+        let shift: Vec<f32> = (0..o).map(|c| c as f32 * 0.03 - 0.2).collect();
+        let plain = x.conv2d(&w, None, &[s], &[p], &[1], g).unwrap();
+        let (res, _) = filled(plain.shape(), i + 20);
+        let per = |v: &[f32]| {
+            Tensor::from_vec(v.to_vec(), &[o])
+                .unwrap()
+                .reshape(&[1, -1, 1, 1])
+                .unwrap()
+        };
+        let mut want = plain.mul(per(&scale)).unwrap().add(per(&shift)).unwrap();
+        if with_res {
+            want = want.add(&res).unwrap();
+        }
+        if relu {
+            want = want.relu().unwrap();
+        }
+        let got = x
+            .conv2d_affine_eval(
+                &w,
+                &[s],
+                &[p],
+                &[1],
+                g,
+                &scale,
+                &shift,
+                with_res.then_some(&res),
+                relu,
+            )
+            .unwrap()
+            .unwrap_or_else(|| panic!("case {i}: the fused kernel should apply"));
+        assert_eq!(
+            got.to_vec::<f32>().unwrap(),
+            want.to_vec::<f32>().unwrap(),
+            "case {i}"
+        );
+    }
+    // Declined (None): inputs that need gradients, other dtypes.
+    let (x, _) = filled(&[1, 8, 20, 20], 0);
+    let (w, _) = filled(&[8, 8, 3, 3], 1);
+    let ones = vec![1.0f32; 8];
+    let run = |x: &Tensor, w: &Tensor, res: Option<&Tensor>, scale: &[f32]| {
+        x.conv2d_affine_eval(w, &[1], &[1], &[1], 1, scale, &ones, res, true)
+    };
+    let xg = x.detach().requires_grad_(true).unwrap();
+    assert!(run(&xg, &w, None, &ones).unwrap().is_none());
+    let x64 = x.to_dtype(DType::F64).unwrap();
+    assert!(run(&x64, &w.to_dtype(DType::F64).unwrap(), None, &ones)
+        .unwrap()
+        .is_none());
+    // Errors: per-channel vectors of the wrong length, a residual of the
+    // wrong shape (checked before any value is read).
+    let e = run(&x, &w, None, &ones[..7]).unwrap_err().to_string();
+    assert!(e.contains("expected 8 scales"), "{e}");
+    let (small, _) = filled(&[1, 8, 10, 10], 3);
+    let e = run(&x, &w, Some(&small), &ones).unwrap_err().to_string();
+    assert!(e.contains("residual of shape [1, 8, 10, 10]"), "{e}");
 }

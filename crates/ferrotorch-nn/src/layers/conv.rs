@@ -175,6 +175,13 @@ impl Conv2d {
     }
 }
 
+impl Conv2d {
+    /// Stride, padding, dilation and groups.
+    pub(crate) fn options(&self) -> &ConvOptions {
+        &self.options
+    }
+}
+
 impl Forward for Conv2d {
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
         let o = &self.options;

@@ -94,6 +94,34 @@ macro_rules! batch_norm {
             }
         }
 
+        impl $name {
+            /// In eval mode with running statistics, the per-channel f32
+            /// `(scale, shift)` the forward applies (`y = x·scale + shift`);
+            /// `None` in training or without running statistics.
+            #[allow(dead_code)] // used for BatchNorm2d only
+            pub(crate) fn eval_affine(&self) -> Result<Option<(Vec<f32>, Vec<f32>)>> {
+                let (Some(rm), Some(rv)) = (&self.running_mean, &self.running_var) else {
+                    return Ok(None);
+                };
+                if self.state.is_training() {
+                    return Ok(None);
+                }
+                let (w, b) = (
+                    self.weight.as_ref().map(Parameter::tensor),
+                    self.bias.as_ref().map(Parameter::tensor),
+                );
+                let (scale, shift) = Tensor::batch_norm_eval_affine(
+                    &rm.tensor(),
+                    &rv.tensor(),
+                    w.as_ref(),
+                    b.as_ref(),
+                    self.options.eps,
+                    DType::F32,
+                )?;
+                Ok(Some((scale.to_vec::<f32>()?, shift.to_vec::<f32>()?)))
+            }
+        }
+
         impl Forward for $name {
             fn forward(&self, x: &Tensor) -> Result<Tensor> {
                 let d = x.dim();

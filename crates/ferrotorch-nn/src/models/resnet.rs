@@ -2,6 +2,7 @@
 //! `state_dict` keys (`layer1.0.conv1.weight`, `layer2.0.downsample.1.running_mean`)
 //! and initialisation are torchvision's `resnet18()`.
 
+use crate::layers::conv_bn;
 use crate::{init, BatchNorm2d, Conv2d, ConvOptions, Forward, Linear, MaxPool2d, Module};
 use crate::{AdaptiveAvgPool2d, ModuleState, ReLU, Sequential};
 use ferrotorch_core::{Result, Tensor};
@@ -60,13 +61,20 @@ impl BasicBlock {
 
 impl Forward for BasicBlock {
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        let out = self.relu.call(&self.bn1.call(&self.conv1.call(x)?)?)?;
-        let out = self.bn2.call(&self.conv2.call(&out)?)?;
+        // In eval mode each conv → bn (→ + identity) → relu runs as one
+        // fused convolution (Note [Fused eval convolutions]).
+        let out = conv_bn(&self.conv1, &self.bn1, x, None, Some(&self.relu))?;
         let identity = match &self.downsample {
             Some(d) => d.call(x)?,
             None => x.clone(),
         };
-        self.relu.call(&out.add(&identity)?)
+        conv_bn(
+            &self.conv2,
+            &self.bn2,
+            &out,
+            Some(&identity),
+            Some(&self.relu),
+        )
     }
 }
 
@@ -127,7 +135,7 @@ pub fn resnet18(num_classes: usize) -> Result<ResNet> {
 
 impl Forward for ResNet {
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        let x = self.relu.call(&self.bn1.call(&self.conv1.call(x)?)?)?;
+        let x = conv_bn(&self.conv1, &self.bn1, x, None, Some(&self.relu))?;
         let mut x = self.maxpool.call(&x)?;
         for layer in [&self.layer1, &self.layer2, &self.layer3, &self.layer4] {
             x = layer.call(&x)?;

@@ -278,7 +278,7 @@ fn params(
     })
 }
 
-fn check_conv(
+pub(super) fn check_conv(
     op: &str,
     input: &Tensor,
     weight: &Tensor,
@@ -342,7 +342,10 @@ impl Tensor {
         }
         let ins = crate::autograd::derivatives::conv::inputs(self, weight, bias);
         let y = crate::autograd::raw(&ins, || {
-            self.conv2d_impl(weight, bias, stride, padding, dilation, groups)
+            self.conv2d_impl(weight, bias, stride, padding, dilation, groups, None)?
+                .ok_or_else(|| {
+                    crate::Error::new(crate::ErrorKind::Runtime, "conv2d: no kernel ran")
+                })
         })?;
         crate::autograd::derivatives::conv::conv2d(
             self,
@@ -353,7 +356,11 @@ impl Tensor {
         )
     }
 
-    fn conv2d_impl(
+    /// The convolution itself, checked. With `fused` it runs only on the
+    /// direct f32 kernel, applying the epilogue, and gives `None` where
+    /// that kernel does not apply.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn conv2d_impl(
         &self,
         weight: &Tensor,
         bias: Option<&Tensor>,
@@ -361,7 +368,8 @@ impl Tensor {
         padding: &[usize],
         dilation: &[usize],
         groups: usize,
-    ) -> Result<Tensor> {
+        fused: Option<&super::conv_fused::Fused>,
+    ) -> Result<Option<Tensor>> {
         let [sh, sw] = pair("conv2d", "stride", stride)?;
         let [ph, pw] = pair("conv2d", "padding", padding)?;
         let [dh, dw] = pair("conv2d", "dilation", dilation)?;
@@ -439,14 +447,25 @@ impl Tensor {
             ho,
             wo,
         };
+        if let Some(r) = fused.and_then(|f| f.residual.as_ref()) {
+            crate::ensure!(
+                r.shape() == out.shape(),
+                Runtime,
+                "conv2d_affine_eval: residual of shape {:?} does not match the output {:?}",
+                r.shape(),
+                out.shape()
+            );
+        }
+        let direct = work == DType::F32 && super::conv_direct::applies(&geo, n);
+        if fused.is_some() && (!direct || dt != DType::F32) {
+            return Ok(None);
+        }
         match work {
             DType::F64 => conv_images::<f64>(&x, &wt, b.as_ref(), &out, geo)?,
-            _ if super::conv_direct::applies(&geo, n) => {
-                super::conv_direct::conv_images(&x, &wt, b.as_ref(), &out, geo)?
-            }
+            _ if direct => super::conv_direct::conv_images(&x, &wt, b.as_ref(), &out, geo, fused)?,
             _ => conv_images::<f32>(&x, &wt, b.as_ref(), &out, geo)?,
         }
-        out.to_dtype(dt)
+        out.to_dtype(dt).map(Some)
     }
 
     /// 1-D convolution (`F.conv1d`): input `[N, C, L]` (or `[C, L]`).

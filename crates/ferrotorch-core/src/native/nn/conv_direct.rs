@@ -210,6 +210,7 @@ pub(super) fn conv_images(
     bias: Option<&Tensor>,
     out: &Tensor,
     geo: Geometry,
+    fused: Option<&super::conv_fused::Fused>,
 ) -> Result<()> {
     let Geometry {
         groups,
@@ -223,6 +224,10 @@ pub(super) fn conv_images(
     let plan = Plan::new(&geo, n);
     let k = plan.offsets.len();
     let (_l, xs, ws, bs) = super::conv::locked_operands::<f32>(x, wt, bias, out);
+    let residual = fused.and_then(|f| f.residual.as_ref());
+    let _r = residual.map(|r| crate::storage::lock_storages(&[r.storage()], &[]));
+    // The residual's base, offset like `out` below.
+    let res_ptr = residual.map(|r| r.data_ptr() as usize);
     let stacks = n.div_ceil(plan.imgs);
     let tiles = (plan.imgs * plan.h.q * plan.w.q).div_ceil(NR);
     let blocks = og.div_ceil(MR);
@@ -262,6 +267,14 @@ pub(super) fn conv_images(
                 wo,
                 out_image,
                 tile_group: plan.tile_group,
+                epilogue: fused.map(|f| direct::Epilogue {
+                    scale: &f.scale[g * og..][..og],
+                    shift: &f.shift[g * og..][..og],
+                    residual: res_ptr.map(|p| {
+                        (p as *const f32).wrapping_add(imgs.start * out_image + g * og * ho * wo)
+                    }),
+                    relu: f.relu,
+                }),
             };
             let t = im.tiles();
             // SAFETY: this task alone writes these tiles of these channels

@@ -5,6 +5,7 @@
 pub(crate) mod activation;
 pub(crate) mod conv;
 mod conv_direct;
+mod conv_fused;
 mod conv_transpose;
 pub(crate) mod misc;
 pub(crate) mod norm;

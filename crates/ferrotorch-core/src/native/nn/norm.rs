@@ -62,6 +62,32 @@ fn work(x: &Tensor) -> Result<Tensor> {
 }
 
 impl Tensor {
+    /// The per-channel `(scale, shift)` of batch norm in eval mode with
+    /// running statistics, `y = x·scale + shift`: `scale = weight /
+    /// sqrt(running_var + eps)`, `shift = bias - running_mean·scale`, in
+    /// `dtype` (as `batch_norm` computes them; fused eval convolutions
+    /// reuse them, Note [Fused eval convolutions]).
+    pub fn batch_norm_eval_affine(
+        running_mean: &Tensor,
+        running_var: &Tensor,
+        weight: Option<&Tensor>,
+        bias: Option<&Tensor>,
+        eps: f64,
+        dtype: DType,
+    ) -> Result<(Tensor, Tensor)> {
+        let (mean, var) = (running_mean.to_dtype(dtype)?, running_var.to_dtype(dtype)?);
+        let inv = var.add(eps)?.rsqrt()?;
+        let scale = match weight {
+            Some(w) => inv.mul(w)?,
+            None => inv,
+        };
+        let shift = match bias {
+            Some(b) => b.sub(&mean.mul(&scale)?)?,
+            None => mean.mul(&scale)?.neg()?,
+        };
+        Ok((scale.to_dtype(dtype)?, shift.to_dtype(dtype)?))
+    }
+
     /// `F.batch_norm`. In training (or without running stats) the batch
     /// statistics normalise, and given running stats are updated in place
     /// with `momentum` (the variance with Bessel's correction), as PyTorch.
@@ -111,39 +137,11 @@ impl Tensor {
             (Some(m), Some(v)) => Some((m, v)),
             _ => None,
         };
-        let (mean, var) = match running {
-            Some((rm, rv)) if !training => (rm.to_dtype(x.dtype())?, rv.to_dtype(x.dtype())?),
-            _ => {
-                let count = x.numel() / c.max(1);
-                crate::ensure!(
-                    !training || count > 1,
-                    Value,
-                    "Expected more than 1 value per channel when training, got input size {:?}",
-                    self.shape()
-                );
-                let (var, mean) = x.var_mean(Some(&dims), Some(0.0), false)?;
-                if let (true, Some((rm, rv))) = (training, running) {
-                    // Running statistics are buffers: updated outside the graph.
-                    let _g = crate::autograd::no_grad();
-                    let unbiased = var.mul(count as f64 / (count as f64 - 1.0).max(1.0))?;
-                    rm.copy_(&rm.mul(1.0 - momentum)?.add(&mean.mul(momentum)?)?)?;
-                    rv.copy_(&rv.mul(1.0 - momentum)?.add(&unbiased.mul(momentum)?)?)?;
-                }
-                (mean, var)
-            }
-        };
-        let inv = var.add(eps)?.rsqrt()?;
-        if !training && running.is_some() {
+        if let (false, Some((rm, rv))) = (training, running) {
             // Eval with running statistics: an affine map per channel,
             // folded into one pass, y = x·scale + (bias - mean·scale).
-            let scale = match weight {
-                Some(w) => inv.mul(w)?,
-                None => inv,
-            };
-            let shift = match bias {
-                Some(b) => b.sub(&mean.mul(&scale)?)?,
-                None => mean.mul(&scale)?.neg()?,
-            };
+            let (scale, shift) =
+                Tensor::batch_norm_eval_affine(rm, rv, weight, bias, eps, x.dtype())?;
             let (scale, shift) = (per_channel(&scale, nd)?, per_channel(&shift, nd)?);
             let grads = [Some(&x), weight, bias];
             let ins: Vec<&Tensor> = grads.into_iter().flatten().collect();
@@ -159,6 +157,23 @@ impl Tensor {
             };
             return y.to_dtype(self.dtype());
         }
+        // Batch statistics (training, or no running statistics).
+        let count = x.numel() / c.max(1);
+        crate::ensure!(
+            !training || count > 1,
+            Value,
+            "Expected more than 1 value per channel when training, got input size {:?}",
+            self.shape()
+        );
+        let (var, mean) = x.var_mean(Some(&dims), Some(0.0), false)?;
+        if let (true, Some((rm, rv))) = (training, running) {
+            // Running statistics are buffers: updated outside the graph.
+            let _g = crate::autograd::no_grad();
+            let unbiased = var.mul(count as f64 / (count as f64 - 1.0).max(1.0))?;
+            rm.copy_(&rm.mul(1.0 - momentum)?.add(&mean.mul(momentum)?)?)?;
+            rv.copy_(&rv.mul(1.0 - momentum)?.add(&unbiased.mul(momentum)?)?)?;
+        }
+        let inv = var.add(eps)?.rsqrt()?;
         let mut y = x
             .sub(&per_channel(&mean, nd)?)?
             .mul(&per_channel(&inv, nd)?)?;
