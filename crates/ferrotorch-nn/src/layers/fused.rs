@@ -2,7 +2,7 @@
 //! convolution (Note [Fused eval convolutions] in ferrotorch-core), for
 //! models whose forward has that shape (`models::resnet`).
 
-use super::{BatchNorm2d, Conv2d, ReLU};
+use super::{BatchNorm2d, Conv2d, ReLU, Sequential};
 use crate::{Forward, Module};
 use ferrotorch_core::{Result, Tensor};
 
@@ -47,5 +47,26 @@ pub(crate) fn conv_bn(
     match relu {
         Some(r) => r.call(&y),
         None => Ok(y),
+    }
+}
+
+/// A `Sequential(Conv2d, BatchNorm2d)` (a ResNet downsample) through
+/// [`conv_bn`]; any other sequence, or one with hooks, runs as usual.
+pub(crate) fn sequential_conv_bn(seq: &Sequential, x: &Tensor) -> Result<Tensor> {
+    let hooked = seq.module_state().is_some_and(|s| s.has_hooks());
+    let pair = (seq.len() == 2 && !hooked)
+        .then(|| {
+            let conv = seq.get(0)?.as_module().as_any().downcast_ref::<Conv2d>()?;
+            let bn = seq
+                .get(1)?
+                .as_module()
+                .as_any()
+                .downcast_ref::<BatchNorm2d>()?;
+            Some((conv, bn))
+        })
+        .flatten();
+    match pair {
+        Some((conv, bn)) => conv_bn(conv, bn, x, None, None),
+        None => seq.call(x),
     }
 }

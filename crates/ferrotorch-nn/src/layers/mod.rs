@@ -20,7 +20,7 @@ pub use conv::*;
 pub use dropout::*;
 pub use embedding::*;
 pub use fmt::Size2;
-pub(crate) use fused::conv_bn;
+pub(crate) use fused::{conv_bn, sequential_conv_bn};
 pub use linear::*;
 pub use norm::*;
 pub use pooling::*;

@@ -2,7 +2,7 @@
 //! `state_dict` keys (`layer1.0.conv1.weight`, `layer2.0.downsample.1.running_mean`)
 //! and initialisation are torchvision's `resnet18()`.
 
-use crate::layers::conv_bn;
+use crate::layers::{conv_bn, sequential_conv_bn};
 use crate::{init, BatchNorm2d, Conv2d, ConvOptions, Forward, Linear, MaxPool2d, Module};
 use crate::{AdaptiveAvgPool2d, ModuleState, ReLU, Sequential};
 use ferrotorch_core::{Result, Tensor};
@@ -65,7 +65,7 @@ impl Forward for BasicBlock {
         // fused convolution (Note [Fused eval convolutions]).
         let out = conv_bn(&self.conv1, &self.bn1, x, None, Some(&self.relu))?;
         let identity = match &self.downsample {
-            Some(d) => d.call(x)?,
+            Some(d) => sequential_conv_bn(d, x)?,
             None => x.clone(),
         };
         conv_bn(

@@ -70,11 +70,13 @@ fn resnet18_matches_torchvision() -> Result<()> {
         net.call(&x)?
     };
     assert_close("resnet18 eval output", &y, &fx["y"], 2e-4, 2e-4);
-    // Without gradients the stem and the 16×16 blocks of a 64×64 image run
-    // as fused convolutions (Note [Fused eval convolutions]); with
-    // gradients, module by module: the same values.
-    let x: Vec<f64> = (0..3 * 64 * 64).map(|i| (i as f64 * 0.07).cos()).collect();
-    let x = Tensor::from_vec(x, &[1, 3, 64, 64])?.to_dtype(DType::F32)?;
+    // Without gradients the stem, the blocks and the first downsample of a
+    // 128×128 image run as fused convolutions (Note [Fused eval
+    // convolutions]); with gradients, module by module: the same values.
+    let x: Vec<f64> = (0..3 * 128 * 128)
+        .map(|i| (i as f64 * 0.07).cos())
+        .collect();
+    let x = Tensor::from_vec(x, &[1, 3, 128, 128])?.to_dtype(DType::F32)?;
     let y = {
         let _g = ferrotorch_core::autograd::no_grad();
         net.call(&x)?
