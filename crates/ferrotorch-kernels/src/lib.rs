@@ -11,7 +11,7 @@
 //! - [`parallel`]: the intra-op thread pool (`set_num_threads`).
 //! - [`gemm`]: matrix multiplication on strided operands.
 //! - [`reduce`]: vectorised sums and min/max over slices.
-//! - [`conv`]: direct stride-1 convolution (AVX-512).
+//! - [`conv`]: direct convolution, any stride, with a fused store (AVX-512).
 
 pub mod conv;
 pub mod cpu;

@@ -171,6 +171,50 @@ fn nan_max(m: f32, v: f32) -> f32 {
     }
 }
 
+ferrotorch_kernels::multiversion! {
+    /// One `[h, w]` plane of [`max_values_f32`] into `dst` (`[ho, wo]`),
+    /// with `vm` the padded row buffer (`-inf` outside `pw..pw + w`),
+    /// compiled per CPU level (Note [Multiversioned loops]).
+    ///
+    /// # Safety
+    /// None beyond the slices' bounds; `unsafe` only for the dispatch.
+    unsafe fn max_plane[](src: &[f32], dst: &mut [f32], vm: &mut [f32], win: &Window, hw: [usize; 2]) {
+        let [h, w] = hw;
+        let [ho, wo] = win.out;
+        let ([kh, kw], [sh, sw], [ph, pw], [dh, dw]) = (win.k, win.s, win.p, win.d);
+        for (oh, drow) in dst.chunks_exact_mut(wo.max(1)).enumerate().take(ho) {
+            let row = &mut vm[pw..pw + w];
+            row.fill(f32::NEG_INFINITY);
+            for ki in 0..kh {
+                let ih = (oh * sh + ki * dh) as isize - ph as isize;
+                if ih >= 0 && (ih as usize) < h {
+                    let s = &src[ih as usize * w..][..w];
+                    for (m, &v) in row.iter_mut().zip(s) {
+                        *m = nan_max(*m, v);
+                    }
+                }
+            }
+            if (kw, sw, dw) == (3, 2, 1) {
+                // the common 3×3/2 window, as plain slices the compiler
+                // vectorises (stride-2 loads)
+                for (ow, d) in drow.iter_mut().enumerate() {
+                    let t = &vm[2 * ow..2 * ow + 3];
+                    *d = nan_max(nan_max(t[0], t[1]), t[2]);
+                }
+                continue;
+            }
+            for (ow, d) in drow.iter_mut().enumerate() {
+                let base = ow * sw;
+                let mut best = vm[base];
+                for kj in 1..kw {
+                    best = nan_max(best, vm[base + kj * dw]);
+                }
+                *d = best;
+            }
+        }
+    }
+}
+
 /// Max pooling of a contiguous f32 `[N, C, H, W]` batch, values only
 /// (the no-grad path of `max_pool2d`), with the NaN rule of
 /// [`Tensor::max_pool2d_with_indices`], planes shared over the threads.
@@ -181,7 +225,7 @@ fn nan_max(m: f32, v: f32) -> f32 {
 fn max_values_f32(x: &Tensor, win: &Window) -> Result<Tensor> {
     let (n, c, h, w) = (x.shape()[0], x.shape()[1], x.shape()[2], x.shape()[3]);
     let [ho, wo] = win.out;
-    let ([kh, kw], [sh, sw], [ph, pw], [dh, dw]) = (win.k, win.s, win.p, win.d);
+    let ([_, kw], [_, sw], [_, pw], [_, dw]) = (win.k, win.s, win.p, win.d);
     // ceil_mode windows may reach past the right padding
     let width = (pw + w).max((wo.max(1) - 1) * sw + (kw - 1) * dw + 1);
     let out = Tensor::empty(&[n, c, ho, wo], crate::DType::F32)?;
@@ -198,27 +242,9 @@ fn max_values_f32(x: &Tensor, win: &Window) -> Result<Tensor> {
                     std::slice::from_raw_parts_mut((op as *mut f32).add(p * ho * wo), ho * wo),
                 )
             };
-            for (oh, drow) in dst.chunks_exact_mut(wo.max(1)).enumerate().take(ho) {
-                let row = &mut vm[pw..pw + w];
-                row.fill(f32::NEG_INFINITY);
-                for ki in 0..kh {
-                    let ih = (oh * sh + ki * dh) as isize - ph as isize;
-                    if ih >= 0 && (ih as usize) < h {
-                        let s = &src[ih as usize * w..][..w];
-                        for (m, &v) in row.iter_mut().zip(s) {
-                            *m = nan_max(*m, v);
-                        }
-                    }
-                }
-                for (ow, d) in drow.iter_mut().enumerate() {
-                    let base = ow * sw;
-                    let mut best = vm[base];
-                    for kj in 1..kw {
-                        best = nan_max(best, vm[base + kj * dw]);
-                    }
-                    *d = best;
-                }
-            }
+            // SAFETY: the plane's slices were checked above; the loop
+            // only dispatches on the CPU's features.
+            unsafe { max_plane(src, dst, &mut vm, win, [h, w]) };
         }
     });
     drop(guard);
