@@ -688,12 +688,17 @@ fn fused_pointwise_backward_equals_the_composed_formula() {
     // Without create_graph the common unary formulas run as one fused
     // kernel; with it, as recorded tensor ops: both must agree.
     type Op = fn(&Tensor) -> Result<Tensor>;
-    let ops: [(&str, Op); 5] = [
+    let ops: [(&str, Op); 8] = [
         ("sin", |t| t.sin()),
         ("cos", |t| t.cos()),
         ("exp", |t| t.exp()),
         ("tanh", |t| t.tanh()),
         ("sigmoid", |t| t.sigmoid()),
+        ("elu", |t| t.elu(1.0, 1.0, 1.0)),
+        ("selu", |t| {
+            t.elu(1.673_263_242_354_377_3, 1.050_700_987_355_480_5, 1.0)
+        }),
+        ("celu(0.5)", |t| t.elu(0.5, 1.0, 2.0)),
     ];
     for dt in [DType::F32, DType::F64] {
         for (name, f) in ops {
