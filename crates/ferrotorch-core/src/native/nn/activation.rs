@@ -136,10 +136,9 @@ pub(crate) fn elu_backward(
     }
     // clamp_max(x, 0) with NaN kept
     fn neg_part<T: PartialOrd + Copy + Default>(x: T) -> T {
-        if x.partial_cmp(&T::default()) == Some(std::cmp::Ordering::Less) || x != x {
-            x
-        } else {
-            T::default()
+        match x.partial_cmp(&T::default()) {
+            Some(std::cmp::Ordering::Less) | None => x,
+            _ => T::default(),
         }
     }
     let k = scale * alpha * input_scale;
