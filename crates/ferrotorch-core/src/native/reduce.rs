@@ -177,6 +177,55 @@ fn widen(x: &Tensor) -> Result<Tensor> {
     }
 }
 
+/// Sum of a small contiguous f32 tensor over its leading dims `0..k`
+/// (the batch dim of a bias gradient, `sum_to`'s usual case): rows added
+/// into f64 column accumulators in one pass, instead of transposing the
+/// input so that each output is a contiguous row. `None` when the case
+/// does not apply (the general path handles it).
+fn sum_leading_f32(x: &Tensor, dims: Option<&[i64]>, keepdim: bool) -> Result<Option<Tensor>> {
+    const SMALL: usize = 1 << 16;
+    let nd = x.dim();
+    let Some(d) = dims.filter(|d| !d.is_empty()) else {
+        return Ok(None);
+    };
+    if x.dtype() != DType::F32 || !x.is_contiguous() || nd == 0 || x.numel() > SMALL {
+        return Ok(None);
+    }
+    let mut red = wrap_dims("sum", d, nd)?.to_vec();
+    red.sort_unstable();
+    red.dedup();
+    let k = red.len();
+    if k >= nd || red.iter().enumerate().any(|(i, &r)| r != i) {
+        return Ok(None);
+    }
+    let n: usize = x.shape()[k..].iter().product();
+    let mut shape: Vec<usize> = if keepdim { vec![1; k] } else { vec![] };
+    shape.extend_from_slice(&x.shape()[k..]);
+    let out = Tensor::empty(&shape, DType::F32)?;
+    let mut acc = vec![0f64; n];
+    {
+        let _g = crate::storage::lock_storages(&[x.storage()], &[out.storage()]);
+        // SAFETY: x is contiguous f32 and locked; out is fresh, n elements.
+        let (src, dst) = unsafe {
+            (
+                std::slice::from_raw_parts(x.data_ptr() as *const f32, x.numel()),
+                std::slice::from_raw_parts_mut(out.data_ptr() as *mut f32, n),
+            )
+        };
+        if n > 0 {
+            for row in src.chunks_exact(n) {
+                for (a, &v) in acc.iter_mut().zip(row) {
+                    *a += v as f64;
+                }
+            }
+        }
+        for (d, a) in dst.iter_mut().zip(&acc) {
+            *d = *a as f32;
+        }
+    }
+    Ok(Some(out))
+}
+
 /// Sum of a contiguous f32 slice, split across threads when long.
 fn sum_f32_slice(x: &[f32]) -> f64 {
     let p = x.as_ptr() as usize;
@@ -247,6 +296,9 @@ impl Tensor {
     ) -> Result<Tensor> {
         let x = self.accumulating(dtype)?;
         let out_dt = x.dtype();
+        if let Some(r) = sum_leading_f32(&x, dims, keepdim)? {
+            return Ok(r);
+        }
         let rw = rows("sum", &widen(&x)?, dims, keepdim)?;
         let r = match rw.data.dtype() {
             DType::F32 => map_rows::<f32, f32>(&rw, DType::F32, |row| sum_f32_slice(row) as f32)?,

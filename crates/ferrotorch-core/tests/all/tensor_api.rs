@@ -469,3 +469,65 @@ fn elementwise_ops_on_transposed_operands_match_a_plain_loop() {
         }
     }
 }
+
+#[test]
+fn sum_over_leading_dims_matches_a_direct_loop() {
+    // Small contiguous f32 tensors summed over leading dims take a
+    // column-accumulating path (a bias gradient's sum_to); compare it, and
+    // the general path it falls back to, with f64 loops.
+    let (a, b, c) = (5usize, 4usize, 3usize);
+    let v: Vec<f32> = (0..a * b * c)
+        .map(|i| ((i * 37) % 23) as f32 * 0.37 - 4.0)
+        .collect();
+    let x = Tensor::from_vec(v.clone(), &[a, b, c]).unwrap();
+    let at = |i: usize, j: usize, k: usize| v[(i * b + j) * c + k] as f64;
+    // dims [0]
+    let s0 = x.sum_dim(Some(&[0]), false, None).unwrap();
+    assert_eq!(s0.shape(), &[b, c]);
+    let got = s0.to_vec::<f32>().unwrap();
+    for j in 0..b {
+        for k in 0..c {
+            let want: f64 = (0..a).map(|i| at(i, j, k)).sum();
+            assert!(
+                (got[j * c + k] as f64 - want).abs() < 1e-5,
+                "[0] at {j},{k}"
+            );
+        }
+    }
+    // dims [1, 0] with keepdim (order does not matter)
+    let s01 = x.sum_dim(Some(&[1, 0]), true, None).unwrap();
+    assert_eq!(s01.shape(), &[1, 1, c]);
+    let got = s01.to_vec::<f32>().unwrap();
+    for (k, g) in got.iter().enumerate() {
+        let want: f64 = (0..a)
+            .flat_map(|i| (0..b).map(move |j| (i, j)))
+            .map(|(i, j)| at(i, j, k))
+            .sum();
+        assert!((*g as f64 - want).abs() < 1e-4, "[0, 1] at {k}");
+    }
+    // a transposed (non-contiguous) input and a trailing dim take the
+    // general path and agree
+    let t = x.transpose(0, 2).unwrap();
+    let st = t.sum_dim(Some(&[2]), false, None).unwrap();
+    let want = x
+        .sum_dim(Some(&[0]), false, None)
+        .unwrap()
+        .transpose(0, 1)
+        .unwrap();
+    let (p, q) = (
+        st.to_vec::<f32>().unwrap(),
+        want.contiguous().unwrap().to_vec::<f32>().unwrap(),
+    );
+    for (p, q) in p.iter().zip(&q) {
+        assert!((p - q).abs() < 1e-5);
+    }
+    // empty leading dim: zeros
+    let e = Tensor::zeros(&[0, 3], DType::F32).unwrap();
+    assert_eq!(
+        e.sum_dim(Some(&[0]), false, None)
+            .unwrap()
+            .to_vec::<f32>()
+            .unwrap(),
+        vec![0.0; 3]
+    );
+}
