@@ -7,9 +7,10 @@
 //! (it is allocation-bound). Formulas of the result (`exp`, `tanh`,
 //! `sigmoid`) are plain arithmetic and fuse at any size; `sin`/`cos` use
 //! the scalar `cos`/`sin`, slower per element than the vectorised kernels,
-//! so they fuse only below `TRANSCENDENTAL_MAX` elements. Same-dtype
-//! f32/f64 operands of one shape only; anything else takes the composed
-//! formula.
+//! so they fuse only below `TRANSCENDENTAL_MAX` elements. `elu` (and so
+//! selu/celu) fuses at any size with the same operations, in the same
+//! order and precision, as its composed formula. Same-dtype f32/f64
+//! operands of one shape only; anything else takes the composed formula.
 
 use crate::autograd::mode::is_grad_enabled;
 use crate::error::Result;
@@ -28,28 +29,80 @@ macro_rules! fused {
     };
 }
 
+/// The output of a fused formula over `g` and the saved tensor `t`, or
+/// `None` when they cannot fuse (Note [Fused pointwise backward]).
+fn output(g: &Tensor, t: &Tensor) -> Result<Option<Tensor>> {
+    let dt = g.dtype();
+    if is_grad_enabled()
+        || !matches!(dt, DType::F32 | DType::F64)
+        || t.dtype() != dt
+        || t.shape() != g.shape()
+    {
+        return Ok(None);
+    }
+    empty_like_layout(g.shape(), dt, Some(g)).map(Some)
+}
+
 /// The fused gradient of unary `op`, or `None` when it takes the composed
 /// formula (Note [Fused pointwise backward]).
 pub(crate) fn unary(op: &str, g: &Tensor, x: &Tensor, y: &Tensor) -> Result<Option<Tensor>> {
-    if is_grad_enabled() {
-        return Ok(None);
-    }
     let t = match op {
         "sin" | "cos" if g.numel() <= TRANSCENDENTAL_MAX => x,
         "exp" | "tanh" | "sigmoid" => y,
         _ => return Ok(None),
     };
-    let dt = g.dtype();
-    if !matches!(dt, DType::F32 | DType::F64) || t.dtype() != dt || t.shape() != g.shape() {
+    let Some(out) = output(g, t)? else {
         return Ok(None);
-    }
-    let out = empty_like_layout(g.shape(), dt, Some(g))?;
+    };
     match op {
         "sin" => fused!(g, t, &out, |a, v| a * v.cos()),
         "cos" => fused!(g, t, &out, |a, v| -(a * v.sin())),
         "exp" => fused!(g, t, &out, |a, v| a * v),
         "tanh" => fused!(g, t, &out, |a, v| a * (1.0 - v * v)),
         _ => fused!(g, t, &out, |a, v| a * (v * (1.0 - v))),
+    }
+    Ok(Some(out))
+}
+
+/// The fused gradient of `elu(alpha, scale, input_scale)` from its input
+/// `x`: `g·scale` for `x > 0`, else
+/// `g·scale·alpha·input_scale·exp(input_scale·min(x, 0))`, the operations
+/// of the composed formula in `derivatives::nn::elu`.
+pub(crate) fn elu(
+    g: &Tensor,
+    x: &Tensor,
+    alpha: f64,
+    scale: f64,
+    input_scale: f64,
+) -> Result<Option<Tensor>> {
+    let Some(out) = output(g, x)? else {
+        return Ok(None);
+    };
+    // clamp_max(x, 0) with NaN kept
+    fn neg_part<T: PartialOrd + Copy + Default>(x: T) -> T {
+        match x.partial_cmp(&T::default()) {
+            Some(std::cmp::Ordering::Less) | None => x,
+            _ => T::default(),
+        }
+    }
+    let k = scale * alpha * input_scale;
+    if g.dtype() == DType::F32 {
+        let (s, k, i) = (scale as f32, k as f32, input_scale as f32);
+        map_binary::<f32, f32, f32>(g, x, &out, move |g, x| {
+            g * if x > 0.0 {
+                s
+            } else {
+                ferrotorch_kernels::math::exp(neg_part(x) * i) * k
+            }
+        });
+    } else {
+        map_binary::<f64, f64, f64>(g, x, &out, move |g, x| {
+            g * if x > 0.0 {
+                scale
+            } else {
+                (neg_part(x) * input_scale).exp() * k
+            }
+        });
     }
     Ok(Some(out))
 }

@@ -62,19 +62,8 @@ pub(crate) fn elu(
             // exp of the clamped input, so the unused branch never
             // overflows and its masked gradient (double backward) stays finite
             let x = c.saved(0);
-            if !needs_grad(&[x, c.grad()]) {
-                // Not building a graph of the backward: one fused pass
-                // with the same arithmetic as the formula below.
-                let fused = crate::native::nn::activation::elu_backward(
-                    c.grad(),
-                    x,
-                    alpha,
-                    scale,
-                    input_scale,
-                )?;
-                if let Some(gx) = fused {
-                    return Ok(smallvec::smallvec![Some(gx)]);
-                }
+            if let Some(gx) = super::fused::elu(c.grad(), x, alpha, scale, input_scale)? {
+                return Ok(smallvec::smallvec![Some(gx)]);
             }
             let neg = x
                 .clamp_max(0.0)?

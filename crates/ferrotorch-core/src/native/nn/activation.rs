@@ -116,61 +116,6 @@ impl Tensor {
     }
 }
 
-/// `elu`'s input gradient in one pass, `g·scale` for `x > 0`, else
-/// `g·scale·alpha·input_scale·exp(input_scale·min(x, 0))` — the same
-/// operations, in the same order and precision, as the composite formula
-/// in `derivatives::nn::elu`, which remains the differentiable form for
-/// double backward. `None` when `g` and `x` differ in shape or dtype, or
-/// are not f32/f64 (the composite handles those).
-pub(crate) fn elu_backward(
-    g: &Tensor,
-    x: &Tensor,
-    alpha: f64,
-    scale: f64,
-    input_scale: f64,
-) -> Result<Option<Tensor>> {
-    use crate::native::iter::{empty_like_layout, map_binary};
-    use crate::DType;
-    if g.shape() != x.shape() || g.dtype() != x.dtype() {
-        return Ok(None);
-    }
-    // clamp_max(x, 0) with NaN kept
-    fn neg_part<T: PartialOrd + Copy + Default>(x: T) -> T {
-        match x.partial_cmp(&T::default()) {
-            Some(std::cmp::Ordering::Less) | None => x,
-            _ => T::default(),
-        }
-    }
-    let k = scale * alpha * input_scale;
-    let out = match x.dtype() {
-        DType::F32 => {
-            let out = empty_like_layout(x.shape(), DType::F32, Some(x))?;
-            let (s, k, i) = (scale as f32, k as f32, input_scale as f32);
-            map_binary::<f32, f32, f32>(g, x, &out, move |g, x| {
-                g * if x > 0.0 {
-                    s
-                } else {
-                    km::exp(neg_part(x) * i) * k
-                }
-            });
-            out
-        }
-        DType::F64 => {
-            let out = empty_like_layout(x.shape(), DType::F64, Some(x))?;
-            map_binary::<f64, f64, f64>(g, x, &out, move |g, x| {
-                g * if x > 0.0 {
-                    scale
-                } else {
-                    (neg_part(x) * input_scale).exp() * k
-                }
-            });
-            out
-        }
-        _ => return Ok(None),
-    };
-    Ok(Some(out))
-}
-
 pub(crate) fn register(r: &mut Registry) {
     r.def("relu(Tensor self) -> Tensor", |a| {
         Ok(a.tensor(0)?.relu()?.into())
