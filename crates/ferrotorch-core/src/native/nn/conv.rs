@@ -456,13 +456,19 @@ impl Tensor {
                 out.shape()
             );
         }
-        let direct = work == DType::F32 && super::conv_direct::applies(&geo, n);
-        if fused.is_some() && (!direct || dt != DType::F32) {
+        let direct = if work == DType::F32 {
+            super::conv_direct::plan(&geo, n)
+        } else {
+            None
+        };
+        if fused.is_some() && (direct.is_none() || dt != DType::F32) {
             return Ok(None);
         }
-        match work {
-            DType::F64 => conv_images::<f64>(&x, &wt, b.as_ref(), &out, geo)?,
-            _ if direct => super::conv_direct::conv_images(&x, &wt, b.as_ref(), &out, geo, fused)?,
+        match (work, &direct) {
+            (DType::F64, _) => conv_images::<f64>(&x, &wt, b.as_ref(), &out, geo)?,
+            (_, Some(plan)) => {
+                super::conv_direct::conv_images(&x, &wt, b.as_ref(), &out, geo, plan, fused)?
+            }
             _ => conv_images::<f32>(&x, &wt, b.as_ref(), &out, geo)?,
         }
         out.to_dtype(dt).map(Some)

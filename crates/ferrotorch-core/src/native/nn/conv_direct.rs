@@ -88,7 +88,7 @@ impl Axis {
 }
 
 /// The buffer layout of a convolution, the same for every stack.
-struct Plan {
+pub(super) struct Plan {
     h: Axis,
     w: Axis,
     /// Phase pairs some tap reads, in slot order, and each pair's slot.
@@ -192,24 +192,26 @@ impl Plan {
     }
 }
 
-/// Whether the direct kernel applies to a batch of `n`, and wastes little:
-/// the scratch positions, tile tails and channel blocks add at most 40 %
-/// to the work.
-pub(super) fn applies(geo: &Geometry, n: usize) -> bool {
+/// The direct kernel's plan for a batch of `n`, where the kernel applies
+/// and wastes little: the scratch positions, tile tails and channel blocks
+/// add at most 40 % to the work.
+pub(super) fn plan(geo: &Geometry, n: usize) -> Option<Plan> {
     if !direct::available() || geo.ho * geo.wo == 0 || geo.og == 0 || n == 0 {
-        return false;
+        return None;
     }
-    Plan::new(geo, n).waste(geo, n) <= 1.4
+    let plan = Plan::new(geo, n);
+    (plan.waste(geo, n) <= 1.4).then_some(plan)
 }
 
-/// The convolution of a contiguous f32 batch into `out`, for a geometry
-/// [`applies`] accepted. With a bias every output starts from it.
+/// The convolution of a contiguous f32 batch into `out`, by a [`plan`]
+/// made for this geometry and batch. With a bias every output starts from it.
 pub(super) fn conv_images(
     x: &Tensor,
     wt: &Tensor,
     bias: Option<&Tensor>,
     out: &Tensor,
     geo: Geometry,
+    plan: &Plan,
     fused: Option<&super::conv_fused::Fused>,
 ) -> Result<()> {
     let Geometry {
@@ -221,7 +223,6 @@ pub(super) fn conv_images(
         ..
     } = geo;
     let n = x.shape()[0];
-    let plan = Plan::new(&geo, n);
     let k = plan.offsets.len();
     let (_l, xs, ws, bs) = super::conv::locked_operands::<f32>(x, wt, bias, out);
     let residual = fused.and_then(|f| f.residual.as_ref());

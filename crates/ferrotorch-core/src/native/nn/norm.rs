@@ -148,9 +148,8 @@ impl Tensor {
             let y = if crate::autograd::needs_grad(&ins) {
                 x.mul(&scale)?.add(&shift)?
             } else {
-                let dt = x.dtype();
-                let (scale, shift) = (scale.to_dtype(dt)?, shift.to_dtype(dt)?);
-                match dt {
+                // scale and shift are already in x's dtype
+                match x.dtype() {
                     DType::F64 => affine_planes::<f64>(&x.contiguous()?, &scale, &shift)?,
                     _ => affine_planes::<f32>(&x.contiguous()?, &scale, &shift)?,
                 }
