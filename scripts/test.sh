@@ -18,6 +18,13 @@ passed=$(grep -Eo '[0-9]+ passed' /tmp/ferrotorch-test.log | awk '{s+=$1} END {p
 failed=$(grep -Eo '[0-9]+ failed' /tmp/ferrotorch-test.log | awk '{s+=$1} END {print s+0}')
 echo "rust: ${passed} passed, ${failed} failed"
 
+echo "== convolution and pooling kernels at lower CPU levels"
+# The direct convolution has an AVX-512 and an AVX2 kernel and an im2col
+# fallback; the run above tests the one this CPU picks, these the others.
+for level in avx2 baseline; do
+    FERROTORCH_CPU_LEVEL=$level cargo test -p ferrotorch-core --test all --quiet -- conv pool 2>&1 | tail -n 3
+done
+
 echo "== python package (pytest)"
 # The extension is the workspace's own debug build of ferrotorch-python,
 # placed next to the package sources: no second (maturin) build of the

@@ -8,9 +8,10 @@
 //! `off[k] = ci·plane + kh·dh·wq + kw·dw` for every output, so a run of
 //! outputs reads a contiguous run of the buffer. The convolution is then a
 //! GEMM whose right-hand matrix is never built: the kernel keeps an
-//! `MR × NR` block of outputs (8 channels × 48 positions, 24 AVX-512
-//! registers) and, for every tap, loads 3 vectors at `p + off[k]` and
-//! broadcasts 8 weights, read straight from the `[og, k]` weight rows (no
+//! `mr × nr` block of outputs (8 channels × 48 positions in 24 AVX-512
+//! registers, or 6 × 16 in 12 AVX2 registers: [`shape`]) and, for every
+//! tap, loads the `nr` inputs at `p + off[k]` (3 or 2 vectors) and
+//! broadcasts `mr` weights, read straight from the `[og, k]` weight rows (no
 //! packing pass: a 512-channel 3×3 layer's 9 MB of weights would cost as
 //! much to pack as to use once). This skips im2col's write and re-read of
 //! `C·kh·kw` times the image (7 MB per 64-channel 56×56 image for 3×3)
@@ -25,21 +26,56 @@
 //! zero padding; this module only needs the offsets and the numbering of
 //! outputs, `p = (img·hq + oh)·wq + ow`, valid for `oh < ho`, `ow < wo`.
 
-/// Output channels per tile.
-pub const MR: usize = 8;
-/// Output positions per tile (three 16-lane vectors).
-pub const NR: usize = 48;
+use crate::multiversion;
 
-/// Whether this CPU runs the direct kernel (AVX-512F).
-pub fn available() -> bool {
+/// The tile a kernel computes: `mr` output channels × `nr` positions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shape {
+    /// Output channels per tile.
+    pub mr: usize,
+    /// Output positions per tile.
+    pub nr: usize,
+}
+
+/// AVX-512: 8 channels × 48 positions, 24 of the 32 zmm registers.
+const AVX512: Shape = Shape { mr: 8, nr: 48 };
+/// AVX2: 6 channels × 16 positions, 12 of the 16 ymm registers; three
+/// more hold the tap's two input vectors and the broadcast weight (AVX2
+/// has no FMA with a broadcast memory operand). A 4 × 24 tile needs all
+/// 16 and LLVM then spills an accumulator, which costs half the speed.
+const AVX2: Shape = Shape { mr: 6, nr: 16 };
+
+/// # Note [Tap chunks]
+/// On AVX2 the taps are taken in chunks of `AVX2_TAP_CHUNK`: every tile of
+/// a group accumulates the first chunk (its partial sums kept in a
+/// per-group buffer), then the next. One chunk's input rows and weights
+/// (about 12 KiB for 3×3 taps) stay in a 32 KiB L1 from one tile to the
+/// next, where all of a 64-channel layer's (38 KiB) would not: 8-9 % faster
+/// on Zen 3 (64- and 128-channel 3×3 layers). On AVX-512 the tiles are three times
+/// larger and chunking measured slower there, so it takes all taps at once.
+const AVX2_TAP_CHUNK: usize = 192;
+
+/// The tile shape of this CPU's direct kernel, or `None` where there is
+/// none (no AVX2 with FMA).
+pub fn shape() -> Option<Shape> {
     #[cfg(target_arch = "x86_64")]
     {
-        crate::cpu::level() >= crate::cpu::Level::Avx512
+        use crate::cpu::{level, Level};
+        match level() {
+            Level::Avx512 => Some(AVX512),
+            Level::Avx2 => Some(AVX2),
+            Level::Baseline => None,
+        }
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        false
+        None
     }
+}
+
+/// Whether this CPU runs the direct kernel (AVX2 with FMA, or AVX-512F).
+pub fn available() -> bool {
+    shape().is_some()
 }
 
 /// What happens to each output value `v` of channel `c` as it is stored:
@@ -85,20 +121,26 @@ pub struct Images<'a> {
 }
 
 impl Images<'_> {
-    /// Tiles of `NR` positions covering the stack.
+    /// The tile shape (this CPU's; `Images` are only built where
+    /// [`available`]).
+    fn shape(&self) -> Shape {
+        shape().unwrap_or(AVX2)
+    }
+
+    /// Tiles of `nr` positions covering the stack.
     pub fn tiles(&self) -> usize {
-        (self.imgs * self.hq * self.wq).div_ceil(NR)
+        (self.imgs * self.hq * self.wq).div_ceil(self.shape().nr)
     }
 
-    /// Channel blocks of `MR` output channels.
+    /// Channel blocks of `mr` output channels.
     pub fn blocks(&self) -> usize {
-        self.og.div_ceil(MR)
+        self.og.div_ceil(self.shape().mr)
     }
 
-    /// Buffer elements the tiles read: every tile's `NR` positions past
+    /// Buffer elements the tiles read: every tile's `nr` positions past
     /// the largest offset.
     pub fn needed_len(&self) -> usize {
-        self.tiles() * NR + self.offsets.iter().copied().max().unwrap_or(0)
+        self.tiles() * self.shape().nr + self.offsets.iter().copied().max().unwrap_or(0)
     }
 
     /// Compute tiles `tiles` of channel blocks `blocks` into `out` (`[og,
@@ -117,47 +159,81 @@ impl Images<'_> {
         bias: Option<&[f32]>,
         out: *mut f32,
     ) {
-        assert!(available(), "direct convolution needs AVX-512F");
+        let sh = shape().expect("direct convolution needs AVX2 with FMA");
         let k = self.offsets.len();
         assert!(self.needed_len() <= self.x.len());
         assert!(self.weights.len() >= self.og * k && self.og > 0);
         assert!(blocks.end <= self.blocks() && tiles.end <= self.tiles());
         assert!(self.wo <= self.wq && self.ho <= self.hq);
+        // Taps per pass over a group's tiles (Note [Tap chunks]).
+        let kc = if sh == AVX512 { k } else { AVX2_TAP_CHUNK }.max(1);
+        let mut accs = Vec::new();
         #[cfg(target_arch = "x86_64")]
         for group in tiles.clone().step_by(self.tile_group.max(1)) {
             let group = group..(group + self.tile_group.max(1)).min(tiles.end);
             for b in blocks.clone() {
-                let rows = MR.min(self.og - b * MR);
-                let mut init = [0.0f32; MR];
+                let c0 = b * sh.mr;
+                let rows = sh.mr.min(self.og - c0);
+                let mut init = [0.0f32; 8];
                 if let Some(bv) = bias {
-                    init[..rows].copy_from_slice(&bv[b * MR..][..rows]);
+                    init[..rows].copy_from_slice(&bv[c0..][..rows]);
                 }
                 // Rows past `og` repeat the last one (their results are dropped).
-                let w: [*const f32; MR] = std::array::from_fn(|r| {
-                    // SAFETY: row `min(b·MR + r, og - 1)` is inside `weights`.
-                    unsafe { self.weights.as_ptr().add((b * MR + r).min(self.og - 1) * k) }
+                let w: [*const f32; 8] = std::array::from_fn(|r| {
+                    // SAFETY: row `min(c0 + r, og - 1)` is inside `weights`.
+                    unsafe { self.weights.as_ptr().add((c0 + r).min(self.og - 1) * k) }
                 });
-                for t in group.clone() {
-                    let p0 = t * NR;
-                    let mut acc = [0.0f32; MR * NR];
-                    // SAFETY: the assertions above keep every load in `x`
-                    // and in the weight rows.
-                    unsafe {
-                        avx512::tile(self.x.as_ptr().add(p0), self.offsets, &w, &init, &mut acc)
-                    };
-                    // SAFETY: per the contract on `out`.
-                    unsafe { self.store(p0, b * MR, rows, &acc, out) };
+                // Partial sums of every tile of the group when the taps
+                // come in several chunks, else of one tile at a time.
+                let tile = sh.mr * sh.nr;
+                let slots = if kc >= k { 1 } else { group.len() };
+                accs.resize(slots * tile, 0.0);
+                let x = self.x.as_ptr();
+                for k0 in (0..k).step_by(kc) {
+                    let k1 = (k0 + kc).min(k);
+                    let offs = &self.offsets[k0..k1];
+                    // SAFETY: `k0 < k`: inside every weight row.
+                    let wk: [*const f32; 8] = std::array::from_fn(|r| unsafe { w[r].add(k0) });
+                    for (i, t) in group.clone().enumerate() {
+                        let p0 = t * sh.nr;
+                        let acc = &mut accs[(i % slots) * tile..][..tile];
+                        // SAFETY: the assertions above keep every load in
+                        // `x` and in the weight rows; `shape` chose the
+                        // kernel this CPU runs.
+                        unsafe {
+                            if sh == AVX512 {
+                                avx512::tile(x.add(p0), offs, &wk, &init, k0 > 0, acc)
+                            } else {
+                                let w6 = [wk[0], wk[1], wk[2], wk[3], wk[4], wk[5]];
+                                let i6 = [init[0], init[1], init[2], init[3], init[4], init[5]];
+                                avx2::tile(x.add(p0), offs, &w6, &i6, k0 > 0, acc)
+                            }
+                        };
+                        if k1 == k {
+                            // SAFETY: per the contract on `out`.
+                            unsafe { self.store(sh, p0, c0, rows, acc, out) };
+                        }
+                    }
                 }
             }
         }
     }
 
-    /// Write the valid positions of a tile (`acc`: `[MR][NR]`) for output
+    /// Write the valid positions of a tile (`acc`: `[mr][nr]`) for output
     /// channels `c0..c0+rows`.
-    unsafe fn store(&self, p0: usize, c0: usize, rows: usize, acc: &[f32], out: *mut f32) {
+    unsafe fn store(
+        &self,
+        sh: Shape,
+        p0: usize,
+        c0: usize,
+        rows: usize,
+        acc: &[f32],
+        out: *mut f32,
+    ) {
+        let nr = sh.nr;
         let plane = self.ho * self.wo;
         let per_image = self.hq * self.wq;
-        let end_all = (p0 + NR).min(self.imgs * per_image);
+        let end_all = (p0 + nr).min(self.imgs * per_image);
         let mut p = p0;
         while p < end_all {
             let (img, q) = (p / per_image, p % per_image);
@@ -173,7 +249,7 @@ impl Images<'_> {
             let end = end_all.min(p + self.wo - ow);
             let dst = img * self.out_image + oh * self.wo + ow;
             for r in 0..rows {
-                let src = &acc[r * NR + (p - p0)..r * NR + (end - p0)];
+                let src = &acc[r * nr + (p - p0)..r * nr + (end - p0)];
                 let at = dst + (c0 + r) * plane;
                 // SAFETY: (img, c0 + r, oh, ow..ow + len) is inside `out`
                 // (and `residual`, per the contract of `run`).
@@ -190,33 +266,38 @@ impl Images<'_> {
 }
 
 impl Epilogue<'_> {
-    /// Store `src` (channel `c`) at `out + at` through the epilogue
-    /// (vectorised for AVX-512, which `Images::run` has checked).
-    #[cfg_attr(target_arch = "x86_64", target_feature(enable = "avx512f"))]
+    /// Store `src` (channel `c`) at `out + at` through the epilogue.
     unsafe fn apply(&self, c: usize, src: &[f32], at: usize, out: *mut f32) {
-        let (a, b) = (self.scale[c], self.shift[c]);
         // SAFETY: per the contract of `Images::run`.
         let dst = unsafe { std::slice::from_raw_parts_mut(out.add(at), src.len()) };
         let res = self
             .residual
             .map(|r| unsafe { std::slice::from_raw_parts(r.add(at), src.len()) });
-        let relu = |v: f32| {
+        // SAFETY: plain slices.
+        unsafe { epilogue(self.scale[c], self.shift[c], src, res, self.relu, dst) }
+    }
+}
+
+multiversion! {
+    /// `dst = src·a + b (+ res)`, then ReLU with NaN kept when `relu`.
+    unsafe fn epilogue[](a: f32, b: f32, src: &[f32], res: Option<&[f32]>, relu: bool, dst: &mut [f32]) {
+        let relu_f = |v: f32| {
             if v.is_nan() || v > 0.0 {
                 v
             } else {
                 0.0
             }
         };
-        match (res, self.relu) {
+        match (res, relu) {
             (None, false) => dst.iter_mut().zip(src).for_each(|(d, &v)| *d = v * a + b),
             (None, true) => dst
                 .iter_mut()
                 .zip(src)
-                .for_each(|(d, &v)| *d = relu(v * a + b)),
+                .for_each(|(d, &v)| *d = relu_f(v * a + b)),
             (Some(res), relu_on) => {
                 for ((d, &v), &q) in dst.iter_mut().zip(src).zip(res) {
                     let y = v * a + b + q;
-                    *d = if relu_on { relu(y) } else { y };
+                    *d = if relu_on { relu_f(y) } else { y };
                 }
             }
         }
@@ -225,8 +306,10 @@ impl Epilogue<'_> {
 
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
-    use super::{MR, NR};
     use std::arch::x86_64::*;
+
+    const MR: usize = super::AVX512.mr;
+    const NR: usize = super::AVX512.nr;
 
     /// `acc[r][j] = init[r] + Σ_k w[r][k] · x[off[k] + j]` for one tile.
     #[target_feature(enable = "avx512f")]
@@ -235,11 +318,20 @@ mod avx512 {
         offsets: &[usize],
         w: &[*const f32; MR],
         init: &[f32; MR],
-        acc_out: &mut [f32; MR * NR],
+        load: bool,
+        acc_out: &mut [f32],
     ) {
+        let acc_out = &mut acc_out[..MR * NR];
         let mut acc = [[_mm512_setzero_ps(); 3]; MR];
-        for (a, &v) in acc.iter_mut().zip(init) {
-            *a = [_mm512_set1_ps(v); 3];
+        for (r, (a, &v)) in acc.iter_mut().zip(init).enumerate() {
+            *a = if load {
+                // SAFETY: row `r` of `acc_out` holds NR = 48 values.
+                unsafe {
+                    std::array::from_fn(|j| _mm512_loadu_ps(acc_out.as_ptr().add(r * NR + 16 * j)))
+                }
+            } else {
+                [_mm512_set1_ps(v); 3]
+            };
         }
         for (kk, &off) in offsets.iter().enumerate() {
             // SAFETY: the caller keeps `x + off .. + NR` and `w[r] + kk`
@@ -261,6 +353,99 @@ mod avx512 {
             for (dst, v) in row.chunks_exact_mut(16).zip(a) {
                 // SAFETY: each chunk holds 16 elements.
                 unsafe { _mm512_storeu_ps(dst.as_mut_ptr(), *v) };
+            }
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use std::arch::x86_64::*;
+
+    const MR: usize = super::AVX2.mr;
+    const NR: usize = super::AVX2.nr;
+
+    /// `acc[r][j] = init[r] + Σ_k w[r][k] · x[off[k] + j]` for one tile
+    /// (`acc_out`'s first `MR·NR` entries).
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn tile(
+        x: *const f32,
+        offsets: &[usize],
+        w: &[*const f32; MR],
+        init: &[f32; MR],
+        load: bool,
+        acc_out: &mut [f32],
+    ) {
+        let acc_out = &mut acc_out[..MR * NR];
+        // Twelve named accumulators: an array of them makes LLVM rotate
+        // registers through moves and spill.
+        let i: [[__m256; 2]; MR] = std::array::from_fn(|r| {
+            if load {
+                // SAFETY: row `r` of `acc_out` holds NR = 16 values.
+                unsafe {
+                    std::array::from_fn(|j| _mm256_loadu_ps(acc_out.as_ptr().add(r * NR + 8 * j)))
+                }
+            } else {
+                [_mm256_set1_ps(init[r]); 2]
+            }
+        });
+        let ([mut a00, mut a01], [mut a10, mut a11]) = (i[0], i[1]);
+        let ([mut a20, mut a21], [mut a30, mut a31]) = (i[2], i[3]);
+        let ([mut a40, mut a41], [mut a50, mut a51]) = (i[4], i[5]);
+        let [w0, w1, w2, w3, w4, w5] = *w;
+        // One tap: two input vectors times six broadcast weights.
+        macro_rules! tap {
+            ($kk:expr, $off:expr) => {{
+                let (kk, src) = ($kk, x.add($off));
+                let b0 = _mm256_loadu_ps(src);
+                let b1 = _mm256_loadu_ps(src.add(8));
+                let v = _mm256_broadcast_ss(&*w0.add(kk));
+                a00 = _mm256_fmadd_ps(v, b0, a00);
+                a01 = _mm256_fmadd_ps(v, b1, a01);
+                let v = _mm256_broadcast_ss(&*w1.add(kk));
+                a10 = _mm256_fmadd_ps(v, b0, a10);
+                a11 = _mm256_fmadd_ps(v, b1, a11);
+                let v = _mm256_broadcast_ss(&*w2.add(kk));
+                a20 = _mm256_fmadd_ps(v, b0, a20);
+                a21 = _mm256_fmadd_ps(v, b1, a21);
+                let v = _mm256_broadcast_ss(&*w3.add(kk));
+                a30 = _mm256_fmadd_ps(v, b0, a30);
+                a31 = _mm256_fmadd_ps(v, b1, a31);
+                let v = _mm256_broadcast_ss(&*w4.add(kk));
+                a40 = _mm256_fmadd_ps(v, b0, a40);
+                a41 = _mm256_fmadd_ps(v, b1, a41);
+                let v = _mm256_broadcast_ss(&*w5.add(kk));
+                a50 = _mm256_fmadd_ps(v, b0, a50);
+                a51 = _mm256_fmadd_ps(v, b1, a51);
+            }};
+        }
+        // Two taps per iteration: fewer loop instructions per FMA.
+        let pairs = offsets.chunks_exact(2);
+        let rest = pairs.remainder();
+        for (j, o) in pairs.enumerate() {
+            // SAFETY: the caller keeps `x + off .. + NR` and `w[r] + kk`
+            // in bounds.
+            unsafe {
+                tap!(2 * j, o[0]);
+                tap!(2 * j + 1, o[1]);
+            }
+        }
+        if let [off] = rest {
+            // SAFETY: as above.
+            unsafe { tap!(offsets.len() - 1, *off) };
+        }
+        let acc = [
+            [a00, a01],
+            [a10, a11],
+            [a20, a21],
+            [a30, a31],
+            [a40, a41],
+            [a50, a51],
+        ];
+        for (row, a) in acc_out.chunks_exact_mut(NR).zip(&acc) {
+            for (dst, v) in row.chunks_exact_mut(8).zip(a) {
+                // SAFETY: each chunk holds 8 elements.
+                unsafe { _mm256_storeu_ps(dst.as_mut_ptr(), *v) };
             }
         }
     }

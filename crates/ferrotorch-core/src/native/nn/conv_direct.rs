@@ -22,11 +22,11 @@ use super::conv::{Dim, Geometry};
 use crate::dtype::DType;
 use crate::error::Result;
 use crate::tensor::Tensor;
-use ferrotorch_kernels::conv::{self as direct, Images, MR, NR};
+use ferrotorch_kernels::conv::{self as direct, Images, Shape};
 use ferrotorch_kernels::parallel;
 
-/// Positions a stack of small images should reach (16 tiles).
-const STACK_POSITIONS: usize = 16 * NR;
+/// Tiles a stack of small images should reach.
+const STACK_TILES: usize = 16;
 /// Bytes of input a group of tiles may read (a quarter of a 2 MiB L2).
 const TILE_GROUP_BYTES: usize = 512 * 1024;
 
@@ -89,6 +89,8 @@ impl Axis {
 
 /// The buffer layout of a convolution, the same for every stack.
 pub(super) struct Plan {
+    /// The kernel's tile.
+    sh: Shape,
     h: Axis,
     w: Axis,
     /// Phase pairs some tap reads, in slot order, and each pair's slot.
@@ -102,7 +104,7 @@ pub(super) struct Plan {
 }
 
 impl Plan {
-    fn new(geo: &Geometry, n: usize) -> Plan {
+    fn new(geo: &Geometry, n: usize, sh: Shape) -> Plan {
         let (h, w) = (Axis::new(geo.hd, geo.ho), Axis::new(geo.wd, geo.wo));
         let mut phases = Vec::new();
         for i in 0..geo.hd.kernel {
@@ -114,8 +116,8 @@ impl Plan {
             }
         }
         let per_image = h.q * w.q;
-        // as many images as reach STACK_POSITIONS, spread evenly
-        let most = STACK_POSITIONS
+        // as many images as reach STACK_TILES, spread evenly
+        let most = (STACK_TILES * sh.nr)
             .div_ceil(per_image.max(1))
             .clamp(1, n.max(1));
         let imgs = n.max(1).div_ceil(n.max(1).div_ceil(most));
@@ -133,14 +135,15 @@ impl Plan {
                 }
             }
         }
-        let tiles = (imgs * per_image).div_ceil(NR);
+        let tiles = (imgs * per_image).div_ceil(sh.nr);
         let len = (geo.cg * phases.len() * plane)
-            .max(tiles * NR + offsets.iter().copied().max().unwrap_or(0));
-        // a tile reads NR positions past each tap's offset in every plane
+            .max(tiles * sh.nr + offsets.iter().copied().max().unwrap_or(0));
+        // a tile reads nr positions past each tap's offset in every plane
         let planes = geo.cg * phases.len();
         let reach = h.tap(geo.hd.kernel - 1).1 * w.q + w.tap(geo.wd.kernel - 1).1;
-        let tile_group = (TILE_GROUP_BYTES / 4 / planes.max(1)).saturating_sub(reach) / NR;
+        let tile_group = (TILE_GROUP_BYTES / 4 / planes.max(1)).saturating_sub(reach) / sh.nr;
         Plan {
+            sh,
             h,
             w,
             phases,
@@ -155,8 +158,9 @@ impl Plan {
     /// Positions computed for every useful one, channel blocks included.
     fn waste(&self, geo: &Geometry, n: usize) -> f64 {
         let stacks = n.div_ceil(self.imgs);
-        let tiles = (self.imgs * self.h.q * self.w.q).div_ceil(NR);
-        let computed = (stacks * tiles * NR) as f64 * (geo.og.div_ceil(MR) * MR) as f64;
+        let Shape { mr, nr } = self.sh;
+        let tiles = (self.imgs * self.h.q * self.w.q).div_ceil(nr);
+        let computed = (stacks * tiles * nr) as f64 * (geo.og.div_ceil(mr) * mr) as f64;
         computed / (n * geo.ho * geo.wo * geo.og) as f64
     }
 
@@ -196,10 +200,11 @@ impl Plan {
 /// and wastes little: the scratch positions, tile tails and channel blocks
 /// add at most 40 % to the work.
 pub(super) fn plan(geo: &Geometry, n: usize) -> Option<Plan> {
-    if !direct::available() || geo.ho * geo.wo == 0 || geo.og == 0 || n == 0 {
+    let sh = direct::shape()?;
+    if geo.ho * geo.wo == 0 || geo.og == 0 || n == 0 {
         return None;
     }
-    let plan = Plan::new(geo, n);
+    let plan = Plan::new(geo, n, sh);
     (plan.waste(geo, n) <= 1.4).then_some(plan)
 }
 
@@ -230,8 +235,8 @@ pub(super) fn conv_images(
     // The residual's base, offset like `out` below.
     let res_ptr = residual.map(|r| r.data_ptr() as usize);
     let stacks = n.div_ceil(plan.imgs);
-    let tiles = (plan.imgs * plan.h.q * plan.w.q).div_ceil(NR);
-    let blocks = og.div_ceil(MR);
+    let tiles = (plan.imgs * plan.h.q * plan.w.q).div_ceil(plan.sh.nr);
+    let blocks = og.div_ceil(plan.sh.mr);
     // Enough tasks for every thread even for one stack: split its channel
     // blocks, then its tiles.
     let chunks = parallel::get_num_threads().div_ceil(stacks * groups);
