@@ -26,8 +26,6 @@
 //! zero padding; this module only needs the offsets and the numbering of
 //! outputs, `p = (img·hq + oh)·wq + ow`, valid for `oh < ho`, `ow < wo`.
 
-use crate::multiversion;
-
 /// The tile a kernel computes: `mr` output channels × `nr` positions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Shape {
@@ -220,7 +218,10 @@ impl Images<'_> {
     }
 
     /// Write the valid positions of a tile (`acc`: `[mr][nr]`) for output
-    /// channels `c0..c0+rows`.
+    /// channels `c0..c0+rows`. Compiled for AVX2, which every CPU with a
+    /// direct kernel has, with the epilogue inlined: a tile's rows are
+    /// short (16 or 48 values), too short for a dispatched call per row.
+    #[cfg_attr(target_arch = "x86_64", target_feature(enable = "avx2,fma"))]
     unsafe fn store(
         &self,
         sh: Shape,
@@ -267,38 +268,37 @@ impl Images<'_> {
 
 impl Epilogue<'_> {
     /// Store `src` (channel `c`) at `out + at` through the epilogue.
+    #[inline(always)]
     unsafe fn apply(&self, c: usize, src: &[f32], at: usize, out: *mut f32) {
         // SAFETY: per the contract of `Images::run`.
         let dst = unsafe { std::slice::from_raw_parts_mut(out.add(at), src.len()) };
         let res = self
             .residual
             .map(|r| unsafe { std::slice::from_raw_parts(r.add(at), src.len()) });
-        // SAFETY: plain slices.
-        unsafe { epilogue(self.scale[c], self.shift[c], src, res, self.relu, dst) }
+        epilogue(self.scale[c], self.shift[c], src, res, self.relu, dst)
     }
 }
 
-multiversion! {
-    /// `dst = src·a + b (+ res)`, then ReLU with NaN kept when `relu`.
-    unsafe fn epilogue[](a: f32, b: f32, src: &[f32], res: Option<&[f32]>, relu: bool, dst: &mut [f32]) {
-        let relu_f = |v: f32| {
-            if v.is_nan() || v > 0.0 {
-                v
-            } else {
-                0.0
-            }
-        };
-        match (res, relu) {
-            (None, false) => dst.iter_mut().zip(src).for_each(|(d, &v)| *d = v * a + b),
-            (None, true) => dst
-                .iter_mut()
-                .zip(src)
-                .for_each(|(d, &v)| *d = relu_f(v * a + b)),
-            (Some(res), relu_on) => {
-                for ((d, &v), &q) in dst.iter_mut().zip(src).zip(res) {
-                    let y = v * a + b + q;
-                    *d = if relu_on { relu_f(y) } else { y };
-                }
+/// `dst = src·a + b (+ res)`, then ReLU with NaN kept when `relu`.
+#[inline(always)]
+fn epilogue(a: f32, b: f32, src: &[f32], res: Option<&[f32]>, relu: bool, dst: &mut [f32]) {
+    let relu_f = |v: f32| {
+        if v.is_nan() || v > 0.0 {
+            v
+        } else {
+            0.0
+        }
+    };
+    match (res, relu) {
+        (None, false) => dst.iter_mut().zip(src).for_each(|(d, &v)| *d = v * a + b),
+        (None, true) => dst
+            .iter_mut()
+            .zip(src)
+            .for_each(|(d, &v)| *d = relu_f(v * a + b)),
+        (Some(res), relu_on) => {
+            for ((d, &v), &q) in dst.iter_mut().zip(src).zip(res) {
+                let y = v * a + b + q;
+                *d = if relu_on { relu_f(y) } else { y };
             }
         }
     }
