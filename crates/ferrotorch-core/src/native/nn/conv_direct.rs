@@ -27,8 +27,12 @@ use ferrotorch_kernels::parallel;
 
 /// Tiles a stack of small images should reach.
 const STACK_TILES: usize = 16;
-/// Bytes of input a group of tiles may read (a quarter of a 2 MiB L2).
-const TILE_GROUP_BYTES: usize = 512 * 1024;
+/// Bytes of input a group of tiles may read: a quarter of the core's L2
+/// (512 KiB on a 2 MiB Xeon L2, 128 KiB on Zen 3's 512 KiB, where the
+/// stride-2 layers of ResNet-18 ran 10-25 % faster than with 512 KiB).
+fn tile_group_bytes() -> usize {
+    ferrotorch_kernels::cpu::l2_bytes() / 4
+}
 
 /// The buffer layout along one spatial dim.
 #[derive(Clone, Copy)]
@@ -141,7 +145,7 @@ impl Plan {
         // a tile reads nr positions past each tap's offset in every plane
         let planes = geo.cg * phases.len();
         let reach = h.tap(geo.hd.kernel - 1).1 * w.q + w.tap(geo.wd.kernel - 1).1;
-        let tile_group = (TILE_GROUP_BYTES / 4 / planes.max(1)).saturating_sub(reach) / sh.nr;
+        let tile_group = (tile_group_bytes() / 4 / planes.max(1)).saturating_sub(reach) / sh.nr;
         Plan {
             sh,
             h,
