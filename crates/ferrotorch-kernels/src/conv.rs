@@ -48,9 +48,10 @@ const AVX2: Shape = Shape { mr: 6, nr: 16 };
 /// a group accumulates the first chunk (its partial sums kept in a
 /// per-group buffer), then the next. One chunk's input rows and weights
 /// (about 12 KiB for 3×3 taps) stay in a 32 KiB L1 from one tile to the
-/// next, where all of a 64-channel layer's (38 KiB) would not: 8-9 % faster
-/// on Zen 3 (64- and 128-channel 3×3 layers). On AVX-512 the tiles are three times
-/// larger and chunking measured slower there, so it takes all taps at once.
+/// next, where all of a 64-channel layer's (38 KiB) would not: 8-9 %
+/// faster on Zen 3 (64- and 128-channel 3×3 layers). On AVX-512 the tiles
+/// are three times larger and chunking measured slower there, so it takes
+/// all taps at once.
 const AVX2_TAP_CHUNK: usize = 192;
 
 /// The tile shape of this CPU's direct kernel, or `None` where there is

@@ -29,7 +29,7 @@ use ferrotorch_kernels::parallel;
 const STACK_TILES: usize = 16;
 /// Bytes of input a group of tiles may read: a quarter of the core's L2
 /// (512 KiB on a 2 MiB Xeon L2, 128 KiB on Zen 3's 512 KiB, where the
-/// stride-2 layers of ResNet-18 ran 10-25 % faster than with 512 KiB).
+/// stride-2 layers of ResNet-18 ran 10-30 % faster than with 512 KiB).
 fn tile_group_bytes() -> usize {
     ferrotorch_kernels::cpu::l2_bytes() / 4
 }
