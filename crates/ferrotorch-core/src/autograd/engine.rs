@@ -452,8 +452,11 @@ fn call_formula(
 fn accumulate_grad(leaf: &Tensor, g: Tensor, create_graph: bool) -> Result<()> {
     leaf.0.autograd.with(|m| -> Result<()> {
         m.grad = Some(match m.grad.take() {
-            None if create_graph || stealable(&g, leaf) => g,
-            None => g.deep_clone()?,
+            None if create_graph => g,
+            None => match steal(g, leaf) {
+                Ok(g) => g,
+                Err(g) => g.deep_clone()?,
+            },
             Some(prev) if create_graph => prev.add(&g)?,
             Some(prev) => {
                 prev.add_(&g)?;
@@ -478,21 +481,38 @@ fn accumulate_grad(leaf: &Tensor, g: Tensor, create_graph: bool) -> Result<()> {
     Ok(())
 }
 
-/// Whether a gradient can become the leaf's `.grad` as it is, instead of a
-/// copy (PyTorch's AccumulateGrad does the same): nothing else holds the
-/// tensor or its storage, it requires no grad, and it is laid out like a
-/// fresh contiguous tensor of the leaf's shape and dtype, so `.grad` can
-/// never alias memory that someone else reads or writes.
-fn stealable(g: &Tensor, leaf: &Tensor) -> bool {
-    Arc::strong_count(&g.0) == 1
-        && Arc::weak_count(&g.0) == 0
-        && g.storage().use_count() == 1
-        && g.0.base.is_none()
-        && !g.requires_grad()
+/// The gradient itself as the leaf's `.grad`, instead of a copy (PyTorch's
+/// AccumulateGrad does the same), when nothing else holds the tensor or its
+/// storage, it requires no grad, and it is laid out like a fresh contiguous
+/// tensor of the leaf's shape and dtype, so `.grad` can never alias memory
+/// that someone else reads or writes. A view whose base only it holds
+/// qualifies too (a linear layer's weight gradient is the transpose of a
+/// product computed transposed, Note [Gradient layout]); it is handed over
+/// as a plain tensor on the same storage. `Err` gives the gradient back.
+fn steal(g: Tensor, leaf: &Tensor) -> std::result::Result<Tensor, Tensor> {
+    let laid_out = !g.requires_grad()
         && g.dtype() == leaf.dtype()
         && g.shape() == leaf.shape()
         && g.layout().offset() == 0
-        && g.is_contiguous()
+        && g.is_contiguous();
+    if !laid_out || Arc::strong_count(&g.0) != 1 || Arc::weak_count(&g.0) != 0 {
+        return Err(g);
+    }
+    match &g.0.base {
+        None if g.storage().use_count() == 1 => Ok(g),
+        Some(base)
+            if Arc::strong_count(&base.0) == 1
+                && Arc::weak_count(&base.0) == 0
+                && g.storage().use_count() == 2 =>
+        {
+            Ok(Tensor::from_parts(
+                g.storage().clone(),
+                g.layout().clone(),
+                g.dtype(),
+            ))
+        }
+        _ => Err(g),
+    }
 }
 
 /// Edges for `tensors`, failing like PyTorch for ones outside the graph.

@@ -440,6 +440,44 @@ fn leaf_grad_never_aliases_a_gradient_someone_else_holds() {
 }
 
 #[test]
+fn a_linear_weight_gradient_becomes_grad_without_a_copy() {
+    // The weight of `x · wᵀ` gets its gradient as the transpose of a
+    // product computed transposed (Note [Gradient layout]): a view whose
+    // base nothing else holds, which AccumulateGrad keeps without copying.
+    let x = Tensor::from_vec(vec![1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]).unwrap();
+    let w = Tensor::from_vec((0..12).map(f64::from).collect(), &[4, 3])
+        .unwrap()
+        .requires_grad_(true)
+        .unwrap();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(0usize));
+    let s = seen.clone();
+    w.register_hook(move |g: &Tensor| {
+        *s.lock().unwrap() = g.data_ptr() as usize;
+        Ok(None)
+    })
+    .unwrap();
+    x.matmul(&w.t().unwrap())
+        .unwrap()
+        .sum()
+        .unwrap()
+        .backward()
+        .unwrap();
+    let g = w.grad().unwrap();
+    assert_eq!(g.data_ptr() as usize, *seen.lock().unwrap());
+    assert!(!g.is_view() && g.is_contiguous());
+    // d/dw sum(x wᵀ) = ones[2, 4]ᵀ · x: every row is x's column sums
+    assert_eq!(v(&g), [5.0, 7.0, 9.0].repeat(4));
+    // accumulating a second backward writes into that same buffer
+    x.matmul(&w.t().unwrap())
+        .unwrap()
+        .sum()
+        .unwrap()
+        .backward()
+        .unwrap();
+    assert_eq!(v(&w.grad().unwrap()), [10.0, 14.0, 18.0].repeat(4));
+}
+
+#[test]
 fn mul_and_div_save_only_the_operands_their_gradients_read() {
     // As in PyTorch: `a * 2.0` and `a / c` (c not requiring grad) save
     // nothing of `a`, so changing `a` afterwards is harmless; `a * c` saves
