@@ -24,6 +24,9 @@ echo "== convolution and pooling kernels at lower CPU levels"
 for level in avx2 baseline; do
     FERROTORCH_CPU_LEVEL=$level cargo test -p ferrotorch-core --test all --quiet -- conv pool 2>&1 | tail -n 3
 done
+# ... and every one-group convolution through the batched im2col GEMM
+# (Note [Batched im2col]), which the rule above gives only small maps.
+FERROTORCH_CONV_BATCHED=1 cargo test -p ferrotorch-core --test all --quiet -- conv 2>&1 | tail -n 3
 
 echo "== python package (pytest)"
 # The extension is the workspace's own debug build of ferrotorch-python,

@@ -280,9 +280,10 @@ impl Epilogue<'_> {
     }
 }
 
-/// `dst = src·a + b (+ res)`, then ReLU with NaN kept when `relu`.
+/// `dst = src·a + b (+ res)`, then ReLU with NaN kept when `relu`: the
+/// fused epilogue, also for convolutions computed by other means.
 #[inline(always)]
-fn epilogue(a: f32, b: f32, src: &[f32], res: Option<&[f32]>, relu: bool, dst: &mut [f32]) {
+pub fn epilogue(a: f32, b: f32, src: &[f32], res: Option<&[f32]>, relu: bool, dst: &mut [f32]) {
     let relu_f = |v: f32| {
         if v.is_nan() || v > 0.0 {
             v

@@ -7,8 +7,10 @@
 //! than its tile, batch 1, strides 2 and 3 (its phase planes), a different
 //! stride per dim, small images stacked into one buffer, and inputs too
 //! deep for one pass over all tiles per channel block, and taps in chunks
-//! (AVX2, Note [Tap chunks]); and the
-//! im2col + GEMM path (few output channels, a small map at batch 1). Max
+//! (AVX2, Note [Tap chunks]); the batched im2col + GEMM path (small maps
+//! and strided layers over a batch, Note [Batched im2col], also in chunks
+//! of images); and the im2col + GEMM path per image band (few output
+//! channels, a small map at batch 1). Max
 //! pooling without gradients (values only, in f32) and batch norm in eval
 //! (one folded affine pass). The fused eval convolution
 //! (`conv2d_affine_eval`) against the separate ops it replaces.
@@ -96,12 +98,17 @@ fn conv2d_matches_a_direct_loop_on_every_path() {
         ([1, 4, 50, 50], 24, [3, 3], [3, 3], [1, 1], 1, 1, false), // stride 3
         ([2, 16, 30, 30], 32, [3, 3], [2, 2], [1, 1], 1, 2, true), // stride 2, groups
         ([1, 4, 30, 60], 8, [3, 5], [1, 2], [1, 2], 1, 1, true),   // strides differ
-        ([10, 8, 7, 7], 16, [3, 3], [1, 1], [1, 1], 1, 1, true),   // stacked 7x7 maps
-        ([14, 8, 7, 7], 24, [3, 3], [1, 1], [1, 1], 1, 1, false),  // two stacks
+        ([10, 16, 7, 7], 32, [3, 3], [1, 1], [1, 1], 1, 2, true),  // stacked 7x7 maps
+        ([14, 16, 7, 7], 48, [3, 3], [1, 1], [1, 1], 1, 2, false), // two stacks
         ([1, 512, 16, 16], 24, [3, 3], [1, 1], [1, 1], 1, 1, true), // tiles in groups
         ([2, 50, 12, 12], 24, [3, 3], [1, 1], [1, 1], 1, 1, true), // taps in chunks
         ([2, 6, 12, 12], 2, [3, 3], [1, 1], [1, 1], 1, 1, false),  // GEMM: few channels
         ([1, 32, 5, 5], 64, [3, 3], [1, 1], [1, 1], 1, 1, true),   // GEMM: small map
+        ([8, 16, 7, 7], 32, [3, 3], [1, 1], [1, 1], 1, 1, true),   // batched: 7x7 maps
+        ([2, 8, 14, 14], 24, [3, 3], [2, 2], [1, 1], 1, 1, false), // batched: stride 2
+        ([3, 8, 10, 10], 16, [1, 1], [2, 2], [0, 0], 1, 1, true),  // batched: 1x1 stride 2
+        ([4, 6, 9, 9], 16, [3, 3], [2, 2], [2, 2], 2, 1, false),   // batched: dilation
+        ([29, 256, 8, 8], 16, [3, 3], [1, 1], [1, 1], 1, 1, true), // batched in 2 chunks
     ];
     for (i, &(shape, o, [kh, kw], stride, pad, dil, groups, with_bias)) in cases.iter().enumerate()
     {
@@ -248,6 +255,8 @@ fn fused_eval_convolution_equals_the_separate_ops() {
         ([1, 3, 64, 64], 16, 7, 2, 3, 1, false, true),
         ([2, 16, 30, 30], 32, 3, 2, 1, 2, true, false),
         ([2, 8, 20, 20], 16, 1, 1, 0, 1, false, false),
+        ([8, 16, 7, 7], 32, 3, 1, 1, 1, true, true), // batched im2col
+        ([2, 16, 14, 14], 32, 3, 2, 1, 1, false, true),
     ];
     for (i, &(shape, o, k, s, p, g, with_res, relu)) in cases.iter().enumerate() {
         let (x, _) = filled(&shape, i);
@@ -282,7 +291,8 @@ fn fused_eval_convolution_equals_the_separate_ops() {
                 relu,
             )
             .unwrap();
-        // Without a direct kernel (FERROTORCH_CPU_LEVEL=baseline) it declines.
+        // Without a direct kernel (FERROTORCH_CPU_LEVEL=baseline) it
+        // declines, except on the batched im2col path.
         let Some(got) = got else {
             assert!(
                 !ferrotorch_kernels::conv::available(),

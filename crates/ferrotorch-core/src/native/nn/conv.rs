@@ -1,6 +1,7 @@
 //! Convolutions: `conv1d`, `conv2d`, `conv_transpose2d` (stride, padding,
-//! dilation, groups), by im2col/col2im around the GEMM, or for stride-1 f32
-//! convolutions by the direct kernel (`conv_direct`).
+//! dilation, groups), by im2col/col2im around the GEMM, or in f32 by the
+//! direct kernel (`conv_direct`), or for small maps by one im2col GEMM over
+//! the whole batch (`conv_batched`).
 //!
 //! Half types compute in f32. Unbatched inputs (`[C, H, W]`) are accepted
 //! as in PyTorch.
@@ -15,7 +16,7 @@ use ferrotorch_kernels::parallel;
 
 /// Convolution geometry for one spatial dim.
 #[derive(Clone, Copy)]
-pub(super) struct Dim {
+pub(crate) struct Dim {
     pub(super) input: usize,
     pub(super) kernel: usize,
     pub(super) stride: usize,
@@ -40,23 +41,29 @@ fn pair(op: &str, name: &str, v: &[usize]) -> Result<[usize; 2]> {
     }
 }
 
-/// im2col of output rows `oh0..oh1` of one image `[C, H, W]` (contiguous
-/// slice) into `cols`, `[C·kh·kw, (oh1-oh0)·Wo]` row-major.
+/// im2col of output rows `rows` of one image `[C, H, W]` (contiguous
+/// slice) into `cols`: row `(c, ki, kj)` of the `[C·kh·kw, rows·Wo]`
+/// matrix starts at `cols + row·ld`.
+///
+/// # Safety
+/// `cols` must be valid for writes of `C·kh·kw` rows of `rows.len()·wo`
+/// elements, `ld` apart, that nothing else accesses meanwhile.
 #[allow(clippy::too_many_arguments)]
-fn im2col<T: Copy + Default>(
+pub(super) unsafe fn im2col<T: Copy + Default>(
     x: &[T],
     c: usize,
     h: Dim,
     w: Dim,
     rows: std::ops::Range<usize>,
     wo: usize,
-    cols: &mut [T],
+    cols: *mut T,
+    ld: usize,
 ) {
     let (hh, ww) = (h.input, w.input);
-    let ld = rows.len() * wo;
     let nrows = c * h.kernel * w.kernel;
-    debug_assert!(cols.len() >= nrows * ld, "im2col: destination too small");
-    for (row, out) in cols.chunks_exact_mut(ld.max(1)).take(nrows).enumerate() {
+    for row in 0..nrows {
+        // SAFETY: per the contract, this row is ours to write.
+        let out = unsafe { std::slice::from_raw_parts_mut(cols.add(row * ld), rows.len() * wo) };
         let ci = row / (h.kernel * w.kernel);
         let ki = (row / w.kernel) % h.kernel;
         let kj = row % w.kernel;
@@ -74,7 +81,30 @@ fn im2col<T: Copy + Default>(
             ((ww as isize - shift - 1) as usize / w.stride + 1).min(wo)
         };
         let lo = lo.min(hi);
-        for (oh, dst) in rows.clone().zip(out.chunks_exact_mut(wo)) {
+        if h.stride == 1 && w.stride == 1 && wo == ww && hi > lo {
+            // Output rows match input rows: the rows whose input row exists
+            // are one shifted copy of the plane (not a short copy per row),
+            // then the columns that read padding are zeroed.
+            let first = rows.start as isize + (ki * h.dil) as isize - h.pad as isize;
+            let (a, b) = ((-first).clamp(0, rows.len() as isize) as usize, {
+                let left = hh as isize - first;
+                left.clamp(0, rows.len() as isize) as usize
+            });
+            out[..a * wo].fill(T::default());
+            if b > a {
+                let s0 = ci * hh * ww + (first + a as isize) as usize * ww;
+                let (from, to) = (a * wo + lo, (b - 1) * wo + hi);
+                let s0 = (s0 as isize + lo as isize + shift) as usize;
+                out[from..to].copy_from_slice(&x[s0..s0 + (to - from)]);
+                for r in a..b {
+                    out[r * wo..r * wo + lo].fill(T::default());
+                    out[r * wo + hi..(r + 1) * wo].fill(T::default());
+                }
+            }
+            out[b.max(a) * wo..].fill(T::default());
+            continue;
+        }
+        for (oh, dst) in rows.clone().zip(out.chunks_exact_mut(wo.max(1))) {
             let ih = (oh * h.stride + ki * h.dil) as isize - h.pad as isize;
             if ih < 0 || ih >= hh as isize {
                 dst.fill(T::default());
@@ -194,8 +224,9 @@ fn conv_images<T: crate::dtype::Element + GemmElem>(
             );
             let rows = bi * band..((bi + 1) * band).min(ho);
             let src = &xs[b * img_len + g * cg * hd.input * wd.input..][..cg * hd.input * wd.input];
-            im2col(src, cg, hd, wd, rows.clone(), wo, cs);
             let nb = rows.len() * wo;
+            // SAFETY: `cs` holds `k` rows of `nb` for this task alone.
+            unsafe { im2col(src, cg, hd, wd, rows.clone(), wo, cs.as_mut_ptr(), nb) };
             // SAFETY: the band's rows of this image and group are written
             // by this task only.
             let dst =
@@ -456,16 +487,20 @@ impl Tensor {
                 out.shape()
             );
         }
-        let direct = if work == DType::F32 {
+        let batched = work == DType::F32 && super::conv_batched::wanted(&geo, n);
+        let direct = if work == DType::F32 && !batched {
             super::conv_direct::plan(&geo, n)
         } else {
             None
         };
-        if fused.is_some() && (direct.is_none() || dt != DType::F32) {
+        if fused.is_some() && ((direct.is_none() && !batched) || dt != DType::F32) {
             return Ok(None);
         }
         match (work, &direct) {
             (DType::F64, _) => conv_images::<f64>(&x, &wt, b.as_ref(), &out, geo)?,
+            _ if batched => {
+                super::conv_batched::conv_images(&x, &wt, b.as_ref(), &out, geo, fused)?
+            }
             (_, Some(plan)) => {
                 super::conv_direct::conv_images(&x, &wt, b.as_ref(), &out, geo, plan, fused)?
             }

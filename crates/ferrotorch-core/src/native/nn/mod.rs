@@ -4,6 +4,7 @@
 
 pub(crate) mod activation;
 pub(crate) mod conv;
+mod conv_batched;
 mod conv_direct;
 mod conv_fused;
 mod conv_transpose;
