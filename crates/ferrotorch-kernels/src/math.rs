@@ -48,9 +48,10 @@ pub fn exp(x: f32) -> f32 {
     let r = n.mul_add(-LN2_LO, r);
     let (s1, s2) = pow2i(ni);
     let y = exp_reduced(r) * s1 * s2;
+    // NaN needs no select of its own: it stays NaN through the clamp, the
+    // polynomial and the scaling, and fails both comparisons.
     let y = select(x > 88.722_84, f32::INFINITY, y);
-    let y = select(x < -103.972_08, 0.0, y);
-    select(x.is_nan(), x, y)
+    select(x < -103.972_08, 0.0, y)
 }
 
 /// e^r for |r| <= ln(2)/2 (about 1 ulp): the polynomial both exps share.
