@@ -14,9 +14,11 @@
 //! - With stride `s > 1`, phase `b` holds padded columns `b, b + s, ...`
 //!   (`wq = ceil((w + 2·pad)/s)`); valid outputs never read past a row.
 //!
-//! Small images (the 7×7 and 14×14 maps of a ResNet's last stages) are
-//! stacked, image `i` starting at row `i·hq`, so that tiles span images
-//! instead of leaving most of each tile as scratch.
+//! Small images are stacked, image `i` starting at row `i·hq`, so that
+//! tiles span images instead of leaving most of each tile as scratch. (The
+//! 7×7 and 14×14 maps of a ResNet's last stages mostly go to one GEMM over
+//! the batch instead, Note [Batched im2col]; stacking serves grouped
+//! convolutions, few filters and a 7×7 map at batch 1.)
 
 use super::conv::{Dim, Geometry};
 use crate::dtype::DType;
