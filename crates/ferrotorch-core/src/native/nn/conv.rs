@@ -152,12 +152,15 @@ pub(super) struct Geometry {
 /// thread, about 0.95× with bands.
 const COL_TILE: usize = 128 * 1024;
 
-/// Lock a convolution's operands (reads `x`, `wt`, `bias`; writes `out`)
-/// and view the inputs as slices of `T`.
+/// Lock a convolution's operands (reads `x`, `wt`, `bias` and a fused
+/// epilogue's `residual`; writes `out`) in one call, so the locks are taken
+/// in address order (Note [Storage access locks]), and view the inputs as
+/// slices of `T` (the residual is read through its pointer).
 pub(super) fn locked_operands<'a, T: crate::dtype::Element>(
     x: &'a Tensor,
     wt: &'a Tensor,
     bias: Option<&'a Tensor>,
+    residual: Option<&'a Tensor>,
     out: &'a Tensor,
 ) -> (
     crate::storage::AccessGuard<'a>,
@@ -165,7 +168,7 @@ pub(super) fn locked_operands<'a, T: crate::dtype::Element>(
     &'a [T],
     Option<&'a [T]>,
 ) {
-    let reads: smallvec::SmallVec<[_; 3]> = [Some(x), Some(wt), bias]
+    let reads: smallvec::SmallVec<[_; 4]> = [Some(x), Some(wt), bias, residual]
         .into_iter()
         .flatten()
         .map(|t| t.storage())
@@ -209,7 +212,7 @@ fn conv_images<T: crate::dtype::Element + GemmElem>(
     let band = rows_for_cache.max(rows_for_weights).clamp(1, ho.max(1));
     let bands = ho.div_ceil(band);
     let tasks = n * groups * bands;
-    let (_l, xs, ws, bs) = locked_operands::<T>(x, wt, bias, out);
+    let (_l, xs, ws, bs) = locked_operands::<T>(x, wt, bias, None, out);
     let out_ptr = out.data_ptr() as usize;
     let run = |range: std::ops::Range<usize>| -> Result<()> {
         let col_len = k * band * wo;

@@ -76,9 +76,8 @@ pub(super) fn conv_images(
     if n * plane * og == 0 {
         return Ok(());
     }
-    let (_l, xs, ws, bs) = super::conv::locked_operands::<f32>(x, wt, bias, out);
     let residual = fused.and_then(|f| f.residual.as_ref());
-    let _r = residual.map(|r| crate::storage::lock_storages(&[r.storage()], &[]));
+    let (_l, xs, ws, bs) = super::conv::locked_operands::<f32>(x, wt, bias, residual, out);
     let res_ptr = residual.map(|r| r.data_ptr() as usize);
     let per = (COLS_BYTES / 4 / (k * plane).max(1)).clamp(1, n);
     let cols = Tensor::empty(&[k * per * plane], DType::F32)?;

@@ -235,9 +235,8 @@ pub(super) fn conv_images(
     } = geo;
     let n = x.shape()[0];
     let k = plan.offsets.len();
-    let (_l, xs, ws, bs) = super::conv::locked_operands::<f32>(x, wt, bias, out);
     let residual = fused.and_then(|f| f.residual.as_ref());
-    let _r = residual.map(|r| crate::storage::lock_storages(&[r.storage()], &[]));
+    let (_l, xs, ws, bs) = super::conv::locked_operands::<f32>(x, wt, bias, residual, out);
     // The residual's base, offset like `out` below.
     let res_ptr = residual.map(|r| r.data_ptr() as usize);
     let stacks = n.div_ceil(plan.imgs);
