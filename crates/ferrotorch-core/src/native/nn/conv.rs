@@ -86,10 +86,10 @@ pub(super) unsafe fn im2col<T: Copy + Default>(
             // are one shifted copy of the plane (not a short copy per row),
             // then the columns that read padding are zeroed.
             let first = rows.start as isize + (ki * h.dil) as isize - h.pad as isize;
-            let (a, b) = ((-first).clamp(0, rows.len() as isize) as usize, {
-                let left = hh as isize - first;
-                left.clamp(0, rows.len() as isize) as usize
-            });
+            // output rows a..b (of this band) read input rows inside the image
+            let len = rows.len() as isize;
+            let a = (-first).clamp(0, len) as usize;
+            let b = (hh as isize - first).clamp(0, len) as usize;
             out[..a * wo].fill(T::default());
             if b > a {
                 let s0 = ci * hh * ww + (first + a as isize) as usize * ww;
@@ -101,7 +101,7 @@ pub(super) unsafe fn im2col<T: Copy + Default>(
                     out[r * wo + hi..(r + 1) * wo].fill(T::default());
                 }
             }
-            out[b.max(a) * wo..].fill(T::default());
+            out[b * wo..].fill(T::default());
             continue;
         }
         for (oh, dst) in rows.clone().zip(out.chunks_exact_mut(wo.max(1))) {

@@ -87,12 +87,12 @@ pub(super) fn conv_images(
     for i0 in (0..n).step_by(per) {
         let m = per.min(n - i0);
         let ld = m * plane;
-        // SAFETY: image i writes columns i·plane.. of every row of `cols`
-        // (ld apart), disjoint from the other images'.
         parallel::parallel_for(m, 1, |r| {
             for i in r {
                 let src = &xs[(i0 + i) * img..][..img];
                 let dst = (cp as *mut f32).wrapping_add(i * plane);
+                // SAFETY: image i writes columns i·plane.. of every row of
+                // `cols` (ld apart), disjoint from the other images'.
                 unsafe { im2col(src, cg, hd, wd, 0..ho, wo, dst, ld) };
             }
         });

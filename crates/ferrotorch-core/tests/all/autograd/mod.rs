@@ -456,24 +456,23 @@ fn a_linear_weight_gradient_becomes_grad_without_a_copy() {
         Ok(None)
     })
     .unwrap();
-    x.matmul(&w.t().unwrap())
-        .unwrap()
-        .sum()
-        .unwrap()
-        .backward()
-        .unwrap();
+    let backward = || {
+        x.matmul(&w.t().unwrap())
+            .unwrap()
+            .sum()
+            .unwrap()
+            .backward()
+            .unwrap()
+    };
+    backward();
     let g = w.grad().unwrap();
     assert_eq!(g.data_ptr() as usize, *seen.lock().unwrap());
     assert!(!g.is_view() && g.is_contiguous());
     // d/dw sum(x wᵀ) = ones[2, 4]ᵀ · x: every row is x's column sums
     assert_eq!(v(&g), [5.0, 7.0, 9.0].repeat(4));
     // accumulating a second backward writes into that same buffer
-    x.matmul(&w.t().unwrap())
-        .unwrap()
-        .sum()
-        .unwrap()
-        .backward()
-        .unwrap();
+    backward();
+    assert_eq!(w.grad().unwrap().data_ptr(), g.data_ptr());
     assert_eq!(v(&w.grad().unwrap()), [10.0, 14.0, 18.0].repeat(4));
 }
 
