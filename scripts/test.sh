@@ -27,6 +27,9 @@ done
 # ... and every one-group convolution through the batched im2col GEMM
 # (Note [Batched im2col]), which the rule above gives only small maps.
 FERROTORCH_CONV_BATCHED=1 cargo test -p ferrotorch-core --test all --quiet -- conv 2>&1 | tail -n 3
+# ... and every 3×3 stride-1 one-group convolution through Winograd
+# (Note [Winograd convolution]), which the rule gives only maps of 14×14 and up.
+FERROTORCH_CONV_WINOGRAD=1 cargo test -p ferrotorch-core --test all --quiet -- conv 2>&1 | tail -n 3
 
 echo "== python package (pytest)"
 # The extension is the workspace's own debug build of ferrotorch-python,

@@ -201,11 +201,11 @@ impl Images<'_> {
                         // kernel this CPU runs.
                         unsafe {
                             if sh == AVX512 {
-                                avx512::tile(x.add(p0), offs, &wk, &init, k0 > 0, acc)
+                                avx512::tile(x.add(p0), offs, &wk, &init, k0 > 0, acc, sh.nr)
                             } else {
                                 let w6 = [wk[0], wk[1], wk[2], wk[3], wk[4], wk[5]];
                                 let i6 = [init[0], init[1], init[2], init[3], init[4], init[5]];
-                                avx2::tile(x.add(p0), offs, &w6, &i6, k0 > 0, acc)
+                                avx2::tile(x.add(p0), offs, &w6, &i6, k0 > 0, acc, sh.nr)
                             }
                         };
                         if k1 == k {
@@ -307,29 +307,32 @@ pub fn epilogue(a: f32, b: f32, src: &[f32], res: Option<&[f32]>, relu: bool, ds
 }
 
 #[cfg(target_arch = "x86_64")]
-mod avx512 {
+pub(crate) mod avx512 {
     use std::arch::x86_64::*;
 
     const MR: usize = super::AVX512.mr;
     const NR: usize = super::AVX512.nr;
 
-    /// `acc[r][j] = init[r] + Σ_k w[r][k] · x[off[k] + j]` for one tile.
+    /// `acc[r][j] = init[r] + Σ_k w[r][k] · x[off[k] + j]` for one tile,
+    /// row `r` of `acc_out` starting at `r·ld` (`ld >= NR`).
     #[target_feature(enable = "avx512f")]
-    pub(super) unsafe fn tile(
+    pub(crate) unsafe fn tile(
         x: *const f32,
         offsets: &[usize],
         w: &[*const f32; MR],
         init: &[f32; MR],
         load: bool,
         acc_out: &mut [f32],
+        ld: usize,
     ) {
-        let acc_out = &mut acc_out[..MR * NR];
+        assert!(ld >= NR);
+        let acc_out = &mut acc_out[..(MR - 1) * ld + NR];
         let mut acc = [[_mm512_setzero_ps(); 3]; MR];
         for (r, (a, &v)) in acc.iter_mut().zip(init).enumerate() {
             *a = if load {
                 // SAFETY: row `r` of `acc_out` holds NR = 48 values.
                 unsafe {
-                    std::array::from_fn(|j| _mm512_loadu_ps(acc_out.as_ptr().add(r * NR + 16 * j)))
+                    std::array::from_fn(|j| _mm512_loadu_ps(acc_out.as_ptr().add(r * ld + 16 * j)))
                 }
             } else {
                 [_mm512_set1_ps(v); 3]
@@ -351,7 +354,8 @@ mod avx512 {
                 }
             }
         }
-        for (row, a) in acc_out.chunks_exact_mut(NR).zip(&acc) {
+        for (r, a) in acc.iter().enumerate() {
+            let row = &mut acc_out[r * ld..][..NR];
             for (dst, v) in row.chunks_exact_mut(16).zip(a) {
                 // SAFETY: each chunk holds 16 elements.
                 unsafe { _mm512_storeu_ps(dst.as_mut_ptr(), *v) };
@@ -361,31 +365,33 @@ mod avx512 {
 }
 
 #[cfg(target_arch = "x86_64")]
-mod avx2 {
+pub(crate) mod avx2 {
     use std::arch::x86_64::*;
 
     const MR: usize = super::AVX2.mr;
     const NR: usize = super::AVX2.nr;
 
-    /// `acc[r][j] = init[r] + Σ_k w[r][k] · x[off[k] + j]` for one tile
-    /// (`acc_out`'s first `MR·NR` entries).
+    /// `acc[r][j] = init[r] + Σ_k w[r][k] · x[off[k] + j]` for one tile,
+    /// row `r` of `acc_out` starting at `r·ld` (`ld >= NR`).
     #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn tile(
+    pub(crate) unsafe fn tile(
         x: *const f32,
         offsets: &[usize],
         w: &[*const f32; MR],
         init: &[f32; MR],
         load: bool,
         acc_out: &mut [f32],
+        ld: usize,
     ) {
-        let acc_out = &mut acc_out[..MR * NR];
+        assert!(ld >= NR);
+        let acc_out = &mut acc_out[..(MR - 1) * ld + NR];
         // Twelve named accumulators: an array of them makes LLVM rotate
         // registers through moves and spill.
         let i: [[__m256; 2]; MR] = std::array::from_fn(|r| {
             if load {
                 // SAFETY: row `r` of `acc_out` holds NR = 16 values.
                 unsafe {
-                    std::array::from_fn(|j| _mm256_loadu_ps(acc_out.as_ptr().add(r * NR + 8 * j)))
+                    std::array::from_fn(|j| _mm256_loadu_ps(acc_out.as_ptr().add(r * ld + 8 * j)))
                 }
             } else {
                 [_mm256_set1_ps(init[r]); 2]
@@ -444,7 +450,8 @@ mod avx2 {
             [a40, a41],
             [a50, a51],
         ];
-        for (row, a) in acc_out.chunks_exact_mut(NR).zip(&acc) {
+        for (r, a) in acc.iter().enumerate() {
+            let row = &mut acc_out[r * ld..][..NR];
             for (dst, v) in row.chunks_exact_mut(8).zip(a) {
                 // SAFETY: each chunk holds 8 elements.
                 unsafe { _mm256_storeu_ps(dst.as_mut_ptr(), *v) };

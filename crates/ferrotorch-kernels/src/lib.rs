@@ -12,6 +12,8 @@
 //! - [`gemm`]: matrix multiplication on strided operands.
 //! - [`reduce`]: vectorised sums and min/max over slices.
 //! - [`conv`]: direct convolution, any stride, with a fused store (AVX-512).
+//! - [`winograd`]: 3×3 stride-1 convolution by Winograd F(2×2, 3×3) on the
+//!   direct kernel's tile.
 
 pub mod conv;
 pub mod cpu;
@@ -22,3 +24,4 @@ pub mod reduce;
 pub mod simd;
 pub mod softmax;
 pub mod transpose;
+pub mod winograd;

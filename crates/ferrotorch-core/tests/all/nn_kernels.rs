@@ -7,7 +7,11 @@
 //! than its tile, batch 1, strides 2 and 3 (its phase planes), a different
 //! stride per dim, small images stacked into one buffer, and inputs too
 //! deep for one pass over all tiles per channel block, and taps in chunks
-//! (AVX2, Note [Tap chunks]); the batched im2col + GEMM path (small maps
+//! (AVX2, Note [Tap chunks]); Winograd F(2×2, 3×3) (3×3 stride 1 on maps
+//! of 28×28 and more, Note [Winograd convolution]: odd map sizes, channel
+//! counts off the kernel's block, padding 0-2, many blocks of tiles;
+//! scripts/test.sh also runs every case it can take through it); the
+//! batched im2col + GEMM path (small maps
 //! and strided layers over a batch, Note [Batched im2col], also in chunks
 //! of images); and the im2col + GEMM path per image band (few output
 //! channels, a small map at batch 1). Max
@@ -85,7 +89,7 @@ fn conv2d_matches_a_direct_loop_on_every_path() {
         usize,
         bool,
     )] = &[
-        ([2, 16, 20, 20], 16, [3, 3], [1, 1], [1, 1], 1, 1, true), // direct
+        ([2, 12, 20, 20], 16, [3, 3], [1, 1], [1, 1], 1, 1, true), // direct
         ([1, 8, 23, 17], 24, [3, 3], [1, 1], [1, 1], 1, 1, false), // batch 1
         ([3, 5, 30, 40], 15, [5, 3], [1, 1], [2, 0], 1, 1, true),  // odd channels
         ([2, 8, 30, 30], 16, [3, 3], [1, 1], [2, 2], 2, 1, false), // dilation
@@ -100,7 +104,7 @@ fn conv2d_matches_a_direct_loop_on_every_path() {
         ([1, 4, 30, 60], 8, [3, 5], [1, 2], [1, 2], 1, 1, true),   // strides differ
         ([10, 16, 7, 7], 32, [3, 3], [1, 1], [1, 1], 1, 2, true),  // stacked 7x7 maps
         ([14, 16, 7, 7], 48, [3, 3], [1, 1], [1, 1], 1, 2, false), // two stacks
-        ([1, 512, 16, 16], 24, [3, 3], [1, 1], [1, 1], 1, 1, true), // tiles in groups
+        ([1, 512, 16, 16], 12, [3, 3], [1, 1], [1, 1], 1, 1, true), // tiles in groups
         ([2, 50, 12, 12], 24, [3, 3], [1, 1], [1, 1], 1, 1, true), // taps in chunks
         ([2, 6, 12, 12], 2, [3, 3], [1, 1], [1, 1], 1, 1, false),  // GEMM: few channels
         ([1, 32, 5, 5], 64, [3, 3], [1, 1], [1, 1], 1, 1, true),   // GEMM: small map
@@ -109,6 +113,11 @@ fn conv2d_matches_a_direct_loop_on_every_path() {
         ([3, 8, 10, 10], 16, [1, 1], [2, 2], [0, 0], 1, 1, true),  // batched: 1x1 stride 2
         ([4, 6, 9, 9], 16, [3, 3], [2, 2], [2, 2], 2, 1, false),   // batched: dilation
         ([29, 256, 8, 8], 16, [3, 3], [1, 1], [1, 1], 1, 1, true), // batched in 2 chunks
+        ([2, 16, 28, 28], 16, [3, 3], [1, 1], [1, 1], 1, 1, true), // Winograd
+        ([1, 17, 29, 31], 19, [3, 3], [1, 1], [1, 1], 1, 1, false), // Winograd: odd sizes
+        ([2, 16, 32, 30], 24, [3, 3], [1, 1], [0, 0], 1, 1, true), // Winograd: no padding
+        ([1, 16, 27, 28], 16, [3, 3], [1, 1], [2, 1], 1, 1, true), // Winograd: padding 2, 1
+        ([3, 64, 30, 30], 64, [3, 3], [1, 1], [1, 1], 1, 1, false), // Winograd: many blocks
     ];
     for (i, &(shape, o, [kh, kw], stride, pad, dil, groups, with_bias)) in cases.iter().enumerate()
     {
@@ -251,12 +260,14 @@ fn fused_eval_convolution_equals_the_separate_ops() {
     // (input, out channels, kernel, stride, padding, groups, residual, relu)
     #[allow(clippy::type_complexity)]
     let cases: &[([usize; 4], usize, usize, usize, usize, usize, bool, bool)] = &[
-        ([2, 8, 20, 20], 16, 3, 1, 1, 1, true, true),
+        ([2, 8, 20, 20], 16, 3, 1, 1, 1, true, true), // direct
         ([1, 3, 64, 64], 16, 7, 2, 3, 1, false, true),
         ([2, 16, 30, 30], 32, 3, 2, 1, 2, true, false),
         ([2, 8, 20, 20], 16, 1, 1, 0, 1, false, false),
         ([8, 16, 7, 7], 32, 3, 1, 1, 1, true, true), // batched im2col
         ([2, 16, 14, 14], 32, 3, 2, 1, 1, false, true),
+        ([2, 16, 28, 28], 20, 3, 1, 1, 1, true, true), // Winograd
+        ([1, 16, 29, 29], 16, 3, 1, 1, 1, false, false), // Winograd, odd map
     ];
     for (i, &(shape, o, k, s, p, g, with_res, relu)) in cases.iter().enumerate() {
         let (x, _) = filled(&shape, i);

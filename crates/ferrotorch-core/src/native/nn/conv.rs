@@ -1,7 +1,8 @@
 //! Convolutions: `conv1d`, `conv2d`, `conv_transpose2d` (stride, padding,
 //! dilation, groups), by im2col/col2im around the GEMM, or in f32 by the
-//! direct kernel (`conv_direct`), or for small maps by one im2col GEMM over
-//! the whole batch (`conv_batched`).
+//! direct kernel (`conv_direct`), for 3×3 stride-1 filters on maps of
+//! 14×14 and up by Winograd F(2×2, 3×3) (`conv_winograd`), or for other
+//! small maps by one im2col GEMM over the whole batch (`conv_batched`).
 //!
 //! Half types compute in f32. Unbatched inputs (`[C, H, W]`) are accepted
 //! as in PyTorch.
@@ -490,17 +491,23 @@ impl Tensor {
                 out.shape()
             );
         }
-        let batched = work == DType::F32 && super::conv_batched::wanted(&geo, n);
-        let direct = if work == DType::F32 && !batched {
+        let winograd = work == DType::F32
+            && super::conv_winograd::wanted(&geo, n)
+            && super::conv_batched::forced() != Some(true);
+        let batched = work == DType::F32 && !winograd && super::conv_batched::wanted(&geo, n);
+        let direct = if work == DType::F32 && !batched && !winograd {
             super::conv_direct::plan(&geo, n)
         } else {
             None
         };
-        if fused.is_some() && ((direct.is_none() && !batched) || dt != DType::F32) {
+        if fused.is_some() && ((direct.is_none() && !batched && !winograd) || dt != DType::F32) {
             return Ok(None);
         }
         match (work, &direct) {
             (DType::F64, _) => conv_images::<f64>(&x, &wt, b.as_ref(), &out, geo)?,
+            _ if winograd => {
+                super::conv_winograd::conv_images(&x, &wt, b.as_ref(), &out, geo, fused)?
+            }
             _ if batched => {
                 super::conv_batched::conv_images(&x, &wt, b.as_ref(), &out, geo, fused)?
             }

@@ -30,25 +30,32 @@ const COLS_BYTES: usize = 16 << 20;
 /// ResNet-18's layers at batch 8 (Zen 3, both paths in one process): 1.19×
 /// the direct kernel at 7×7, 1.04× at 14×14, 1.07-1.38× strided; the
 /// direct kernel stays ahead on 28×28 maps (0.9×) and on a 7×7 map at
-/// batch 1 (0.96×).
+/// batch 1 (0.96×). The caller asks Winograd first (`conv_winograd`),
+/// which takes the 3×3 stride-1 layers of 14×14 maps.
 ///
 /// `FERROTORCH_CONV_BATCHED=1` sends every one-group convolution here and
-/// `=0` none (read once; for testing and measuring both paths).
+/// `=0` none ([`forced`]).
 pub(super) fn wanted(geo: &Geometry, n: usize) -> bool {
-    static FORCED: std::sync::OnceLock<Option<bool>> = std::sync::OnceLock::new();
-    let forced = FORCED.get_or_init(
-        || match std::env::var("FERROTORCH_CONV_BATCHED").as_deref() {
-            Ok("1") => Some(true),
-            Ok("0") => Some(false),
-            _ => None,
-        },
-    );
-    if let Some(on) = *forced {
+    if let Some(on) = forced() {
         return on && geo.groups == 1;
     }
     let plane = geo.ho * geo.wo;
     let strided = geo.hd.stride > 1 || geo.wd.stride > 1;
     geo.groups == 1 && geo.og >= 16 && plane <= 196 && (strided || n * plane >= 96)
+}
+
+/// `FERROTORCH_CONV_BATCHED`: `1` sends every one-group convolution here
+/// (before the Winograd path), `0` none; read once, for testing and
+/// measuring the paths.
+pub(super) fn forced() -> Option<bool> {
+    static FORCED: std::sync::OnceLock<Option<bool>> = std::sync::OnceLock::new();
+    *FORCED.get_or_init(
+        || match std::env::var("FERROTORCH_CONV_BATCHED").as_deref() {
+            Ok("1") => Some(true),
+            Ok("0") => Some(false),
+            _ => None,
+        },
+    )
 }
 
 /// The convolution of a contiguous f32 batch `x` into `out`

@@ -17,7 +17,8 @@
 //! Small images are stacked, image `i` starting at row `i·hq`, so that
 //! tiles span images instead of leaving most of each tile as scratch. (The
 //! 7×7 and 14×14 maps of a ResNet's last stages mostly go to one GEMM over
-//! the batch instead, Note [Batched im2col]; stacking serves grouped
+//! the batch instead, Note [Batched im2col], and its 3×3 stride-1 layers
+//! to Winograd, Note [Winograd convolution]; stacking serves grouped
 //! convolutions, few filters and a 7×7 map at batch 1.)
 
 use super::conv::{Dim, Geometry};

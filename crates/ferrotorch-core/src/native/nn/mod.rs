@@ -8,6 +8,7 @@ mod conv_batched;
 mod conv_direct;
 mod conv_fused;
 mod conv_transpose;
+mod conv_winograd;
 pub(crate) mod misc;
 pub(crate) mod norm;
 pub(crate) mod pool;

@@ -1,0 +1,471 @@
+//! Winograd F(2×2, 3×3) convolution: 3×3 filters, stride 1, f32.
+//!
+//! # Note [Winograd convolution]
+//! Each 2×2 block of outputs ("tile") of one channel needs a 4×4 patch of
+//! every input channel. With `V = Bᵀ·d·B` (the patch transformed, sums and
+//! differences only), `U = G·g·Gᵀ` (the 3×3 filter transformed to 4×4,
+//! halves and sums) and `Y = Aᵀ·M·A` (sums and differences of `M`), the
+//! 2×2 outputs are `Y` with `M = U ⊙ V` summed over input channels. That
+//! sum is, for each of the 16 positions of the 4×4 transform, a GEMM
+//! `M[pos] = U[pos]·V[pos]` over `[O, C] × [C, tiles]`: 16 multiplies per
+//! tile per channel pair instead of the direct convolution's 36, 2.25×
+//! fewer FMAs. The transforms cost a few adds per value, the transformed
+//! input and product are four times the image, so the tiles go in blocks
+//! whose `V` and `M` stay in the core's L2 between the three steps.
+//!
+//! The GEMMs run on the direct convolution's tile kernel
+//! (Note [Direct convolution]) as a 1×1 convolution: `V[pos]` is `[C,
+//! block]` row-major, so tap `ci` is offset `ci·block`, and the kernel
+//! stores its `mr × nr` accumulators straight into `M[pos]` (`[O', block]`,
+//! `O'` rounded up to `mr`). Transforms vectorise across 8 neighbouring
+//! tiles of one tile row: even and odd input columns are split with two
+//! shuffles, and the two output columns interleaved back.
+//!
+//! The values differ from a direct convolution's by rounding only: the
+//! transform matrices hold 0, ±1 and ±½, all exact in binary.
+
+use crate::conv::{Epilogue, Shape};
+use std::ops::Range;
+
+/// Positions of a transformed 4×4 tile.
+const POS: usize = 16;
+/// Tiles a transform handles at once (one AVX2 vector).
+const LANES: usize = 8;
+
+/// Transform the 3×3 filters of output channels `ocs` (`w`: `[oc, c, 3,
+/// 3]` contiguous) into `u` (`[16, oc, c]`): `U = G·g·Gᵀ` with `G = [[1,
+/// 0, 0], [½, ½, ½], [½, -½, ½], [0, 0, 1]]`.
+///
+/// # Safety
+/// `u` must be valid for writes of `16·oc·c` values; no other thread may
+/// write the rows of channels `ocs` meanwhile.
+pub unsafe fn transform_weights(w: &[f32], oc: usize, c: usize, ocs: Range<usize>, u: *mut f32) {
+    assert!(w.len() >= oc * c * 9 && ocs.end <= oc);
+    for o in ocs {
+        for ci in 0..c {
+            let g = &w[(o * c + ci) * 9..][..9];
+            // t = G·g: 4 rows of 3
+            let mut t = [[0.0f32; 3]; 4];
+            for j in 0..3 {
+                let (a, b, d) = (g[j], g[3 + j], g[6 + j]);
+                t[0][j] = a;
+                t[1][j] = 0.5 * (a + b + d);
+                t[2][j] = 0.5 * (a - b + d);
+                t[3][j] = d;
+            }
+            for (i, r) in t.iter().enumerate() {
+                let row = [
+                    r[0],
+                    0.5 * (r[0] + r[1] + r[2]),
+                    0.5 * (r[0] - r[1] + r[2]),
+                    r[2],
+                ];
+                for (j, v) in row.into_iter().enumerate() {
+                    // SAFETY: (4i + j, o, ci) is inside `[16, oc, c]`.
+                    unsafe { *u.add(((i * 4 + j) * oc + o) * c + ci) = v };
+                }
+            }
+        }
+    }
+}
+
+/// A 3×3, stride-1, one-group convolution of a contiguous NCHW batch,
+/// with its filters already transformed ([`transform_weights`]).
+pub struct Winograd<'a> {
+    /// The input, `[n, c, h, w]`.
+    pub x: &'a [f32],
+    pub n: usize,
+    pub c: usize,
+    pub h: usize,
+    pub w: usize,
+    /// Zero padding on the top/bottom and left/right.
+    pub pad: (usize, usize),
+    /// Output rows and columns (`h + 2·pad.0 - 2`, `w + 2·pad.1 - 2`).
+    pub ho: usize,
+    pub wo: usize,
+    /// Transformed filters, `[16, oc, c]`.
+    pub u: &'a [f32],
+    pub oc: usize,
+    /// Added to every output of a channel (ignored with an epilogue).
+    pub bias: Option<&'a [f32]>,
+    /// Applied to every output as it is stored.
+    pub epilogue: Option<Epilogue<'a>>,
+    /// Tiles per block, a multiple of the kernel's `nr`.
+    pub block: usize,
+}
+
+impl Winograd<'_> {
+    /// The direct kernel's tile (`Winograd` is only built where it
+    /// exists, see [`crate::conv::available`]).
+    fn shape(&self) -> Shape {
+        crate::conv::shape().expect("Winograd convolution needs AVX2 with FMA")
+    }
+
+    /// Tile rows and columns per image.
+    fn grid(&self) -> (usize, usize) {
+        (self.ho.div_ceil(2), self.wo.div_ceil(2))
+    }
+
+    /// Tiles over the batch.
+    pub fn tiles(&self) -> usize {
+        let (th, tw) = self.grid();
+        self.n * th * tw
+    }
+
+    /// Blocks of `block` tiles.
+    pub fn blocks(&self) -> usize {
+        self.tiles().div_ceil(self.block.max(1))
+    }
+
+    /// Output channels rounded up to the kernel's `mr`.
+    fn oc_rows(&self) -> usize {
+        self.oc.div_ceil(self.shape().mr) * self.shape().mr
+    }
+
+    /// Scratch values one thread needs for [`Winograd::run`]: `V` and `M`
+    /// of one block, and a vector of slack past `M`.
+    pub fn scratch_len(&self) -> usize {
+        POS * (self.c + self.oc_rows()) * self.block + LANES
+    }
+
+    /// Compute the outputs of blocks `blocks` into `out` (`[n, oc, ho,
+    /// wo]`).
+    ///
+    /// # Safety
+    /// `out` must be valid for writes of the whole output, and no other
+    /// thread may write these blocks' tiles meanwhile; an epilogue's
+    /// `residual` must be valid for reads at the same places.
+    pub unsafe fn run(&self, blocks: Range<usize>, scratch: &mut [f32], out: *mut f32) {
+        let sh = self.shape();
+        let (c, oc, bl) = (self.c, self.oc, self.block);
+        assert!(bl > 0 && bl % sh.nr == 0 && oc > 0 && c > 0);
+        assert!(self.x.len() >= self.n * c * self.h * self.w);
+        assert!(self.u.len() >= POS * oc * c);
+        assert!(self.ho + 2 == self.h + 2 * self.pad.0 && self.wo + 2 == self.w + 2 * self.pad.1);
+        assert!(scratch.len() >= self.scratch_len() && blocks.end <= self.blocks());
+        let ocr = self.oc_rows();
+        let (v, m) = scratch.split_at_mut(POS * c * bl);
+        let offsets: Vec<usize> = (0..c).map(|ci| ci * bl).collect();
+        let total = self.tiles();
+        for b in blocks {
+            let (t0, t1) = (b * bl, ((b + 1) * bl).min(total));
+            // SAFETY: `V` holds POS·c·bl values (asserted above).
+            self.chunks(t0, t1, |img, ti, tj, len, tt| unsafe {
+                self.input(img, ti, tj, len, tt, v.as_mut_ptr())
+            });
+            for pos in 0..POS {
+                let vp = &v[pos * c * bl..][..c * bl];
+                let up = &self.u[pos * oc * c..][..oc * c];
+                let mp = &mut m[pos * ocr * bl..][..ocr * bl];
+                for tb in 0..bl / sh.nr {
+                    for ob in 0..ocr / sh.mr {
+                        // Rows past `oc` repeat the last filter (dropped).
+                        let w: [*const f32; 8] = std::array::from_fn(|r| {
+                            up[(ob * sh.mr + r).min(oc - 1) * c..].as_ptr()
+                        });
+                        let acc = &mut mp[ob * sh.mr * bl + tb * sh.nr..];
+                        // SAFETY: tap `ci` reads V[pos][ci][tb·nr ..
+                        // + nr], inside `vp`; the weight rows hold `c`
+                        // values; `shape` chose the kernel this CPU runs.
+                        #[cfg(target_arch = "x86_64")]
+                        unsafe {
+                            let x = vp.as_ptr().add(tb * sh.nr);
+                            if sh.mr == 8 {
+                                let zero = [0.0; 8];
+                                crate::conv::avx512::tile(x, &offsets, &w, &zero, false, acc, bl)
+                            } else {
+                                let w6 = [w[0], w[1], w[2], w[3], w[4], w[5]];
+                                let zero = [0.0; 6];
+                                crate::conv::avx2::tile(x, &offsets, &w6, &zero, false, acc, bl)
+                            }
+                        }
+                    }
+                }
+            }
+            // SAFETY: per the contract on `out`; `M` is followed by
+            // LANES values of slack for the vector loads of a block's
+            // last tiles.
+            self.chunks(t0, t1, |img, ti, tj, len, tt| unsafe {
+                self.output(img, ti, tj, len, tt, m.as_ptr(), out)
+            });
+        }
+    }
+
+    /// Call `f(img, ti, tj, len, tt)` for runs of at most `LANES` tiles of
+    /// one tile row, covering tiles `t0..t1` (`tt`: the first's place in
+    /// the block).
+    fn chunks(&self, t0: usize, t1: usize, mut f: impl FnMut(usize, usize, usize, usize, usize)) {
+        let (th, tw) = self.grid();
+        let mut t = t0;
+        while t < t1 {
+            let (img, q) = (t / (th * tw), t % (th * tw));
+            let (ti, tj) = (q / tw, q % tw);
+            let len = LANES.min(tw - tj).min(t1 - t);
+            f(img, ti, tj, len, t - t0);
+            t += len;
+        }
+    }
+
+    /// Transform the input patches of tiles `(img, ti, tj..tj + len)` of
+    /// every channel into `V[pos][ci][tt..tt + len]`.
+    #[cfg_attr(target_arch = "x86_64", target_feature(enable = "avx2,fma"))]
+    unsafe fn input(&self, img: usize, ti: usize, tj: usize, len: usize, tt: usize, v: *mut f32) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::*;
+            let (c, h, w, bl) = (self.c, self.h, self.w, self.block);
+            let x0 = (2 * tj) as isize - self.pad.1 as isize;
+            let y0 = (2 * ti) as isize - self.pad.0 as isize;
+            // The run reads columns x0..x0 + span; those in lo..hi (of
+            // that span) are inside the image, the rest are padding.
+            let span = 2 * len + 2;
+            let lo = (-x0).clamp(0, span as isize) as usize;
+            let hi = (w as isize - x0).clamp(lo as isize, span as isize) as usize;
+            // Tile order or Note [Winograd lane order].
+            let full = len == LANES;
+            let keep = avx2::lanes_below(len);
+            for ci in 0..c {
+                let plane = (img * c + ci) * h * w;
+                let mut d = [[_mm256_setzero_ps(); 4]; 4];
+                for (r, dr) in d.iter_mut().enumerate() {
+                    let y = y0 + r as isize;
+                    if y < 0 || y >= h as isize || lo == hi {
+                        continue; // a padding row: zeros
+                    }
+                    let at = (plane + y as usize * w) as isize + x0;
+                    let p = self.x.as_ptr().wrapping_offset(at);
+                    // SAFETY: columns lo..hi of the run are inside this
+                    // row of `x`; the plain loads read 18 values from
+                    // `at`, checked to lie inside `x`.
+                    *dr = unsafe {
+                        if lo == 0 && hi == span && at as usize + 18 <= self.x.len() {
+                            avx2::split(p, 0, 18, full)
+                        } else {
+                            avx2::split(p, lo, hi, full)
+                        }
+                    };
+                }
+                // Bᵀ·d down the columns, for the four column sets ...
+                let mut cols = [[_mm256_setzero_ps(); 4]; 4];
+                for (k, col) in cols.iter_mut().enumerate() {
+                    let (d0, d1, d2, d3) = (d[0][k], d[1][k], d[2][k], d[3][k]);
+                    *col = [
+                        _mm256_sub_ps(d0, d2),
+                        _mm256_add_ps(d1, d2),
+                        _mm256_sub_ps(d2, d1),
+                        _mm256_sub_ps(d1, d3),
+                    ];
+                }
+                let [e, o, e1, o1] = cols;
+                // ... then ·B along the rows: columns (2j, 2j+1, 2j+2, 2j+3).
+                for r in 0..4 {
+                    let vals = [
+                        _mm256_sub_ps(e[r], e1[r]),
+                        _mm256_add_ps(o[r], e1[r]),
+                        _mm256_sub_ps(e1[r], o[r]),
+                        _mm256_sub_ps(o[r], o1[r]),
+                    ];
+                    for (s, val) in vals.into_iter().enumerate() {
+                        // SAFETY: V[pos][ci][tt..tt + len] is inside the
+                        // block's V; a full vector is stored only when it
+                        // stays in row `ci` (later runs overwrite the rest).
+                        unsafe {
+                            let dst = v.add(((r * 4 + s) * c + ci) * bl + tt);
+                            if full || tt + LANES <= bl {
+                                _mm256_storeu_ps(dst, val);
+                            } else {
+                                _mm256_maskstore_ps(dst, keep, val);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Transform `M[pos][o][tt..tt + len]` back into the 2×2 outputs of
+    /// tiles `(img, ti, tj..tj + len)` of every channel `o`, through the
+    /// bias or the epilogue.
+    #[cfg_attr(target_arch = "x86_64", target_feature(enable = "avx2,fma"))]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn output(
+        &self,
+        img: usize,
+        ti: usize,
+        tj: usize,
+        len: usize,
+        tt: usize,
+        m: *const f32,
+        out: *mut f32,
+    ) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::*;
+            let (oc, bl) = (self.oc, self.block);
+            let ocr = self.oc_rows();
+            let plane = self.ho * self.wo;
+            let (oy, ox) = (2 * ti, 2 * tj);
+            let cols = (2 * len).min(self.wo - ox);
+            let rows = 2.min(self.ho - oy);
+            for o in 0..oc {
+                // SAFETY: M[pos][o][tt..tt + 8] is inside M or its slack.
+                let mv: [__m256; POS] = std::array::from_fn(|pos| unsafe {
+                    _mm256_loadu_ps(m.add((pos * ocr + o) * bl + tt))
+                });
+                // Aᵀ·M: rows 0+1+2 and 1-2-3 of each column ...
+                let t: [[__m256; 4]; 2] = [
+                    std::array::from_fn(|b| {
+                        _mm256_add_ps(_mm256_add_ps(mv[b], mv[4 + b]), mv[8 + b])
+                    }),
+                    std::array::from_fn(|b| {
+                        _mm256_sub_ps(_mm256_sub_ps(mv[4 + b], mv[8 + b]), mv[12 + b])
+                    }),
+                ];
+                let (a, sh) = match (&self.epilogue, self.bias) {
+                    (Some(e), _) => (e.scale[o], e.shift[o]),
+                    (None, Some(b)) => (1.0, b[o]),
+                    (None, None) => (1.0, 0.0),
+                };
+                for (r, t) in t.iter().enumerate().take(rows) {
+                    // ... then ·A: the tile's two output columns.
+                    let y0 = _mm256_add_ps(_mm256_add_ps(t[0], t[1]), t[2]);
+                    let y1 = _mm256_sub_ps(_mm256_sub_ps(t[1], t[2]), t[3]);
+                    // The row's 16 values in order (Note [Winograd lane order]).
+                    let lo = _mm256_unpacklo_ps(y0, y1);
+                    let hi = _mm256_unpackhi_ps(y0, y1);
+                    let line = if len == LANES {
+                        [lo, hi]
+                    } else {
+                        [
+                            _mm256_permute2f128_ps::<0x20>(lo, hi),
+                            _mm256_permute2f128_ps::<0x31>(lo, hi),
+                        ]
+                    };
+                    let at = (img * oc + o) * plane + (oy + r) * self.wo + ox;
+                    let res = self.epilogue.and_then(|e| e.residual);
+                    let relu = self.epilogue.is_some_and(|e| e.relu);
+                    // SAFETY: (img, o, oy + r, ox..ox + cols) is inside
+                    // `out` (and the residual), per the contract of `run`.
+                    unsafe {
+                        avx2::store(line, cols, a, sh, res.map(|p| p.add(at)), relu, out.add(at))
+                    };
+                }
+            }
+        }
+    }
+}
+
+/// # Note [Winograd lane order]
+/// A full run of 8 tiles keeps its tiles in the order the in-lane
+/// shuffle that splits even from odd columns leaves them, `0, 1, 4, 5 | 2,
+/// 3, 6, 7` (each 128-bit half holds 4 tiles): the GEMM treats the tiles
+/// as independent columns, and on the way back the in-lane interleave of
+/// the two output columns puts that order straight back into row order.
+/// This saves a lane-crossing permute per vector in both transforms. A
+/// shorter run (end of a tile row or block) is stored in tile order, since
+/// only its first `len` lanes are kept.
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use std::arch::x86_64::*;
+
+    /// A mask of the lanes below `n`.
+    #[inline(always)]
+    pub(super) fn lanes_below(n: usize) -> __m256i {
+        // SAFETY: AVX2 is available wherever a Winograd layer runs.
+        unsafe {
+            let idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+            _mm256_cmpgt_epi32(_mm256_set1_epi32(n as i32), idx)
+        }
+    }
+
+    /// Columns `2j`, `2j + 1`, `2j + 2`, `2j + 3` of the 18 values at `p`
+    /// for the 8 tiles `j`, in tile order or (`shuffled`) in the order of
+    /// Note [Winograd lane order]; values outside `lo..hi` read as zero
+    /// and are not accessed.
+    ///
+    /// # Safety
+    /// `p + lo .. p + hi` must be valid for reads; AVX2 must be available.
+    #[inline(always)]
+    pub(super) unsafe fn split(p: *const f32, lo: usize, hi: usize, shuffled: bool) -> [__m256; 4] {
+        // SAFETY: per the contract; masked-off lanes are not accessed.
+        unsafe {
+            let load = |off: usize| {
+                if lo == 0 && hi >= off + 8 {
+                    _mm256_loadu_ps(p.wrapping_add(off))
+                } else {
+                    let idx = _mm256_add_epi32(
+                        _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                        _mm256_set1_epi32(off as i32),
+                    );
+                    let ge_lo = _mm256_cmpgt_epi32(idx, _mm256_set1_epi32(lo as i32 - 1));
+                    let lt_hi = _mm256_cmpgt_epi32(_mm256_set1_epi32(hi as i32), idx);
+                    _mm256_maskload_ps(p.wrapping_add(off), _mm256_and_si256(ge_lo, lt_hi))
+                }
+            };
+            let (a, b, c, d) = (load(0), load(8), load(2), load(10));
+            let fix = |v: __m256| {
+                if shuffled {
+                    v
+                } else {
+                    _mm256_castpd_ps(_mm256_permute4x64_pd::<0b11_01_10_00>(_mm256_castps_pd(v)))
+                }
+            };
+            [
+                fix(_mm256_shuffle_ps::<0b10_00_10_00>(a, b)),
+                fix(_mm256_shuffle_ps::<0b11_01_11_01>(a, b)),
+                fix(_mm256_shuffle_ps::<0b10_00_10_00>(c, d)),
+                fix(_mm256_shuffle_ps::<0b11_01_11_01>(c, d)),
+            ]
+        }
+    }
+
+    /// Store the first `cols` (at most 16) of the outputs `line` at
+    /// `dst` as `v·a + b`, plus the residual at `res`, then ReLU with NaN
+    /// kept: `crate::conv::epilogue`, vectorised, the same operations in
+    /// the same order.
+    ///
+    /// # Safety
+    /// `dst` (and `res`) must be valid for `cols` values; AVX2 must be
+    /// available.
+    #[inline(always)]
+    pub(super) unsafe fn store(
+        line: [__m256; 2],
+        cols: usize,
+        a: f32,
+        b: f32,
+        res: Option<*const f32>,
+        relu: bool,
+        dst: *mut f32,
+    ) {
+        // SAFETY: per the contract; masked-off lanes are not accessed.
+        unsafe {
+            let (av, bv) = (_mm256_set1_ps(a), _mm256_set1_ps(b));
+            for (k, v) in line.into_iter().enumerate() {
+                let n = cols.saturating_sub(8 * k).min(8);
+                if n == 0 {
+                    break;
+                }
+                let mask = lanes_below(n);
+                let mut y = _mm256_add_ps(_mm256_mul_ps(v, av), bv);
+                if let Some(r) = res {
+                    let q = if n == 8 {
+                        _mm256_loadu_ps(r.add(8 * k))
+                    } else {
+                        _mm256_maskload_ps(r.add(8 * k), mask)
+                    };
+                    y = _mm256_add_ps(y, q);
+                }
+                if relu {
+                    // keeps y > 0 and NaN (unordered), else +0
+                    let keep = _mm256_cmp_ps::<_CMP_NLE_UQ>(y, _mm256_setzero_ps());
+                    y = _mm256_and_ps(y, keep);
+                }
+                if n == 8 {
+                    _mm256_storeu_ps(dst.add(8 * k), y);
+                } else {
+                    _mm256_maskstore_ps(dst.add(8 * k), mask, y);
+                }
+            }
+        }
+    }
+}
