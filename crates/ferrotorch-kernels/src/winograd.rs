@@ -69,6 +69,16 @@ pub unsafe fn transform_weights(w: &[f32], oc: usize, c: usize, ocs: Range<usize
     }
 }
 
+/// Up to `LANES` neighbouring tiles `(img, ti, tj..tj + len)` of one tile
+/// row, at `tt..tt + len` of their block.
+struct Run {
+    img: usize,
+    ti: usize,
+    tj: usize,
+    len: usize,
+    tt: usize,
+}
+
 /// A 3×3, stride-1, one-group convolution of a contiguous NCHW batch,
 /// with its filters already transformed ([`transform_weights`]).
 pub struct Winograd<'a> {
@@ -147,12 +157,19 @@ impl Winograd<'_> {
         let (v, m) = scratch.split_at_mut(POS * c * bl);
         let offsets: Vec<usize> = (0..c).map(|ci| ci * bl).collect();
         let total = self.tiles();
+        let mut runs = Vec::with_capacity(bl);
         for b in blocks {
             let (t0, t1) = (b * bl, ((b + 1) * bl).min(total));
-            // SAFETY: `V` holds POS·c·bl values (asserted above).
-            self.chunks(t0, t1, |img, ti, tj, len, tt| unsafe {
-                self.input(img, ti, tj, len, tt, v.as_mut_ptr())
-            });
+            self.runs(t0, t1, &mut runs);
+            // One channel at a time, so that the 16 rows of `V` it writes
+            // fill in order (the other way round every store lands on a
+            // line evicted since the last).
+            for ci in 0..c {
+                for r in &runs {
+                    // SAFETY: `V` holds POS·c·bl values (asserted above).
+                    unsafe { self.input(ci, r, v.as_mut_ptr()) };
+                }
+            }
             for pos in 0..POS {
                 let vp = &v[pos * c * bl..][..c * bl];
                 let up = &self.u[pos * oc * c..][..oc * c];
@@ -185,34 +202,52 @@ impl Winograd<'_> {
             // SAFETY: per the contract on `out`; `M` is followed by
             // LANES values of slack for the vector loads of a block's
             // last tiles.
-            self.chunks(t0, t1, |img, ti, tj, len, tt| unsafe {
-                self.output(img, ti, tj, len, tt, m.as_ptr(), out)
-            });
+            for o in 0..oc {
+                for r in &runs {
+                    // SAFETY: per the contract on `out`; `M` is followed
+                    // by LANES values of slack for the vector loads of a
+                    // block's last tiles.
+                    unsafe { self.output(o, r, m.as_ptr(), out) };
+                }
+            }
         }
     }
 
-    /// Call `f(img, ti, tj, len, tt)` for runs of at most `LANES` tiles of
-    /// one tile row, covering tiles `t0..t1` (`tt`: the first's place in
-    /// the block).
-    fn chunks(&self, t0: usize, t1: usize, mut f: impl FnMut(usize, usize, usize, usize, usize)) {
+    /// Cut tiles `t0..t1` into runs of at most `LANES` tiles of one tile
+    /// row.
+    fn runs(&self, t0: usize, t1: usize, runs: &mut Vec<Run>) {
+        runs.clear();
         let (th, tw) = self.grid();
         let mut t = t0;
         while t < t1 {
             let (img, q) = (t / (th * tw), t % (th * tw));
             let (ti, tj) = (q / tw, q % tw);
             let len = LANES.min(tw - tj).min(t1 - t);
-            f(img, ti, tj, len, t - t0);
+            runs.push(Run {
+                img,
+                ti,
+                tj,
+                len,
+                tt: t - t0,
+            });
             t += len;
         }
     }
 
-    /// Transform the input patches of tiles `(img, ti, tj..tj + len)` of
-    /// every channel into `V[pos][ci][tt..tt + len]`.
+    /// Transform channel `ci`'s input patches of the tiles of `run` into
+    /// `V[pos][ci][tt..tt + len]`.
     #[cfg_attr(target_arch = "x86_64", target_feature(enable = "avx2,fma"))]
-    unsafe fn input(&self, img: usize, ti: usize, tj: usize, len: usize, tt: usize, v: *mut f32) {
+    unsafe fn input(&self, ci: usize, run: &Run, v: *mut f32) {
         #[cfg(target_arch = "x86_64")]
         {
             use std::arch::x86_64::*;
+            let &Run {
+                img,
+                ti,
+                tj,
+                len,
+                tt,
+            } = run;
             let (c, h, w, bl) = (self.c, self.h, self.w, self.block);
             let x0 = (2 * tj) as isize - self.pad.1 as isize;
             let y0 = (2 * ti) as isize - self.pad.0 as isize;
@@ -223,59 +258,49 @@ impl Winograd<'_> {
             let hi = (w as isize - x0).clamp(lo as isize, span as isize) as usize;
             // Tile order or Note [Winograd lane order].
             let full = len == LANES;
-            let keep = avx2::lanes_below(len);
-            for ci in 0..c {
-                let plane = (img * c + ci) * h * w;
-                let mut d = [[_mm256_setzero_ps(); 4]; 4];
-                for (r, dr) in d.iter_mut().enumerate() {
-                    let y = y0 + r as isize;
-                    if y < 0 || y >= h as isize || lo == hi {
-                        continue; // a padding row: zeros
+            let plane = (img * c + ci) * h * w;
+            // Row r of the patches times B: columns (2j, 2j+1, 2j+2, 2j+3)
+            // combined as (0-2, 1+2, 2-1, 1-3) ...
+            let mut d = [[_mm256_setzero_ps(); 4]; 4];
+            for (r, dr) in d.iter_mut().enumerate() {
+                let y = y0 + r as isize;
+                if y < 0 || y >= h as isize || lo == hi {
+                    continue; // a padding row: zeros
+                }
+                let at = (plane + y as usize * w) as isize + x0;
+                let p = self.x.as_ptr().wrapping_offset(at);
+                // SAFETY: columns lo..hi of the run are inside this row of
+                // `x`; the plain loads read 18 values from `at`, checked
+                // to lie inside `x`.
+                *dr = unsafe {
+                    if lo == 0 && hi == span && at as usize + 18 <= self.x.len() {
+                        avx2::row(p, 0, 18, full)
+                    } else {
+                        avx2::row(p, lo, hi, full)
                     }
-                    let at = (plane + y as usize * w) as isize + x0;
-                    let p = self.x.as_ptr().wrapping_offset(at);
-                    // SAFETY: columns lo..hi of the run are inside this
-                    // row of `x`; the plain loads read 18 values from
-                    // `at`, checked to lie inside `x`.
-                    *dr = unsafe {
-                        if lo == 0 && hi == span && at as usize + 18 <= self.x.len() {
-                            avx2::split(p, 0, 18, full)
-                        } else {
-                            avx2::split(p, lo, hi, full)
-                        }
+                };
+            }
+            // ... then Bᵀ down the rows: (0-2, 1+2, 2-1, 1-3).
+            let keep = avx2::lanes_below(len);
+            let [r0, r1, r2, r3] = d;
+            for k in 0..4 {
+                for s in 0..4 {
+                    let (d0, d1, d2, d3) = (r0[s], r1[s], r2[s], r3[s]);
+                    let val = match k {
+                        0 => _mm256_sub_ps(d0, d2),
+                        1 => _mm256_add_ps(d1, d2),
+                        2 => _mm256_sub_ps(d2, d1),
+                        _ => _mm256_sub_ps(d1, d3),
                     };
-                }
-                // Bᵀ·d down the columns, for the four column sets ...
-                let mut cols = [[_mm256_setzero_ps(); 4]; 4];
-                for (k, col) in cols.iter_mut().enumerate() {
-                    let (d0, d1, d2, d3) = (d[0][k], d[1][k], d[2][k], d[3][k]);
-                    *col = [
-                        _mm256_sub_ps(d0, d2),
-                        _mm256_add_ps(d1, d2),
-                        _mm256_sub_ps(d2, d1),
-                        _mm256_sub_ps(d1, d3),
-                    ];
-                }
-                let [e, o, e1, o1] = cols;
-                // ... then ·B along the rows: columns (2j, 2j+1, 2j+2, 2j+3).
-                for r in 0..4 {
-                    let vals = [
-                        _mm256_sub_ps(e[r], e1[r]),
-                        _mm256_add_ps(o[r], e1[r]),
-                        _mm256_sub_ps(e1[r], o[r]),
-                        _mm256_sub_ps(o[r], o1[r]),
-                    ];
-                    for (s, val) in vals.into_iter().enumerate() {
-                        // SAFETY: V[pos][ci][tt..tt + len] is inside the
-                        // block's V; a full vector is stored only when it
-                        // stays in row `ci` (later runs overwrite the rest).
-                        unsafe {
-                            let dst = v.add(((r * 4 + s) * c + ci) * bl + tt);
-                            if full || tt + LANES <= bl {
-                                _mm256_storeu_ps(dst, val);
-                            } else {
-                                _mm256_maskstore_ps(dst, keep, val);
-                            }
+                    // SAFETY: V[pos][ci][tt..tt + len] is inside the
+                    // block's V; a full vector is stored only when it stays
+                    // in row `ci` (later runs overwrite the rest).
+                    unsafe {
+                        let dst = v.add(((k * 4 + s) * c + ci) * bl + tt);
+                        if full || tt + LANES <= bl {
+                            _mm256_storeu_ps(dst, val);
+                        } else {
+                            _mm256_maskstore_ps(dst, keep, val);
                         }
                     }
                 }
@@ -283,31 +308,27 @@ impl Winograd<'_> {
         }
     }
 
-    /// Transform `M[pos][o][tt..tt + len]` back into the 2×2 outputs of
-    /// tiles `(img, ti, tj..tj + len)` of every channel `o`, through the
-    /// bias or the epilogue.
+    /// Transform `M[pos][o][tt..tt + len]` back into channel `o`'s 2×2
+    /// outputs of the tiles of `run`, through the bias or the epilogue.
     #[cfg_attr(target_arch = "x86_64", target_feature(enable = "avx2,fma"))]
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn output(
-        &self,
-        img: usize,
-        ti: usize,
-        tj: usize,
-        len: usize,
-        tt: usize,
-        m: *const f32,
-        out: *mut f32,
-    ) {
+    unsafe fn output(&self, o: usize, run: &Run, m: *const f32, out: *mut f32) {
         #[cfg(target_arch = "x86_64")]
         {
             use std::arch::x86_64::*;
+            let &Run {
+                img,
+                ti,
+                tj,
+                len,
+                tt,
+            } = run;
             let (oc, bl) = (self.oc, self.block);
             let ocr = self.oc_rows();
             let plane = self.ho * self.wo;
             let (oy, ox) = (2 * ti, 2 * tj);
             let cols = (2 * len).min(self.wo - ox);
             let rows = 2.min(self.ho - oy);
-            for o in 0..oc {
+            {
                 // SAFETY: M[pos][o][tt..tt + 8] is inside M or its slack.
                 let mv: [__m256; POS] = std::array::from_fn(|pos| unsafe {
                     _mm256_loadu_ps(m.add((pos * ocr + o) * bl + tt))
@@ -378,43 +399,68 @@ mod avx2 {
         }
     }
 
-    /// Columns `2j`, `2j + 1`, `2j + 2`, `2j + 3` of the 18 values at `p`
-    /// for the 8 tiles `j`, in tile order or (`shuffled`) in the order of
-    /// Note [Winograd lane order]; values outside `lo..hi` read as zero
-    /// and are not accessed.
+    /// The 8 values at `p + off`, those outside `lo..hi` zero and not
+    /// accessed.
     ///
     /// # Safety
     /// `p + lo .. p + hi` must be valid for reads; AVX2 must be available.
     #[inline(always)]
-    pub(super) unsafe fn split(p: *const f32, lo: usize, hi: usize, shuffled: bool) -> [__m256; 4] {
+    unsafe fn load(p: *const f32, off: usize, lo: usize, hi: usize) -> __m256 {
         // SAFETY: per the contract; masked-off lanes are not accessed.
         unsafe {
-            let load = |off: usize| {
-                if lo == 0 && hi >= off + 8 {
-                    _mm256_loadu_ps(p.wrapping_add(off))
-                } else {
-                    let idx = _mm256_add_epi32(
-                        _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
-                        _mm256_set1_epi32(off as i32),
-                    );
-                    let ge_lo = _mm256_cmpgt_epi32(idx, _mm256_set1_epi32(lo as i32 - 1));
-                    let lt_hi = _mm256_cmpgt_epi32(_mm256_set1_epi32(hi as i32), idx);
-                    _mm256_maskload_ps(p.wrapping_add(off), _mm256_and_si256(ge_lo, lt_hi))
-                }
+            if lo == 0 && hi >= off + 8 {
+                return _mm256_loadu_ps(p.wrapping_add(off));
+            }
+            let idx = _mm256_add_epi32(
+                _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                _mm256_set1_epi32(off as i32),
+            );
+            let ge_lo = _mm256_cmpgt_epi32(idx, _mm256_set1_epi32(lo as i32 - 1));
+            let lt_hi = _mm256_cmpgt_epi32(_mm256_set1_epi32(hi as i32), idx);
+            _mm256_maskload_ps(p.wrapping_add(off), _mm256_and_si256(ge_lo, lt_hi))
+        }
+    }
+
+    /// The even (`odd = false`) or odd values of `a` then `b`, in order
+    /// or (`shuffled`) in the order of Note [Winograd lane order].
+    #[inline(always)]
+    unsafe fn pick(a: __m256, b: __m256, odd: bool, shuffled: bool) -> __m256 {
+        // SAFETY: AVX2 is available (the caller's contract).
+        unsafe {
+            let v = if odd {
+                _mm256_shuffle_ps::<0b11_01_11_01>(a, b)
+            } else {
+                _mm256_shuffle_ps::<0b10_00_10_00>(a, b)
             };
-            let (a, b, c, d) = (load(0), load(8), load(2), load(10));
-            let fix = |v: __m256| {
-                if shuffled {
-                    v
-                } else {
-                    _mm256_castpd_ps(_mm256_permute4x64_pd::<0b11_01_10_00>(_mm256_castps_pd(v)))
-                }
-            };
+            if shuffled {
+                v
+            } else {
+                _mm256_castpd_ps(_mm256_permute4x64_pd::<0b11_01_10_00>(_mm256_castps_pd(v)))
+            }
+        }
+    }
+
+    /// One input row of 8 tiles times `B`: with `e`, `o`, `e1`, `o1`
+    /// columns `2j`, `2j + 1`, `2j + 2`, `2j + 3` of the 18 values at `p`
+    /// (those outside `lo..hi` zero and not accessed), `(e - e1, o + e1,
+    /// e1 - o, o - o1)`, the tiles in order or (`shuffled`) in the order of
+    /// Note [Winograd lane order].
+    ///
+    /// # Safety
+    /// `p + lo .. p + hi` must be valid for reads; AVX2 must be available.
+    #[inline(always)]
+    pub(super) unsafe fn row(p: *const f32, lo: usize, hi: usize, shuffled: bool) -> [__m256; 4] {
+        // SAFETY: per the contract.
+        unsafe {
+            let (a, b) = (load(p, 0, lo, hi), load(p, 8, lo, hi));
+            let (c, d) = (load(p, 2, lo, hi), load(p, 10, lo, hi));
+            let (e, o) = (pick(a, b, false, shuffled), pick(a, b, true, shuffled));
+            let (e1, o1) = (pick(c, d, false, shuffled), pick(c, d, true, shuffled));
             [
-                fix(_mm256_shuffle_ps::<0b10_00_10_00>(a, b)),
-                fix(_mm256_shuffle_ps::<0b11_01_11_01>(a, b)),
-                fix(_mm256_shuffle_ps::<0b10_00_10_00>(c, d)),
-                fix(_mm256_shuffle_ps::<0b11_01_11_01>(c, d)),
+                _mm256_sub_ps(e, e1),
+                _mm256_add_ps(o, e1),
+                _mm256_sub_ps(e1, o),
+                _mm256_sub_ps(o, o1),
             ]
         }
     }
