@@ -155,11 +155,21 @@ impl Winograd<'_> {
         assert!(scratch.len() >= self.scratch_len() && blocks.end <= self.blocks());
         let ocr = self.oc_rows();
         let (v, m) = scratch.split_at_mut(POS * c * bl);
+        // The scratch may come uninitialised: everything read from it is
+        // written first, but for M's slack and, in a last block of fewer
+        // tiles, V's columns past them (the GEMM reads whole tiles of
+        // columns; what it computes there is dropped).
+        m[POS * ocr * bl..].fill(0.0);
         let offsets: Vec<usize> = (0..c).map(|ci| ci * bl).collect();
         let total = self.tiles();
         let mut runs = Vec::with_capacity(bl);
         for b in blocks {
             let (t0, t1) = (b * bl, ((b + 1) * bl).min(total));
+            if t1 - t0 < bl {
+                for row in v.chunks_exact_mut(bl) {
+                    row[t1 - t0..].fill(0.0);
+                }
+            }
             self.runs(t0, t1, &mut runs);
             // One channel at a time, so that the 16 rows of `V` it writes
             // fill in order (the other way round every store lands on a
@@ -199,9 +209,6 @@ impl Winograd<'_> {
                     }
                 }
             }
-            // SAFETY: per the contract on `out`; `M` is followed by
-            // LANES values of slack for the vector loads of a block's
-            // last tiles.
             for o in 0..oc {
                 for r in &runs {
                     // SAFETY: per the contract on `out`; `M` is followed
@@ -256,7 +263,7 @@ impl Winograd<'_> {
             let span = 2 * len + 2;
             let lo = (-x0).clamp(0, span as isize) as usize;
             let hi = (w as isize - x0).clamp(lo as isize, span as isize) as usize;
-            // Tile order or Note [Winograd lane order].
+            // Tile order of Note [Winograd lane order].
             let full = len == LANES;
             let plane = (img * c + ci) * h * w;
             // Row r of the patches times B: columns (2j, 2j+1, 2j+2, 2j+3)
@@ -328,49 +335,52 @@ impl Winograd<'_> {
             let (oy, ox) = (2 * ti, 2 * tj);
             let cols = (2 * len).min(self.wo - ox);
             let rows = 2.min(self.ho - oy);
-            {
+            // Aᵀ·M: rows 0+1+2 and 1-2-3 of each column (plain loops, not
+            // closures: a closure's body would not be compiled for AVX2).
+            let mut t = [[_mm256_setzero_ps(); 4]; 2];
+            let [top, bottom] = &mut t;
+            for (b, (t0, t1)) in top.iter_mut().zip(bottom.iter_mut()).enumerate() {
+                let at = |pos: usize| m.wrapping_add((pos * ocr + o) * bl + tt);
                 // SAFETY: M[pos][o][tt..tt + 8] is inside M or its slack.
-                let mv: [__m256; POS] = std::array::from_fn(|pos| unsafe {
-                    _mm256_loadu_ps(m.add((pos * ocr + o) * bl + tt))
-                });
-                // Aᵀ·M: rows 0+1+2 and 1-2-3 of each column ...
-                let t: [[__m256; 4]; 2] = [
-                    std::array::from_fn(|b| {
-                        _mm256_add_ps(_mm256_add_ps(mv[b], mv[4 + b]), mv[8 + b])
-                    }),
-                    std::array::from_fn(|b| {
-                        _mm256_sub_ps(_mm256_sub_ps(mv[4 + b], mv[8 + b]), mv[12 + b])
-                    }),
-                ];
-                let (a, sh) = match (&self.epilogue, self.bias) {
-                    (Some(e), _) => (e.scale[o], e.shift[o]),
-                    (None, Some(b)) => (1.0, b[o]),
-                    (None, None) => (1.0, 0.0),
+                let (m0, m1, m2, m3) = unsafe {
+                    (
+                        _mm256_loadu_ps(at(b)),
+                        _mm256_loadu_ps(at(4 + b)),
+                        _mm256_loadu_ps(at(8 + b)),
+                        _mm256_loadu_ps(at(12 + b)),
+                    )
                 };
-                for (r, t) in t.iter().enumerate().take(rows) {
-                    // ... then ·A: the tile's two output columns.
-                    let y0 = _mm256_add_ps(_mm256_add_ps(t[0], t[1]), t[2]);
-                    let y1 = _mm256_sub_ps(_mm256_sub_ps(t[1], t[2]), t[3]);
-                    // The row's 16 values in order (Note [Winograd lane order]).
-                    let lo = _mm256_unpacklo_ps(y0, y1);
-                    let hi = _mm256_unpackhi_ps(y0, y1);
-                    let line = if len == LANES {
-                        [lo, hi]
-                    } else {
-                        [
-                            _mm256_permute2f128_ps::<0x20>(lo, hi),
-                            _mm256_permute2f128_ps::<0x31>(lo, hi),
-                        ]
-                    };
-                    let at = (img * oc + o) * plane + (oy + r) * self.wo + ox;
-                    let res = self.epilogue.and_then(|e| e.residual);
-                    let relu = self.epilogue.is_some_and(|e| e.relu);
-                    // SAFETY: (img, o, oy + r, ox..ox + cols) is inside
-                    // `out` (and the residual), per the contract of `run`.
-                    unsafe {
-                        avx2::store(line, cols, a, sh, res.map(|p| p.add(at)), relu, out.add(at))
-                    };
-                }
+                *t0 = _mm256_add_ps(_mm256_add_ps(m0, m1), m2);
+                *t1 = _mm256_sub_ps(_mm256_sub_ps(m1, m2), m3);
+            }
+            let (a, sh) = match (&self.epilogue, self.bias) {
+                (Some(e), _) => (e.scale[o], e.shift[o]),
+                (None, Some(b)) => (1.0, b[o]),
+                (None, None) => (1.0, 0.0),
+            };
+            let res = self.epilogue.and_then(|e| e.residual);
+            let relu = self.epilogue.is_some_and(|e| e.relu);
+            for (r, t) in t.iter().enumerate().take(rows) {
+                // ... then ·A: the tile's two output columns.
+                let y0 = _mm256_add_ps(_mm256_add_ps(t[0], t[1]), t[2]);
+                let y1 = _mm256_sub_ps(_mm256_sub_ps(t[1], t[2]), t[3]);
+                // The row's 16 values in order (Note [Winograd lane order]).
+                let lo = _mm256_unpacklo_ps(y0, y1);
+                let hi = _mm256_unpackhi_ps(y0, y1);
+                let line = if len == LANES {
+                    [lo, hi]
+                } else {
+                    [
+                        _mm256_permute2f128_ps::<0x20>(lo, hi),
+                        _mm256_permute2f128_ps::<0x31>(lo, hi),
+                    ]
+                };
+                let at = (img * oc + o) * plane + (oy + r) * self.wo + ox;
+                // SAFETY: (img, o, oy + r, ox..ox + cols) is inside
+                // `out` (and the residual), per the contract of `run`.
+                unsafe {
+                    avx2::store(line, cols, a, sh, res.map(|p| p.add(at)), relu, out.add(at))
+                };
             }
         }
     }
