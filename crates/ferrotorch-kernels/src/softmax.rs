@@ -47,26 +47,18 @@ multiversion! {
                 out.fill(f32::NAN);
                 return;
             }
-            let mut acc = [0.0f32; 16];
-            let mut base = 0;
-            while base + 16 <= n {
-                for (j, a) in acc.iter_mut().enumerate() {
-                    let e = math::exp_nonpos(*src.add(base + j) - m);
-                    if !log {
-                        *dst.add(base + j) = e;
-                    }
-                    *a += e;
+            let s = if log {
+                sum_exp(src, n, m)
+            } else {
+                // Store first, then sum what was stored: summing as it goes
+                // keeps one register too many live beside exp's constants,
+                // and LLVM spills the accumulators, a store-to-load chain
+                // through the stack on every iteration (1.6x slower).
+                for (i, o) in out.iter_mut().enumerate() {
+                    *o = math::exp_nonpos(*src.add(i) - m);
                 }
-                base += 16;
-            }
-            let mut s: f32 = acc.iter().sum();
-            for i in base..n {
-                let e = math::exp_nonpos(*src.add(i) - m);
-                if !log {
-                    *dst.add(i) = e;
-                }
-                s += e;
-            }
+                sum_row(out)
+            };
             if log {
                 let lse = math::ln(s) + m;
                 for i in 0..n {
@@ -80,6 +72,46 @@ multiversion! {
             }
         }
     }
+}
+
+/// The sum of `exp(x - m)` over a row of `n` values at `src`.
+///
+/// # Safety
+/// `src` must hold `n` values.
+#[inline(always)]
+unsafe fn sum_exp(src: *const f32, n: usize, m: f32) -> f32 {
+    let mut acc = [0.0f32; 16];
+    let mut base = 0;
+    while base + 16 <= n {
+        for (j, a) in acc.iter_mut().enumerate() {
+            // SAFETY: base + j < n.
+            *a += math::exp_nonpos(unsafe { *src.add(base + j) } - m);
+        }
+        base += 16;
+    }
+    let mut s: f32 = acc.iter().sum();
+    for i in base..n {
+        // SAFETY: i < n.
+        s += math::exp_nonpos(unsafe { *src.add(i) } - m);
+    }
+    s
+}
+
+/// The sum of a row, in 16 lanes (then added in order), as `sum_exp` adds.
+#[inline(always)]
+fn sum_row(x: &[f32]) -> f32 {
+    let mut acc = [0.0f32; 16];
+    let mut it = x.chunks_exact(16);
+    for c in &mut it {
+        for (a, &v) in acc.iter_mut().zip(c) {
+            *a += v;
+        }
+    }
+    let mut s: f32 = acc.iter().sum();
+    for &v in it.remainder() {
+        s += v;
+    }
+    s
 }
 
 #[cfg(test)]

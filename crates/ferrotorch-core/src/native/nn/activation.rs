@@ -41,8 +41,8 @@ impl Tensor {
         float_only("GeluKernelImpl", self)?;
         match approximate {
             "none" if self.dtype() == crate::DType::F32 => {
-                // Cheap erf form, with blocks holding inputs below
-                // GELU_FAST_MIN recomputed by the accurate one.
+                // Cheap erf form, with blocks holding inputs outside
+                // its range (`km::gelu_fast_ok`) computed by the accurate one.
                 let out = crate::native::iter::empty_like_layout(
                     self.shape(),
                     crate::DType::F32,
@@ -53,7 +53,7 @@ impl Tensor {
                     &out,
                     |n, s, ss, d, ds| unsafe {
                         simd::map1_tiered(n, s, ss, d, ds, km::gelu_fast, km::gelu, |x: f32| {
-                            x < km::GELU_FAST_MIN
+                            !km::gelu_fast_ok(x)
                         })
                     },
                 );
