@@ -11,7 +11,8 @@
 //! - [`parallel`]: the intra-op thread pool (`set_num_threads`).
 //! - [`gemm`]: matrix multiplication on strided operands.
 //! - [`reduce`]: vectorised sums and min/max over slices.
-//! - [`conv`]: direct convolution, any stride, with a fused store (AVX-512).
+//! - [`conv`]: direct convolution, any stride, with a fused store (AVX-512
+//!   or AVX2, picked at run time).
 //! - [`winograd`]: 3×3 stride-1 convolution by Winograd F(2×2, 3×3) on the
 //!   direct kernel's tile.
 

@@ -8,10 +8,11 @@ multiversion! {
     /// `n` contiguous values, subtracting the row maximum first. A NaN
     /// anywhere makes the whole row NaN, as in PyTorch.
     ///
-    /// Three passes over a row that stays in L1: maximum (with a NaN flag,
-    /// both as selects so they vectorise), `exp(x - max)` stored and summed
-    /// (with [`math::exp_nonpos`], exact for the `x - max <= 0` it sees),
-    /// then the scaling.
+    /// Passes over a row that stays in L1: maximum (with a NaN flag, both
+    /// as selects so they vectorise), `exp(x - max)` (with
+    /// [`math::exp_nonpos`], exact for the `x - max <= 0` it sees) stored,
+    /// the stored row summed, then the scaling; log-softmax sums the exps
+    /// without storing them and writes `x - logsumexp`.
     ///
     /// # Safety
     /// `src` and `dst` must each hold `n` values; they may be the same row.
