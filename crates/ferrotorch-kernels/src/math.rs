@@ -76,20 +76,22 @@ fn scale(m: f32, s: f32) -> f32 {
     m.mul_add(s, s)
 }
 
-/// e^x for x <= 0 (not NaN), with results below f32's normal range
-/// (x < -87.33) flushed to 0. About half the work of [`exp`]: no overflow
+/// e^x for x <= 0 (not NaN). About half the work of [`exp`]: no overflow
 /// or NaN handling and one exact power-of-two scaling. Softmax and
-/// logsumexp use it on `x - max`, where those cases cannot occur.
+/// logsumexp use it on `x - max`, where those cases cannot occur. Below
+/// f32's normal range (x < -87.34) the scaling's FMA gives the subnormal
+/// down to x = -126.5·ln 2 (-87.68), and 0 below: there, and for every
+/// input clamped to -88, n = -127 and the scale 2^n's bits are all zero,
+/// so no select is needed.
 #[inline(always)]
 pub fn exp_nonpos(x: f32) -> f32 {
-    let xc = x.max(-87.5);
+    let xc = x.max(-88.0);
     let t = xc.mul_add(LOG2E, ROUND_MAGIC);
     let n = t - ROUND_MAGIC;
     let ni = (t.to_bits() as i32).wrapping_sub(ROUND_MAGIC.to_bits() as i32);
     let r = n.mul_add(-LN2_HI, xc);
     let r = n.mul_add(-LN2_LO, r);
-    let y = scale(expm1_reduced(r), f32::from_bits(((ni + 127) as u32) << 23));
-    select(x < -87.336_55, 0.0, y)
+    scale(expm1_reduced(r), f32::from_bits(((ni + 127) as u32) << 23))
 }
 
 /// e^(a+b) for a small correction `b` (|b| well below 1), without first
@@ -373,7 +375,19 @@ mod tests {
         assert_eq!(exp_nonpos(-0.0), 1.0);
         assert_eq!(exp_nonpos(f32::NEG_INFINITY), 0.0);
         assert_eq!(exp_nonpos(-88.0), 0.0);
+        assert_eq!(exp_nonpos(-1e30), 0.0);
         assert!(exp_nonpos(-87.3) >= f32::MIN_POSITIVE);
+        // the subnormal range: e^x to a few subnormal steps, then 0
+        let tiny = f32::from_bits(1) as f64;
+        for i in 0..=10_000 {
+            let x = -87.3 - 0.7 * (i as f32 / 10_000.0);
+            let (y, want) = (exp_nonpos(x) as f64, (x as f64).exp());
+            if x > -87.67 {
+                assert!((y - want).abs() <= 4.0 * tiny, "x={x} {y} {want}");
+            } else if x < -87.69 {
+                assert_eq!(y, 0.0, "x={x}");
+            }
+        }
     }
 
     #[test]
