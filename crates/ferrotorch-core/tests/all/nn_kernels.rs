@@ -8,8 +8,9 @@
 //! stride per dim, small images stacked into one buffer, and inputs too
 //! deep for one pass over all tiles per channel block, and taps in chunks
 //! (AVX2, Note [Tap chunks]); Winograd F(2×2, 3×3) (3×3 stride 1 on maps
-//! of 28×28 and more, Note [Winograd convolution]: odd map sizes, channel
-//! counts off the kernel's block, padding 0-2, many blocks of tiles;
+//! of 14×14 and more, Note [Winograd convolution]: odd map sizes, channel
+//! counts off the kernel's block, padding 0-2, many blocks of tiles, and a
+//! sweep of small random 3×3 geometries with paddings 0-3 per side;
 //! scripts/test.sh also runs every case it can take through it); the
 //! batched im2col + GEMM path (small maps
 //! and strided layers over a batch, Note [Batched im2col], also in chunks
@@ -146,6 +147,46 @@ fn conv2d_matches_a_direct_loop_on_every_path() {
             .map(|(a, b)| (a - b).abs())
             .fold(0.0, f64::max);
         assert!(err < 1e-4, "case {i}: max error {err}");
+    }
+}
+
+#[test]
+fn conv2d_3x3_stride_1_over_random_small_geometries() {
+    // Maps of 1-16 pixels a side, paddings 0-3 per side (a map only one
+    // tile wide or tall, tiles that hang past the output, rows and columns
+    // entirely of padding): the edge handling of each path, and of
+    // Winograd when scripts/test.sh forces it.
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut pick = |m: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % m as u64) as usize
+    };
+    for i in 0..40 {
+        let shape = [1 + pick(3), 1 + pick(24), 1 + pick(16), 1 + pick(16)];
+        let pad = [pick(4), pick(4)];
+        if shape[2] + 2 * pad[0] < 3 || shape[3] + 2 * pad[1] < 3 {
+            continue;
+        }
+        let o = 1 + pick(24);
+        let (x, xv) = filled(&shape, i + 300);
+        let (w, wv) = filled(&[o, shape[1], 3, 3], i + 400);
+        let (b, bv) = filled(&[o], i + 500);
+        let y = x.conv2d(&w, Some(&b), &[1], &pad, &[1], 1).unwrap();
+        let (want, want_shape) =
+            reference(&xv, shape, &wv, [o, 3, 3], Some(&bv), [1, 1], pad, 1, 1);
+        assert_eq!(y.shape(), want_shape, "case {i}: {shape:?} pad {pad:?}");
+        let got = y.to_dtype(DType::F64).unwrap().to_vec_f64().unwrap();
+        let err = got
+            .iter()
+            .zip(&want)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+        assert!(
+            err < 1e-4,
+            "case {i}: {shape:?} -> {o}, pad {pad:?}: max error {err}"
+        );
     }
 }
 
