@@ -27,10 +27,36 @@ pub enum ErrorKind {
 }
 
 /// A user-facing error: the kind and a message naming op, shapes and dtypes.
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// # Note [Foreign errors]
+/// A binding's callback that runs inside the core (a Python hook, a custom
+/// `autograd.Function.backward`, a dataset's `__getitem__`) may fail with an
+/// error of its host language. The binding wraps it with
+/// [`Error::with_payload`]; the core passes it up like any error, and the
+/// binding takes the original back out at its boundary ([`Error::payload`]),
+/// so a `KeyError` raised in a hook reaches the caller as that `KeyError`.
+#[derive(Clone)]
 pub struct Error {
     kind: ErrorKind,
     msg: String,
+    payload: Option<std::sync::Arc<dyn std::any::Any + Send + Sync>>,
+}
+
+impl PartialEq for Error {
+    fn eq(&self, other: &Error) -> bool {
+        self.kind == other.kind && self.msg == other.msg
+    }
+}
+
+impl Eq for Error {}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Error")
+            .field("kind", &self.kind)
+            .field("msg", &self.msg)
+            .finish()
+    }
 }
 
 impl Error {
@@ -39,7 +65,26 @@ impl Error {
         Error {
             kind,
             msg: msg.into(),
+            payload: None,
         }
+    }
+
+    /// An error carrying a binding's own error value (Note [Foreign errors]).
+    pub fn with_payload(
+        kind: ErrorKind,
+        msg: impl Into<String>,
+        payload: impl std::any::Any + Send + Sync,
+    ) -> Error {
+        Error {
+            kind,
+            msg: msg.into(),
+            payload: Some(std::sync::Arc::new(payload)),
+        }
+    }
+
+    /// The binding's error value this error carries, if it is a `T`.
+    pub fn payload<T: std::any::Any>(&self) -> Option<&T> {
+        self.payload.as_ref()?.downcast_ref::<T>()
     }
 
     /// The exception class this maps to.

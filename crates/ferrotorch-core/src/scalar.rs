@@ -59,6 +59,63 @@ impl Scalar {
         }
     }
 
+    /// Whether the value converts to `dtype` without overflow, by c10's
+    /// `overflows`: integers must be in range (a negative integer may wrap
+    /// into an unsigned type whose maximum covers its magnitude, so `-1`
+    /// gives `255` for uint8), floats must be in range and not NaN for an
+    /// integer type, finite values must be in range for a float type (±inf
+    /// converts to any float type), and anything converts to bool.
+    pub fn fits(self, dtype: DType) -> bool {
+        let (lo, hi) = match dtype {
+            DType::Bool => return true,
+            DType::U8 => (0.0, 255.0),
+            DType::I8 => (-128.0, 127.0),
+            DType::I16 => (-32768.0, 32767.0),
+            DType::I32 => (-2147483648.0, 2147483647.0),
+            DType::I64 => (-9223372036854775808.0, 9223372036854775807.0),
+            DType::F16 => (-65504.0, 65504.0),
+            DType::BF16 => (-3.3895313892515355e38, 3.3895313892515355e38),
+            DType::F32 => (f32::MIN as f64, f32::MAX as f64),
+            DType::F64 => return true,
+        };
+        match self {
+            Scalar::Bool(_) => true,
+            Scalar::Int(_) if dtype == DType::I64 || dtype.is_floating_point() => true,
+            Scalar::Int(i) if dtype == DType::U8 => (-255..=255).contains(&i),
+            Scalar::Int(i) => (lo as i64..=hi as i64).contains(&i),
+            Scalar::Float(f) if dtype.is_floating_point() => {
+                f.is_infinite() || f.is_nan() || (lo..=hi).contains(&f)
+            }
+            // 2^63 itself is out of int64's range: compare below it.
+            Scalar::Float(f) if dtype == DType::I64 => f >= lo && f < 9223372036854775808.0,
+            Scalar::Float(f) => (lo..=hi).contains(&f),
+        }
+    }
+
+    /// [`Scalar::fits`] as an error naming the C++ type, as PyTorch's
+    /// creation and fill ops report it ("value cannot be converted to type
+    /// int8_t without overflow").
+    pub fn check_fits(self, dtype: DType) -> crate::Result<()> {
+        crate::ensure!(
+            self.fits(dtype),
+            Runtime,
+            "value cannot be converted to type {} without overflow",
+            match dtype {
+                DType::Bool => "bool",
+                DType::U8 => "uint8_t",
+                DType::I8 => "int8_t",
+                DType::I16 => "int16_t",
+                DType::I32 => "int32_t",
+                DType::I64 => "int64_t",
+                DType::F16 => "c10::Half",
+                DType::BF16 => "c10::BFloat16",
+                DType::F32 => "float",
+                DType::F64 => "double",
+            }
+        );
+        Ok(())
+    }
+
     /// True for `Float`.
     pub fn is_floating_point(self) -> bool {
         matches!(self, Scalar::Float(_))

@@ -3,7 +3,7 @@
 //! rounded to the parameter's dtype, PyTorch's operation order), instead of
 //! one tensor op per term. See Note [Fused slice access] in the core.
 
-use ferrotorch_core::tensor::access::zip_slices_mut;
+use ferrotorch_core::tensor::access::{same_dense_layout, zip_slices_mut};
 use ferrotorch_core::{bail, DType, Result, Tensor};
 use std::ops::{Add, Div, Mul, Neg, Sub};
 
@@ -115,12 +115,43 @@ fn run_chunked<T: Real>(kernel: &impl Kernel, w: &mut [&mut [T]], g: &[T]) {
 
 /// Run `kernel` in the parameter's dtype; f16/bf16 go through float32
 /// copies (PyTorch's CPU kernels compute halves in float too).
+///
+/// # Note [Optimizer layouts]
+/// The update is elementwise, so it runs over raw memory whenever the
+/// parameter, its state and the gradient share one dense layout (the usual
+/// case: `.grad` follows Note [Gradient layout contract] and state is made
+/// with `zeros_like`, which keeps the parameter's strides). Any other mix
+/// (a `.grad` set by hand from a transpose, state loaded contiguous for a
+/// transposed parameter, a parameter that is a strided view) is accepted
+/// too: the update runs on contiguous copies, which are written back.
 pub(crate) fn fused(
     op: &str,
     writes: &[&Tensor],
     grad: &Tensor,
     kernel: &impl Kernel,
 ) -> Result<()> {
+    let all: Vec<&Tensor> = writes.iter().copied().chain([grad]).collect();
+    if !same_dense_layout(&all) {
+        let copies: Vec<Tensor> = writes
+            .iter()
+            .map(|t| t.contiguous())
+            .collect::<Result<_>>()?;
+        let g = grad.contiguous()?;
+        let refs: Vec<&Tensor> = copies.iter().collect();
+        fused_alike(op, &refs, &g, kernel)?;
+        for (dst, src) in writes.iter().zip(&copies) {
+            if !dst.storage().is_same(src.storage()) {
+                dst.copy_(src)?;
+            }
+        }
+        return Ok(());
+    }
+    fused_alike(op, writes, grad, kernel)
+}
+
+/// [`fused`] over tensors laid out alike (or of mismatched sizes, which
+/// `zip_slices_mut` reports).
+fn fused_alike(op: &str, writes: &[&Tensor], grad: &Tensor, kernel: &impl Kernel) -> Result<()> {
     match writes[0].dtype() {
         DType::F32 => {
             zip_slices_mut::<f32>(op, writes, &[grad], |w, r| run_chunked(kernel, w, r[0]))
@@ -150,7 +181,8 @@ pub(crate) fn fused(
     }
 }
 
-/// A zero state tensor shaped, typed and laid out like `param`.
+/// A zero state tensor shaped, typed and laid out like `param`
+/// (Note [Optimizer layouts]).
 pub(crate) fn zeros_like(param: &Tensor) -> Result<Tensor> {
-    Tensor::zeros(param.shape(), param.dtype())
+    param.zeros_like()
 }

@@ -125,7 +125,33 @@ fn call_hook(hook: &Py<PyAny>, grad: &Tensor) -> ferrotorch_core::Result<Option<
             return Ok(None);
         }
         match out.bind(py).cast::<PyTensor>() {
-            Ok(t) => Ok(Some(t.borrow().t.clone())),
+            Ok(t) => {
+                let new = t.borrow().t.clone();
+                let name = || -> String {
+                    hook.bind(py)
+                        .getattr("__name__")
+                        .and_then(|n| n.extract())
+                        .unwrap_or_else(|_| "hook".into())
+                };
+                if new.dtype() != grad.dtype() {
+                    return Err(Error::new(
+                        ErrorKind::Runtime,
+                        format!(
+                            "hook '{}' has changed the type of value (was torch.{}Tensor got torch.{}Tensor)",
+                            name(),
+                            grad.dtype().name_title(),
+                            new.dtype().name_title()
+                        ),
+                    ));
+                }
+                if new.shape() != grad.shape() {
+                    return Err(Error::new(
+                        ErrorKind::Runtime,
+                        format!("hook '{}' has changed the size of value", name()),
+                    ));
+                }
+                Ok(Some(new))
+            }
             Err(_) => Err(Error::new(
                 ErrorKind::Type,
                 "hook must return None or a Tensor".to_string(),
@@ -134,8 +160,10 @@ fn call_hook(hook: &Py<PyAny>, grad: &Tensor) -> ferrotorch_core::Result<Option<
     })
 }
 
-fn py_err(py: Python<'_>, e: PyErr) -> Error {
-    Error::new(ErrorKind::Runtime, e.value(py).to_string())
+/// A Python exception raised in a callback, carried through the core
+/// unchanged (Note [Foreign errors]): `to_py` raises the original again.
+pub(crate) fn py_err(py: Python<'_>, e: PyErr) -> Error {
+    Error::with_payload(ErrorKind::Runtime, e.value(py).to_string(), e)
 }
 
 #[pymethods]

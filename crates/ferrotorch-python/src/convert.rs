@@ -43,7 +43,18 @@ pub fn to_ivalue(obj: &Bound<'_, PyAny>) -> PyResult<IValue> {
     if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
         let items: Vec<IValue> = obj
             .try_iter()?
-            .map(|o| to_ivalue(&o?))
+            .enumerate()
+            .map(|(i, o)| {
+                let o = o?;
+                if o.is_instance_of::<PyInt>() && o.extract::<i64>().is_err() {
+                    // torch's message for a size or int list entry beyond int64
+                    return Err(PyTypeError::new_err(format!(
+                        "failed to unpack the object at pos {} with error \"Overflow when unpacking long long\"",
+                        i + 1
+                    )));
+                }
+                to_ivalue(&o)
+            })
             .collect::<PyResult<_>>()?;
         return list(items, obj);
     }

@@ -24,14 +24,20 @@ struct Walk {
     ints: Vec<i64>,
     kind: Kind,
     seen_any: bool,
+    /// An int beyond int64 was seen (kept as a float value): an error
+    /// unless the tensor is floating point, as torch's "Overflow when
+    /// unpacking long long".
+    big_int: bool,
 }
 
-fn leaf(w: &mut Walk, s: Scalar) {
+fn leaf(w: &mut Walk, s: Scalar, big_int: bool) {
     let k = match s {
         Scalar::Bool(_) => Kind::Bool,
         Scalar::Int(_) => Kind::Int,
+        Scalar::Float(_) if big_int => Kind::Int,
         Scalar::Float(_) => Kind::Float,
     };
+    w.big_int |= big_int;
     if !w.seen_any || k > w.kind {
         w.kind = if w.seen_any { w.kind.max(k) } else { k };
     }
@@ -40,12 +46,20 @@ fn leaf(w: &mut Walk, s: Scalar) {
     w.ints.push(s.to_i64());
 }
 
-fn scalar_of(obj: &Bound<'_, PyAny>) -> PyResult<Option<Scalar>> {
+/// A Python number as a Scalar; `big` is set for an int beyond int64,
+/// which comes back as its float value.
+fn scalar_of(obj: &Bound<'_, PyAny>, big: &mut bool) -> PyResult<Option<Scalar>> {
     if obj.is_instance_of::<PyBool>() {
         return Ok(Some(Scalar::Bool(obj.extract()?)));
     }
     if obj.is_instance_of::<PyInt>() {
-        return Ok(Some(Scalar::Int(obj.extract()?)));
+        return Ok(Some(match obj.extract::<i64>() {
+            Ok(i) => Scalar::Int(i),
+            Err(_) => {
+                *big = true;
+                Scalar::Float(obj.extract()?)
+            }
+        }));
     }
     if obj.is_instance_of::<PyFloat>() {
         return Ok(Some(Scalar::Float(obj.extract()?)));
@@ -78,8 +92,19 @@ fn scalar_of(obj: &Bound<'_, PyAny>) -> PyResult<Option<Scalar>> {
     Ok(None)
 }
 
+/// torch's limit on the nesting of `tensor(data)` (its `MAX_DIMS`): deeper
+/// data is refused before the walk's recursion could exhaust the stack.
+const MAX_DIMS: usize = 128;
+
 fn walk(w: &mut Walk, obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<()> {
-    if let Some(s) = scalar_of(obj)? {
+    if depth > MAX_DIMS {
+        return Err(PyValueError::new_err(format!(
+            "too many dimensions '{}'",
+            obj.get_type().name()?
+        )));
+    }
+    let mut big = false;
+    if let Some(s) = scalar_of(obj, &mut big)? {
         if depth != w.shape.len() && w.seen_any {
             return Err(PyValueError::new_err(format!(
                 "expected sequence of length {} at dim {} (got a number)",
@@ -90,7 +115,7 @@ fn walk(w: &mut Walk, obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<()> {
         if !w.seen_any {
             w.shape.truncate(depth);
         }
-        leaf(w, s);
+        leaf(w, s, big);
         return Ok(());
     }
     if let Ok(t) = obj.cast::<PyTensor>() {
@@ -122,10 +147,41 @@ fn walk(w: &mut Walk, obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<()> {
             )));
         }
     } else {
+        if w.shape.len() == MAX_DIMS {
+            return Err(PyValueError::new_err(format!(
+                "too many dimensions '{}'",
+                obj.get_type().name()?
+            )));
+        }
         w.shape.push(items.len());
     }
     for it in &items {
         walk(w, it, depth + 1)?;
+    }
+    Ok(())
+}
+
+/// torch's range checks on `tensor(data, dtype=...)`: ints beyond int64
+/// unless the result is floating point (ValueError), and values outside
+/// an integer dtype's range (RuntimeError; floats into float dtypes
+/// round to ±inf unchecked, as in torch).
+fn check_values_fit(w: &Walk, target: DType) -> PyResult<()> {
+    if target.is_floating_point() || target == DType::Bool {
+        return Ok(());
+    }
+    if w.big_int {
+        return Err(PyValueError::new_err("Overflow when unpacking long long"));
+    }
+    let bad = if w.kind == Kind::Float {
+        w.vals.iter().any(|&v| !Scalar::Float(v).fits(target))
+    } else {
+        w.ints.iter().any(|&i| !Scalar::Int(i).fits(target))
+    };
+    if bad {
+        return Err(pyo3::exceptions::PyRuntimeError::new_err(format!(
+            "value cannot be converted to type {} without overflow",
+            target.name()
+        )));
     }
     Ok(())
 }
@@ -154,6 +210,7 @@ pub fn tensor_from_data(data: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResu
         ints: Vec::new(),
         kind: Kind::Bool,
         seen_any: false,
+        big_int: false,
     };
     walk(&mut w, data, 0)?;
     let inferred = if !w.seen_any {
@@ -166,7 +223,8 @@ pub fn tensor_from_data(data: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResu
         }
     };
     let target = dtype.unwrap_or(inferred);
-    let t = if w.kind == Kind::Float || !w.seen_any {
+    check_values_fit(&w, target)?;
+    let t = if w.kind == Kind::Float || !w.seen_any || w.big_int {
         Tensor::from_vec(w.vals, &w.shape).py()?
     } else if w.kind == Kind::Bool {
         Tensor::from_vec(

@@ -17,8 +17,13 @@ use pyo3::exceptions::{
 use pyo3::PyErr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-/// The Python exception for a core error.
+/// The Python exception for a core error; a Python exception that a
+/// callback raised inside the core comes back as itself (Note [Foreign
+/// errors] in the core).
 pub fn to_py(e: Error) -> PyErr {
+    if let Some(original) = e.payload::<PyErr>() {
+        return pyo3::Python::attach(|py| original.clone_ref(py));
+    }
     let msg = e.message().to_string();
     match e.kind() {
         ErrorKind::Runtime => PyRuntimeError::new_err(msg),

@@ -254,6 +254,11 @@ impl PyTensor {
     }
 
     fn __invert__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        if self.t.dtype().is_floating_point() {
+            return Err(pyo3::exceptions::PyTypeError::new_err(
+                "~ (operator.invert) is only implemented on integer and Boolean-type tensors",
+            ));
+        }
         let a = self.t.clone();
         run(py, "bitwise_not", false, move || a.bitwise_not())
     }

@@ -332,6 +332,12 @@ impl PyTensor {
         self.t.is_leaf()
     }
 
+    /// `t._version`: the storage's version counter (Note [Version counter]).
+    #[getter]
+    fn _version(&self) -> u64 {
+        self.t.version()
+    }
+
     #[getter]
     fn get_grad<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
         // the lock is never held while Python code can run (allocation may
@@ -471,8 +477,14 @@ impl PyTensor {
         self.t.item_f64().py()
     }
 
-    fn __int__(&self) -> PyResult<i64> {
-        Ok(self.t.item().py()?.to_i64())
+    /// `int(t)`: a float tensor converts through Python's `int(float)`, so
+    /// NaN raises ValueError, ±inf OverflowError and large values stay exact
+    /// (as torch); integer and bool tensors give their value.
+    fn __int__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        match self.t.item().py()? {
+            ferrotorch_core::Scalar::Float(f) => py.get_type::<pyo3::types::PyInt>().call1((f,)),
+            s => Ok(s.to_i64().into_pyobject(py)?.into_any()),
+        }
     }
 
     fn __index__(&self) -> PyResult<i64> {

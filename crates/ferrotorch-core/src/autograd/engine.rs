@@ -341,6 +341,27 @@ fn accumulate(slots: &mut Slots, e: &Edge, g: Tensor) -> Result<()> {
     Ok(())
 }
 
+/// PyTorch's check on a tensor hook's replacement gradient: same shape and
+/// dtype as the one it replaces (else the wrong shape would reach `.grad`
+/// or the next formula).
+fn check_hook_result(old: &Tensor, new: &Tensor) -> Result<()> {
+    crate::ensure!(
+        new.dtype() == old.dtype(),
+        Runtime,
+        "hook has changed the type of value (was torch.{}Tensor got torch.{}Tensor)",
+        old.dtype().name_title(),
+        new.dtype().name_title()
+    );
+    crate::ensure!(
+        new.shape() == old.shape(),
+        Runtime,
+        "hook has changed the size of value (was {:?} got {:?})",
+        old.shape(),
+        new.shape()
+    );
+    Ok(())
+}
+
 fn run_pre_hooks(node: &Arc<Node>, mut grads: Grads) -> Result<Grads> {
     // Leaf hooks live on the tensor and run before accumulation.
     if let Kind::Accumulate(leaf) = &node.kind {
@@ -352,6 +373,7 @@ fn run_pre_hooks(node: &Arc<Node>, mut grads: Grads) -> Result<Grads> {
         for h in hooks {
             if let Some(g) = &grads[0] {
                 if let Some(new) = h(g)? {
+                    check_hook_result(g, &new)?;
                     grads[0] = Some(new);
                 }
             }
@@ -380,6 +402,7 @@ fn run_pre_hooks(node: &Arc<Node>, mut grads: Grads) -> Result<Grads> {
         };
         if let Some(h) = hook {
             if let Some(new) = h(&g)? {
+                check_hook_result(&g, &new)?;
                 grads[nr] = Some(new);
             }
         } else if let Some(t) = retain.and_then(|w| w.upgrade()) {
@@ -449,13 +472,25 @@ fn call_formula(
 
 /// `AccumulateGrad`: add `g` into the leaf's `.grad` (without recording
 /// unless `create_graph`), then run its post-accumulate hooks.
+///
+/// # Note [Gradient layout contract]
+/// As in PyTorch, a fresh `.grad` is laid out like its parameter: with the
+/// parameter's strides when the parameter is non-overlapping and dense (a
+/// permutation of a contiguous layout), else row-major contiguous. The
+/// gradient a backward produced is handed over as `.grad` without a copy
+/// only when it already obeys that contract ([`steal`]); otherwise it is
+/// copied into the contract's layout. Optimizers and in-place users of
+/// `.grad` may rely on it (though they also accept any layout): a linear
+/// layer on 3-D input computes its weight gradient transposed, which before
+/// this contract reached AdamW as a non-contiguous `.grad`.
 fn accumulate_grad(leaf: &Tensor, g: Tensor, create_graph: bool) -> Result<()> {
     leaf.0.autograd.with(|m| -> Result<()> {
         m.grad = Some(match m.grad.take() {
-            None if create_graph => g,
+            None if create_graph && obeys_layout(&g, leaf) => g,
+            None if create_graph => g.clone_laid_out_like(leaf)?,
             None => match steal(g, leaf) {
                 Ok(g) => g,
-                Err(g) => g.deep_clone()?,
+                Err(g) => g.detach().clone_laid_out_like(leaf)?,
             },
             Some(prev) if create_graph => prev.add(&g)?,
             Some(prev) => {
@@ -481,20 +516,35 @@ fn accumulate_grad(leaf: &Tensor, g: Tensor, create_graph: bool) -> Result<()> {
     Ok(())
 }
 
+/// Whether `g` is laid out as Note [Gradient layout contract] asks for a
+/// `.grad` of `leaf`: the leaf's strides (size-1 dims aside) when the leaf
+/// is non-overlapping and dense, else contiguous.
+fn obeys_layout(g: &Tensor, leaf: &Tensor) -> bool {
+    if g.shape() != leaf.shape() {
+        return false;
+    }
+    if leaf.is_contiguous() || !leaf.layout().is_dense() {
+        return g.is_contiguous();
+    }
+    g.shape()
+        .iter()
+        .zip(g.stride().iter().zip(leaf.stride()))
+        .all(|(&n, (a, b))| n == 1 || a == b)
+}
+
 /// The gradient itself as the leaf's `.grad`, instead of a copy (PyTorch's
 /// AccumulateGrad does the same), when nothing else holds the tensor or its
-/// storage, it requires no grad, and it is laid out like a fresh contiguous
-/// tensor of the leaf's shape and dtype, so `.grad` can never alias memory
-/// that someone else reads or writes. A view whose base only it holds
-/// qualifies too (a linear layer's weight gradient is the transpose of a
+/// storage, it requires no grad, and it already obeys Note [Gradient
+/// layout contract], so `.grad` can never alias memory that someone else
+/// reads or writes. A view whose base only it holds qualifies too (a
+/// linear layer's weight gradient on 2-D input is the transpose of a
 /// product computed transposed, Note [Gradient layout]); it is handed over
 /// as a plain tensor on the same storage. `Err` gives the gradient back.
 fn steal(g: Tensor, leaf: &Tensor) -> std::result::Result<Tensor, Tensor> {
     let laid_out = !g.requires_grad()
         && g.dtype() == leaf.dtype()
-        && g.shape() == leaf.shape()
         && g.layout().offset() == 0
-        && g.is_contiguous();
+        && obeys_layout(&g, leaf);
     if !laid_out || Arc::strong_count(&g.0) != 1 || Arc::weak_count(&g.0) != 0 {
         return Err(g);
     }

@@ -181,6 +181,67 @@ impl Node {
     }
 }
 
+/// # Note [Releasing graphs iteratively]
+/// Nodes own the nodes of their inputs (through edges, saved tensors, and
+/// tensors captured by formulas and hooks), so dropping the last tensor of
+/// a long chain (`total = total + x` in a loop of 60 000 steps) would drop
+/// node after node recursively and overflow the stack. As PyTorch's
+/// `deleteNode`, a node's drop instead moves what it owns onto a
+/// per-thread queue when another node's drop on this thread is already
+/// running; the outermost drop empties the queue in a loop, so the stack
+/// depth stays constant however long the graph.
+struct Owned {
+    _next: SmallVec<[Option<Edge>; 2]>,
+    _saved: Option<SmallVec<[SavedTensor; 2]>>,
+    _kind: Kind,
+    _hooks: Vec<PreHook>,
+}
+
+thread_local! {
+    static RELEASING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    static RELEASE_QUEUE: std::cell::RefCell<Vec<Owned>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        if self.next.iter().all(Option::is_none)
+            && self.saved.get_mut().as_ref().is_none_or(|s| s.is_empty())
+            && matches!(self.kind, Kind::Accumulate(_))
+            && self.pre_hooks.get_mut().is_empty()
+        {
+            return; // owns no other node (an AccumulateGrad): nothing to defer
+        }
+        let owned = Owned {
+            _next: std::mem::take(&mut self.next),
+            _saved: self.saved.get_mut().take(),
+            _kind: std::mem::replace(
+                &mut self.kind,
+                Kind::Formula(Box::new(|_: &Ctx| Ok(GradVec::new()))),
+            ),
+            _hooks: std::mem::take(self.pre_hooks.get_mut()),
+        };
+        // During thread teardown the queue may be gone: drop in place then.
+        let Ok(outer) = RELEASING.try_with(|r| !r.replace(true)) else {
+            return drop(owned);
+        };
+        if !outer {
+            RELEASE_QUEUE.with(|q| q.borrow_mut().push(owned));
+            return;
+        }
+        struct Reset;
+        impl Drop for Reset {
+            fn drop(&mut self) {
+                let _ = RELEASING.try_with(|r| r.set(false));
+            }
+        }
+        let _reset = Reset;
+        drop(owned);
+        while let Some(o) = RELEASE_QUEUE.with(|q| q.borrow_mut().pop()) {
+            drop(o);
+        }
+    }
+}
+
 impl std::fmt::Debug for Node {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "<{} object>", self.name)

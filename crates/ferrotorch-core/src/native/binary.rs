@@ -36,7 +36,7 @@ impl Operand {
     pub(crate) fn to_tensor(&self, dtype: DType) -> Result<Tensor> {
         match self {
             Operand::Tensor(t) => t.to_dtype(dtype),
-            Operand::Scalar(s) => Tensor::full(&[], *s, dtype),
+            Operand::Scalar(s) => Tensor::full_cast(&[], *s, dtype),
         }
     }
 
@@ -187,7 +187,7 @@ fn scalar_operand(s: Scalar, dt: DType) -> Result<Tensor> {
     if let Ok(Some(t)) = hit {
         return Ok(t);
     }
-    let t = Tensor::full(&[], s, dt)?;
+    let t = Tensor::full_cast(&[], s, dt)?;
     let _ = CACHE.try_with(|c| {
         let mut c = c.borrow_mut();
         c.rotate_right(1);
@@ -641,6 +641,6 @@ pub(crate) fn register_arith_extras(r: &mut Registry) {
             ResultTypeArg::Scalar(base),
             ResultTypeArg::Tensor(e.dtype(), e.dim()),
         ]);
-        Ok(Tensor::full(&[], base, dt)?.pow(&e)?.into())
+        Ok(Tensor::full_cast(&[], base, dt)?.pow(&e)?.into())
     });
 }

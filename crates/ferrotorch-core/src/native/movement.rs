@@ -36,15 +36,14 @@ macro_rules! by_size {
     };
 }
 
-/// Index values as i64, checked against `n` (negative indices wrap). An
-/// out-of-range index is an IndexError for `index_select`-style ops and a
-/// RuntimeError for `gather`/`scatter`, as in PyTorch.
-fn indices(op: &str, index: &Tensor, n: usize) -> Result<Vec<usize>> {
-    let kind = if op.starts_with("gather") || op.starts_with("scatter") {
-        crate::ErrorKind::Runtime
-    } else {
-        crate::ErrorKind::Index
-    };
+/// Index values as i64, checked against `n` of dimension `dim`: negative
+/// indices are out of range, as in PyTorch's `index_select`, `gather` and
+/// `scatter` (only `take` and tensor indexing wrap them, through
+/// [`wrap_negative`] first). An out-of-range index is a RuntimeError, as
+/// PyTorch 2.15 raises for all three (`embedding` checks first and raises
+/// IndexError).
+fn indices(op: &str, index: &Tensor, dim: usize, n: usize) -> Result<Vec<usize>> {
+    let kind = crate::ErrorKind::Runtime;
     crate::ensure!(
         matches!(index.dtype(), DType::I64 | DType::I32),
         Runtime,
@@ -55,16 +54,35 @@ fn indices(op: &str, index: &Tensor, n: usize) -> Result<Vec<usize>> {
         .to_vec_i64()?
         .into_iter()
         .map(|i| {
-            let j = if i < 0 { i + n as i64 } else { i };
-            if j < 0 || j >= n as i64 {
+            if i < 0 || i >= n as i64 {
                 return Err(crate::Error::new(
                     kind,
-                    format!("{op}(): index {i} is out of bounds for dimension with size {n}"),
+                    format!("{op}(): index {i} is out of bounds for dimension {dim} with size {n}"),
                 ));
             }
-            Ok(j as usize)
+            Ok(i as usize)
         })
         .collect()
+}
+
+/// `index` with negative values counted from the end of a dimension of
+/// size `n` (tensor indexing and `take`), or `err(i)` for the first value
+/// outside `-n..n`.
+pub(crate) fn wrap_negative(
+    index: &Tensor,
+    n: usize,
+    err: impl Fn(i64) -> crate::Error,
+) -> Result<Tensor> {
+    let v = index.to_vec_i64()?;
+    let mut out = crate::storage::try_vec(v.len())?;
+    for i in v {
+        let j = if i < 0 { i + n as i64 } else { i };
+        if j < 0 || j >= n as i64 {
+            return Err(err(i));
+        }
+        out.push(j);
+    }
+    Tensor::from_vec(out, index.shape())
 }
 
 /// Copy elements of contiguous `src` into contiguous `dst` by
@@ -116,7 +134,7 @@ impl Tensor {
         );
         let d = wrap_dim(dim, self.dim())?;
         let n = if self.dim() == 0 { 1 } else { self.shape()[d] };
-        let idx = indices("index_select", index, n)?;
+        let idx = indices("index_select", index, d, n)?;
         let src = self.contiguous()?;
         let mut shape = self.shape().to_vec();
         if self.dim() > 0 {
@@ -163,7 +181,7 @@ impl Tensor {
             );
         }
         let n = if self.dim() == 0 { 1 } else { self.shape()[d] };
-        let idx = indices("gather", index, n)?;
+        let idx = indices("gather", index, d, n)?;
         let src = self.contiguous()?;
         let out = Tensor::empty(index.shape(), self.dtype())?;
         let sst = crate::tensor::layout::contiguous_strides(self.shape());
@@ -235,7 +253,7 @@ impl Tensor {
             );
         }
         let n = if self.dim() == 0 { 1 } else { self.shape()[d] };
-        let idx = indices("scatter", index, n)?;
+        let idx = indices("scatter", index, d, n)?;
         let out = self.contiguous()?.deep_clone()?;
         let src_vals = scatter_source(&src.to_dtype(self.dtype())?, index.shape())?;
         let ost = crate::tensor::layout::contiguous_strides(self.shape());
@@ -305,8 +323,15 @@ impl Tensor {
 
     /// Elements of the flattened tensor at `index`, shaped like `index`.
     pub fn take(&self, index: &Tensor) -> Result<Tensor> {
+        let n = self.numel();
+        let index = wrap_negative(&index.reshape(&[-1])?, n, |i| {
+            crate::Error::new(
+                crate::ErrorKind::Index,
+                format!("out of range: tried to access index {i} on a tensor of {n} elements."),
+            )
+        })?;
         self.reshape(&[-1])?
-            .index_select(0, &index.reshape(&[-1])?)?
+            .index_select(0, &index)?
             .reshape(&index.shape().iter().map(|&s| s as i64).collect::<Vec<_>>())
     }
 
@@ -447,11 +472,18 @@ impl Tensor {
             Runtime,
             "repeats can not be negative"
         );
-        let idx: Vec<i64> = (0..n)
-            .flat_map(|i| {
-                std::iter::repeat_n(i as i64, reps[if reps.len() == 1 { 0 } else { i }] as usize)
-            })
-            .collect();
+        let rep = |i: usize| reps[if reps.len() == 1 { 0 } else { i }] as u64;
+        let total = (0..n).try_fold(0u64, |acc, i| acc.checked_add(rep(i)));
+        let total = total.and_then(|t| usize::try_from(t).ok()).ok_or_else(|| {
+            crate::Error::new(
+                crate::ErrorKind::Runtime,
+                "repeat_interleave: the total number of repeats overflows".to_string(),
+            )
+        })?;
+        let mut idx: Vec<i64> = crate::storage::try_vec(total)?;
+        for i in 0..n {
+            idx.extend(std::iter::repeat_n(i as i64, rep(i) as usize));
+        }
         x.index_select(d as i64, &Tensor::from_slice(&idx))
     }
 
@@ -557,7 +589,7 @@ pub fn cat(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
 fn cat_impl(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
     crate::ensure!(
         !tensors.is_empty(),
-        Runtime,
+        Value,
         "torch.cat(): expected a non-empty list of Tensors"
     );
     let parts: Vec<&Tensor> = tensors

@@ -177,6 +177,9 @@ impl Tensor {
             "masked_fill_ only supports boolean masks, but got mask with dtype {}",
             mask.dtype().name_title()
         );
+        if let Operand::Scalar(s) = &v {
+            s.check_fits(self.dtype())?;
+        }
         if let Operand::Tensor(t) = &v {
             crate::ensure!(
                 t.dim() == 0,

@@ -333,7 +333,8 @@ impl Tensor {
 
     /// A random permutation of `0..n` (`torch.randperm`, int64).
     pub fn randperm(n: usize, generator: Option<&Generator>) -> Result<Tensor> {
-        let mut v: Vec<i64> = (0..n as i64).collect();
+        let mut v: Vec<i64> = crate::storage::try_vec(n)?;
+        v.extend(0..n as i64);
         let mut g = gen(generator).0.lock();
         for i in 0..n.saturating_sub(1) {
             let z = if n < (u32::MAX / 20) as usize {
@@ -428,7 +429,13 @@ impl Tensor {
                 "invalid multinomial distribution (with replacement=False, not enough non-negative category to sample)"
             );
         }
-        let mut out = Vec::with_capacity(m * num_samples);
+        let total = m.checked_mul(num_samples).ok_or_else(|| {
+            crate::Error::new(
+                crate::ErrorKind::Runtime,
+                format!("multinomial: {m} rows of {num_samples} samples overflow"),
+            )
+        })?;
+        let mut out = crate::storage::try_vec(total)?;
         let mut g = gen(generator).0.lock();
         if !replacement || num_samples == 1 {
             // PyTorch's Gumbel trick: the top `num_samples` of p / q with

@@ -76,7 +76,7 @@ impl Storage {
         let Some((ptr, size)) = alloc::allocate(nbytes) else {
             crate::bail!(
                 Runtime,
-                "DefaultCPUAllocator: can't allocate memory: you tried to allocate {nbytes} bytes"
+                "DefaultCPUAllocator: can't allocate memory: you tried to allocate {nbytes} bytes. Error code 12 (Cannot allocate memory)"
             );
         };
         Ok(Storage::from_impl(ptr, nbytes, Owner::Cached(size), true))
@@ -155,6 +155,22 @@ impl Storage {
     pub fn use_count(&self) -> usize {
         Arc::strong_count(&self.0)
     }
+}
+
+/// An empty `Vec` with room for `n` values, or the CPU allocator's
+/// out-of-memory error instead of an abort: every host buffer whose size a
+/// user's argument decides (`randperm(n)`, `multinomial(.., n)`,
+/// `repeat_interleave(n)`) is reserved through this or [`Storage::new_uninit`].
+pub fn try_vec<T>(n: usize) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    if v.try_reserve_exact(n).is_err() {
+        crate::bail!(
+            Runtime,
+            "DefaultCPUAllocator: can't allocate memory: you tried to allocate {} bytes. Error code 12 (Cannot allocate memory)",
+            (n as u128) * std::mem::size_of::<T>() as u128
+        );
+    }
+    Ok(v)
 }
 
 impl std::fmt::Debug for Storage {

@@ -5,9 +5,12 @@
 //! An optimizer updates a parameter and its state elementwise from the
 //! gradient; going through one tensor op per term costs an allocation and
 //! a dispatch each. [`zip_slices_mut`] hands such a kernel plain slices
-//! instead, after checking what makes that sound: every tensor contiguous,
-//! of the element type asked for, of one size, and no written tensor
-//! sharing storage with any other tensor. It takes the storage locks
+//! instead, after checking what makes that sound: every tensor of the
+//! element type asked for, of one shape, all with the same strides and
+//! non-overlapping and dense (contiguous, or a permutation of contiguous
+//! such as a transposed weight: element `i` of every slice is then the same
+//! logical element), and no written tensor sharing storage with any other
+//! tensor. Callers with mixed layouts copy first ([`same_dense_layout`]). It takes the storage locks
 //! (Note [Storage access locks]) and bumps the written storages' versions,
 //! so autograd still sees the writes.
 
@@ -16,9 +19,26 @@ use crate::dtype::Element;
 use crate::error::Result;
 use crate::storage::lock_storages;
 
+/// Whether every tensor has `ts[0]`'s shape and strides (those of size-1
+/// dims aside: they address nothing) and is non-overlapping and dense:
+/// what [`zip_slices_mut`] accepts.
+pub fn same_dense_layout(ts: &[&Tensor]) -> bool {
+    let Some(first) = ts.first() else {
+        return true;
+    };
+    first.layout().is_dense()
+        && ts.iter().all(|t| {
+            t.shape() == first.shape()
+                && t.shape()
+                    .iter()
+                    .zip(t.stride().iter().zip(first.stride()))
+                    .all(|(&n, (a, b))| n <= 1 || a == b)
+        })
+}
+
 /// Call `f` with mutable slices of `writes` and shared slices of `reads`,
-/// all contiguous tensors of element type `T` with the same number of
-/// elements. See Note [Fused slice access].
+/// tensors of element type `T` laid out alike (see [`same_dense_layout`]).
+/// See Note [Fused slice access].
 pub fn zip_slices_mut<T: Element>(
     op: &str,
     writes: &[&Tensor],
@@ -34,12 +54,17 @@ pub fn zip_slices_mut<T: Element>(
             T::DTYPE,
             t.dtype()
         );
-        crate::ensure!(
-            t.is_contiguous() && t.numel() == n,
+    }
+    let all: Vec<&Tensor> = writes.iter().chain(reads).copied().collect();
+    if !same_dense_layout(&all) {
+        let layouts: Vec<String> = all
+            .iter()
+            .map(|t| format!("shape {:?} strides {:?}", t.shape(), t.stride()))
+            .collect();
+        crate::bail!(
             Runtime,
-            "{op}: expected contiguous tensors of {n} elements, but got shape {:?} with strides {:?}",
-            t.shape(),
-            t.stride()
+            "{op}: expected dense tensors laid out alike, but got {}",
+            layouts.join(", ")
         );
     }
     for (i, w) in writes.iter().enumerate() {
@@ -59,9 +84,11 @@ pub fn zip_slices_mut<T: Element>(
     let ws: Vec<_> = writes.iter().map(|t| t.storage()).collect();
     let rs: Vec<_> = reads.iter().map(|t| t.storage()).collect();
     let _guard = lock_storages(&rs, &ws);
-    // SAFETY: each tensor is contiguous with `n` elements of `T` inside its
-    // storage (a checked layout), the locks are held, and written storages
-    // alias nothing else passed in.
+    // SAFETY: each tensor is non-overlapping and dense with non-negative
+    // strides, so its `n` elements of `T` are exactly the `n` slots from
+    // its data pointer on, inside its storage (a checked layout); all share
+    // one layout, so slot `i` is the same element in each; the locks are
+    // held, and written storages alias nothing else passed in.
     let mut wslices: Vec<&mut [T]> = writes
         .iter()
         .map(|t| unsafe { std::slice::from_raw_parts_mut(t.data_ptr() as *mut T, n) })

@@ -29,7 +29,7 @@ impl TensorOptions {
         }
     }
 
-    fn resolve(self, op: &str, default: DType) -> Result<DType> {
+    pub(crate) fn resolve(self, op: &str, default: DType) -> Result<DType> {
         if let Some(dev) = self.device {
             crate::ensure!(
                 dev == Device::Cpu,
@@ -85,6 +85,14 @@ impl Tensor {
     ) -> Result<Tensor> {
         let v = value.into();
         let dtype = opts.into().resolve("full", v.natural_dtype())?;
+        v.check_fits(dtype)?;
+        Tensor::full_cast(shape, v, dtype)
+    }
+
+    /// [`Tensor::full`] converting `v` with C-cast semantics instead of a
+    /// range check: for scalars that take part in arithmetic as wrapped
+    /// numbers (`int8 + 300` wraps in torch; only creation and fills check).
+    pub(crate) fn full_cast(shape: &[usize], v: Scalar, dtype: DType) -> Result<Tensor> {
         let t = Tensor::empty(shape, dtype)?;
         t.fill_raw(v);
         Ok(t)
@@ -131,27 +139,46 @@ impl Tensor {
     /// 0-dim tensor holding `v`, with its natural dtype (`torch.tensor(3.5)`).
     pub fn scalar_tensor(v: impl Into<Scalar>) -> Tensor {
         let v = v.into();
-        Tensor::full(&[], v, v.natural_dtype()).expect("a 0-dim tensor always allocates")
+        // no range check: a wrapped 1e300 is a float32 inf here, as in torch
+        let t = Tensor::empty(&[], v.natural_dtype()).expect("a 0-dim tensor always allocates");
+        t.fill_raw(v);
+        t
     }
 
-    /// `torch.empty_like` (same shape and dtype; contiguous).
+    /// `torch.empty_like` (same shape and dtype, laid out like `self`: see
+    /// [`Tensor::full_like_dtype`]). Fresh memory is zeroed.
     pub fn empty_like(&self) -> Result<Tensor> {
-        Tensor::empty(self.shape(), self.dtype())
+        self.full_like_dtype(0, self.dtype())
     }
 
-    /// `torch.zeros_like`.
+    /// `torch.zeros_like`, laid out like `self`.
     pub fn zeros_like(&self) -> Result<Tensor> {
-        Tensor::zeros(self.shape(), self.dtype())
+        self.full_like_dtype(0, self.dtype())
     }
 
-    /// `torch.ones_like`.
+    /// `torch.ones_like`, laid out like `self`.
     pub fn ones_like(&self) -> Result<Tensor> {
-        Tensor::ones(self.shape(), self.dtype())
+        self.full_like_dtype(1, self.dtype())
     }
 
-    /// `torch.full_like`.
+    /// `torch.full_like`, laid out like `self`.
     pub fn full_like(&self, value: impl Into<Scalar>) -> Result<Tensor> {
-        Tensor::full(self.shape(), value, self.dtype())
+        self.full_like_dtype(value, self.dtype())
+    }
+
+    /// A tensor of `self`'s shape filled with `value` in `dtype`, with
+    /// PyTorch's `memory_format=torch.preserve_format` (the `_like`
+    /// functions' default): `self`'s strides when `self` is non-overlapping
+    /// and dense (a transposed weight gives a transposed result), else
+    /// contiguous. Optimizer state and `.grad` rely on this (Note [Gradient
+    /// layout contract]).
+    pub fn full_like_dtype(&self, value: impl Into<Scalar>, dtype: DType) -> Result<Tensor> {
+        if self.is_contiguous() || !self.layout().is_dense() {
+            return Tensor::full(self.shape(), value, dtype);
+        }
+        let flat = Tensor::full(&[self.numel()], value, dtype)?;
+        let layout = Layout::new(self.shape().into(), self.stride().into(), 0);
+        Ok(Tensor::from_parts(flat.storage().clone(), layout, dtype))
     }
 
     /// `torch.arange(start, end, step)`. Integer arguments give int64, any

@@ -68,9 +68,8 @@ pub(crate) fn register_creation(r: &mut Registry) {
             &format!("{name}(Tensor self, *, {OPTS}, MemoryFormat? memory_format=None) -> Tensor"),
             move |a| {
                 let s = a.tensor(0)?;
-                let mut o = options(a, 1)?;
-                o.dtype = Some(o.dtype.unwrap_or(s.dtype()));
-                Ok(Tensor::full(s.shape(), fill.unwrap_or(0), o)?.into())
+                let dtype = options(a, 1)?.resolve(name, s.dtype())?;
+                Ok(s.full_like_dtype(fill.unwrap_or(0), dtype)?.into())
             },
         );
     }
@@ -78,9 +77,8 @@ pub(crate) fn register_creation(r: &mut Registry) {
         &format!("full_like(Tensor self, Scalar fill_value, *, {OPTS}, MemoryFormat? memory_format=None) -> Tensor"),
         |a| {
             let s = a.tensor(0)?;
-            let mut o = options(a, 2)?;
-            o.dtype = Some(o.dtype.unwrap_or(s.dtype()));
-            Ok(Tensor::full(s.shape(), a.scalar(1)?, o)?.into())
+            let dtype = options(a, 2)?.resolve("full_like", s.dtype())?;
+            Ok(s.full_like_dtype(a.scalar(1)?, dtype)?.into())
         },
     );
     r.def(&format!("arange(Scalar end, *, {OPTS}) -> Tensor"), |a| {

@@ -36,6 +36,16 @@ impl Tensor {
         crate::autograd::derivatives::shape::clone(self, out)
     }
 
+    /// A copy of `self` laid out like `like` (same shape): `like`'s strides
+    /// when it is non-overlapping and dense, else contiguous (PyTorch's
+    /// `clone_obey_contract`, Note [Gradient layout contract]). Recorded
+    /// like [`Tensor::deep_clone`].
+    pub(crate) fn clone_laid_out_like(&self, like: &Tensor) -> Result<Tensor> {
+        let out = empty_like_layout(self.shape(), self.dtype(), Some(like))?;
+        copy_cast(self, &out);
+        crate::autograd::derivatives::shape::clone(self, out)
+    }
+
     /// Convert to `dtype` (`t.to(dtype)`); returns `self` (shared) when the
     /// dtype already matches.
     pub fn to_dtype(&self, dtype: DType) -> Result<Tensor> {
@@ -82,6 +92,7 @@ impl Tensor {
     /// Set every element to `value` (`t.fill_(value)`).
     pub fn fill_(&self, value: impl Into<Scalar>) -> Result<()> {
         let v = value.into();
+        v.check_fits(self.dtype())?;
         if crate::autograd::derivatives::inplace::check("fill_", self, &[])? {
             return crate::autograd::derivatives::inplace::run(self, false, |old| {
                 Tensor::full(old.shape(), v, old.dtype())

@@ -139,44 +139,30 @@ struct Basic {
     advanced: Vec<(usize, Tensor)>,
 }
 
-fn basic(t: &Tensor, idx: &[TensorIndex]) -> Result<Basic> {
-    // Expand bool masks into one long index per mask dim.
-    let mut items: Vec<TensorIndex> = Vec::new();
-    for i in idx {
-        match i {
-            TensorIndex::Tensor(m) if m.dtype() == DType::Bool || m.dtype() == DType::U8 => {
-                let nz = m.ne(0)?.nonzero()?;
-                if m.dim() == 0 {
-                    // t[True] adds a dim of 1, t[False] a dim of 0
-                    items.push(TensorIndex::NewAxis);
-                    let keep = m.item()?.to_bool();
-                    items.push(TensorIndex::Tensor(Tensor::zeros(
-                        &[usize::from(keep)],
-                        DType::I64,
-                    )?));
-                    continue;
-                }
-                for k in 0..m.dim() {
-                    items.push(TensorIndex::Tensor(nz.select(1, k as i64)?));
-                }
-            }
-            TensorIndex::Tensor(x) => {
-                crate::ensure!(
-                    x.dtype().is_integral(false),
-                    Index,
-                    "tensors used as indices must be long, int, byte or bool tensors (got {})",
-                    x.dtype()
-                );
-                items.push(i.clone());
-            }
-            other => items.push(other.clone()),
-        }
+/// One index after bool masks are expanded: a plain index, or a 0-dim
+/// bool (`t[True]`), which adds a dim of size 1 and keeps it (`True`) or
+/// empties it (`False`), as in NumPy and torch.
+enum Item {
+    Index(TensorIndex),
+    Scalar(bool),
+}
+
+/// How many dims of the indexed tensor `i` consumes.
+fn consumes(i: &TensorIndex) -> usize {
+    match i {
+        TensorIndex::NewAxis | TensorIndex::Ellipsis => 0,
+        TensorIndex::Tensor(m) if is_mask(m) => m.dim(),
+        _ => 1,
     }
-    let consumed = items
-        .iter()
-        .filter(|i| !matches!(i, TensorIndex::NewAxis | TensorIndex::Ellipsis))
-        .count();
-    let ellipses = items
+}
+
+fn is_mask(m: &Tensor) -> bool {
+    m.dtype() == DType::Bool || m.dtype() == DType::U8
+}
+
+fn basic(t: &Tensor, idx: &[TensorIndex]) -> Result<Basic> {
+    let consumed: usize = idx.iter().map(consumes).sum();
+    let ellipses = idx
         .iter()
         .filter(|i| matches!(i, TensorIndex::Ellipsis))
         .count();
@@ -191,10 +177,66 @@ fn basic(t: &Tensor, idx: &[TensorIndex]) -> Result<Basic> {
         "too many indices for tensor of dimension {} (got {consumed})",
         t.dim()
     );
+    // Expand bool masks into one long index per mask dim, checking each
+    // mask's shape against the dims it covers (`pos`: the first of them).
+    let mut items: Vec<Item> = Vec::new();
+    let mut pos = 0usize;
+    for i in idx {
+        match i {
+            TensorIndex::Tensor(m) if is_mask(m) => {
+                if m.dim() == 0 {
+                    items.push(Item::Scalar(m.item()?.to_bool()));
+                    continue;
+                }
+                for (j, &n) in m.shape().iter().enumerate() {
+                    crate::ensure!(
+                        n == t.shape()[pos + j],
+                        Index,
+                        "The shape of the mask {:?} at index {j} does not match the shape of the indexed tensor {:?} at index {}",
+                        m.shape(),
+                        t.shape(),
+                        pos + j
+                    );
+                }
+                pos += m.dim();
+                let nz = m.ne(0)?.nonzero()?;
+                for k in 0..m.dim() {
+                    items.push(Item::Index(TensorIndex::Tensor(nz.select(1, k as i64)?)));
+                }
+            }
+            TensorIndex::Tensor(x) => {
+                crate::ensure!(
+                    x.dtype().is_integral(false),
+                    Index,
+                    "tensors used as indices must be long, int, byte or bool tensors (got {})",
+                    x.dtype()
+                );
+                pos += 1;
+                items.push(Item::Index(i.clone()));
+            }
+            TensorIndex::Ellipsis => {
+                pos += t.dim() - consumed;
+                items.push(Item::Index(i.clone()));
+            }
+            other => {
+                pos += consumes(other);
+                items.push(Item::Index(other.clone()));
+            }
+        }
+    }
     let mut view = t.clone();
     let mut dim = 0usize; // position in `view`
     let mut advanced = Vec::new();
     for it in items {
+        let it = match it {
+            Item::Index(it) => it,
+            Item::Scalar(keep) => {
+                view = view.unsqueeze(dim as i64)?;
+                advanced.push((dim, Tensor::zeros(&[usize::from(keep)], DType::I64)?));
+                dim += 1;
+                continue;
+            }
+        };
         match it {
             TensorIndex::Int(i) => {
                 let n = view.shape()[dim] as i64;
@@ -245,14 +287,12 @@ fn linear_index(view: &Tensor, advanced: &[(usize, Tensor)]) -> Result<(Tensor, 
     let mut mult = 1i64;
     for (d, x) in advanced.iter().rev() {
         let n = view.shape()[*d] as i64;
-        let xi = x.to_dtype(DType::I64)?;
-        let bad = xi.ge(n)?.logical_or(&xi.lt(-n)?)?.any()?.item()?.to_bool();
-        crate::ensure!(
-            !bad,
-            Index,
-            "index out of range in self: an index is out of bounds for dimension {d} with size {n}"
-        );
-        let wrapped = xi.remainder(n.max(1))?;
+        let wrapped = crate::native::movement::wrap_negative(x, n as usize, |i| {
+            crate::Error::new(
+                crate::ErrorKind::Index,
+                format!("index {i} is out of bounds for dimension {d} with size {n}"),
+            )
+        })?;
         lin = lin.add(&wrapped.mul(mult)?)?;
         mult *= n;
     }

@@ -86,9 +86,11 @@ pub fn binary_cross_entropy(
     reduction: Reduction,
 ) -> Result<Tensor> {
     same_shape("binary_cross_entropy", input, target)?;
+    // NaN is outside too, as in torch (it fails `0 <= x <= 1`)
     let outside = input
-        .lt(0.0)?
-        .logical_or(&input.gt(1.0)?)?
+        .ge(0.0)?
+        .logical_and(&input.le(1.0)?)?
+        .logical_not()?
         .any()?
         .item()?
         .to_bool();
@@ -230,11 +232,17 @@ pub fn nll_loss(input: &Tensor, target: &Tensor, opts: ClassLoss<'_>) -> Result<
         .any()?
         .item()?
         .to_bool();
-    ferrotorch_core::ensure!(
-        !bad,
-        Index,
-        "nll_loss: Target is out of bounds (classes 0..{c})"
-    );
+    if bad {
+        let first = t
+            .lt(0)?
+            .logical_or(&t.ge(c)?)?
+            .logical_and(&ignored.logical_not()?)?
+            .reshape(&[-1])?
+            .nonzero()?;
+        let at = first.select(0, 0)?.select(0, 0)?.item()?.to_i64();
+        let v = t.reshape(&[-1])?.select(0, at)?.item()?.to_i64();
+        ferrotorch_core::bail!(Index, "Target {v} is out of bounds.");
+    }
     let safe = t.masked_fill(&ignored, 0)?;
     let picked = x
         .gather(1, &safe.unsqueeze(1)?)?

@@ -239,7 +239,10 @@ impl Recurrent {
                     ensure!(
                         t.shape() == hshape,
                         Runtime,
-                        "Expected {what} size {hshape:?}, got {:?}",
+                        "Expected {what} size ({}, {}, {}), got {:?}",
+                        hshape[0],
+                        hshape[1],
+                        hshape[2],
                         t.shape()
                     );
                     Ok(t)
@@ -247,9 +250,10 @@ impl Recurrent {
                 None => Tensor::zeros(&hshape, x.dtype()),
             }
         };
-        let h0 = init_state(h0, "hidden")?;
-        let c0 = if self.mode == Mode::Lstm {
-            Some(init_state(c0, "cell")?)
+        let lstm = self.mode == Mode::Lstm;
+        let h0 = init_state(h0, if lstm { "hidden[0]" } else { "hidden" })?;
+        let c0 = if lstm {
+            Some(init_state(c0, "hidden[1]")?)
         } else {
             None
         };

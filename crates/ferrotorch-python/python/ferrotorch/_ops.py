@@ -72,7 +72,7 @@ def make_op(name, overloads):
     writes_self = _writes_self(overloads)
 
     def op(*args, **kwargs):
-        if vpos is not None and len(args) > vpos + 1 and all(_is_int(a) for a in args[vpos:]):
+        if vpos is not None and len(args) > vpos and all(_is_int(a) for a in args[vpos:]):
             args = args[:vpos] + (tuple(args[vpos:]),)
         if writes_self:
             out = _call(name, args, kwargs)

@@ -82,7 +82,7 @@ pub(crate) fn logcumsumexp(x: &Tensor, d: i64, y: Tensor) -> Result<Tensor> {
         move |c: &Ctx| {
             let (g, x, y) = (c.grad(), c.saved(0), c.saved(1));
             let lowest = -g.dtype().finite_max().expect("gradients are floating");
-            let floor = Tensor::full(&[], lowest, g.dtype())?;
+            let floor = Tensor::full_cast(&[], lowest.into(), g.dtype())?;
             let log_abs = g.abs()?.log()?;
             let part = |m: Tensor| -> Result<Tensor> {
                 let l = crate::native::pointwise::where_(&m, &log_abs, &floor)?.sub(y)?;

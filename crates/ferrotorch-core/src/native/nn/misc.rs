@@ -30,6 +30,9 @@ impl Tensor {
             "embedding: Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but got {} instead",
             indices.dtype().name_title()
         );
+        let rows = self.shape()[0] as i64;
+        let bad = indices.lt(0)?.logical_or(&indices.ge(rows)?)?.any()?;
+        crate::ensure!(!bad.item()?.to_bool(), Index, "index out of range in self");
         let mut shape: Vec<i64> = indices.shape().iter().map(|&s| s as i64).collect();
         shape.push(self.shape()[1] as i64);
         self.index_select(0, &indices.reshape(&[-1])?)?

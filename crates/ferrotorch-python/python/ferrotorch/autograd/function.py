@@ -10,10 +10,25 @@ class FunctionCtx:
 
     def save_for_backward(self, *tensors):
         self._saved = tensors
+        self._saved_versions = tuple(t._version if isinstance(t, _C.Tensor) else None
+                                     for t in tensors)
 
     @property
     def saved_tensors(self):
-        return getattr(self, "_saved", ())
+        saved = getattr(self, "_saved", ())
+        for t, v in zip(saved, self._saved_versions if saved else ()):
+            if v is not None and t._version != v:
+                dims = ", ".join(str(d) for d in t.shape)
+                kind = {"float32": "Float", "float64": "Double", "float16": "Half",
+                        "bfloat16": "BFloat16", "int64": "Long", "int32": "Int", "int16": "Short",
+                        "int8": "Char", "uint8": "Byte", "bool": "Bool"}[str(t.dtype)[6:]]
+                raise RuntimeError(
+                    "one of the variables needed for gradient computation has been modified by "
+                    f"an inplace operation: [torch.{kind}Tensor [{dims}]] is at version "
+                    f"{t._version}; expected version {v} instead. Hint: enable anomaly detection "
+                    "to find the operation that failed to compute its gradient, with "
+                    "torch.autograd.set_detect_anomaly(True).")
+        return saved
 
     def mark_non_differentiable(self, *tensors):
         self._non_differentiable = tensors

@@ -251,6 +251,9 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         input = input.movedim(1, -1).reshape(-1, c)
         target = target.reshape(-1)
     valid = target != ignore_index
+    bad = ((target < 0) | (target >= input.size(1))) & valid
+    if bad.any():
+        raise IndexError(f"Target {int(target[bad][0])} is out of bounds.")
     safe = _call("where", (valid, target, 0))
     picked = -input.gather(1, safe.unsqueeze(1)).squeeze(1)
     w = valid.to(input.dtype)
@@ -294,6 +297,12 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
                          reduction="mean"):
+    if input.shape != target.shape:
+        raise ValueError(
+            f"Using a target size ({target.shape}) that is different to the input size "
+            f"({input.shape}) is deprecated. Please ensure they have the same size.")
+    if ((input < 0) | (input > 1) | input.isnan()).any():
+        raise RuntimeError("all elements of input should be between 0 and 1")
     logi = input.log().clamp(-100)
     log1m = (1 - input).log().clamp(-100)
     loss = -(target * logi + (1 - target) * log1m)

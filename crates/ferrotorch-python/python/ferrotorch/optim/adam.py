@@ -4,7 +4,7 @@ as torch does; each parameter's update is one fused native call
 
 from .. import _C
 from ..autograd.grad_mode import no_grad
-from .optimizer import Optimizer, _check_nonnegative, _closure
+from .optimizer import Optimizer, _check_nonnegative, _closure, _zeros_like
 
 
 class Adam(Optimizer):
@@ -38,10 +38,10 @@ class Adam(Optimizer):
                     st = self.state[p]
                     if not st:
                         st["step"] = 0
-                        st["exp_avg"] = p.new_zeros(p.shape)
-                        st["exp_avg_sq"] = p.new_zeros(p.shape)
+                        st["exp_avg"] = _zeros_like(p)
+                        st["exp_avg_sq"] = _zeros_like(p)
                         if g["amsgrad"]:
-                            st["max_exp_avg_sq"] = p.new_zeros(p.shape)
+                            st["max_exp_avg_sq"] = _zeros_like(p)
                     st["step"] += 1
                     _C._adam_step(p, grad, st["exp_avg"], st["exp_avg_sq"],
                                   st.get("max_exp_avg_sq"), float(st["step"]), lr, beta1, beta2,

@@ -136,3 +136,12 @@ def _closure(closure):
 
     with enable_grad():
         return closure()
+
+
+def _zeros_like(p):
+    """Zero optimizer state laid out like ``p`` (torch's
+    ``zeros_like(p, memory_format=torch.preserve_format)``; Note [Optimizer
+    layouts] in ferrotorch-optim)."""
+    from .. import zeros_like
+
+    return zeros_like(p)

@@ -1,7 +1,7 @@
 """``optim.RMSprop`` and ``optim.Adagrad`` (torch's single-tensor formulas)."""
 
 from ..autograd.grad_mode import no_grad
-from .optimizer import Optimizer, _check_nonnegative, _closure
+from .optimizer import Optimizer, _check_nonnegative, _closure, _zeros_like
 
 
 class RMSprop(Optimizer):
@@ -21,11 +21,11 @@ class RMSprop(Optimizer):
                 st = self.state[p]
                 if not st:
                     st["step"] = 0
-                    st["square_avg"] = p.new_zeros(p.shape)
+                    st["square_avg"] = _zeros_like(p)
                     if g["momentum"] > 0:
-                        st["momentum_buffer"] = p.new_zeros(p.shape)
+                        st["momentum_buffer"] = _zeros_like(p)
                     if g["centered"]:
-                        st["grad_avg"] = p.new_zeros(p.shape)
+                        st["grad_avg"] = _zeros_like(p)
                 st["step"] += 1
                 if g["weight_decay"] != 0:
                     grad = grad.add(p, alpha=g["weight_decay"])

@@ -123,6 +123,15 @@ class RNNBase(Module):
         elif not batched:
             hx = tuple(h.unsqueeze(1) for h in hx) if lstm else hx.unsqueeze(1)
         h0, c0 = hx if lstm else (hx, None)
+        if x.size(2) != self.input_size:
+            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
+                               f"{self.input_size}, got {x.size(2)}")
+        out_size = self.proj_size if lstm and self.proj_size > 0 else self.hidden_size
+        for name, state, size in ((("hidden[0]" if lstm else "hidden"), h0, out_size),
+                                  ("hidden[1]", c0, self.hidden_size)):
+            want = (self.num_layers * dirs, batch, size)
+            if state is not None and tuple(state.shape) != want:
+                raise RuntimeError(f"Expected {name} size {want}, got {list(state.shape)}")
         layer_in = x
         h_n, c_n = [], []
         for layer in range(self.num_layers):

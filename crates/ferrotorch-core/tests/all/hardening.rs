@@ -1,0 +1,171 @@
+//! Issue 18 in the core: crashes and wrong answers found with real programs
+//! and hostile inputs, each pinned by a test that failed before its fix.
+
+use ferrotorch_core::tensor::TensorIndex;
+use ferrotorch_core::{DType, Tensor};
+
+/// A graph far longer than the stack could drop recursively (Note
+/// [Releasing graphs iteratively]). Run on a thread with a small stack so
+/// a recursive drop would overflow even at this length.
+#[test]
+fn long_graphs_are_released_without_recursion() {
+    let h = std::thread::Builder::new()
+        .stack_size(256 * 1024)
+        .spawn(|| {
+            let w = Tensor::ones(&[3], ())
+                .unwrap()
+                .requires_grad_(true)
+                .unwrap();
+            let mut total = Tensor::zeros(&[], ()).unwrap();
+            for _ in 0..20_000 {
+                total = total.add(&w.mul(&w).unwrap().sum().unwrap()).unwrap();
+            }
+            drop(total);
+            // saved tensors chain too: mul saves both inputs
+            let mut x = w.clone();
+            for _ in 0..20_000 {
+                x = x.mul(&w).unwrap();
+            }
+            drop(x);
+            true
+        })
+        .unwrap();
+    assert!(h.join().unwrap());
+}
+
+/// Note [Gradient layout contract]: `.grad` has its parameter's strides.
+#[test]
+fn grad_is_laid_out_like_its_parameter() {
+    // a weight used as x @ w.t() on 3-D input: the product's gradient comes
+    // back transposed, and must be made contiguous like the weight
+    let w = Tensor::randn(&[4, 6], ())
+        .unwrap()
+        .requires_grad_(true)
+        .unwrap();
+    let x = Tensor::randn(&[2, 3, 6], ()).unwrap();
+    x.matmul(&w.t().unwrap())
+        .unwrap()
+        .sum()
+        .unwrap()
+        .backward()
+        .unwrap();
+    let g = w.grad().unwrap();
+    assert_eq!(g.stride(), w.stride());
+    // a transposed (dense) parameter gets a transposed gradient
+    let base = Tensor::randn(&[6, 4], ()).unwrap();
+    let p = base.t().unwrap().detach().requires_grad_(true).unwrap();
+    x.matmul(&p.t().unwrap())
+        .unwrap()
+        .sum()
+        .unwrap()
+        .backward()
+        .unwrap();
+    assert_eq!(p.grad().unwrap().stride(), p.stride());
+    // values: d/dW sum(x W^T) = column sums of x over all rows
+    let want = x
+        .reshape(&[6, 6])
+        .unwrap()
+        .sum_dim(Some(&[0]), false, None)
+        .unwrap();
+    for r in 0..4 {
+        let row = p.grad().unwrap().select(0, r).unwrap();
+        assert!(row.allclose(&want, 1e-5, 1e-6, false).unwrap());
+    }
+    // a non-dense parameter (a strided view made a leaf) gets a contiguous one
+    let q = Tensor::randn(&[4, 12], ())
+        .unwrap()
+        .slice(1, Some(0), None, 2)
+        .unwrap()
+        .detach()
+        .requires_grad_(true)
+        .unwrap();
+    q.mul(2.0).unwrap().sum().unwrap().backward().unwrap();
+    assert!(q.grad().unwrap().is_contiguous());
+}
+
+#[test]
+fn size_dependent_allocations_fail_cleanly() {
+    let e = Tensor::randperm(1 << 40, None).unwrap_err();
+    assert!(e.to_string().contains("can't allocate memory"), "{e}");
+    let e = Tensor::ones(&[2], ())
+        .unwrap()
+        .multinomial(1 << 40, true, None)
+        .unwrap_err();
+    assert!(e.to_string().contains("can't allocate memory"), "{e}");
+    let reps = Tensor::from_slice(&[1i64 << 40]);
+    let e = Tensor::ones(&[2], ())
+        .unwrap()
+        .repeat_interleave(&reps, None)
+        .unwrap_err();
+    assert!(e.to_string().contains("can't allocate memory"), "{e}");
+}
+
+#[test]
+fn negative_indices_are_out_of_range_for_gather_scatter_and_index_select() {
+    let x = Tensor::arange(0, 6, 1, DType::F32)
+        .unwrap()
+        .reshape(&[2, 3])
+        .unwrap();
+    let neg = Tensor::from_slice_shape(&[-1i64, 0], &[2, 1]).unwrap();
+    let e = x.gather(1, &neg).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "gather(): index -1 is out of bounds for dimension 1 with size 3"
+    );
+    assert!(x.scatter_reduce(1, &neg, &x, None, true).is_err());
+    let e = x
+        .index_select(1, &Tensor::from_slice(&[-1i64]))
+        .unwrap_err();
+    assert!(e.to_string().contains("index -1 is out of bounds"), "{e}");
+    let e = x.embedding(&Tensor::from_slice(&[-1i64])).unwrap_err();
+    assert_eq!(e.to_string(), "index out of range in self");
+    // indexing and take still count from the end
+    let last = x
+        .index(&[TensorIndex::Tensor(Tensor::from_slice(&[-1i64]))])
+        .unwrap();
+    assert_eq!(last.to_vec::<f32>().unwrap(), vec![3.0, 4.0, 5.0]);
+    let t = x.take(&Tensor::from_slice(&[-1i64])).unwrap();
+    assert_eq!(t.to_vec::<f32>().unwrap(), vec![5.0]);
+}
+
+#[test]
+fn creation_checks_that_values_fit_the_dtype() {
+    let e = Tensor::full(&[2], 1e30, DType::I64).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "value cannot be converted to type int64_t without overflow"
+    );
+    assert!(Tensor::full(&[2], 300, DType::I8).is_err());
+    assert!(Tensor::full(&[2], f64::NAN, DType::I32).is_err());
+    assert!(Tensor::full(&[1], 2f64.powi(63), DType::I64).is_err());
+    assert_eq!(
+        Tensor::full(&[1], -1, DType::U8)
+            .unwrap()
+            .to_vec::<u8>()
+            .unwrap(),
+        vec![255]
+    );
+    let z = Tensor::zeros(&[2], DType::I8).unwrap();
+    assert!(z.fill_(300).is_err());
+    // arithmetic with a wrapped number still wraps, as in torch
+    assert_eq!(z.add(300).unwrap().to_vec::<i8>().unwrap(), vec![44, 44]);
+}
+
+#[test]
+fn boolean_masks_must_match_the_indexed_dims() {
+    let t = Tensor::ones(&[2, 3], ()).unwrap();
+    let m = Tensor::from_slice(&[true, false]);
+    let e = t
+        .index(&[(..).into(), TensorIndex::Tensor(m.clone())])
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "The shape of the mask [2] at index 0 does not match the shape of the indexed tensor [2, 3] at index 1"
+    );
+    assert_eq!(t.index(&[TensorIndex::Tensor(m)]).unwrap().shape(), &[1, 3]);
+    let yes = Tensor::scalar_tensor(true);
+    assert_eq!(
+        t.index(&[TensorIndex::Tensor(yes)]).unwrap().shape(),
+        &[1, 2, 3]
+    );
+}
