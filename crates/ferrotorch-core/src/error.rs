@@ -24,6 +24,9 @@ pub enum ErrorKind {
     Io,
     /// `KeyError`: a name that is not there (module and state dict keys).
     Key,
+    /// `AssertionError`: what PyTorch built without a feature raises when it
+    /// is used ("Torch not compiled with CUDA enabled").
+    Assertion,
 }
 
 /// A user-facing error: the kind and a message naming op, shapes and dtypes.

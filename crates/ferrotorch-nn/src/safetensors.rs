@@ -180,7 +180,38 @@ pub fn metadata(bytes: &[u8]) -> Result<BTreeMap<String, String>> {
     Ok(parse(bytes)?.1)
 }
 
+/// What a file that is not safetensors most likely is, recognised by its
+/// first bytes, with what to do about it: PyTorch's own checkpoint formats
+/// hold pickles, which can run code, so they are named and refused rather
+/// than read.
+fn foreign_format(bytes: &[u8]) -> Option<&'static str> {
+    if bytes.starts_with(b"PK\x03\x04") || bytes.starts_with(b"PK\x05\x06") {
+        Some("a zip archive: PyTorch's torch.save format (a pickle with tensor data, which ferrotorch does not read, since unpickling can run code)")
+    } else if bytes.len() >= 2 && bytes[0] == 0x80 && (2..=5).contains(&bytes[1]) {
+        Some("a Python pickle: PyTorch's legacy torch.save format (_use_new_zipfile_serialization=False), which ferrotorch does not read, since unpickling can run code")
+    } else if bytes.starts_with(b"\x93NUMPY") {
+        Some("a NumPy .npy file: read it with numpy.load and convert with torch.from_numpy")
+    } else {
+        None
+    }
+}
+
+/// [`parse_safetensors`], naming the format of a file that fails to parse
+/// when it is a known other one (a valid safetensors file whose header
+/// length happens to start with such bytes still parses).
 fn parse(bytes: &[u8]) -> Result<(StateDict, BTreeMap<String, String>)> {
+    parse_safetensors(bytes).map_err(|e| match foreign_format(bytes) {
+        Some(what) => Error::new(
+            ErrorKind::Runtime,
+            format!(
+                "safetensors: this file is not safetensors but {what}. To use a PyTorch checkpoint, convert it once in PyTorch (from a source you trust): `from safetensors.torch import save_file; save_file(torch.load(path, weights_only=True), 'model.safetensors')`, then load the .safetensors file."
+            ),
+        ),
+        None => e,
+    })
+}
+
+fn parse_safetensors(bytes: &[u8]) -> Result<(StateDict, BTreeMap<String, String>)> {
     ensure!(
         bytes.len() >= 8,
         Runtime,

@@ -59,7 +59,10 @@ pub fn to_ivalue(obj: &Bound<'_, PyAny>) -> PyResult<IValue> {
         return list(items, obj);
     }
     if numpy::is_ndarray(obj) {
-        return Ok(IValue::Tensor(numpy::from_numpy(obj)?));
+        return Ok(IValue::Tensor(numpy::from_numpy(
+            obj,
+            numpy::Misaligned::Copy,
+        )?));
     }
     if obj.hasattr("__index__")? {
         return Ok(IValue::Int(obj.call_method0("__index__")?.extract()?));

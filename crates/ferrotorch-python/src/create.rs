@@ -197,7 +197,7 @@ pub fn tensor_from_data(data: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResu
         };
     }
     if numpy::is_ndarray(data) {
-        let shared = numpy::from_numpy(data)?;
+        let shared = numpy::from_numpy(data, numpy::Misaligned::Copy)?;
         let t = shared.deep_clone().py()?;
         return match dtype {
             Some(d) if d != t.dtype() => t.to_dtype(d).py(),
@@ -277,7 +277,7 @@ pub fn as_tensor<'py>(
     let shared = if let Ok(t) = data.cast::<PyTensor>() {
         Some(t.borrow().t.clone())
     } else if numpy::is_ndarray(data) {
-        Some(numpy::from_numpy(data)?)
+        Some(numpy::from_numpy(data, numpy::Misaligned::Copy)?)
     } else {
         None
     };
@@ -303,21 +303,40 @@ pub fn from_numpy<'py>(
             ndarray.get_type().name()?
         )));
     }
-    wrap(py, numpy::from_numpy(ndarray)?)
+    wrap(py, numpy::from_numpy(ndarray, numpy::Misaligned::Refuse)?)
 }
 
-/// Only the CPU exists in this build.
+/// Only the CPU exists in this build: a `device` argument (a string or
+/// `ferrotorch.device`) must name it. CUDA gets the error a CPU-only torch
+/// raises (AssertionError "Torch not compiled with CUDA enabled").
 pub fn check_cpu(device: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
     if let Some(d) = device {
         if d.is_none() {
             return Ok(());
         }
-        let s = d.str()?.to_string();
-        if s != "cpu" && !s.starts_with("cpu:") {
-            return Err(pyo3::exceptions::PyRuntimeError::new_err(format!(
-                "device '{s}' is not available: this build runs on the CPU"
-            )));
-        }
+        check_device_name(&d.str()?.to_string())?;
     }
     Ok(())
+}
+
+/// `_C._check_device(name)`: [`check_device_name`] for the Python modules
+/// (`Module.to`, `Module.cuda`).
+#[pyfunction]
+pub fn _check_device(name: &str) -> PyResult<()> {
+    check_device_name(name)
+}
+
+/// [`check_cpu`] for a device's name (`"cpu"`, `"cuda:1"`, ...).
+pub fn check_device_name(s: &str) -> PyResult<()> {
+    if s == "cpu" || s.starts_with("cpu:") {
+        return Ok(());
+    }
+    if s == "cuda" || s.starts_with("cuda:") {
+        return Err(pyo3::exceptions::PyAssertionError::new_err(
+            "Torch not compiled with CUDA enabled",
+        ));
+    }
+    Err(pyo3::exceptions::PyRuntimeError::new_err(format!(
+        "device '{s}' is not available: this build runs on the CPU"
+    )))
 }

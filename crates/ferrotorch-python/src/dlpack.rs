@@ -369,6 +369,19 @@ pub fn from_dlpack<'py>(
         )));
     }
     let dtype = from_dl_dtype(dl.dtype)?;
+    // Note [Untrusted array memory]: the producer's fields are checked
+    // before they are used (a negative ndim would read past the shape).
+    if dl.ndim < 0 || dl.ndim > 64 || (dl.ndim > 0 && dl.shape.is_null()) {
+        return Err(PyBufferError::new_err(format!(
+            "from_dlpack: invalid tensor of {} dimensions (shape {})",
+            dl.ndim,
+            if dl.shape.is_null() {
+                "missing"
+            } else {
+                "given"
+            }
+        )));
+    }
     let ndim = dl.ndim as usize;
     // SAFETY: shape/strides hold ndim entries (strides may be null).
     let shape: Vec<i64> = if ndim == 0 {
@@ -391,7 +404,9 @@ pub fn from_dlpack<'py>(
     }
     let shape: Vec<usize> = shape.iter().map(|&s| s as usize).collect();
     let strides: Option<Vec<usize>> = strides.map(|st| st.iter().map(|&s| s as usize).collect());
-    let base = (dl.data as usize).wrapping_add(dl.byte_offset as usize);
+    let base = (dl.data as usize)
+        .checked_add(dl.byte_offset as usize)
+        .ok_or_else(|| PyBufferError::new_err("from_dlpack: data pointer plus offset overflows"))?;
     let (owner, versioned) = guard.release();
     // SAFETY: the producer keeps the memory valid until its deleter runs,
     // which the release closure does (Note [DLPack capsules]).
@@ -402,10 +417,12 @@ pub fn from_dlpack<'py>(
             dtype,
             &shape,
             strides.as_deref(),
+            imp.read_only,
             move || call_deleter(owner, versioned),
         )
     }?;
-    // read-only memory cannot be shared with a writable tensor: copy it
+    // read-only memory is imported as a (writable) copy, as before; the
+    // read-only view above only guarantees the copy never writes it
     let t = if imp.read_only {
         t.deep_clone().py()?
     } else {

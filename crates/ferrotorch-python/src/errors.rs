@@ -33,6 +33,7 @@ pub fn to_py(e: Error) -> PyErr {
         ErrorKind::NotImplemented => PyNotImplementedError::new_err(msg),
         ErrorKind::Io => PyOSError::new_err(msg),
         ErrorKind::Key => PyKeyError::new_err(msg),
+        ErrorKind::Assertion => pyo3::exceptions::PyAssertionError::new_err(msg),
     }
 }
 

@@ -49,7 +49,10 @@ fn one(obj: &Bound<'_, PyAny>) -> PyResult<TensorIndex> {
         return Ok(TensorIndex::Tensor(t.borrow().t.clone()));
     }
     if numpy::is_ndarray(obj) {
-        return Ok(TensorIndex::Tensor(numpy::from_numpy(obj)?));
+        return Ok(TensorIndex::Tensor(numpy::from_numpy(
+            obj,
+            numpy::Misaligned::Copy,
+        )?));
     }
     if obj.is_instance_of::<PyList>() {
         return Ok(TensorIndex::Tensor(tensor_from_data(obj, None)?));

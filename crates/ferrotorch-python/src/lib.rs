@@ -79,6 +79,7 @@ fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(create::tensor, m)?)?;
     m.add_function(wrap_pyfunction!(create::as_tensor, m)?)?;
     m.add_function(wrap_pyfunction!(create::from_numpy, m)?)?;
+    m.add_function(wrap_pyfunction!(create::_check_device, m)?)?;
     m.add_function(wrap_pyfunction!(dlpack::from_dlpack, m)?)?;
     m.add_function(wrap_pyfunction!(tensor::_from_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(tensor::_to_bytes, m)?)?;

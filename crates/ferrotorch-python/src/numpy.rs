@@ -1,59 +1,315 @@
-//! Zero-copy exchange with NumPy through the array interface.
+//! Zero-copy exchange with NumPy: the buffer protocol in, the array
+//! interface out.
 //!
 //! # Note [NumPy without linking NumPy]
-//! The extension does not link NumPy's C API: both directions go through
-//! `__array_interface__` (version 3), which every NumPy since 1.x reads and
-//! writes. `from_numpy(a)` wraps `a`'s buffer as external storage whose
-//! deleter holds a reference to `a`, so the array lives as long as any
-//! tensor viewing it; `t.numpy()` hands NumPy this tensor's pointer and
-//! strides, and NumPy keeps the tensor alive as the array's base. Either
-//! way writes are seen on both sides, as in torch.
+//! The extension does not link NumPy's C API. `from_numpy(a)` takes the
+//! array's memory through the buffer protocol (`PyObject_GetBuffer`), which
+//! NumPy's own C code answers for a real `numpy.ndarray`: the pointer,
+//! shape, strides, format and read-only flag come from the exporter that
+//! owns the memory, and the export is held (so the memory stays valid and
+//! its owner cannot be resized) until the last tensor over it is dropped.
+//! `t.numpy()` hands NumPy this tensor's pointer and strides through
+//! `__array_interface__`, and NumPy keeps the tensor alive as the array's
+//! base. Either way writes are seen on both sides, as in torch.
+//!
+//! # Note [Untrusted array memory]
+//! Nothing that merely *describes* memory is believed: an object that is
+//! not a `numpy.ndarray` but has an `__array_interface__` (whose `data`
+//! could name any address) is not imported as an array at all; it goes
+//! through the generic sequence path, or is refused. Imported memory is
+//! validated before a tensor views it: the format must be a supported,
+//! native-order dtype, strides non-negative multiples of the item size, the
+//! extent must not overflow, and the data must be aligned to its element
+//! size (kernels read whole elements). A misaligned array (`np.frombuffer`
+//! at an odd offset) is refused by `from_numpy`, which promises to share
+//! memory, and copied by `tensor`, `as_tensor` and op arguments. Memory the
+//! exporter marks read-only becomes read-only storage (Note [Read-only
+//! storage] in the core): in-place writes raise instead of mutating it.
 
 use crate::errors::IntoPy;
 use ferrotorch_core::storage::Storage;
 use ferrotorch_core::tensor::layout::{contiguous_strides, Layout};
 use ferrotorch_core::{DType, Tensor};
 use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple};
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyTuple, PyType};
 use std::ptr::NonNull;
 
-/// Whether `obj` is a NumPy array (or anything exposing the array interface).
+/// Whether `obj` is a real `numpy.ndarray` (or a subclass): NumPy is
+/// looked up in `sys.modules`, so an object can only be one once NumPy is
+/// imported. See Note [Untrusted array memory].
 pub fn is_ndarray(obj: &Bound<'_, PyAny>) -> bool {
-    obj.hasattr("__array_interface__").unwrap_or(false)
-        && !obj.is_instance_of::<crate::tensor::PyTensor>()
+    static NDARRAY: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+    let py = obj.py();
+    let ty = match NDARRAY.get(py) {
+        Some(t) => t.bind(py).clone(),
+        None => {
+            let found = py
+                .import("sys")
+                .and_then(|sys| sys.getattr("modules"))
+                .and_then(|m| m.get_item("numpy"))
+                .and_then(|np| np.getattr("ndarray"))
+                .and_then(|t| Ok(t.cast_into::<PyType>()?));
+            let Ok(t) = found else {
+                return false;
+            };
+            let _ = NDARRAY.set(py, t.clone().unbind());
+            t
+        }
+    };
+    obj.is_instance(&ty).unwrap_or(false)
 }
 
-fn dtype_of_typestr(typestr: &str) -> PyResult<DType> {
-    let little = cfg!(target_endian = "little");
-    let (order, code) = typestr.split_at(1);
-    let native = match order {
-        "|" | "=" => true,
-        "<" => little,
-        ">" => !little,
-        _ => false,
+/// A held buffer export, released (under the GIL) when dropped.
+struct HeldBuffer(Box<ffi::Py_buffer>);
+
+// SAFETY: the view is only read after creation; the release takes the GIL.
+unsafe impl Send for HeldBuffer {}
+unsafe impl Sync for HeldBuffer {}
+
+impl Drop for HeldBuffer {
+    fn drop(&mut self) {
+        // SAFETY: the view was filled by a successful PyObject_GetBuffer
+        // and is released exactly once.
+        Python::attach(|_| unsafe { ffi::PyBuffer_Release(&mut *self.0) });
+    }
+}
+
+/// The dtype of a buffer-protocol format with `itemsize` bytes per item;
+/// `None` for formats torch has no dtype for. An explicit non-native byte
+/// order is an error.
+fn dtype_of_format(format: &str, itemsize: usize) -> PyResult<Option<DType>> {
+    let (order, code) = match format.chars().next() {
+        Some(c @ ('@' | '=' | '<' | '>' | '!')) => (Some(c), &format[1..]),
+        _ => (None, format),
     };
-    let dt = match code {
-        "f8" => Some(DType::F64),
-        "f4" => Some(DType::F32),
-        "f2" => Some(DType::F16),
-        "i8" => Some(DType::I64),
-        "i4" => Some(DType::I32),
-        "i2" => Some(DType::I16),
-        "i1" => Some(DType::I8),
-        "u1" => Some(DType::U8),
-        "b1" => Some(DType::Bool),
+    let little = cfg!(target_endian = "little");
+    let native = match order {
+        None | Some('@') | Some('=') => true,
+        Some('<') => little,
+        _ => !little,
+    };
+    let dt = match (code, itemsize) {
+        ("d", 8) => Some(DType::F64),
+        ("f", 4) => Some(DType::F32),
+        ("e", 2) => Some(DType::F16),
+        ("q" | "l", 8) => Some(DType::I64),
+        ("i" | "l", 4) => Some(DType::I32),
+        ("h", 2) => Some(DType::I16),
+        ("b", 1) => Some(DType::I8),
+        ("B", 1) => Some(DType::U8),
+        ("?", 1) => Some(DType::Bool),
         _ => None,
     };
-    match dt {
-        Some(d) if native => Ok(d),
-        Some(_) => Err(PyValueError::new_err(
+    if dt.is_some() && !native && itemsize > 1 {
+        return Err(PyValueError::new_err(
             "given numpy array has byte order different from the native byte order. Conversion between byte orders is currently not supported.",
-        )),
-        None => Err(PyTypeError::new_err(format!(
-            "can't convert np.ndarray of type {typestr}. The only supported types are: float64, float32, float16, int64, int32, int16, int8, uint8, and bool."
-        ))),
+        ));
     }
+    Ok(dt)
+}
+
+/// What to do with an array whose data is not aligned to its element size.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Misaligned {
+    /// Refuse (`from_numpy` promises to share memory).
+    Refuse,
+    /// Import an aligned copy (`tensor`, `as_tensor`, op arguments).
+    Copy,
+}
+
+/// `torch.from_numpy(a)`: a tensor sharing `a`'s memory (Note [NumPy
+/// without linking NumPy], Note [Untrusted array memory]). `a` must be a
+/// `numpy.ndarray`.
+pub fn from_numpy(array: &Bound<'_, PyAny>, misaligned: Misaligned) -> PyResult<Tensor> {
+    if !is_ndarray(array) {
+        return Err(PyTypeError::new_err(format!(
+            "expected np.ndarray (got {})",
+            array.get_type().name()?
+        )));
+    }
+    let py = array.py();
+    let mut view = Box::new(ffi::Py_buffer::new());
+    // SAFETY: `view` is a valid Py_buffer to fill; on failure nothing is
+    // held and a Python error is set.
+    let rc = unsafe {
+        ffi::PyObject_GetBuffer(
+            array.as_ptr(),
+            &mut *view,
+            ffi::PyBUF_STRIDES | ffi::PyBUF_FORMAT,
+        )
+    };
+    if rc != 0 {
+        let err = PyErr::fetch(py);
+        return Err(unsupported_dtype(array).unwrap_or(err));
+    }
+    let held = HeldBuffer(view);
+    let v = &*held.0;
+    let itemsize = v.itemsize.max(0) as usize;
+    let format = if v.format.is_null() {
+        "B".to_string()
+    } else {
+        // SAFETY: a non-null format is a NUL-terminated string owned by the view.
+        unsafe { std::ffi::CStr::from_ptr(v.format) }
+            .to_string_lossy()
+            .into_owned()
+    };
+    let Some(dtype) = dtype_of_format(&format, itemsize)? else {
+        return Err(unsupported_dtype(array).unwrap_or_else(|| {
+            PyTypeError::new_err(format!("can't convert buffer of format {format}"))
+        }));
+    };
+    let ndim = v.ndim.max(0) as usize;
+    let read = |p: *const ffi::Py_ssize_t| -> Vec<isize> {
+        if ndim == 0 || p.is_null() {
+            return vec![];
+        }
+        // SAFETY: shape and strides hold `ndim` entries when non-null.
+        unsafe { std::slice::from_raw_parts(p, ndim) }.to_vec()
+    };
+    let shape = read(v.shape);
+    let strides = read(v.strides);
+    if shape.len() != ndim || shape.iter().any(|&n| n < 0) {
+        return Err(PyValueError::new_err(
+            "from_numpy: the array reports an invalid shape",
+        ));
+    }
+    let shape: Vec<usize> = shape.iter().map(|&n| n as usize).collect();
+    let strides: Vec<usize> = if strides.is_empty() {
+        contiguous_strides(&shape).to_vec()
+    } else if strides.iter().any(|&s| s < 0) {
+        return Err(PyValueError::new_err(
+            "At least one stride in the given numpy array is negative, and tensors with negative strides are not currently supported. (You can probably work around this by making a copy of your array  with array.copy().) ",
+        ));
+    } else if strides
+        .iter()
+        .any(|&s| !(s as usize).is_multiple_of(itemsize))
+    {
+        return Err(PyValueError::new_err(
+            "given numpy array strides not a multiple of the element byte size. Copy the numpy array to reallocate the memory.",
+        ));
+    } else {
+        strides.iter().map(|&s| s as usize / itemsize).collect()
+    };
+    let addr = v.buf as usize;
+    let empty = shape.contains(&0);
+    if !empty && !addr.is_multiple_of(itemsize) {
+        return match misaligned {
+            Misaligned::Refuse => Err(PyValueError::new_err(format!(
+                "from_numpy: the array's data at address {addr:#x} is not aligned to its {itemsize}-byte elements (an np.frombuffer at an odd offset?); pass array.copy(), or use torch.tensor to copy it"
+            ))),
+            Misaligned::Copy => {
+                drop(held);
+                from_numpy(&array.call_method0("copy")?, Misaligned::Refuse)
+            }
+        };
+    }
+    let readonly = v.readonly != 0;
+    // SAFETY: the exporter guarantees the memory its shape and strides
+    // reach from `buf` is valid while the export is held; the release
+    // closure holds it until the last tensor over the memory is dropped.
+    unsafe {
+        external_tensor(
+            "from_numpy",
+            addr,
+            dtype,
+            &shape,
+            Some(&strides),
+            readonly,
+            move || drop(held),
+        )
+    }
+}
+
+/// torch's error for a NumPy dtype it has no dtype for, if `array` has one.
+fn unsupported_dtype(array: &Bound<'_, PyAny>) -> Option<PyErr> {
+    let name = array.getattr("dtype").ok()?.str().ok()?.to_string();
+    Some(PyTypeError::new_err(format!(
+        "can't convert np.ndarray of type numpy.{name}. The only supported types are: float64, float32, float16, int64, int32, int16, int8, uint8, and bool."
+    )))
+}
+
+/// The bytes an external view spans, after checking that its layout is
+/// one a tensor can view: no overflow, and aligned unless empty.
+fn checked_extent(
+    op: &str,
+    addr: usize,
+    dtype: DType,
+    shape: &[usize],
+    strides: &[usize],
+) -> PyResult<usize> {
+    if strides.len() != shape.len() {
+        return Err(PyValueError::new_err(format!(
+            "{op}: shape and strides differ in length"
+        )));
+    }
+    let overflow = || PyValueError::new_err(format!("{op}: the memory's extent overflows"));
+    let extent = if shape.contains(&0) {
+        0
+    } else {
+        let mut last = 0usize;
+        for (&n, &s) in shape.iter().zip(strides) {
+            last = (n - 1)
+                .checked_mul(s)
+                .and_then(|x| x.checked_add(last))
+                .ok_or_else(overflow)?;
+        }
+        last + 1
+    };
+    let nbytes = extent.checked_mul(dtype.size()).ok_or_else(overflow)?;
+    if nbytes > isize::MAX as usize || addr.checked_add(nbytes).is_none() {
+        return Err(overflow());
+    }
+    if extent > 0 && !addr.is_multiple_of(dtype.size()) {
+        return Err(PyValueError::new_err(format!(
+            "{op}: the data at address {addr:#x} is not aligned to its {}-byte elements",
+            dtype.size()
+        )));
+    }
+    Ok(nbytes)
+}
+
+/// A tensor viewing memory someone else owns (a NumPy array, a DLPack
+/// producer): `shape` and element `strides` (`None`: row-major) from
+/// `addr`; `release` runs when the last tensor over the memory drops.
+/// The layout is checked first ([`checked_extent`]); when it is refused,
+/// `release` runs before the error returns.
+///
+/// # Safety
+/// Every element the shape and strides reach from `addr` must stay valid
+/// for reads (and, unless `readonly`, writes) until `release` runs.
+pub(crate) unsafe fn external_tensor(
+    op: &str,
+    addr: usize,
+    dtype: DType,
+    shape: &[usize],
+    strides: Option<&[usize]>,
+    readonly: bool,
+    release: impl FnOnce() + Send + Sync + 'static,
+) -> PyResult<Tensor> {
+    let strides = strides.map_or_else(|| contiguous_strides(shape).to_vec(), <[usize]>::to_vec);
+    let nbytes = match checked_extent(op, addr, dtype, shape, &strides) {
+        Ok(n) => n,
+        Err(e) => {
+            release(); // the memory is given back even when refused
+            return Err(e);
+        }
+    };
+    let extent = nbytes / dtype.size();
+    let ptr = NonNull::new(addr as *mut u8).unwrap_or(NonNull::dangling());
+    // SAFETY: the caller promises the extent stays valid until `release`.
+    let storage = unsafe {
+        if readonly {
+            Storage::from_external_readonly(ptr, nbytes, release)
+        } else {
+            Storage::from_external(ptr, nbytes, release)
+        }
+    };
+    let flat =
+        Tensor::from_storage(storage, Layout::contiguous(op, &[extent]).py()?, dtype).py()?;
+    flat.as_strided(shape, &strides, Some(0)).py()
 }
 
 fn typestr_of_dtype(d: DType) -> PyResult<&'static str> {
@@ -84,87 +340,6 @@ fn typestr_of_dtype(d: DType) -> PyResult<&'static str> {
     })
 }
 
-/// `torch.from_numpy(a)`: a tensor sharing `a`'s memory (Note [NumPy
-/// without linking NumPy]).
-pub fn from_numpy(array: &Bound<'_, PyAny>) -> PyResult<Tensor> {
-    let ai = array.getattr("__array_interface__")?;
-    let ai = ai.cast::<PyDict>()?;
-    let get = |k: &str| -> PyResult<Bound<'_, PyAny>> {
-        ai.get_item(k)?
-            .ok_or_else(|| PyValueError::new_err(format!("__array_interface__ has no '{k}'")))
-    };
-    let shape: Vec<usize> = get("shape")?.extract()?;
-    let typestr: String = get("typestr")?.extract()?;
-    let dtype = dtype_of_typestr(&typestr)?;
-    let (addr, _readonly): (usize, bool) = get("data")?.extract()?;
-    let item = dtype.size() as i64;
-    let strides: Option<Vec<i64>> = match ai.get_item("strides")? {
-        Some(s) if !s.is_none() => Some(s.extract()?),
-        _ => None,
-    };
-    let elem_strides: Option<Vec<usize>> = match strides {
-        None => None,
-        Some(st) if st.iter().any(|&s| s < 0) => {
-            return Err(PyValueError::new_err(
-                "At least one stride in the given numpy array is negative, and tensors with negative strides are not currently supported. (You can probably work around this by making a copy of your array  with array.copy().) ",
-            ))
-        }
-        Some(st) if st.iter().any(|&s| s % item != 0) => {
-            return Err(PyValueError::new_err(
-                "given numpy array strides not a multiple of the element byte size. Copy the numpy array to reallocate the memory.",
-            ))
-        }
-        Some(st) => Some(st.iter().map(|&s| (s / item) as usize).collect()),
-    };
-    let owner: Py<PyAny> = array.clone().unbind();
-    // SAFETY: the array interface promises the memory the shape and strides
-    // reach is valid for as long as the array lives; the release closure
-    // keeps the array alive until the last tensor over it is dropped.
-    unsafe {
-        external_tensor(
-            "from_numpy",
-            addr,
-            dtype,
-            &shape,
-            elem_strides.as_deref(),
-            move || drop(owner),
-        )
-    }
-}
-
-/// A tensor viewing memory someone else owns (a NumPy array, a DLPack
-/// producer): `shape` and element `strides` (`None`: row-major) from
-/// `addr`; `release` runs when the last tensor over the memory drops.
-///
-/// # Safety
-/// Every element the shape and strides reach from `addr` must stay valid
-/// for reads and writes until `release` runs.
-pub(crate) unsafe fn external_tensor(
-    op: &str,
-    addr: usize,
-    dtype: DType,
-    shape: &[usize],
-    strides: Option<&[usize]>,
-    release: impl FnOnce() + Send + Sync + 'static,
-) -> PyResult<Tensor> {
-    let strides = strides.map_or_else(|| contiguous_strides(shape).to_vec(), <[usize]>::to_vec);
-    let extent = if shape.contains(&0) {
-        0
-    } else {
-        1 + shape
-            .iter()
-            .zip(&strides)
-            .map(|(&n, &s)| (n - 1) * s)
-            .sum::<usize>()
-    };
-    let ptr = NonNull::new(addr as *mut u8).unwrap_or(NonNull::dangling());
-    // SAFETY: the caller promises the extent stays valid until `release`.
-    let storage = unsafe { Storage::from_external(ptr, extent * dtype.size(), release) };
-    let flat =
-        Tensor::from_storage(storage, Layout::contiguous(op, &[extent]).py()?, dtype).py()?;
-    flat.as_strided(shape, &strides, Some(0)).py()
-}
-
 /// `t.__array_interface__` for a CPU tensor that does not require grad.
 pub fn array_interface<'py>(py: Python<'py>, t: &Tensor) -> PyResult<Bound<'py, PyDict>> {
     if t.requires_grad() {
@@ -175,7 +350,7 @@ pub fn array_interface<'py>(py: Python<'py>, t: &Tensor) -> PyResult<Bound<'py, 
     let d = PyDict::new(py);
     d.set_item("shape", PyTuple::new(py, t.shape())?)?;
     d.set_item("typestr", typestr_of_dtype(t.dtype())?)?;
-    d.set_item("data", (t.data_ptr() as usize, false))?;
+    d.set_item("data", (t.data_ptr() as usize, t.storage().is_readonly()))?;
     let item = t.element_size();
     let strides: Vec<usize> = t.stride().iter().map(|s| s * item).collect();
     d.set_item("strides", PyTuple::new(py, strides)?)?;

@@ -26,7 +26,10 @@ fn operand(obj: &Bound<'_, PyAny>) -> PyResult<Option<Operand>> {
         return Ok(Some(Operand::Scalar(s)));
     }
     if numpy::is_ndarray(obj) {
-        return Ok(Some(Operand::Tensor(numpy::from_numpy(obj)?)));
+        return Ok(Some(Operand::Tensor(numpy::from_numpy(
+            obj,
+            numpy::Misaligned::Copy,
+        )?)));
     }
     Ok(None)
 }

@@ -532,11 +532,7 @@ impl PyTensor {
             }
         }
         for d in &devices {
-            if d != "cpu" && !d.starts_with("cpu:") {
-                return Err(PyRuntimeError::new_err(format!(
-                    "to(): device '{d}' is not available: this build runs on the CPU"
-                )));
-            }
+            crate::create::check_device_name(d)?;
         }
         let t = slf.borrow().t.clone();
         match target {
@@ -574,9 +570,7 @@ impl PyTensor {
         _args: &Bound<'_, PyTuple>,
         _kwargs: Option<&Bound<'_, pyo3::types::PyDict>>,
     ) -> PyResult<()> {
-        Err(PyRuntimeError::new_err(
-            "Torch not compiled with CUDA enabled",
-        ))
+        crate::create::check_device_name("cuda")
     }
 
     /// `t.copy_(src)`: copy with broadcasting and dtype conversion.

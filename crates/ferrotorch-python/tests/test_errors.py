@@ -18,8 +18,8 @@ def test_exception_classes_and_messages():
         torch.ones(2, 3).view(4)
     with pytest.raises(RuntimeError, match="cannot be multiplied"):
         torch.ones(2, 3) @ torch.ones(2, 3)
-    with pytest.raises(RuntimeError, match="CUDA"):
-        torch.ones(2).cuda()
+    with pytest.raises(AssertionError, match="Torch not compiled with CUDA enabled"):
+        torch.ones(2).cuda()  # a CPU-only torch's error
 
 
 def test_threads_can_share_tensors():

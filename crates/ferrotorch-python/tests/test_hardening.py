@@ -174,8 +174,8 @@ def test_tensor_of_a_deeply_nested_list_is_a_value_error():
      "index -1 is out of bounds"),
     (lambda x: torch.zeros(2, 3).scatter_add(1, torch.tensor([[-1], [0]]), torch.ones(2, 1)),
      RuntimeError, "index -1 is out of bounds"),
-    (lambda x: x.index_select(1, torch.tensor([-1])), RuntimeError, "index -1 is out of bounds"),
-    (lambda x: x.index_select(1, torch.tensor([3])), RuntimeError, "index 3 is out of bounds"),
+    (lambda x: x.index_select(1, torch.tensor([-1])), IndexError, "index -1 is out of bounds"),
+    (lambda x: x.index_select(0, torch.tensor([2])), IndexError, "index 2 is out of bounds"),
     (lambda x: nn.Embedding(4, 2)(torch.tensor([-1])), IndexError, "index out of range in self"),
     (lambda x: nn.Embedding(4, 2)(torch.tensor([4])), IndexError, "index out of range in self"),
     (lambda x: F.cross_entropy(torch.zeros(2, 3), torch.tensor([-1, 0])), IndexError,
@@ -364,3 +364,263 @@ def test_custom_function_detects_a_saved_input_modified_in_place():
     x2 = torch.ones(3, requires_grad=True)
     Square.apply(x2 * 3).sum().backward()
     assert x2.grad.tolist() == [18.0, 18.0, 18.0]
+
+
+# ------------------------------------------------------ foreign memory (NumPy)
+
+
+def _misaligned():
+    return np.frombuffer(bytearray(b"HDR!" + np.arange(5.).tobytes()), np.float64, offset=4)
+
+
+def test_misaligned_arrays_are_refused_by_from_numpy_and_copied_elsewhere():
+    a = _misaligned()
+    assert a.ctypes.data % 8 == 4
+    with pytest.raises(ValueError, match="not aligned"):
+        torch.from_numpy(a)
+    assert torch.tensor(a).sum().item() == 10.0
+    assert torch.as_tensor(a).tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
+    assert torch.ones(5, dtype=torch.float64).add(a).tolist() == [1.0, 2.0, 3.0, 4.0, 5.0]
+
+
+def test_misaligned_import_in_a_child_process_does_not_crash():
+    # the old code read misaligned memory (an abort in debug builds)
+    code, out = run_child("""
+        import numpy as np, ferrotorch as torch
+        a = np.frombuffer(bytearray(b'HDR!' + np.arange(5.).tobytes()), np.float64, offset=4)
+        try:
+            torch.from_numpy(a).sum()
+        except ValueError:
+            pass
+        print("sum", torch.as_tensor(a).sum().item())
+    """)
+    assert code == 0 and "sum 10.0" in out, out
+
+
+class _FakeArray:
+    """An object claiming memory at address 8: reading it would crash."""
+    __array_interface__ = {"shape": (4,), "typestr": "<f8", "data": (8, False), "version": 3}
+
+
+def test_objects_that_only_describe_memory_are_not_trusted():
+    with pytest.raises(TypeError, match="expected np.ndarray"):
+        torch.from_numpy(_FakeArray())
+    for f in (lambda: torch.as_tensor(_FakeArray()), lambda: torch.tensor(_FakeArray()),
+              lambda: torch.ones(4)[_FakeArray()], lambda: torch.ones(4) + _FakeArray()):
+        with pytest.raises(TypeError):
+            f()
+
+
+def test_read_only_arrays_give_read_only_tensors():
+    ro = np.frombuffer(b"\x00" * 32, np.float64)
+    t = torch.from_numpy(ro)
+    assert t.sum().item() == 0.0
+    for f in (lambda: t.add_(1), lambda: t.__setitem__(0, 5), lambda: t.fill_(1),
+              lambda: t.zero_(), lambda: t.copy_(torch.ones(4, dtype=torch.float64)),
+              lambda: t.uniform_(), lambda: t[1:].mul_(2), lambda: t.exp_()):
+        with pytest.raises(RuntimeError, match="read-only"):
+            f()
+    assert not t.numpy().flags.writeable
+    assert t.clone().add_(1).tolist() == [1.0] * 4
+    assert bytes(ro.data) == b"\x00" * 32
+    p = nn.Parameter(torch.from_numpy(np.frombuffer(b"\x00" * 16, np.float32)))
+    p.grad = torch.ones(4)
+    with pytest.raises(RuntimeError, match="read-only"):
+        torch.optim.SGD([p], lr=0.1).step()
+
+
+def test_memory_mapped_read_only_arrays(tmp_path):
+    f = tmp_path / "a.npy"
+    np.save(f, np.arange(4.0))
+    m = np.load(f, mmap_mode="r")
+    t = torch.from_numpy(m)
+    assert t.sum().item() == 6.0
+    with pytest.raises(RuntimeError, match="read-only"):
+        t.add_(1)
+    del t, m
+    assert np.load(f).tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+def test_writable_arrays_still_share_memory_both_ways():
+    x = np.zeros(3)
+    t = torch.from_numpy(x)
+    t.add_(1)
+    x[0] = 7
+    assert x.tolist() == [7.0, 1.0, 1.0] and t.tolist() == [7.0, 1.0, 1.0]
+    assert (torch.ones(2) * np.float64(2.0)).dtype == torch.float32  # a NumPy scalar is a number
+
+
+# ------------------------------------------------------------------ DataLoader
+
+
+def test_dropping_an_iterator_with_a_blocked_worker_returns(monkeypatch):
+    import threading
+    import time
+
+    import ferrotorch.utils.data.dataloader as dl
+    from ferrotorch.utils.data import DataLoader, Dataset
+
+    monkeypatch.setattr(dl, "_SHUTDOWN_TIMEOUT", 0.5)
+    gate = threading.Event()
+
+    class Blocking(Dataset):
+        def __len__(self):
+            return 100
+
+        def __getitem__(self, i):
+            if i >= 4:
+                gate.wait(30)
+            return torch.tensor([float(i)])
+
+    it = iter(DataLoader(Blocking(), batch_size=2, num_workers=2))
+    assert next(it).tolist() == [[0.0], [1.0]]
+    t0 = time.monotonic()
+    del it
+    assert time.monotonic() - t0 < 5
+    gate.set()
+    before = threading.active_count()
+    for _ in range(3):
+        for _b in DataLoader(Blocking(), batch_size=2, num_workers=2, sampler=range(4)):
+            break
+    time.sleep(0.2)
+    assert threading.active_count() <= before  # early exits leave no threads behind
+
+
+def test_worker_errors_are_raised_as_themselves():
+    from ferrotorch.utils.data import DataLoader, Dataset
+
+    class Raising(Dataset):
+        def __len__(self):
+            return 10
+
+        def __getitem__(self, i):
+            if i == 5:
+                raise KeyError(i)
+            return torch.tensor([float(i)])
+
+    def init(wid):
+        raise ValueError("init failed")
+
+    with pytest.raises(ValueError, match="init failed"):
+        list(DataLoader(Raising(), batch_size=2, num_workers=2, worker_init_fn=init))
+    with pytest.raises(KeyError):
+        list(DataLoader(Raising(), batch_size=2, num_workers=2))
+    got = [b.tolist() for b in DataLoader(Raising(), batch_size=2, num_workers=3, sampler=range(5))]
+    assert got == [[[0.0], [1.0]], [[2.0], [3.0]], [[4.0]]]
+
+
+def test_dataloader_timeout():
+    import threading
+
+    from ferrotorch.utils.data import DataLoader, Dataset
+
+    gate = threading.Event()
+
+    class Slow(Dataset):
+        def __len__(self):
+            return 4
+
+        def __getitem__(self, i):
+            gate.wait(30)
+            return torch.tensor([0.0])
+
+    with pytest.raises(RuntimeError, match="DataLoader timed out after 0.3 seconds"):
+        list(DataLoader(Slow(), batch_size=2, num_workers=1, timeout=0.3))
+    gate.set()
+
+
+# ------------------------------------------------------------------ save/load
+
+
+def test_save_load_keeps_keys_flags_and_sharing(tmp_path):
+    p = tmp_path / "x.pt"
+    t1, t2 = torch.tensor([1.0]), torch.tensor([2.0])
+    torch.save({"a.b": t1, "a": {"b": t2}}, p)
+    r = torch.load(p)
+    assert r["a.b"].tolist() == [1.0] and r["a"]["b"].tolist() == [2.0]
+    torch.save({(1, "x"): t1, 3: t2, 2.5: None, "s": [t1, (t2, "str", 3)]}, p)
+    r = torch.load(p)
+    assert set(r) == {(1, "x"), 3, 2.5, "s"} and r[(1, "x")].tolist() == [1.0]
+    assert isinstance(r["s"], list) and isinstance(r["s"][1], tuple) and r["s"][1][1:] == ("str", 3)
+    w = nn.Parameter(torch.ones(2))
+    g = torch.ones(2, requires_grad=True)
+    torch.save({"w": w, "g": g, "n": torch.ones(1)}, p)
+    r = torch.load(p)
+    assert isinstance(r["w"], nn.Parameter) and r["w"].requires_grad
+    assert r["g"].requires_grad and not isinstance(r["g"], nn.Parameter)
+    assert not r["n"].requires_grad
+    s = torch.arange(6.0)
+    torch.save({"x": s, "y": s, "v": s[2:], "m": s.view(2, 3)}, p)
+    r = torch.load(p)
+    assert r["x"] is r["y"]
+    r["x"][3] = 100
+    assert r["v"].tolist() == [2.0, 100.0, 4.0, 5.0] and r["m"][1, 0].item() == 100
+    import collections
+    torch.save(collections.OrderedDict(a=t1, b=t2), p)
+    assert isinstance(torch.load(p), collections.OrderedDict)
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["x.pt"]  # no temporary left
+
+
+def test_state_dicts_keep_their_keys_as_safetensors_names(tmp_path):
+    p = tmp_path / "m.safetensors"
+    sd = nn.Linear(3, 2).state_dict()
+    torch.save(sd, p)
+    names, _meta = torch._C._safetensors_load(p.read_bytes())
+    assert sorted(names) == ["bias", "weight"]
+
+
+def test_concurrent_saves_to_one_path_never_mix(tmp_path):
+    p = tmp_path / "shared.pt"
+    code = f"""
+        import sys, ferrotorch as torch
+        v = float(sys.argv[1])
+        for _ in range(30):
+            torch.save({{"t": torch.full((20000,), v)}}, {str(p)!r})
+    """
+    procs = [subprocess.Popen([sys.executable, "-c", textwrap.dedent(code), str(v)])
+             for v in (1.0, 2.0)]
+    for _ in range(30):
+        if p.exists():
+            t = torch.load(p)["t"]
+            assert t.min().item() == t.max().item() in (1.0, 2.0)
+    assert all(pr.wait(120) == 0 for pr in procs)
+    t = torch.load(p)["t"]
+    assert t.min().item() == t.max().item()
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["shared.pt"]
+
+
+def test_pytorch_checkpoints_are_recognised_and_refused():
+    import pathlib
+    fx = pathlib.Path(__file__).parent / "fixtures"
+    with pytest.raises(RuntimeError, match="zip archive: PyTorch's torch.save format.*save_file"):
+        torch.load(fx / "torch_zip.pt")
+    with pytest.raises(RuntimeError, match="Python pickle: PyTorch's legacy torch.save format"):
+        torch.load(fx / "torch_legacy.pt")
+
+
+# ---------------------------------------------------------------- torch.cuda
+
+
+def test_cuda_answers_like_a_cpu_only_torch():
+    assert torch.cuda.is_available() is False and torch.cuda.device_count() == 0
+    assert torch.cuda.manual_seed_all(0) is None and torch.cuda.manual_seed(1) is None
+    assert torch.cuda.memory_allocated() == 0 and torch.cuda.is_initialized() is False
+    assert torch.backends.cudnn.benchmark is False and torch.backends.cudnn.enabled is True
+    assert torch.backends.mps.is_available() is False
+    torch.backends.cudnn.deterministic = True
+    import ferrotorch.backends.cudnn as cudnn
+    assert cudnn.deterministic is True
+    cudnn.deterministic = False
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    assert torch.ones(2, device=device).to(device).tolist() == [1.0, 1.0]
+    assert str(torch.device("cuda:1")) == "cuda:1"
+    for f in (torch.cuda.synchronize, torch.cuda.current_device,
+              lambda: torch.zeros(2, device="cuda"), lambda: torch.zeros(2).to("cuda"),
+              lambda: torch.zeros(2).cuda(), lambda: nn.Linear(2, 2).cuda(),
+              lambda: nn.Linear(2, 2).to("cuda"), lambda: torch.tensor([1.0], device="cuda"),
+              lambda: torch.zeros(2).to(torch.device("cuda"))):
+        with pytest.raises(AssertionError, match="Torch not compiled with CUDA enabled"):
+            f()
+    scaler = torch.cuda.amp.GradScaler(enabled=False)
+    x = torch.ones(1)
+    assert scaler.scale(x) is x

@@ -39,11 +39,16 @@ macro_rules! by_size {
 /// Index values as i64, checked against `n` of dimension `dim`: negative
 /// indices are out of range, as in PyTorch's `index_select`, `gather` and
 /// `scatter` (only `take` and tensor indexing wrap them, through
-/// [`wrap_negative`] first). An out-of-range index is a RuntimeError, as
-/// PyTorch 2.15 raises for all three (`embedding` checks first and raises
-/// IndexError).
+/// [`wrap_negative`] first). An out-of-range index is an IndexError for
+/// `index_select` (PyTorch's "index out of range in self"; its kernel for
+/// inner dims raises RuntimeError instead, which we do not copy) and a
+/// RuntimeError for `gather`/`scatter`, as in PyTorch.
 fn indices(op: &str, index: &Tensor, dim: usize, n: usize) -> Result<Vec<usize>> {
-    let kind = crate::ErrorKind::Runtime;
+    let kind = if op.starts_with("gather") || op.starts_with("scatter") {
+        crate::ErrorKind::Runtime
+    } else {
+        crate::ErrorKind::Index
+    };
     crate::ensure!(
         matches!(index.dtype(), DType::I64 | DType::I32),
         Runtime,
@@ -324,14 +329,14 @@ impl Tensor {
     /// Elements of the flattened tensor at `index`, shaped like `index`.
     pub fn take(&self, index: &Tensor) -> Result<Tensor> {
         let n = self.numel();
-        let index = wrap_negative(&index.reshape(&[-1])?, n, |i| {
+        let flat = wrap_negative(&index.reshape(&[-1])?, n, |i| {
             crate::Error::new(
                 crate::ErrorKind::Index,
                 format!("out of range: tried to access index {i} on a tensor of {n} elements."),
             )
         })?;
         self.reshape(&[-1])?
-            .index_select(0, &index)?
+            .index_select(0, &flat)?
             .reshape(&index.shape().iter().map(|&s| s as i64).collect::<Vec<_>>())
     }
 

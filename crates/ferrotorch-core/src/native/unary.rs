@@ -18,6 +18,7 @@ use ferrotorch_kernels::math as km;
 /// Refuse to write in place into a tensor whose elements alias each other
 /// (an expanded view), as PyTorch does.
 pub(crate) fn check_inplace(op: &str, t: &Tensor) -> Result<()> {
+    t.storage().check_writable(op)?;
     let overlap = t
         .shape()
         .iter()

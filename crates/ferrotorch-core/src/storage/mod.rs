@@ -32,6 +32,7 @@ struct StorageImpl {
     version: AtomicU64,
     lock: RawRwLock,
     resizable: bool,
+    readonly: bool,
 }
 
 // SAFETY: the buffer is plain bytes; concurrent access goes through the
@@ -104,6 +105,24 @@ impl Storage {
         Storage::from_impl(ptr, nbytes, Owner::External(Some(Box::new(deleter))), false)
     }
 
+    /// Wrap memory that someone else owns and that must not be written
+    /// (a read-only NumPy array, a memory-mapped file opened read-only,
+    /// `bytes`). See Note [Read-only storage].
+    ///
+    /// # Safety
+    /// `ptr` must be valid for reads of `nbytes` bytes, suitably aligned for
+    /// the dtype it will be viewed as, until `deleter` runs.
+    pub unsafe fn from_external_readonly(
+        ptr: NonNull<u8>,
+        nbytes: usize,
+        deleter: impl FnOnce() + Send + Sync + 'static,
+    ) -> Storage {
+        let mut s =
+            Storage::from_impl(ptr, nbytes, Owner::External(Some(Box::new(deleter))), false);
+        Arc::get_mut(&mut s.0).expect("fresh storage").readonly = true;
+        s
+    }
+
     fn from_impl(ptr: NonNull<u8>, nbytes: usize, owner: Owner, resizable: bool) -> Storage {
         Storage(Arc::new(StorageImpl {
             ptr,
@@ -113,7 +132,33 @@ impl Storage {
             version: AtomicU64::new(0),
             lock: RawRwLock::INIT,
             resizable,
+            readonly: false,
         }))
+    }
+
+    /// Whether the memory may not be written (Note [Read-only storage]).
+    pub fn is_readonly(&self) -> bool {
+        self.0.readonly
+    }
+
+    /// An error for `op` writing in place into read-only memory.
+    ///
+    /// # Note [Read-only storage]
+    /// A tensor that views memory its owner declared read-only (a NumPy
+    /// array with `writeable=False`, `np.load(..., mmap_mode='r')`,
+    /// `np.frombuffer(bytes)`) has read-only storage: every in-place op
+    /// checks this before it writes (through the in-place checks of the
+    /// autograd layer and the kernels' own, and the optimizers' slice
+    /// access), so such memory is never written — PyTorch only warns and
+    /// then writes or crashes. Out-of-place ops, views and `clone()` work as
+    /// usual; a clone is writable.
+    pub fn check_writable(&self, op: &str) -> Result<()> {
+        crate::ensure!(
+            !self.0.readonly,
+            Runtime,
+            "{op}: the tensor is read-only (it views memory that its owner marked read-only, such as a non-writeable NumPy array); clone() it before writing in place"
+        );
+        Ok(())
     }
 
     /// Address of the first byte.
@@ -143,6 +188,8 @@ impl Storage {
 
     /// Record an in-place write (Note [Version counter]).
     pub fn bump_version(&self) {
+        // every writer checks first (Note [Read-only storage])
+        debug_assert!(!self.0.readonly, "a write reached read-only storage");
         self.0.version.fetch_add(1, Ordering::AcqRel);
     }
 

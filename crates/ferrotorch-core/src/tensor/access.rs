@@ -67,6 +67,9 @@ pub fn zip_slices_mut<T: Element>(
             layouts.join(", ")
         );
     }
+    for w in writes {
+        w.storage().check_writable(op)?;
+    }
     for (i, w) in writes.iter().enumerate() {
         let shared = writes
             .iter()

@@ -31,10 +31,11 @@ impl TensorOptions {
 
     pub(crate) fn resolve(self, op: &str, default: DType) -> Result<DType> {
         if let Some(dev) = self.device {
+            let _ = op;
             crate::ensure!(
                 dev == Device::Cpu,
-                NotImplemented,
-                "{op}: device {dev} is not available in this build (only cpu)"
+                Assertion,
+                "Torch not compiled with CUDA enabled"
             );
         }
         Ok(self.dtype.unwrap_or(default))

@@ -59,6 +59,17 @@ impl Tensor {
             need.map_or("overflow".to_string(), |n| n.to_string()),
             storage.nbytes()
         );
+        // Kernels read whole elements through typed pointers: external
+        // memory at an odd address (Note [Untrusted array memory] in the
+        // Python binding) must never reach them, in any build profile.
+        crate::ensure!(
+            layout.numel() == 0 || (storage.data_ptr() as usize).is_multiple_of(dtype.size()),
+            Runtime,
+            "setStorage: the storage's data at {:p} is not aligned to the {}-byte elements of {}",
+            storage.data_ptr(),
+            dtype.size(),
+            dtype
+        );
         Ok(Tensor::from_parts(storage, layout, dtype))
     }
 

@@ -18,7 +18,7 @@ fn long_graphs_are_released_without_recursion() {
                 .unwrap();
             let mut total = Tensor::zeros(&[], ()).unwrap();
             for _ in 0..20_000 {
-                total = total.add(&w.mul(&w).unwrap().sum().unwrap()).unwrap();
+                total = total.add(w.mul(&w).unwrap().sum().unwrap()).unwrap();
             }
             drop(total);
             // saved tensors chain too: mul saves both inputs
@@ -168,4 +168,44 @@ fn boolean_masks_must_match_the_indexed_dims() {
         t.index(&[TensorIndex::Tensor(yes)]).unwrap().shape(),
         &[1, 2, 3]
     );
+}
+
+/// External memory at an address that is not a multiple of the element
+/// size is refused before any kernel can read it (a plain branch, so it
+/// holds in release builds too), and read-only external memory refuses
+/// in-place writes (Note [Read-only storage]).
+#[test]
+fn external_memory_is_validated_and_read_only_memory_is_never_written() {
+    use ferrotorch_core::storage::Storage;
+    use ferrotorch_core::tensor::Layout;
+    use std::ptr::NonNull;
+    let mut buf = vec![0u64; 6];
+    let base = buf.as_mut_ptr() as *mut u8;
+    // SAFETY: 40 bytes from offset 4 are inside the 48-byte buffer, which
+    // outlives the storages (dropped at the end of this test).
+    let odd = unsafe { Storage::from_external(NonNull::new(base.add(4)).unwrap(), 40, || ()) };
+    let e =
+        Tensor::from_storage(odd, Layout::contiguous("t", &[5]).unwrap(), DType::F64).unwrap_err();
+    assert!(e.to_string().contains("not aligned"), "{e}");
+    // SAFETY: as above, 48 bytes from the start.
+    let ro = unsafe { Storage::from_external_readonly(NonNull::new(base).unwrap(), 48, || ()) };
+    let t = Tensor::from_storage(ro, Layout::contiguous("t", &[6]).unwrap(), DType::F64).unwrap();
+    assert_eq!(t.sum().unwrap().item_f64().unwrap(), 0.0);
+    for r in [
+        t.add_(1.0),
+        t.fill_(2.0),
+        t.copy_(&Tensor::ones(&[6], DType::F64).unwrap()),
+        t.narrow(0, 1, 2).unwrap().mul_(3.0),
+        t.uniform_(0.0, 1.0, None),
+        t.exp_(),
+    ] {
+        let e = r.unwrap_err();
+        assert!(e.to_string().contains("read-only"), "{e}");
+    }
+    assert_eq!(t.sum().unwrap().item_f64().unwrap(), 0.0);
+    let c = t.deep_clone().unwrap();
+    c.add_(1.0).unwrap();
+    assert_eq!(c.sum().unwrap().item_f64().unwrap(), 6.0);
+    drop((t, c));
+    assert!(buf.iter().all(|&x| x == 0));
 }

@@ -213,6 +213,7 @@ fn every_op_matches_pytorch() {
                     ErrorKind::NotImplemented => "NotImplementedError",
                     ErrorKind::Io => "OSError",
                     ErrorKind::Key => "KeyError",
+                    ErrorKind::Assertion => "AssertionError",
                 };
                 if want == got {
                     Ok(())

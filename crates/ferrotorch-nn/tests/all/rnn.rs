@@ -115,7 +115,7 @@ fn recurrent_errors() -> Result<()> {
         .unwrap_err();
     assert_eq!(
         e.to_string(),
-        "Expected hidden[0] size (1, 3, 5), got [1, 2, 5]"
+        "Expected hidden size (1, 3, 5), got [1, 2, 5]"
     );
     let e = nn::RNN::new(
         4,

@@ -1,63 +1,207 @@
 """``ferrotorch.save`` / ``ferrotorch.load``: tensors and (nested)
-dicts/lists of tensors stored as safetensors, which hold raw bytes, dtypes
-and shapes only, so loading never executes code from the file. The bytes
-are written and validated by the nn crate's safetensors module; this file
-only flattens the Python structure into named tensors and back."""
+dicts/lists/tuples of tensors and plain values, stored as safetensors,
+which hold raw bytes, dtypes and shapes only, so loading never executes
+code from the file. The bytes are written and validated by the nn crate's
+safetensors module; this file only flattens the Python structure into
+named tensors and back.
 
+Note [What save keeps]
+The structure goes into the file's metadata as JSON (``ferrotorch.layout``)
+in which every value is tagged, so it round-trips exactly: dict keys of any
+plain type (``'a.b'`` and ``{'a': {'b': ...}}`` are different keys; tuple
+and int keys stay tuples and ints), lists vs tuples, ``OrderedDict``,
+``requires_grad`` and ``nn.Parameter``, and sharing: one tensor stored
+under several keys is stored once and loads as one tensor, and views of
+one storage load as views of one storage (the storage is saved once, as
+bytes, when two or more different views of it are saved). A flat dict of
+tensors (a state dict) keeps its keys as the safetensors names, so other
+safetensors readers see the usual layout.
+
+Saving to a path writes a uniquely named temporary file in the same
+directory, syncs it, renames it over the target and syncs the directory:
+two processes saving to one path never mix their bytes, and a crash leaves
+either the old file or the new one."""
+
+import collections
 import json
 import os
+import tempfile
 
 from . import _C
 
 
-def _flatten(obj, prefix, out):
-    if isinstance(obj, _C.Tensor):
-        out[prefix] = obj
-        return {"t": prefix}
-    if isinstance(obj, dict):
-        return {"d": [[k, _flatten(v, f"{prefix}.{k}" if prefix else str(k), out)]
-                      for k, v in obj.items()]}
-    if isinstance(obj, (list, tuple)):
-        kind = "l" if isinstance(obj, list) else "u"
-        return {kind: [_flatten(v, f"{prefix}.{i}" if prefix else str(i), out)
-                       for i, v in enumerate(obj)]}
-    if obj is None or isinstance(obj, (bool, int, float, str)):
-        return {"v": obj}
-    raise TypeError(f"ferrotorch.save: cannot store an object of type {type(obj).__name__}; "
-                    "only tensors, numbers, strings and dicts/lists/tuples of them")
+class _Writer:
+    def __init__(self):
+        self.tensors = {}  # safetensors name -> tensor
+        self.memo = {}  # (storage ptr, offset, shape, stride, dtype) -> node
+        self.groups = {}  # storage key -> list of tensors
+
+    def unique(self, name):
+        base, n = name or "tensor", 0
+        while name in self.tensors or not name:
+            n += 1
+            name = f"{base}#{n}"
+        return name
+
+    def collect(self, obj):
+        """First pass: group every tensor by its storage."""
+        if isinstance(obj, _C.Tensor):
+            s = obj.untyped_storage()
+            views = self.groups.setdefault((s.data_ptr(), s.nbytes()), [])
+            if not any(v is obj for v in views):
+                views.append(obj)
+        elif isinstance(obj, dict):
+            for k, v in obj.items():
+                self.collect(v)
+        elif isinstance(obj, (list, tuple)):
+            for v in obj:
+                self.collect(v)
+
+    def plan(self):
+        """Storages seen through two or more distinct views (of one dtype)
+        are saved once as raw elements: ``{storage key: blob name}``."""
+        self.blobs = {}
+        for key, views in self.groups.items():
+            layouts = {(v.storage_offset(), tuple(v.shape), v.stride(), v.dtype) for v in views}
+            dtypes = {v.dtype for v in views}
+            if len(layouts) > 1 and len(dtypes) == 1:
+                t = views[0]
+                n = key[1] // t.element_size()
+                blob = t.detach().as_strided((n,), (1,), 0)
+                name = self.unique(f"__storage_{len(self.blobs)}__")
+                self.tensors[name] = blob
+                self.blobs[key] = name
+
+    def node(self, obj, path):
+        if isinstance(obj, _C.Tensor):
+            from .nn.parameter import Parameter
+
+            s = obj.untyped_storage()
+            skey = (s.data_ptr(), s.nbytes())
+            lkey = skey + (obj.storage_offset(), tuple(obj.shape), obj.stride(), obj.dtype)
+            if lkey in self.memo:
+                return self.memo[lkey]
+            flags = {"g": bool(obj.requires_grad), "p": isinstance(obj, Parameter)}
+            if skey in self.blobs:
+                node = {"s": self.blobs[skey], "shape": list(obj.shape),
+                        "stride": list(obj.stride()), "offset": obj.storage_offset(), **flags}
+            else:
+                name = self.unique(path)
+                self.tensors[name] = obj
+                node = {"t": name, **flags}
+            self.memo[lkey] = node
+            return node
+        if isinstance(obj, dict):
+            tag = "o" if isinstance(obj, collections.OrderedDict) else "d"
+            return {tag: [[_key(k), self.node(v, f"{path}.{k}" if path else str(k))]
+                          for k, v in obj.items()]}
+        if isinstance(obj, (list, tuple)):
+            kind = "l" if isinstance(obj, list) else "u"
+            return {kind: [self.node(v, f"{path}.{i}" if path else str(i))
+                           for i, v in enumerate(obj)]}
+        if obj is None or isinstance(obj, (bool, int, float, str)):
+            return {"v": obj}
+        raise TypeError(f"ferrotorch.save: cannot store an object of type {type(obj).__name__}; "
+                        "only tensors, numbers, strings and dicts/lists/tuples of them")
 
 
-def _unflatten(node, tensors):
-    if "t" in node:
-        return tensors[node["t"]]
-    if "d" in node:
-        return {k: _unflatten(v, tensors) for k, v in node["d"]}
-    if "l" in node:
-        return [_unflatten(v, tensors) for v in node["l"]]
+def _key(k):
+    """A dict key as a tagged node (plain values and tuples of them)."""
+    if k is None or isinstance(k, (bool, int, float, str)):
+        return {"v": k}
+    if isinstance(k, tuple):
+        return {"u": [_key(x) for x in k]}
+    raise TypeError(f"ferrotorch.save: cannot store a dict key of type {type(k).__name__}")
+
+
+def _unkey(node):
+    if not isinstance(node, dict):
+        return node  # files written before keys were tagged
     if "u" in node:
-        return tuple(_unflatten(v, tensors) for v in node["u"])
+        return tuple(_unkey(x) for x in node["u"])
     return node["v"]
 
 
+class _Reader:
+    def __init__(self, tensors):
+        self.tensors = tensors
+        self.made = {}  # id of layout node -> tensor (sharing)
+
+    def tensor(self, node):
+        key = json.dumps(node, sort_keys=True)
+        if key in self.made:
+            return self.made[key]
+        if "t" in node:
+            t = self.tensors[node["t"]]
+        else:
+            t = self.tensors[node["s"]].as_strided(node["shape"], node["stride"], node["offset"])
+        if node.get("p"):
+            from .nn.parameter import Parameter
+
+            t = Parameter(t, node.get("g", True))
+        elif node.get("g"):
+            t.requires_grad_(True)
+        self.made[key] = t
+        return t
+
+    def value(self, node):
+        if "t" in node or "s" in node:
+            return self.tensor(node)
+        if "d" in node:
+            return {_unkey(k): self.value(v) for k, v in node["d"]}
+        if "o" in node:
+            return collections.OrderedDict((_unkey(k), self.value(v)) for k, v in node["o"])
+        if "l" in node:
+            return [self.value(v) for v in node["l"]]
+        if "u" in node:
+            return tuple(self.value(v) for v in node["u"])
+        return node["v"]
+
+
 def save(obj, f):
-    """Write ``obj`` (a tensor, or dicts/lists of tensors and plain values)
-    to the path or binary file ``f`` in safetensors format."""
-    tensors = {}
-    layout = _flatten(obj, "", tensors)
-    blob = _C._safetensors_save(sorted(tensors.items()),
+    """Write ``obj`` (a tensor, or dicts/lists/tuples of tensors and plain
+    values) to the path or binary file ``f`` in safetensors format. See
+    Note [What save keeps]."""
+    w = _Writer()
+    w.collect(obj)
+    w.plan()
+    layout = w.node(obj, "")  # a state dict's keys become the names
+    blob = _C._safetensors_save(sorted(w.tensors.items()),
                                 {"ferrotorch.layout": json.dumps(layout)})
-    if isinstance(f, (str, os.PathLike)):
-        tmp = f"{os.fspath(f)}.tmp"
-        with open(tmp, "wb") as fh:
-            fh.write(blob)
-        os.replace(tmp, f)
-    else:
+    if not isinstance(f, (str, os.PathLike)):
         f.write(blob)
+        return
+    path = os.fspath(f)
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=os.path.basename(path) + ".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(blob)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    try:
+        dfd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return  # a directory that cannot be opened (some platforms)
+    try:
+        os.fsync(dfd)
+    except OSError:
+        pass
+    finally:
+        os.close(dfd)
 
 
-def load(f, map_location=None, weights_only=True):
+def load(f, map_location=None, weights_only=True, mmap=None, **pickle_load_args):
     """Read what ``save`` wrote (or any safetensors file, as a dict).
-    Never executes code from the file."""
+    Never executes code from the file; PyTorch's own formats (zip and
+    legacy pickles) are recognised and refused with what to do instead."""
     if isinstance(f, (str, os.PathLike)):
         with open(f, "rb") as fh:
             blob = fh.read()
@@ -67,4 +211,4 @@ def load(f, map_location=None, weights_only=True):
     layout = meta.get("ferrotorch.layout")
     if layout is None:
         return tensors
-    return _unflatten(json.loads(layout), tensors)
+    return _Reader(tensors).value(json.loads(layout))

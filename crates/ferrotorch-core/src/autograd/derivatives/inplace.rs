@@ -26,8 +26,10 @@ use crate::error::Result;
 use crate::tensor::Tensor;
 
 /// Whether an in-place op on `this` with these other inputs must be
-/// recorded; errors for leaves that require grad, as PyTorch.
+/// recorded; errors for leaves that require grad, as PyTorch, and for
+/// read-only memory (Note [Read-only storage]).
 pub(crate) fn check(op: &str, this: &Tensor, others: &[Tensor]) -> Result<bool> {
+    this.storage().check_writable(op)?;
     if !mode::is_grad_enabled() {
         return Ok(false);
     }

@@ -314,6 +314,10 @@ class Module:
         """Convert floating-point parameters and buffers (``to(dtype)``);
         only the CPU exists in this build."""
         dtype = kwargs.get("dtype")
+        if kwargs.get("device") is not None:
+            from ..._device import device
+
+            _C._check_device(str(device(kwargs["device"])))
         for a in args:
             if isinstance(a, _C.dtype):
                 dtype = a
@@ -322,8 +326,7 @@ class Module:
             else:
                 from ..._device import device
 
-                if device(a).type != "cpu":
-                    raise RuntimeError(f"device '{a}' is not available: this build runs on the CPU")
+                _C._check_device(str(device(a)))
         if dtype is None:
             return self
         if not dtype.is_floating_point:
@@ -344,6 +347,10 @@ class Module:
 
     def cpu(self):
         return self
+
+    def cuda(self, device=None):
+        """Move to a GPU: this build has none (torch's CPU-only error)."""
+        _C._check_device("cuda")
 
     def type(self, dst_type):
         return self.to(dst_type)
