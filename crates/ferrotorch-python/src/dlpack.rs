@@ -421,6 +421,7 @@ pub fn from_dlpack<'py>(
             move || call_deleter(owner, versioned),
         )
     }?;
+    t.check_bool_bytes("from_dlpack").py()?;
     // read-only memory is imported as a (writable) copy, as before; the
     // read-only view above only guarantees the copy never writes it
     let t = if imp.read_only {

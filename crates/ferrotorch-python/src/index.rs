@@ -3,7 +3,7 @@
 
 use crate::convert::{to_scalar, wrap};
 use crate::create::tensor_from_data;
-use crate::errors::guarded;
+use crate::errors::{guarded, IntoPy};
 use crate::numpy;
 use crate::tensor::PyTensor;
 use ferrotorch_core::tensor::TensorIndex;
@@ -55,7 +55,14 @@ fn one(obj: &Bound<'_, PyAny>) -> PyResult<TensorIndex> {
         )?));
     }
     if obj.is_instance_of::<PyList>() {
-        return Ok(TensorIndex::Tensor(tensor_from_data(obj, None)?));
+        let t = tensor_from_data(obj, None)?;
+        // `t[[]]` selects nothing (an empty list is an int64 index, as in torch)
+        let t = if t.numel() == 0 {
+            t.to_dtype(ferrotorch_core::DType::I64).py()?
+        } else {
+            t
+        };
+        return Ok(TensorIndex::Tensor(t));
     }
     if obj.hasattr("__index__")? {
         return Ok(TensorIndex::Int(obj.call_method0("__index__")?.extract()?));

@@ -210,7 +210,7 @@ pub fn from_numpy(array: &Bound<'_, PyAny>, misaligned: Misaligned) -> PyResult<
     // SAFETY: the exporter guarantees the memory its shape and strides
     // reach from `buf` is valid while the export is held; the release
     // closure holds it until the last tensor over the memory is dropped.
-    unsafe {
+    let t = unsafe {
         external_tensor(
             "from_numpy",
             addr,
@@ -220,6 +220,17 @@ pub fn from_numpy(array: &Bound<'_, PyAny>, misaligned: Misaligned) -> PyResult<
             readonly,
             move || drop(held),
         )
+    }?;
+    match (t.check_bool_bytes("from_numpy"), misaligned) {
+        (Ok(()), _) => Ok(t),
+        (Err(e), Misaligned::Refuse) => Err(crate::errors::to_py(e)),
+        (Err(_), Misaligned::Copy) => {
+            // a bool array whose bytes are not all 0/1: import `array != 0`
+            drop(t);
+            let np = py.import("numpy")?;
+            let fixed = np.call_method1("asarray", (np.call_method1("not_equal", (array, 0))?,))?;
+            from_numpy(&fixed, Misaligned::Refuse)
+        }
     }
 }
 
@@ -259,7 +270,12 @@ fn checked_extent(
         last + 1
     };
     let nbytes = extent.checked_mul(dtype.size()).ok_or_else(overflow)?;
-    if nbytes > isize::MAX as usize || addr.checked_add(nbytes).is_none() {
+    // no allocation reaches past isize::MAX (a bogus address such as a
+    // DLPack byte_offset of 2^63 is refused here)
+    if addr
+        .checked_add(nbytes)
+        .is_none_or(|end| end > isize::MAX as usize)
+    {
         return Err(overflow());
     }
     if extent > 0 && !addr.is_multiple_of(dtype.size()) {

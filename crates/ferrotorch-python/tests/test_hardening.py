@@ -624,3 +624,32 @@ def test_cuda_answers_like_a_cpu_only_torch():
     scaler = torch.cuda.amp.GradScaler(enabled=False)
     x = torch.ones(1)
     assert scaler.scale(x) is x
+
+
+# ------------------------------------------------- found by the fuzz targets
+
+
+def test_empty_views_may_sit_past_the_storage_end():
+    # select on a [2, 0] view at the end of its storage panicked in debug builds
+    t = torch.arange(5.0).as_strided((2, 0), (1, 1), 5)
+    assert tuple(t.select(0, 1).shape) == (0,)
+    assert t.select(0, 1).storage_offset() == 6  # torch: 6 too
+    assert tuple(torch.arange(5.0).as_strided((0,), (1,), 100).shape) == (0,)
+    with pytest.raises(RuntimeError):
+        torch.arange(5.0).as_strided((1,), (1,), 5)
+
+
+def test_index_edge_cases_as_torch():
+    assert tuple(torch.zeros(3)[[]].shape) == (0,)
+    assert tuple(torch.zeros(2, 3)[[], 1].shape) == (0,)
+    # out-of-range indices that broadcast to nothing select nothing
+    assert tuple(torch.zeros(0, 4, 2)[torch.tensor([0]), False].shape) == (0, 4, 2)
+    assert tuple(torch.zeros(3, 4)[torch.tensor([5]), torch.tensor([], dtype=torch.int64)].shape) == (0,)
+
+
+def test_bool_arrays_with_bytes_other_than_0_and_1():
+    raw = np.frombuffer(bytes([0, 1, 0x37, 2]), np.bool_)
+    with pytest.raises(ValueError, match="bools must be 0 or 1"):
+        torch.from_numpy(raw)
+    assert torch.tensor(raw).tolist() == [False, True, True, True]
+    assert torch.as_tensor(raw[2:3].reshape(())).item() is True

@@ -120,6 +120,28 @@ impl Tensor {
         Ok(little_endian(bytes.to_vec(), t.element_size()))
     }
 
+    /// For a bool tensor over memory someone else filled (NumPy, DLPack):
+    /// an error unless every byte is 0 or 1, the only bytes a Rust `bool`
+    /// may hold. Read through a `uint8` view of the same memory, never as
+    /// `bool`. Other dtypes accept every byte pattern.
+    pub fn check_bool_bytes(&self, op: &str) -> Result<()> {
+        if self.dtype() != crate::DType::Bool || self.numel() == 0 {
+            return Ok(());
+        }
+        let bytes = Tensor::from_parts(
+            self.storage().clone(),
+            self.layout().clone(),
+            crate::DType::U8,
+        );
+        let max = bytes.amax(&[], false)?.item()?.to_i64();
+        crate::ensure!(
+            max <= 1,
+            Value,
+            "{op}: a bool array holds the byte {max}; bools must be 0 or 1 (convert it with `array != 0`)"
+        );
+        Ok(())
+    }
+
     /// A tensor of `dtype` and `shape` from little-endian bytes. The length
     /// must match exactly, and bool bytes must be 0 or 1.
     pub fn from_bytes(bytes: &[u8], shape: &[usize], dtype: crate::DType) -> Result<Tensor> {

@@ -287,6 +287,11 @@ fn linear_index(view: &Tensor, advanced: &[(usize, Tensor)]) -> Result<(Tensor, 
     let mut mult = 1i64;
     for (d, x) in advanced.iter().rev() {
         let n = view.shape()[*d] as i64;
+        if shape.contains(&0) {
+            // the indices broadcast to nothing: none is used, so none is
+            // out of range (NumPy and torch agree)
+            continue;
+        }
         let wrapped = crate::native::movement::wrap_negative(x, n as usize, |i| {
             crate::Error::new(
                 crate::ErrorKind::Index,

@@ -161,13 +161,13 @@ impl Tensor {
 
     /// Address of element 0 (`t.data_ptr()`).
     pub fn data_ptr(&self) -> *mut u8 {
-        // SAFETY: from_storage checked the offset lies within the storage.
-        unsafe {
-            self.0
-                .storage
-                .data_ptr()
-                .add(self.storage_offset() * self.element_size())
-        }
+        // Not `add`: an empty view's offset may lie past its storage (see
+        // `Layout::required_elems`); a non-empty one lies within it, checked
+        // when the view was made, and only those are ever dereferenced.
+        self.0
+            .storage
+            .data_ptr()
+            .wrapping_add(self.storage_offset() * self.element_size())
     }
 
     /// The version counter of the storage (Note [Version counter]).
