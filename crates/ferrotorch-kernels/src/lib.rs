@@ -4,6 +4,8 @@
 //! buffers. The tensor layer (`ferrotorch-core`) decides dtypes, shapes and
 //! broadcasting, then hands contiguous runs of elements to the loops here.
 //!
+//! - [`backward`]: long elementwise backward formulas (GELU) as their own
+//!   multiversioned loops (Note [Kernels, not closures, for long formulas]).
 //! - [`math`]: branch-free scalar approximations (exp, tanh, erf, ...) written so
 //!   that LLVM vectorises them when they are inlined into a loop.
 //! - [`simd`]: the loops themselves, compiled several times for different CPU
@@ -16,6 +18,7 @@
 //! - [`winograd`]: 3×3 stride-1 convolution by Winograd F(2×2, 3×3) on the
 //!   direct kernel's tile.
 
+pub mod backward;
 pub mod conv;
 pub mod cpu;
 pub mod gemm;

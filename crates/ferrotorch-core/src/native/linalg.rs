@@ -264,6 +264,29 @@ impl Tensor {
     /// `torch.matmul`: dot, matrix-vector, matrix-matrix or batched product
     /// with broadcast batch dims, depending on the operands' ranks.
     pub fn matmul(&self, other: &Tensor) -> Result<Tensor> {
+        // Note [Folded matmul]: a batch of rows times one shared matrix (a
+        // linear layer on 3-D input) is one 2-D product over the folded
+        // rows, and is *recorded* as such (reshape, mm, reshape), as in
+        // PyTorch: the weight's gradient is then one GEMM over all rows
+        // instead of a batched product summed over the batch afterwards
+        // (10 ms of a 4-layer transformer's 26 ms backward).
+        let (da, db) = (self.dim(), other.dim());
+        if da >= 3 && (db == 1 || db == 2) {
+            let k = self.shape()[da - 1];
+            let k2 = other.shape()[0];
+            if k != k2 {
+                return Err(shape_err("matmul", self.shape(), other.shape(), k, k2));
+            }
+            check_dtypes("matmul", self, other)?;
+            let rows = self.reshape(&[-1, k as i64])?;
+            let mut shape: Vec<i64> = self.shape()[..da - 1].iter().map(|&s| s as i64).collect();
+            return if db == 2 {
+                shape.push(other.shape()[1] as i64);
+                rows.mm(other)?.reshape(&shape)
+            } else {
+                rows.mv(other)?.reshape(&shape)
+            };
+        }
         let y = crate::autograd::raw(&[self, other], || self.matmul_impl(other))?;
         let name = match (self.dim(), other.dim()) {
             (1, 1) => "DotBackward0",

@@ -177,18 +177,20 @@ fn widen(x: &Tensor) -> Result<Tensor> {
     }
 }
 
-/// Sum of a small contiguous f32 tensor over its leading dims `0..k`
-/// (the batch dim of a bias gradient, `sum_to`'s usual case): rows added
-/// into f64 column accumulators in one pass, instead of transposing the
-/// input so that each output is a contiguous row. `None` when the case
-/// does not apply (the general path handles it).
+/// Sum of a contiguous f32 tensor over its leading dims `0..k` (the batch
+/// and sequence dims of a bias gradient, `sum_to`'s usual case): the
+/// column sums of a `[rows, cols]` matrix, by `ferrotorch_kernels::reduce::
+/// sum_rows` (64 columns at a time in vector registers, rows added in f32
+/// blocks of 256 and the blocks in f64, split over threads by columns),
+/// instead of transposing the input so that each output is a contiguous
+/// row (15x slower on a transformer's `[32, 32, 256]` bias gradient).
+/// `None` when the case does not apply (the general path handles it).
 fn sum_leading_f32(x: &Tensor, dims: Option<&[i64]>, keepdim: bool) -> Result<Option<Tensor>> {
-    const SMALL: usize = 1 << 16;
     let nd = x.dim();
     let Some(d) = dims.filter(|d| !d.is_empty()) else {
         return Ok(None);
     };
-    if x.dtype() != DType::F32 || !x.is_contiguous() || nd == 0 || x.numel() > SMALL {
+    if x.dtype() != DType::F32 || !x.is_contiguous() || nd == 0 {
         return Ok(None);
     }
     let mut red = wrap_dims("sum", d, nd)?.to_vec();
@@ -198,30 +200,22 @@ fn sum_leading_f32(x: &Tensor, dims: Option<&[i64]>, keepdim: bool) -> Result<Op
     if k >= nd || red.iter().enumerate().any(|(i, &r)| r != i) {
         return Ok(None);
     }
-    let n: usize = x.shape()[k..].iter().product();
+    let cols: usize = x.shape()[k..].iter().product();
+    let rows: usize = x.shape()[..k].iter().product();
     let mut shape: Vec<usize> = if keepdim { vec![1; k] } else { vec![] };
     shape.extend_from_slice(&x.shape()[k..]);
     let out = Tensor::empty(&shape, DType::F32)?;
-    let mut acc = vec![0f64; n];
     {
         let _g = crate::storage::lock_storages(&[x.storage()], &[out.storage()]);
-        // SAFETY: x is contiguous f32 and locked; out is fresh, n elements.
+        // SAFETY: x is contiguous f32 with rows * cols elements, out a fresh
+        // contiguous tensor of cols; both locked.
         let (src, dst) = unsafe {
             (
-                std::slice::from_raw_parts(x.data_ptr() as *const f32, x.numel()),
-                std::slice::from_raw_parts_mut(out.data_ptr() as *mut f32, n),
+                std::slice::from_raw_parts(x.data_ptr() as *const f32, rows * cols),
+                std::slice::from_raw_parts_mut(out.data_ptr() as *mut f32, cols),
             )
         };
-        if n > 0 {
-            for row in src.chunks_exact(n) {
-                for (a, &v) in acc.iter_mut().zip(row) {
-                    *a += v as f64;
-                }
-            }
-        }
-        for (d, a) in dst.iter_mut().zip(&acc) {
-            *d = *a as f32;
-        }
+        ferrotorch_kernels::reduce::sum_rows(src, rows, cols, dst);
     }
     Ok(Some(out))
 }

@@ -87,6 +87,9 @@ pub(crate) fn gelu(x: &Tensor, tanh: bool, y: Tensor) -> Result<Tensor> {
         smallvec::smallvec![Save::Tensor(x)],
         move |c: &Ctx| {
             let x = c.saved(0);
+            if let Some(gx) = super::fused::gelu(c.grad(), x, tanh)? {
+                return Ok(smallvec::smallvec![Some(gx)]);
+            }
             let d = if tanh {
                 // 0.5(1 + t) + 0.5 x (1 - t²) k (1 + 3·0.044715 x²), t = tanh(k(x + 0.044715 x³))
                 let k = (2.0 / std::f64::consts::PI).sqrt();
