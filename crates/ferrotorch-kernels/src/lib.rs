@@ -10,6 +10,7 @@
 //!   that LLVM vectorises them when they are inlined into a loop.
 //! - [`simd`]: the loops themselves, compiled several times for different CPU
 //!   feature levels (AVX-512, AVX2+FMA, baseline) and chosen once at run time.
+//! - [`norm`]: layer normalisation rows, forward and backward.
 //! - [`parallel`]: the intra-op thread pool (`set_num_threads`).
 //! - [`gemm`]: matrix multiplication on strided operands.
 //! - [`reduce`]: vectorised sums and min/max over slices.
@@ -23,6 +24,7 @@ pub mod conv;
 pub mod cpu;
 pub mod gemm;
 pub mod math;
+pub mod norm;
 pub mod parallel;
 pub mod reduce;
 pub mod simd;

@@ -209,3 +209,89 @@ fn external_memory_is_validated_and_read_only_memory_is_never_written() {
     drop((t, c));
     assert!(buf.iter().all(|&x| x == 0));
 }
+
+/// The native float32 layer norm (forward, fused backward, and the
+/// differentiable backward used under create_graph) against the composed
+/// float64 form (which gradcheck covers), with weight and bias, without
+/// either, and over two normalised dims.
+#[test]
+fn native_layer_norm_matches_the_composed_float64_form() {
+    use ferrotorch_core::autograd;
+    let _g = super::rng_lock();
+    ferrotorch_core::native::random::manual_seed(3);
+    for (shape, k, affine) in [
+        (vec![4usize, 5, 37], 1usize, true),
+        (vec![3, 70], 1, false),
+        (vec![2, 3, 4, 5], 2, true),
+    ] {
+        let ns: Vec<usize> = shape[shape.len() - k..].to_vec();
+        let x32 = Tensor::randn(&shape, ())
+            .unwrap()
+            .mul(3.0)
+            .unwrap()
+            .add(1.0)
+            .unwrap();
+        let w32 = Tensor::randn(&ns, ()).unwrap();
+        let b32 = Tensor::randn(&ns, ()).unwrap();
+        let g32 = Tensor::randn(&shape, ()).unwrap();
+        let run = |dt: DType, create: bool| {
+            let x = x32
+                .to_dtype(dt)
+                .unwrap()
+                .detach()
+                .requires_grad_(true)
+                .unwrap();
+            let w = w32
+                .to_dtype(dt)
+                .unwrap()
+                .detach()
+                .requires_grad_(true)
+                .unwrap();
+            let b = b32
+                .to_dtype(dt)
+                .unwrap()
+                .detach()
+                .requires_grad_(true)
+                .unwrap();
+            let y = x
+                .layer_norm(&ns, affine.then_some(&w), affine.then_some(&b), 1e-5)
+                .unwrap();
+            let ins = if affine {
+                vec![x.clone(), w, b]
+            } else {
+                vec![x.clone()]
+            };
+            let gs = autograd::grad(
+                std::slice::from_ref(&y),
+                &ins,
+                Some(&[g32.to_dtype(dt).unwrap()]),
+                Some(true),
+                create,
+                false,
+            )
+            .unwrap();
+            let mut vals = vec![y.to_vec_f64().unwrap()];
+            vals.extend(gs.iter().map(|g| g.as_ref().unwrap().to_vec_f64().unwrap()));
+            if create {
+                // a second derivative: d/dx of sum(dx^2)
+                let h = gs[0].as_ref().unwrap().pow(2.0).unwrap().sum().unwrap();
+                let hx = autograd::grad(&[h], &[x], None, None, false, false).unwrap();
+                vals.push(hx[0].as_ref().unwrap().to_vec_f64().unwrap());
+            }
+            vals
+        };
+        let want = run(DType::F64, true);
+        for create in [false, true] {
+            let got = run(DType::F32, create);
+            for (i, (a, b)) in got.iter().zip(&want).enumerate() {
+                let scale = b.iter().fold(1.0f64, |m, v| m.max(v.abs()));
+                for (p, q) in a.iter().zip(b) {
+                    assert!(
+                        (p - q).abs() <= 2e-5 * scale,
+                        "{shape:?} k={k} affine={affine} create={create} output {i}: {p} vs {q}"
+                    );
+                }
+            }
+        }
+    }
+}

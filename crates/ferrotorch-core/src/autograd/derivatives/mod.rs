@@ -20,6 +20,7 @@ pub(crate) mod conv;
 mod fused;
 pub(crate) mod indexing;
 pub(crate) mod inplace;
+pub(crate) mod layer_norm;
 pub(crate) mod linalg;
 pub(crate) mod nn;
 pub(crate) mod pointwise;

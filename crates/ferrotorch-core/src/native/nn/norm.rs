@@ -206,6 +206,9 @@ impl Tensor {
                 crate::ensure!(t.shape() == normalized_shape, Runtime, "layer_norm: {name} of shape {:?} does not match normalized_shape {normalized_shape:?}", t.shape());
             }
         }
+        if let Some(y) = self.layer_norm_f32(k, weight, bias, eps)? {
+            return Ok(y);
+        }
         let x = work(self)?;
         let dims: Vec<i64> = (-(k as i64)..0).collect();
         let (var, mean) = x.var_mean(Some(&dims), Some(0.0), true)?;
@@ -217,6 +220,71 @@ impl Tensor {
             y = y.add(b)?;
         }
         y.to_dtype(self.dtype())
+    }
+
+    /// The native float32 layer norm (`ferrotorch_kernels::norm`) for a
+    /// contiguous input with contiguous float32 weight and bias, recorded
+    /// as one node (`autograd::derivatives::layer_norm`): the composed form
+    /// made five tensors forward and nine nodes backward. `None` for other
+    /// cases, which take the composed form.
+    fn layer_norm_f32(
+        &self,
+        k: usize,
+        weight: Option<&Tensor>,
+        bias: Option<&Tensor>,
+        eps: f64,
+    ) -> Result<Option<Tensor>> {
+        let ok = |t: &Tensor| t.dtype() == DType::F32 && t.is_contiguous();
+        if !ok(self) || !weight.is_none_or(ok) || !bias.is_none_or(ok) || self.numel() == 0 {
+            return Ok(None);
+        }
+        let n: usize = self.shape()[self.dim() - k..].iter().product();
+        let rows = self.numel() / n;
+        let y = Tensor::empty(self.shape(), DType::F32)?;
+        let mean = Tensor::empty(&[rows], DType::F32)?;
+        let rstd = Tensor::empty(&[rows], DType::F32)?;
+        let mut reads = vec![self];
+        reads.extend(weight);
+        reads.extend(bias);
+        crate::tensor::access::zip_slices_mut::<f32>(
+            "layer_norm",
+            &[&mean, &rstd],
+            &[],
+            |st, _| {
+                let _l = crate::storage::lock_storages(
+                    &reads.iter().map(|t| t.storage()).collect::<Vec<_>>(),
+                    &[y.storage()],
+                );
+                // SAFETY: all contiguous f32 of the sizes the kernel checks;
+                // the inputs read-locked, `y` fresh and write-locked.
+                let s = |t: &Tensor| unsafe {
+                    std::slice::from_raw_parts(t.data_ptr() as *const f32, t.numel())
+                };
+                let yv =
+                    unsafe { std::slice::from_raw_parts_mut(y.data_ptr() as *mut f32, y.numel()) };
+                let (m, r) = st.split_at_mut(1);
+                ferrotorch_kernels::norm::forward(
+                    s(self),
+                    yv,
+                    m[0],
+                    r[0],
+                    n,
+                    weight.map(s),
+                    bias.map(s),
+                    eps as f32,
+                );
+            },
+        )?;
+        crate::autograd::derivatives::layer_norm::layer_norm(
+            self,
+            weight,
+            bias,
+            (mean, rstd),
+            k,
+            eps,
+            y,
+        )
+        .map(Some)
     }
 
     /// `F.group_norm`: channels split into `num_groups` groups, each
