@@ -526,10 +526,7 @@ fn obeys_layout(g: &Tensor, leaf: &Tensor) -> bool {
     if leaf.is_contiguous() || !leaf.layout().is_dense() {
         return g.is_contiguous();
     }
-    g.shape()
-        .iter()
-        .zip(g.stride().iter().zip(leaf.stride()))
-        .all(|(&n, (a, b))| n == 1 || a == b)
+    crate::tensor::access::same_dense_layout(&[leaf, g])
 }
 
 /// The gradient itself as the leaf's `.grad`, instead of a copy (PyTorch's

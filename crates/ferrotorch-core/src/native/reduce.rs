@@ -205,18 +205,9 @@ fn sum_leading_f32(x: &Tensor, dims: Option<&[i64]>, keepdim: bool) -> Result<Op
     let mut shape: Vec<usize> = if keepdim { vec![1; k] } else { vec![] };
     shape.extend_from_slice(&x.shape()[k..]);
     let out = Tensor::empty(&shape, DType::F32)?;
-    {
-        let _g = crate::storage::lock_storages(&[x.storage()], &[out.storage()]);
-        // SAFETY: x is contiguous f32 with rows * cols elements, out a fresh
-        // contiguous tensor of cols; both locked.
-        let (src, dst) = unsafe {
-            (
-                std::slice::from_raw_parts(x.data_ptr() as *const f32, rows * cols),
-                std::slice::from_raw_parts_mut(out.data_ptr() as *mut f32, cols),
-            )
-        };
-        ferrotorch_kernels::reduce::sum_rows(src, rows, cols, dst);
-    }
+    crate::tensor::access::contiguous_slices_mut::<f32>("sum", &[&out], &[x], |w, r| {
+        ferrotorch_kernels::reduce::sum_rows(r[0], rows, cols, w[0])
+    })?;
     Ok(Some(out))
 }
 

@@ -107,6 +107,64 @@ pub fn zip_slices_mut<T: Element>(
     Ok(())
 }
 
+/// Call `f` with mutable slices of `writes` and shared slices of `reads`:
+/// contiguous tensors of element type `T`, each of its own length (a
+/// kernel over rows with per-row statistics, such as layer norm). Checks
+/// and locks as [`zip_slices_mut`] does, all storages in one
+/// `lock_storages` call (Note [Storage access locks]).
+pub fn contiguous_slices_mut<T: Element>(
+    op: &str,
+    writes: &[&Tensor],
+    reads: &[&Tensor],
+    f: impl FnOnce(&mut [&mut [T]], &[&[T]]),
+) -> Result<()> {
+    for t in writes.iter().chain(reads) {
+        crate::ensure!(
+            t.dtype() == T::DTYPE && t.is_contiguous(),
+            Runtime,
+            "{op}: expected contiguous tensors of dtype {}, but got {} with shape {:?} and strides {:?}",
+            T::DTYPE,
+            t.dtype(),
+            t.shape(),
+            t.stride()
+        );
+    }
+    for (i, w) in writes.iter().enumerate() {
+        w.storage().check_writable(op)?;
+        let shared = writes
+            .iter()
+            .enumerate()
+            .filter(|&(j, _)| j != i)
+            .map(|(_, t)| t)
+            .chain(reads)
+            .any(|t| t.storage().is_same(w.storage()));
+        crate::ensure!(
+            !shared,
+            Runtime,
+            "{op}: a tensor written in place shares its storage with another argument"
+        );
+    }
+    let ws: Vec<_> = writes.iter().map(|t| t.storage()).collect();
+    let rs: Vec<_> = reads.iter().map(|t| t.storage()).collect();
+    let _guard = lock_storages(&rs, &ws);
+    // SAFETY: each tensor is contiguous, so its numel elements of `T` start
+    // at data_ptr inside its storage; the locks are held, and written
+    // storages alias nothing else passed in.
+    let mut wslices: Vec<&mut [T]> = writes
+        .iter()
+        .map(|t| unsafe { std::slice::from_raw_parts_mut(t.data_ptr() as *mut T, t.numel()) })
+        .collect();
+    let rslices: Vec<&[T]> = reads
+        .iter()
+        .map(|t| unsafe { std::slice::from_raw_parts(t.data_ptr() as *const T, t.numel()) })
+        .collect();
+    f(&mut wslices, &rslices);
+    for t in writes {
+        t.storage().bump_version();
+    }
+    Ok(())
+}
+
 impl Tensor {
     /// The elements in row-major order as little-endian bytes (what file
     /// formats such as safetensors store).

@@ -54,31 +54,15 @@ pub(crate) fn layer_norm(
                 let gxhat = Tensor::empty(x.shape(), DType::F32)?;
                 let mut reads = vec![&g, x, mean, rstd];
                 reads.extend(w);
-                crate::tensor::access::zip_slices_mut::<f32>(
+                crate::tensor::access::contiguous_slices_mut::<f32>(
                     "layer_norm_backward",
                     &[&dx, &gxhat],
-                    &[],
-                    |out, _| {
-                        let _l = crate::storage::lock_storages(
-                            &reads.iter().map(|t| t.storage()).collect::<Vec<_>>(),
-                            &[],
-                        );
-                        // SAFETY: every read tensor is contiguous f32 (x, w by
-                        // the forward's fast path, mean/rstd fresh, g made so)
-                        // of the sizes the kernel checks; read-locked here.
-                        let s = |t: &Tensor| unsafe {
-                            std::slice::from_raw_parts(t.data_ptr() as *const f32, t.numel())
-                        };
+                    &reads,
+                    |out, r| {
                         let (a, rest) = out.split_at_mut(1);
+                        let wt = w.map(|_| r[4]);
                         ferrotorch_kernels::norm::backward(
-                            s(&g),
-                            s(x),
-                            s(mean),
-                            s(rstd),
-                            w.map(s),
-                            a[0],
-                            rest[0],
-                            n,
+                            r[0], r[1], r[2], r[3], wt, a[0], rest[0], n,
                         );
                     },
                 )?;

@@ -246,33 +246,15 @@ impl Tensor {
         let mut reads = vec![self];
         reads.extend(weight);
         reads.extend(bias);
-        crate::tensor::access::zip_slices_mut::<f32>(
+        crate::tensor::access::contiguous_slices_mut::<f32>(
             "layer_norm",
-            &[&mean, &rstd],
-            &[],
-            |st, _| {
-                let _l = crate::storage::lock_storages(
-                    &reads.iter().map(|t| t.storage()).collect::<Vec<_>>(),
-                    &[y.storage()],
-                );
-                // SAFETY: all contiguous f32 of the sizes the kernel checks;
-                // the inputs read-locked, `y` fresh and write-locked.
-                let s = |t: &Tensor| unsafe {
-                    std::slice::from_raw_parts(t.data_ptr() as *const f32, t.numel())
-                };
-                let yv =
-                    unsafe { std::slice::from_raw_parts_mut(y.data_ptr() as *mut f32, y.numel()) };
-                let (m, r) = st.split_at_mut(1);
-                ferrotorch_kernels::norm::forward(
-                    s(self),
-                    yv,
-                    m[0],
-                    r[0],
-                    n,
-                    weight.map(s),
-                    bias.map(s),
-                    eps as f32,
-                );
+            &[&y, &mean, &rstd],
+            &reads,
+            |w, r| {
+                let (y, st) = w.split_at_mut(1);
+                let (m, rs) = st.split_at_mut(1);
+                let (wt, bs) = (weight.map(|_| r[1]), bias.map(|_| r[reads.len() - 1]));
+                ferrotorch_kernels::norm::forward(r[0], y[0], m[0], rs[0], n, wt, bs, eps as f32);
             },
         )?;
         crate::autograd::derivatives::layer_norm::layer_norm(
