@@ -146,3 +146,28 @@ def test_in_place_ops_and_graph_nodes_keep_their_python_identity():
         p += 1
     assert p is q and isinstance(p, torch.nn.Parameter)
     assert p.tolist() == [2.0, 2.0]
+
+
+def test_gradcheck_accepts_right_and_rejects_wrong_gradients():
+    from ferrotorch.autograd import GradcheckError, gradcheck, gradgradcheck
+
+    x = torch.tensor([[0.3, -1.2], [2.0, 0.5]], dtype=torch.float64, requires_grad=True)
+    y = torch.tensor([0.7, -0.4], dtype=torch.float64, requires_grad=True)
+    assert gradcheck(lambda a, b: (a.sin() * b, (a @ b).exp()), (x, y))
+    assert gradgradcheck(lambda a, b: a.tanh() * b.pow(2), (x, y))
+    assert gradcheck(lambda a: a.t().sin(), (x.t(),))  # a non-contiguous input
+
+    class Wrong(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            ctx.save_for_backward(a)
+            return a * a
+
+        @staticmethod
+        def backward(ctx, g):
+            (a,) = ctx.saved_tensors
+            return g * a  # should be 2·a·g
+
+    with pytest.raises(GradcheckError, match="Jacobian mismatch for output 0 with respect to input 0"):
+        gradcheck(Wrong.apply, (x,))
+    assert gradcheck(Wrong.apply, (x,), raise_exception=False) is False

@@ -1,10 +1,11 @@
-"""``torch.autograd``: ``backward``, ``grad``, ``Function``, grad modes and
-``functional``."""
+"""``torch.autograd``: ``backward``, ``grad``, ``Function``, grad modes,
+``gradcheck`` and ``functional``."""
 
 from .. import _C
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled,
                         is_inference_mode_enabled, no_grad, set_grad_enabled)
 from .function import Function, FunctionCtx
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 
 
 def _seq(x):
