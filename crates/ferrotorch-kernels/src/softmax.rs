@@ -75,6 +75,81 @@ multiversion! {
     }
 }
 
+multiversion! {
+    /// Rows `r0..r1` of [`softmax_backward`].
+    ///
+    /// # Safety
+    /// `g`, `y`, `dx` hold `r1 * n` values.
+    unsafe fn softmax_backward_rows[](
+        g: *const f32, y: *const f32, dx: *mut f32, r0: usize, r1: usize, n: usize, log: bool
+    ) {
+        unsafe {
+            for r in r0..r1 {
+                let g = std::slice::from_raw_parts(g.add(r * n), n);
+                let y = std::slice::from_raw_parts(y.add(r * n), n);
+                let dx = std::slice::from_raw_parts_mut(dx.add(r * n), n);
+                if log {
+                    // dx = g - exp(y)·Σg
+                    let s = sum_row(g);
+                    for j in 0..n {
+                        dx[j] = (-math::exp_nonpos(y[j])).mul_add(s, g[j]);
+                    }
+                } else {
+                    // dx = y·(g - Σ g·y)
+                    let mut acc = [0.0f32; 16];
+                    let (mut ig, mut iy) = (g.chunks_exact(16), y.chunks_exact(16));
+                    for (cg, cy) in (&mut ig).zip(&mut iy) {
+                        for k in 0..16 {
+                            acc[k] = cg[k].mul_add(cy[k], acc[k]);
+                        }
+                    }
+                    let mut s: f32 = acc.iter().sum();
+                    for (a, b) in ig.remainder().iter().zip(iy.remainder()) {
+                        s = a.mul_add(*b, s);
+                    }
+                    for j in 0..n {
+                        dx[j] = y[j] * (g[j] - s);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The input gradient of softmax (`log`: log-softmax) over contiguous rows
+/// of `n` from the output gradient `g` and the output `y`: `y·(g - Σg·y)`
+/// (`g - exp(y)·Σg`), one pass per row instead of four tensor ops; rows
+/// are split over the intra-op threads.
+///
+/// # Panics
+/// If the slices differ in length or are not whole rows.
+pub fn softmax_backward(g: &[f32], y: &[f32], dx: &mut [f32], n: usize, log: bool) {
+    assert!(
+        g.len() == y.len() && y.len() == dx.len() && n > 0 && g.len().is_multiple_of(n),
+        "softmax_backward: lengths differ"
+    );
+    let rows = g.len() / n;
+    let (gp, yp, dp) = (
+        g.as_ptr() as usize,
+        y.as_ptr() as usize,
+        dx.as_mut_ptr() as usize,
+    );
+    crate::parallel::parallel_for(rows, (1usize << 14).div_ceil(n).max(1), |r| {
+        // SAFETY: the lengths were checked; row ranges are disjoint.
+        unsafe {
+            softmax_backward_rows(
+                gp as *const f32,
+                yp as *const f32,
+                dp as *mut f32,
+                r.start,
+                r.end,
+                n,
+                log,
+            )
+        }
+    });
+}
+
 /// The sum of `exp(x - m)` over a row of `n` values at `src`.
 ///
 /// # Safety
@@ -119,6 +194,49 @@ fn sum_row(x: &[f32]) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    #[allow(clippy::needless_range_loop)]
+    fn softmax_backward_matches_f64() {
+        let n = 37;
+        let x: Vec<f32> = (0..2 * n).map(|i| (i as f32 * 0.37).sin() * 3.0).collect();
+        let g: Vec<f32> = (0..2 * n).map(|i| (i as f32 * 0.91).cos()).collect();
+        for log in [false, true] {
+            let mut y = vec![0.0f32; 2 * n];
+            for r in 0..2 {
+                unsafe { softmax_row_f32(x[r * n..].as_ptr(), y[r * n..].as_mut_ptr(), n, log) };
+            }
+            let mut dx = vec![0.0f32; 2 * n];
+            softmax_backward(&g, &y, &mut dx, n, log);
+            for r in 0..2 {
+                let row = |v: &[f32]| {
+                    v[r * n..(r + 1) * n]
+                        .iter()
+                        .map(|&a| a as f64)
+                        .collect::<Vec<_>>()
+                };
+                let (gr, yr) = (row(&g), row(&y));
+                let p: Vec<f64> = if log {
+                    yr.iter().map(|v| v.exp()).collect()
+                } else {
+                    yr.clone()
+                };
+                let dot: f64 = gr.iter().zip(&p).map(|(a, b)| a * b).sum();
+                let sum: f64 = gr.iter().sum();
+                for j in 0..n {
+                    let want = if log {
+                        gr[j] - p[j] * sum
+                    } else {
+                        p[j] * (gr[j] - dot)
+                    };
+                    assert!(
+                        (dx[r * n + j] as f64 - want).abs() < 1e-5,
+                        "log={log} [{r}, {j}]"
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn softmax_rows_match_f64() {

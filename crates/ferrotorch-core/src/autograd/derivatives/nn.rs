@@ -5,6 +5,35 @@ use crate::autograd::{needs_grad, record1, Ctx};
 use crate::error::Result;
 use crate::tensor::Tensor;
 
+/// The softmax (log-softmax) gradient as one kernel over rows
+/// (`ferrotorch_kernels::softmax::softmax_backward`), for float32 over the
+/// last dim without `create_graph` (Note [Fused pointwise backward]);
+/// `None` takes the composed formula.
+fn fused_softmax_backward(g: &Tensor, y: &Tensor, d: i64, log: bool) -> Result<Option<Tensor>> {
+    let nd = y.dim() as i64;
+    if crate::autograd::mode::is_grad_enabled()
+        || nd == 0
+        || (if d < 0 { d + nd } else { d }) != nd - 1
+        || g.dtype() != crate::DType::F32
+        || y.dtype() != crate::DType::F32
+        || g.shape() != y.shape()
+        || !y.is_contiguous()
+        || y.numel() == 0
+    {
+        return Ok(None);
+    }
+    let g = g.contiguous()?;
+    let dx = Tensor::empty(y.shape(), crate::DType::F32)?;
+    let n = y.shape()[y.dim() - 1];
+    crate::tensor::access::contiguous_slices_mut::<f32>(
+        "softmax_backward",
+        &[&dx],
+        &[&g, y],
+        |o, r| ferrotorch_kernels::softmax::softmax_backward(r[0], r[1], o[0], n, log),
+    )?;
+    Ok(Some(dx))
+}
+
 /// `softmax(dim)`: y · (g - Σ g·y).
 pub(crate) fn softmax(x: &Tensor, d: i64, y: Tensor) -> Result<Tensor> {
     if !needs_grad(&[x]) {
@@ -17,6 +46,9 @@ pub(crate) fn softmax(x: &Tensor, d: i64, y: Tensor) -> Result<Tensor> {
         smallvec::smallvec![Save::Output(0)],
         move |c: &Ctx| {
             let (g, y) = (c.grad(), c.saved(0));
+            if let Some(dx) = fused_softmax_backward(g, y, d, false)? {
+                return Ok(smallvec::smallvec![Some(dx)]);
+            }
             let s = g.mul(y)?.sum_dim(Some(&[d]), true, None)?;
             Ok(smallvec::smallvec![Some(y.mul(&g.sub(&s)?)?)])
         },
@@ -35,6 +67,9 @@ pub(crate) fn log_softmax(x: &Tensor, d: i64, y: Tensor) -> Result<Tensor> {
         smallvec::smallvec![Save::Output(0)],
         move |c: &Ctx| {
             let (g, y) = (c.grad(), c.saved(0));
+            if let Some(dx) = fused_softmax_backward(g, y, d, true)? {
+                return Ok(smallvec::smallvec![Some(dx)]);
+            }
             let s = g.sum_dim(Some(&[d]), true, None)?;
             Ok(smallvec::smallvec![Some(g.sub(&y.exp()?.mul(&s)?)?)])
         },

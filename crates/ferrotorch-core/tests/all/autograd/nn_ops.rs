@@ -2,7 +2,8 @@
 //! embedding, interpolation, attention) and the composite linear algebra.
 
 use super::{check, input, F};
-use ferrotorch_core::{native, Tensor};
+use ferrotorch_core::autograd;
+use ferrotorch_core::{native, DType, Result, Tensor};
 
 #[test]
 fn convolutions() {
@@ -448,5 +449,52 @@ fn elu_second_derivative_stays_finite_for_large_inputs() -> ferrotorch_core::Res
     assert_eq!(v[0], 0.0);
     // d²/dx² of 1.05·1.3·(e^{0.7x} − 1) at x = −1.
     assert!((v[1] - 1.05 * 1.3 * 0.49 * (-0.7f64).exp()).abs() < 1e-12);
+    Ok(())
+}
+
+/// The fused float32 softmax / log-softmax backward (last dim, no
+/// create_graph) against the composed float64 formula, for any way of
+/// naming the last dim, a strided output gradient, and a non-last dim
+/// (which takes the composed path).
+#[test]
+fn fused_softmax_backward_matches_f64() -> Result<()> {
+    let x64 = input(&[3, 4, 9], -3.0, 3.0, 61);
+    let x32 = x64.detach().to_dtype(DType::F32)?.requires_grad_(true)?;
+    let g64 = input(&[9, 4, 3], -1.0, 1.0, 62)
+        .detach()
+        .permute(&[2, 1, 0])?;
+    let g32 = g64.to_dtype(DType::F32)?;
+    for log in [false, true] {
+        for dim in [-1i64, 2, 1] {
+            let f = |x: &Tensor| {
+                if log {
+                    x.log_softmax(dim, None)
+                } else {
+                    x.softmax(dim, None)
+                }
+            };
+            let a = autograd::grad(
+                &[f(&x64)?],
+                &[x64.clone()],
+                Some(&[g64.clone()]),
+                None,
+                false,
+                false,
+            )?;
+            let b = autograd::grad(
+                &[f(&x32)?],
+                &[x32.clone()],
+                Some(&[g32.clone()]),
+                None,
+                false,
+                false,
+            )?;
+            let (a, b) = (
+                a[0].clone().unwrap(),
+                b[0].clone().unwrap().to_dtype(DType::F64)?,
+            );
+            assert!(b.allclose(&a, 1e-5, 1e-5, false)?, "log={log} dim={dim}");
+        }
+    }
     Ok(())
 }
