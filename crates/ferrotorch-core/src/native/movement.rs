@@ -152,13 +152,29 @@ impl Tensor {
         } else {
             self.shape()[d + 1..].iter().product()
         };
-        let pairs = (0..outer).flat_map(|o| {
-            let idx = &idx;
-            idx.iter().enumerate().flat_map(move |(k, &i)| {
-                (0..inner).map(move |r| ((o * n + i) * inner + r, (o * idx.len() + k) * inner + r))
-            })
-        });
-        copy_pairs(&src, &out, pairs);
+        // whole rows of `inner` elements at a time (an embedding lookup
+        // copies rows of the embedding width)
+        {
+            let _g = crate::storage::lock_storages(&[src.storage()], &[out.storage()]);
+            by_size!(src.element_size(), U => {
+                let (s, dp) = (src.data_ptr() as *const U, out.data_ptr() as *mut U);
+                for o in 0..outer {
+                    for (k, &i) in idx.iter().enumerate() {
+                        // SAFETY: `indices` checked every i < n, so the row lies
+                        // in `src` ([outer, n, inner]); the destination row lies
+                        // in `out` ([outer, len, inner]); they are different
+                        // allocations.
+                        unsafe {
+                            std::ptr::copy_nonoverlapping(
+                                s.add((o * n + i) * inner),
+                                dp.add((o * idx.len() + k) * inner),
+                                inner,
+                            )
+                        }
+                    }
+                }
+            });
+        }
         Ok(out)
     }
 
@@ -667,11 +683,15 @@ pub fn stack(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
         );
     }
     let d = crate::tensor::layout::wrap_dim_insert(dim, tensors[0].dim())?;
-    let parts: Vec<Tensor> = tensors
-        .iter()
-        .map(|t| t.unsqueeze(d as i64))
-        .collect::<Result<_>>()?;
-    cat(&parts, d as i64)
+    let ins: Vec<&Tensor> = tensors.iter().collect();
+    let y = crate::autograd::raw(&ins, || {
+        let parts: Vec<Tensor> = tensors
+            .iter()
+            .map(|t| t.unsqueeze(d as i64))
+            .collect::<Result<_>>()?;
+        cat(&parts, d as i64)
+    })?;
+    crate::autograd::derivatives::indexing::stack(tensors, d, y)
 }
 
 pub(crate) fn register(r: &mut Registry) {

@@ -32,14 +32,76 @@ pub(crate) fn index_select(x: &Tensor, d: usize, index: &Tensor, y: Tensor) -> R
         smallvec::smallvec![Save::Tensor(index)],
         move |c: &Ctx| {
             let g = c.grad();
-            let z = Tensor::zeros(&shape, g.dtype())?;
             if shape.is_empty() {
                 return Ok(smallvec::smallvec![Some(g.reshape(&[])?)]);
             }
+            if let Some(gx) = index_add_rows(&shape, d, c.saved(0), g)? {
+                return Ok(smallvec::smallvec![Some(gx)]);
+            }
+            let z = Tensor::zeros(&shape, g.dtype())?;
             let idx = slice_index(&c.saved(0).reshape(&[-1])?, d, g.shape())?;
             Ok(smallvec::smallvec![Some(z.scatter_add(d as i64, &idx, g)?)])
         },
     )
+}
+
+/// The gradient of `index_select` (and so `embedding`) without
+/// `create_graph`: zeros shaped like the input, with each slice of `g`
+/// added at its index as one loop over contiguous rows, instead of
+/// `scatter_add` with an index expanded to `g`'s shape (an index per
+/// element, 13x slower for an embedding's backward). `None` (the
+/// differentiable scatter) for other dtypes or under `create_graph`.
+fn index_add_rows(shape: &[usize], d: usize, index: &Tensor, g: &Tensor) -> Result<Option<Tensor>> {
+    use crate::DType;
+    if crate::autograd::mode::is_grad_enabled() || !matches!(g.dtype(), DType::F32 | DType::F64) {
+        return Ok(None);
+    }
+    let idx = index
+        .reshape(&[-1])?
+        .to_dtype(DType::I64)?
+        .to_vec::<i64>()?;
+    let n = shape[d];
+    let (outer, inner): (usize, usize) =
+        (shape[..d].iter().product(), shape[d + 1..].iter().product());
+    let k = idx.len();
+    if g.numel() != outer * k * inner || idx.iter().any(|&i| i < 0 || i as usize >= n) {
+        return Ok(None);
+    }
+    let g = g.contiguous()?;
+    let out = Tensor::zeros(shape, g.dtype())?;
+    fn add_rows<T: crate::dtype::Element + std::ops::AddAssign>(
+        o: &mut [T],
+        g: &[T],
+        idx: &[i64],
+        (outer, n, inner): (usize, usize, usize),
+    ) {
+        let k = idx.len();
+        for ou in 0..outer {
+            for (i, &ix) in idx.iter().enumerate() {
+                let dst = &mut o[(ou * n + ix as usize) * inner..][..inner];
+                let src = &g[(ou * k + i) * inner..][..inner];
+                for (a, &b) in dst.iter_mut().zip(src) {
+                    *a += b;
+                }
+            }
+        }
+    }
+    let dims = (outer, n, inner);
+    match g.dtype() {
+        DType::F32 => crate::tensor::access::contiguous_slices_mut::<f32>(
+            "index_select_backward",
+            &[&out],
+            &[&g],
+            |o, r| add_rows(o[0], r[0], &idx, dims),
+        )?,
+        _ => crate::tensor::access::contiguous_slices_mut::<f64>(
+            "index_select_backward",
+            &[&out],
+            &[&g],
+            |o, r| add_rows(o[0], r[0], &idx, dims),
+        )?,
+    }
+    Ok(Some(out))
 }
 
 /// `x.gather(d, index)`: scatter-add the gradient at the gathered positions.
@@ -250,6 +312,28 @@ pub(crate) fn cat(tensors: &[Tensor], d: usize, y: Tensor) -> Result<Tensor> {
                         r
                     }
                 })
+                .collect()
+        },
+    )
+}
+
+/// `stack(tensors, d)`: one node (torch's `StackBackward0`); each input
+/// gets its slice of the gradient along `d`.
+pub(crate) fn stack(tensors: &[Tensor], d: usize, y: Tensor) -> Result<Tensor> {
+    let ins: Vec<&Tensor> = tensors.iter().collect();
+    if !needs_grad(&ins) {
+        return Ok(y);
+    }
+    let n = tensors.len();
+    record1(
+        "StackBackward0",
+        &ins,
+        y,
+        smallvec::smallvec![],
+        move |c: &Ctx| {
+            let g = c.grad();
+            (0..n)
+                .map(|i| want(c, i, || g.select(d as i64, i as i64)))
                 .collect()
         },
     )
