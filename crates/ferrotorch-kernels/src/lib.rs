@@ -11,6 +11,7 @@
 //! - [`simd`]: the loops themselves, compiled several times for different CPU
 //!   feature levels (AVX-512, AVX2+FMA, baseline) and chosen once at run time.
 //! - [`norm`]: layer normalisation rows, forward and backward.
+//! - [`rnn`]: the pointwise part of a GRU or LSTM step, forward and backward.
 //! - [`parallel`]: the intra-op thread pool (`set_num_threads`).
 //! - [`gemm`]: matrix multiplication on strided operands.
 //! - [`reduce`]: vectorised sums and min/max over slices.
@@ -27,6 +28,7 @@ pub mod math;
 pub mod norm;
 pub mod parallel;
 pub mod reduce;
+pub mod rnn;
 pub mod simd;
 pub mod softmax;
 pub mod transpose;

@@ -238,6 +238,36 @@ def test_lstm_step_matches_numpy():
     assert list(p) == ["weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0"]
 
 
+def test_gru_cell_matches_numpy_and_gradcheck():
+    cell = nn.GRUCell(3, 4)
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(2, 3)).astype(np.float32)
+    h = rng.normal(size=(2, 4)).astype(np.float32)
+    p = {k: v.numpy() for k, v in cell.state_dict().items()}
+    gi = x @ p["weight_ih"].T + p["bias_ih"]
+    gh = h @ p["weight_hh"].T + p["bias_hh"]
+    sig = lambda v: 1 / (1 + np.exp(-v))  # noqa: E731
+    r = sig(gi[:, :4] + gh[:, :4])
+    z = sig(gi[:, 4:8] + gh[:, 4:8])
+    n = np.tanh(gi[:, 8:] + r * gh[:, 8:])
+    want = (1 - z) * n + z * h
+    got = cell(torch.tensor(x), torch.tensor(h))
+    np.testing.assert_allclose(got.detach().numpy(), want, rtol=1e-5, atol=1e-6)
+    assert got.grad_fn.name() == "ThnnFusedGruCellBackward0"
+    # float64 takes the composed path; the float32 fused gradients agree with it
+    args = [torch.tensor(v.astype(np.float64), requires_grad=True)
+            for v in (x, h, p["weight_ih"], p["weight_hh"], p["bias_ih"], p["bias_hh"])]
+    assert torch.autograd.gradcheck(lambda *a: torch.gru_cell(*a), args)
+    got.sum().backward()
+    torch.gru_cell(*args).sum().backward()
+    np.testing.assert_allclose(cell.weight_hh.grad.numpy(), args[3].grad.numpy(), rtol=1e-5, atol=1e-6)
+    # one sequence step of nn.GRU with the same weights is the cell
+    gru = nn.GRU(3, 4)
+    gru.load_state_dict({k + "_l0": v for k, v in cell.state_dict().items()})
+    out, hn = gru(torch.tensor(x)[None], torch.tensor(h)[None])
+    np.testing.assert_allclose(hn.detach().numpy()[0], want, rtol=1e-5, atol=1e-6)
+
+
 def test_multihead_attention_matches_numpy():
     mha = nn.MultiheadAttention(4, 2)
     x = np.random.default_rng(11).normal(size=(3, 1, 4)).astype(np.float32)  # (L, N, E)

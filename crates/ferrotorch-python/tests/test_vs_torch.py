@@ -327,3 +327,29 @@ def test_random_streams_and_samplers_match_torch():
     bf = [b[0].tolist() for b in fd.DataLoader(fd.TensorDataset(xf), batch_size=4, shuffle=True)]
     bt = [b[0].tolist() for b in td.DataLoader(td.TensorDataset(xt), batch_size=4, shuffle=True)]
     assert bf == bt
+
+
+@pytest.mark.parametrize("name,kw", [
+    ("RNNCell", {}), ("RNNCell", {"nonlinearity": "relu", "bias": False}),
+    ("GRUCell", {}), ("LSTMCell", {}),
+])
+def test_recurrent_cells_match_torch(name, kw):
+    mf, mt = getattr(ft.nn, name)(3, 4, **kw), getattr(torch.nn, name)(3, 4, **kw)
+    assert list(mf.state_dict()) == list(mt.state_dict())
+    assert repr(mf) == repr(mt)
+    mt.load_state_dict({k: torch.tensor(v.numpy()) for k, v in mf.state_dict().items()})
+    x = np.random.default_rng(11).normal(size=(2, 3)).astype(np.float32)
+    fx, tx = both(x)
+    of, ot = mf(fx), mt(tx)
+    for a, b in zip(of if isinstance(of, tuple) else (of,), ot if isinstance(ot, tuple) else (ot,)):
+        same(a, b, 1e-5)
+    (of[0] if isinstance(of, tuple) else of).sum().backward()
+    (ot[0] if isinstance(ot, tuple) else ot).sum().backward()
+    for (n, pf), (_, pt) in zip(mf.named_parameters(), mt.named_parameters()):
+        same(pf.grad, pt.grad, 1e-5)
+    # unbatched, with a given state
+    h = np.random.default_rng(12).normal(size=(4,)).astype(np.float32)
+    hf, ht = both(h)
+    sf, st = ((hf, hf), (ht, ht)) if name == "LSTMCell" else (hf, ht)
+    of, ot = mf(fx[0], sf), mt(tx[0], st)
+    same(of[0] if isinstance(of, tuple) else of, ot[0] if isinstance(ot, tuple) else ot, 1e-5)

@@ -391,6 +391,20 @@ impl Tensor {
         out.reshape(&shape)
     }
 
+    /// `self @ weightᵀ + bias` (`F.linear`; `weight` is `[out, in]`). A 2-D
+    /// input with a bias is one `addmm` (one GEMM onto the broadcast bias,
+    /// grad_fn `AddmmBackward0`), as in PyTorch.
+    pub fn linear(&self, weight: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
+        if let (2, Some(b)) = (self.dim(), bias) {
+            return b.addmm(self, &weight.t()?, 1, 1);
+        }
+        let y = self.matmul(&weight.t()?)?;
+        match bias {
+            Some(b) => y.add(b),
+            None => Ok(y),
+        }
+    }
+
     /// `beta * self + alpha * (mat1 @ mat2)` (`torch.addmm`); `self`
     /// broadcasts to the product's shape and is ignored when `beta == 0`.
     pub fn addmm(
@@ -564,6 +578,14 @@ pub(crate) fn register(r: &mut Registry) {
     r.def("outer(Tensor self, Tensor vec2) -> Tensor", |a| {
         Ok(a.tensor(0)?.outer(&a.tensor(1)?)?.into())
     });
+    r.def(
+        "linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
+        |a| {
+            Ok(a.tensor(0)?
+                .linear(&a.tensor(1)?, a.opt_tensor(2)?.as_ref())?
+                .into())
+        },
+    );
     r.def(
         "addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
         |a| {

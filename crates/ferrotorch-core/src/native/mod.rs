@@ -38,6 +38,7 @@ pub(crate) mod unary_exact;
 pub use binary::Operand;
 pub use einsum::einsum;
 pub use movement::{cat, stack};
+pub use nn::rnn::{rnn, rnn_cell, RnnArgs, RnnMode};
 pub use pointwise::where_;
 
 use crate::dispatch::Registry;

@@ -532,15 +532,10 @@ impl Tensor {
         if n == 0 {
             return Ok(vec![self.clone()]);
         }
-        (0..n.div_ceil(split_size))
-            .map(|i| {
-                self.narrow(
-                    d as i64,
-                    (i * split_size) as i64,
-                    split_size.min(n - i * split_size),
-                )
-            })
-            .collect()
+        let sizes: Vec<usize> = (0..n.div_ceil(split_size))
+            .map(|i| split_size.min(n - i * split_size))
+            .collect();
+        self.pieces("SplitBackward0", d, &sizes, false)
     }
 
     /// Split into pieces of the given sizes along `dim` (`split_with_sizes`).
@@ -551,22 +546,49 @@ impl Tensor {
             "split_with_sizes expects at least a 1-dimensional tensor"
         );
         let d = wrap_dim(dim, self.dim())?;
-        let total: usize = sizes.iter().sum();
+        let total = sizes.iter().try_fold(0usize, |a, &s| a.checked_add(s));
         crate::ensure!(
-            total == self.shape()[d],
+            total == Some(self.shape()[d]),
             Runtime,
             "split_with_sizes expects split_sizes to sum exactly to {} (input tensor's size at dimension {d}), but got split_sizes={sizes:?}",
             self.shape()[d]
         );
+        self.pieces("SplitWithSizesBackward0", d, sizes, false)
+    }
+
+    /// Consecutive views of `sizes[i]` along `d` (each of size 1 with `d`
+    /// dropped when `squeeze`), recorded as one node whose backward
+    /// concatenates (or stacks) the pieces' gradients (Note [One node for
+    /// all pieces]).
+    fn pieces(
+        &self,
+        name: &'static str,
+        d: usize,
+        sizes: &[usize],
+        squeeze: bool,
+    ) -> Result<Vec<Tensor>> {
+        let stride = self.stride()[d];
         let mut start = 0;
-        sizes
+        let out: Vec<Tensor> = sizes
             .iter()
-            .map(|&s| {
-                let t = self.narrow(d as i64, start as i64, s);
-                start += s;
-                t
+            .map(|&len| {
+                let (mut sz, mut st): (Dims, Dims) = (self.shape().into(), self.stride().into());
+                if squeeze {
+                    sz.remove(d);
+                    st.remove(d);
+                } else {
+                    sz[d] = len;
+                }
+                let offset = if len == 0 && !squeeze {
+                    self.storage_offset()
+                } else {
+                    self.storage_offset() + start * stride
+                };
+                start += len;
+                self.view_of(sz, st, offset)
             })
-            .collect()
+            .collect();
+        crate::autograd::derivatives::shape::pieces(name, self, d, squeeze, out)
     }
 
     /// Split into `chunks` nearly equal pieces along `dim` (`t.chunk`).
@@ -594,8 +616,6 @@ impl Tensor {
             "Dimension specified as {dim} but tensor has no dimensions"
         );
         let d = wrap_dim(dim, self.dim())?;
-        (0..self.shape()[d])
-            .map(|i| self.select(d as i64, i as i64))
-            .collect()
+        self.pieces("UnbindBackward0", d, &vec![1; self.shape()[d]], true)
     }
 }

@@ -3,18 +3,9 @@
 
 use ferrotorch_core::{Result, Tensor};
 
-/// `x Wᵀ + b` (`weight` is `[out, in]`).
-/// A 2-D input with a bias is one `addmm` (one GEMM onto the broadcast
-/// bias, grad_fn `AddmmBackward0`), as in PyTorch.
+/// `x Wᵀ + b` (`weight` is `[out, in]`): [`Tensor::linear`].
 pub fn linear(input: &Tensor, weight: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
-    if let (2, Some(b)) = (input.dim(), bias) {
-        return b.addmm(input, &weight.t()?, 1, 1);
-    }
-    let y = input.matmul(&weight.t()?)?;
-    match bias {
-        Some(b) => y.add(b),
-        None => Ok(y),
-    }
+    input.linear(weight, bias)
 }
 
 /// `y_k = x1ᵀ W_k x2 + b_k` (`weight` is `[out, in1, in2]`).

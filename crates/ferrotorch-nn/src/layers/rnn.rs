@@ -5,9 +5,8 @@
 
 use super::fmt::{py_bool, py_float};
 use super::linear::empty_param;
-use crate::functional as F;
 use crate::{init, Entry, Module, ModuleState, Parameter};
-use ferrotorch_core::native::{cat, stack};
+use ferrotorch_core::native::{rnn, RnnArgs, RnnMode};
 use ferrotorch_core::{bail, ensure, Result, Tensor};
 
 /// Options of the recurrent layers, with PyTorch's defaults.
@@ -25,6 +24,9 @@ pub struct RNNOptions {
     pub bidirectional: bool,
     /// `nn.RNN` only: `"tanh"` (default) or `"relu"`.
     pub nonlinearity: &'static str,
+    /// `nn.LSTM` only: project the hidden state to this many features
+    /// (default 0: no projection).
+    pub proj_size: usize,
 }
 
 impl Default for RNNOptions {
@@ -36,6 +38,7 @@ impl Default for RNNOptions {
             dropout: 0.0,
             bidirectional: false,
             nonlinearity: "tanh",
+            proj_size: 0,
         }
     }
 }
@@ -74,6 +77,16 @@ impl Recurrent {
             Value,
             "dropout should be a number in range [0, 1] representing the probability of an element being zeroed"
         );
+        ensure!(
+            o.proj_size < hidden_size,
+            Value,
+            "proj_size has to be smaller than hidden_size"
+        );
+        ensure!(
+            o.proj_size == 0 || mode == Mode::Lstm,
+            Value,
+            "proj_size argument is only supported for LSTM, not RNN or GRU"
+        );
         if mode == Mode::Rnn && !matches!(o.nonlinearity, "tanh" | "relu") {
             bail!(
                 Value,
@@ -87,23 +100,27 @@ impl Recurrent {
             Mode::Gru => 3,
         } * hidden_size;
         let dirs = if o.bidirectional { 2 } else { 1 };
+        let real = if o.proj_size > 0 {
+            o.proj_size
+        } else {
+            hidden_size
+        };
         let mut params = Vec::new();
         for layer in 0..o.num_layers {
-            let inp = if layer == 0 {
-                input_size
-            } else {
-                hidden_size * dirs
-            };
+            let inp = if layer == 0 { input_size } else { real * dirs };
             for d in 0..dirs {
                 let sfx = format!("l{layer}{}", if d == 1 { "_reverse" } else { "" });
                 params.push((format!("weight_ih_{sfx}"), empty_param(&[gates, inp])?));
-                params.push((
-                    format!("weight_hh_{sfx}"),
-                    empty_param(&[gates, hidden_size])?,
-                ));
+                params.push((format!("weight_hh_{sfx}"), empty_param(&[gates, real])?));
                 if o.bias {
                     params.push((format!("bias_ih_{sfx}"), empty_param(&[gates])?));
                     params.push((format!("bias_hh_{sfx}"), empty_param(&[gates])?));
+                }
+                if o.proj_size > 0 {
+                    params.push((
+                        format!("weight_hr_{sfx}"),
+                        empty_param(&[o.proj_size, hidden_size])?,
+                    ));
                 }
             }
         }
@@ -123,6 +140,9 @@ impl Recurrent {
 
     fn extra_repr(&self) -> String {
         let mut s = format!("{}, {}", self.input_size, self.hidden_size);
+        if self.o.proj_size != 0 {
+            s += &format!(", proj_size={}", self.o.proj_size);
+        }
         if self.o.num_layers != 1 {
             s += &format!(", num_layers={}", self.o.num_layers);
         }
@@ -141,62 +161,9 @@ impl Recurrent {
         s
     }
 
-    fn weights(&self, layer: usize, dir: usize) -> [Option<Tensor>; 4] {
-        let per = if self.o.bias { 4 } else { 2 };
-        let dirs = if self.o.bidirectional { 2 } else { 1 };
-        let base = (layer * dirs + dir) * per;
-        let get = |i: usize| (i < per).then(|| self.params[base + i].1.tensor());
-        [get(0), get(1), get(2), get(3)]
-    }
-
-    /// One step: the new hidden (and cell) state from the projected input.
-    fn cell(
-        &self,
-        xp: &Tensor,
-        h: &Tensor,
-        c: Option<&Tensor>,
-        w_hh: &Tensor,
-        b_hh: Option<&Tensor>,
-    ) -> Result<(Tensor, Option<Tensor>)> {
-        let hp = F::linear(h, w_hh, b_hh)?;
-        match self.mode {
-            Mode::Rnn => {
-                let pre = xp.add(&hp)?;
-                Ok((
-                    if self.o.nonlinearity == "relu" {
-                        pre.relu()?
-                    } else {
-                        pre.tanh()?
-                    },
-                    None,
-                ))
-            }
-            Mode::Lstm => {
-                let g = xp.add(&hp)?.chunk(4, -1)?;
-                let (i, f, gg, o) = (
-                    g[0].sigmoid()?,
-                    g[1].sigmoid()?,
-                    g[2].tanh()?,
-                    g[3].sigmoid()?,
-                );
-                let c = f
-                    .mul(c.expect("LSTM carries a cell state"))?
-                    .add(&i.mul(&gg)?)?;
-                Ok((o.mul(&c.tanh()?)?, Some(c)))
-            }
-            Mode::Gru => {
-                let gi = xp.chunk(3, -1)?;
-                let gh = hp.chunk(3, -1)?;
-                let r = gi[0].add(&gh[0])?.sigmoid()?;
-                let z = gi[1].add(&gh[1])?.sigmoid()?;
-                let n = gi[2].add(&r.mul(&gh[2])?)?.tanh()?;
-                // (1 - z) * n + z * h
-                Ok((z.neg()?.add(1.0)?.mul(&n)?.add(&z.mul(h)?)?, None))
-            }
-        }
-    }
-
-    /// The time loop over sequence-first `[L, N, H_in]` input.
+    /// The time loop: the `rnn_tanh` / `rnn_relu` / `gru` / `lstm` op on
+    /// the flat parameter list, with unbatched input handled here as in
+    /// PyTorch's module.
     fn run(
         &self,
         input: &Tensor,
@@ -211,10 +178,8 @@ impl Recurrent {
             "{name}: Expected input to be 2D or 3D, got {}D instead",
             input.dim()
         );
-        let mut x = if unbatched {
+        let x = if unbatched {
             input.unsqueeze(1)?
-        } else if self.o.batch_first {
-            input.transpose(0, 1)?
         } else {
             input.clone()
         };
@@ -225,100 +190,69 @@ impl Recurrent {
             self.input_size,
             x.shape()[2]
         );
-        let (l, n) = (x.shape()[0], x.shape()[1]);
+        let n = if self.o.batch_first && !unbatched {
+            x.shape()[0]
+        } else {
+            x.shape()[1]
+        };
         let dirs = if self.o.bidirectional { 2 } else { 1 };
-        let hshape = [self.o.num_layers * dirs, n, self.hidden_size];
-        let init_state = |s: Option<&Tensor>, what: &str| -> Result<Tensor> {
-            match s {
-                Some(t) => {
-                    let t = if unbatched {
-                        t.unsqueeze(1)?
-                    } else {
-                        t.clone()
-                    };
-                    ensure!(
-                        t.shape() == hshape,
-                        Runtime,
-                        "Expected {what} size ({}, {}, {}), got {:?}",
-                        hshape[0],
-                        hshape[1],
-                        hshape[2],
-                        t.shape()
-                    );
-                    Ok(t)
-                }
-                None => Tensor::zeros(&hshape, x.dtype()),
-            }
+        let real = if self.o.proj_size > 0 {
+            self.o.proj_size
+        } else {
+            self.hidden_size
         };
         let lstm = self.mode == Mode::Lstm;
-        let h0 = init_state(h0, if lstm { "hidden[0]" } else { "hidden" })?;
-        let c0 = if lstm {
-            Some(init_state(c0, "hidden[1]")?)
-        } else {
-            None
-        };
-        let (mut hn, mut cn) = (Vec::new(), Vec::new());
-        for layer in 0..self.o.num_layers {
-            let mut outs = Vec::new();
-            for d in 0..dirs {
-                let [w_ih, w_hh, b_ih, b_hh] = self.weights(layer, d);
-                let (w_ih, w_hh) = (w_ih.expect("weight_ih"), w_hh.expect("weight_hh"));
-                let xp = F::linear(&x, &w_ih, b_ih.as_ref())?;
-                let idx = (layer * dirs + d) as i64;
-                let mut h = h0.select(0, idx)?;
-                let mut c = c0.as_ref().map(|c| c.select(0, idx)).transpose()?;
-                let mut steps = vec![None; l];
-                let order: Vec<usize> = if d == 0 {
-                    (0..l).collect()
-                } else {
-                    (0..l).rev().collect()
-                };
-                for t in order {
-                    let (nh, nc) = self.cell(
-                        &xp.select(0, t as i64)?,
-                        &h,
-                        c.as_ref(),
-                        &w_hh,
-                        b_hh.as_ref(),
-                    )?;
-                    steps[t] = Some(nh.clone());
-                    h = nh;
-                    c = nc;
-                }
-                let steps: Vec<Tensor> = steps
-                    .into_iter()
-                    .map(|s| s.expect("every step ran"))
-                    .collect();
-                outs.push(stack(&steps, 0)?);
-                hn.push(h);
-                cn.extend(c);
-            }
-            x = if dirs == 1 {
-                outs.remove(0)
-            } else {
-                cat(&outs, -1)?
+        let state = |s: Option<&Tensor>, size: usize, what: &str| -> Result<Tensor> {
+            let want = [self.o.num_layers * dirs, n, size];
+            let t = match s {
+                Some(t) if unbatched => t.unsqueeze(1)?,
+                Some(t) => t.clone(),
+                None => return Tensor::zeros(&want, x.dtype()),
             };
-            if layer + 1 < self.o.num_layers && self.o.dropout > 0.0 {
-                x = F::dropout(&x, self.o.dropout, self.state.is_training())?;
-            }
+            // torch's check_forward_args, before the op infers a projection
+            // from the states' sizes
+            ensure!(
+                t.shape() == want,
+                Runtime,
+                "Expected {what} size ({}, {}, {}), got {:?}",
+                want[0],
+                want[1],
+                want[2],
+                t.shape()
+            );
+            Ok(t)
+        };
+        let mut hx = vec![state(h0, real, if lstm { "hidden[0]" } else { "hidden" })?];
+        if lstm {
+            hx.push(state(c0, self.hidden_size, "hidden[1]")?);
         }
-        let out = if unbatched {
-            x.squeeze_dims(&[1])?
-        } else if self.o.batch_first {
-            x.transpose(0, 1)?
-        } else {
-            x
+        let params: Vec<Tensor> = self.params.iter().map(|(_, p)| p.tensor()).collect();
+        let args = RnnArgs {
+            has_biases: self.o.bias,
+            num_layers: self.o.num_layers,
+            dropout: self.o.dropout,
+            train: self.state.is_training(),
+            bidirectional: self.o.bidirectional,
+            batch_first: self.o.batch_first && !unbatched,
         };
-        let fix = |v: Vec<Tensor>| -> Result<Tensor> {
-            let s = stack(&v, 0)?;
+        let mode = match self.mode {
+            Mode::Rnn if self.o.nonlinearity == "relu" => RnnMode::Relu,
+            Mode::Rnn => RnnMode::Tanh,
+            Mode::Gru => RnnMode::Gru,
+            Mode::Lstm => RnnMode::Lstm,
+        };
+        let (out, states) = rnn(mode, &x, &hx, &params, args)?;
+        let fix = |t: Tensor| -> Result<Tensor> {
             if unbatched {
-                s.squeeze_dims(&[1])
+                t.squeeze_dims(&[1])
             } else {
-                Ok(s)
+                Ok(t)
             }
         };
-        let c = if cn.is_empty() { None } else { Some(fix(cn)?) };
-        Ok((out, fix(hn)?, c))
+        let mut states = states.into_iter();
+        let h = fix(states.next().expect("a hidden state"))?;
+        let c = states.next().map(fix).transpose()?;
+        Ok((fix(out)?, h, c))
     }
 
     fn type_name(&self) -> &'static str {

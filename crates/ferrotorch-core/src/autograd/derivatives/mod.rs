@@ -14,6 +14,7 @@
 //! - [`shape`]: views and value-selecting ops
 //! - [`indexing`]: gathers, scatters, `cat`, `index_put`, `copy_`, `fill_`
 //! - [`nn`]: activations, softmax, losses, convolution, pooling, norms
+//! - [`layer_norm`], [`rnn`]: the fused float32 layer norm and GRU/LSTM steps
 //! - [`inplace`]: in-place ops and views of non-leaf tensors
 
 pub(crate) mod conv;
@@ -25,6 +26,7 @@ pub(crate) mod linalg;
 pub(crate) mod nn;
 pub(crate) mod pointwise;
 pub(crate) mod reduce;
+pub(crate) mod rnn;
 pub(crate) mod scan;
 pub(crate) mod shape;
 

@@ -102,6 +102,36 @@ pub(crate) fn select(x: &Tensor, d: usize, index: usize, y: Tensor) -> Result<Te
     })
 }
 
+/// # Note [One node for all pieces]
+/// `split`, `chunk` and `unbind` record one node with an output per piece
+/// (torch's `SplitBackward0`, `UnbindBackward0`), whose backward
+/// concatenates (stacks) the pieces' gradients, zeros where a piece got
+/// none. A node per piece would scatter each gradient into its own
+/// zero tensor the size of the input and add those up: quadratic in the
+/// number of pieces, which an RNN's `unbind` over time steps made the
+/// largest cost of its backward pass.
+pub(crate) fn pieces(
+    name: &'static str,
+    x: &Tensor,
+    d: usize,
+    squeeze: bool,
+    out: Vec<Tensor>,
+) -> Result<Vec<Tensor>> {
+    if !needs_grad(&[x]) || out.is_empty() {
+        return Ok(out);
+    }
+    let refs: Vec<&Tensor> = out.iter().collect();
+    crate::autograd::record(name, &[x], &refs, smallvec::smallvec![], move |c: &Ctx| {
+        let g = if squeeze {
+            crate::native::stack(&c.grads[..], d as i64)?
+        } else {
+            crate::native::cat(&c.grads[..], d as i64)?
+        };
+        Ok(smallvec::smallvec![Some(g)])
+    })?;
+    Ok(out)
+}
+
 /// Constant padding (negative amounts crop): the gradient is the same
 /// padding negated, which crops the padded border and zero-fills the
 /// cropped one.

@@ -1,6 +1,7 @@
 //! Neural-network kernels (their `nn.functional` and `nn` wrappers come with
 //! the nn issue): activations, softmax, convolution, pooling,
-//! normalisation, embedding, dropout, padding, interpolation, attention.
+//! normalisation, embedding, dropout, padding, interpolation, attention,
+//! recurrent layers.
 
 pub(crate) mod activation;
 pub(crate) mod conv;
@@ -12,6 +13,7 @@ mod conv_winograd;
 pub(crate) mod misc;
 pub(crate) mod norm;
 pub(crate) mod pool;
+pub mod rnn;
 pub(crate) mod softmax;
 
 use crate::dispatch::Registry;
@@ -23,4 +25,5 @@ pub(crate) fn register(r: &mut Registry) {
     pool::register(r);
     norm::register(r);
     misc::register(r);
+    rnn::register(r);
 }

@@ -13,6 +13,7 @@ use ferrotorch_core::{DType, Result, Tensor};
 mod custom;
 mod data_movement;
 mod nn_ops;
+mod recurrent;
 mod reductions;
 
 type F = fn(&[Tensor]) -> Result<Vec<Tensor>>;

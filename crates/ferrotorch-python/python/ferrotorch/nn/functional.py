@@ -112,11 +112,8 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
 
 
 def linear(input, weight, bias=None):
-    """``input @ weight.T + bias``."""
-    if input.dim() == 2 and bias is not None:
-        return _call("addmm", (bias, input, weight.t()))
-    out = input.matmul(weight.t())
-    return out if bias is None else out + bias
+    """``input @ weight.T + bias`` (one ``addmm`` for 2-D input with a bias)."""
+    return _call("linear", (input, weight, bias))
 
 
 def bilinear(input1, input2, weight, bias=None):

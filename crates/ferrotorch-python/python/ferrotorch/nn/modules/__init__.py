@@ -11,7 +11,7 @@ from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDi
 from .misc import Dropout, Embedding, LayerNorm
 from .conv import AdaptiveAvgPool2d, AvgPool2d, Conv1d, Conv2d, MaxPool2d
 from .batchnorm import BatchNorm1d, BatchNorm2d, GroupNorm
-from .rnn import GRU, LSTM, RNN, RNNBase
+from .rnn import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNBase, RNNCell, RNNCellBase
 from .transformer import (MultiheadAttention, NonDynamicallyQuantizableLinear, TransformerEncoder, TransformerEncoderLayer)
 from .conv import AdaptiveMaxPool2d, ConvTranspose2d, MaxPool1d
 from .linear import Bilinear

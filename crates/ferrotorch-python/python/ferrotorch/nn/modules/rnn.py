@@ -1,18 +1,16 @@
-"""``RNN``, ``LSTM``, ``GRU``: torch's parameter names, shapes, init and
-gate order, composed of native ops one time step at a time."""
+"""``RNN``, ``LSTM``, ``GRU`` and their cells: torch's parameter names,
+shapes, init and gate order; the time loop is one native op per call
+(``gru``, ``lstm``, ``rnn_tanh``, ``rnn_relu``, ``*_cell``, as
+``torch._VF``), Note [Fused recurrent cells] in the core crate."""
 
 import math
 
 from ... import _C
-from .. import functional as F, init
+from .. import init
 from ..parameter import Parameter
 from .module import Module
 
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
-
-
-def _stack(ts, dim=0):
-    return _C._call_op("stack", (ts, dim))
 
 
 class RNNBase(Module):
@@ -80,87 +78,132 @@ class RNNBase(Module):
             s += f", bidirectional={self.bidirectional}"
         return s
 
-    def _cell(self, x, state, w):
-        w_ih, w_hh = getattr(self, w[0]), getattr(self, w[1])
-        b_ih = getattr(self, w[2]) if self.bias else None
-        b_hh = getattr(self, w[3]) if self.bias else None
-        if self.mode == "LSTM":
-            h, c = state
-            gates = F.linear(x, w_ih, b_ih) + F.linear(h, w_hh, b_hh)
-            i, f, g, o = gates.chunk(4, 1)
-            c = f.sigmoid() * c + i.sigmoid() * g.tanh()
-            h = o.sigmoid() * c.tanh()
-            if self.proj_size > 0:
-                h = F.linear(h, getattr(self, w[-1]))
-            return h, c
-        h = state
-        if self.mode == "GRU":
-            gi = F.linear(x, w_ih, b_ih).chunk(3, 1)
-            gh = F.linear(h, w_hh, b_hh).chunk(3, 1)
-            r = (gi[0] + gh[0]).sigmoid()
-            z = (gi[1] + gh[1]).sigmoid()
-            n = (gi[2] + r * gh[2]).tanh()
-            return (1 - z) * n + z * h
-        pre = F.linear(x, w_ih, b_ih) + F.linear(h, w_hh, b_hh)
-        return pre.tanh() if self.mode == "RNN_TANH" else F.relu(pre)
+    def _flat_weights(self):
+        return [getattr(self, n) for names in self._names for n in names]
 
     def forward(self, input, hx=None):
         batched = input.dim() == 3
         if input.dim() not in (2, 3):
             raise ValueError(f"{type(self).__name__}: Expected input to be 2D or 3D, got {input.dim()}D instead")
         x = input if batched else input.unsqueeze(1)
-        if batched and self.batch_first:
-            x = x.transpose(0, 1)
-        steps, batch = x.size(0), x.size(1)
+        batch_first = self.batch_first and batched
+        batch = x.size(0) if batch_first else x.size(1)
         dirs = 2 if self.bidirectional else 1
         lstm = self.mode == "LSTM"
+        out_size = self.proj_size if lstm and self.proj_size > 0 else self.hidden_size
         if hx is None:
             zeros = x.new_zeros(self.num_layers * dirs, batch, self.hidden_size)
-            if lstm and self.proj_size > 0:
-                hx = (x.new_zeros(self.num_layers * dirs, batch, self.proj_size), zeros)
+            if lstm:
+                hx = (x.new_zeros(self.num_layers * dirs, batch, out_size), zeros)
             else:
-                hx = (zeros, zeros) if lstm else zeros
+                hx = zeros
         elif not batched:
             hx = tuple(h.unsqueeze(1) for h in hx) if lstm else hx.unsqueeze(1)
-        h0, c0 = hx if lstm else (hx, None)
         if x.size(2) != self.input_size:
             raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
                                f"{self.input_size}, got {x.size(2)}")
-        out_size = self.proj_size if lstm and self.proj_size > 0 else self.hidden_size
-        for name, state, size in ((("hidden[0]" if lstm else "hidden"), h0, out_size),
-                                  ("hidden[1]", c0, self.hidden_size)):
+        states = hx if lstm else (hx,)
+        for name, state, size in zip(("hidden[0]", "hidden[1]") if lstm else ("hidden",), states,
+                                     (out_size, self.hidden_size)):
             want = (self.num_layers * dirs, batch, size)
-            if state is not None and tuple(state.shape) != want:
+            if tuple(state.shape) != want:
                 raise RuntimeError(f"Expected {name} size {want}, got {list(state.shape)}")
-        layer_in = x
-        h_n, c_n = [], []
-        for layer in range(self.num_layers):
-            outs = []
-            for d in range(dirs):
-                k = layer * dirs + d
-                state = (h0[k], c0[k]) if lstm else h0[k]
-                order = range(steps) if d == 0 else range(steps - 1, -1, -1)
-                ys = [None] * steps
-                for t in order:
-                    state = self._cell(layer_in[t], state, self._names[k])
-                    ys[t] = state[0] if lstm else state
-                outs.append(_stack(ys))
-                h_n.append(state[0] if lstm else state)
-                if lstm:
-                    c_n.append(state[1])
-            layer_in = outs[0] if dirs == 1 else _C._call_op("cat", (outs, 2))
-            if self.dropout > 0 and self.training and layer < self.num_layers - 1:
-                layer_in = F.dropout(layer_in, self.dropout, True)
-        out = layer_in
-        if batched and self.batch_first:
-            out = out.transpose(0, 1)
-        h_n = _stack(h_n)
-        c_n = _stack(c_n) if lstm else None
+        args = (self._flat_weights(), self.bias, self.num_layers, self.dropout, self.training,
+                self.bidirectional, batch_first)
+        if lstm:
+            out, h_n, c_n = _C._call_op("lstm", (x, list(hx)) + args)
+        else:
+            op = {"GRU": "gru", "RNN_TANH": "rnn_tanh", "RNN_RELU": "rnn_relu"}[self.mode]
+            out, h_n = _C._call_op(op, (x, hx) + args)
         if not batched:
-            out = out.squeeze(1)
-            h_n = h_n.squeeze(1)
+            out, h_n = out.squeeze(1), h_n.squeeze(1)
             c_n = c_n.squeeze(1) if lstm else None
         return (out, (h_n, c_n)) if lstm else (out, h_n)
+
+
+class RNNCellBase(Module):
+    """Shared layout of the cells: ``weight_ih``, ``weight_hh``, ``bias_ih``,
+    ``bias_hh``."""
+
+    def __init__(self, input_size, hidden_size, bias, num_chunks, device=None, dtype=None):
+        super().__init__()
+        self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
+        gate = num_chunks * hidden_size
+        empty = lambda *shape: Parameter(_C._call_op("empty", (shape,), {"dtype": dtype}))
+        self.weight_ih = empty(gate, input_size)
+        self.weight_hh = empty(gate, hidden_size)
+        if bias:
+            self.bias_ih, self.bias_hh = empty(gate), empty(gate)
+        else:
+            self.register_parameter("bias_ih", None)
+            self.register_parameter("bias_hh", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for w in self.parameters():
+            init.uniform_(w, -stdv, stdv)
+
+    def extra_repr(self):
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.bias is not True:
+            s += f", bias={self.bias}"
+        if getattr(self, "nonlinearity", "tanh") != "tanh":
+            s += f", nonlinearity={self.nonlinearity}"
+        return s
+
+    def _state(self, input, hx):
+        if input.dim() not in (1, 2):
+            raise ValueError(f"{type(self).__name__}: Expected input to be 1D or 2D, got {input.dim()}D instead")
+        if hx is not None and not isinstance(hx, tuple) and hx.dim() not in (1, 2):
+            raise ValueError(f"{type(self).__name__}: Expected hidden to be 1D or 2D, got {hx.dim()}D instead")
+        if hx is None:
+            shape = (input.size(0), self.hidden_size) if input.dim() == 2 else (self.hidden_size,)
+            return input.new_zeros(*shape)
+        return hx
+
+    def _weights(self):
+        return (self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
+
+
+class RNNCell(RNNCellBase):
+    """Elman cell: ``h' = tanh(W_ih x + b_ih + W_hh h + b_hh)`` (or relu)."""
+
+    def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", device=None, dtype=None):
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"Unknown nonlinearity: {nonlinearity}")
+        super().__init__(input_size, hidden_size, bias, 1, device, dtype)
+        self.nonlinearity = nonlinearity
+
+    def forward(self, input, hx=None):
+        hx = self._state(input, hx)
+        op = "rnn_tanh_cell" if self.nonlinearity == "tanh" else "rnn_relu_cell"
+        return _C._call_op(op, (input, hx) + self._weights())
+
+
+class GRUCell(RNNCellBase):
+    """One GRU step (gates r, z, n)."""
+
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        super().__init__(input_size, hidden_size, bias, 3, device, dtype)
+
+    def forward(self, input, hx=None):
+        return _C._call_op("gru_cell", (input, self._state(input, hx)) + self._weights())
+
+
+class LSTMCell(RNNCellBase):
+    """One LSTM step (gates i, f, g, o): returns ``(h', c')``."""
+
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        super().__init__(input_size, hidden_size, bias, 4, device, dtype)
+
+    def forward(self, input, hx=None):
+        if hx is None:
+            z = self._state(input, None)
+            hx = (z, z)
+        else:
+            self._state(input, hx[0])
+        return _C._call_op("lstm_cell", (input, list(hx)) + self._weights())
 
 
 class RNN(RNNBase):
