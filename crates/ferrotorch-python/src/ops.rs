@@ -54,8 +54,10 @@ pub fn _call_op<'py>(
 }
 
 /// `_C._schemas()`: `(base name, full name, [(arg, type, has default,
-/// kwarg only)], return names (empty where unnamed), schema text)` for
-/// every op.
+/// kwarg only)], return names (empty where unnamed), schema text, the
+/// argument each return aliases (-1 where none: `add_` returns its
+/// argument 0, `transpose` a view of it), whether it writes in place)` for
+/// every op, the alias facts read from the schema's annotations.
 #[pyfunction]
 #[allow(clippy::type_complexity)]
 pub fn _schemas() -> Vec<(
@@ -64,6 +66,8 @@ pub fn _schemas() -> Vec<(
     Vec<(String, String, bool, bool)>,
     Vec<String>,
     String,
+    Vec<i64>,
+    bool,
 )> {
     dispatch::op_names()
         .into_iter()
@@ -86,7 +90,18 @@ pub fn _schemas() -> Vec<(
                 .iter()
                 .map(|n| n.clone().unwrap_or_default())
                 .collect();
-            Some((s.name.clone(), full, args, names, s.to_string()))
+            let aliases = (0..s.returns.len())
+                .map(|i| s.aliased_input(i).map_or(-1, |a| a as i64))
+                .collect();
+            Some((
+                s.name.clone(),
+                full,
+                args,
+                names,
+                s.to_string(),
+                aliases,
+                s.is_inplace(),
+            ))
         })
         .collect()
 }

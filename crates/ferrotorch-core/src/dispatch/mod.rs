@@ -7,9 +7,11 @@
 //! `register` function next to the op's definition, so an op is declared in
 //! one place (its schema string sits beside its kernel).
 
+mod alias;
 mod ivalue;
 pub mod schema;
 
+pub use alias::AliasInfo;
 pub use ivalue::IValue;
 pub use schema::{Argument, Schema, Type};
 

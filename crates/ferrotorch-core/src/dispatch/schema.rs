@@ -5,6 +5,7 @@
 //! [`Schema::bind`] matches positional and keyword arguments against it,
 //! fills defaults, and checks types, with Python's TypeError wording.
 
+use super::alias::{split_annotation, AliasInfo};
 use super::ivalue::IValue;
 use crate::dtype::DType;
 use crate::error::{Error, ErrorKind, Result};
@@ -69,6 +70,8 @@ pub struct Argument {
     pub kwarg_only: bool,
     /// Written to in place (`Tensor(a!)`).
     pub mutable: bool,
+    /// Its alias annotation (`Tensor(a)`, `Tensor(a!)`), if any.
+    pub alias: Option<AliasInfo>,
 }
 
 /// A parsed schema.
@@ -85,6 +88,9 @@ pub struct Schema {
     /// Return names (`values`, `indices`), where the schema gives them:
     /// torch's Python layer returns a named tuple then.
     pub return_names: Vec<Option<String>>,
+    /// Each return's alias annotation (`-> Tensor(a)` of a view, `->
+    /// Tensor(a!)` of an in-place op).
+    pub return_alias: Vec<Option<AliasInfo>>,
     text: String,
 }
 
@@ -120,7 +126,7 @@ fn split_top(s: &str) -> Vec<&str> {
     out
 }
 
-fn parse_type(s: &str) -> Result<(Type, bool)> {
+fn parse_type(s: &str) -> Result<(Type, Option<AliasInfo>)> {
     let s = s.trim();
     if let Some(inner) = s.strip_suffix('?') {
         let (t, m) = parse_type(inner)?;
@@ -141,18 +147,7 @@ fn parse_type(s: &str) -> Result<(Type, bool)> {
             return Ok((Type::List(Box::new(t), n), m));
         }
     }
-    let (base, mutable) = match s.find('(') {
-        Some(p) => {
-            let ann = &s[p..];
-            crate::ensure!(
-                ann.ends_with(')'),
-                Runtime,
-                "bad alias annotation in type '{s}'"
-            );
-            (&s[..p], ann.contains('!'))
-        }
-        None => (s, false),
-    };
+    let (base, alias) = split_annotation(s)?;
     let t = match base {
         "Tensor" => Type::Tensor,
         "Scalar" => Type::Scalar,
@@ -165,7 +160,7 @@ fn parse_type(s: &str) -> Result<(Type, bool)> {
         "Layout" | "Device" | "MemoryFormat" => Type::Opaque(base.to_string()),
         other => return Err(err(format!("unknown type '{other}' in schema"))),
     };
-    Ok((t, mutable))
+    Ok((t, alias))
 }
 
 fn parse_default(s: &str, ty: &Type) -> Result<IValue> {
@@ -258,14 +253,15 @@ impl Schema {
             let sp = decl
                 .rfind(' ')
                 .ok_or_else(|| err(format!("argument '{a}' in '{text}' has no name")))?;
-            let (ty, mutable) = parse_type(&decl[..sp])?;
+            let (ty, alias) = parse_type(&decl[..sp])?;
             let default = default.map(|d| parse_default(d, &ty)).transpose()?;
             args.push(Argument {
                 name: decl[sp + 1..].to_string(),
                 ty,
                 default,
                 kwarg_only,
-                mutable,
+                mutable: alias.as_ref().is_some_and(|a| a.write),
+                alias,
             });
         }
         let ret = text[arrow + 2..].trim();
@@ -276,6 +272,7 @@ impl Schema {
         };
         let mut returns = Vec::new();
         let mut return_names = Vec::new();
+        let mut return_alias = Vec::new();
         for r in split_top(ret_inner) {
             let (ty_text, ret_name) = match r.rfind(' ') {
                 Some(p) if !r[p..].contains(']') && !r[p..].contains(')') => {
@@ -283,8 +280,10 @@ impl Schema {
                 }
                 _ => (r, None),
             };
-            returns.push(parse_type(ty_text)?.0);
+            let (ty, alias) = parse_type(ty_text)?;
+            returns.push(ty);
             return_names.push(ret_name);
+            return_alias.push(alias);
         }
         Ok(Schema {
             name,
@@ -292,8 +291,38 @@ impl Schema {
             args,
             returns,
             return_names,
+            return_alias,
             text: text.to_string(),
         })
+    }
+
+    /// The argument whose alias set return `i` shares: the input a view
+    /// aliases (`transpose`, `split`) or the one an in-place op returns
+    /// (`add_`).
+    pub fn aliased_input(&self, i: usize) -> Option<usize> {
+        let r = self.return_alias.get(i)?.as_ref()?;
+        self.args
+            .iter()
+            .position(|a| a.alias.as_ref().is_some_and(|x| x.set == r.set))
+    }
+
+    /// Arguments written in place (`Tensor(a!)`).
+    pub fn mutated_args(&self) -> impl Iterator<Item = usize> + '_ {
+        self.args
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| a.mutable)
+            .map(|(i, _)| i)
+    }
+
+    /// Whether the op writes an argument in place and returns it (`add_`).
+    pub fn is_inplace(&self) -> bool {
+        (0..self.returns.len()).any(|i| self.aliased_input(i).is_some_and(|a| self.args[a].mutable))
+    }
+
+    /// Whether return `i` is a view of an input (aliased, not written).
+    pub fn is_view(&self, i: usize) -> bool {
+        self.aliased_input(i).is_some_and(|a| !self.args[a].mutable)
     }
 
     /// `name.overload`, or `name` when there is no overload.

@@ -20,10 +20,16 @@ _CREATION = {"zeros", "ones", "empty", "full", "rand", "randn", "randint",
              "zeros_like", "ones_like", "empty_like", "full_like"}
 
 
+# full op name -> (the argument each return aliases or -1, writes in
+# place), from the schemas' alias annotations
+_ALIASES = {}
+
+
 def _schemas():
     by_name = {}
-    for base, full, args, nret, text in _C._schemas():
+    for base, full, args, nret, text, aliases, inplace in _C._schemas():
         by_name.setdefault(base, []).append((full, args, nret, text))
+        _ALIASES[full] = (aliases, inplace)
     return by_name
 
 
@@ -58,10 +64,12 @@ def _named_results(name, overloads):
 
 def _writes_self(overloads):
     """Whether every overload writes and returns ``self`` (``add_``,
-    ``zero_``): the call then returns the very object it was given, as in
-    torch (``t.add_(1) is t``)."""
-    return all("Tensor(a!) self" in text and text.endswith("-> Tensor(a!)")
-               for _f, _a, _n, text in overloads)
+    ``zero_``), as its schema's alias annotations say: the call then
+    returns the very object it was given, as in torch (``t.add_(1) is t``)."""
+    def writes_self(full, args):
+        aliases, inplace = _ALIASES[full]
+        return inplace and aliases == [0] and bool(args) and args[0][0] == "self"
+    return all(writes_self(full, args) for full, args, _n, _t in overloads)
 
 
 def make_op(name, overloads):
