@@ -93,6 +93,11 @@ impl From<Tensor> for IValue {
         IValue::Tensor(t)
     }
 }
+impl From<&Tensor> for IValue {
+    fn from(t: &Tensor) -> IValue {
+        IValue::Tensor(t.clone())
+    }
+}
 impl From<Scalar> for IValue {
     fn from(s: Scalar) -> IValue {
         match s {

@@ -1,18 +1,26 @@
 //! The dispatcher: every op registered once, by name, with its schema.
 //!
 //! Typed Rust methods (`a.add(&b)`) are the fast unboxed path. The same op
-//! can be called *boxed* — by name with a list of [`IValue`]s — through
-//! [`call`]; the Python and Node bindings, the JIT interpreter and custom
-//! ops take that road. Each op module contributes its entries in a
-//! `register` function next to the op's definition, so an op is declared in
-//! one place (its schema string sits beside its kernel).
+//! can be called *boxed* — with a list of [`IValue`]s — through its
+//! [`OpHandle`] (resolved once, then no lookup) or by name through [`call`];
+//! the Python and Node bindings, the JIT interpreter and custom ops take
+//! that road. Each call passes the dispatch key stack of Note [Dispatch
+//! keys]; while a mode such as the tracer is on, typed methods enter
+//! through their handle too ([`handle::intercept`]). Each op module
+//! contributes its entries in a `register` function next to the op's
+//! definition, so an op is declared in one place (its schema string sits
+//! beside its kernel).
 
 mod alias;
+pub mod handle;
 mod ivalue;
+pub mod keys;
 pub mod schema;
 
 pub use alias::AliasInfo;
+pub use handle::OpHandle;
 pub use ivalue::IValue;
+pub use keys::{DispatchKey, DispatchKeySet, ExcludeGuard, IncludeGuard};
 pub use schema::{Argument, Schema, Type};
 
 use crate::dtype::DType;
@@ -26,12 +34,28 @@ use std::sync::{Arc, OnceLock};
 /// A boxed kernel: bound arguments in, one value (or a tuple) out.
 pub type Kernel = Arc<dyn Fn(&Args) -> Result<IValue> + Send + Sync>;
 
-/// A registered op.
-#[derive(Clone)]
+/// A registered op: its schema and a kernel per dispatch key (the
+/// built-in kernel sits under `Cpu`).
 pub struct OpEntry {
     /// Its parsed schema.
     pub schema: Arc<Schema>,
-    kernel: Kernel,
+    kernels: [OnceLock<Kernel>; keys::NUM_KEYS],
+}
+
+impl OpEntry {
+    fn new(schema: Schema, cpu: Kernel) -> OpEntry {
+        let kernels: [OnceLock<Kernel>; keys::NUM_KEYS] = Default::default();
+        let _ = kernels[DispatchKey::Cpu as usize].set(cpu);
+        OpEntry {
+            schema: Arc::new(schema),
+            kernels,
+        }
+    }
+
+    /// The kernel registered for `key`, if any.
+    pub fn kernel(&self, key: DispatchKey) -> Option<&Kernel> {
+        self.kernels[key as usize].get()
+    }
 }
 
 /// Bound arguments, in schema order, with typed accessors.
@@ -65,6 +89,16 @@ impl Args {
                 v.type_name()
             ),
         )
+    }
+
+    /// Every bound value, in schema order (defaults filled in).
+    pub fn values(&self) -> &[IValue] {
+        &self.vals
+    }
+
+    /// The schema the values were bound against.
+    pub fn schema(&self) -> &Schema {
+        &self.schema
     }
 
     /// The raw value of argument `i`.
@@ -181,7 +215,7 @@ impl Args {
 /// The table of ops.
 #[derive(Default)]
 pub struct Registry {
-    ops: HashMap<String, OpEntry>,
+    ops: HashMap<String, Arc<OpEntry>>,
     overloads: HashMap<String, Vec<String>>,
 }
 
@@ -204,13 +238,8 @@ impl Registry {
             .entry(s.name.clone())
             .or_default()
             .push(full.clone());
-        self.ops.insert(
-            full,
-            OpEntry {
-                schema: Arc::new(s),
-                kernel: Arc::new(kernel),
-            },
-        );
+        self.ops
+            .insert(full, Arc::new(OpEntry::new(s, Arc::new(kernel))));
         Ok(())
     }
 
@@ -256,46 +285,67 @@ pub fn op_names() -> Vec<String> {
     v
 }
 
-/// Call an op by name with boxed arguments.
-///
-/// `name` is either a full name (`add.Tensor`) or a base name (`add`); a
-/// base name tries each overload in registration order and takes the first
-/// whose schema binds the arguments, like PyTorch's Python argument parser.
-///
-/// ```
-/// use ferrotorch_core::{dispatch::{call, IValue}, tensor};
-/// let a = tensor([1.0, 2.0]).unwrap();
-/// let out = call("add", &[a.clone().into(), a.into()], &[("alpha", IValue::Int(2))]).unwrap();
-/// assert_eq!(out.into_tensor().unwrap().to_vec::<f32>().unwrap(), vec![3.0, 6.0]);
-/// ```
-pub fn call(name: &str, args: &[IValue], kwargs: &[(&str, IValue)]) -> Result<IValue> {
-    let candidates: Vec<OpEntry> = {
-        let reg = registry().read();
-        // a base name tries every overload, the unnamed one (`mean`) included
-        let overloads = if name.contains('.') {
-            None
-        } else {
-            reg.overloads.get(name)
-        };
-        if let Some(list) = overloads {
-            list.iter()
-                .filter_map(|n| reg.ops.get(n).cloned())
-                .collect()
-        } else if let Some(e) = reg.ops.get(name) {
-            vec![e.clone()]
-        } else {
-            crate::bail!(Runtime, "unknown operator '{name}'");
-        }
+/// Register `kernel` for op `name` (full name) under dispatch `key`, for
+/// instance a user backend's kernel under `PrivateUse1`. Each key takes
+/// one kernel per op.
+pub fn register_kernel(
+    name: &str,
+    key: DispatchKey,
+    kernel: impl Fn(&Args) -> Result<IValue> + Send + Sync + 'static,
+) -> Result<()> {
+    let e = registry()
+        .read()
+        .ops
+        .get(name)
+        .cloned()
+        .ok_or_else(|| Error::new(ErrorKind::Runtime, format!("unknown operator '{name}'")))?;
+    e.kernels[key as usize].set(Arc::new(kernel)).map_err(|_| {
+        Error::new(
+            ErrorKind::Runtime,
+            format!("op '{name}' already has a {key:?} kernel"),
+        )
+    })
+}
+
+/// The entries a name stands for: a full name (`add.Tensor`) one, a base
+/// name (`add`) every overload in registration order.
+pub(crate) fn resolve(name: &str) -> Result<Vec<Arc<OpEntry>>> {
+    let reg = registry().read();
+    // a base name tries every overload, the unnamed one (`mean`) included
+    let overloads = if name.contains('.') {
+        None
+    } else {
+        reg.overloads.get(name)
     };
+    if let Some(list) = overloads {
+        Ok(list
+            .iter()
+            .filter_map(|n| reg.ops.get(n).cloned())
+            .collect())
+    } else if let Some(e) = reg.ops.get(name) {
+        Ok(vec![e.clone()])
+    } else {
+        crate::bail!(Runtime, "unknown operator '{name}'");
+    }
+}
+
+/// Bind against each candidate in turn and dispatch the first that binds
+/// (PyTorch's Python argument parser's rule for overloads).
+pub(crate) fn call_entries(
+    name: &str,
+    candidates: &[Arc<OpEntry>],
+    args: &[IValue],
+    kwargs: &[(&str, IValue)],
+) -> Result<IValue> {
     let mut first_err = None;
-    for e in &candidates {
+    for e in candidates {
         match e.schema.bind(args, kwargs) {
             Ok(vals) => {
                 let a = Args {
                     schema: e.schema.clone(),
                     vals,
                 };
-                return (e.kernel)(&a);
+                return redispatch(e, &a, keys::call_keys());
             }
             Err(err) => {
                 first_err.get_or_insert(err);
@@ -304,6 +354,46 @@ pub fn call(name: &str, args: &[IValue], kwargs: &[(&str, IValue)]) -> Result<IV
     }
     Err(first_err
         .unwrap_or_else(|| Error::new(ErrorKind::Runtime, format!("no overload of '{name}'"))))
+}
+
+/// Run bound arguments through the highest key of `ks` that has a kernel
+/// for the op or a fallback (Note [Dispatch keys]); fallbacks call this
+/// with the keys below their own.
+pub fn redispatch(e: &OpEntry, a: &Args, ks: DispatchKeySet) -> Result<IValue> {
+    for key in ks.iter() {
+        if let Some(k) = e.kernel(key) {
+            if key.is_backend() {
+                let _below_modes = keys::ExcludeGuard::modes();
+                return k(a);
+            }
+            return k(a);
+        }
+        if let Some(f) = keys::fallback(key) {
+            return f(e, a, ks.below(key));
+        }
+    }
+    crate::bail!(
+        NotImplemented,
+        "{}: no kernel for dispatch keys {ks:?}",
+        e.schema.full_name()
+    )
+}
+
+/// Call an op by name with boxed arguments.
+///
+/// `name` is either a full name (`add.Tensor`) or a base name (`add`); a
+/// base name tries each overload in registration order and takes the first
+/// whose schema binds the arguments, like PyTorch's Python argument parser.
+/// Callers that call one op repeatedly hold an [`OpHandle`] instead.
+///
+/// ```
+/// use ferrotorch_core::{dispatch::{call, IValue}, tensor};
+/// let a = tensor([1.0, 2.0]).unwrap();
+/// let out = call("add", &[a.clone().into(), a.into()], &[("alpha", IValue::Int(2))]).unwrap();
+/// assert_eq!(out.into_tensor().unwrap().to_vec::<f32>().unwrap(), vec![3.0, 6.0]);
+/// ```
+pub fn call(name: &str, args: &[IValue], kwargs: &[(&str, IValue)]) -> Result<IValue> {
+    call_entries(name, &resolve(name)?, args, kwargs)
 }
 
 #[cfg(test)]

@@ -25,6 +25,14 @@ pub enum Operand {
 }
 
 impl Operand {
+    /// The operand as a dispatcher value.
+    fn boxed(&self) -> crate::dispatch::IValue {
+        match self {
+            Operand::Tensor(t) => t.clone().into(),
+            Operand::Scalar(s) => (*s).into(),
+        }
+    }
+
     fn arg(&self) -> ResultTypeArg {
         match self {
             Operand::Tensor(t) => ResultTypeArg::Tensor(t.dtype(), t.dim()),
@@ -268,6 +276,10 @@ macro_rules! binary_ops {
                 $(#[$doc])*
                 pub fn $name(&self, other: impl Into<Operand>) -> Result<Tensor> {
                     let other = other.into();
+                    static OP: crate::dispatch::OpHandle = crate::dispatch::OpHandle::new(stringify!($name));
+                    if let Some(r) = crate::dispatch::handle::intercept_tensor(&OP, || vec![self.into(), other.boxed()]) {
+                        return r;
+                    }
                     let raw = || -> Result<Tensor> {
                         let (dt, a, b, shape) = prepare(stringify!($name), self, &other, Promote::$promote)?;
                         let check: fn(&str, DType, &Operand, &Tensor) -> Result<()> = $check;
@@ -284,6 +296,10 @@ macro_rules! binary_ops {
                 #[doc = concat!("In-place `", stringify!($name), "`.")]
                 pub fn $name_(&self, other: impl Into<Operand>) -> Result<()> {
                     let other = other.into();
+                    static OP: crate::dispatch::OpHandle = crate::dispatch::OpHandle::new(stringify!($name_));
+                    if let Some(r) = crate::dispatch::handle::intercept(&OP, || vec![self.into(), other.boxed()]) {
+                        return r.map(|_| ());
+                    }
                     if crate::autograd::derivatives::inplace::check(stringify!($name_), self, other.tensors())? {
                         let uses_old = !matches!(stringify!($name), "add" | "sub");
                         return crate::autograd::derivatives::inplace::run(self, uses_old, |old| old.$name(other.clone()));

@@ -94,11 +94,19 @@ macro_rules! float_unary_ops {
             $(
                 $(#[$doc])*
                 pub fn $name(&self) -> Result<Tensor> {
+                    static OP: crate::dispatch::OpHandle = crate::dispatch::OpHandle::new(stringify!($name));
+                    if let Some(r) = crate::dispatch::handle::intercept_tensor(&OP, || vec![self.into()]) {
+                        return r;
+                    }
                     let y = crate::autograd::raw(&[self], || unary_float(self, $f32, $f64))?;
                     crate::autograd::derivatives::pointwise::unary(stringify!($name), self, y)
                 }
                 #[doc = concat!("In-place `", stringify!($name), "`.")]
                 pub fn $name_(&self) -> Result<()> {
+                    static OP: crate::dispatch::OpHandle = crate::dispatch::OpHandle::new(stringify!($name_));
+                    if let Some(r) = crate::dispatch::handle::intercept(&OP, || vec![self.into()]) {
+                        return r.map(|_| ());
+                    }
                     if crate::autograd::derivatives::inplace::check(stringify!($name_), self, &[])? {
                         return crate::autograd::derivatives::inplace::run(self, true, |old| old.$name());
                     }

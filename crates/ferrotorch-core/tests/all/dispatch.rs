@@ -53,3 +53,122 @@ fn inplace_names_and_schemas_agree() {
         }
     }
 }
+
+use ferrotorch_core::dispatch::keys::{call_keys, interposed, set_fallback, Fallback};
+use ferrotorch_core::dispatch::{
+    redispatch, register_kernel, DispatchKey, DispatchKeySet, ExcludeGuard, IValue, IncludeGuard,
+    OpHandle,
+};
+use ferrotorch_core::{Result, Tensor};
+use std::sync::{Arc, Mutex};
+
+/// Serialises the tests that install a Tracer fallback (process-wide).
+fn fallback_lock() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A Tracer-key fallback that logs each op it sees and passes the call on.
+fn logging_tracer() -> (Arc<Mutex<Vec<String>>>, Fallback) {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let l = log.clone();
+    let f: Fallback = Arc::new(move |e, a, below| {
+        l.lock().unwrap().push(e.schema.full_name());
+        redispatch(e, a, below)
+    });
+    (log, f)
+}
+
+#[test]
+fn key_sets_order_and_thread_local_guards() {
+    let ks = DispatchKeySet::of(&[DispatchKey::Cpu, DispatchKey::Tracer, DispatchKey::Autograd]);
+    assert_eq!(
+        ks.iter().collect::<Vec<_>>(),
+        vec![DispatchKey::Tracer, DispatchKey::Autograd, DispatchKey::Cpu]
+    );
+    assert_eq!(
+        ks.below(DispatchKey::Autograd).iter().collect::<Vec<_>>(),
+        vec![DispatchKey::Cpu]
+    );
+    assert!(!interposed() && !call_keys().has(DispatchKey::Tracer));
+    {
+        let _t = IncludeGuard::new(DispatchKey::Tracer);
+        assert!(interposed() && call_keys().has(DispatchKey::Tracer));
+        {
+            let _x = ExcludeGuard::new(DispatchKey::Tracer);
+            assert!(!interposed() && !call_keys().has(DispatchKey::Tracer));
+        }
+        assert!(interposed());
+        // another thread has its own key sets
+        std::thread::spawn(|| assert!(!interposed()))
+            .join()
+            .unwrap();
+    }
+    assert!(!interposed());
+}
+
+/// With the Tracer key included, typed methods, boxed calls by name and
+/// calls through handles all pass the Tracer layer once each (a composite's
+/// inner calls do not: they run below the modes), and give the same values
+/// as the fast path.
+#[test]
+fn a_mode_sees_every_call_once() -> Result<()> {
+    let _l = fallback_lock();
+    let (log, f) = logging_tracer();
+    set_fallback(DispatchKey::Tracer, Some(f));
+    let a = Tensor::from_vec(vec![0.5f32, -1.0, 2.0], &[3])?;
+    let b = Tensor::from_vec(vec![1.0f32, 2.0, 3.0], &[3])?;
+    let fast = a.exp()?.add(&b)?.mul(2.0)?;
+    let traced = {
+        let _t = IncludeGuard::new(DispatchKey::Tracer);
+        let y = a.exp()?.add(&b)?.mul(2.0)?;
+        y.add_(1.0)?;
+        let z = ferrotorch_core::dispatch::call("sin", &[IValue::from(&y)], &[])?.into_tensor()?;
+        static LINEAR: OpHandle = OpHandle::new("linear");
+        let w = Tensor::from_vec(vec![1.0f32; 6], &[2, 3])?;
+        LINEAR.call(&[(&z).into(), (&w).into()], &[])?;
+        y
+    };
+    set_fallback(DispatchKey::Tracer, None);
+    assert_eq!(traced.to_vec::<f32>()?, fast.add(1.0)?.to_vec::<f32>()?);
+    assert_eq!(
+        *log.lock().unwrap(),
+        vec![
+            "exp",
+            "add.Tensor",
+            "mul.Scalar",
+            "add_.Scalar",
+            "sin",
+            "linear"
+        ]
+    );
+    // outside the mode nothing is logged
+    a.exp()?;
+    assert_eq!(log.lock().unwrap().len(), 6);
+    Ok(())
+}
+
+/// A mode key with no fallback falls through to the backend (no
+/// recursion), and a kernel registered under a key runs ahead of the lower
+/// ones while that key is in the call's set.
+#[test]
+fn fallthrough_and_per_key_kernels() -> Result<()> {
+    let _l = fallback_lock();
+    let a = Tensor::from_vec(vec![1.0f32, 2.0], &[2])?;
+    {
+        let _t = IncludeGuard::new(DispatchKey::Tracer);
+        assert_eq!(a.exp()?.to_vec::<f32>()?, a.exp()?.to_vec::<f32>()?);
+    }
+    register_kernel("atan2", DispatchKey::PrivateUse1, |args| {
+        Ok(IValue::from(args.tensor(0)?.mul(100.0)?))
+    })?;
+    assert!(register_kernel("atan2", DispatchKey::PrivateUse1, |_| Ok(IValue::None)).is_err());
+    let call = || ferrotorch_core::dispatch::call("atan2", &[(&a).into(), (&a).into()], &[]);
+    assert_eq!(
+        call()?.into_tensor()?.to_vec::<f32>()?,
+        a.atan2(&a)?.to_vec::<f32>()?
+    );
+    let _p = IncludeGuard::new(DispatchKey::PrivateUse1);
+    assert_eq!(call()?.into_tensor()?.to_vec::<f32>()?, vec![100.0, 200.0]);
+    Ok(())
+}
