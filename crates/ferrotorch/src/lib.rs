@@ -52,6 +52,12 @@ pub use ferrotorch_core::{
     Device, Error, ErrorKind, Result, Scalar, Tensor, TensorOptions,
 };
 
+/// `torch.jit`: trace a function or module to a graph
+/// ([`jit::trace`], [`jit::trace_module`]) and run it.
+pub mod jit {
+    pub use ferrotorch_jit::*;
+}
+
 /// `torch.nn`: modules (`#[derive(Module)]`), layers, `init` and
 /// `functional`.
 pub mod nn {

@@ -63,3 +63,41 @@ pub fn intercept_tensor(
 ) -> Option<Result<crate::tensor::Tensor>> {
     intercept(handle, args).map(|r| r.and_then(IValue::into_tensor))
 }
+
+/// [`intercept`] for a method returning a list of tensors.
+#[inline]
+pub fn intercept_tensors(
+    handle: &OpHandle,
+    args: impl FnOnce() -> Vec<IValue>,
+) -> Option<Result<Vec<crate::tensor::Tensor>>> {
+    intercept(handle, args).map(|r| r.and_then(IValue::into_tensor_list))
+}
+
+/// The first line of a typed method that returns one tensor: while a mode
+/// is on, box the arguments (in the schema's order) and call op `$name`
+/// through its static handle, returning its result; otherwise fall through
+/// to the method's body (Note [Dispatch keys]).
+#[macro_export]
+macro_rules! enter_op {
+    ($name:literal $(, $arg:expr)* $(,)?) => {{
+        static OP: $crate::dispatch::OpHandle = $crate::dispatch::OpHandle::new($name);
+        if let Some(r) = $crate::dispatch::handle::intercept_tensor(&OP, || {
+            vec![$($crate::dispatch::IValue::from($arg)),*]
+        }) {
+            return r;
+        }
+    }};
+}
+
+/// [`enter_op!`] for a typed method that returns a list of tensors.
+#[macro_export]
+macro_rules! enter_op_list {
+    ($name:literal $(, $arg:expr)* $(,)?) => {{
+        static OP: $crate::dispatch::OpHandle = $crate::dispatch::OpHandle::new($name);
+        if let Some(r) = $crate::dispatch::handle::intercept_tensors(&OP, || {
+            vec![$($crate::dispatch::IValue::from($arg)),*]
+        }) {
+            return r;
+        }
+    }};
+}

@@ -77,6 +77,17 @@ impl IValue {
         }
     }
 
+    /// The tensors of a tensor list, or a TypeError.
+    pub fn into_tensor_list(self) -> Result<Vec<Tensor>> {
+        match self {
+            IValue::TensorList(t) => Ok(t),
+            other => Err(Error::new(
+                ErrorKind::Type,
+                format!("expected a list of Tensors but got {}", other.type_name()),
+            )),
+        }
+    }
+
     /// As a Scalar (bool, int or float).
     pub fn to_scalar(&self) -> Option<Scalar> {
         match self {
@@ -91,6 +102,21 @@ impl IValue {
 impl From<Tensor> for IValue {
     fn from(t: Tensor) -> IValue {
         IValue::Tensor(t)
+    }
+}
+impl From<&[i64]> for IValue {
+    fn from(v: &[i64]) -> IValue {
+        IValue::IntList(v.to_vec())
+    }
+}
+impl From<&[usize]> for IValue {
+    fn from(v: &[usize]) -> IValue {
+        IValue::IntList(v.iter().map(|&x| x as i64).collect())
+    }
+}
+impl<T: Into<IValue>> From<Option<T>> for IValue {
+    fn from(v: Option<T>) -> IValue {
+        v.map_or(IValue::None, Into::into)
     }
 }
 impl From<&Tensor> for IValue {

@@ -307,6 +307,23 @@ pub fn register_kernel(
     })
 }
 
+/// The op registered under a full name (`add.Tensor`).
+pub fn find_op(name: &str) -> Option<Arc<OpEntry>> {
+    registry().read().ops.get(name).cloned()
+}
+
+/// Call `e` with a complete argument list (one value per schema argument,
+/// in order, as [`Args::values`] gives them), checked against the schema,
+/// through the dispatch key stack: how the JIT interpreter runs a node.
+pub fn call_bound(e: &OpEntry, values: Vec<IValue>) -> Result<IValue> {
+    let vals = e.schema.bind_all(values)?;
+    let a = Args {
+        schema: e.schema.clone(),
+        vals,
+    };
+    redispatch(e, &a, keys::call_keys())
+}
+
 /// The entries a name stands for: a full name (`add.Tensor`) one, a base
 /// name (`add`) every overload in registration order.
 pub(crate) fn resolve(name: &str) -> Result<Vec<Arc<OpEntry>>> {

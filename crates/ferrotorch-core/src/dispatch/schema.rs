@@ -385,6 +385,26 @@ impl Schema {
         }
         Ok(bound)
     }
+
+    /// Check a complete argument list, one value per declared argument in
+    /// order (keyword-only ones included), as a saved program or the
+    /// tracer holds them: the coerced values, or a type error naming the
+    /// argument.
+    pub fn bind_all(&self, values: Vec<IValue>) -> Result<Vec<IValue>> {
+        crate::ensure!(
+            values.len() == self.args.len(),
+            Type,
+            "{}() takes {} arguments but {} were given",
+            self.name,
+            self.args.len(),
+            values.len()
+        );
+        self.args
+            .iter()
+            .zip(values)
+            .map(|(a, v)| coerce(&self.name, a, v))
+            .collect()
+    }
 }
 
 fn type_error(op: &str, a: &Argument, v: &IValue) -> Error {

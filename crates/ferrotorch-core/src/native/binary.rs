@@ -26,7 +26,7 @@ pub enum Operand {
 
 impl Operand {
     /// The operand as a dispatcher value.
-    fn boxed(&self) -> crate::dispatch::IValue {
+    pub(crate) fn boxed(&self) -> crate::dispatch::IValue {
         match self {
             Operand::Tensor(t) => t.clone().into(),
             Operand::Scalar(s) => (*s).into(),

@@ -264,6 +264,7 @@ impl Tensor {
     /// `torch.matmul`: dot, matrix-vector, matrix-matrix or batched product
     /// with broadcast batch dims, depending on the operands' ranks.
     pub fn matmul(&self, other: &Tensor) -> Result<Tensor> {
+        crate::enter_op!("matmul", self, other);
         // Note [Folded matmul]: a batch of rows times one shared matrix (a
         // linear layer on 3-D input) is one 2-D product over the folded
         // rows, and is *recorded* as such (reshape, mm, reshape), as in
@@ -395,6 +396,7 @@ impl Tensor {
     /// input with a bias is one `addmm` (one GEMM onto the broadcast bias,
     /// grad_fn `AddmmBackward0`), as in PyTorch.
     pub fn linear(&self, weight: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
+        crate::enter_op!("linear", self, weight, bias);
         if let (2, Some(b)) = (self.dim(), bias) {
             return b.addmm(self, &weight.t()?, 1, 1);
         }

@@ -598,6 +598,7 @@ impl Tensor {
 /// Concatenate along `dim` (`torch.cat`); dtypes promote, and 1-D empty
 /// tensors are skipped as in PyTorch.
 pub fn cat(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
+    crate::enter_op!("cat", tensors.to_vec(), dim);
     let ins: Vec<&Tensor> = tensors.iter().collect();
     let y = crate::autograd::raw(&ins, || cat_impl(tensors, dim))?;
     if y.dim() == 0 || tensors.iter().all(|t| t.dim() == 1 && t.numel() == 0) {
@@ -668,6 +669,7 @@ fn cat_impl(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
 
 /// Stack equal-shaped tensors along a new dim (`torch.stack`).
 pub fn stack(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
+    crate::enter_op!("stack", tensors.to_vec(), dim);
     crate::ensure!(
         !tensors.is_empty(),
         Runtime,

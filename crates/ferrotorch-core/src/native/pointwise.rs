@@ -171,6 +171,7 @@ impl Tensor {
     /// Elements where `mask` is true replaced by `value` (dtype kept).
     pub fn masked_fill(&self, mask: &Tensor, value: impl Into<Operand>) -> Result<Tensor> {
         let v = value.into();
+        crate::enter_op!("masked_fill", self, mask, v.boxed());
         crate::ensure!(
             mask.dtype() == DType::Bool,
             Runtime,

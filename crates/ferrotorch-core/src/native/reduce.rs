@@ -259,6 +259,7 @@ impl Tensor {
 
     /// Sum of all elements (`t.sum()`); integers and bool sum to int64.
     pub fn sum(&self) -> Result<Tensor> {
+        crate::enter_op!("sum", self, None::<DType>);
         self.sum_dim(None, false, None)
     }
 
@@ -269,6 +270,7 @@ impl Tensor {
         keepdim: bool,
         dtype: Option<DType>,
     ) -> Result<Tensor> {
+        crate::enter_op!("sum.dim_IntList", self, dims, keepdim, dtype);
         let y = crate::autograd::raw(&[self], || self.sum_dim_impl(dims, keepdim, dtype))?;
         crate::autograd::derivatives::reduce::sum_or_mean(false, self, dims, keepdim, y)
     }
@@ -305,6 +307,7 @@ impl Tensor {
         keepdim: bool,
         dtype: Option<DType>,
     ) -> Result<Tensor> {
+        crate::enter_op!("mean.dim", self, dims, keepdim, dtype);
         let y = crate::autograd::raw(&[self], || self.mean_dim_impl(dims, keepdim, dtype))?;
         crate::autograd::derivatives::reduce::sum_or_mean(true, self, dims, keepdim, y)
     }
@@ -336,6 +339,7 @@ impl Tensor {
 
     /// Mean of all elements.
     pub fn mean(&self) -> Result<Tensor> {
+        crate::enter_op!("mean", self, None::<DType>);
         self.mean_dim(None, false, None)
     }
 

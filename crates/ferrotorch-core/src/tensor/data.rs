@@ -20,6 +20,7 @@ impl Tensor {
     /// This tensor if already contiguous, else a contiguous copy
     /// (`t.contiguous()`).
     pub fn contiguous(&self) -> Result<Tensor> {
+        crate::enter_op!("contiguous", self);
         if self.is_contiguous() {
             return Ok(self.clone());
         }

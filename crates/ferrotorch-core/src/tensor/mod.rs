@@ -180,6 +180,13 @@ impl Tensor {
         Arc::ptr_eq(&self.0, &other.0)
     }
 
+    /// An identity for this tensor object (not its storage), unique among
+    /// the tensors alive at the same time (Python's `id(t)`); the JIT's
+    /// tracer maps tensors to graph values by it while holding them.
+    pub fn object_id(&self) -> usize {
+        Arc::as_ptr(&self.0) as usize
+    }
+
     /// A new tensor over the same storage with another layout. The caller
     /// guarantees the layout stays inside the storage.
     pub(crate) fn with_layout(&self, layout: Layout) -> Tensor {

@@ -97,6 +97,7 @@ impl Tensor {
     /// Same data with a new shape (`t.view(shape)`); one dim may be -1.
     /// Fails, as PyTorch, when the strides cannot express the new shape.
     pub fn view(&self, shape: &[i64]) -> Result<Tensor> {
+        crate::enter_op!("view", self, shape);
         let new = infer_shape("view", shape, self.numel())?;
         match compute_stride(self.shape(), self.stride(), &new) {
             Some(st) => crate::autograd::derivatives::shape::view(
@@ -114,6 +115,7 @@ impl Tensor {
     /// A view with the new shape when possible, else a contiguous copy
     /// (`t.reshape(shape)`).
     pub fn reshape(&self, shape: &[i64]) -> Result<Tensor> {
+        crate::enter_op!("reshape", self, shape);
         let new = infer_shape("reshape", shape, self.numel())?;
         match compute_stride(self.shape(), self.stride(), &new) {
             Some(st) => crate::autograd::derivatives::shape::view(
@@ -156,6 +158,7 @@ impl Tensor {
 
     /// Swap two dims (`t.transpose(d0, d1)`).
     pub fn transpose(&self, dim0: i64, dim1: i64) -> Result<Tensor> {
+        crate::enter_op!("transpose.int", self, dim0, dim1);
         let (a, b) = (wrap_dim(dim0, self.dim())?, wrap_dim(dim1, self.dim())?);
         if self.dim() == 0 {
             return Ok(self.clone());
@@ -170,6 +173,7 @@ impl Tensor {
 
     /// Transpose of a tensor with at most 2 dims (`t.t()`).
     pub fn t(&self) -> Result<Tensor> {
+        crate::enter_op!("t", self);
         crate::ensure!(
             self.dim() <= 2,
             Runtime,
@@ -184,6 +188,7 @@ impl Tensor {
 
     /// Reorder dims (`t.permute(dims)`); negative dims allowed.
     pub fn permute(&self, dims: &[i64]) -> Result<Tensor> {
+        crate::enter_op!("permute", self, dims);
         crate::ensure!(
             dims.len() == self.dim(),
             Runtime,
@@ -293,6 +298,7 @@ impl Tensor {
 
     /// The slice at `index` along `dim`, removing that dim (`t.select`).
     pub fn select(&self, dim: i64, index: i64) -> Result<Tensor> {
+        crate::enter_op!("select.int", self, dim, index);
         crate::ensure!(
             self.dim() > 0,
             Index,
@@ -343,6 +349,7 @@ impl Tensor {
 
     /// Insert a size-1 dim at `dim` (`t.unsqueeze`).
     pub fn unsqueeze(&self, dim: i64) -> Result<Tensor> {
+        crate::enter_op!("unsqueeze", self, dim);
         let d = wrap_dim_insert(dim, self.dim())?;
         let mut sz: Dims = self.shape().into();
         let mut st: Dims = self.stride().into();
@@ -355,6 +362,7 @@ impl Tensor {
 
     /// Broadcast to a larger shape without copying (`t.expand`); -1 keeps a dim.
     pub fn expand(&self, shape: &[i64]) -> Result<Tensor> {
+        crate::enter_op!("expand", self, shape, false);
         let nd = self.dim();
         crate::ensure!(
             shape.len() >= nd,
@@ -411,6 +419,7 @@ impl Tensor {
 
     /// Merge dims `start..=end` into one (`t.flatten`); a view when possible.
     pub fn flatten(&self, start_dim: i64, end_dim: i64) -> Result<Tensor> {
+        crate::enter_op!("flatten.using_ints", self, start_dim, end_dim);
         if self.dim() == 0 {
             return self.reshape(&[1]);
         }
@@ -517,6 +526,7 @@ impl Tensor {
 
     /// Split into pieces of `split_size` along `dim` (the last may be smaller).
     pub fn split(&self, split_size: usize, dim: i64) -> Result<Vec<Tensor>> {
+        crate::enter_op_list!("split.Tensor", self, split_size as i64, dim);
         crate::ensure!(
             self.dim() > 0,
             Runtime,
@@ -540,6 +550,7 @@ impl Tensor {
 
     /// Split into pieces of the given sizes along `dim` (`split_with_sizes`).
     pub fn split_with_sizes(&self, sizes: &[usize], dim: i64) -> Result<Vec<Tensor>> {
+        crate::enter_op_list!("split_with_sizes", self, sizes, dim);
         crate::ensure!(
             self.dim() > 0,
             Runtime,
@@ -593,6 +604,7 @@ impl Tensor {
 
     /// Split into `chunks` nearly equal pieces along `dim` (`t.chunk`).
     pub fn chunk(&self, chunks: usize, dim: i64) -> Result<Vec<Tensor>> {
+        crate::enter_op_list!("chunk", self, chunks as i64, dim);
         crate::ensure!(
             self.dim() > 0,
             Runtime,
@@ -610,6 +622,7 @@ impl Tensor {
 
     /// All slices along `dim` (`t.unbind`).
     pub fn unbind(&self, dim: i64) -> Result<Vec<Tensor>> {
+        crate::enter_op_list!("unbind.int", self, dim);
         crate::ensure!(
             self.dim() > 0,
             Index,

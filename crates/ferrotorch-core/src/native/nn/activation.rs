@@ -22,6 +22,7 @@ fn float_only(op: &str, x: &Tensor) -> Result<()> {
 impl Tensor {
     /// max(x, 0). NaN stays NaN.
     pub fn relu(&self) -> Result<Tensor> {
+        crate::enter_op!("relu", self);
         crate::ensure!(
             self.dtype() != crate::DType::Bool,
             NotImplemented,
@@ -33,6 +34,7 @@ impl Tensor {
 
     /// GELU: `approximate = "none"` (erf form) or `"tanh"`.
     pub fn gelu(&self, approximate: &str) -> Result<Tensor> {
+        crate::enter_op!("gelu", self, approximate);
         let y = crate::autograd::raw(&[self], || self.gelu_impl(approximate))?;
         crate::autograd::derivatives::nn::gelu(self, approximate == "tanh", y)
     }

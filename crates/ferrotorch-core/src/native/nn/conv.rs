@@ -368,6 +368,16 @@ impl Tensor {
         dilation: &[usize],
         groups: usize,
     ) -> Result<Tensor> {
+        crate::enter_op!(
+            "conv2d",
+            self,
+            weight,
+            bias,
+            stride,
+            padding,
+            dilation,
+            groups as i64
+        );
         check_conv("conv2d", self, weight, groups, 2)?;
         if self.dim() == 3 {
             return self

@@ -18,6 +18,7 @@ impl Tensor {
     /// `F.embedding(indices, weight)`: rows of `self` (the weight) picked
     /// by `indices`, shaped `indices.shape + [dim]`.
     pub fn embedding(&self, indices: &Tensor) -> Result<Tensor> {
+        crate::enter_op!("embedding", self, indices, -1i64, false, false);
         crate::ensure!(
             self.dim() == 2,
             Runtime,
@@ -42,6 +43,9 @@ impl Tensor {
     /// `F.dropout`: zero each element with probability `p` and scale the
     /// rest by `1/(1-p)` when `train`; identity otherwise.
     pub fn dropout(&self, p: f64, train: bool, generator: Option<&Generator>) -> Result<Tensor> {
+        if generator.is_none() {
+            crate::enter_op!("dropout", self, p, train);
+        }
         crate::ensure!(
             (0.0..=1.0).contains(&p),
             Value,

@@ -102,6 +102,18 @@ impl Tensor {
         momentum: f64,
         eps: f64,
     ) -> Result<Tensor> {
+        crate::enter_op!(
+            "batch_norm",
+            self,
+            weight,
+            bias,
+            running_mean,
+            running_var,
+            training,
+            momentum,
+            eps,
+            true
+        );
         crate::ensure!(
             self.dim() >= 2,
             Runtime,
@@ -193,6 +205,15 @@ impl Tensor {
         bias: Option<&Tensor>,
         eps: f64,
     ) -> Result<Tensor> {
+        crate::enter_op!(
+            "layer_norm",
+            self,
+            normalized_shape,
+            weight,
+            bias,
+            eps,
+            true
+        );
         let k = normalized_shape.len();
         crate::ensure!(
             k >= 1 && self.dim() >= k && self.shape()[self.dim() - k..] == *normalized_shape,

@@ -397,6 +397,15 @@ impl Tensor {
         dilation: &[usize],
         ceil_mode: bool,
     ) -> Result<Tensor> {
+        crate::enter_op!(
+            "max_pool2d",
+            self,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            ceil_mode
+        );
         if self.dtype() == crate::DType::F32
             && (self.dim() == 4 || self.dim() == 3)
             && !crate::autograd::needs_grad(&[self])

@@ -64,12 +64,14 @@ fn softmax_row_f64(a: &[f64], b: &mut [f64], log: bool) {
 impl Tensor {
     /// `softmax(self, dim, dtype)`.
     pub fn softmax(&self, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
+        crate::enter_op!("softmax.int", self, dim, dtype);
         let y = crate::autograd::raw(&[self], || softmax_impl(self, dim, dtype, false))?;
         crate::autograd::derivatives::nn::softmax(self, dim, y)
     }
 
     /// `log_softmax(self, dim, dtype)`, computed without forming `softmax`.
     pub fn log_softmax(&self, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
+        crate::enter_op!("log_softmax.int", self, dim, dtype);
         let y = crate::autograd::raw(&[self], || softmax_impl(self, dim, dtype, true))?;
         crate::autograd::derivatives::nn::log_softmax(self, dim, y)
     }

@@ -1,0 +1,180 @@
+//! The graph IR: SSA values with types, nodes naming ops by their schema,
+//! in execution order (TorchScript's `Graph`, flat: tracing records one
+//! path, so there are no blocks yet).
+
+use ferrotorch_core::dispatch::{IValue, OpEntry};
+use ferrotorch_core::{DType, Tensor};
+use std::sync::Arc;
+
+/// A value's index in its graph.
+pub type ValueId = usize;
+
+/// What a value holds.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ValueType {
+    /// A tensor as traced: dtype, sizes, strides, requires_grad.
+    Tensor {
+        /// Element type.
+        dtype: DType,
+        /// Sizes.
+        sizes: Vec<usize>,
+        /// Strides, in elements.
+        strides: Vec<usize>,
+        /// Whether it required grad when traced.
+        requires_grad: bool,
+    },
+    /// `int`
+    Int,
+    /// `float`
+    Float,
+    /// `bool`
+    Bool,
+    /// `str`
+    Str,
+    /// `ScalarType`
+    ScalarType,
+    /// `NoneType`
+    None,
+    /// `Generator`
+    Generator,
+    /// `T[]`
+    List(Box<ValueType>),
+    /// `Tensor?[]`
+    OptTensorList,
+    /// The module a graph's attributes are read from (`%self`).
+    Module(String),
+}
+
+impl ValueType {
+    /// The type of a value seen while tracing.
+    pub fn of(v: &IValue) -> ValueType {
+        match v {
+            IValue::Tensor(t) => ValueType::of_tensor(t),
+            IValue::Int(_) => ValueType::Int,
+            IValue::Float(_) => ValueType::Float,
+            IValue::Bool(_) => ValueType::Bool,
+            IValue::Str(_) => ValueType::Str,
+            IValue::DType(_) => ValueType::ScalarType,
+            IValue::None => ValueType::None,
+            IValue::Generator(_) => ValueType::Generator,
+            IValue::IntList(_) => ValueType::List(Box::new(ValueType::Int)),
+            IValue::FloatList(_) => ValueType::List(Box::new(ValueType::Float)),
+            IValue::BoolList(_) => ValueType::List(Box::new(ValueType::Bool)),
+            IValue::TensorList(_) => ValueType::List(Box::new(ValueType::Tensor {
+                dtype: DType::F32,
+                sizes: Vec::new(),
+                strides: Vec::new(),
+                requires_grad: false,
+            })),
+            IValue::OptTensorList(_) => ValueType::OptTensorList,
+            IValue::Tuple(_) => ValueType::None,
+        }
+    }
+
+    /// The type of a tensor as it is now.
+    pub fn of_tensor(t: &Tensor) -> ValueType {
+        ValueType::Tensor {
+            dtype: t.dtype(),
+            sizes: t.shape().to_vec(),
+            strides: t.stride().to_vec(),
+            requires_grad: t.requires_grad(),
+        }
+    }
+}
+
+/// What a node does.
+#[derive(Clone)]
+pub enum NodeKind {
+    /// A registered op (`aten::add`), resolved to its entry.
+    Op(Arc<OpEntry>),
+    /// `prim::Constant`: a value known when the graph was made.
+    Constant(IValue),
+    /// `prim::GetAttr[name=...]`: a parameter or buffer of the module.
+    GetAttr(String),
+    /// `prim::ListConstruct`: a list from its inputs.
+    ListConstruct,
+    /// `prim::ListUnpack`: a list's elements as outputs.
+    ListUnpack,
+}
+
+/// One node: `outputs = kind(inputs)`.
+#[derive(Clone)]
+pub struct Node {
+    /// What it does.
+    pub kind: NodeKind,
+    /// The values it reads.
+    pub inputs: Vec<ValueId>,
+    /// The values it defines.
+    pub outputs: Vec<ValueId>,
+}
+
+impl Node {
+    /// TorchScript's name for the node's kind (`aten::linear`,
+    /// `prim::Constant`).
+    pub fn kind_name(&self) -> String {
+        match &self.kind {
+            NodeKind::Op(e) => format!("aten::{}", e.schema.name),
+            NodeKind::Constant(_) => "prim::Constant".into(),
+            NodeKind::GetAttr(_) => "prim::GetAttr".into(),
+            NodeKind::ListConstruct => "prim::ListConstruct".into(),
+            NodeKind::ListUnpack => "prim::ListUnpack".into(),
+        }
+    }
+}
+
+/// A value: its type and, where known, a debug name (`x`, `weight`).
+#[derive(Clone, Debug)]
+pub struct Value {
+    /// Its type.
+    pub ty: ValueType,
+    /// A name for printing, if it has one.
+    pub name: Option<String>,
+}
+
+/// A graph: its inputs, nodes in execution order and outputs.
+#[derive(Clone, Default)]
+pub struct Graph {
+    /// Every value, indexed by [`ValueId`].
+    pub values: Vec<Value>,
+    /// The graph's inputs (the module itself first when it has one).
+    pub inputs: Vec<ValueId>,
+    /// Nodes, each after the nodes defining its inputs.
+    pub nodes: Vec<Node>,
+    /// The returned values.
+    pub outputs: Vec<ValueId>,
+}
+
+impl Graph {
+    /// A new value of type `ty`.
+    pub fn add_value(&mut self, ty: ValueType, name: Option<String>) -> ValueId {
+        self.values.push(Value { ty, name });
+        self.values.len() - 1
+    }
+
+    /// A new graph input.
+    pub fn add_input(&mut self, ty: ValueType, name: Option<String>) -> ValueId {
+        let v = self.add_value(ty, name);
+        self.inputs.push(v);
+        v
+    }
+
+    /// Append a node reading `inputs` and defining one value per type in
+    /// `outputs`; returns the new values.
+    pub fn add_node(
+        &mut self,
+        kind: NodeKind,
+        inputs: Vec<ValueId>,
+        outputs: Vec<ValueType>,
+    ) -> Vec<ValueId> {
+        let outs: Vec<ValueId> = outputs
+            .into_iter()
+            .map(|t| self.add_value(t, None))
+            .collect();
+        self.nodes.push(Node {
+            kind,
+            inputs,
+            outputs: outs.clone(),
+        });
+        outs
+    }
+}

@@ -1,0 +1,78 @@
+//! `torch.jit` for ferrotorch (issue 19, in progress): tracing through the
+//! dispatcher to a graph IR ([`ir`]), printed as TorchScript prints it, and
+//! an interpreter that runs the graph with autograd.
+//!
+//! ```
+//! use ferrotorch_core::Tensor;
+//! let x = Tensor::from_vec(vec![1.0f32, -2.0, 3.0], &[3]).unwrap();
+//! let m = ferrotorch_jit::trace(|t| Ok(vec![t[0].exp()?.add(&t[0])?]), &[x.clone()]).unwrap();
+//! assert!(m.graph().to_string().contains("aten::exp"));
+//! let y = m.forward(&[x.clone()]).unwrap();
+//! assert_eq!(y[0].to_vec::<f32>().unwrap(), x.exp().unwrap().add(&x).unwrap().to_vec::<f32>().unwrap());
+//! ```
+//!
+//! Passes, saved programs and the Python `ferrotorch.jit` come next.
+
+pub mod interpreter;
+pub mod ir;
+mod module;
+mod print;
+mod tracer;
+
+pub use module::{Attr, ScriptModule};
+pub use tracer::is_tracing;
+
+use ferrotorch_core::{Result, Tensor};
+use ferrotorch_nn::Module;
+
+/// Trace a function of tensors (`torch.jit.trace(fn, example_inputs)`):
+/// every op it runs on `inputs` becomes a node; tensors it uses that are
+/// not inputs become constants.
+pub fn trace(
+    f: impl FnOnce(&[Tensor]) -> Result<Vec<Tensor>>,
+    inputs: &[Tensor],
+) -> Result<ScriptModule> {
+    let graph = tracer::trace_graph(None, &[], inputs, f)?;
+    Ok(ScriptModule {
+        graph,
+        attrs: Vec::new(),
+    })
+}
+
+/// Trace `forward` of `module` on `inputs` (`torch.jit.trace(module, x)`):
+/// its parameters and buffers are read as attributes (`prim::GetAttr`),
+/// shared with the module, so the traced module computes with (and trains)
+/// the module's own tensors.
+pub fn trace_module<M: Module + ?Sized>(
+    module: &M,
+    inputs: &[Tensor],
+    forward: impl FnOnce(&M, &[Tensor]) -> Result<Vec<Tensor>>,
+) -> Result<ScriptModule> {
+    let mut attrs: Vec<(String, Attr)> = module
+        .named_parameters()
+        .into_iter()
+        .map(|(n, p)| (n, Attr::Parameter(p)))
+        .collect();
+    attrs.extend(
+        module
+            .named_buffers()
+            .into_iter()
+            .map(|(n, b)| (n, Attr::Buffer(b))),
+    );
+    let named: Vec<(String, Tensor)> = attrs
+        .iter()
+        .map(|(n, a)| {
+            (
+                n.clone(),
+                match a {
+                    Attr::Parameter(p) => p.tensor(),
+                    Attr::Buffer(b) => b.tensor(),
+                },
+            )
+        })
+        .collect();
+    let graph = tracer::trace_graph(Some(module.type_name()), &named, inputs, |x| {
+        forward(module, x)
+    })?;
+    Ok(ScriptModule { graph, attrs })
+}

@@ -1,0 +1,71 @@
+//! `ScriptModule`: a traced graph with the module's parameters and
+//! buffers as attributes, run by the interpreter.
+
+use crate::interpreter::run;
+use crate::ir::Graph;
+use ferrotorch_core::dispatch::IValue;
+use ferrotorch_core::{Error, ErrorKind, Result, Tensor};
+use ferrotorch_nn::{Buffer, Parameter};
+
+/// Where an attribute's tensor lives.
+#[derive(Clone)]
+pub enum Attr {
+    /// A parameter of the traced module (shared: training the script
+    /// module trains the original).
+    Parameter(Parameter),
+    /// A buffer of the traced module.
+    Buffer(Buffer),
+}
+
+impl Attr {
+    fn tensor(&self) -> Tensor {
+        match self {
+            Attr::Parameter(p) => p.tensor(),
+            Attr::Buffer(b) => b.tensor(),
+        }
+    }
+}
+
+/// A traced function or module (`torch.jit.ScriptModule`).
+#[derive(Clone)]
+pub struct ScriptModule {
+    pub(crate) graph: Graph,
+    pub(crate) attrs: Vec<(String, Attr)>,
+}
+
+impl ScriptModule {
+    /// The graph (`module.graph`).
+    pub fn graph(&self) -> &Graph {
+        &self.graph
+    }
+
+    /// Its attributes (parameters and buffers), by qualified name.
+    pub fn attributes(&self) -> &[(String, Attr)] {
+        &self.attrs
+    }
+
+    /// Run the graph on `inputs` (`module(x)`): its tensor outputs.
+    pub fn forward(&self, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
+        let mut args: Vec<IValue> = Vec::with_capacity(inputs.len() + 1);
+        if self.graph.inputs.len() == inputs.len() + 1 {
+            args.push(IValue::None); // %self: attributes are read by name
+        }
+        args.extend(inputs.iter().map(|t| IValue::Tensor(t.clone())));
+        let attr = |name: &str| -> Result<Tensor> {
+            self.attrs
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, a)| a.tensor())
+                .ok_or_else(|| {
+                    Error::new(
+                        ErrorKind::Runtime,
+                        format!("module has no attribute '{name}'"),
+                    )
+                })
+        };
+        run(&self.graph, args, &attr)?
+            .into_iter()
+            .map(IValue::into_tensor)
+            .collect()
+    }
+}
