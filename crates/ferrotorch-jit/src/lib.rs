@@ -59,20 +59,28 @@ pub fn trace_module<M: Module + ?Sized>(
             .into_iter()
             .map(|(n, b)| (n, Attr::Buffer(b))),
     );
-    let named: Vec<(String, Tensor)> = attrs
-        .iter()
-        .map(|(n, a)| {
-            (
-                n.clone(),
-                match a {
-                    Attr::Parameter(p) => p.tensor(),
-                    Attr::Buffer(b) => b.tensor(),
-                },
-            )
-        })
-        .collect();
+    let named: Vec<(String, Tensor)> = attrs.iter().map(|(n, a)| (n.clone(), a.tensor())).collect();
     let graph = tracer::trace_graph(Some(module.type_name()), &named, inputs, |x| {
         forward(module, x)
     })?;
     Ok(ScriptModule { graph, attrs })
+}
+
+/// Trace `f` with the given named tensors read as attributes of a module
+/// called `module_name` (how a binding traces its own modules): the
+/// attributes are shared, not copied.
+pub fn trace_with_attributes(
+    module_name: &str,
+    attrs: Vec<(String, Tensor)>,
+    inputs: &[Tensor],
+    f: impl FnOnce(&[Tensor]) -> Result<Vec<Tensor>>,
+) -> Result<ScriptModule> {
+    let graph = tracer::trace_graph(Some(module_name), &attrs, inputs, f)?;
+    Ok(ScriptModule {
+        graph,
+        attrs: attrs
+            .into_iter()
+            .map(|(n, t)| (n, Attr::Tensor(t)))
+            .collect(),
+    })
 }

@@ -15,13 +15,16 @@ pub enum Attr {
     Parameter(Parameter),
     /// A buffer of the traced module.
     Buffer(Buffer),
+    /// A tensor given by the caller (a binding's module attribute).
+    Tensor(Tensor),
 }
 
 impl Attr {
-    fn tensor(&self) -> Tensor {
+    pub(crate) fn tensor(&self) -> Tensor {
         match self {
             Attr::Parameter(p) => p.tensor(),
             Attr::Buffer(b) => b.tensor(),
+            Attr::Tensor(t) => t.clone(),
         }
     }
 }

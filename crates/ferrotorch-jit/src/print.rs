@@ -23,13 +23,20 @@ impl fmt::Display for ValueType {
                 requires_grad,
             } => {
                 let join = |v: Vec<String>| v.join(", ");
+                // 0-dim tensors print no sizes or strides, as in TorchScript
+                let dims = if sizes.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        "{}, strides=[{}], ",
+                        join(sizes.iter().map(|s| s.to_string()).collect()),
+                        join(strides.iter().map(|s| s.to_string()).collect())
+                    )
+                };
                 write!(
                     f,
-                    "{}({}{}strides=[{}], requires_grad={}, device=cpu)",
+                    "{}({dims}requires_grad={}, device=cpu)",
                     dtype.name_title(),
-                    join(sizes.iter().map(|s| s.to_string()).collect()),
-                    if sizes.is_empty() { "" } else { ", " },
-                    join(strides.iter().map(|s| s.to_string()).collect()),
                     u8::from(*requires_grad)
                 )
             }

@@ -3,7 +3,7 @@
 //! The layout follows torch's: a native `Tensor` type with the protocols
 //! and metadata ([`tensor`], [`operators`], [`index`], [`numpy`]), every
 //! op callable by name through the dispatcher ([`ops`]), autograd entry
-//! points ([`autograd`]); the Python half (`python/ferrotorch/`) generates
+//! points ([`autograd`]), tracing ([`jit`]); the Python half (`python/ferrotorch/`) generates
 //! the op functions and methods from the schemas and holds `nn`, `optim`
 //! and `utils.data`, as torch's Python layer does.
 
@@ -18,6 +18,7 @@ mod dtype;
 mod errors;
 mod generator;
 mod index;
+mod jit;
 mod numpy;
 mod operators;
 mod ops;
@@ -75,6 +76,9 @@ fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<storage::PyUntypedStorage>()?;
     m.add_class::<autograd::PyRemovableHandle>()?;
     m.add_function(wrap_pyfunction!(ops::_call_op, m)?)?;
+    m.add_function(wrap_pyfunction!(jit::_jit_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(jit::_jit_is_tracing, m)?)?;
+    m.add_class::<jit::PyScriptModule>()?;
     m.add_function(wrap_pyfunction!(ops::_schemas, m)?)?;
     m.add_function(wrap_pyfunction!(create::tensor, m)?)?;
     m.add_function(wrap_pyfunction!(create::as_tensor, m)?)?;

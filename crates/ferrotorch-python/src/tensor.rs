@@ -445,10 +445,12 @@ impl PyTensor {
     // ---- conversions ----
 
     fn item<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        crate::jit::warn_if_tracing(py, "Converting a tensor to a Python number")?;
         scalar_object(py, self.t.item().py()?)
     }
 
     fn tolist<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        crate::jit::warn_if_tracing(py, "Converting a tensor to a Python list")?;
         nested(py, &self.t)
     }
 
@@ -459,7 +461,8 @@ impl PyTensor {
         }
     }
 
-    fn __bool__(&self) -> PyResult<bool> {
+    fn __bool__(&self, py: Python<'_>) -> PyResult<bool> {
+        crate::jit::warn_if_tracing(py, "Converting a tensor to a Python boolean")?;
         if self.t.numel() != 1 {
             return Err(PyRuntimeError::new_err(format!(
                 "Boolean value of Tensor with {} values is ambiguous",
@@ -473,7 +476,8 @@ impl PyTensor {
         Ok(self.t.item().py()?.to_bool())
     }
 
-    fn __float__(&self) -> PyResult<f64> {
+    fn __float__(&self, py: Python<'_>) -> PyResult<f64> {
+        crate::jit::warn_if_tracing(py, "Converting a tensor to a Python float")?;
         self.t.item_f64().py()
     }
 
@@ -481,6 +485,7 @@ impl PyTensor {
     /// NaN raises ValueError, ±inf OverflowError and large values stay exact
     /// (as torch); integer and bool tensors give their value.
     fn __int__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        crate::jit::warn_if_tracing(py, "Converting a tensor to a Python integer")?;
         match self.t.item().py()? {
             ferrotorch_core::Scalar::Float(f) => py.get_type::<pyo3::types::PyInt>().call1((f,)),
             s => Ok(s.to_i64().into_pyobject(py)?.into_any()),

@@ -353,3 +353,26 @@ def test_recurrent_cells_match_torch(name, kw):
     sf, st = ((hf, hf), (ht, ht)) if name == "LSTMCell" else (hf, ht)
     of, ot = mf(fx[0], sf), mt(tx[0], st)
     same(of[0] if isinstance(of, tuple) else of, ot[0] if isinstance(ot, tuple) else ot, 1e-5)
+
+
+def test_traced_graph_ops_match_torch_jit_trace():
+    def build(lib):
+        class Net(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc1 = lib.nn.Linear(3, 4)
+                self.fc2 = lib.nn.Linear(4, 2)
+
+            def forward(self, x):
+                a, b = self.fc1(x).split(2, dim=1)
+                y = lib.cat([lib.tanh(a), b.relu()], 1).t().contiguous().t()
+                return lib.nn.functional.log_softmax(self.fc2(y) * 2 + x.sum(), dim=-1)
+        return Net()
+
+    def kinds(graph):
+        return [n.split(" = ")[1].split("(")[0].split("[")[0] for n in str(graph).splitlines()
+                if " = aten::" in n]
+
+    mf = ft.jit.trace(build(ft), ft.randn(2, 3))
+    mt = torch.jit.trace(build(torch), torch.randn(2, 3))
+    assert kinds(mf.graph) == kinds(mt.inlined_graph)

@@ -117,23 +117,30 @@ impl DispatchKeySet {
 const MODE_KEYS: u16 = 1 << (DispatchKey::Tracer as u8);
 
 thread_local! {
-    static INCLUDED: Cell<u16> = const { Cell::new(0) };
-    static EXCLUDED: Cell<u16> = const { Cell::new(0) };
+    /// The included set in the low 16 bits, the excluded set in the high:
+    /// one thread-local read answers [`interposed`].
+    static LOCAL: Cell<u32> = const { Cell::new(0) };
+}
+
+fn included() -> u16 {
+    LOCAL.with(Cell::get) as u16
+}
+
+fn excluded() -> u16 {
+    (LOCAL.with(Cell::get) >> 16) as u16
 }
 
 /// The thread's included and excluded key sets.
 pub fn local_keys() -> (DispatchKeySet, DispatchKeySet) {
-    (
-        DispatchKeySet(INCLUDED.with(Cell::get)),
-        DispatchKeySet(EXCLUDED.with(Cell::get)),
-    )
+    (DispatchKeySet(included()), DispatchKeySet(excluded()))
 }
 
 /// Whether a mode key is active on this thread (one thread-local read):
 /// typed methods take the boxed road through the dispatcher only then.
 #[inline]
 pub fn interposed() -> bool {
-    INCLUDED.with(Cell::get) & !EXCLUDED.with(Cell::get) & MODE_KEYS != 0
+    let l = LOCAL.with(Cell::get);
+    (l as u16) & !((l >> 16) as u16) & MODE_KEYS != 0
 }
 
 /// The keys a call on this thread passes, highest first: the backend, the
@@ -143,47 +150,49 @@ pub fn call_keys() -> DispatchKeySet {
     DispatchKeySet((inc.0 | DispatchKey::Cpu.bit() | DispatchKey::Autograd.bit()) & !exc.0)
 }
 
+/// Set `bits` in the thread's state; the previous state.
+fn set_bits(bits: u32) -> u32 {
+    LOCAL.with(|c| c.replace(c.get() | bits))
+}
+
 /// Adds a key to the thread's included set until dropped.
 #[must_use = "the key is included only while the guard lives"]
-pub struct IncludeGuard(u16);
+pub struct IncludeGuard(u32);
 
 impl IncludeGuard {
     /// Include `key` on this thread.
     pub fn new(key: DispatchKey) -> IncludeGuard {
-        let prev = INCLUDED.with(|c| c.replace(c.get() | key.bit()));
-        IncludeGuard(prev)
+        IncludeGuard(set_bits(u32::from(key.bit())))
     }
 }
 
 impl Drop for IncludeGuard {
     fn drop(&mut self) {
-        INCLUDED.with(|c| c.set(self.0));
+        LOCAL.with(|c| c.set(self.0));
     }
 }
 
 /// Adds a key to the thread's excluded set until dropped.
 #[must_use = "the key is excluded only while the guard lives"]
-pub struct ExcludeGuard(u16);
+pub struct ExcludeGuard(u32);
 
 impl ExcludeGuard {
     /// Exclude `key` on this thread.
     pub fn new(key: DispatchKey) -> ExcludeGuard {
-        let prev = EXCLUDED.with(|c| c.replace(c.get() | key.bit()));
-        ExcludeGuard(prev)
+        ExcludeGuard(set_bits(u32::from(key.bit()) << 16))
     }
 
     /// Exclude every mode key: a backend kernel runs below the modes, so
     /// the typed methods it calls (a composite's parts) are not seen by
     /// them again, and the op is recorded as the one the user called.
     pub(crate) fn modes() -> ExcludeGuard {
-        let prev = EXCLUDED.with(|c| c.replace(c.get() | MODE_KEYS));
-        ExcludeGuard(prev)
+        ExcludeGuard(set_bits(u32::from(MODE_KEYS) << 16))
     }
 }
 
 impl Drop for ExcludeGuard {
     fn drop(&mut self) {
-        EXCLUDED.with(|c| c.set(self.0));
+        LOCAL.with(|c| c.set(self.0));
     }
 }
 

@@ -21,7 +21,7 @@ _ops.install(globals(), Tensor)
 
 Generator = _C.Generator
 
-from . import autograd, backends, cuda, nn, optim, return_types, utils  # noqa: E402,F401
+from . import autograd, backends, cuda, jit, nn, optim, return_types, utils  # noqa: E402,F401
 
 __version__ = "0.1.0"
 

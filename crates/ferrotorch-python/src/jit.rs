@@ -1,0 +1,138 @@
+//! `torch.jit`'s native half: `_C._jit_trace` traces a Python function or
+//! module through the dispatcher (every op the Python code calls, by
+//! operator, method or function, passes the Tracer key), and
+//! `_C.ScriptModule` runs the graph with the interpreter.
+
+use crate::autograd::py_err;
+use crate::convert::wrap;
+use crate::errors::guarded;
+use crate::tensor::PyTensor;
+use ferrotorch_core::{Error, ErrorKind, Tensor};
+use ferrotorch_jit::ScriptModule;
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+
+/// A traced function or module (`torch.jit.ScriptModule`'s native part).
+#[pyclass(name = "ScriptModule", module = "ferrotorch._C")]
+pub struct PyScriptModule {
+    m: ScriptModule,
+}
+
+fn tensor_of(o: &Bound<'_, PyAny>) -> PyResult<Tensor> {
+    Ok(o.cast::<PyTensor>()?.borrow().t.clone())
+}
+
+/// The tensors a traced Python function returned: one tensor or a
+/// tuple/list of tensors.
+fn outputs_of(o: &Bound<'_, PyAny>) -> PyResult<Vec<Tensor>> {
+    if let Ok(t) = o.cast::<PyTensor>() {
+        return Ok(vec![t.borrow().t.clone()]);
+    }
+    o.try_iter()?.map(|x| tensor_of(&x?)).collect()
+}
+
+#[pymethods]
+impl PyScriptModule {
+    /// Run the graph on tensors: one tensor, or a tuple when the traced
+    /// function returned several.
+    #[pyo3(signature = (*args))]
+    fn forward<'py>(
+        &self,
+        py: Python<'py>,
+        args: &Bound<'py, PyTuple>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let ins: Vec<Tensor> = args
+            .iter()
+            .map(|a| tensor_of(&a))
+            .collect::<PyResult<_>>()?;
+        let mut outs = guarded("ScriptModule.forward", || self.m.forward(&ins))?;
+        if outs.len() == 1 {
+            return wrap(py, outs.remove(0));
+        }
+        let items = outs
+            .into_iter()
+            .map(|t| wrap(py, t))
+            .collect::<PyResult<Vec<_>>>()?;
+        Ok(PyTuple::new(py, items)?.into_any())
+    }
+
+    #[pyo3(signature = (*args))]
+    fn __call__<'py>(
+        &self,
+        py: Python<'py>,
+        args: &Bound<'py, PyTuple>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.forward(py, args)
+    }
+
+    /// The graph, printed as TorchScript prints it.
+    #[getter]
+    fn graph(&self) -> String {
+        self.m.graph().to_string()
+    }
+
+    /// The attribute names (parameters and buffers) the graph reads.
+    #[getter]
+    fn _attribute_names(&self) -> Vec<String> {
+        self.m.attributes().iter().map(|(n, _)| n.clone()).collect()
+    }
+}
+
+/// `_C._jit_trace(func, inputs, attrs, module_name)`: trace `func(*inputs)`
+/// with `attrs` (`[(name, tensor)]`) read as the module's attributes.
+#[pyfunction]
+#[pyo3(signature = (func, inputs, attrs, module_name=None))]
+pub fn _jit_trace(
+    func: Py<PyAny>,
+    inputs: Vec<PyRef<'_, PyTensor>>,
+    attrs: Vec<(String, PyRef<'_, PyTensor>)>,
+    module_name: Option<String>,
+) -> PyResult<PyScriptModule> {
+    let ins: Vec<Tensor> = inputs.iter().map(|t| t.t.clone()).collect();
+    let attrs: Vec<(String, Tensor)> = attrs.into_iter().map(|(n, t)| (n, t.t.clone())).collect();
+    let run = |xs: &[Tensor]| -> ferrotorch_core::Result<Vec<Tensor>> {
+        Python::attach(|py| {
+            let args = xs
+                .iter()
+                .map(|t| wrap(py, t.clone()))
+                .collect::<PyResult<Vec<_>>>()
+                .map_err(|e| py_err(py, e))?;
+            let args = PyTuple::new(py, args).map_err(|e| py_err(py, e))?;
+            let out = func.call1(py, args).map_err(|e| py_err(py, e))?;
+            outputs_of(out.bind(py)).map_err(|_| {
+                Error::new(
+                    ErrorKind::Type,
+                    "jit.trace: the traced function must return a tensor or a tuple of tensors"
+                        .to_string(),
+                )
+            })
+        })
+    };
+    let m = guarded("jit.trace", || match &module_name {
+        Some(name) => ferrotorch_jit::trace_with_attributes(name, attrs, &ins, run),
+        None => ferrotorch_jit::trace(run, &ins),
+    })?;
+    Ok(PyScriptModule { m })
+}
+
+/// `torch.jit.is_tracing()`.
+#[pyfunction]
+pub fn _jit_is_tracing() -> bool {
+    ferrotorch_jit::is_tracing()
+}
+
+/// torch's `TracerWarning` when a traced value leaves the graph as a Python
+/// value (`item()`, `tolist()`, `bool(t)`, `int(t)`, `float(t)`): the trace
+/// treats it as a constant from then on.
+pub(crate) fn warn_if_tracing(py: Python<'_>, what: &str) -> PyResult<()> {
+    if !ferrotorch_jit::is_tracing() {
+        return Ok(());
+    }
+    let category = py.import("ferrotorch.jit")?.getattr("TracerWarning")?;
+    let msg = format!(
+        "{what} might cause the trace to be incorrect. We can't record the data flow of Python values, so this value will be treated as a constant in the future. This means that the trace might not generalize to other inputs!"
+    );
+    py.import("warnings")?
+        .call_method1("warn", (msg, category, 2))?;
+    Ok(())
+}

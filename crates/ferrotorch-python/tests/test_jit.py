@@ -1,0 +1,102 @@
+"""torch.jit.trace: graphs recorded through the dispatcher from Python
+code (operators, methods, functions, nn modules), run by the interpreter
+with the same values and gradients as eager, with torch's warnings and
+trace checking."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import ferrotorch as torch
+from ferrotorch import nn
+from ferrotorch.nn import functional as F
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(3, 4)
+        self.fc2 = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc2(torch.tanh(self.fc1(x))) * 2 + x.sum()
+
+
+def test_traced_module_matches_eager_values_and_gradients():
+    torch.manual_seed(0)
+    net = Net()
+    m = torch.jit.trace(net, torch.randn(2, 3))
+    kinds = [line.split(" = ")[1].split("(")[0].split("[")[0]
+             for line in m.graph.splitlines() if " = aten::" in line]
+    assert kinds == ["aten::linear", "aten::tanh", "aten::linear", "aten::mul", "aten::sum", "aten::add"]
+    assert 'prim::GetAttr[name="fc1.weight"](%self)' in m.graph
+    x = torch.randn(5, 3)
+    out, want = m(x), net(x)
+    assert np.array_equal(out.detach().numpy(), want.detach().numpy())
+    # the traced module reads (and so trains) the module's own parameters
+    gm = torch.autograd.grad(out.pow(2).sum(), list(net.parameters()))
+    ge = torch.autograd.grad(want.pow(2).sum(), list(net.parameters()))
+    for a, b in zip(gm, ge):
+        assert np.array_equal(a.numpy(), b.numpy())
+    with torch.no_grad():
+        net.fc2.bias.add_(1.0)
+    assert np.array_equal(m(x).detach().numpy(), net(x).detach().numpy())
+
+
+def test_traced_function_records_views_lists_and_inplace_ops():
+    def f(x, y):
+        a, b = x.split(2, dim=1)
+        z = torch.cat([b, a], 0).t().contiguous()
+        z.mul_(y[0, 0])
+        return z + 1, F.softmax(y, dim=-1)
+
+    x, y = torch.randn(3, 4), torch.randn(2, 5)
+    m = torch.jit.trace(f, (x, y))
+    for kind in ["aten::split", "prim::ListUnpack", "aten::cat", "aten::t", "aten::contiguous",
+                 "aten::select", "aten::mul_", "aten::softmax"]:
+        assert kind in m.graph, kind
+    x2, y2 = torch.randn(3, 4), torch.randn(2, 5)
+    for a, b in zip(m(x2, y2), f(x2, y2)):
+        assert np.array_equal(a.numpy(), b.numpy())
+
+
+def test_traced_cnn_in_eval_mode_matches_eager():
+    torch.manual_seed(1)
+    net = nn.Sequential(nn.Conv2d(2, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(),
+                        nn.MaxPool2d(2), nn.Flatten(), nn.Linear(4 * 4 * 4, 3))
+    net.eval()
+    m = torch.jit.trace(net, torch.randn(2, 2, 8, 8))
+    assert "aten::conv2d" in m.graph and "aten::batch_norm" in m.graph
+    x = torch.randn(3, 2, 8, 8)
+    assert np.array_equal(m(x).detach().numpy(), net(x).detach().numpy())
+
+
+def test_tracer_warnings_check_trace_and_is_tracing():
+    seen = []
+
+    def f(x):
+        seen.append(torch.jit.is_tracing())
+        if x.sum() > 0:  # data-dependent control flow: only one path is recorded
+            return x * 2
+        return x * 3
+
+    with pytest.warns(torch.jit.TracerWarning, match="Python boolean"):
+        m = torch.jit.trace(f, torch.ones(3), check_trace=False)
+    assert seen == [True] and not torch.jit.is_tracing()
+    assert m(-torch.ones(3)).tolist() == [-2.0, -2.0, -2.0]  # the recorded path
+    with pytest.raises(torch.jit.TracingCheckError, match="Output nr 1"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", torch.jit.TracerWarning)
+            torch.jit.trace(f, torch.ones(3), check_inputs=[(-torch.ones(3),)])
+
+
+def test_trace_errors_are_clear():
+    with pytest.raises(ValueError, match="boom"):
+        torch.jit.trace(lambda x: (_ for _ in ()).throw(ValueError("boom")), torch.ones(2))
+    assert not torch.jit.is_tracing()
+    with pytest.raises(TypeError, match="must return a tensor"):
+        torch.jit.trace(lambda x: 3, torch.ones(2))
+    m = torch.jit.trace(lambda x: x.exp(), torch.ones(2))
+    with pytest.raises(RuntimeError, match="expected 1 inputs, got 2"):
+        m(torch.ones(2), torch.ones(2))
