@@ -11,15 +11,20 @@
 //! assert_eq!(y[0].to_vec::<f32>().unwrap(), x.exp().unwrap().add(&x).unwrap().to_vec::<f32>().unwrap());
 //! ```
 //!
-//! Passes, saved programs and the Python `ferrotorch.jit` come next.
+//! [`ScriptModule::save`] / [`load`] write and read a traced module as one
+//! checked file (Note [Saved programs]). [`passes`] simplify graphs (Note
+//! [Pass order]); [`passes::optimize_for_inference`] freezes and runs them.
 
 pub mod interpreter;
 pub mod ir;
 mod module;
+pub mod passes;
 mod print;
+pub mod serialize;
 mod tracer;
 
 pub use module::{Attr, ScriptModule};
+pub use serialize::{load, load_bytes};
 pub use tracer::is_tracing;
 
 use ferrotorch_core::{Result, Tensor};

@@ -20,7 +20,8 @@ pub enum Attr {
 }
 
 impl Attr {
-    pub(crate) fn tensor(&self) -> Tensor {
+    /// The tensor it holds now.
+    pub fn tensor(&self) -> Tensor {
         match self {
             Attr::Parameter(p) => p.tensor(),
             Attr::Buffer(b) => b.tensor(),
@@ -42,9 +43,24 @@ impl ScriptModule {
         &self.graph
     }
 
+    /// The graph, to rewrite in place (passes).
+    pub fn graph_mut(&mut self) -> &mut Graph {
+        &mut self.graph
+    }
+
     /// Its attributes (parameters and buffers), by qualified name.
     pub fn attributes(&self) -> &[(String, Attr)] {
         &self.attrs
+    }
+
+    /// Save to `path` (`module.save(path)`, Note [Saved programs]).
+    pub fn save(&self, path: impl AsRef<std::path::Path>) -> Result<()> {
+        crate::serialize::save(self, path)
+    }
+
+    /// The saved file's bytes.
+    pub fn save_to_bytes(&self) -> Result<Vec<u8>> {
+        crate::serialize::save_bytes(self)
     }
 
     /// Run the graph on `inputs` (`module(x)`): its tensor outputs.

@@ -71,10 +71,54 @@ impl PyScriptModule {
         self.m.graph().to_string()
     }
 
-    /// The attribute names (parameters and buffers) the graph reads.
-    #[getter]
-    fn _attribute_names(&self) -> Vec<String> {
-        self.m.attributes().iter().map(|(n, _)| n.clone()).collect()
+    /// Write the program to `path` (Note [Saved programs]).
+    fn save(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
+        py.detach(|| guarded("jit.save", || self.m.save(&path)))
+    }
+
+    /// The saved program's bytes.
+    fn _save_to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
+        let b = guarded("jit.save", || self.m.save_to_bytes())?;
+        Ok(pyo3::types::PyBytes::new(py, &b))
+    }
+
+    /// A copy with pass `name` run on it: `dce`, `cse`, `peephole`,
+    /// `constant_propagation`, `freeze`, `optimize` (the default order) or
+    /// `optimize_for_inference` (Note [Pass order]).
+    fn _run_pass(&self, name: &str) -> PyResult<PyScriptModule> {
+        use ferrotorch_jit::passes;
+        let mut m = self.m.clone();
+        guarded("jit pass", || {
+            match name {
+                "dce" => {
+                    passes::eliminate_dead_code(m.graph_mut());
+                }
+                "cse" => {
+                    passes::eliminate_common_subexpressions(m.graph_mut());
+                }
+                "peephole" => {
+                    passes::peephole(m.graph_mut());
+                }
+                "constant_propagation" => {
+                    passes::fold_constants(m.graph_mut())?;
+                }
+                "freeze" => passes::freeze(&mut m),
+                "optimize" => passes::optimize(m.graph_mut())?,
+                "optimize_for_inference" => m = passes::optimize_for_inference(&m)?,
+                other => ferrotorch_core::bail!(Value, "unknown pass {other:?}"),
+            }
+            Ok(())
+        })?;
+        Ok(PyScriptModule { m })
+    }
+
+    /// The attributes (parameters and buffers) the graph reads, by name.
+    fn _attributes<'py>(&self, py: Python<'py>) -> PyResult<Vec<(String, Bound<'py, PyAny>)>> {
+        self.m
+            .attributes()
+            .iter()
+            .map(|(n, a)| Ok((n.clone(), wrap(py, a.tensor())?)))
+            .collect()
     }
 }
 
@@ -112,6 +156,20 @@ pub fn _jit_trace(
         Some(name) => ferrotorch_jit::trace_with_attributes(name, attrs, &ins, run),
         None => ferrotorch_jit::trace(run, &ins),
     })?;
+    Ok(PyScriptModule { m })
+}
+
+/// `_C._jit_load(path)`: a saved program, checked before anything runs.
+#[pyfunction]
+pub fn _jit_load(py: Python<'_>, path: std::path::PathBuf) -> PyResult<PyScriptModule> {
+    let m = py.detach(|| guarded("jit.load", || ferrotorch_jit::load(&path)))?;
+    Ok(PyScriptModule { m })
+}
+
+/// `_C._jit_load_bytes(data)`: [`_jit_load`] from bytes.
+#[pyfunction]
+pub fn _jit_load_bytes(data: &[u8]) -> PyResult<PyScriptModule> {
+    let m = guarded("jit.load", || ferrotorch_jit::load_bytes(data))?;
     Ok(PyScriptModule { m })
 }
 

@@ -100,3 +100,59 @@ def test_trace_errors_are_clear():
     m = torch.jit.trace(lambda x: x.exp(), torch.ones(2))
     with pytest.raises(RuntimeError, match="expected 1 inputs, got 2"):
         m(torch.ones(2), torch.ones(2))
+
+
+def test_saved_programs_round_trip_and_refuse_bad_files(tmp_path):
+    import io
+
+    torch.manual_seed(2)
+    net = Net()
+    m = torch.jit.trace(net, torch.randn(2, 3))
+    path = tmp_path / "net.ftjit"
+    torch.jit.save(m, path)
+    buf = io.BytesIO()
+    m.save(buf)
+    x = torch.randn(4, 3)
+    for loaded in (torch.jit.load(path), torch.jit.load(io.BytesIO(buf.getvalue()))):
+        assert loaded.graph == m.graph
+        assert np.array_equal(loaded(x).detach().numpy(), net(x).detach().numpy())
+    # a loaded program trains: its saved parameters are leaves
+    loaded = torch.jit.load(path)
+    names = [n for n, _ in loaded.named_parameters()]
+    assert names == ["fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"]
+    opt = torch.optim.SGD(loaded.parameters(), lr=1e-3)
+    before = loaded(x).pow(2).sum().item()
+    for _ in range(3):
+        opt.zero_grad()
+        loaded(x).pow(2).sum().backward()
+        opt.step()
+    assert loaded(x).pow(2).sum().item() < before
+    # a truncated file, a file of another kind: clear errors, no crash
+    (tmp_path / "cut.ftjit").write_bytes(path.read_bytes()[:100])
+    with pytest.raises(RuntimeError):
+        torch.jit.load(tmp_path / "cut.ftjit")
+    torch.save({"w": torch.ones(2)}, tmp_path / "state.pt")
+    with pytest.raises(RuntimeError, match="not a ferrotorch program|safetensors"):
+        torch.jit.load(tmp_path / "state.pt")
+    with pytest.raises(TypeError, match="traced ScriptModule"):
+        torch.jit.save(net, tmp_path / "x.ftjit")
+
+
+def test_freeze_and_optimize_for_inference():
+    torch.manual_seed(3)
+    net = nn.Sequential(nn.Linear(3, 8), nn.ReLU(), nn.Linear(8, 2))
+    m = torch.jit.trace(net, torch.randn(2, 3))
+    with pytest.raises(RuntimeError, match="eval mode"):
+        torch.jit.freeze(m)
+    net.eval()
+    x = torch.randn(5, 3)
+    for opt in (torch.jit.freeze(m), torch.jit.optimize_for_inference(m)):
+        assert "prim::GetAttr" not in opt.graph
+        assert np.array_equal(opt(x).numpy(), net(x).detach().numpy())
+    def f(x):
+        return (x * 1 + 0).t().t().tanh() + (x * 1 + 0).t().t().tanh()
+    g = torch.jit.trace(f, torch.randn(2, 2))
+    simple = torch.jit._run_pass(torch.jit._run_pass(g, "peephole"), "cse")
+    ops = [line for line in simple.graph.splitlines() if "aten::" in line]
+    assert [o.split(" = ")[1].split("(")[0] for o in ops] == ["aten::tanh", "aten::add"]
+    assert np.array_equal(simple(x[:2, :2]).numpy(), f(x[:2, :2]).numpy())

@@ -407,15 +407,10 @@ impl Schema {
     }
 }
 
-fn type_error(op: &str, a: &Argument, v: &IValue) -> Error {
+fn type_error(op: &str, a: &Argument, got: &str) -> Error {
     Error::new(
         ErrorKind::Type,
-        format!(
-            "{op}(): argument '{}' must be {}, not {}",
-            a.name,
-            a.ty,
-            v.type_name()
-        ),
+        format!("{op}(): argument '{}' must be {}, not {got}", a.name, a.ty),
     )
 }
 
@@ -463,8 +458,9 @@ fn coerce(op: &str, a: &Argument, v: IValue) -> Result<IValue> {
             _ => return None,
         })
     }
-    let keep = v.clone();
-    go(&a.ty, v).ok_or_else(|| type_error(op, a, &keep))
+    // only the type's name is needed for the error: no copy of the value
+    let got = v.type_name();
+    go(&a.ty, v).ok_or_else(|| type_error(op, a, got))
 }
 
 #[cfg(test)]

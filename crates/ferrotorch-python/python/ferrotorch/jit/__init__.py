@@ -1,16 +1,17 @@
 """``torch.jit``: ``trace`` a function or module to a graph (recorded
 through the dispatcher: every op the Python code runs, by operator, method
-or function), ``is_tracing``, and ``ScriptModule`` to run the graph.
+or function), ``is_tracing``, ``ScriptModule`` to run the graph, and
+``save`` / ``load`` of programs as one checked file that runs without
+Python (Note [Saved programs] in ``crates/ferrotorch-jit``).
 
-Saving and loading programs, passes and ``optimize_for_inference`` come
-with the rest of issue 19."""
+Passes and ``optimize_for_inference`` come with the rest of issue 19."""
 
-import warnings
+import os
 
 from .. import _C
 
 __all__ = ["trace", "trace_module", "is_tracing", "ScriptModule", "TracerWarning",
-           "TracingCheckError"]
+           "TracingCheckError", "save", "load", "freeze", "optimize_for_inference"]
 
 
 class TracerWarning(Warning):
@@ -50,15 +51,16 @@ class ScriptModule:
         # traced graphs record submodule calls inline already
         return self._c.graph
 
-    def parameters(self, recurse=True):
-        if self._original is None:
-            return iter(())
-        return self._original.parameters(recurse)
-
     def named_parameters(self, prefix="", recurse=True):
-        if self._original is None:
-            return iter(())
-        return self._original.named_parameters(prefix, recurse)
+        """The traced module's parameters, or for a loaded program the
+        attributes it saved as parameters (trainable tensors)."""
+        if self._original is not None:
+            return self._original.named_parameters(prefix, recurse)
+        return ((prefix + ("." if prefix else "") + n, t) for n, t in self._c._attributes()
+                if t.requires_grad)
+
+    def parameters(self, recurse=True):
+        return (t for _, t in self.named_parameters(recurse=recurse))
 
     def train(self, mode=True):
         if self._original is not None:
@@ -68,9 +70,63 @@ class ScriptModule:
     def eval(self):
         return self.train(False)
 
+    def save(self, f, _extra_files=None):
+        """Write the program to a path or a binary file object."""
+        save(self, f, _extra_files)
+
     def __repr__(self):
         name = type(self._original).__name__ if self._original is not None else "function"
         return f"RecursiveScriptModule(original_name={name})"
+
+
+def freeze(mod, preserved_attrs=None, optimize_numerics=True):
+    """``torch.jit.freeze``: a copy whose parameters and buffers are
+    constants (their current values), simplified by the passes; the module
+    must be in eval mode, as torch requires."""
+    if not isinstance(mod, ScriptModule):
+        raise RuntimeError("Freezing expects a ScriptModule as input. Please use torch.jit.script or torch.jit.trace to script your 'nn.Module'.")
+    if mod._original is not None and mod._original.training:
+        raise RuntimeError("Freezing is currently only implemented for modules in eval mode. Please call .eval() on your module before freezing.")
+    if preserved_attrs:
+        raise RuntimeError("jit.freeze: preserved_attrs are not supported")
+    return ScriptModule(mod._c._run_pass("freeze")._run_pass("optimize"))
+
+
+def optimize_for_inference(mod, other_methods=None):
+    """``torch.jit.optimize_for_inference``: freeze, then run the passes
+    (Note [Pass order] in ``crates/ferrotorch-jit``)."""
+    if not isinstance(mod, ScriptModule):
+        raise RuntimeError("optimize_for_inference expects a ScriptModule as input.")
+    return ScriptModule(mod._c._run_pass("optimize_for_inference"))
+
+
+def _run_pass(mod, name):
+    """Run one pass (``dce``, ``cse``, ``peephole``, ``constant_propagation``,
+    ``freeze``, ``optimize``) on a copy of ``mod`` (torch's ``_jit_pass_*``)."""
+    return ScriptModule(mod._c._run_pass(name), mod._original)
+
+
+def save(m, f, _extra_files=None):
+    """``torch.jit.save(m, f)``: ``f`` is a path or a binary file object."""
+    if not isinstance(m, ScriptModule):
+        raise TypeError(f"jit.save expects a traced ScriptModule, got {type(m).__name__}")
+    if _extra_files:
+        raise RuntimeError("jit.save: _extra_files are not supported")
+    if isinstance(f, (str, os.PathLike)):
+        m._c.save(os.fspath(f))
+    else:
+        f.write(m._c._save_to_bytes())
+
+
+def load(f, map_location=None, _extra_files=None):
+    """``torch.jit.load(f)``: a program saved by ``jit.save`` (a path or a
+    binary file object), checked before anything runs; its parameters are
+    trainable tensors."""
+    if map_location not in (None, "cpu") and str(map_location) != "cpu":
+        raise RuntimeError(f"jit.load: only map_location='cpu' is supported, got {map_location!r}")
+    if isinstance(f, (str, os.PathLike)):
+        return ScriptModule(_C._jit_load(os.fspath(f)))
+    return ScriptModule(_C._jit_load_bytes(f.read()))
 
 
 def _as_tuple(example_inputs):

@@ -1,0 +1,176 @@
+//! Each pass on a small traced graph: the IR before and after (the aten
+//! nodes left), and the same outputs as the unoptimised graph.
+
+#![allow(clippy::cloned_ref_to_slice_refs)]
+
+use ferrotorch_core::native::random::manual_seed;
+use ferrotorch_core::{DType, Result, Tensor};
+use ferrotorch_jit::ir::{Graph, NodeKind};
+use ferrotorch_jit::passes::{
+    eliminate_common_subexpressions, eliminate_dead_code, fold_constants, freeze, optimize,
+    optimize_for_inference, peephole,
+};
+use ferrotorch_jit::{trace, trace_module};
+use ferrotorch_nn as nn;
+use nn::Forward;
+
+fn ops(g: &Graph) -> Vec<String> {
+    g.nodes
+        .iter()
+        .filter(|n| matches!(n.kind, NodeKind::Op(_)))
+        .map(|n| n.kind_name())
+        .collect()
+}
+
+fn randn(s: &[usize]) -> Tensor {
+    Tensor::randn(s, DType::F32).unwrap()
+}
+
+#[test]
+fn dead_code_and_common_subexpressions() -> Result<()> {
+    let x = randn(&[3, 4]);
+    let m = trace(
+        |t| {
+            let _unused = t[0].exp()?.sin()?;
+            let a = t[0].tanh()?.mul(2.0)?;
+            let b = t[0].tanh()?.mul(2.0)?; // the same computation again
+            Ok(vec![a.add(&b)?])
+        },
+        &[x.clone()],
+    )?;
+    let mut g = m.graph().clone();
+    assert_eq!(
+        ops(&g),
+        [
+            "aten::exp",
+            "aten::sin",
+            "aten::tanh",
+            "aten::mul",
+            "aten::tanh",
+            "aten::mul",
+            "aten::add"
+        ]
+    );
+    assert_eq!(eliminate_dead_code(&mut g), 2);
+    assert_eq!(
+        ops(&g),
+        [
+            "aten::tanh",
+            "aten::mul",
+            "aten::tanh",
+            "aten::mul",
+            "aten::add"
+        ]
+    );
+    assert!(eliminate_common_subexpressions(&mut g) >= 2);
+    assert_eq!(ops(&g), ["aten::tanh", "aten::mul", "aten::add"]);
+    let add = g
+        .nodes
+        .iter()
+        .find(|n| n.kind_name() == "aten::add")
+        .unwrap();
+    assert_eq!(add.inputs[0], add.inputs[1]);
+    let want = m.forward(&[x.clone()])?;
+    let mut opt = m.clone();
+    optimize(opt_graph(&mut opt))?;
+    assert_eq!(
+        opt.forward(&[x.clone()])?[0].to_vec::<f32>()?,
+        want[0].to_vec::<f32>()?
+    );
+    Ok(())
+}
+
+/// The graph of a script module, to run passes on in place.
+fn opt_graph(m: &mut ferrotorch_jit::ScriptModule) -> &mut Graph {
+    m.graph_mut()
+}
+
+#[test]
+fn peephole_removes_identities() -> Result<()> {
+    let x = randn(&[2, 3]);
+    let m = trace(
+        |t| {
+            let y = t[0].mul(1.0)?.add(0.0)?.sub(0.0)?.div(1.0)?;
+            let z = y.t()?.t()?.transpose(0, 1)?.transpose(0, 1)?;
+            Ok(vec![z.relu()?])
+        },
+        &[x.clone()],
+    )?;
+    let mut g = m.graph().clone();
+    assert_eq!(peephole(&mut g), 6);
+    assert_eq!(ops(&g), ["aten::relu"]);
+    assert_eq!(
+        g.nodes
+            .iter()
+            .find(|n| n.kind_name() == "aten::relu")
+            .unwrap()
+            .inputs[0],
+        g.inputs[0]
+    );
+    // an int tensor times 1.0 becomes float: not an identity, kept
+    let i = Tensor::from_vec(vec![1i64, 2], &[2])?;
+    let m = trace(|t| Ok(vec![t[0].mul(1.0)?]), &[i])?;
+    let mut g = m.graph().clone();
+    assert_eq!(peephole(&mut g), 0);
+    // graphs with in-place ops are left alone
+    let m = trace(
+        |t| {
+            let y = t[0].mul(1.0)?;
+            y.add_(1.0)?;
+            Ok(vec![y])
+        },
+        &[x.clone()],
+    )?;
+    let mut g = m.graph().clone();
+    assert_eq!(peephole(&mut g), 0);
+    Ok(())
+}
+
+#[test]
+fn freezing_and_constant_folding() -> Result<()> {
+    manual_seed(3);
+    let lin = nn::Linear::new(4, 3, true)?;
+    let x = randn(&[2, 4]);
+    let m = trace_module(&lin, &[x.clone()], |l, t| {
+        // a computation on the weight alone: foldable once frozen
+        let w2 = l.weight.tensor().mul(2.0)?;
+        Ok(vec![t[0].matmul(&w2.t()?)?])
+    })?;
+    assert_eq!(ops(m.graph()), ["aten::mul", "aten::t", "aten::matmul"]);
+    let mut frozen = m.clone();
+    freeze(&mut frozen);
+    assert!(frozen.attributes().is_empty());
+    assert_eq!(fold_constants(frozen.graph_mut())?, 2);
+    assert_eq!(ops(frozen.graph()), ["aten::matmul"]);
+    let want = m.forward(&[x.clone()])?[0].to_vec::<f32>()?;
+    assert_eq!(frozen.forward(&[x.clone()])?[0].to_vec::<f32>()?, want);
+    let inf = optimize_for_inference(&m)?;
+    assert_eq!(ops(inf.graph()), ["aten::matmul"]);
+    assert_eq!(inf.forward(&[x.clone()])?[0].to_vec::<f32>()?, want);
+    // random ops are never folded or removed
+    let m = trace(
+        |t| Ok(vec![t[0].dropout(0.5, true, None)?.mul(0.0)?]),
+        &[x.clone()],
+    )?;
+    let mut g = m.graph().clone();
+    optimize(&mut g)?;
+    assert!(ops(&g).contains(&"aten::dropout".to_string()));
+    Ok(())
+}
+
+#[test]
+fn optimized_mlp_matches_eager() -> Result<()> {
+    manual_seed(4);
+    let net = nn::Sequential::new()
+        .append(nn::Linear::new(3, 8, true)?)
+        .append(nn::ReLU::new())
+        .append(nn::Linear::new(8, 2, true)?);
+    let m = trace_module(&net, &[randn(&[2, 3])], |n, t| Ok(vec![n.forward(&t[0])?]))?;
+    let inf = optimize_for_inference(&m)?;
+    let x = randn(&[6, 3]);
+    assert_eq!(
+        inf.forward(&[x.clone()])?[0].to_vec::<f32>()?,
+        net.forward(&x)?.to_vec::<f32>()?
+    );
+    Ok(())
+}
