@@ -27,7 +27,9 @@ use std::sync::{Arc, Once};
 
 pub(crate) struct TracingState {
     pub(crate) graph: Graph,
-    env: HashMap<usize, (Tensor, ValueId)>,
+    /// tensor object → (the tensor, its value, its storage version when
+    /// mapped)
+    env: HashMap<usize, (Tensor, ValueId, u64)>,
     attrs: HashMap<usize, String>,
     self_value: Option<ValueId>,
     /// Set when a tensor came from an op the tracer did not see.
@@ -51,17 +53,25 @@ impl TracingState {
 
     fn tensor(&mut self, t: &Tensor) -> ValueId {
         let id = t.object_id();
-        if let Some((_, v)) = self.env.get(&id) {
+        if let Some((_, v, version)) = self.env.get(&id) {
+            if t.version() != *version && self.unseen.is_none() {
+                // written in place since it was mapped, and no recorded
+                // op did it
+                self.unseen = Some(format!(
+                    "jit.trace: a traced value of shape {:?} was modified in place by an op the tracer did not record; trace through ops that have schemas",
+                    t.shape()
+                ));
+            }
             return *v;
         }
         if self.unseen.is_none() && !self.attrs.contains_key(&id) {
             // a view of a traced value that no recorded op made: an op
             // the tracer did not see; baking it in as a constant would
             // make a graph that ignores its inputs
-            if let Some((src, _)) = self
+            if let Some((src, _, _)) = self
                 .env
                 .values()
-                .find(|(s, _)| s.storage().is_same(t.storage()))
+                .find(|(s, _, _)| s.storage().is_same(t.storage()))
             {
                 self.unseen = Some(format!(
                     "jit.trace: a tensor of shape {:?} shares memory with a traced value of shape {:?} but was made by an op the tracer did not record; trace through ops that have schemas",
@@ -82,7 +92,7 @@ impl TracingState {
             }
             _ => self.constant(IValue::Tensor(t.detach())),
         };
-        self.env.insert(id, (t.clone(), v));
+        self.env.insert(id, (t.clone(), v, t.version()));
         v
     }
 
@@ -113,7 +123,17 @@ impl TracingState {
     /// Map a result value to `v`.
     fn bind_result(&mut self, out: &IValue, v: ValueId) {
         if let IValue::Tensor(t) = out {
-            self.env.insert(t.object_id(), (t.clone(), v));
+            self.env.insert(t.object_id(), (t.clone(), v, t.version()));
+        }
+    }
+
+    /// A recorded op wrote `written` in place: every mapped tensor on its
+    /// storage (its views) saw a recorded write, so take their versions.
+    fn refresh_versions(&mut self, written: &[Tensor]) {
+        for (t, _, version) in self.env.values_mut() {
+            if written.iter().any(|w| w.storage().is_same(t.storage())) {
+                *version = t.version();
+            }
         }
     }
 
@@ -135,7 +155,7 @@ impl TracingState {
                 let tys = ts.iter().map(ValueType::of_tensor).collect();
                 let vs = self.graph.add_node(NodeKind::ListUnpack, vec![list], tys);
                 for (t, v) in ts.iter().zip(vs) {
-                    self.env.insert(t.object_id(), (t.clone(), v));
+                    self.env.insert(t.object_id(), (t.clone(), v, t.version()));
                 }
             }
             _ => {
@@ -163,8 +183,17 @@ fn record_call(e: &OpEntry, a: &Args, below: DispatchKeySet) -> Result<IValue> {
     });
     let out = redispatch(e, a, below)?;
     if let Some(ins) = ins {
+        let written: Vec<Tensor> = e
+            .schema
+            .mutated_args()
+            .filter_map(|i| match &a.values()[i] {
+                IValue::Tensor(t) => Some(t.clone()),
+                _ => None,
+            })
+            .collect();
         STATE.with(|s| {
             if let Some(st) = s.borrow_mut().as_mut() {
+                st.refresh_versions(&written);
                 st.record(&entry, ins, &out);
             }
         });
@@ -231,7 +260,7 @@ pub(crate) fn trace_graph(
                 format!("x{i}")
             }),
         );
-        st.env.insert(t.object_id(), (t.clone(), v));
+        st.env.insert(t.object_id(), (t.clone(), v, t.version()));
     }
     STATE.with(|s| *s.borrow_mut() = Some(st));
     let session = Session;

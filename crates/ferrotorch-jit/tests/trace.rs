@@ -221,3 +221,21 @@ fn values_from_unseen_ops_are_refused() -> Result<()> {
     );
     Ok(())
 }
+
+/// ResNet-18 (eval mode) traced, then run on another input: the same
+/// values as eager, bit for bit.
+#[test]
+fn traced_resnet18_matches_eager() -> Result<()> {
+    manual_seed(5);
+    let net = nn::models::resnet18(10)?;
+    net.eval();
+    let m = trace_module(&net, &[randn(&[1, 3, 32, 32])], |n, t| {
+        Ok(vec![n.forward(&t[0])?])
+    })?;
+    let x = randn(&[2, 3, 32, 32]);
+    assert_eq!(
+        m.forward(&[x.clone()])?[0].to_vec::<f32>()?,
+        net.forward(&x)?.to_vec::<f32>()?
+    );
+    Ok(())
+}

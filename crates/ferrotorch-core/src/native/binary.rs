@@ -33,6 +33,20 @@ impl Operand {
         }
     }
 
+    /// The operand as op `op`'s second argument when boxed: a number
+    /// where the op has a Scalar overload, else (`maximum`, `atan2`) a
+    /// 0-dim tensor of the dtype the typed call computes in, so the boxed
+    /// call gives the same result.
+    pub(crate) fn boxed_for(&self, op: &str, lhs: &Tensor) -> Result<crate::dispatch::IValue> {
+        match self {
+            Operand::Scalar(s) if overload_names(op).1.is_none() => {
+                let dt = result_type(&[ResultTypeArg::Tensor(lhs.dtype(), lhs.dim()), self.arg()]);
+                Ok(Tensor::full_cast(&[], *s, dt)?.into())
+            }
+            _ => Ok(self.boxed()),
+        }
+    }
+
     fn arg(&self) -> ResultTypeArg {
         match self {
             Operand::Tensor(t) => ResultTypeArg::Tensor(t.dtype(), t.dim()),
@@ -277,8 +291,11 @@ macro_rules! binary_ops {
                 pub fn $name(&self, other: impl Into<Operand>) -> Result<Tensor> {
                     let other = other.into();
                     static OP: crate::dispatch::OpHandle = crate::dispatch::OpHandle::new(stringify!($name));
-                    if let Some(r) = crate::dispatch::handle::intercept_tensor(&OP, || vec![self.into(), other.boxed()]) {
-                        return r;
+                    if crate::dispatch::keys::interposed() {
+                        let b = other.boxed_for(stringify!($name), self)?;
+                        if let Some(r) = crate::dispatch::handle::intercept_tensor(&OP, || vec![self.into(), b]) {
+                            return r;
+                        }
                     }
                     let raw = || -> Result<Tensor> {
                         let (dt, a, b, shape) = prepare(stringify!($name), self, &other, Promote::$promote)?;
@@ -297,8 +314,11 @@ macro_rules! binary_ops {
                 pub fn $name_(&self, other: impl Into<Operand>) -> Result<()> {
                     let other = other.into();
                     static OP: crate::dispatch::OpHandle = crate::dispatch::OpHandle::new(stringify!($name_));
-                    if let Some(r) = crate::dispatch::handle::intercept(&OP, || vec![self.into(), other.boxed()]) {
-                        return r.map(|_| ());
+                    if crate::dispatch::keys::interposed() {
+                        let b = other.boxed_for(stringify!($name), self)?;
+                        if let Some(r) = crate::dispatch::handle::intercept(&OP, || vec![self.into(), b]) {
+                            return r.map(|_| ());
+                        }
                     }
                     if crate::autograd::derivatives::inplace::check(stringify!($name_), self, other.tensors())? {
                         let uses_old = !matches!(stringify!($name), "add" | "sub");

@@ -53,7 +53,14 @@ impl Tensor {
         min: Option<impl Into<Operand>>,
         max: Option<impl Into<Operand>>,
     ) -> Result<Tensor> {
-        let (min, max) = (min.map(Into::into), max.map(Into::into));
+        let (min, max): (Option<Operand>, Option<Operand>) =
+            (min.map(Into::into), max.map(Into::into));
+        crate::enter_op!(
+            "clamp",
+            self,
+            min.as_ref().map(Operand::boxed),
+            max.as_ref().map(Operand::boxed)
+        );
         crate::ensure!(
             min.is_some() || max.is_some(),
             Runtime,
@@ -94,7 +101,18 @@ impl Tensor {
         min: Option<impl Into<Operand>>,
         max: Option<impl Into<Operand>>,
     ) -> Result<()> {
-        let (min, max) = (min.map(Into::into), max.map(Into::into));
+        let (min, max): (Option<Operand>, Option<Operand>) =
+            (min.map(Into::into), max.map(Into::into));
+        static OP: crate::dispatch::OpHandle = crate::dispatch::OpHandle::new("clamp_");
+        if let Some(r) = crate::dispatch::handle::intercept(&OP, || {
+            vec![
+                self.into(),
+                min.as_ref().map(Operand::boxed).into(),
+                max.as_ref().map(Operand::boxed).into(),
+            ]
+        }) {
+            return r.map(|_| ());
+        }
         let others: Vec<Tensor> = [&min, &max]
             .into_iter()
             .flatten()
@@ -304,6 +322,22 @@ pub(crate) fn register(r: &mut Registry) {
             Ok(a.tensor(0)?
                 .clamp(a.opt_scalar(1)?, a.opt_scalar(2)?)?
                 .into())
+        },
+    );
+    r.def(
+        "clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)",
+        |a| {
+            let t = a.tensor(0)?;
+            t.clamp_(a.opt_scalar(1)?, a.opt_scalar(2)?)?;
+            Ok(t.into())
+        },
+    );
+    r.def(
+        "clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)",
+        |a| {
+            let t = a.tensor(0)?;
+            t.clamp_(a.opt_tensor(1)?, a.opt_tensor(2)?)?;
+            Ok(t.into())
         },
     );
     r.def(

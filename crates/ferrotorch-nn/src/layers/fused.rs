@@ -20,7 +20,12 @@ pub(crate) fn conv_bn(
     relu: Option<&ReLU>,
 ) -> Result<Tensor> {
     let hooked = |m: &dyn Module| m.module_state().is_some_and(|s| s.has_hooks());
-    let plain = !hooked(conv) && !hooked(bn) && !relu.is_some_and(|r| hooked(r));
+    // while a mode records ops (the JIT's tracer), the layers run as their
+    // standard ops so the graph names them: the fused kernel has no schema
+    let plain = !hooked(conv)
+        && !hooked(bn)
+        && !relu.is_some_and(|r| hooked(r))
+        && !ferrotorch_core::dispatch::keys::interposed();
     if conv.bias.is_none() && plain {
         if let Some((scale, shift)) = bn.eval_affine()? {
             let o = conv.options();

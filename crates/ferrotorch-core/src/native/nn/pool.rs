@@ -532,6 +532,7 @@ impl Tensor {
 
     /// `F.adaptive_avg_pool2d(output_size)`.
     pub fn adaptive_avg_pool2d(&self, output_size: &[usize]) -> Result<Tensor> {
+        crate::enter_op!("adaptive_avg_pool2d", self, output_size);
         let (x, unb, pool) = self.adaptive("adaptive_avg_pool2d", output_size)?;
         let v = crate::autograd::derivatives::nn::avg_pool(std::sync::Arc::new(pool), &x, false)?;
         unbatch(v, unb)
