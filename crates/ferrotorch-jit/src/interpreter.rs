@@ -1,9 +1,9 @@
 //! Running a graph: each node in order, ops through the dispatcher
-//! (`dispatch::call_bound`, so autograd records as in eager mode and a
+//! (`dispatch::call_prebound`, so autograd records as in eager mode and a
 //! traced module trains like the original).
 
 use crate::ir::{Graph, NodeKind, ValueType};
-use ferrotorch_core::dispatch::{call_bound, IValue};
+use ferrotorch_core::dispatch::{call_prebound, IValue};
 use ferrotorch_core::{bail, ensure, Result, Tensor};
 
 /// Build a list value from its elements, by the list's declared type.
@@ -81,7 +81,8 @@ pub fn run(
                 _ => bail!(Runtime, "prim::ListUnpack expects a list of tensors"),
             },
             NodeKind::Op(e) => {
-                let out = call_bound(e, args)?;
+                // values were bound to this schema when the graph was made
+                let out = call_prebound(e, args)?;
                 if node.outputs.len() > 1 {
                     match out {
                         IValue::Tuple(items) if items.len() == node.outputs.len() => items,

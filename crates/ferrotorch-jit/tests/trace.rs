@@ -239,3 +239,39 @@ fn traced_resnet18_matches_eager() -> Result<()> {
     );
     Ok(())
 }
+
+/// An LSTM (two layers, bidirectional, batch first) is recorded as one
+/// `aten::lstm` node and runs like eager.
+#[test]
+fn traced_lstm_matches_eager() -> Result<()> {
+    manual_seed(6);
+    let o = nn::RNNOptions {
+        num_layers: 2,
+        bidirectional: true,
+        batch_first: true,
+        ..Default::default()
+    };
+    let lstm = nn::LSTM::new(4, 5, o)?;
+    let m = trace_module(&lstm, &[randn(&[3, 6, 4])], |l, t| {
+        let (y, (h, c)) = l.forward(&t[0], None)?;
+        Ok(vec![y, h, c])
+    })?;
+    let ops: Vec<String> = m
+        .graph()
+        .nodes
+        .iter()
+        .map(|n| n.kind_name())
+        .filter(|k| k.starts_with("aten"))
+        .collect();
+    assert_eq!(ops, ["aten::lstm"]);
+    // the zero initial states are made from the batch size as a number,
+    // which the trace keeps as a constant (sizes are not traced yet): the
+    // same batch, another sequence length
+    let x = randn(&[3, 7, 4]);
+    let got = m.forward(&[x.clone()])?;
+    let (y, (h, c)) = lstm.forward(&x, None)?;
+    for (a, b) in got.iter().zip([y, h, c]) {
+        assert_eq!(a.to_vec::<f32>()?, b.to_vec::<f32>()?);
+    }
+    Ok(())
+}

@@ -324,6 +324,27 @@ pub fn call_bound(e: &OpEntry, values: Vec<IValue>) -> Result<IValue> {
     redispatch(e, &a, keys::call_keys())
 }
 
+/// [`call_bound`] without the coercion pass, for values already bound to
+/// this schema once (a traced graph's, whose values came from bound
+/// arguments, or a checked saved program's): the count is checked, and a
+/// value of the wrong kind is still a type error from the kernel's
+/// accessors, never a misread.
+pub fn call_prebound(e: &OpEntry, values: Vec<IValue>) -> Result<IValue> {
+    crate::ensure!(
+        values.len() == e.schema.args.len(),
+        Type,
+        "{}() takes {} arguments but {} were given",
+        e.schema.name,
+        e.schema.args.len(),
+        values.len()
+    );
+    let a = Args {
+        schema: e.schema.clone(),
+        vals: values,
+    };
+    redispatch(e, &a, keys::call_keys())
+}
+
 /// The entries a name stands for: a full name (`add.Tensor`) one, a base
 /// name (`add`) every overload in registration order.
 pub(crate) fn resolve(name: &str) -> Result<Vec<Arc<OpEntry>>> {

@@ -307,6 +307,41 @@ pub fn rnn(
     params: &[Tensor],
     o: RnnArgs,
 ) -> Result<(Tensor, Vec<Tensor>)> {
+    static OPS: [crate::dispatch::OpHandle; 4] = [
+        crate::dispatch::OpHandle::new("rnn_tanh.input"),
+        crate::dispatch::OpHandle::new("rnn_relu.input"),
+        crate::dispatch::OpHandle::new("gru.input"),
+        crate::dispatch::OpHandle::new("lstm.input"),
+    ];
+    let handle = &OPS[mode as usize];
+    if let Some(r) = crate::dispatch::handle::intercept(handle, || {
+        let h: IValue = if mode == RnnMode::Lstm {
+            hx.to_vec().into()
+        } else {
+            hx.first().cloned().into()
+        };
+        vec![
+            input.into(),
+            h,
+            params.to_vec().into(),
+            o.has_biases.into(),
+            (o.num_layers as i64).into(),
+            o.dropout.into(),
+            o.train.into(),
+            o.bidirectional.into(),
+            o.batch_first.into(),
+        ]
+    }) {
+        let IValue::Tuple(items) = r? else {
+            crate::bail!(Runtime, "{}: expected a tuple of results", mode.op());
+        };
+        let mut it = items.into_iter().map(IValue::into_tensor);
+        let y = it
+            .next()
+            .transpose()?
+            .ok_or_else(|| crate::Error::new(crate::ErrorKind::Runtime, "missing output"))?;
+        return Ok((y, it.collect::<Result<_>>()?));
+    }
     let weights = check(mode, input, hx, params, &o)?;
     let dirs = if o.bidirectional { 2 } else { 1 };
     let lstm = mode == RnnMode::Lstm;
