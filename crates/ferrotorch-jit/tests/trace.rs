@@ -15,6 +15,16 @@ fn randn(shape: &[usize]) -> Tensor {
     Tensor::randn(shape, DType::F32).unwrap()
 }
 
+/// The op nodes of a traced graph, in order.
+fn aten_ops(m: &ferrotorch_jit::ScriptModule) -> Vec<String> {
+    m.graph()
+        .nodes
+        .iter()
+        .map(|n| n.kind_name())
+        .filter(|k| k.starts_with("aten"))
+        .collect()
+}
+
 fn mlp() -> nn::Sequential {
     nn::Sequential::new()
         .append(nn::Linear::new(3, 4, true).unwrap())
@@ -88,13 +98,7 @@ fn traced_cnn_matches_eager() -> Result<()> {
     };
     let x = randn(&[2, 2, 8, 8]);
     let m = trace(|t| Ok(vec![f(&t[0])?]), &[x.clone()])?;
-    let kinds: Vec<String> = m
-        .graph()
-        .nodes
-        .iter()
-        .map(|n| n.kind_name())
-        .filter(|k| k.starts_with("aten"))
-        .collect();
+    let kinds = aten_ops(&m);
     assert_eq!(
         kinds,
         [
@@ -256,13 +260,7 @@ fn traced_lstm_matches_eager() -> Result<()> {
         let (y, (h, c)) = l.forward(&t[0], None)?;
         Ok(vec![y, h, c])
     })?;
-    let ops: Vec<String> = m
-        .graph()
-        .nodes
-        .iter()
-        .map(|n| n.kind_name())
-        .filter(|k| k.starts_with("aten"))
-        .collect();
+    let ops = aten_ops(&m);
     assert_eq!(ops, ["aten::lstm"]);
     // the zero initial states are made from the batch size as a number,
     // which the trace keeps as a constant (sizes are not traced yet): the
