@@ -273,3 +273,51 @@ fn traced_lstm_matches_eager() -> Result<()> {
     }
     Ok(())
 }
+
+/// Random ops are recorded as ops: each run of the graph draws anew, and
+/// the passes keep them.
+#[test]
+fn random_ops_are_recorded_not_baked_in() -> Result<()> {
+    let x = randn(&[4]);
+    let m = trace(
+        |t| Ok(vec![t[0].add(&Tensor::randn(&[4], DType::F32)?)?]),
+        &[x.clone()],
+    )?;
+    assert_eq!(aten_ops(&m), ["aten::randn", "aten::add"]);
+    let (a, b) = (m.forward(&[x.clone()])?, m.forward(&[x.clone()])?);
+    assert_ne!(a[0].to_vec::<f32>()?, b[0].to_vec::<f32>()?);
+    let opt = ferrotorch_jit::passes::optimize_for_inference(&m)?;
+    assert_eq!(aten_ops(&opt), ["aten::randn", "aten::add"]);
+    Ok(())
+}
+
+/// Typed methods whose schemas have keyword-only arguments (`gelu`'s
+/// `approximate`, `sum`'s `dtype`) box every argument in schema order.
+#[test]
+fn keyword_only_arguments_are_boxed_in_order() -> Result<()> {
+    let x = randn(&[3, 5]);
+    let f = |t: &[Tensor]| -> Result<Vec<Tensor>> {
+        let y = t[0].gelu("tanh")?.softmax(-1, None)?;
+        Ok(vec![
+            y.sum()?.add(&y.mean()?)?,
+            y.layer_norm(&[5], None, None, 1e-5)?,
+        ])
+    };
+    let m = trace(f, &[x.clone()])?;
+    assert_eq!(
+        aten_ops(&m),
+        [
+            "aten::gelu",
+            "aten::softmax",
+            "aten::sum",
+            "aten::mean",
+            "aten::add",
+            "aten::layer_norm"
+        ]
+    );
+    let x2 = randn(&[3, 5]);
+    for (a, b) in m.forward(&[x2.clone()])?.iter().zip(f(&[x2])?) {
+        assert_eq!(a.to_vec::<f32>()?, b.to_vec::<f32>()?);
+    }
+    Ok(())
+}

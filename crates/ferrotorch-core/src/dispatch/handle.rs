@@ -38,7 +38,14 @@ impl OpHandle {
 
     /// Call the op with boxed arguments through the dispatch key stack.
     pub fn call(&self, args: &[IValue], kwargs: &[(&str, IValue)]) -> Result<IValue> {
-        call_entries(self.name, self.entries()?, args, kwargs)
+        call_entries(self.name, self.entries()?, args, kwargs, false)
+    }
+
+    /// Call with every argument in schema order, keyword-only ones
+    /// included, by position (how typed methods box their arguments); an
+    /// overload whose argument count differs binds as [`OpHandle::call`].
+    pub fn call_full(&self, args: &[IValue]) -> Result<IValue> {
+        call_entries(self.name, self.entries()?, args, &[], true)
     }
 }
 
@@ -52,7 +59,7 @@ pub fn intercept(handle: &OpHandle, args: impl FnOnce() -> Vec<IValue>) -> Optio
     if !super::keys::interposed() {
         return None;
     }
-    Some(handle.call(&args(), &[]))
+    Some(handle.call_full(&args()))
 }
 
 /// [`intercept`] for a method returning one tensor.

@@ -374,10 +374,18 @@ pub(crate) fn call_entries(
     candidates: &[Arc<OpEntry>],
     args: &[IValue],
     kwargs: &[(&str, IValue)],
+    full: bool,
 ) -> Result<IValue> {
     let mut first_err = None;
     for e in candidates {
-        match e.schema.bind(args, kwargs) {
+        // `full`: a typed method's boxed call gives every argument in
+        // schema order, keyword-only ones included
+        let bound = if full && args.len() == e.schema.args.len() {
+            e.schema.bind_all(args.to_vec())
+        } else {
+            e.schema.bind(args, kwargs)
+        };
+        match bound {
             Ok(vals) => {
                 let a = Args {
                     schema: e.schema.clone(),
@@ -431,7 +439,7 @@ pub fn redispatch(e: &OpEntry, a: &Args, ks: DispatchKeySet) -> Result<IValue> {
 /// assert_eq!(out.into_tensor().unwrap().to_vec::<f32>().unwrap(), vec![3.0, 6.0]);
 /// ```
 pub fn call(name: &str, args: &[IValue], kwargs: &[(&str, IValue)]) -> Result<IValue> {
-    call_entries(name, &resolve(name)?, args, kwargs)
+    call_entries(name, &resolve(name)?, args, kwargs, false)
 }
 
 #[cfg(test)]

@@ -278,7 +278,12 @@ impl Tensor {
         opts: impl Into<TensorOptions>,
         generator: Option<&Generator>,
     ) -> Result<Tensor> {
-        let t = Tensor::empty(shape, float_dtype("check_uniform_bounds", opts.into())?)?;
+        let opts = opts.into();
+        if generator.is_none() {
+            // traced as the op (the JIT records random ops, not their values)
+            crate::enter_op!("rand", shape, crate::dispatch::IValue::None, opts.dtype);
+        }
+        let t = Tensor::empty(shape, float_dtype("check_uniform_bounds", opts)?)?;
         t.uniform_(0.0, 1.0, generator)?;
         Ok(t)
     }
@@ -294,7 +299,11 @@ impl Tensor {
         opts: impl Into<TensorOptions>,
         generator: Option<&Generator>,
     ) -> Result<Tensor> {
-        let t = Tensor::empty(shape, float_dtype("normal_kernel_cpu", opts.into())?)?;
+        let opts = opts.into();
+        if generator.is_none() {
+            crate::enter_op!("randn", shape, crate::dispatch::IValue::None, opts.dtype);
+        }
+        let t = Tensor::empty(shape, float_dtype("normal_kernel_cpu", opts)?)?;
         t.normal_(0.0, 1.0, generator)?;
         Ok(t)
     }
