@@ -50,7 +50,9 @@ fn pure(e: &OpEntry) -> bool {
 }
 
 fn has_inplace(g: &Graph) -> bool {
-    g.nodes.iter().any(|n| matches!(&n.kind, NodeKind::Op(e) if !pure(e) && e.schema.mutated_args().next().is_some()))
+    g.nodes
+        .iter()
+        .any(|n| matches!(&n.kind, NodeKind::Op(e) if e.schema.mutated_args().next().is_some()))
 }
 
 /// Point every use of `old` at `new`.
@@ -138,11 +140,16 @@ pub fn eliminate_common_subexpressions(g: &mut Graph) -> usize {
     merged
 }
 
-fn constant_of(g: &Graph, v: ValueId) -> Option<&IValue> {
-    g.nodes.iter().find_map(|n| match &n.kind {
-        NodeKind::Constant(c) if n.outputs == [v] => Some(c),
+/// The constant `v` holds, through the map from values to their nodes.
+fn constant_of<'g>(
+    g: &'g Graph,
+    producer: &HashMap<ValueId, usize>,
+    v: ValueId,
+) -> Option<&'g IValue> {
+    match &g.nodes[*producer.get(&v)?].kind {
+        NodeKind::Constant(c) => Some(c),
         _ => None,
-    })
+    }
 }
 
 fn is_number(v: Option<&IValue>, x: f64) -> bool {
@@ -174,7 +181,10 @@ pub fn peephole(g: &mut Graph) -> usize {
         let n = &g.nodes[k];
         let NodeKind::Op(e) = &n.kind else { continue };
         let (name, ins) = (e.schema.name.as_str(), &n.inputs);
-        let unit = |i: usize, x: f64| ins.get(i).is_some_and(|&v| is_number(constant_of(g, v), x));
+        let unit = |i: usize, x: f64| {
+            ins.get(i)
+                .is_some_and(|&v| is_number(constant_of(g, &producer, v), x))
+        };
         let alpha_one = ins.len() < 3 || unit(2, 1.0);
         let simplified = match name {
             "mul" if unit(1, 1.0) => Some(ins[0]),
@@ -188,9 +198,12 @@ pub fn peephole(g: &mut Graph) -> usize {
             }),
             "transpose" => producer.get(&ins[0]).and_then(|&p| {
                 let pn = &g.nodes[p];
+                // the same constant dims (transpose's are ints)
                 let same = |a: usize| {
-                    let (x, y) = (constant_of(g, pn.inputs[a]), constant_of(g, ins[a]));
-                    x.is_some() && format!("{x:?}") == format!("{y:?}")
+                    matches!(
+                        (constant_of(g, &producer, pn.inputs[a]), constant_of(g, &producer, ins[a])),
+                        (Some(IValue::Int(x)), Some(IValue::Int(y))) if x == y
+                    )
                 };
                 match &pn.kind {
                     NodeKind::Op(pe) if pe.schema.name == "transpose" && same(1) && same(2) => {

@@ -169,10 +169,7 @@ impl TracingState {
 }
 
 /// The Tracer key's fallback (Note [Tracing through the dispatcher]).
-fn record_call(e: &OpEntry, a: &Args, below: DispatchKeySet) -> Result<IValue> {
-    let Some(entry) = ferrotorch_core::dispatch::find_op(&e.schema.full_name()) else {
-        return redispatch(e, a, below);
-    };
+fn record_call(e: &Arc<OpEntry>, a: &Args, below: DispatchKeySet) -> Result<IValue> {
     let ins = STATE.with(|s| {
         s.borrow_mut().as_mut().map(|st| {
             a.values()
@@ -194,7 +191,7 @@ fn record_call(e: &OpEntry, a: &Args, below: DispatchKeySet) -> Result<IValue> {
         STATE.with(|s| {
             if let Some(st) = s.borrow_mut().as_mut() {
                 st.refresh_versions(&written);
-                st.record(&entry, ins, &out);
+                st.record(e, ins, &out);
             }
         });
     }

@@ -199,7 +199,8 @@ impl Drop for ExcludeGuard {
 /// A key's fallback: one boxed function for every op without a kernel of
 /// its own for that key. It gets the op, the bound arguments and the keys
 /// below its own, to [`super::redispatch`] to.
-pub type Fallback = Arc<dyn Fn(&OpEntry, &Args, DispatchKeySet) -> Result<IValue> + Send + Sync>;
+pub type Fallback =
+    Arc<dyn Fn(&Arc<OpEntry>, &Args, DispatchKeySet) -> Result<IValue> + Send + Sync>;
 
 fn fallbacks() -> &'static [RwLock<Option<Fallback>>; NUM_KEYS] {
     static F: [RwLock<Option<Fallback>>; NUM_KEYS] = [const { RwLock::new(None) }; NUM_KEYS];

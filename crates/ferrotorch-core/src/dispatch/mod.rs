@@ -315,13 +315,8 @@ pub fn find_op(name: &str) -> Option<Arc<OpEntry>> {
 /// Call `e` with a complete argument list (one value per schema argument,
 /// in order, as [`Args::values`] gives them), checked against the schema,
 /// through the dispatch key stack: how the JIT interpreter runs a node.
-pub fn call_bound(e: &OpEntry, values: Vec<IValue>) -> Result<IValue> {
-    let vals = e.schema.bind_all(values)?;
-    let a = Args {
-        schema: e.schema.clone(),
-        vals,
-    };
-    redispatch(e, &a, keys::call_keys())
+pub fn call_bound(e: &Arc<OpEntry>, values: Vec<IValue>) -> Result<IValue> {
+    call_prebound(e, e.schema.bind_all(values)?)
 }
 
 /// [`call_bound`] without the coercion pass, for values already bound to
@@ -329,7 +324,7 @@ pub fn call_bound(e: &OpEntry, values: Vec<IValue>) -> Result<IValue> {
 /// arguments, or a checked saved program's): the count is checked, and a
 /// value of the wrong kind is still a type error from the kernel's
 /// accessors, never a misread.
-pub fn call_prebound(e: &OpEntry, values: Vec<IValue>) -> Result<IValue> {
+pub fn call_prebound(e: &Arc<OpEntry>, values: Vec<IValue>) -> Result<IValue> {
     crate::ensure!(
         values.len() == e.schema.args.len(),
         Type,
@@ -405,7 +400,7 @@ pub(crate) fn call_entries(
 /// Run bound arguments through the highest key of `ks` that has a kernel
 /// for the op or a fallback (Note [Dispatch keys]); fallbacks call this
 /// with the keys below their own.
-pub fn redispatch(e: &OpEntry, a: &Args, ks: DispatchKeySet) -> Result<IValue> {
+pub fn redispatch(e: &Arc<OpEntry>, a: &Args, ks: DispatchKeySet) -> Result<IValue> {
     for key in ks.iter() {
         if let Some(k) = e.kernel(key) {
             if key.is_backend() {

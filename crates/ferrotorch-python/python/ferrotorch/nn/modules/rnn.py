@@ -13,6 +13,14 @@ from .module import Module
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
 
+def _reset_uniform(module):
+    """torch's init for recurrent layers and cells: every parameter
+    U(-1/sqrt(hidden_size), 1/sqrt(hidden_size))."""
+    stdv = 1.0 / math.sqrt(module.hidden_size) if module.hidden_size > 0 else 0
+    for w in module.parameters():
+        init.uniform_(w, -stdv, stdv)
+
+
 class RNNBase(Module):
     """Shared layout: for each layer and direction ``weight_ih_l{k}``,
     ``weight_hh_l{k}``, ``bias_ih_l{k}``, ``bias_hh_l{k}`` (``_reverse``
@@ -58,9 +66,7 @@ class RNNBase(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
-        for w in self.parameters():
-            init.uniform_(w, -stdv, stdv)
+        _reset_uniform(self)
 
     def extra_repr(self):
         s = f"{self.input_size}, {self.hidden_size}"
@@ -140,9 +146,7 @@ class RNNCellBase(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
-        for w in self.parameters():
-            init.uniform_(w, -stdv, stdv)
+        _reset_uniform(self)
 
     def extra_repr(self):
         s = f"{self.input_size}, {self.hidden_size}"
