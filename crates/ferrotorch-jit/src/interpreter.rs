@@ -2,9 +2,15 @@
 //! (`dispatch::call_prebound`, so autograd records as in eager mode and a
 //! traced module trains like the original).
 
-use crate::ir::{Graph, NodeKind, ValueType};
+use crate::ir::{Graph, Node, NodeKind, ValueType};
 use ferrotorch_core::dispatch::{call_prebound, IValue};
-use ferrotorch_core::{bail, ensure, Result, Tensor};
+use ferrotorch_core::{bail, ensure, Error, ErrorKind, Result, Tensor};
+
+/// Reads an attribute by qualified name.
+pub type AttrFn<'a> = &'a dyn Fn(&str) -> Result<Tensor>;
+
+/// Runs a call's or fusion group's body on its arguments.
+pub(crate) type BodyFn<'a> = &'a mut dyn FnMut(&Graph, Vec<IValue>) -> Result<Vec<IValue>>;
 
 /// Build a list value from its elements, by the list's declared type.
 fn construct(ty: &ValueType, items: Vec<IValue>) -> Result<IValue> {
@@ -31,76 +37,113 @@ fn construct(ty: &ValueType, items: Vec<IValue>) -> Result<IValue> {
     })
 }
 
-/// Run `g` on `inputs` (one per graph input), reading attributes through
-/// `attr`: the graph's outputs.
-pub fn run(
+/// Run one node of `g` on its argument values: its outputs. Calls and
+/// fusion groups run their bodies through `body`.
+pub(crate) fn step(
     g: &Graph,
-    inputs: Vec<IValue>,
-    attr: &dyn Fn(&str) -> Result<Tensor>,
+    node: &Node,
+    args: Vec<IValue>,
+    attr: AttrFn<'_>,
+    body: BodyFn<'_>,
 ) -> Result<Vec<IValue>> {
-    ensure!(
-        inputs.len() == g.inputs.len(),
-        Runtime,
-        "forward() expected {} inputs, got {}",
-        g.inputs.len(),
-        inputs.len()
-    );
-    let mut env: Vec<Option<IValue>> = vec![None; g.values.len()];
-    for (&v, x) in g.inputs.iter().zip(inputs) {
-        env[v] = Some(x);
+    Ok(match &node.kind {
+        NodeKind::Constant(c) => vec![c.clone()],
+        NodeKind::GetAttr(name) => {
+            // a module value is its attribute path (Note [Module hierarchy])
+            let path = match args.first() {
+                Some(IValue::Str(p)) => format!("{p}{name}"),
+                _ => name.clone(),
+            };
+            if matches!(g.values[node.outputs[0]].ty, ValueType::Module(_)) {
+                vec![IValue::Str(format!("{path}."))]
+            } else {
+                vec![IValue::Tensor(attr(&path)?)]
+            }
+        }
+        NodeKind::CallMethod { graph, .. } => body(graph, args)?,
+        NodeKind::FusionGroup(graph) => body(graph, args)?,
+        NodeKind::ListConstruct => vec![construct(&g.values[node.outputs[0]].ty, args)?],
+        NodeKind::ListUnpack => match args.into_iter().next() {
+            Some(IValue::TensorList(ts)) => {
+                ensure!(
+                    ts.len() == node.outputs.len(),
+                    Runtime,
+                    "prim::ListUnpack: expected {} elements, got {}",
+                    node.outputs.len(),
+                    ts.len()
+                );
+                ts.into_iter().map(IValue::Tensor).collect()
+            }
+            _ => bail!(Runtime, "prim::ListUnpack expects a list of tensors"),
+        },
+        NodeKind::Op(e) => {
+            // values were bound to this schema when the graph was made
+            let out = call_prebound(e, args)?;
+            if node.outputs.len() > 1 {
+                match out {
+                    IValue::Tuple(items) if items.len() == node.outputs.len() => items,
+                    _ => bail!(
+                        Runtime,
+                        "{}: expected {} results",
+                        node.kind_name(),
+                        node.outputs.len()
+                    ),
+                }
+            } else {
+                vec![out]
+            }
+        }
+    })
+}
+
+/// The values of a graph being run, by value id.
+pub(crate) struct Env(Vec<Option<IValue>>);
+
+impl Env {
+    /// `g`'s inputs bound to `inputs`.
+    pub(crate) fn new(g: &Graph, inputs: Vec<IValue>) -> Result<Env> {
+        ensure!(
+            inputs.len() == g.inputs.len(),
+            Runtime,
+            "forward() expected {} inputs, got {}",
+            g.inputs.len(),
+            inputs.len()
+        );
+        let mut env = vec![None; g.values.len()];
+        for (&v, x) in g.inputs.iter().zip(inputs) {
+            env[v] = Some(x);
+        }
+        Ok(Env(env))
     }
-    let get = |env: &Vec<Option<IValue>>, v: usize| -> Result<IValue> {
-        env.get(v).cloned().flatten().ok_or_else(|| {
-            ferrotorch_core::Error::new(
-                ferrotorch_core::ErrorKind::Runtime,
+
+    pub(crate) fn get(&self, v: usize) -> Result<IValue> {
+        self.0.get(v).cloned().flatten().ok_or_else(|| {
+            Error::new(
+                ErrorKind::Runtime,
                 format!("value %{v} is used before it is defined"),
             )
         })
-    };
-    for node in &g.nodes {
-        let args: Vec<IValue> = node
-            .inputs
-            .iter()
-            .map(|&i| get(&env, i))
-            .collect::<Result<_>>()?;
-        let outs: Vec<IValue> = match &node.kind {
-            NodeKind::Constant(c) => vec![c.clone()],
-            NodeKind::GetAttr(name) => vec![IValue::Tensor(attr(name)?)],
-            NodeKind::ListConstruct => vec![construct(&g.values[node.outputs[0]].ty, args)?],
-            NodeKind::ListUnpack => match args.into_iter().next() {
-                Some(IValue::TensorList(ts)) => {
-                    ensure!(
-                        ts.len() == node.outputs.len(),
-                        Runtime,
-                        "prim::ListUnpack: expected {} elements, got {}",
-                        node.outputs.len(),
-                        ts.len()
-                    );
-                    ts.into_iter().map(IValue::Tensor).collect()
-                }
-                _ => bail!(Runtime, "prim::ListUnpack expects a list of tensors"),
-            },
-            NodeKind::Op(e) => {
-                // values were bound to this schema when the graph was made
-                let out = call_prebound(e, args)?;
-                if node.outputs.len() > 1 {
-                    match out {
-                        IValue::Tuple(items) if items.len() == node.outputs.len() => items,
-                        _ => bail!(
-                            Runtime,
-                            "{}: expected {} results",
-                            node.kind_name(),
-                            node.outputs.len()
-                        ),
-                    }
-                } else {
-                    vec![out]
-                }
-            }
-        };
+    }
+
+    pub(crate) fn args(&self, node: &Node) -> Result<Vec<IValue>> {
+        node.inputs.iter().map(|&i| self.get(i)).collect()
+    }
+
+    pub(crate) fn set(&mut self, node: &Node, outs: Vec<IValue>) {
         for (&o, v) in node.outputs.iter().zip(outs) {
-            env[o] = Some(v);
+            self.0[o] = Some(v);
         }
     }
-    g.outputs.iter().map(|&o| get(&env, o)).collect()
+}
+
+/// Run `g` on `inputs` (one per graph input), reading attributes through
+/// `attr`: the graph's outputs.
+pub fn run(g: &Graph, inputs: Vec<IValue>, attr: AttrFn<'_>) -> Result<Vec<IValue>> {
+    let mut env = Env::new(g, inputs)?;
+    for node in &g.nodes {
+        let args = env.args(node)?;
+        let outs = step(g, node, args, attr, &mut |body, a| run(body, a, attr))?;
+        env.set(node, outs);
+    }
+    g.outputs.iter().map(|&o| env.get(o)).collect()
 }

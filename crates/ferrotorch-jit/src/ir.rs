@@ -95,6 +95,19 @@ pub enum NodeKind {
     ListConstruct,
     /// `prim::ListUnpack`: a list's elements as outputs.
     ListUnpack,
+    /// `prim::CallMethod[name=...]`: a submodule's method, its graph kept
+    /// as traced (Note [Module hierarchy]). Inputs: the submodule (a
+    /// `prim::GetAttr` of module type), its arguments, then the outer
+    /// values its body reads.
+    CallMethod {
+        /// The method (`forward`).
+        name: String,
+        /// Its body; input 0 is the submodule.
+        graph: Arc<Graph>,
+    },
+    /// `prim::FusionGroup`: a chain of elementwise ops as one node, run
+    /// as its subgraph (the code generator compiles it).
+    FusionGroup(Arc<Graph>),
 }
 
 /// One node: `outputs = kind(inputs)`.
@@ -118,6 +131,8 @@ impl Node {
             NodeKind::GetAttr(_) => "prim::GetAttr".into(),
             NodeKind::ListConstruct => "prim::ListConstruct".into(),
             NodeKind::ListUnpack => "prim::ListUnpack".into(),
+            NodeKind::CallMethod { .. } => "prim::CallMethod".into(),
+            NodeKind::FusionGroup(_) => "prim::FusionGroup".into(),
         }
     }
 }

@@ -15,6 +15,8 @@
 //! checked file (Note [Saved programs]). [`passes`] simplify graphs (Note
 //! [Pass order]); [`passes::optimize_for_inference`] freezes and runs them.
 
+mod code;
+pub mod inline;
 pub mod interpreter;
 pub mod ir;
 mod module;
@@ -25,7 +27,7 @@ mod tracer;
 
 pub use module::{Attr, ScriptModule};
 pub use serialize::{load, load_bytes};
-pub use tracer::is_tracing;
+pub use tracer::{enter_module, exit_module, is_tracing};
 
 use ferrotorch_core::{Result, Tensor};
 use ferrotorch_nn::Module;
@@ -37,7 +39,7 @@ pub fn trace(
     f: impl FnOnce(&[Tensor]) -> Result<Vec<Tensor>>,
     inputs: &[Tensor],
 ) -> Result<ScriptModule> {
-    let graph = tracer::trace_graph(None, &[], inputs, f)?;
+    let graph = tracer::trace_graph(Default::default(), inputs, f)?;
     Ok(ScriptModule {
         graph,
         attrs: Vec::new(),
@@ -65,9 +67,25 @@ pub fn trace_module<M: Module + ?Sized>(
             .map(|(n, b)| (n, Attr::Buffer(b))),
     );
     let named: Vec<(String, Tensor)> = attrs.iter().map(|(n, a)| (n.clone(), a.tensor())).collect();
-    let graph = tracer::trace_graph(Some(module.type_name()), &named, inputs, |x| {
-        forward(module, x)
-    })?;
+    // submodules by address and type (a struct and its first field can
+    // share an address, never a type)
+    let modules = module
+        .named_modules()
+        .into_iter()
+        .map(|(n, m)| {
+            let key = (
+                m as *const dyn Module as *const u8 as usize,
+                m.type_name().to_string(),
+            );
+            (key, n)
+        })
+        .collect();
+    let info = tracer::ModuleInfo {
+        name: Some(module.type_name()),
+        attrs: &named,
+        modules,
+    };
+    let graph = tracer::trace_graph(info, inputs, |x| forward(module, x))?;
     Ok(ScriptModule { graph, attrs })
 }
 
@@ -80,7 +98,12 @@ pub fn trace_with_attributes(
     inputs: &[Tensor],
     f: impl FnOnce(&[Tensor]) -> Result<Vec<Tensor>>,
 ) -> Result<ScriptModule> {
-    let graph = tracer::trace_graph(Some(module_name), &attrs, inputs, f)?;
+    let info = tracer::ModuleInfo {
+        name: Some(module_name),
+        attrs: &attrs,
+        modules: Default::default(),
+    };
+    let graph = tracer::trace_graph(info, inputs, f)?;
     Ok(ScriptModule {
         graph,
         attrs: attrs

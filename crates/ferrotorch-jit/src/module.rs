@@ -43,6 +43,17 @@ impl ScriptModule {
         &self.graph
     }
 
+    /// The graph with every submodule call inlined (`inlined_graph`,
+    /// Note [Module hierarchy]).
+    pub fn inlined_graph(&self) -> Result<Graph> {
+        crate::inline::inline_calls(&self.graph)
+    }
+
+    /// The graph as TorchScript-style source (`module.code`).
+    pub fn code(&self) -> String {
+        crate::code::code(&self.graph)
+    }
+
     /// The graph, to rewrite in place (passes).
     pub fn graph_mut(&mut self) -> &mut Graph {
         &mut self.graph
@@ -67,7 +78,8 @@ impl ScriptModule {
     pub fn forward(&self, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
         let mut args: Vec<IValue> = Vec::with_capacity(inputs.len() + 1);
         if self.graph.inputs.len() == inputs.len() + 1 {
-            args.push(IValue::None); // %self: attributes are read by name
+            // %self: a module value is its attribute path
+            args.push(IValue::Str(String::new()));
         }
         args.extend(inputs.iter().map(|t| IValue::Tensor(t.clone())));
         let attr = |name: &str| -> Result<Tensor> {

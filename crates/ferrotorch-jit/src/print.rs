@@ -71,6 +71,23 @@ fn py_float(x: f64) -> String {
     }
 }
 
+/// A constant as a literal (`1`, `0.5`, `[1, 2]`, `None`).
+pub(crate) fn literal(v: &IValue) -> String {
+    let list = |items: Vec<String>| format!("[{}]", items.join(", "));
+    match v {
+        IValue::None => "None".into(),
+        IValue::Int(i) => i.to_string(),
+        IValue::Float(x) => py_float(*x),
+        IValue::Bool(b) => if *b { "True" } else { "False" }.into(),
+        IValue::Str(s) => format!("{s:?}"),
+        IValue::DType(d) => d.to_string(),
+        IValue::IntList(l) => list(l.iter().map(|i| i.to_string()).collect()),
+        IValue::FloatList(l) => list(l.iter().map(|x| py_float(*x)).collect()),
+        IValue::BoolList(l) => list(l.iter().map(|b| literal(&IValue::Bool(*b))).collect()),
+        _ => "<value>".into(),
+    }
+}
+
 /// A constant's `[value=...]` attribute (empty for `None`).
 fn constant_attr(v: &IValue) -> String {
     let list = |items: Vec<String>| format!("[{}]", items.join(", "));
@@ -92,7 +109,7 @@ fn constant_attr(v: &IValue) -> String {
 
 /// Names for printing: a value's own name when no other value has it,
 /// otherwise its index (TorchScript's `%x`, `%7`).
-fn names(g: &Graph) -> Vec<String> {
+pub(crate) fn names(g: &Graph) -> Vec<String> {
     let mut count: HashMap<&str, usize> = HashMap::new();
     for v in &g.values {
         if let Some(n) = &v.name {
@@ -113,6 +130,26 @@ fn names(g: &Graph) -> Vec<String> {
 
 impl fmt::Display for Graph {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut groups = Vec::new();
+        self.write_graph(f, &mut groups)?;
+        // fusion groups' bodies follow, as TorchScript prints them
+        let mut k = 0;
+        while k < groups.len() {
+            write!(f, "with prim::FusionGroup_{k} = ")?;
+            let body = groups[k].clone();
+            body.write_graph(f, &mut groups)?;
+            k += 1;
+        }
+        Ok(())
+    }
+}
+
+impl Graph {
+    fn write_graph(
+        &self,
+        f: &mut fmt::Formatter<'_>,
+        groups: &mut Vec<std::sync::Arc<Graph>>,
+    ) -> fmt::Result {
         let n = names(self);
         let v = |id: ValueId| format!("%{}", n[id]);
         let typed = |id: ValueId| format!("%{} : {}", n[id], self.values[id].ty);
@@ -122,15 +159,23 @@ impl fmt::Display for Graph {
             let outs: Vec<String> = node.outputs.iter().map(|&o| typed(o)).collect();
             let attr = match &node.kind {
                 NodeKind::Constant(c) => constant_attr(c),
-                NodeKind::GetAttr(name) => format!("[name={name:?}]"),
+                NodeKind::GetAttr(name) | NodeKind::CallMethod { name, .. } => {
+                    format!("[name={name:?}]")
+                }
                 _ => String::new(),
+            };
+            let kind = match &node.kind {
+                NodeKind::FusionGroup(body) => {
+                    groups.push(body.clone());
+                    format!("prim::FusionGroup_{}", groups.len() - 1)
+                }
+                _ => node.kind_name(),
             };
             let args: Vec<String> = node.inputs.iter().map(|&i| v(i)).collect();
             writeln!(
                 f,
-                "  {} = {}{attr}({})",
+                "  {} = {kind}{attr}({})",
                 outs.join(", "),
-                node.kind_name(),
                 args.join(", ")
             )?;
         }

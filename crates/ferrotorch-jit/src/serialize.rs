@@ -267,7 +267,8 @@ pub fn save(m: &ScriptModule, path: impl AsRef<Path>) -> Result<()> {
 }
 
 fn encode(m: &ScriptModule) -> Result<(StateDict, BTreeMap<String, String>)> {
-    let g = &m.graph;
+    // saved programs hold the flat graph (Note [Module hierarchy])
+    let g = &crate::inline::inline_calls(&m.graph)?;
     let mut tensors = StateDict::new();
     let mut params = Vec::new();
     for (name, a) in &m.attrs {
@@ -285,6 +286,12 @@ fn encode(m: &ScriptModule) -> Result<(StateDict, BTreeMap<String, String>)> {
             NodeKind::GetAttr(name) => o["get_attr"] = json!(name),
             NodeKind::ListConstruct => o["list_construct"] = json!(true),
             NodeKind::ListUnpack => o["list_unpack"] = json!(true),
+            NodeKind::CallMethod { .. } | NodeKind::FusionGroup(_) => {
+                ferrotorch_core::bail!(
+                    Runtime,
+                    "jit.save: the graph still has calls after inlining"
+                )
+            }
         }
         nodes.push(o);
     }

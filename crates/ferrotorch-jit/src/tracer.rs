@@ -15,23 +15,57 @@
 //! The state holds every tensor it maps, so an identity is never reused
 //! by a new tensor while tracing.
 
+use crate::inline::{copy_nodes, Mapping};
 use crate::ir::{Graph, NodeKind, ValueId, ValueType};
 use ferrotorch_core::dispatch::keys::{set_fallback, Fallback};
 use ferrotorch_core::dispatch::{
     redispatch, Args, DispatchKey, DispatchKeySet, IValue, IncludeGuard, OpEntry, Type,
 };
 use ferrotorch_core::{Result, Tensor};
+use ferrotorch_nn::Module;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::{Arc, Once};
 
-pub(crate) struct TracingState {
-    pub(crate) graph: Graph,
+/// One module call being traced: its own graph and the tensors mapped
+/// in it (Note [Module hierarchy]). Frame 0 is the traced function.
+struct Frame {
+    graph: Graph,
     /// tensor object → (the tensor, its value, its storage version when
     /// mapped)
     env: HashMap<usize, (Tensor, ValueId, u64)>,
-    attrs: HashMap<usize, String>,
+    /// `%self`, for a module.
     self_value: Option<ValueId>,
+    /// This module's attribute path from the root (`""`, `"layer1.0."`).
+    prefix: String,
+    /// The outer frame's values for this frame's inputs after `%self`:
+    /// the call's arguments, then the outer values its body read.
+    call_inputs: Vec<ValueId>,
+    /// The body wrote a tensor the caller can see: it is inlined into the
+    /// caller rather than kept as a call.
+    writes_outer: bool,
+}
+
+impl Frame {
+    fn new(self_value: Option<ValueId>, graph: Graph, prefix: String) -> Frame {
+        Frame {
+            graph,
+            env: HashMap::new(),
+            self_value,
+            prefix,
+            call_inputs: Vec::new(),
+            writes_outer: false,
+        }
+    }
+}
+
+pub(crate) struct TracingState {
+    frames: Vec<Frame>,
+    attrs: HashMap<usize, String>,
+    /// Submodules by (address, type name) → qualified name.
+    modules: HashMap<(usize, String), String>,
+    /// Qualified name → type name.
+    module_types: HashMap<String, String>,
     /// Set when a tensor came from an op the tracer did not see.
     unseen: Option<String>,
 }
@@ -46,14 +80,26 @@ pub fn is_tracing() -> bool {
 }
 
 impl TracingState {
+    fn top(&mut self) -> &mut Frame {
+        self.frames.last_mut().expect("a trace has a root frame")
+    }
+
     fn constant(&mut self, v: IValue) -> ValueId {
         let ty = ValueType::of(&v);
-        self.graph.add_node(NodeKind::Constant(v), vec![], vec![ty])[0]
+        self.top()
+            .graph
+            .add_node(NodeKind::Constant(v), vec![], vec![ty])[0]
     }
 
     fn tensor(&mut self, t: &Tensor) -> ValueId {
+        self.tensor_at(self.frames.len() - 1, t)
+    }
+
+    /// The value for `t` in frame `d`: mapped there, read from an outer
+    /// frame (a new input of this frame), an attribute, or a constant.
+    fn tensor_at(&mut self, d: usize, t: &Tensor) -> ValueId {
         let id = t.object_id();
-        if let Some((_, v, version)) = self.env.get(&id) {
+        if let Some((_, v, version)) = self.frames[d].env.get(&id) {
             if t.version() != *version && self.unseen.is_none() {
                 // written in place since it was mapped, and no recorded
                 // op did it
@@ -64,35 +110,58 @@ impl TracingState {
             }
             return *v;
         }
-        if self.unseen.is_none() && !self.attrs.contains_key(&id) {
+        let attr = self.attrs.get(&id).cloned();
+        let own_attr = attr
+            .as_deref()
+            .and_then(|n| n.strip_prefix(self.frames[d].prefix.as_str()))
+            .filter(|_| self.frames[d].self_value.is_some())
+            .map(str::to_string);
+        let outer = d > 0
+            && ((attr.is_some() && own_attr.is_none())
+                || self.frames[..d].iter().any(|f| f.env.contains_key(&id)));
+        if outer {
+            let v_outer = self.tensor_at(d - 1, t);
+            let f = &mut self.frames[d];
+            let v = f.graph.add_input(ValueType::of_tensor(t), None);
+            f.call_inputs.push(v_outer);
+            f.env.insert(id, (t.clone(), v, t.version()));
+            return v;
+        }
+        if self.unseen.is_none() && attr.is_none() {
             // a view of a traced value that no recorded op made: an op
             // the tracer did not see; baking it in as a constant would
             // make a graph that ignores its inputs
-            if let Some((src, _, _)) = self
-                .env
-                .values()
-                .find(|(s, _, _)| s.storage().is_same(t.storage()))
-            {
+            let src = self.frames.iter().find_map(|f| {
+                f.env
+                    .values()
+                    .find(|(s, _, _)| s.storage().is_same(t.storage()))
+                    .map(|(s, _, _)| s.shape().to_vec())
+            });
+            if let Some(src) = src {
                 self.unseen = Some(format!(
-                    "jit.trace: a tensor of shape {:?} shares memory with a traced value of shape {:?} but was made by an op the tracer did not record; trace through ops that have schemas",
+                    "jit.trace: a tensor of shape {:?} shares memory with a traced value of shape {src:?} but was made by an op the tracer did not record; trace through ops that have schemas",
                     t.shape(),
-                    src.shape()
                 ));
             }
         }
-        let v = match (self.attrs.get(&id).cloned(), self.self_value) {
+        let f = &mut self.frames[d];
+        let v = match (own_attr, f.self_value) {
             (Some(name), Some(this)) => {
-                let v = self.graph.add_node(
+                let v = f.graph.add_node(
                     NodeKind::GetAttr(name.clone()),
                     vec![this],
                     vec![ValueType::of_tensor(t)],
                 )[0];
-                self.graph.values[v].name = Some(name.replace('.', "_"));
+                f.graph.values[v].name = Some(name.replace('.', "_"));
                 v
             }
-            _ => self.constant(IValue::Tensor(t.detach())),
+            _ => {
+                let v = IValue::Tensor(t.detach());
+                let ty = ValueType::of(&v);
+                f.graph.add_node(NodeKind::Constant(v), vec![], vec![ty])[0]
+            }
         };
-        self.env.insert(id, (t.clone(), v, t.version()));
+        f.env.insert(id, (t.clone(), v, t.version()));
         v
     }
 
@@ -102,7 +171,8 @@ impl TracingState {
             IValue::Tensor(t) => self.tensor(t),
             IValue::TensorList(ts) => {
                 let ins = ts.iter().map(|t| self.tensor(t)).collect();
-                self.graph
+                self.top()
+                    .graph
                     .add_node(NodeKind::ListConstruct, ins, vec![ValueType::of(v)])[0]
             }
             IValue::OptTensorList(ts) => {
@@ -113,8 +183,11 @@ impl TracingState {
                         None => self.constant(IValue::None),
                     })
                     .collect();
-                self.graph
-                    .add_node(NodeKind::ListConstruct, ins, vec![ValueType::OptTensorList])[0]
+                self.top().graph.add_node(
+                    NodeKind::ListConstruct,
+                    ins,
+                    vec![ValueType::OptTensorList],
+                )[0]
             }
             other => self.constant(other.clone()),
         }
@@ -123,16 +196,32 @@ impl TracingState {
     /// Map a result value to `v`.
     fn bind_result(&mut self, out: &IValue, v: ValueId) {
         if let IValue::Tensor(t) = out {
-            self.env.insert(t.object_id(), (t.clone(), v, t.version()));
+            self.top()
+                .env
+                .insert(t.object_id(), (t.clone(), v, t.version()));
         }
     }
 
     /// A recorded op wrote `written` in place: every mapped tensor on its
     /// storage (its views) saw a recorded write, so take their versions.
+    /// A write that outer frames can see keeps the frames it crossed from
+    /// becoming calls.
     fn refresh_versions(&mut self, written: &[Tensor]) {
-        for (t, _, version) in self.env.values_mut() {
-            if written.iter().any(|w| w.storage().is_same(t.storage())) {
-                *version = t.version();
+        let top = self.frames.len() - 1;
+        let mut lowest: Option<usize> = None;
+        for (d, f) in self.frames.iter_mut().enumerate() {
+            for (t, _, version) in f.env.values_mut() {
+                if written.iter().any(|w| w.storage().is_same(t.storage())) {
+                    *version = t.version();
+                    if d < top {
+                        lowest = Some(lowest.map_or(d, |x| x.min(d)));
+                    }
+                }
+            }
+        }
+        if let Some(d) = lowest {
+            for f in &mut self.frames[d + 1..] {
+                f.writes_outer = true;
             }
         }
     }
@@ -140,32 +229,187 @@ impl TracingState {
     fn record(&mut self, e: &Arc<OpEntry>, ins: Vec<ValueId>, out: &IValue) {
         let returns = &e.schema.returns;
         let list_return = returns.len() == 1 && matches!(returns[0], Type::List(..));
+        let op = NodeKind::Op(e.clone());
         match out {
             IValue::Tuple(items) if returns.len() > 1 => {
                 let tys = items.iter().map(ValueType::of).collect();
-                let vs = self.graph.add_node(NodeKind::Op(e.clone()), ins, tys);
+                let vs = self.top().graph.add_node(op, ins, tys);
                 for (item, v) in items.iter().zip(vs) {
                     self.bind_result(item, v);
                 }
             }
             IValue::TensorList(ts) if list_return => {
-                let list =
-                    self.graph
-                        .add_node(NodeKind::Op(e.clone()), ins, vec![ValueType::of(out)])[0];
+                let g = &mut self.top().graph;
+                let list = g.add_node(op, ins, vec![ValueType::of(out)])[0];
                 let tys = ts.iter().map(ValueType::of_tensor).collect();
-                let vs = self.graph.add_node(NodeKind::ListUnpack, vec![list], tys);
+                let vs = g.add_node(NodeKind::ListUnpack, vec![list], tys);
                 for (t, v) in ts.iter().zip(vs) {
-                    self.env.insert(t.object_id(), (t.clone(), v, t.version()));
+                    self.bind_result(&IValue::Tensor(t.clone()), v);
                 }
             }
             _ => {
-                let v = self
-                    .graph
-                    .add_node(NodeKind::Op(e.clone()), ins, vec![ValueType::of(out)])[0];
+                let v = self.top().graph.add_node(op, ins, vec![ValueType::of(out)])[0];
                 self.bind_result(out, v);
             }
         }
     }
+
+    /// Start recording a call of the submodule `name` (its qualified
+    /// name) on `inputs` in a frame of its own; false when it is recorded
+    /// in the caller's frame instead (no module being traced, or not a
+    /// submodule of the caller).
+    fn enter(&mut self, name: &str, type_name: &str, inputs: &[Tensor]) -> bool {
+        let prefix = format!("{name}.");
+        let parent = self.top();
+        if name.is_empty() || parent.self_value.is_none() || !prefix.starts_with(&parent.prefix) {
+            return false;
+        }
+        let args: Vec<ValueId> = inputs.iter().map(|t| self.tensor(t)).collect();
+        let mut g = Graph::default();
+        let this = g.add_input(
+            ValueType::Module(type_name.to_string()),
+            Some("self".into()),
+        );
+        let mut f = Frame::new(Some(this), g, prefix);
+        for (i, t) in inputs.iter().enumerate() {
+            let v = f
+                .graph
+                .add_input(ValueType::of_tensor(t), Some(arg_name(i, inputs.len())));
+            f.env.insert(t.object_id(), (t.clone(), v, t.version()));
+        }
+        f.call_inputs = args;
+        self.frames.push(f);
+        true
+    }
+
+    /// End the innermost module call: a `prim::CallMethod` in the
+    /// caller's graph, or its nodes inlined there when its body wrote a
+    /// tensor the caller sees or its outputs are not tensors (`None`).
+    fn exit(&mut self, outputs: Option<&[Tensor]>) -> Result<()> {
+        let d = self.frames.len() - 1;
+        if d == 0 {
+            return Ok(());
+        }
+        let outs: Option<Vec<ValueId>> =
+            outputs.map(|ts| ts.iter().map(|t| self.tensor_at(d, t)).collect());
+        let mut child = self.frames.pop().expect("d > 0");
+        let types = self.module_types.clone();
+        let parent = self.top();
+        let rel = child.prefix[parent.prefix.len()..]
+            .trim_end_matches('.')
+            .to_string();
+        match (outs, outputs) {
+            (Some(outs), Some(ts)) if !child.writes_outer => {
+                child.graph.outputs = outs;
+                let mut m = parent.self_value.expect("entered under a module");
+                let mut path = parent.prefix.clone();
+                for part in rel.split('.') {
+                    path.push_str(part);
+                    let ty = types.get(&path).cloned().unwrap_or_else(|| {
+                        match &child.graph.values[child.graph.inputs[0]].ty {
+                            ValueType::Module(t) if path.len() + 1 == child.prefix.len() => {
+                                t.clone()
+                            }
+                            _ => "Module".into(),
+                        }
+                    });
+                    path.push('.');
+                    m = parent.graph.add_node(
+                        NodeKind::GetAttr(part.to_string()),
+                        vec![m],
+                        vec![ValueType::Module(ty)],
+                    )[0];
+                    // TorchScript's names for submodules `0`, `1`: `%_0`, `%_1`
+                    parent.graph.values[m].name =
+                        Some(if part.starts_with(|c: char| c.is_ascii_digit()) {
+                            format!("_{part}")
+                        } else {
+                            part.to_string()
+                        });
+                }
+                let mut ins = vec![m];
+                ins.extend(&child.call_inputs);
+                let tys = ts.iter().map(ValueType::of_tensor).collect();
+                let call = NodeKind::CallMethod {
+                    name: "forward".into(),
+                    graph: Arc::new(child.graph),
+                };
+                let vs = parent.graph.add_node(call, ins, tys);
+                for (t, v) in ts.iter().zip(vs) {
+                    parent
+                        .env
+                        .insert(t.object_id(), (t.clone(), v, t.version()));
+                }
+            }
+            _ => {
+                let mut map = Mapping::new(child.graph.values.len());
+                map.paths.insert(child.graph.inputs[0], format!("{rel}."));
+                for (&bi, &a) in child.graph.inputs[1..].iter().zip(&child.call_inputs) {
+                    map.values[bi] = Some(a);
+                }
+                let this = parent.self_value;
+                copy_nodes(&mut parent.graph, &child.graph, &mut map, this)?;
+                for (id, (t, v, version)) in child.env {
+                    if let Some(pv) = map.values[v] {
+                        parent.env.insert(id, (t, pv, version));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn arg_name(i: usize, n: usize) -> String {
+    if n == 1 {
+        "x".into()
+    } else {
+        format!("x{i}")
+    }
+}
+
+/// Enter a call of the submodule with qualified name `name`
+/// (Note [Module hierarchy]); a binding calls it from its modules'
+/// `__call__` while tracing. Returns whether [`exit_module`] must follow.
+pub fn enter_module(name: &str, type_name: &str, inputs: &[Tensor]) -> bool {
+    STATE.with(|s| {
+        s.borrow_mut()
+            .as_mut()
+            .is_some_and(|st| st.enter(name, type_name, inputs))
+    })
+}
+
+/// End the call [`enter_module`] began, with its tensor outputs (`None`
+/// when they are not tensors or the call failed).
+pub fn exit_module(outputs: Option<&[Tensor]>) -> Result<()> {
+    STATE.with(|s| match s.borrow_mut().as_mut() {
+        Some(st) => st.exit(outputs),
+        None => Ok(()),
+    })
+}
+
+/// The nn crate's hook for `Forward::call` while a mode is on.
+fn module_call(
+    m: &dyn Module,
+    x: &Tensor,
+    run: &dyn Fn(&Tensor) -> Result<Tensor>,
+) -> Result<Tensor> {
+    let key = (
+        m as *const dyn Module as *const u8 as usize,
+        m.type_name().to_string(),
+    );
+    let name = STATE.with(|s| {
+        s.borrow()
+            .as_ref()
+            .and_then(|st| st.modules.get(&key).cloned())
+    });
+    let Some(name) = name else { return run(x) };
+    if !enter_module(&name, &key.1, std::slice::from_ref(x)) {
+        return run(x);
+    }
+    let out = run(x);
+    exit_module(out.as_ref().ok().map(std::slice::from_ref))?;
+    out
 }
 
 /// The Tracer key's fallback (Note [Tracing through the dispatcher]).
@@ -203,6 +447,7 @@ fn install() {
     ONCE.call_once(|| {
         let f: Fallback = Arc::new(record_call);
         set_fallback(DispatchKey::Tracer, Some(f));
+        ferrotorch_nn::set_module_call_hook(module_call);
     });
 }
 
@@ -215,12 +460,21 @@ impl Drop for Session {
     }
 }
 
-/// Trace `f` on `inputs`: the graph of the ops it ran. `attrs` names the
-/// tensors to read as module attributes (parameters, buffers); any other
-/// tensor the function uses becomes a constant.
+/// What a trace reads as a module: its name, its attributes, and its
+/// submodules (by address and type name → qualified name, with each
+/// qualified name's type) for the call hierarchy.
+#[derive(Default)]
+pub(crate) struct ModuleInfo<'a> {
+    pub(crate) name: Option<&'a str>,
+    pub(crate) attrs: &'a [(String, Tensor)],
+    pub(crate) modules: HashMap<(usize, String), String>,
+}
+
+/// Trace `f` on `inputs`: the graph of the ops it ran. `module.attrs`
+/// names the tensors to read as module attributes (parameters, buffers);
+/// any other tensor the function uses becomes a constant.
 pub(crate) fn trace_graph(
-    module: Option<&str>,
-    attrs: &[(String, Tensor)],
+    module: ModuleInfo<'_>,
     inputs: &[Tensor],
     f: impl FnOnce(&[Tensor]) -> Result<Vec<Tensor>>,
 ) -> Result<Graph> {
@@ -230,35 +484,37 @@ pub(crate) fn trace_graph(
         "jit.trace: already tracing on this thread (nested traces are not supported)"
     );
     install();
-    let mut st = TracingState {
-        graph: Graph::default(),
-        env: HashMap::new(),
-        attrs: attrs
+    let module_types = module
+        .modules
+        .iter()
+        .map(|((_, ty), name)| (name.clone(), ty.clone()))
+        .collect();
+    let mut root = Frame::new(None, Graph::default(), String::new());
+    let mut keep = Vec::new();
+    if let Some(name) = module.name {
+        root.self_value = Some(
+            root.graph
+                .add_input(ValueType::Module(name.to_string()), Some("self".into())),
+        );
+        keep.extend(module.attrs.iter().map(|(_, t)| t.clone()));
+    }
+    for (i, t) in inputs.iter().enumerate() {
+        let v = root
+            .graph
+            .add_input(ValueType::of_tensor(t), Some(arg_name(i, inputs.len())));
+        root.env.insert(t.object_id(), (t.clone(), v, t.version()));
+    }
+    let st = TracingState {
+        frames: vec![root],
+        attrs: module
+            .attrs
             .iter()
             .map(|(n, t)| (t.object_id(), n.clone()))
             .collect(),
-        self_value: None,
+        modules: module.modules,
+        module_types,
         unseen: None,
     };
-    let mut keep = Vec::new();
-    if let Some(name) = module {
-        st.self_value = Some(
-            st.graph
-                .add_input(ValueType::Module(name.to_string()), Some("self".into())),
-        );
-        keep.extend(attrs.iter().map(|(_, t)| t.clone()));
-    }
-    for (i, t) in inputs.iter().enumerate() {
-        let v = st.graph.add_input(
-            ValueType::of_tensor(t),
-            Some(if inputs.len() == 1 {
-                "x".into()
-            } else {
-                format!("x{i}")
-            }),
-        );
-        st.env.insert(t.object_id(), (t.clone(), v, t.version()));
-    }
     STATE.with(|s| *s.borrow_mut() = Some(st));
     let session = Session;
     let outs = {
@@ -269,11 +525,16 @@ pub(crate) fn trace_graph(
         .with(|s| s.borrow_mut().take())
         .expect("the trace is still open");
     drop(session);
+    while st.frames.len() > 1 {
+        // a binding that entered a call and never left it
+        st.exit(None)?;
+    }
     let outputs: Vec<ValueId> = outs.iter().map(|t| st.tensor(t)).collect();
-    st.graph.outputs = outputs;
+    let mut graph = std::mem::take(&mut st.frames[0].graph);
+    graph.outputs = outputs;
     drop(keep);
     if let Some(msg) = st.unseen {
         ferrotorch_core::bail!(Runtime, "{msg}");
     }
-    Ok(st.graph)
+    Ok(graph)
 }

@@ -7,6 +7,7 @@
 use ferrotorch_core::native::cat;
 use ferrotorch_core::native::random::manual_seed;
 use ferrotorch_core::{autograd, DType, Result, Tensor};
+use ferrotorch_jit::ir::NodeKind;
 use ferrotorch_jit::{is_tracing, trace, trace_module};
 use ferrotorch_nn as nn;
 use nn::{Forward, Module};
@@ -38,6 +39,44 @@ fn traced_mlp_prints_runs_and_trains_like_eager() -> Result<()> {
     let net = mlp();
     let x = randn(&[2, 3]);
     let m = trace_module(&net, &[x.clone()], |n, t| Ok(vec![n.forward(&t[0])?]))?;
+    // submodule calls are kept as calls (Note [Module hierarchy])
+    let want = "\
+graph(%self : __torch__.Sequential,
+      %x : Float(2, 3, strides=[3, 1], requires_grad=0, device=cpu)):
+  %_0 : __torch__.Linear = prim::GetAttr[name=\"0\"](%self)
+  %3 : Float(2, 4, strides=[4, 1], requires_grad=1, device=cpu) = prim::CallMethod[name=\"forward\"](%_0, %x)
+  %_1 : __torch__.ReLU = prim::GetAttr[name=\"1\"](%self)
+  %5 : Float(2, 4, strides=[4, 1], requires_grad=1, device=cpu) = prim::CallMethod[name=\"forward\"](%_1, %3)
+  %_2 : __torch__.Linear = prim::GetAttr[name=\"2\"](%self)
+  %7 : Float(2, 2, strides=[2, 1], requires_grad=1, device=cpu) = prim::CallMethod[name=\"forward\"](%_2, %5)
+  return (%7)
+";
+    assert_eq!(m.graph().to_string(), want);
+    let want = "\
+def forward(self,
+    x: Tensor) -> Tensor:
+  _0 = getattr(self, \"0\")
+  _3 = (_0).forward(x)
+  _1 = getattr(self, \"1\")
+  _5 = (_1).forward(_3)
+  _2 = getattr(self, \"2\")
+  _7 = (_2).forward(_5)
+  return _7
+";
+    assert_eq!(m.code(), want);
+    // the body of the first call: the Linear's own graph
+    let NodeKind::CallMethod { graph: body, .. } = &m.graph().nodes[1].kind else {
+        panic!("expected a call");
+    };
+    let want = "\
+graph(%self : __torch__.Linear,
+      %x : Float(2, 3, strides=[3, 1], requires_grad=0, device=cpu)):
+  %weight : Float(4, 3, strides=[3, 1], requires_grad=1, device=cpu) = prim::GetAttr[name=\"weight\"](%self)
+  %bias : Float(4, strides=[1], requires_grad=1, device=cpu) = prim::GetAttr[name=\"bias\"](%self)
+  %4 : Float(2, 4, strides=[4, 1], requires_grad=1, device=cpu) = aten::linear(%x, %weight, %bias)
+  return (%4)
+";
+    assert_eq!(body.to_string(), want);
     let want = "\
 graph(%self : __torch__.Sequential,
       %x : Float(2, 3, strides=[3, 1], requires_grad=0, device=cpu)):
@@ -50,7 +89,7 @@ graph(%self : __torch__.Sequential,
   %8 : Float(2, 2, strides=[2, 1], requires_grad=1, device=cpu) = aten::linear(%5, %2_weight, %2_bias)
   return (%8)
 ";
-    assert_eq!(m.graph().to_string(), want);
+    assert_eq!(m.inlined_graph()?.to_string(), want);
     // other inputs, other batch size: the same values as eager, bit for bit
     let x2 = randn(&[5, 3]);
     let eager = net.forward(&x2)?;

@@ -11,6 +11,7 @@ pub mod safetensors;
 pub mod utils;
 
 pub use layers::*;
+pub use module::{set_module_call_hook, ModuleCallHook};
 pub use module::{
     Buffer, Entry, Forward, ForwardHook, ForwardPreHook, HookHandle, IncompatibleKeys, Module,
     ModuleField, ModuleState, Parameter, StateDict,

@@ -102,7 +102,7 @@ impl PyScriptModule {
                 "constant_propagation" => {
                     passes::fold_constants(m.graph_mut())?;
                 }
-                "freeze" => passes::freeze(&mut m),
+                "freeze" => passes::freeze(&mut m)?,
                 "optimize" => passes::optimize(m.graph_mut())?,
                 "optimize_for_inference" => m = passes::optimize_for_inference(&m)?,
                 other => ferrotorch_core::bail!(Value, "unknown pass {other:?}"),

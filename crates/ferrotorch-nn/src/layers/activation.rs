@@ -68,7 +68,7 @@ impl ReLU {
         ReLU::default()
     }
 
-    /// `nn.ReLU(inplace=True)`: overwrites its input (`clamp_(min=0)`),
+    /// `nn.ReLU(inplace=True)`: overwrites its input (`relu_`),
     /// which autograd checks like any in-place op.
     pub fn inplace() -> ReLU {
         ReLU {
@@ -89,7 +89,7 @@ impl ReLU {
 impl Forward for ReLU {
     fn forward(&self, input: &Tensor) -> Result<Tensor> {
         if self.inplace {
-            input.clamp_(Some(0.0), None::<f64>)?;
+            input.relu_()?;
             Ok(input.clone())
         } else {
             F::relu(input)

@@ -30,12 +30,14 @@
 //! # }
 //! ```
 
+mod call_hook;
 mod field;
 mod parameter;
 mod repr;
 mod state;
 mod state_dict;
 
+pub use call_hook::{set_module_call_hook, ModuleCallHook};
 pub use ferrotorch_derive::Module;
 pub use field::ModuleField;
 pub use parameter::{Buffer, Parameter};
@@ -298,10 +300,18 @@ pub trait Forward: Module {
 
     /// `module(input)`: pre-hooks, `forward`, hooks.
     fn call(&self, input: &Tensor) -> Result<Tensor> {
-        match self.module_state() {
-            Some(s) if s.has_hooks() => s.run(self.as_module(), input, |x| self.forward(x)),
-            _ => self.forward(input),
+        match call_hook::active_hook() {
+            Some(hook) => hook(self.as_module(), input, &|x| call_with_hooks(self, x)),
+            None => call_with_hooks(self, input),
         }
+    }
+}
+
+/// Pre-hooks, `forward`, hooks.
+fn call_with_hooks<F: Forward + ?Sized>(m: &F, input: &Tensor) -> Result<Tensor> {
+    match m.module_state() {
+        Some(s) if s.has_hooks() => s.run(m.as_module(), input, |x| m.forward(x)),
+        _ => m.forward(input),
     }
 }
 

@@ -32,6 +32,15 @@ impl Tensor {
         crate::autograd::derivatives::pointwise::unary("relu", self, y)
     }
 
+    /// `relu` in place (`x.relu_()`): negative elements become 0.
+    pub fn relu_(&self) -> Result<()> {
+        static OP: crate::dispatch::OpHandle = crate::dispatch::OpHandle::new("relu_");
+        if let Some(r) = crate::dispatch::handle::intercept(&OP, || vec![self.into()]) {
+            return r.map(|_| ());
+        }
+        crate::native::binary::inplace_from("relu_", self, &[], |t| t.relu())
+    }
+
     /// GELU: `approximate = "none"` (erf form) or `"tanh"`.
     pub fn gelu(&self, approximate: &str) -> Result<Tensor> {
         crate::enter_op!("gelu", self, approximate);
@@ -121,6 +130,11 @@ impl Tensor {
 pub(crate) fn register(r: &mut Registry) {
     r.def("relu(Tensor self) -> Tensor", |a| {
         Ok(a.tensor(0)?.relu()?.into())
+    });
+    r.def("relu_(Tensor(a!) self) -> Tensor(a!)", |a| {
+        let t = a.tensor(0)?;
+        t.relu_()?;
+        Ok(t.into())
     });
     r.def(
         "gelu(Tensor self, *, str approximate='none') -> Tensor",

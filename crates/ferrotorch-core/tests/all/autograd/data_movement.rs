@@ -311,6 +311,15 @@ fn index_put_and_in_place_writes() {
             two(),
         ),
         (
+            "relu_",
+            |x| {
+                let y = x[0].mul(2.0)?;
+                y.relu_()?;
+                Ok(vec![y])
+            },
+            two(),
+        ),
+        (
             "addcmul_",
             |x| {
                 let y = x[0].narrow(0, 0, 2)?.mul(2.0)?;

@@ -1,21 +1,36 @@
 //! Graph passes, each a function of a graph, and the order they run in.
 //!
 //! # Note [Pass order]
-//! [`optimize`] runs, in this order: constant folding (ops whose inputs
-//! are all constants run once, now), peephole simplification (`x * 1`,
-//! `x + 0`, `x - 0`, `x / 1`, a transpose of a transpose), common
-//! subexpression elimination, dead-code elimination. Folding first gives
-//! the peephole and CSE more constants to see; DCE last removes what the
-//! others left unused. [`freeze`] (attributes become constants, as
-//! `torch.jit.freeze`) runs before them in `optimize_for_inference`, so
-//! folding also reaches the weights.
+//! [`optimize`] runs, in this order: inlining of submodule calls
+//! ([`inline`]: the others see one flat graph), constant folding (ops
+//! whose inputs are all constants run once, now), peephole simplification
+//! (`x * 1`, `x + 0`, `x - 0`, `x / 1`, a transpose of a transpose),
+//! common subexpression elimination, dead-code elimination. Folding first
+//! gives the peephole and CSE more constants to see; DCE last removes
+//! what the others left unused. [`optimize_for_inference`] first freezes
+//! (attributes become constants, as `torch.jit.freeze`) so folding
+//! reaches the weights, folds eval-mode batch norms into the convolutions
+//! before them ([`fold_conv_batch_norm`], on constants only), runs
+//! [`optimize`], and last groups elementwise chains into
+//! `prim::FusionGroup`s ([`fuse_elementwise`]), since the other passes
+//! do not look inside groups. Shape and dtype propagation
+//! ([`propagate_shapes`]) is separate: it re-types a graph for new input
+//! shapes.
 //!
 //! The passes are conservative where tensors may alias: ops that write an
 //! argument in place, and random ops, are never folded, merged or removed,
 //! and CSE and the peephole leave graphs that contain in-place ops alone
 //! (the trace is SSA for the written tensor but not for its views).
 
-use crate::ir::{Graph, NodeKind, ValueId, ValueType};
+mod freeze;
+mod fusion;
+mod shapes;
+
+pub use freeze::{fold_conv_batch_norm, freeze};
+pub use fusion::fuse_elementwise;
+pub use shapes::propagate_shapes;
+
+use crate::ir::{Graph, NodeKind, ValueId};
 use crate::module::ScriptModule;
 use ferrotorch_core::dispatch::{call_bound, IValue, OpEntry};
 use ferrotorch_core::Result;
@@ -45,11 +60,11 @@ const RANDOM: &[&str] = &[
     "rrelu",
 ];
 
-fn pure(e: &OpEntry) -> bool {
+pub(crate) fn pure(e: &OpEntry) -> bool {
     e.schema.mutated_args().next().is_none() && !RANDOM.contains(&e.schema.name.as_str())
 }
 
-fn has_inplace(g: &Graph) -> bool {
+pub(crate) fn has_inplace(g: &Graph) -> bool {
     g.nodes
         .iter()
         .any(|n| matches!(&n.kind, NodeKind::Op(e) if e.schema.mutated_args().next().is_some()))
@@ -141,7 +156,7 @@ pub fn eliminate_common_subexpressions(g: &mut Graph) -> usize {
 }
 
 /// The constant `v` holds, through the map from values to their nodes.
-fn constant_of<'g>(
+pub(crate) fn constant_of<'g>(
     g: &'g Graph,
     producer: &HashMap<ValueId, usize>,
     v: ValueId,
@@ -269,32 +284,28 @@ pub fn fold_constants(g: &mut Graph) -> Result<usize> {
     Ok(folded)
 }
 
-/// Freezing (`torch.jit.freeze`): attributes become constants holding
-/// their current values, detached, so later passes can fold over them.
-pub fn freeze(m: &mut ScriptModule) {
-    let values: HashMap<String, ferrotorch_core::Tensor> = m
-        .attrs
+/// Inline every submodule call and fusion group (`_jit_pass_inline`).
+/// Returns how many there were at the top level.
+pub fn inline(g: &mut Graph) -> Result<usize> {
+    let calls = g
+        .nodes
         .iter()
-        .map(|(n, a)| (n.clone(), a.tensor().detach()))
-        .collect();
-    for n in &mut m.graph.nodes {
-        if let NodeKind::GetAttr(name) = &n.kind {
-            if let Some(t) = values.get(name) {
-                n.kind = NodeKind::Constant(IValue::Tensor(t.clone()));
-                n.inputs.clear();
-            }
-        }
+        .filter(|n| {
+            matches!(
+                n.kind,
+                NodeKind::CallMethod { .. } | NodeKind::FusionGroup(_)
+            )
+        })
+        .count();
+    if calls > 0 {
+        *g = crate::inline::inline_calls(g)?;
     }
-    for v in &mut m.graph.values {
-        if let ValueType::Tensor { requires_grad, .. } = &mut v.ty {
-            *requires_grad = false;
-        }
-    }
-    m.attrs.clear();
+    Ok(calls)
 }
 
 /// The default pipeline (Note [Pass order]).
 pub fn optimize(g: &mut Graph) -> Result<()> {
+    inline(g)?;
     fold_constants(g)?;
     peephole(g);
     eliminate_common_subexpressions(g);
@@ -305,7 +316,9 @@ pub fn optimize(g: &mut Graph) -> Result<()> {
 /// `torch.jit.optimize_for_inference`: freeze, then [`optimize`].
 pub fn optimize_for_inference(m: &ScriptModule) -> Result<ScriptModule> {
     let mut out = m.clone();
-    freeze(&mut out);
+    freeze(&mut out)?;
+    fold_conv_batch_norm(&mut out.graph)?;
     optimize(&mut out.graph)?;
+    fuse_elementwise(&mut out.graph);
     Ok(out)
 }

@@ -1,0 +1,138 @@
+//! Grouping elementwise chains into `prim::FusionGroup` nodes, each a
+//! subgraph the code generator (a later issue) compiles to one loop; the
+//! interpreter runs a group's body node by node.
+
+use super::{has_inplace, pure};
+use crate::ir::{Graph, Node, NodeKind, ValueId};
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+/// Ops computed element by element from broadcast inputs.
+const ELEMENTWISE: &[&str] = &[
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "neg",
+    "abs",
+    "relu",
+    "sigmoid",
+    "tanh",
+    "exp",
+    "log",
+    "sqrt",
+    "rsqrt",
+    "gelu",
+    "silu",
+    "pow",
+    "maximum",
+    "minimum",
+    "clamp",
+    "reciprocal",
+    "sin",
+    "cos",
+    "leaky_relu",
+    "hardtanh",
+    "square",
+    "erf",
+    "log1p",
+    "expm1",
+    "softplus",
+    "mish",
+];
+
+fn is_elementwise(n: &Node) -> bool {
+    matches!(&n.kind, NodeKind::Op(e)
+        if pure(e) && n.outputs.len() == 1 && ELEMENTWISE.contains(&e.schema.name.as_str()))
+}
+
+/// Group each run of two or more consecutive elementwise ops (constants
+/// between them moved to the front of the graph) into one
+/// `prim::FusionGroup` whose body holds them, the scalar constants they
+/// read copied in. Graphs with in-place ops are left alone (aliasing).
+/// Returns how many groups were made.
+pub fn fuse_elementwise(g: &mut Graph) -> usize {
+    if has_inplace(g) {
+        return 0;
+    }
+    // constants have no inputs: hoisting them keeps the order valid and
+    // makes elementwise chains contiguous
+    let (consts, rest): (Vec<Node>, Vec<Node>) = std::mem::take(&mut g.nodes)
+        .into_iter()
+        .partition(|n| matches!(n.kind, NodeKind::Constant(_)));
+    let const_of: HashMap<ValueId, Node> =
+        consts.iter().map(|n| (n.outputs[0], n.clone())).collect();
+    g.nodes = consts;
+    let mut groups = 0;
+    let mut k = 0;
+    while k < rest.len() {
+        let mut end = k;
+        while end < rest.len() && is_elementwise(&rest[end]) {
+            end += 1;
+        }
+        if end - k < 2 {
+            g.nodes.push(rest[k].clone());
+            k += 1;
+            continue;
+        }
+        let members = &rest[k..end];
+        let used_later: HashSet<ValueId> = rest[end..]
+            .iter()
+            .flat_map(|n| n.inputs.iter().copied())
+            .chain(g.outputs.iter().copied())
+            .collect();
+        let node = group(g, members, &const_of, &used_later);
+        g.nodes.push(node);
+        groups += 1;
+        k = end;
+    }
+    groups
+}
+
+/// One fusion group for `members`.
+fn group(
+    g: &Graph,
+    members: &[Node],
+    const_of: &HashMap<ValueId, Node>,
+    used_later: &HashSet<ValueId>,
+) -> Node {
+    let defined: HashSet<ValueId> = members.iter().flat_map(|n| n.outputs.clone()).collect();
+    let mut body = Graph::default();
+    let mut map: HashMap<ValueId, ValueId> = HashMap::new();
+    let mut inputs = Vec::new();
+    for n in members {
+        for &i in &n.inputs {
+            if defined.contains(&i) || map.contains_key(&i) {
+                continue;
+            }
+            let ty = g.values[i].ty.clone();
+            match const_of.get(&i) {
+                // scalars are copied in; tensor constants stay outside
+                Some(c) if !matches!(ty, crate::ir::ValueType::Tensor { .. }) => {
+                    map.insert(i, body.add_node(c.kind.clone(), vec![], vec![ty])[0]);
+                }
+                _ => {
+                    map.insert(i, body.add_input(ty, g.values[i].name.clone()));
+                    inputs.push(i);
+                }
+            }
+        }
+        let ins = n.inputs.iter().map(|i| map[i]).collect();
+        let tys = n.outputs.iter().map(|&o| g.values[o].ty.clone()).collect();
+        let outs = body.add_node(n.kind.clone(), ins, tys);
+        for (&o, b) in n.outputs.iter().zip(outs) {
+            map.insert(o, b);
+        }
+    }
+    let outputs: Vec<ValueId> = members
+        .iter()
+        .flat_map(|n| n.outputs.iter().copied())
+        .filter(|o| used_later.contains(o))
+        .collect();
+    body.outputs = outputs.iter().map(|o| map[o]).collect();
+    Node {
+        kind: NodeKind::FusionGroup(Arc::new(body)),
+        inputs,
+        outputs,
+    }
+}
