@@ -77,6 +77,26 @@ fn dead_code_and_common_subexpressions() -> Result<()> {
         opt.forward(&[x.clone()])?[0].to_vec::<f32>()?,
         want[0].to_vec::<f32>()?
     );
+    // constants of one type but different values are not merged (ints,
+    // int lists, strings and dtypes used to compare by their type alone)
+    let f = |x: &Tensor| -> Result<Tensor> {
+        let y = x.mul(2)?.add(1)?.sum_dim(Some(&[0]), false, None)?;
+        let z = x.mul(3)?.sum_dim(Some(&[1]), false, None)?.gelu("tanh")?;
+        let w = x
+            .gelu("none")?
+            .sum_dim(Some(&[1]), false, Some(DType::F64))?;
+        y.sum()?.add(&z.sum()?)?.add(&w.sum()?)
+    };
+    let m = trace(|t| Ok(vec![f(&t[0])?]), &[x.clone()])?;
+    let mut g = m.graph().clone();
+    eliminate_common_subexpressions(&mut g);
+    let mut cse = m.clone();
+    *cse.graph_mut() = g;
+    let x2 = randn(&[3, 4]);
+    assert_eq!(
+        cse.forward(&[x2.clone()])?[0].to_vec::<f64>()?,
+        f(&x2)?.to_vec::<f64>()?
+    );
     Ok(())
 }
 

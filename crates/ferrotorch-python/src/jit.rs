@@ -6,6 +6,7 @@
 use crate::autograd::py_err;
 use crate::convert::wrap;
 use crate::errors::guarded;
+use crate::jit_graph::PyGraph;
 use crate::tensor::PyTensor;
 use ferrotorch_core::{Error, ErrorKind, Tensor};
 use ferrotorch_jit::ScriptModule;
@@ -15,7 +16,7 @@ use pyo3::types::PyTuple;
 /// A traced function or module (`torch.jit.ScriptModule`'s native part).
 #[pyclass(name = "ScriptModule", module = "ferrotorch._C")]
 pub struct PyScriptModule {
-    m: ScriptModule,
+    pub(crate) m: ScriptModule,
 }
 
 fn tensor_of(o: &Bound<'_, PyAny>) -> PyResult<Tensor> {
@@ -65,10 +66,24 @@ impl PyScriptModule {
         self.forward(py, args)
     }
 
-    /// The graph, printed as TorchScript prints it.
+    /// The graph (`module.graph`): passes given it (`_jit_pass_dce(g)`)
+    /// rewrite this module's graph.
     #[getter]
-    fn graph(&self) -> String {
-        self.m.graph().to_string()
+    fn graph(slf: Py<Self>) -> PyGraph {
+        PyGraph::of_module(slf)
+    }
+
+    /// A copy of the graph with submodule calls inlined.
+    #[getter]
+    fn inlined_graph(&self) -> PyResult<PyGraph> {
+        let g = guarded("inlined_graph", || self.m.inlined_graph())?;
+        Ok(PyGraph::owned(g))
+    }
+
+    /// The graph as TorchScript-style source.
+    #[getter]
+    fn code(&self) -> String {
+        self.m.code()
     }
 
     /// Write the program to `path` (Note [Saved programs]).
@@ -83,7 +98,7 @@ impl PyScriptModule {
     }
 
     /// A copy with pass `name` run on it: `dce`, `cse`, `peephole`,
-    /// `constant_propagation`, `freeze`, `optimize` (the default order) or
+    /// `constant_propagation`, `inline`, `fold_convbn`, `fuse`, `freeze`, `optimize` (the default order) or
     /// `optimize_for_inference` (Note [Pass order]).
     fn _run_pass(&self, name: &str) -> PyResult<PyScriptModule> {
         use ferrotorch_jit::passes;
@@ -101,6 +116,15 @@ impl PyScriptModule {
                 }
                 "constant_propagation" => {
                     passes::fold_constants(m.graph_mut())?;
+                }
+                "inline" => {
+                    passes::inline(m.graph_mut())?;
+                }
+                "fold_convbn" => {
+                    passes::fold_conv_batch_norm(m.graph_mut())?;
+                }
+                "fuse" => {
+                    passes::fuse_elementwise(m.graph_mut());
                 }
                 "freeze" => passes::freeze(&mut m)?,
                 "optimize" => passes::optimize(m.graph_mut())?,
@@ -171,6 +195,24 @@ pub fn _jit_load(py: Python<'_>, path: std::path::PathBuf) -> PyResult<PyScriptM
 pub fn _jit_load_bytes(data: &[u8]) -> PyResult<PyScriptModule> {
     let m = guarded("jit.load", || ferrotorch_jit::load_bytes(data))?;
     Ok(PyScriptModule { m })
+}
+
+/// `_C._jit_enter_module(name, type_name, tensors)`: a Python module's
+/// `__call__` while tracing (Note [Module hierarchy]); true when
+/// `_jit_exit_module` must follow.
+#[pyfunction]
+pub fn _jit_enter_module(name: &str, type_name: &str, inputs: Vec<PyRef<'_, PyTensor>>) -> bool {
+    let ins: Vec<Tensor> = inputs.iter().map(|t| t.t.clone()).collect();
+    ferrotorch_jit::enter_module(name, type_name, &ins)
+}
+
+/// `_C._jit_exit_module(outputs)`: the call's tensor outputs, or `None`
+/// when they are not tensors (the call is then inlined).
+#[pyfunction]
+#[pyo3(signature = (outputs=None))]
+pub fn _jit_exit_module(outputs: Option<Vec<PyRef<'_, PyTensor>>>) -> PyResult<()> {
+    let outs: Option<Vec<Tensor>> = outputs.map(|o| o.iter().map(|t| t.t.clone()).collect());
+    guarded("jit.trace", || ferrotorch_jit::exit_module(outs.as_deref()))
 }
 
 /// `torch.jit.is_tracing()`.

@@ -19,6 +19,7 @@ mod errors;
 mod generator;
 mod index;
 mod jit;
+mod jit_graph;
 mod numpy;
 mod operators;
 mod ops;
@@ -81,6 +82,9 @@ fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(jit::_jit_load, m)?)?;
     m.add_function(wrap_pyfunction!(jit::_jit_load_bytes, m)?)?;
     m.add_class::<jit::PyScriptModule>()?;
+    m.add_function(wrap_pyfunction!(jit::_jit_enter_module, m)?)?;
+    m.add_function(wrap_pyfunction!(jit::_jit_exit_module, m)?)?;
+    jit_graph::register(m)?;
     m.add_function(wrap_pyfunction!(ops::_schemas, m)?)?;
     m.add_function(wrap_pyfunction!(create::tensor, m)?)?;
     m.add_function(wrap_pyfunction!(create::as_tensor, m)?)?;

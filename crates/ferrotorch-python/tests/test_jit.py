@@ -27,10 +27,18 @@ def test_traced_module_matches_eager_values_and_gradients():
     torch.manual_seed(0)
     net = Net()
     m = torch.jit.trace(net, torch.randn(2, 3))
-    kinds = [line.split(" = ")[1].split("(")[0].split("[")[0]
-             for line in m.graph.splitlines() if " = aten::" in line]
-    assert kinds == ["aten::linear", "aten::tanh", "aten::linear", "aten::mul", "aten::sum", "aten::add"]
-    assert 'prim::GetAttr[name="fc1.weight"](%self)' in m.graph
+    def kinds(g):
+        return [line.split(" = ")[1].split("(")[0].split("[")[0]
+                for line in str(g).splitlines() if " = aten::" in line or "CallMethod" in line]
+
+    # submodule calls are kept as calls; inlined, the ops of both
+    assert kinds(m.graph) == ["prim::CallMethod", "aten::tanh", "prim::CallMethod", "aten::mul",
+                              "aten::sum", "aten::add"]
+    assert 'prim::GetAttr[name="fc1"](%self)' in str(m.graph)
+    assert kinds(m.inlined_graph) == ["aten::linear", "aten::tanh", "aten::linear", "aten::mul",
+                                      "aten::sum", "aten::add"]
+    assert 'prim::GetAttr[name="fc1.weight"](%self)' in str(m.inlined_graph)
+    assert "(fc1).forward(x)" in m.code
     x = torch.randn(5, 3)
     out, want = m(x), net(x)
     assert np.array_equal(out.detach().numpy(), want.detach().numpy())
@@ -55,7 +63,7 @@ def test_traced_function_records_views_lists_and_inplace_ops():
     m = torch.jit.trace(f, (x, y))
     for kind in ["aten::split", "prim::ListUnpack", "aten::cat", "aten::t", "aten::contiguous",
                  "aten::select", "aten::mul_", "aten::softmax"]:
-        assert kind in m.graph, kind
+        assert kind in str(m.graph), kind
     x2, y2 = torch.randn(3, 4), torch.randn(2, 5)
     for a, b in zip(m(x2, y2), f(x2, y2)):
         assert np.array_equal(a.numpy(), b.numpy())
@@ -67,7 +75,7 @@ def test_traced_cnn_in_eval_mode_matches_eager():
                         nn.MaxPool2d(2), nn.Flatten(), nn.Linear(4 * 4 * 4, 3))
     net.eval()
     m = torch.jit.trace(net, torch.randn(2, 2, 8, 8))
-    assert "aten::conv2d" in m.graph and "aten::batch_norm" in m.graph
+    assert "aten::conv2d" in str(m.inlined_graph) and "aten::batch_norm" in str(m.inlined_graph)
     x = torch.randn(3, 2, 8, 8)
     assert np.array_equal(m(x).detach().numpy(), net(x).detach().numpy())
 
@@ -114,7 +122,8 @@ def test_saved_programs_round_trip_and_refuse_bad_files(tmp_path):
     m.save(buf)
     x = torch.randn(4, 3)
     for loaded in (torch.jit.load(path), torch.jit.load(io.BytesIO(buf.getvalue()))):
-        assert loaded.graph == m.graph
+        # saved programs hold the inlined graph
+        assert str(loaded.graph) == str(m.inlined_graph)
         assert np.array_equal(loaded(x).detach().numpy(), net(x).detach().numpy())
     # a loaded program trains: its saved parameters are leaves
     loaded = torch.jit.load(path)
@@ -147,12 +156,48 @@ def test_freeze_and_optimize_for_inference():
     net.eval()
     x = torch.randn(5, 3)
     for opt in (torch.jit.freeze(m), torch.jit.optimize_for_inference(m)):
-        assert "prim::GetAttr" not in opt.graph
+        assert "prim::GetAttr" not in str(opt.graph)
         assert np.array_equal(opt(x).numpy(), net(x).detach().numpy())
     def f(x):
         return (x * 1 + 0).t().t().tanh() + (x * 1 + 0).t().t().tanh()
     g = torch.jit.trace(f, torch.randn(2, 2))
     simple = torch.jit._run_pass(torch.jit._run_pass(g, "peephole"), "cse")
-    ops = [line for line in simple.graph.splitlines() if "aten::" in line]
+    ops = [line for line in str(simple.graph).splitlines() if "aten::" in line]
     assert [o.split(" = ")[1].split("(")[0] for o in ops] == ["aten::tanh", "aten::add"]
     assert np.array_equal(simple(x[:2, :2]).numpy(), f(x[:2, :2]).numpy())
+
+
+def test_graph_passes_rewrite_the_module_graph_in_place():
+    torch.manual_seed(5)
+    net = nn.Sequential(nn.Conv2d(2, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU())
+    for _ in range(2):
+        net(torch.randn(3, 2, 5, 5) * 2 + 1)  # running statistics off 0 and 1
+    net.eval()
+    m = torch.jit.trace(net, torch.randn(1, 2, 5, 5))
+    assert m.graph.node_kinds().count("prim::CallMethod") == 3
+    torch._C._jit_pass_inline(m.graph)
+    assert "prim::CallMethod" not in str(m.graph)
+    assert "aten::batch_norm" in str(m.graph)
+    x = torch.randn(2, 2, 5, 5)
+    assert np.array_equal(m(x).detach().numpy(), net(x).detach().numpy())
+    # freezing folds the batch norm into the convolution
+    frozen = torch.jit.freeze(m)
+    assert "aten::batch_norm" not in str(frozen.graph)
+    np.testing.assert_allclose(frozen(x).numpy(), net(x).detach().numpy(), rtol=1e-5, atol=1e-5)
+    # shapes re-propagated for another batch size
+    torch._C._jit_pass_complete_shape_analysis(m.graph, (torch.randn(6, 2, 5, 5),), False)
+    assert "Float(6, 4, 5, 5" in str(m.graph)
+    # fusion groups, then dce and cse in place
+    def f(x):
+        y = (x * 2 + 1).relu()
+        return y.sigmoid() * y + (x * 2)
+
+    g = torch.jit.trace(f, torch.randn(3))
+    torch._C._jit_pass_fuse(g.graph)
+    assert "prim::FusionGroup_0" in str(g.graph) and "with prim::FusionGroup_0 = graph(" in str(g.graph)
+    xs = torch.randn(4)
+    assert np.array_equal(g(xs).numpy(), f(xs).numpy())
+    h = torch.jit.trace(f, torch.randn(3))
+    assert torch._C._jit_pass_cse(h.graph) is True
+    assert [k for k in h.graph.node_kinds() if k.startswith("aten::")].count("aten::mul") == 2
+    assert np.array_equal(h(xs).numpy(), f(xs).numpy())

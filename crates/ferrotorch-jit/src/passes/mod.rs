@@ -112,12 +112,21 @@ pub fn eliminate_dead_code(g: &mut Graph) -> usize {
     before - g.nodes.len()
 }
 
-/// A key for constants that compare by value (not tensors).
+/// A key for constants that compare by value (not tensors, generators or
+/// lists of tensors). Floats compare by their bits.
 fn constant_key(v: &IValue) -> Option<String> {
     match v {
-        IValue::Tensor(_) | IValue::Generator(_) => None,
+        IValue::Tensor(_)
+        | IValue::Generator(_)
+        | IValue::TensorList(_)
+        | IValue::OptTensorList(_)
+        | IValue::Tuple(_) => None,
         IValue::Float(x) => Some(format!("f{:?}", x.to_bits())),
-        other => Some(format!("{other:?}")),
+        IValue::FloatList(l) => Some(format!(
+            "fl{:?}",
+            l.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+        )),
+        other => Some(crate::print::literal(other)),
     }
 }
 

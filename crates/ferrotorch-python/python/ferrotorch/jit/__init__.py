@@ -4,7 +4,10 @@ or function), ``is_tracing``, ``ScriptModule`` to run the graph, and
 ``save`` / ``load`` of programs as one checked file that runs without
 Python (Note [Saved programs] in ``crates/ferrotorch-jit``).
 
-Passes and ``optimize_for_inference`` come with the rest of issue 19."""
+Submodule calls are kept as ``prim::CallMethod`` nodes (``graph``;
+``inlined_graph`` and saved programs are flat). ``freeze``,
+``optimize_for_inference`` and ``torch._C._jit_pass_*`` run the passes
+(Note [Pass order])."""
 
 import os
 
@@ -44,12 +47,19 @@ class ScriptModule:
 
     @property
     def graph(self):
+        """The graph (a ``torch._C.Graph``; ``str()`` prints it).
+        ``torch._C._jit_pass_*(m.graph)`` rewrites it in place."""
         return self._c.graph
 
     @property
     def inlined_graph(self):
-        # traced graphs record submodule calls inline already
-        return self._c.graph
+        """A copy of the graph with submodule calls inlined."""
+        return self._c.inlined_graph
+
+    @property
+    def code(self):
+        """The graph as TorchScript-style source."""
+        return self._c.code
 
     def named_parameters(self, prefix="", recurse=True):
         """The traced module's parameters, or for a loaded program the
@@ -89,7 +99,7 @@ def freeze(mod, preserved_attrs=None, optimize_numerics=True):
         raise RuntimeError("Freezing is currently only implemented for modules in eval mode. Please call .eval() on your module before freezing.")
     if preserved_attrs:
         raise RuntimeError("jit.freeze: preserved_attrs are not supported")
-    return ScriptModule(mod._c._run_pass("freeze")._run_pass("optimize"))
+    return ScriptModule(mod._c._run_pass("freeze")._run_pass("fold_convbn")._run_pass("optimize"))
 
 
 def optimize_for_inference(mod, other_methods=None):
@@ -102,7 +112,8 @@ def optimize_for_inference(mod, other_methods=None):
 
 def _run_pass(mod, name):
     """Run one pass (``dce``, ``cse``, ``peephole``, ``constant_propagation``,
-    ``freeze``, ``optimize``) on a copy of ``mod`` (torch's ``_jit_pass_*``)."""
+    ``inline``, ``fold_convbn``, ``fuse``, ``freeze``, ``optimize``) on a copy
+    of ``mod``; ``torch._C._jit_pass_*`` run them on a graph in place."""
     return ScriptModule(mod._c._run_pass(name), mod._original)
 
 
@@ -162,8 +173,14 @@ def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inpu
         raise RuntimeError("jit.trace: example_inputs are required (keyword inputs are not supported)")
     inputs = _as_tuple(example_inputs)
     if isinstance(func, Module):
+        from ..nn.modules import module as _module
+
         attrs = list(func.named_parameters()) + list(func.named_buffers())
-        native = _C._jit_trace(func, inputs, attrs, type(func).__name__)
+        _module._trace_names = {id(m): name for name, m in func.named_modules()}
+        try:
+            native = _C._jit_trace(func, inputs, attrs, type(func).__name__)
+        finally:
+            _module._trace_names = None
         traced = ScriptModule(native, func)
     else:
         native = _C._jit_trace(func, inputs, [], None)

@@ -437,6 +437,13 @@ class Module:
         return h
 
     def __call__(self, *args, **kwargs):
+        if _trace_names is not None:
+            name = _trace_names.get(id(self))
+            if name:
+                return _traced_call(self, name, args, kwargs)
+        return self._call_impl(*args, **kwargs)
+
+    def _call_impl(self, *args, **kwargs):
         if not self._forward_pre_hooks and not self._forward_hooks:
             return self.forward(*args, **kwargs)
         for hook in list(self._forward_pre_hooks.values()):
@@ -487,3 +494,29 @@ def _C_no_grad():
     from ...autograd.grad_mode import no_grad
 
     return no_grad()
+
+
+# Note [Module hierarchy] (crates/ferrotorch-jit): while jit.trace runs on
+# a module, this maps id(submodule) -> its qualified name, so each
+# submodule call is recorded as a prim::CallMethod with its own graph.
+_trace_names = None
+
+
+def _traced_call(module, name, args, kwargs):
+    tensors = [a for a in args if isinstance(a, _C.Tensor)]
+    entered = _C._jit_enter_module(name, type(module).__name__, tensors)
+    try:
+        out = module._call_impl(*args, **kwargs)
+    except BaseException:
+        if entered:
+            _C._jit_exit_module(None)
+        raise
+    if entered:
+        if isinstance(out, _C.Tensor):
+            outs = [out]
+        elif isinstance(out, (tuple, list)) and out and all(isinstance(o, _C.Tensor) for o in out):
+            outs = list(out)
+        else:
+            outs = None  # not tensors: the call is inlined
+        _C._jit_exit_module(outs)
+    return out

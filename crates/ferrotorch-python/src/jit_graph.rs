@@ -1,0 +1,187 @@
+//! `torch._C.Graph` and the `torch._C._jit_pass_*` entry points: single
+//! passes run on a graph object, rewriting the graph of the module it
+//! came from (as in PyTorch, `_jit_pass_dce(traced.graph)` changes
+//! `traced`).
+
+use crate::errors::guarded;
+use crate::jit::PyScriptModule;
+use crate::tensor::PyTensor;
+use ferrotorch_jit::ir::{Graph, ValueType};
+use ferrotorch_jit::passes;
+use pyo3::prelude::*;
+
+/// A graph: a module's own (passes rewrite it) or a detached copy
+/// (`inlined_graph`).
+#[pyclass(name = "Graph", module = "ferrotorch._C")]
+pub struct PyGraph {
+    owner: Option<Py<PyScriptModule>>,
+    own: Option<Graph>,
+}
+
+impl PyGraph {
+    pub(crate) fn of_module(m: Py<PyScriptModule>) -> PyGraph {
+        PyGraph {
+            owner: Some(m),
+            own: None,
+        }
+    }
+
+    pub(crate) fn owned(g: Graph) -> PyGraph {
+        PyGraph {
+            owner: None,
+            own: Some(g),
+        }
+    }
+
+    fn text(&self, py: Python<'_>) -> String {
+        match (&self.owner, &self.own) {
+            (Some(m), _) => m.borrow(py).m.graph().to_string(),
+            (None, Some(g)) => g.to_string(),
+            (None, None) => String::new(),
+        }
+    }
+}
+
+#[pymethods]
+impl PyGraph {
+    fn __str__(&self, py: Python<'_>) -> String {
+        self.text(py)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> String {
+        self.text(py)
+    }
+
+    fn __eq__(&self, py: Python<'_>, other: PyRef<'_, PyGraph>) -> bool {
+        self.text(py) == other.text(py)
+    }
+
+    /// TorchScript's node kinds in order (`[n.kind() for n in g.nodes()]`).
+    fn node_kinds(&self, py: Python<'_>) -> Vec<String> {
+        let kinds = |g: &Graph| g.nodes.iter().map(|n| n.kind_name()).collect();
+        match (&self.owner, &self.own) {
+            (Some(m), _) => kinds(m.borrow(py).m.graph()),
+            (None, Some(g)) => kinds(g),
+            (None, None) => Vec::new(),
+        }
+    }
+}
+
+/// Run `f` on the graph `g` stands for.
+fn with_graph<R>(
+    py: Python<'_>,
+    g: &mut PyGraph,
+    what: &str,
+    f: impl FnOnce(&mut Graph) -> ferrotorch_core::Result<R>,
+) -> PyResult<R> {
+    match (&g.owner, &mut g.own) {
+        (Some(m), _) => {
+            let mut m = m.borrow_mut(py);
+            guarded(what, || f(m.m.graph_mut()))
+        }
+        (None, Some(own)) => guarded(what, || f(own)),
+        (None, None) => Ok(guarded(what, || f(&mut Graph::default()))?),
+    }
+}
+
+/// `_jit_pass_dce(graph)`: dead-code elimination.
+#[pyfunction]
+pub fn _jit_pass_dce(py: Python<'_>, mut graph: PyRefMut<'_, PyGraph>) -> PyResult<()> {
+    with_graph(py, &mut graph, "_jit_pass_dce", |g| {
+        passes::eliminate_dead_code(g);
+        Ok(())
+    })
+}
+
+/// `_jit_pass_cse(graph)`: common-subexpression elimination; whether
+/// anything changed.
+#[pyfunction]
+pub fn _jit_pass_cse(py: Python<'_>, mut graph: PyRefMut<'_, PyGraph>) -> PyResult<bool> {
+    with_graph(py, &mut graph, "_jit_pass_cse", |g| {
+        Ok(passes::eliminate_common_subexpressions(g) > 0)
+    })
+}
+
+/// `_jit_pass_constant_propagation(graph)`.
+#[pyfunction]
+pub fn _jit_pass_constant_propagation(
+    py: Python<'_>,
+    mut graph: PyRefMut<'_, PyGraph>,
+) -> PyResult<()> {
+    with_graph(py, &mut graph, "_jit_pass_constant_propagation", |g| {
+        passes::fold_constants(g).map(|_| ())
+    })
+}
+
+/// `_jit_pass_peephole(graph)`.
+#[pyfunction]
+pub fn _jit_pass_peephole(py: Python<'_>, mut graph: PyRefMut<'_, PyGraph>) -> PyResult<()> {
+    with_graph(py, &mut graph, "_jit_pass_peephole", |g| {
+        passes::peephole(g);
+        Ok(())
+    })
+}
+
+/// `_jit_pass_inline(graph)`: submodule calls replaced by their bodies.
+#[pyfunction]
+pub fn _jit_pass_inline(py: Python<'_>, mut graph: PyRefMut<'_, PyGraph>) -> PyResult<()> {
+    with_graph(py, &mut graph, "_jit_pass_inline", |g| {
+        passes::inline(g).map(|_| ())
+    })
+}
+
+/// `_jit_pass_fold_convbn(graph)`: eval batch norms folded into the
+/// convolutions before them (the graph must be frozen).
+#[pyfunction]
+pub fn _jit_pass_fold_convbn(py: Python<'_>, mut graph: PyRefMut<'_, PyGraph>) -> PyResult<()> {
+    with_graph(py, &mut graph, "_jit_pass_fold_convbn", |g| {
+        passes::fold_conv_batch_norm(g).map(|_| ())
+    })
+}
+
+/// `_jit_pass_fuse(graph)`: elementwise chains grouped into
+/// `prim::FusionGroup`s.
+#[pyfunction]
+pub fn _jit_pass_fuse(py: Python<'_>, mut graph: PyRefMut<'_, PyGraph>) -> PyResult<()> {
+    with_graph(py, &mut graph, "_jit_pass_fuse", |g| {
+        passes::fuse_elementwise(g);
+        Ok(())
+    })
+}
+
+/// `_jit_pass_complete_shape_analysis(graph, inputs, with_grad)`: the
+/// module's graph re-typed for `inputs`' dtypes and shapes.
+#[pyfunction]
+#[pyo3(signature = (graph, inputs, with_grad=false))]
+pub fn _jit_pass_complete_shape_analysis(
+    py: Python<'_>,
+    graph: PyRef<'_, PyGraph>,
+    inputs: Vec<PyRef<'_, PyTensor>>,
+    with_grad: bool,
+) -> PyResult<()> {
+    let _ = with_grad;
+    let Some(owner) = &graph.owner else {
+        return Err(pyo3::exceptions::PyRuntimeError::new_err(
+            "_jit_pass_complete_shape_analysis: the graph must be a module's own graph",
+        ));
+    };
+    let types: Vec<ValueType> = inputs.iter().map(|t| ValueType::of_tensor(&t.t)).collect();
+    let mut m = owner.borrow_mut(py);
+    guarded("_jit_pass_complete_shape_analysis", || {
+        passes::propagate_shapes(&mut m.m, &types)
+    })
+}
+
+/// Register the graph class and the pass functions on `_C`.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyGraph>()?;
+    m.add_function(wrap_pyfunction!(_jit_pass_dce, m)?)?;
+    m.add_function(wrap_pyfunction!(_jit_pass_cse, m)?)?;
+    m.add_function(wrap_pyfunction!(_jit_pass_constant_propagation, m)?)?;
+    m.add_function(wrap_pyfunction!(_jit_pass_peephole, m)?)?;
+    m.add_function(wrap_pyfunction!(_jit_pass_inline, m)?)?;
+    m.add_function(wrap_pyfunction!(_jit_pass_fold_convbn, m)?)?;
+    m.add_function(wrap_pyfunction!(_jit_pass_fuse, m)?)?;
+    m.add_function(wrap_pyfunction!(_jit_pass_complete_shape_analysis, m)?)?;
+    Ok(())
+}
