@@ -39,10 +39,11 @@ pub fn trace(
     f: impl FnOnce(&[Tensor]) -> Result<Vec<Tensor>>,
     inputs: &[Tensor],
 ) -> Result<ScriptModule> {
-    let graph = tracer::trace_graph(Default::default(), inputs, f)?;
+    let (graph, warnings) = tracer::trace_graph(Default::default(), inputs, f)?;
     Ok(ScriptModule {
         graph,
         attrs: Vec::new(),
+        warnings,
     })
 }
 
@@ -85,8 +86,12 @@ pub fn trace_module<M: Module + ?Sized>(
         attrs: &named,
         modules,
     };
-    let graph = tracer::trace_graph(info, inputs, |x| forward(module, x))?;
-    Ok(ScriptModule { graph, attrs })
+    let (graph, warnings) = tracer::trace_graph(info, inputs, |x| forward(module, x))?;
+    Ok(ScriptModule {
+        graph,
+        attrs,
+        warnings,
+    })
 }
 
 /// Trace `f` with the given named tensors read as attributes of a module
@@ -103,9 +108,10 @@ pub fn trace_with_attributes(
         attrs: &attrs,
         modules: Default::default(),
     };
-    let graph = tracer::trace_graph(info, inputs, f)?;
+    let (graph, warnings) = tracer::trace_graph(info, inputs, f)?;
     Ok(ScriptModule {
         graph,
+        warnings,
         attrs: attrs
             .into_iter()
             .map(|(n, t)| (n, Attr::Tensor(t)))

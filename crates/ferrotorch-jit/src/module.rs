@@ -35,6 +35,7 @@ impl Attr {
 pub struct ScriptModule {
     pub(crate) graph: Graph,
     pub(crate) attrs: Vec<(String, Attr)>,
+    pub(crate) warnings: Vec<String>,
 }
 
 impl ScriptModule {
@@ -57,6 +58,13 @@ impl ScriptModule {
     /// The graph, to rewrite in place (passes).
     pub fn graph_mut(&mut self) -> &mut Graph {
         &mut self.graph
+    }
+
+    /// What tracing warned about (`TracerWarning`): tensors that ops the
+    /// tracer did not record made during the trace, now constants. Empty
+    /// for a loaded program.
+    pub fn trace_warnings(&self) -> &[String] {
+        &self.warnings
     }
 
     /// Its attributes (parameters and buffers), by qualified name.

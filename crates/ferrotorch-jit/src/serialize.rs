@@ -548,5 +548,6 @@ fn decode(g: &Json, tensors: &StateDict) -> Result<ScriptModule> {
             outputs,
         },
         attrs,
+        warnings: Vec::new(),
     })
 }

@@ -68,6 +68,11 @@ pub(crate) struct TracingState {
     module_types: HashMap<String, String>,
     /// Set when a tensor came from an op the tracer did not see.
     unseen: Option<String>,
+    /// Storages made from here on were made during the trace.
+    start_serial: u64,
+    /// Tensors made during the trace by ops the tracer did not record,
+    /// baked in as constants (`TracerWarning`s).
+    warnings: Vec<String>,
 }
 
 thread_local! {
@@ -156,11 +161,20 @@ impl TracingState {
                 v
             }
             _ => {
+                if t.storage().serial() >= self.start_serial {
+                    self.warnings.push(format!(
+                        "jit.trace: a {} tensor of shape {:?} was made during the trace by an op the tracer did not record; it is a constant in the graph and will not change with the inputs",
+                        t.dtype().name_title(),
+                        t.shape()
+                    ));
+                }
+                let f = &mut self.frames[d];
                 let v = IValue::Tensor(t.detach());
                 let ty = ValueType::of(&v);
                 f.graph.add_node(NodeKind::Constant(v), vec![], vec![ty])[0]
             }
         };
+        let f = &mut self.frames[d];
         f.env.insert(id, (t.clone(), v, t.version()));
         v
     }
@@ -477,7 +491,7 @@ pub(crate) fn trace_graph(
     module: ModuleInfo<'_>,
     inputs: &[Tensor],
     f: impl FnOnce(&[Tensor]) -> Result<Vec<Tensor>>,
-) -> Result<Graph> {
+) -> Result<(Graph, Vec<String>)> {
     ferrotorch_core::ensure!(
         !is_tracing(),
         Runtime,
@@ -514,6 +528,8 @@ pub(crate) fn trace_graph(
         modules: module.modules,
         module_types,
         unseen: None,
+        start_serial: ferrotorch_core::storage::Storage::next_serial(),
+        warnings: Vec::new(),
     };
     STATE.with(|s| *s.borrow_mut() = Some(st));
     let session = Session;
@@ -536,5 +552,5 @@ pub(crate) fn trace_graph(
     if let Some(msg) = st.unseen {
         ferrotorch_core::bail!(Runtime, "{msg}");
     }
-    Ok(graph)
+    Ok((graph, st.warnings))
 }

@@ -275,6 +275,7 @@ fn traced_resnet18_matches_eager() -> Result<()> {
     let m = trace_module(&net, &[randn(&[1, 3, 32, 32])], |n, t| {
         Ok(vec![n.forward(&t[0])?])
     })?;
+    assert!(m.trace_warnings().is_empty(), "{:?}", m.trace_warnings());
     let x = randn(&[2, 3, 32, 32]);
     assert_eq!(
         m.forward(&[x.clone()])?[0].to_vec::<f32>()?,
@@ -284,7 +285,7 @@ fn traced_resnet18_matches_eager() -> Result<()> {
 }
 
 /// An LSTM (two layers, bidirectional, batch first) is recorded as one
-/// `aten::lstm` node and runs like eager.
+/// `aten::lstm` node (after its zero initial states) and runs like eager.
 #[test]
 fn traced_lstm_matches_eager() -> Result<()> {
     manual_seed(6);
@@ -300,7 +301,9 @@ fn traced_lstm_matches_eager() -> Result<()> {
         Ok(vec![y, h, c])
     })?;
     let ops = aten_ops(&m);
-    assert_eq!(ops, ["aten::lstm"]);
+    // the zero initial states are recorded as ops, as PyTorch does
+    assert_eq!(ops, ["aten::zeros", "aten::zeros", "aten::lstm"]);
+    assert!(m.trace_warnings().is_empty(), "{:?}", m.trace_warnings());
     // the zero initial states are made from the batch size as a number,
     // which the trace keeps as a constant (sizes are not traced yet): the
     // same batch, another sequence length

@@ -180,6 +180,14 @@ pub fn _jit_trace(
         Some(name) => ferrotorch_jit::trace_with_attributes(name, attrs, &ins, run),
         None => ferrotorch_jit::trace(run, &ins),
     })?;
+    Python::attach(|py| -> PyResult<()> {
+        for w in m.trace_warnings() {
+            let category = py.import("ferrotorch.jit")?.getattr("TracerWarning")?;
+            py.import("warnings")?
+                .call_method1("warn", (w.as_str(), category, 2))?;
+        }
+        Ok(())
+    })?;
     Ok(PyScriptModule { m })
 }
 

@@ -97,6 +97,13 @@ def test_tracer_warnings_check_trace_and_is_tracing():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", torch.jit.TracerWarning)
             torch.jit.trace(f, torch.ones(3), check_inputs=[(-torch.ones(3),)])
+    # a tensor made from Python values during the trace is a constant: warned
+
+    def g(x):
+        return x + torch.tensor(x.tolist()) * 2
+
+    with pytest.warns(torch.jit.TracerWarning, match="made during the trace"):
+        torch.jit.trace(g, torch.ones(3), check_trace=False)
 
 
 def test_trace_errors_are_clear():

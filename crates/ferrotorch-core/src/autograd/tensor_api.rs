@@ -87,6 +87,12 @@ impl Tensor {
     /// A tensor sharing this one's data and version counter but cut from
     /// the graph (`t.detach()`).
     pub fn detach(&self) -> Tensor {
+        static OP: crate::dispatch::OpHandle = crate::dispatch::OpHandle::new("detach");
+        // recorded while tracing; a failure there (none is expected) falls
+        // through to the plain detach below
+        if let Some(Ok(t)) = crate::dispatch::handle::intercept_tensor(&OP, || vec![self.into()]) {
+            return t;
+        }
         Tensor::from_parts(self.0.storage.clone(), self.0.layout.clone(), self.0.dtype)
     }
 

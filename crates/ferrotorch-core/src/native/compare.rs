@@ -18,6 +18,10 @@ macro_rules! predicate_ops {
                 $(#[$doc])*
                 pub fn $name(&self, other: impl Into<Operand>) -> Result<Tensor> {
                     let other = other.into();
+                    static OP: crate::dispatch::OpHandle = crate::dispatch::OpHandle::new(stringify!($name));
+                    if let Some(r) = crate::dispatch::handle::intercept_tensor(&OP, || vec![self.into(), other.boxed()]) {
+                        return r;
+                    }
                     let (dt, a, b, shape) = prepare(stringify!($name), self, &other, Promote::Same)?;
                     let out = empty_like_layout(&shape, DType::Bool, if a.shape() == shape.as_slice() { Some(&a) } else { None })?;
                     binary_each_dtype!(bool, dt, &a, &b, &out,
@@ -64,6 +68,10 @@ macro_rules! logical_ops {
             $(
                 $(#[$doc])*
                 pub fn $name(&self, other: &Tensor) -> Result<Tensor> {
+                    static OP: crate::dispatch::OpHandle = crate::dispatch::OpHandle::new(stringify!($name));
+                    if let Some(r) = crate::dispatch::handle::intercept_tensor(&OP, || vec![self.into(), other.into()]) {
+                        return r;
+                    }
                     let a = self.ne(0)?;
                     let b = other.ne(0)?;
                     let shape = crate::tensor::layout::broadcast_shapes(a.shape(), b.shape())
@@ -100,6 +108,10 @@ macro_rules! bitwise_ops {
                 $(#[$doc])*
                 pub fn $name(&self, other: impl Into<Operand>) -> Result<Tensor> {
                     let other = other.into();
+                    static OP: crate::dispatch::OpHandle = crate::dispatch::OpHandle::new(stringify!($name));
+                    if let Some(r) = crate::dispatch::handle::intercept_tensor(&OP, || vec![self.into(), other.boxed()]) {
+                        return r;
+                    }
                     let (dt, a, b, shape) = prepare(stringify!($name), self, &other, Promote::Same)?;
                     crate::ensure!(
                         !dt.is_floating_point(),

@@ -135,6 +135,7 @@ fn bmm_raw(a: &Tensor, b: &Tensor) -> Result<Tensor> {
 impl Tensor {
     /// Matrix product of 2-D tensors (`torch.mm`).
     pub fn mm(&self, other: &Tensor) -> Result<Tensor> {
+        crate::enter_op!("mm", self, other);
         let y = crate::autograd::raw(&[self, other], || self.mm_impl(other))?;
         crate::autograd::derivatives::linalg::matmul("MmBackward0", self, other, y)
     }
@@ -167,6 +168,7 @@ impl Tensor {
 
     /// Batched matrix product of 3-D tensors (`torch.bmm`).
     pub fn bmm(&self, other: &Tensor) -> Result<Tensor> {
+        crate::enter_op!("bmm", self, other);
         let y = crate::autograd::raw(&[self, other], || self.bmm_impl(other))?;
         crate::autograd::derivatives::linalg::matmul("BmmBackward0", self, other, y)
     }
@@ -206,6 +208,7 @@ impl Tensor {
 
     /// Matrix-vector product (`torch.mv`).
     pub fn mv(&self, vec: &Tensor) -> Result<Tensor> {
+        crate::enter_op!("mv", self, vec);
         crate::ensure!(
             self.dim() == 2 && vec.dim() == 1,
             Runtime,
@@ -229,6 +232,7 @@ impl Tensor {
 
     /// Inner product of 1-D tensors (`torch.dot`), a 0-dim tensor.
     pub fn dot(&self, other: &Tensor) -> Result<Tensor> {
+        crate::enter_op!("dot", self, other);
         crate::ensure!(
             self.dim() == 1 && other.dim() == 1,
             Runtime,
@@ -416,7 +420,8 @@ impl Tensor {
         beta: impl Into<Scalar>,
         alpha: impl Into<Scalar>,
     ) -> Result<Tensor> {
-        let (beta, alpha) = (beta.into(), alpha.into());
+        let (beta, alpha): (Scalar, Scalar) = (beta.into(), alpha.into());
+        crate::enter_op!("addmm", self, mat1, mat2, beta, alpha);
         let fused = matches!(self.dtype(), DType::F32 | DType::F64)
             && self.dtype() == mat1.dtype()
             && self.dtype() == mat2.dtype()
@@ -487,13 +492,9 @@ impl Tensor {
         beta: impl Into<Scalar>,
         alpha: impl Into<Scalar>,
     ) -> Result<Tensor> {
-        add_scaled(
-            "baddbmm",
-            self,
-            batch1.bmm(batch2)?,
-            beta.into(),
-            alpha.into(),
-        )
+        let (beta, alpha): (Scalar, Scalar) = (beta.into(), alpha.into());
+        crate::enter_op!("baddbmm", self, batch1, batch2, beta, alpha);
+        add_scaled("baddbmm", self, batch1.bmm(batch2)?, beta, alpha)
     }
 
     /// Contract `dims_a` of `self` with `dims_b` of `other` (`torch.tensordot`).

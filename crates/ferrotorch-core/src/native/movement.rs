@@ -122,6 +122,7 @@ pub(crate) fn scatter_source(src: &Tensor, index_shape: &[usize]) -> Result<Tens
 impl Tensor {
     /// Elements at `index` along `dim` (`torch.index_select`).
     pub fn index_select(&self, dim: i64, index: &Tensor) -> Result<Tensor> {
+        crate::enter_op!("index_select", self, dim, index);
         let y = crate::autograd::raw(&[self], || self.index_select_impl(dim, index))?;
         let d = if self.dim() == 0 {
             0
@@ -180,6 +181,7 @@ impl Tensor {
 
     /// `out[..i..] = self[..index[..i..]..]` along `dim` (`torch.gather`).
     pub fn gather(&self, dim: i64, index: &Tensor) -> Result<Tensor> {
+        crate::enter_op!("gather", self, dim, index, false);
         let y = crate::autograd::raw(&[self], || self.gather_impl(dim, index))?;
         let d = wrap_dim(dim, self.dim())?;
         crate::autograd::derivatives::indexing::gather(self, d, index, y)
@@ -334,11 +336,13 @@ impl Tensor {
 
     /// `torch.scatter(self, dim, index, src)`.
     pub fn scatter(&self, dim: i64, index: &Tensor, src: &Tensor) -> Result<Tensor> {
+        crate::enter_op!("scatter.src", self, dim, index, src);
         self.scatter_reduce(dim, index, src, None, true)
     }
 
     /// `torch.scatter_add(self, dim, index, src)`.
     pub fn scatter_add(&self, dim: i64, index: &Tensor, src: &Tensor) -> Result<Tensor> {
+        crate::enter_op!("scatter_add", self, dim, index, src);
         self.scatter_reduce(dim, index, src, Some("sum"), true)
     }
 
@@ -359,6 +363,7 @@ impl Tensor {
     /// `torch.take_along_dim`: gather with broadcasting between `self` and
     /// `indices` (flattened when `dim` is `None`).
     pub fn take_along_dim(&self, indices: &Tensor, dim: Option<i64>) -> Result<Tensor> {
+        crate::enter_op!("take_along_dim", self, indices, dim);
         crate::ensure!(
             self.dim() > 0 || dim.is_none(),
             Index,
@@ -390,6 +395,7 @@ impl Tensor {
 
     /// Elements where `mask` is true, as a 1-D tensor (`torch.masked_select`).
     pub fn masked_select(&self, mask: &Tensor) -> Result<Tensor> {
+        crate::enter_op!("masked_select", self, mask);
         crate::ensure!(
             mask.dtype() == DType::Bool,
             Runtime,
@@ -439,6 +445,7 @@ impl Tensor {
     /// Repeat the whole tensor along each dim (`t.repeat(sizes)`);
     /// `sizes` may have more entries than `self` has dims.
     pub fn repeat(&self, sizes: &[usize]) -> Result<Tensor> {
+        crate::enter_op!("repeat", self, sizes);
         crate::ensure!(
             sizes.len() >= self.dim(),
             Runtime,
@@ -462,6 +469,7 @@ impl Tensor {
 
     /// `torch.tile`: like `repeat`, padding `dims` with leading 1s.
     pub fn tile(&self, dims: &[usize]) -> Result<Tensor> {
+        crate::enter_op!("tile", self, dims);
         let mut d = vec![1usize; self.dim().saturating_sub(dims.len())];
         d.extend_from_slice(dims);
         self.repeat(&d)
@@ -510,6 +518,7 @@ impl Tensor {
 
     /// Reverse the order of elements along `dims` (`torch.flip`; a copy).
     pub fn flip(&self, dims: &[i64]) -> Result<Tensor> {
+        crate::enter_op!("flip", self, dims);
         if self.dim() == 0 {
             crate::tensor::layout::wrap_dims("flip", dims, 0)?;
             return self.deep_clone();
@@ -530,6 +539,7 @@ impl Tensor {
     /// Shift elements cyclically by `shifts` along `dims` (flattened when
     /// `dims` is empty) (`torch.roll`).
     pub fn roll(&self, shifts: &[i64], dims: &[i64]) -> Result<Tensor> {
+        crate::enter_op!("roll", self, shifts, dims);
         crate::ensure!(
             self.dim() > 0 || dims.is_empty(),
             Index,
@@ -586,11 +596,13 @@ impl Tensor {
 
     /// Lower triangle (elements above `diagonal` zeroed), batched.
     pub fn tril(&self, diagonal: i64) -> Result<Tensor> {
+        crate::enter_op!("tril", self, diagonal);
         self.tri("tril", diagonal, true)
     }
 
     /// Upper triangle (elements below `diagonal` zeroed), batched.
     pub fn triu(&self, diagonal: i64) -> Result<Tensor> {
+        crate::enter_op!("triu", self, diagonal);
         self.tri("triu", diagonal, false)
     }
 }

@@ -234,6 +234,7 @@ impl Tensor {
         posinf: Option<f64>,
         neginf: Option<f64>,
     ) -> Result<Tensor> {
+        crate::enter_op!("nan_to_num", self, nan, posinf, neginf);
         if !self.is_floating_point() {
             return self.deep_clone();
         }

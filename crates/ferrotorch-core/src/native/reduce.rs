@@ -404,6 +404,7 @@ impl Tensor {
 
     /// Maximum over `dims` (`torch.amax`); NaN propagates.
     pub fn amax(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+        crate::enter_op!("amax", self, dims, keepdim);
         let y = crate::autograd::raw(&[self], || {
             self.minmax_reduce("amax", Some(dims), keepdim, true)
         })?;
@@ -413,6 +414,7 @@ impl Tensor {
 
     /// Minimum over `dims` (`torch.amin`); NaN propagates.
     pub fn amin(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+        crate::enter_op!("amin", self, dims, keepdim);
         let y = crate::autograd::raw(&[self], || {
             self.minmax_reduce("amin", Some(dims), keepdim, false)
         })?;
@@ -422,6 +424,7 @@ impl Tensor {
 
     /// Maximum of all elements (`t.max()`).
     pub fn max(&self) -> Result<Tensor> {
+        crate::enter_op!("max", self);
         let y = crate::autograd::raw(&[self], || self.minmax_reduce("max", None, false, true))?;
         let d: Vec<usize> = (0..self.dim()).collect();
         crate::autograd::derivatives::reduce::extreme("MaxBackward1", self, &d, false, y)
@@ -429,6 +432,7 @@ impl Tensor {
 
     /// Minimum of all elements (`t.min()`).
     pub fn min(&self) -> Result<Tensor> {
+        crate::enter_op!("min", self);
         let y = crate::autograd::raw(&[self], || self.minmax_reduce("min", None, false, false))?;
         let d: Vec<usize> = (0..self.dim()).collect();
         crate::autograd::derivatives::reduce::extreme("MinBackward1", self, &d, false, y)
@@ -517,16 +521,19 @@ impl Tensor {
 
     /// Index of the maximum (`dim = None`: of the flattened tensor).
     pub fn argmax(&self, dim: Option<i64>, keepdim: bool) -> Result<Tensor> {
+        crate::enter_op!("argmax", self, dim, keepdim);
         Ok(self.arg_reduce("argmax", dim, keepdim, true)?.1)
     }
 
     /// Index of the minimum (`dim = None`: of the flattened tensor).
     pub fn argmin(&self, dim: Option<i64>, keepdim: bool) -> Result<Tensor> {
+        crate::enter_op!("argmin", self, dim, keepdim);
         Ok(self.arg_reduce("argmin", dim, keepdim, false)?.1)
     }
 
     /// Whether every element is nonzero, over `dims` (`None` = all).
     pub fn all_dim(&self, dims: Option<&[i64]>, keepdim: bool) -> Result<Tensor> {
+        crate::enter_op!("all.dims", self, dims, keepdim);
         let b = self.ne(0)?;
         let rw = rows("all", &b, dims, keepdim)?;
         map_rows::<bool, bool>(&rw, DType::Bool, |row| row.iter().all(|&v| v))
@@ -534,6 +541,7 @@ impl Tensor {
 
     /// Whether any element is nonzero, over `dims` (`None` = all).
     pub fn any_dim(&self, dims: Option<&[i64]>, keepdim: bool) -> Result<Tensor> {
+        crate::enter_op!("any.dims", self, dims, keepdim);
         let b = self.ne(0)?;
         let rw = rows("any", &b, dims, keepdim)?;
         map_rows::<bool, bool>(&rw, DType::Bool, |row| row.iter().any(|&v| v))

@@ -10,6 +10,7 @@ use crate::tensor::Tensor;
 impl Tensor {
     /// Running sum along `dim`; integers and bool accumulate in int64.
     pub fn cumsum(&self, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
+        crate::enter_op!("cumsum", self, dim, dtype);
         let x = self.accumulating(dtype)?;
         let y = crate::autograd::raw(&[&x], || x.cumsum_impl(dim))?;
         crate::autograd::derivatives::scan::cumsum(&x, dim, y)
@@ -29,6 +30,7 @@ impl Tensor {
 
     /// Running product along `dim`; integers and bool accumulate in int64.
     pub fn cumprod(&self, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
+        crate::enter_op!("cumprod", self, dim, dtype);
         let x = self.accumulating(dtype)?;
         let y = crate::autograd::raw(&[&x], || x.cumprod_impl(dim))?;
         crate::autograd::derivatives::scan::cumprod(&x, dim, y)

@@ -72,6 +72,7 @@ impl Tensor {
 
     /// Indices that sort along `dim` (`torch.argsort`, stable).
     pub fn argsort(&self, dim: i64, descending: bool) -> Result<Tensor> {
+        crate::enter_op!("argsort", self, dim, descending);
         Ok(self.sort(dim, descending)?.1)
     }
 

@@ -35,6 +35,7 @@ impl Tensor {
         correction: Option<f64>,
         keepdim: bool,
     ) -> Result<Tensor> {
+        crate::enter_op!("var.correction", self, dims, correction, keepdim);
         Ok(self
             .spread("VarBackward0", false, dims, correction, keepdim)?
             .0)
@@ -47,6 +48,7 @@ impl Tensor {
         correction: Option<f64>,
         keepdim: bool,
     ) -> Result<Tensor> {
+        crate::enter_op!("std.correction", self, dims, correction, keepdim);
         Ok(self
             .spread("StdBackward0", true, dims, correction, keepdim)?
             .0)
@@ -97,6 +99,7 @@ impl Tensor {
     /// `log(sum(exp(x)))` over `dims`, stable (max subtracted first).
     /// Integer inputs give the default float dtype.
     pub fn logsumexp(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+        crate::enter_op!("logsumexp", self, dims, keepdim);
         let y = crate::autograd::raw(&[self], || self.logsumexp_impl(dims, keepdim))?;
         crate::autograd::derivatives::reduce::logsumexp(self, dims, keepdim, y)
     }
@@ -168,6 +171,7 @@ impl Tensor {
 
     /// Lower median of all elements (`t.median()`); NaN if any is NaN.
     pub fn median(&self) -> Result<Tensor> {
+        crate::enter_op!("median", self);
         crate::ensure!(
             self.numel() > 0,
             Runtime,

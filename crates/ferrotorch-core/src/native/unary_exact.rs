@@ -132,6 +132,7 @@ exact_unary_ops! {
 impl Tensor {
     /// x - trunc(x). Floating dtypes only.
     pub fn frac(&self) -> Result<Tensor> {
+        crate::enter_op!("frac", self);
         crate::ensure!(
             self.is_floating_point(),
             NotImplemented,
@@ -143,21 +144,25 @@ impl Tensor {
 
     /// `logical_not`: `x == 0`, as a bool tensor.
     pub fn logical_not(&self) -> Result<Tensor> {
+        crate::enter_op!("logical_not", self);
         self.eq(0)
     }
 
     /// NaN test, as a bool tensor.
     pub fn isnan(&self) -> Result<Tensor> {
+        crate::enter_op!("isnan", self);
         self.to_bool_with(|x| x.is_nan())
     }
 
     /// ±inf test, as a bool tensor.
     pub fn isinf(&self) -> Result<Tensor> {
+        crate::enter_op!("isinf", self);
         self.to_bool_with(|x| x.is_infinite())
     }
 
     /// Finite test (neither NaN nor inf), as a bool tensor.
     pub fn isfinite(&self) -> Result<Tensor> {
+        crate::enter_op!("isfinite", self);
         self.to_bool_with(|x| x.is_finite())
     }
 

@@ -33,7 +33,17 @@ struct StorageImpl {
     lock: RawRwLock,
     resizable: bool,
     readonly: bool,
+    /// Creation order (Note [Storage serials]).
+    serial: u64,
 }
+
+/// # Note [Storage serials]
+/// Each storage takes a number from one process-wide counter when it is
+/// made, so "was this memory made after point P" is one comparison. The
+/// tracer uses it to tell a tensor an unrecorded op made during the trace
+/// (it would be baked into the graph as a constant: reported) from one that
+/// existed before (a genuine constant).
+static NEXT_SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 // SAFETY: the buffer is plain bytes; concurrent access goes through the
 // storage lock (Note [Storage access locks]), and the deleter is Send + Sync.
@@ -133,7 +143,19 @@ impl Storage {
             lock: RawRwLock::INIT,
             resizable,
             readonly: false,
+            serial: NEXT_SERIAL.fetch_add(1, Ordering::Relaxed),
         }))
+    }
+
+    /// When this storage was made, in creation order (Note [Storage
+    /// serials]).
+    pub fn serial(&self) -> u64 {
+        self.0.serial
+    }
+
+    /// The serial the next storage will get.
+    pub fn next_serial() -> u64 {
+        NEXT_SERIAL.load(Ordering::Relaxed)
     }
 
     /// Whether the memory may not be written (Note [Read-only storage]).

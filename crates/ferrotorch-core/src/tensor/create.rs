@@ -4,11 +4,27 @@
 use super::layout::{checked_numel, Layout};
 use super::Tensor;
 use crate::device::Device;
+use crate::dispatch::{IValue, OpHandle};
 use crate::dtype::{get_default_dtype, DType, Element};
 use crate::error::Result;
 use crate::native::iter::for_each;
 use crate::scalar::Scalar;
 use crate::storage::Storage;
+
+/// A creation op's entry while a mode is on (Note [Dispatch keys]): `op`
+/// called boxed with its positional `args` and the resolved `dtype` as
+/// its keyword-only option, so a trace records `aten::zeros` rather than
+/// a constant.
+#[inline]
+fn creation(op: &OpHandle, args: Vec<IValue>, dtype: DType) -> Option<Result<Tensor>> {
+    if !crate::dispatch::keys::interposed() {
+        return None;
+    }
+    Some(
+        op.call(&args, &[("dtype", dtype.into())])
+            .and_then(IValue::into_tensor),
+    )
+}
 
 /// Options for creation ops (`dtype=`, `device=`), as `TensorOptions`.
 /// `DType` converts into it, so `zeros(&[2], DType::I64)` works.
@@ -65,6 +81,10 @@ impl Tensor {
     /// Tensor of zeros (`torch.zeros`).
     pub fn zeros(shape: &[usize], opts: impl Into<TensorOptions>) -> Result<Tensor> {
         let dtype = opts.into().resolve("zeros", get_default_dtype())?;
+        static OP: OpHandle = OpHandle::new("zeros");
+        if let Some(r) = creation(&OP, vec![shape.into()], dtype) {
+            return r;
+        }
         let layout = Layout::contiguous("zeros", shape)?;
         let storage = Storage::new_zeroed(layout.numel() * dtype.size())?;
         Ok(Tensor::from_parts(storage, layout, dtype))
@@ -73,6 +93,10 @@ impl Tensor {
     /// Tensor of ones (`torch.ones`).
     pub fn ones(shape: &[usize], opts: impl Into<TensorOptions>) -> Result<Tensor> {
         let dtype = opts.into().resolve("ones", get_default_dtype())?;
+        static OP: OpHandle = OpHandle::new("ones");
+        if let Some(r) = creation(&OP, vec![shape.into()], dtype) {
+            return r;
+        }
         Tensor::full(shape, 1, dtype)
     }
 
@@ -86,6 +110,10 @@ impl Tensor {
     ) -> Result<Tensor> {
         let v = value.into();
         let dtype = opts.into().resolve("full", v.natural_dtype())?;
+        static OP: OpHandle = OpHandle::new("full");
+        if let Some(r) = creation(&OP, vec![shape.into(), v.into()], dtype) {
+            return r;
+        }
         v.check_fits(dtype)?;
         Tensor::full_cast(shape, v, dtype)
     }
@@ -154,11 +182,19 @@ impl Tensor {
 
     /// `torch.zeros_like`, laid out like `self`.
     pub fn zeros_like(&self) -> Result<Tensor> {
+        static OP: OpHandle = OpHandle::new("zeros_like");
+        if let Some(r) = creation(&OP, vec![self.into()], self.dtype()) {
+            return r;
+        }
         self.full_like_dtype(0, self.dtype())
     }
 
     /// `torch.ones_like`, laid out like `self`.
     pub fn ones_like(&self) -> Result<Tensor> {
+        static OP: OpHandle = OpHandle::new("ones_like");
+        if let Some(r) = creation(&OP, vec![self.into()], self.dtype()) {
+            return r;
+        }
         self.full_like_dtype(1, self.dtype())
     }
 
@@ -174,6 +210,11 @@ impl Tensor {
     /// contiguous. Optimizer state and `.grad` rely on this (Note [Gradient
     /// layout contract]).
     pub fn full_like_dtype(&self, value: impl Into<Scalar>, dtype: DType) -> Result<Tensor> {
+        let value: Scalar = value.into();
+        static OP: OpHandle = OpHandle::new("full_like");
+        if let Some(r) = creation(&OP, vec![self.into(), value.into()], dtype) {
+            return r;
+        }
         if self.is_contiguous() || !self.layout().is_dense() {
             return Tensor::full(self.shape(), value, dtype);
         }
@@ -198,6 +239,10 @@ impl Tensor {
             DType::I64
         };
         let dtype = opts.into().resolve("arange", natural)?;
+        static OP: OpHandle = OpHandle::new("arange.start");
+        if let Some(r) = creation(&OP, vec![s.into(), e.into(), st.into()], dtype) {
+            return r;
+        }
         let (sf, ef, stf) = (s.to_f64(), e.to_f64(), st.to_f64());
         crate::ensure!(
             stf != 0.0 && stf.is_finite(),

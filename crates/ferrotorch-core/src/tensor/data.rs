@@ -32,6 +32,7 @@ impl Tensor {
     /// A copy of the data with the same layout style (PyTorch's `t.clone()`;
     /// Rust's `Clone` shares instead).
     pub fn deep_clone(&self) -> Result<Tensor> {
+        crate::enter_op!("clone", self);
         let out = empty_like_layout(self.shape(), self.dtype(), Some(self))?;
         copy_cast(self, &out);
         crate::autograd::derivatives::shape::clone(self, out)
@@ -50,6 +51,7 @@ impl Tensor {
     /// Convert to `dtype` (`t.to(dtype)`); returns `self` (shared) when the
     /// dtype already matches.
     pub fn to_dtype(&self, dtype: DType) -> Result<Tensor> {
+        crate::enter_op!("to.dtype", self, dtype);
         if dtype == self.dtype() {
             return Ok(self.clone());
         }
@@ -64,6 +66,12 @@ impl Tensor {
     /// Copy `src` into `self` in place, broadcasting `src` to `self`'s shape
     /// and converting its dtype (`t.copy_(src)`).
     pub fn copy_(&self, src: &Tensor) -> Result<()> {
+        static OP: crate::dispatch::OpHandle = crate::dispatch::OpHandle::new("copy_");
+        if let Some(r) =
+            crate::dispatch::handle::intercept(&OP, || vec![self.into(), src.into(), false.into()])
+        {
+            return r.map(|_| ());
+        }
         let b = crate::tensor::layout::broadcast_shapes(self.shape(), src.shape())
             .map_err(|e| e.context("copy_"))?;
         crate::ensure!(
@@ -93,6 +101,10 @@ impl Tensor {
     /// Set every element to `value` (`t.fill_(value)`).
     pub fn fill_(&self, value: impl Into<Scalar>) -> Result<()> {
         let v = value.into();
+        static OP: crate::dispatch::OpHandle = crate::dispatch::OpHandle::new("fill_.Scalar");
+        if let Some(r) = crate::dispatch::handle::intercept(&OP, || vec![self.into(), v.into()]) {
+            return r.map(|_| ());
+        }
         v.check_fits(self.dtype())?;
         if crate::autograd::derivatives::inplace::check("fill_", self, &[])? {
             return crate::autograd::derivatives::inplace::run(self, false, |old| {
@@ -106,6 +118,10 @@ impl Tensor {
 
     /// Set every element to zero (`t.zero_()`).
     pub fn zero_(&self) -> Result<()> {
+        static OP: crate::dispatch::OpHandle = crate::dispatch::OpHandle::new("zero_");
+        if let Some(r) = crate::dispatch::handle::intercept(&OP, || vec![self.into()]) {
+            return r.map(|_| ());
+        }
         self.fill_(0)
     }
 

@@ -344,6 +344,9 @@ pub(crate) fn register_views(r: &mut crate::dispatch::Registry) {
     r.def("contiguous(Tensor(a) self) -> Tensor(a)", |a| {
         Ok(a.tensor(0)?.contiguous()?.into())
     });
+    r.def("detach(Tensor(a) self) -> Tensor(a)", |a| {
+        Ok(a.tensor(0)?.detach().into())
+    });
     r.def("clone(Tensor self) -> Tensor", |a| {
         Ok(a.tensor(0)?.deep_clone()?.into())
     });

@@ -217,6 +217,7 @@ impl Tensor {
 
     /// Move dims `source` to positions `destination` (`torch.movedim`).
     pub fn movedim(&self, source: &[i64], destination: &[i64]) -> Result<Tensor> {
+        crate::enter_op!("movedim", self, source, destination);
         crate::ensure!(
             source.len() == destination.len(),
             Runtime,
@@ -243,6 +244,7 @@ impl Tensor {
 
     /// Elements `start..start+length` along `dim` (`t.narrow`).
     pub fn narrow(&self, dim: i64, start: i64, length: usize) -> Result<Tensor> {
+        crate::enter_op!("narrow", self, dim, start, length as i64);
         crate::ensure!(
             self.dim() > 0,
             Runtime,
@@ -275,6 +277,7 @@ impl Tensor {
         end: Option<i64>,
         step: i64,
     ) -> Result<Tensor> {
+        crate::enter_op!("slice", self, dim, start, end, step);
         crate::ensure!(
             self.dim() > 0,
             Index,
@@ -324,6 +327,7 @@ impl Tensor {
 
     /// Remove every size-1 dim (`t.squeeze()`).
     pub fn squeeze(&self) -> Result<Tensor> {
+        crate::enter_op!("squeeze", self);
         let keep: Vec<usize> = (0..self.dim()).filter(|&d| self.shape()[d] != 1).collect();
         let y = self.view_of(
             keep.iter().map(|&d| self.shape()[d]).collect(),
@@ -335,6 +339,7 @@ impl Tensor {
 
     /// Remove `dims` that have size 1; others are left (`t.squeeze(dims)`).
     pub fn squeeze_dims(&self, dims: &[i64]) -> Result<Tensor> {
+        crate::enter_op!("squeeze.dims", self, dims);
         let w = super::layout::wrap_dims("squeeze", dims, self.dim())?;
         let keep: Vec<usize> = (0..self.dim())
             .filter(|d| !(w.contains(d) && self.shape()[*d] == 1))
@@ -440,6 +445,7 @@ impl Tensor {
 
     /// Split dim `dim` into `sizes` (`t.unflatten`); one size may be -1.
     pub fn unflatten(&self, dim: i64, sizes: &[i64]) -> Result<Tensor> {
+        crate::enter_op!("unflatten", self, dim, sizes);
         crate::ensure!(
             self.dim() > 0,
             Runtime,
@@ -487,6 +493,7 @@ impl Tensor {
     /// The diagonal at `offset` of the (dim1, dim2) planes, as a new last dim
     /// (`torch.diagonal`).
     pub fn diagonal(&self, offset: i64, dim1: i64, dim2: i64) -> Result<Tensor> {
+        crate::enter_op!("diagonal", self, offset, dim1, dim2);
         let (a, b) = (wrap_dim(dim1, self.dim())?, wrap_dim(dim2, self.dim())?);
         crate::ensure!(
             a != b,

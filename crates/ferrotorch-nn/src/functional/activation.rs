@@ -26,9 +26,7 @@ pub fn elu(input: &Tensor, alpha: f64) -> Result<Tensor> {
 
 /// `scale · elu(x, alpha)` with the self-normalising constants.
 pub fn selu(input: &Tensor) -> Result<Tensor> {
-    const ALPHA: f64 = 1.673_263_242_354_377_3;
-    const SCALE: f64 = 1.050_700_987_355_480_5;
-    input.elu(ALPHA, SCALE, 1.0)
+    input.selu()
 }
 
 /// `max(0, x) + min(0, alpha (e^(x/alpha) - 1))` (default alpha 1).

@@ -41,6 +41,15 @@ impl Tensor {
         crate::native::binary::inplace_from("relu_", self, &[], |t| t.relu())
     }
 
+    /// SELU: `elu` with the self-normalising constants
+    /// (`scale = 1.0507…`, `alpha = 1.6733…`).
+    pub fn selu(&self) -> Result<Tensor> {
+        crate::enter_op!("selu", self);
+        const ALPHA: f64 = 1.673_263_242_354_377_3;
+        const SCALE: f64 = 1.050_700_987_355_480_5;
+        self.elu(ALPHA, SCALE, 1.0)
+    }
+
     /// GELU: `approximate = "none"` (erf form) or `"tanh"`.
     pub fn gelu(&self, approximate: &str) -> Result<Tensor> {
         crate::enter_op!("gelu", self, approximate);
@@ -89,6 +98,7 @@ impl Tensor {
     /// `scale·alpha·(exp(input_scale·x) − 1)`. `F.elu`, `F.selu` and
     /// `F.celu` are this one op, as in PyTorch.
     pub fn elu(&self, alpha: f64, scale: f64, input_scale: f64) -> Result<Tensor> {
+        crate::enter_op!("elu", self, alpha, scale, input_scale);
         float_only("elu", self)?;
         let y = crate::autograd::raw(&[self], || {
             let (a, s, i) = (alpha as f32, scale as f32, input_scale as f32);
@@ -115,6 +125,7 @@ impl Tensor {
 
     /// SiLU / swish: `x * sigmoid(x)`.
     pub fn silu(&self) -> Result<Tensor> {
+        crate::enter_op!("silu", self);
         float_only("silu", self)?;
         let y = crate::autograd::raw(&[self], || {
             unary_float(
@@ -130,6 +141,9 @@ impl Tensor {
 pub(crate) fn register(r: &mut Registry) {
     r.def("relu(Tensor self) -> Tensor", |a| {
         Ok(a.tensor(0)?.relu()?.into())
+    });
+    r.def("selu(Tensor self) -> Tensor", |a| {
+        Ok(a.tensor(0)?.selu()?.into())
     });
     r.def("relu_(Tensor(a!) self) -> Tensor(a!)", |a| {
         let t = a.tensor(0)?;

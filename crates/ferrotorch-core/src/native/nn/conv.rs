@@ -540,6 +540,16 @@ impl Tensor {
         dilation: usize,
         groups: usize,
     ) -> Result<Tensor> {
+        crate::enter_op!(
+            "conv1d",
+            self,
+            weight,
+            bias,
+            vec![stride as i64],
+            vec![padding as i64],
+            vec![dilation as i64],
+            groups as i64
+        );
         check_conv("conv1d", self, weight, groups, 1)?;
         let x = self.unsqueeze(-2)?;
         let w = weight.unsqueeze(-2)?;
@@ -567,6 +577,17 @@ impl Tensor {
         groups: usize,
         dilation: &[usize],
     ) -> Result<Tensor> {
+        crate::enter_op!(
+            "conv_transpose2d",
+            self,
+            weight,
+            bias,
+            stride,
+            padding,
+            output_padding,
+            groups as i64,
+            dilation
+        );
         check_conv("conv_transpose2d", self, weight, groups, 2)?;
         if self.dim() == 3 {
             return self

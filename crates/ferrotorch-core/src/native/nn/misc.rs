@@ -67,6 +67,7 @@ impl Tensor {
 
     /// `F.one_hot(num_classes)` of an int64 tensor (`-1` infers the count).
     pub fn one_hot(&self, num_classes: i64) -> Result<Tensor> {
+        crate::enter_op!("one_hot", self, num_classes);
         crate::ensure!(
             self.dtype() == DType::I64,
             Runtime,
@@ -272,6 +273,16 @@ impl Tensor {
         is_causal: bool,
         scale: Option<f64>,
     ) -> Result<Tensor> {
+        crate::enter_op!(
+            "scaled_dot_product_attention",
+            self,
+            key,
+            value,
+            attn_mask,
+            dropout_p,
+            is_causal,
+            scale
+        );
         crate::ensure!(
             self.dim() >= 2 && key.dim() >= 2 && value.dim() >= 2,
             Runtime,

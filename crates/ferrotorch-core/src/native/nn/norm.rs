@@ -299,6 +299,15 @@ impl Tensor {
         bias: Option<&Tensor>,
         eps: f64,
     ) -> Result<Tensor> {
+        crate::enter_op!(
+            "group_norm",
+            self,
+            num_groups as i64,
+            weight,
+            bias,
+            eps,
+            true
+        );
         crate::ensure!(
             self.dim() >= 2,
             Runtime,

@@ -464,6 +464,16 @@ impl Tensor {
         count_include_pad: bool,
         divisor_override: Option<usize>,
     ) -> Result<Tensor> {
+        crate::enter_op!(
+            "avg_pool2d",
+            self,
+            kernel_size,
+            stride,
+            padding,
+            ceil_mode,
+            count_include_pad,
+            divisor_override.map(|d| d as i64)
+        );
         let op = "avg_pool2d";
         let (x, unb) = batched(op, self)?;
         let Window {
