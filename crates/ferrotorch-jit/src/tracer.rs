@@ -19,7 +19,8 @@ use crate::inline::{copy_nodes, Mapping};
 use crate::ir::{Graph, NodeKind, ValueId, ValueType};
 use ferrotorch_core::dispatch::keys::{set_fallback, Fallback};
 use ferrotorch_core::dispatch::{
-    redispatch, Args, DispatchKey, DispatchKeySet, IValue, IncludeGuard, OpEntry, Type,
+    redispatch, Args, DispatchKey, DispatchKeySet, ExcludeGuard, IValue, IncludeGuard, OpEntry,
+    Type,
 };
 use ferrotorch_core::{Result, Tensor};
 use ferrotorch_nn::Module;
@@ -386,6 +387,7 @@ fn arg_name(i: usize, n: usize) -> String {
 /// (Note [Module hierarchy]); a binding calls it from its modules'
 /// `__call__` while tracing. Returns whether [`exit_module`] must follow.
 pub fn enter_module(name: &str, type_name: &str, inputs: &[Tensor]) -> bool {
+    let _quiet = ExcludeGuard::new(DispatchKey::Tracer);
     STATE.with(|s| {
         s.borrow_mut()
             .as_mut()
@@ -396,6 +398,7 @@ pub fn enter_module(name: &str, type_name: &str, inputs: &[Tensor]) -> bool {
 /// End the call [`enter_module`] began, with its tensor outputs (`None`
 /// when they are not tensors or the call failed).
 pub fn exit_module(outputs: Option<&[Tensor]>) -> Result<()> {
+    let _quiet = ExcludeGuard::new(DispatchKey::Tracer);
     STATE.with(|s| match s.borrow_mut().as_mut() {
         Some(st) => st.exit(outputs),
         None => Ok(()),
@@ -428,6 +431,9 @@ fn module_call(
 
 /// The Tracer key's fallback (Note [Tracing through the dispatcher]).
 fn record_call(e: &Arc<OpEntry>, a: &Args, below: DispatchKeySet) -> Result<IValue> {
+    // the tracer's own tensor work (detaching constants) is not traced
+    let quiet = || ExcludeGuard::new(DispatchKey::Tracer);
+    let guard = quiet();
     let ins = STATE.with(|s| {
         s.borrow_mut().as_mut().map(|st| {
             a.values()
@@ -436,7 +442,9 @@ fn record_call(e: &Arc<OpEntry>, a: &Args, below: DispatchKeySet) -> Result<IVal
                 .collect::<Vec<_>>()
         })
     });
+    drop(guard);
     let out = redispatch(e, a, below)?;
+    let _guard = quiet();
     if let Some(ins) = ins {
         let written: Vec<Tensor> = e
             .schema
