@@ -129,6 +129,25 @@ impl Env {
         node.inputs.iter().map(|&i| self.get(i)).collect()
     }
 
+    /// The node's arguments, moving out each value this node uses last
+    /// (`last[v]` is the index of the last node reading `v`), so
+    /// intermediates are freed as soon as they are dead.
+    fn take_args(&mut self, k: usize, node: &Node, last: &[usize]) -> Result<Vec<IValue>> {
+        let mut out = Vec::with_capacity(node.inputs.len());
+        for (j, &i) in node.inputs.iter().enumerate() {
+            let again = node.inputs[j + 1..].contains(&i);
+            if last[i] == k && !again {
+                match self.0.get_mut(i).and_then(Option::take) {
+                    Some(v) => out.push(v),
+                    None => out.push(self.get(i)?),
+                }
+            } else {
+                out.push(self.get(i)?);
+            }
+        }
+        Ok(out)
+    }
+
     pub(crate) fn set(&mut self, node: &Node, outs: Vec<IValue>) {
         for (&o, v) in node.outputs.iter().zip(outs) {
             self.0[o] = Some(v);
@@ -140,8 +159,22 @@ impl Env {
 /// `attr`: the graph's outputs.
 pub fn run(g: &Graph, inputs: Vec<IValue>, attr: AttrFn<'_>) -> Result<Vec<IValue>> {
     let mut env = Env::new(g, inputs)?;
-    for node in &g.nodes {
-        let args = env.args(node)?;
+    // the last node reading each value; outputs are never moved out
+    let mut last = vec![usize::MAX; g.values.len()];
+    for (k, node) in g.nodes.iter().enumerate() {
+        for &i in &node.inputs {
+            if let Some(l) = last.get_mut(i) {
+                *l = k;
+            }
+        }
+    }
+    for &o in &g.outputs {
+        if let Some(l) = last.get_mut(o) {
+            *l = usize::MAX;
+        }
+    }
+    for (k, node) in g.nodes.iter().enumerate() {
+        let args = env.take_args(k, node, &last)?;
         let outs = step(g, node, args, attr, &mut |body, a| run(body, a, attr))?;
         env.set(node, outs);
     }

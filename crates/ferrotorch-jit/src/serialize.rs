@@ -260,6 +260,17 @@ pub fn save_bytes(m: &ScriptModule) -> Result<Vec<u8>> {
     safetensors::save(&tensors, Some(&meta))
 }
 
+/// The file for `m` written into a buffer `alloc(len)` gives (a Python
+/// `bytes`): each tensor is copied once.
+pub fn save_into<B>(
+    m: &ScriptModule,
+    alloc: impl FnOnce(usize, &dyn Fn(&mut [u8]) -> Result<()>) -> Result<B>,
+) -> Result<B> {
+    let (tensors, meta) = encode(m)?;
+    let file = safetensors::encode(&tensors, Some(&meta))?;
+    alloc(file.len(), &|buf| file.write_into(buf))
+}
+
 /// Write `m` to `path` (atomically, as safetensors files are written).
 pub fn save(m: &ScriptModule, path: impl AsRef<Path>) -> Result<()> {
     let (tensors, meta) = encode(m)?;

@@ -75,8 +75,66 @@ fn json_str(s: &str) -> String {
     serde_json::to_string(s).expect("a string always serialises")
 }
 
-/// Serialise `tensors` (and optional string `metadata`) to safetensors bytes.
-pub fn save(tensors: &StateDict, metadata: Option<&BTreeMap<String, String>>) -> Result<Vec<u8>> {
+/// A safetensors file laid out but not yet written: its length is known,
+/// so it can be written straight into a buffer someone else allocated (a
+/// Python `bytes`), copying each tensor once.
+pub struct Encoded<'a> {
+    header: String,
+    entries: Vec<(&'a String, &'a Tensor)>,
+    data_len: usize,
+}
+
+impl Encoded<'_> {
+    /// The file's length in bytes.
+    pub fn len(&self) -> usize {
+        8 + self.header.len() + self.data_len
+    }
+
+    /// Whether the file is empty (never: it has a header).
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// Write the file into `out`, which must be exactly [`Encoded::len`]
+    /// bytes.
+    pub fn write_into(&self, out: &mut [u8]) -> Result<()> {
+        ensure!(
+            out.len() == self.len(),
+            Value,
+            "safetensors: a buffer of {} bytes for a file of {}",
+            out.len(),
+            self.len()
+        );
+        let h = self.header.len();
+        out[..8].copy_from_slice(&(h as u64).to_le_bytes());
+        out[8..8 + h].copy_from_slice(self.header.as_bytes());
+        let mut at = 8 + h;
+        for (_, t) in &self.entries {
+            let n = t.numel() * t.element_size();
+            t.write_bytes(&mut out[at..at + n])?;
+            at += n;
+        }
+        Ok(())
+    }
+
+    /// The file's bytes.
+    pub fn to_vec(&self) -> Result<Vec<u8>> {
+        let mut out = Vec::with_capacity(self.len());
+        out.extend((self.header.len() as u64).to_le_bytes());
+        out.extend(self.header.as_bytes());
+        for (_, t) in &self.entries {
+            t.append_bytes(&mut out)?;
+        }
+        Ok(out)
+    }
+}
+
+/// Lay out `tensors` (and optional string `metadata`) as a safetensors
+/// file: the header, with each tensor's offsets from its size.
+pub fn encode<'a>(
+    tensors: &'a StateDict,
+    metadata: Option<&BTreeMap<String, String>>,
+) -> Result<Encoded<'a>> {
     let mut entries: Vec<(&String, &Tensor)> = tensors.iter().collect();
     for (name, _) in &entries {
         ensure!(
@@ -94,11 +152,10 @@ pub fn save(tensors: &StateDict, metadata: Option<&BTreeMap<String, String>>) ->
             .collect();
         header += &format!("\"__metadata__\":{{{}}}", fields.join(","));
     }
-    let mut data = Vec::new();
+    let mut end = 0;
     for (name, t) in &entries {
-        let bytes = t.to_bytes()?;
-        let (begin, end) = (data.len(), data.len() + bytes.len());
-        data.extend(bytes);
+        let begin = end;
+        end += t.numel() * t.element_size();
         let shape: Vec<String> = t.shape().iter().map(usize::to_string).collect();
         if header.len() > 1 {
             header.push(',');
@@ -114,11 +171,16 @@ pub fn save(tensors: &StateDict, metadata: Option<&BTreeMap<String, String>>) ->
     while (8 + header.len()) % 8 != 0 {
         header.push(' ');
     }
-    let mut out = Vec::with_capacity(8 + header.len() + data.len());
-    out.extend((header.len() as u64).to_le_bytes());
-    out.extend(header.as_bytes());
-    out.extend(data);
-    Ok(out)
+    Ok(Encoded {
+        header,
+        entries,
+        data_len: end,
+    })
+}
+
+/// Serialise `tensors` (and optional string `metadata`) to safetensors bytes.
+pub fn save(tensors: &StateDict, metadata: Option<&BTreeMap<String, String>>) -> Result<Vec<u8>> {
+    encode(tensors, metadata)?.to_vec()
 }
 
 /// Save `tensors` to `path` atomically (`safetensors.torch.save_file`):

@@ -93,8 +93,23 @@ impl PyScriptModule {
 
     /// The saved program's bytes.
     fn _save_to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
-        let b = guarded("jit.save", || self.m.save_to_bytes())?;
-        Ok(pyo3::types::PyBytes::new(py, &b))
+        // written straight into the bytes object: one copy of the weights
+        guarded("jit.save", || {
+            ferrotorch_jit::serialize::save_into(&self.m, |len, write| {
+                let mut failed = None;
+                let b = pyo3::types::PyBytes::new_with(py, len, |buf| {
+                    if let Err(e) = write(buf) {
+                        failed = Some(e);
+                    }
+                    Ok(())
+                })
+                .map_err(|e| crate::autograd::py_err(py, e))?;
+                match failed {
+                    Some(e) => Err(e),
+                    None => Ok(b),
+                }
+            })
+        })
     }
 
     /// A copy with pass `name` run on it: `dce`, `cse`, `peephole`,

@@ -71,11 +71,14 @@ def test_traced_function_records_views_lists_and_inplace_ops():
 
 def test_traced_cnn_in_eval_mode_matches_eager():
     torch.manual_seed(1)
-    net = nn.Sequential(nn.Conv2d(2, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(),
+    net = nn.Sequential(nn.Conv2d(2, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(inplace=True),
                         nn.MaxPool2d(2), nn.Flatten(), nn.Linear(4 * 4 * 4, 3))
     net.eval()
     m = torch.jit.trace(net, torch.randn(2, 2, 8, 8))
-    assert "aten::conv2d" in str(m.inlined_graph) and "aten::batch_norm" in str(m.inlined_graph)
+    flat = str(m.inlined_graph)
+    assert "aten::conv2d" in flat and "aten::batch_norm" in flat
+    # ReLU(inplace=True) is one aten::relu_, as in torch (not relu + copy_)
+    assert "aten::relu_" in flat and "aten::copy_" not in flat
     x = torch.randn(3, 2, 8, 8)
     assert np.array_equal(m(x).detach().numpy(), net(x).detach().numpy())
 

@@ -178,6 +178,49 @@ impl Tensor {
         Ok(little_endian(bytes.to_vec(), t.element_size()))
     }
 
+    /// Append [`Tensor::to_bytes`]'s bytes to `out`, copying once (how a
+    /// file writer fills one buffer without a temporary per tensor).
+    pub fn append_bytes(&self, out: &mut Vec<u8>) -> Result<()> {
+        let t = self.contiguous()?;
+        let n = t.numel() * t.element_size();
+        let start = out.len();
+        {
+            let _guard = lock_storages(&[t.storage()], &[]);
+            // SAFETY: as in `to_bytes`.
+            let bytes = unsafe { std::slice::from_raw_parts(t.data_ptr() as *const u8, n) };
+            out.extend_from_slice(bytes);
+        }
+        if cfg!(target_endian = "big") && t.element_size() > 1 {
+            out[start..]
+                .chunks_mut(t.element_size())
+                .for_each(<[u8]>::reverse);
+        }
+        Ok(())
+    }
+
+    /// Write [`Tensor::to_bytes`]'s bytes into `out`, which must be
+    /// exactly `numel * element_size` bytes long.
+    pub fn write_bytes(&self, out: &mut [u8]) -> Result<()> {
+        let t = self.contiguous()?;
+        let n = t.numel() * t.element_size();
+        crate::ensure!(
+            out.len() == n,
+            Value,
+            "write_bytes: a buffer of {} bytes for a tensor of {n}",
+            out.len()
+        );
+        {
+            let _guard = lock_storages(&[t.storage()], &[]);
+            // SAFETY: as in `to_bytes`.
+            let bytes = unsafe { std::slice::from_raw_parts(t.data_ptr() as *const u8, n) };
+            out.copy_from_slice(bytes);
+        }
+        if cfg!(target_endian = "big") && t.element_size() > 1 {
+            out.chunks_mut(t.element_size()).for_each(<[u8]>::reverse);
+        }
+        Ok(())
+    }
+
     /// For a bool tensor over memory someone else filled (NumPy, DLPack):
     /// an error unless every byte is 0 or 1, the only bytes a Rust `bool`
     /// may hold. Read through a `uint8` view of the same memory, never as

@@ -67,6 +67,20 @@ fn every_dtype_round_trips_byte_for_byte() -> Result<()> {
     assert_eq!(sd.get("bool").unwrap().dtype(), DType::Bool);
     assert_eq!(sd.get("bf16").unwrap().dtype(), DType::BF16);
     assert_eq!(st::save(&sd, None)?, bytes);
+    // written into a caller's buffer: the same bytes; a buffer of the
+    // wrong size is an error, not a short or overlong write
+    let file = st::encode(&sd, None)?;
+    assert_eq!(file.len(), bytes.len());
+    let mut buf = vec![0u8; file.len()];
+    file.write_into(&mut buf)?;
+    assert_eq!(buf, bytes);
+    let e = file.write_into(&mut buf[1..]).unwrap_err().to_string();
+    assert!(e.contains("a buffer of"), "{e}");
+    // a non-contiguous tensor is written in row-major order
+    let t = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3])?.t()?;
+    let mut out = vec![0u8; 24];
+    t.write_bytes(&mut out)?;
+    assert_eq!(out, t.contiguous()?.to_bytes()?);
     Ok(())
 }
 

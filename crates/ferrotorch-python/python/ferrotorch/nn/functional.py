@@ -16,7 +16,9 @@ def _inplace(x, out, inplace):
 
 
 def relu(input, inplace=False):
-    return _inplace(input, _call("relu", (input,)), inplace)
+    if inplace:
+        return input.relu_()  # one aten::relu_ in traces, as torch
+    return _call("relu", (input,))
 
 
 def relu6(input, inplace=False):
