@@ -7,8 +7,10 @@ library in its own child process, alternating for several rounds:
 - trace + save + load of an MLP (torch: jit.trace + freeze + save + load);
 - a traced MLP's forward at batch 1 against the eager module;
 - ResNet-18 (the same Python module definition for both libraries, eval
-  mode, 224x224): trace + freeze + save + load, and the frozen traced
-  module's forward at batch 1 and 8 against the eager module.
+  mode, 224x224): trace + passes + save + load (torch: freeze;
+  ferrotorch: optimize_for_inference), the optimised traced module's
+  forward at batch 1 and 8 against the eager module, and both libraries'
+  optimize_for_inference at batch 1.
 
     python bench/jit.py [--rounds 5] [--no-resnet]
 
@@ -85,16 +87,23 @@ def resnet_figures(torch):
     net = resnet18(torch.nn)
     x1, x8 = torch.randn(1, 3, 224, 224), torch.randn(8, 3, 224, 224)
 
-    def round_trip():
-        m = torch.jit.freeze(torch.jit.trace(net, x1, check_trace=False))
+    def round_trip(passes=None):
+        # torch: freeze (its optimize_for_inference is measured below);
+        # ferrotorch: optimize_for_inference (freeze + conv block fusion)
+        m = torch.jit.trace(net, x1, check_trace=False)
+        passes = passes or (torch.jit.freeze if torch.__name__ == "torch"
+                            else torch.jit.optimize_for_inference)
+        m = passes(m)
         buf = io.BytesIO()
         torch.jit.save(m, buf)
         buf.seek(0)
         return torch.jit.load(buf)
 
     frozen = round_trip()
+    ofi = round_trip(torch.jit.optimize_for_inference)
     with torch.no_grad():
         return {
+            "resnet_ofi_b1_us": timeit(lambda: ofi(x1), 10),
             "resnet_round_trip_us": timeit(round_trip, 5),
             "resnet_traced_b1_us": timeit(lambda: frozen(x1), 10),
             "resnet_eager_b1_us": timeit(lambda: net(x1), 10),

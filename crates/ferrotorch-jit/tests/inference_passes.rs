@@ -226,3 +226,45 @@ fn shapes_and_dtypes_propagate_through_calls() -> Result<()> {
     assert!(e.contains("propagate_shapes: aten::linear"), "{e}");
     Ok(())
 }
+
+#[test]
+fn resnet_blocks_fuse_into_the_eager_fused_convolution() -> Result<()> {
+    manual_seed(24);
+    let net = nn::models::resnet18(10)?;
+    // running statistics that are not 0 and 1
+    net.forward(&randn(&[2, 3, 32, 32]))?;
+    net.eval();
+    let m = trace_module(&net, &[randn(&[1, 3, 32, 32])], |n, t| {
+        Ok(vec![n.forward(&t[0])?])
+    })?;
+    let inf = optimize_for_inference(&m)?;
+    let kinds = ops(inf.graph());
+    let fused = kinds
+        .iter()
+        .filter(|k| *k == "aten::_conv2d_affine")
+        .count();
+    // 17 convolutions on the main path and 3 downsamples
+    assert_eq!(fused, 20, "{kinds:?}");
+    for gone in [
+        "aten::batch_norm",
+        "aten::relu",
+        "aten::relu_",
+        "aten::conv2d",
+    ] {
+        assert!(!kinds.contains(&gone.to_string()), "{gone} left: {kinds:?}");
+    }
+    // the eager model in eval mode runs the same fused kernel: bit-equal
+    let x = randn(&[2, 3, 32, 32]);
+    let want = net.forward(&x)?;
+    assert_eq!(
+        inf.forward(&[x.clone()])?[0].to_vec::<f32>()?,
+        want.to_vec::<f32>()?
+    );
+    // and with gradients wanted the op runs unfused, to the same values
+    let xg = x.detach().requires_grad_(true)?;
+    let y = inf.forward(&[xg.clone()])?.remove(0);
+    assert_close(&y, &want, 1e-5)?;
+    y.sum()?.backward()?;
+    assert!(xg.grad().is_some());
+    Ok(())
+}

@@ -113,7 +113,7 @@ impl PyScriptModule {
     }
 
     /// A copy with pass `name` run on it: `dce`, `cse`, `peephole`,
-    /// `constant_propagation`, `inline`, `fold_convbn`, `fuse`, `freeze`, `optimize` (the default order) or
+    /// `constant_propagation`, `inline`, `fold_convbn`, `fuse`, `fuse_conv`, `freeze`, `optimize` (the default order) or
     /// `optimize_for_inference` (Note [Pass order]).
     fn _run_pass(&self, name: &str) -> PyResult<PyScriptModule> {
         use ferrotorch_jit::passes;
@@ -140,6 +140,9 @@ impl PyScriptModule {
                 }
                 "fuse" => {
                     passes::fuse_elementwise(m.graph_mut());
+                }
+                "fuse_conv" => {
+                    passes::fuse_conv_blocks(m.graph_mut())?;
                 }
                 "freeze" => passes::freeze(&mut m)?,
                 "optimize" => passes::optimize(m.graph_mut())?,

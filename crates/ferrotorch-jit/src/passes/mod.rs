@@ -9,8 +9,11 @@
 //! gives the peephole and CSE more constants to see; DCE last removes
 //! what the others left unused. [`optimize_for_inference`] first freezes
 //! (attributes become constants, as `torch.jit.freeze`) so folding
-//! reaches the weights, folds eval-mode batch norms into the convolutions
-//! before them ([`fold_conv_batch_norm`], on constants only), runs
+//! reaches the weights, fuses eval convolution blocks (`conv2d →
+//! batch_norm (→ + residual) (→ relu)`, [`fuse_conv_blocks`]) into the
+//! fused convolution the eager ResNet runs, folds the remaining eval
+//! batch norms into the convolutions before them
+//! ([`fold_conv_batch_norm`]; both on constants only), runs
 //! [`optimize`], and last groups elementwise chains into
 //! `prim::FusionGroup`s ([`fuse_elementwise`]), since the other passes
 //! do not look inside groups. Shape and dtype propagation
@@ -22,10 +25,12 @@
 //! and CSE and the peephole leave graphs that contain in-place ops alone
 //! (the trace is SSA for the written tensor but not for its views).
 
+mod conv_fuse;
 mod freeze;
 mod fusion;
 mod shapes;
 
+pub use conv_fuse::fuse_conv_blocks;
 pub use freeze::{fold_conv_batch_norm, freeze};
 pub use fusion::fuse_elementwise;
 pub use shapes::propagate_shapes;
@@ -326,6 +331,7 @@ pub fn optimize(g: &mut Graph) -> Result<()> {
 pub fn optimize_for_inference(m: &ScriptModule) -> Result<ScriptModule> {
     let mut out = m.clone();
     freeze(&mut out)?;
+    fuse_conv_blocks(&mut out.graph)?;
     fold_conv_batch_norm(&mut out.graph)?;
     optimize(&mut out.graph)?;
     fuse_elementwise(&mut out.graph);

@@ -705,6 +705,25 @@ impl Tensor {
 
 pub(crate) fn register(r: &mut Registry) {
     r.def(
+        "_conv2d_affine(Tensor input, Tensor weight, Tensor scale, Tensor shift, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1, SymInt groups=1, Tensor? residual=None, bool relu=False) -> Tensor",
+        |a| {
+            let (s, p, d) = (a.usize_list(4)?, a.usize_list(5)?, a.usize_list(6)?);
+            let r = a.opt_tensor(8)?;
+            let y = a.tensor(0)?.conv2d_affine(
+                &a.tensor(1)?,
+                &a.tensor(2)?,
+                &a.tensor(3)?,
+                &s,
+                &p,
+                &d,
+                a.usize(7)?,
+                r.as_ref(),
+                a.bool(9)?,
+            )?;
+            Ok(y.into())
+        },
+    );
+    r.def(
         "conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1, SymInt groups=1) -> Tensor",
         |a| {
             let (s, p, d) = (a.usize_list(3)?, a.usize_list(4)?, a.usize_list(5)?);

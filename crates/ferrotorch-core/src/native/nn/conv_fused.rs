@@ -29,6 +29,68 @@ pub(super) struct Fused<'a> {
 }
 
 impl Tensor {
+    /// The op `_conv2d_affine` (what the JIT's convolution fusion pass
+    /// emits for eval `conv2d → batch_norm (→ + residual) (→ relu)`):
+    /// [`Tensor::conv2d_affine_eval`] where the fused kernel applies, else
+    /// the same computation op by op. `scale` and `shift` are 1-D, one
+    /// value per output channel.
+    #[allow(clippy::too_many_arguments)]
+    pub fn conv2d_affine(
+        &self,
+        weight: &Tensor,
+        scale: &Tensor,
+        shift: &Tensor,
+        stride: &[usize],
+        padding: &[usize],
+        dilation: &[usize],
+        groups: usize,
+        residual: Option<&Tensor>,
+        relu: bool,
+    ) -> Result<Tensor> {
+        crate::enter_op!(
+            "_conv2d_affine",
+            self,
+            weight,
+            scale,
+            shift,
+            stride,
+            padding,
+            dilation,
+            groups as i64,
+            residual,
+            relu
+        );
+        let cout = weight.shape().first().copied().unwrap_or(0);
+        crate::ensure!(
+            scale.shape() == [cout] && shift.shape() == [cout],
+            Runtime,
+            "_conv2d_affine: scale and shift must have shape [{cout}], got {:?} and {:?}",
+            scale.shape(),
+            shift.shape()
+        );
+        let (s, b) = (
+            scale.to_dtype(DType::F32)?.to_vec::<f32>()?,
+            shift.to_dtype(DType::F32)?.to_vec::<f32>()?,
+        );
+        if let Some(y) = self.conv2d_affine_eval(
+            weight, stride, padding, dilation, groups, &s, &b, residual, relu,
+        )? {
+            return Ok(y);
+        }
+        let c = [1, cout as i64, 1, 1];
+        let mut y = self
+            .conv2d(weight, None, stride, padding, dilation, groups)?
+            .mul(&scale.reshape(&c)?)?
+            .add(&shift.reshape(&c)?)?;
+        if let Some(r) = residual {
+            y = y.add(r)?;
+        }
+        if relu {
+            y = y.relu()?;
+        }
+        Ok(y)
+    }
+
     /// `relu?(conv2d(self, weight)·scale[c] + shift[c] + residual?)` in one
     /// pass (Note [Fused eval convolutions]); `Ok(None)` where the fused
     /// kernel does not apply (an input needs gradients, a dtype other than
