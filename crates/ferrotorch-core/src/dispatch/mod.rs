@@ -16,6 +16,7 @@ pub mod handle;
 mod ivalue;
 pub mod keys;
 pub mod schema;
+pub mod typed;
 
 pub use alias::AliasInfo;
 pub use handle::OpHandle;
@@ -77,7 +78,7 @@ macro_rules! accessor {
 }
 
 impl Args {
-    fn wrong(&self, i: usize, v: &IValue) -> Error {
+    pub(crate) fn wrong(&self, i: usize, v: &IValue) -> Error {
         let a = &self.schema.args[i];
         Error::new(
             ErrorKind::Type,

@@ -563,49 +563,47 @@ fn add_scaled(
 }
 
 pub(crate) fn register(r: &mut Registry) {
-    r.def("matmul(Tensor self, Tensor other) -> Tensor", |a| {
-        Ok(a.tensor(0)?.matmul(&a.tensor(1)?)?.into())
-    });
-    r.def("mm(Tensor self, Tensor mat2) -> Tensor", |a| {
-        Ok(a.tensor(0)?.mm(&a.tensor(1)?)?.into())
-    });
-    r.def("bmm(Tensor self, Tensor mat2) -> Tensor", |a| {
-        Ok(a.tensor(0)?.bmm(&a.tensor(1)?)?.into())
-    });
-    r.def("mv(Tensor self, Tensor vec) -> Tensor", |a| {
-        Ok(a.tensor(0)?.mv(&a.tensor(1)?)?.into())
-    });
-    r.def("dot(Tensor self, Tensor tensor) -> Tensor", |a| {
-        Ok(a.tensor(0)?.dot(&a.tensor(1)?)?.into())
-    });
-    r.def("outer(Tensor self, Tensor vec2) -> Tensor", |a| {
-        Ok(a.tensor(0)?.outer(&a.tensor(1)?)?.into())
-    });
-    r.def(
+    // typed kernels: adapters generated from the schemas (Note [Typed kernels])
+    r.def_typed(
+        "matmul(Tensor self, Tensor other) -> Tensor",
+        |x: Tensor, y: Tensor| x.matmul(&y),
+    );
+    r.def_typed(
+        "mm(Tensor self, Tensor mat2) -> Tensor",
+        |x: Tensor, y: Tensor| x.mm(&y),
+    );
+    r.def_typed(
+        "bmm(Tensor self, Tensor mat2) -> Tensor",
+        |x: Tensor, y: Tensor| x.bmm(&y),
+    );
+    r.def_typed(
+        "mv(Tensor self, Tensor vec) -> Tensor",
+        |x: Tensor, v: Tensor| x.mv(&v),
+    );
+    r.def_typed(
+        "dot(Tensor self, Tensor tensor) -> Tensor",
+        |x: Tensor, y: Tensor| x.dot(&y),
+    );
+    r.def_typed(
+        "outer(Tensor self, Tensor vec2) -> Tensor",
+        |x: Tensor, y: Tensor| x.outer(&y),
+    );
+    r.def_typed(
         "linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
-        |a| {
-            Ok(a.tensor(0)?
-                .linear(&a.tensor(1)?, a.opt_tensor(2)?.as_ref())?
-                .into())
-        },
+        |x: Tensor, w: Tensor, b: Option<Tensor>| x.linear(&w, b.as_ref()),
     );
-    r.def(
+    r.def_typed(
         "addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
-        |a| {
-            Ok(a.tensor(0)?
-                .addmm(&a.tensor(1)?, &a.tensor(2)?, a.scalar(3)?, a.scalar(4)?)?
-                .into())
+        |x: Tensor, m1: Tensor, m2: Tensor, beta: Scalar, alpha: Scalar| {
+            x.addmm(&m1, &m2, beta, alpha)
         },
     );
-    r.def("baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", |a| {
-        Ok(a.tensor(0)?.baddbmm(&a.tensor(1)?, &a.tensor(2)?, a.scalar(3)?, a.scalar(4)?)?.into())
-    });
-    r.def(
+    r.def_typed(
+        "baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+        |x: Tensor, b1: Tensor, b2: Tensor, beta: Scalar, alpha: Scalar| x.baddbmm(&b1, &b2, beta, alpha),
+    );
+    r.def_typed(
         "tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tensor",
-        |a| {
-            Ok(a.tensor(0)?
-                .tensordot(&a.tensor(1)?, &a.int_list(2)?, &a.int_list(3)?)?
-                .into())
-        },
+        |x: Tensor, y: Tensor, ds: Vec<i64>, dos: Vec<i64>| x.tensordot(&y, &ds, &dos),
     );
 }

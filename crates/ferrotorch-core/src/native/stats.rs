@@ -6,6 +6,7 @@ use super::reduce::{map_rows, map_rows2, rows};
 use crate::dispatch::Registry;
 use crate::dtype::{get_default_dtype, DType, Element};
 use crate::error::Result;
+use crate::scalar::Scalar;
 use crate::tensor::Tensor;
 
 fn float_input(op: &str, x: &Tensor) -> Result<(Tensor, DType)> {
@@ -220,57 +221,49 @@ impl Tensor {
 }
 
 pub(crate) fn register(r: &mut Registry) {
-    r.def(
+    // typed kernels: adapters generated from the schemas (Note [Typed kernels])
+    let f = |c: Option<Scalar>| c.map(|s| s.to_f64());
+    r.def_typed(
         "var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor",
-        |a| {
-            let c = a.opt_scalar(2)?.map(|s| s.to_f64());
-            Ok(a.tensor(0)?.var(a.opt_int_list(1)?.as_deref(), c, a.bool(3)?)?.into())
+        move |x: Tensor, dim: Option<Vec<i64>>, c: Option<Scalar>, keep: bool| {
+            x.var(dim.as_deref(), f(c), keep)
         },
     );
-    r.def(
+    r.def_typed(
         "std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor",
-        |a| {
-            let c = a.opt_scalar(2)?.map(|s| s.to_f64());
-            Ok(a.tensor(0)?.std(a.opt_int_list(1)?.as_deref(), c, a.bool(3)?)?.into())
+        move |x: Tensor, dim: Option<Vec<i64>>, c: Option<Scalar>, keep: bool| {
+            x.std(dim.as_deref(), f(c), keep)
         },
     );
-    r.def(
+    r.def_typed(
         "var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)",
-        |a| {
-            let c = a.opt_scalar(2)?.map(|s| s.to_f64());
-            Ok(a.tensor(0)?.var_mean(a.opt_int_list(1)?.as_deref(), c, a.bool(3)?)?.into())
+        move |x: Tensor, dim: Option<Vec<i64>>, c: Option<Scalar>, keep: bool| {
+            x.var_mean(dim.as_deref(), f(c), keep)
         },
     );
-    r.def(
+    r.def_typed(
         "std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)",
-        |a| {
-            let c = a.opt_scalar(2)?.map(|s| s.to_f64());
-            Ok(a.tensor(0)?.std_mean(a.opt_int_list(1)?.as_deref(), c, a.bool(3)?)?.into())
+        move |x: Tensor, dim: Option<Vec<i64>>, c: Option<Scalar>, keep: bool| {
+            x.std_mean(dim.as_deref(), f(c), keep)
         },
     );
-    r.def(
+    r.def_typed(
         "logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor",
-        |a| Ok(a.tensor(0)?.logsumexp(&a.int_list(1)?, a.bool(2)?)?.into()),
+        |x: Tensor, dim: Vec<i64>, keep: bool| x.logsumexp(&dim, keep),
     );
-    r.def(
+    r.def_typed(
         "norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor",
-        |a| {
-            let p = a.opt_scalar(1)?.map_or(2.0, |s| s.to_f64());
-            Ok(a.tensor(0)?
-                .norm(p, Some(&a.int_list(2)?), a.bool(3)?)?
-                .into())
+        |x: Tensor, p: Option<Scalar>, dim: Vec<i64>, keep: bool| {
+            x.norm(p.map_or(2.0, |s| s.to_f64()), Some(&dim), keep)
         },
     );
-    r.def("norm.Scalar(Tensor self, Scalar p=2) -> Tensor", |a| {
-        Ok(a.tensor(0)?
-            .norm(a.scalar(1)?.to_f64(), None, false)?
-            .into())
-    });
-    r.def("median(Tensor self) -> Tensor", |a| {
-        Ok(a.tensor(0)?.median()?.into())
-    });
-    r.def(
+    r.def_typed(
+        "norm.Scalar(Tensor self, Scalar p=2) -> Tensor",
+        |x: Tensor, p: Scalar| x.norm(p.to_f64(), None, false),
+    );
+    r.def_typed("median(Tensor self) -> Tensor", |x: Tensor| x.median());
+    r.def_typed(
         "median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
-        |a| Ok(a.tensor(0)?.median_dim(a.int(1)?, a.bool(2)?)?.into()),
+        |x: Tensor, dim: i64, keep: bool| x.median_dim(dim, keep),
     );
 }

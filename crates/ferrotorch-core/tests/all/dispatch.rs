@@ -172,3 +172,39 @@ fn fallthrough_and_per_key_kernels() -> Result<()> {
     assert_eq!(call()?.into_tensor()?.to_vec::<f32>()?, vec![100.0, 200.0]);
     Ok(())
 }
+
+/// Typed kernels (Note [Typed kernels]) unbox by schema: conv1d boxed with
+/// keyword arguments equals the typed call, and a `SymInt[1]` given an
+/// empty list is an error naming the argument (it used to index past the
+/// end of the list).
+#[test]
+fn typed_kernels_unbox_by_schema() -> Result<()> {
+    let x = Tensor::from_vec((0..12).map(|i| i as f32).collect(), &[1, 2, 6])?;
+    let w = Tensor::from_vec(vec![1.0f32, -1.0, 0.5, 2.0, 0.0, 1.0], &[1, 2, 3])?;
+    let boxed = dispatch::call(
+        "conv1d",
+        &[(&x).into(), (&w).into()],
+        &[
+            ("padding", IValue::IntList(vec![1])),
+            ("stride", IValue::Int(2)),
+        ],
+    )?
+    .into_tensor()?;
+    assert_eq!(
+        boxed.to_vec::<f32>()?,
+        x.conv1d(&w, None, 2, 1, 1, 1)?.to_vec::<f32>()?
+    );
+    let e = dispatch::call(
+        "conv1d",
+        &[(&x).into(), (&w).into()],
+        &[("stride", IValue::IntList(vec![]))],
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("argument 'stride' must be one int"), "{e}");
+    let e = dispatch::call("elu", &[(&x).into(), IValue::Str("a".into())], &[])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("alpha"), "{e}");
+    Ok(())
+}

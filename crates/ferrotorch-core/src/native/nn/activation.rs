@@ -5,6 +5,7 @@
 use super::super::unary::unary_float;
 use crate::dispatch::Registry;
 use crate::error::Result;
+use crate::scalar::Scalar;
 use crate::tensor::Tensor;
 use ferrotorch_kernels::math as km;
 use ferrotorch_kernels::simd;
@@ -139,34 +140,22 @@ impl Tensor {
 }
 
 pub(crate) fn register(r: &mut Registry) {
-    r.def("relu(Tensor self) -> Tensor", |a| {
-        Ok(a.tensor(0)?.relu()?.into())
+    // typed kernels: adapters generated from the schemas (Note [Typed kernels])
+    r.def_typed("relu(Tensor self) -> Tensor", |x: Tensor| x.relu());
+    r.def_typed("selu(Tensor self) -> Tensor", |x: Tensor| x.selu());
+    r.def_typed("relu_(Tensor(a!) self) -> Tensor(a!)", |x: Tensor| {
+        x.relu_()?;
+        Ok(x)
     });
-    r.def("selu(Tensor self) -> Tensor", |a| {
-        Ok(a.tensor(0)?.selu()?.into())
-    });
-    r.def("relu_(Tensor(a!) self) -> Tensor(a!)", |a| {
-        let t = a.tensor(0)?;
-        t.relu_()?;
-        Ok(t.into())
-    });
-    r.def(
+    r.def_typed(
         "gelu(Tensor self, *, str approximate='none') -> Tensor",
-        |a| Ok(a.tensor(0)?.gelu(&a.str(1)?)?.into()),
+        |x: Tensor, approximate: String| x.gelu(&approximate),
     );
-    r.def(
+    r.def_typed(
         "elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor",
-        |a| {
-            let t = a.tensor(0)?;
-            Ok(t.elu(
-                a.scalar(1)?.to_f64(),
-                a.scalar(2)?.to_f64(),
-                a.scalar(3)?.to_f64(),
-            )?
-            .into())
+        |x: Tensor, alpha: Scalar, scale: Scalar, input_scale: Scalar| {
+            x.elu(alpha.to_f64(), scale.to_f64(), input_scale.to_f64())
         },
     );
-    r.def("silu(Tensor self) -> Tensor", |a| {
-        Ok(a.tensor(0)?.silu()?.into())
-    });
+    r.def_typed("silu(Tensor self) -> Tensor", |x: Tensor| x.silu());
 }

@@ -703,49 +703,61 @@ impl Tensor {
     }
 }
 
+/// The one value of a `SymInt[1]` argument (an empty or longer list is
+/// an error, not a panic).
+fn single(op: &str, name: &str, v: &[usize]) -> Result<usize> {
+    match v {
+        [x] => Ok(*x),
+        _ => crate::bail!(
+            Runtime,
+            "{op}(): argument '{name}' must be one int (or a list of one), got {v:?}"
+        ),
+    }
+}
+
 pub(crate) fn register(r: &mut Registry) {
-    r.def(
+    // typed kernels: adapters generated from the schemas (Note [Typed kernels])
+    r.def_typed(
         "_conv2d_affine(Tensor input, Tensor weight, Tensor scale, Tensor shift, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1, SymInt groups=1, Tensor? residual=None, bool relu=False) -> Tensor",
-        |a| {
-            let (s, p, d) = (a.usize_list(4)?, a.usize_list(5)?, a.usize_list(6)?);
-            let r = a.opt_tensor(8)?;
-            let y = a.tensor(0)?.conv2d_affine(
-                &a.tensor(1)?,
-                &a.tensor(2)?,
-                &a.tensor(3)?,
-                &s,
-                &p,
-                &d,
-                a.usize(7)?,
-                r.as_ref(),
-                a.bool(9)?,
-            )?;
-            Ok(y.into())
+        |x: Tensor,
+         w: Tensor,
+         scale: Tensor,
+         shift: Tensor,
+         s: Vec<usize>,
+         p: Vec<usize>,
+         d: Vec<usize>,
+         g: usize,
+         residual: Option<Tensor>,
+         relu: bool| {
+            x.conv2d_affine(&w, &scale, &shift, &s, &p, &d, g, residual.as_ref(), relu)
         },
     );
-    r.def(
+    r.def_typed(
         "conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1, SymInt groups=1) -> Tensor",
-        |a| {
-            let (s, p, d) = (a.usize_list(3)?, a.usize_list(4)?, a.usize_list(5)?);
-            let g = a.usize(6)?;
-            Ok(a.tensor(0)?.conv2d(&a.tensor(1)?, a.opt_tensor(2)?.as_ref(), &s, &p, &d, g)?.into())
+        |x: Tensor, w: Tensor, b: Option<Tensor>, s: Vec<usize>, p: Vec<usize>, d: Vec<usize>, g: usize| {
+            x.conv2d(&w, b.as_ref(), &s, &p, &d, g)
         },
     );
-    r.def(
+    r.def_typed(
         "conv1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, SymInt[1] padding=0, SymInt[1] dilation=1, SymInt groups=1) -> Tensor",
-        |a| {
-            let (s, p, d) = (a.usize_list(3)?, a.usize_list(4)?, a.usize_list(5)?);
-            let g = a.usize(6)?;
-            Ok(a.tensor(0)?.conv1d(&a.tensor(1)?, a.opt_tensor(2)?.as_ref(), s[0], p[0], d[0], g)?.into())
+        |x: Tensor, w: Tensor, b: Option<Tensor>, s: Vec<usize>, p: Vec<usize>, d: Vec<usize>, g: usize| {
+            let (s, p, d) = (
+                single("conv1d", "stride", &s)?,
+                single("conv1d", "padding", &p)?,
+                single("conv1d", "dilation", &d)?,
+            );
+            x.conv1d(&w, b.as_ref(), s, p, d, g)
         },
     );
-    r.def(
+    r.def_typed(
         "conv_transpose2d.input(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt groups=1, SymInt[2] dilation=1) -> Tensor",
-        |a| {
-            let (s, p, op) = (a.usize_list(3)?, a.usize_list(4)?, a.usize_list(5)?);
-            let g = a.usize(6)?;
-            let d = a.usize_list(7)?;
-            Ok(a.tensor(0)?.conv_transpose2d(&a.tensor(1)?, a.opt_tensor(2)?.as_ref(), &s, &p, &op, g, &d)?.into())
-        },
+        |x: Tensor,
+         w: Tensor,
+         b: Option<Tensor>,
+         s: Vec<usize>,
+         p: Vec<usize>,
+         op: Vec<usize>,
+         g: usize,
+         d: Vec<usize>| { x.conv_transpose2d(&w, b.as_ref(), &s, &p, &op, g, &d) },
     );
 }
