@@ -32,12 +32,7 @@ pub fn fuse_conv_blocks(g: &mut Graph) -> Result<usize> {
     let Some(fused_op) = find_op("_conv2d_affine") else {
         return Ok(0);
     };
-    let producer: HashMap<ValueId, usize> = g
-        .nodes
-        .iter()
-        .enumerate()
-        .flat_map(|(k, n)| n.outputs.iter().map(move |&o| (o, k)))
-        .collect();
+    let producer = super::producers(g);
     let mut users: HashMap<ValueId, Vec<usize>> = HashMap::new();
     for (k, n) in g.nodes.iter().enumerate() {
         for &i in &n.inputs {

@@ -51,12 +51,7 @@ fn const_tensor(c: Option<&IValue>) -> Option<Option<Tensor>> {
 /// models). The convolution's result must have no other use. Returns how
 /// many pairs were folded.
 pub fn fold_conv_batch_norm(g: &mut Graph) -> Result<usize> {
-    let producer: HashMap<ValueId, usize> = g
-        .nodes
-        .iter()
-        .enumerate()
-        .flat_map(|(k, n)| n.outputs.iter().map(move |&o| (o, k)))
-        .collect();
+    let producer = super::producers(g);
     let mut uses: HashMap<ValueId, usize> = HashMap::new();
     for n in &g.nodes {
         for &i in &n.inputs {

@@ -169,6 +169,15 @@ pub fn eliminate_common_subexpressions(g: &mut Graph) -> usize {
     merged
 }
 
+/// Each value's defining node, by index.
+pub(crate) fn producers(g: &Graph) -> HashMap<ValueId, usize> {
+    g.nodes
+        .iter()
+        .enumerate()
+        .flat_map(|(k, n)| n.outputs.iter().map(move |&o| (o, k)))
+        .collect()
+}
+
 /// The constant `v` holds, through the map from values to their nodes.
 pub(crate) fn constant_of<'g>(
     g: &'g Graph,
@@ -197,12 +206,7 @@ pub fn peephole(g: &mut Graph) -> usize {
     if has_inplace(g) {
         return 0;
     }
-    let producer: HashMap<ValueId, usize> = g
-        .nodes
-        .iter()
-        .enumerate()
-        .flat_map(|(k, n)| n.outputs.iter().map(move |&o| (o, k)))
-        .collect();
+    let producer = producers(g);
     let mut rewrites = 0;
     // one node at a time, each rewrite applied before the next node is
     // looked at, so chains (`x * 1 + 0`) collapse in one pass
