@@ -62,6 +62,14 @@ from_arg!(
 );
 from_arg!(f64, |ty| *ty == Type::Float, |a, i| a.float(i));
 from_arg!(
+    Option<bool>,
+    |ty| optional(ty, |t| *t == Type::Bool),
+    |a, i| match a.get(i) {
+        IValue::None => Ok(None),
+        _ => a.bool(i).map(Some),
+    }
+);
+from_arg!(
     Option<f64>,
     |ty| optional(ty, |t| *t == Type::Float),
     |a, i| a.opt_float(i)
@@ -119,6 +127,24 @@ impl IntoReturn for Vec<Tensor> {
 impl IntoReturn for (Tensor, Tensor) {
     fn into_return(self) -> IValue {
         IValue::Tuple(vec![self.0.into(), self.1.into()])
+    }
+}
+
+impl IntoReturn for (Tensor, Tensor, Tensor) {
+    fn into_return(self) -> IValue {
+        IValue::Tuple(vec![self.0.into(), self.1.into(), self.2.into()])
+    }
+}
+
+/// The one value of a `SymInt[1]`-style argument (an empty or longer
+/// list is an error naming it, never an index past the end).
+pub fn single(op: &str, name: &str, v: &[usize]) -> Result<usize> {
+    match v {
+        [x] => Ok(*x),
+        _ => Err(Error::new(
+            ErrorKind::Runtime,
+            format!("{op}(): argument '{name}' must be one int (or a list of one), got {v:?}"),
+        )),
     }
 }
 

@@ -127,23 +127,25 @@ impl Tensor {
 }
 
 pub(crate) fn register(r: &mut Registry) {
-    r.def(
+    // typed kernels: adapters generated from the schemas (Note [Typed kernels])
+    r.def_typed(
         "cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor",
-        |a| Ok(a.tensor(0)?.cumsum(a.int(1)?, a.opt_dtype(2)?)?.into()),
+        |x: Tensor, dim: i64, dtype: Option<DType>| x.cumsum(dim, dtype),
     );
-    r.def(
+    r.def_typed(
         "cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor",
-        |a| Ok(a.tensor(0)?.cumprod(a.int(1)?, a.opt_dtype(2)?)?.into()),
+        |x: Tensor, dim: i64, dtype: Option<DType>| x.cumprod(dim, dtype),
     );
-    r.def(
+    r.def_typed(
         "cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)",
-        |a| Ok(a.tensor(0)?.cummax(a.int(1)?)?.into()),
+        |x: Tensor, dim: i64| x.cummax(dim),
     );
-    r.def(
+    r.def_typed(
         "cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)",
-        |a| Ok(a.tensor(0)?.cummin(a.int(1)?)?.into()),
+        |x: Tensor, dim: i64| x.cummin(dim),
     );
-    r.def("logcumsumexp(Tensor self, int dim) -> Tensor", |a| {
-        Ok(a.tensor(0)?.logcumsumexp(a.int(1)?)?.into())
-    });
+    r.def_typed(
+        "logcumsumexp(Tensor self, int dim) -> Tensor",
+        |x: Tensor, dim: i64| x.logcumsumexp(dim),
+    );
 }

@@ -4,7 +4,7 @@
 //! NaN sorts as larger than every number, as in PyTorch.
 
 use super::reduce::rows;
-use crate::dispatch::{IValue, Registry};
+use crate::dispatch::Registry;
 use crate::dtype::{DType, Element};
 use crate::error::Result;
 use crate::tensor::layout::wrap_dim;
@@ -227,38 +227,38 @@ impl Tensor {
 }
 
 pub(crate) fn register(r: &mut Registry) {
-    r.def(
+    // typed kernels: adapters generated from the schemas (Note [Typed kernels])
+    r.def_typed(
         "sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)",
-        |a| Ok(a.tensor(0)?.sort(a.int(1)?, a.bool(2)?)?.into()),
+        |x: Tensor, dim: i64, descending: bool| x.sort(dim, descending),
     );
-    r.def("sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)", |a| {
-        Ok(a.tensor(0)?.sort(a.int(2)?, a.bool(3)?)?.into())
-    });
-    r.def(
+    r.def_typed(
+        "sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)",
+        // every sort here is stable
+        |x: Tensor, _stable: Option<bool>, dim: i64, descending: bool| x.sort(dim, descending),
+    );
+    r.def_typed(
         "argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor",
-        |a| Ok(a.tensor(0)?.argsort(a.int(1)?, a.bool(2)?)?.into()),
+        |x: Tensor, dim: i64, descending: bool| x.argsort(dim, descending),
     );
-    r.def("topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)", |a| {
-        let k = usize::try_from(a.int(1)?).map_err(|_| crate::Error::new(crate::ErrorKind::Runtime, "selected index k out of range"))?;
-        Ok(a.tensor(0)?.topk(k, a.int(2)?, a.bool(3)?, a.bool(4)?)?.into())
-    });
-    r.def(
+    r.def_typed(
+        "topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)",
+        |x: Tensor, k: usize, dim: i64, largest: bool, sorted: bool| x.topk(k, dim, largest, sorted),
+    );
+    r.def_typed(
         "_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)",
-        |a| {
-            let (v, i, c) = a.tensor(0)?.unique()?;
-            Ok(IValue::Tuple(vec![v.into(), i.into(), c.into()]))
+        |x: Tensor, _sorted: bool, _inverse: bool, _counts: bool| x.unique(),
+    );
+    r.def_typed(
+        "searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor",
+        |seq: Tensor, x: Tensor, _int32: bool, right: bool, side: Option<String>, _sorter: Option<Tensor>| {
+            seq.searchsorted(&x, right || side.as_deref() == Some("right"))
         },
     );
-    r.def("searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor", |a| {
-        let right = a.bool(3)? || a.opt_str(4)?.as_deref() == Some("right");
-        Ok(a.tensor(0)?.searchsorted(&a.tensor(1)?, right)?.into())
-    });
-    r.def(
+    r.def_typed(
         "bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor",
-        |a| {
-            Ok(a.tensor(0)?
-                .bincount(a.opt_tensor(1)?.as_ref(), a.int(2)?.max(0) as usize)?
-                .into())
+        |x: Tensor, weights: Option<Tensor>, minlength: usize| {
+            x.bincount(weights.as_ref(), minlength)
         },
     );
 }

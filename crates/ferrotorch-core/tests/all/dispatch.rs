@@ -202,6 +202,14 @@ fn typed_kernels_unbox_by_schema() -> Result<()> {
     .unwrap_err()
     .to_string();
     assert!(e.contains("argument 'stride' must be one int"), "{e}");
+    let e = dispatch::call(
+        "max_pool1d_with_indices",
+        &[(&x).into(), IValue::IntList(vec![])],
+        &[],
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("argument 'kernel_size' must be one int"), "{e}");
     let e = dispatch::call("elu", &[(&x).into(), IValue::Str("a".into())], &[])
         .unwrap_err()
         .to_string();

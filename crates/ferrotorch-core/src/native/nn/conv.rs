@@ -703,17 +703,7 @@ impl Tensor {
     }
 }
 
-/// The one value of a `SymInt[1]` argument (an empty or longer list is
-/// an error, not a panic).
-fn single(op: &str, name: &str, v: &[usize]) -> Result<usize> {
-    match v {
-        [x] => Ok(*x),
-        _ => crate::bail!(
-            Runtime,
-            "{op}(): argument '{name}' must be one int (or a list of one), got {v:?}"
-        ),
-    }
-}
+use crate::dispatch::typed::single;
 
 pub(crate) fn register(r: &mut Registry) {
     // typed kernels: adapters generated from the schemas (Note [Typed kernels])

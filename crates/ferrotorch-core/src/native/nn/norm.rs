@@ -338,25 +338,23 @@ impl Tensor {
 }
 
 pub(crate) fn register(r: &mut Registry) {
-    r.def(
+    // typed kernels: adapters generated from the schemas (Note [Typed kernels])
+    r.def_typed(
         "batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor",
-        |a| {
-            let (w, b, rm, rv) = (a.opt_tensor(1)?, a.opt_tensor(2)?, a.opt_tensor(3)?, a.opt_tensor(4)?);
-            Ok(a.tensor(0)?.batch_norm(rm.as_ref(), rv.as_ref(), w.as_ref(), b.as_ref(), a.bool(5)?, a.float(6)?, a.float(7)?)?.into())
+        |x: Tensor, w: Option<Tensor>, b: Option<Tensor>, rm: Option<Tensor>, rv: Option<Tensor>, training: bool, momentum: f64, eps: f64, _cudnn: bool| {
+            x.batch_norm(rm.as_ref(), rv.as_ref(), w.as_ref(), b.as_ref(), training, momentum, eps)
         },
     );
-    r.def(
+    r.def_typed(
         "layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor",
-        |a| {
-            let ns: Vec<usize> = a.int_list(1)?.into_iter().map(|v| v.max(0) as usize).collect();
-            Ok(a.tensor(0)?.layer_norm(&ns, a.opt_tensor(2)?.as_ref(), a.opt_tensor(3)?.as_ref(), a.float(4)?)?.into())
+        |x: Tensor, shape: Vec<usize>, w: Option<Tensor>, b: Option<Tensor>, eps: f64, _cudnn: bool| {
+            x.layer_norm(&shape, w.as_ref(), b.as_ref(), eps)
         },
     );
-    r.def(
+    r.def_typed(
         "group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enabled=True) -> Tensor",
-        |a| {
-            let g = usize::try_from(a.int(1)?).map_err(|_| crate::Error::new(crate::ErrorKind::Runtime, "group_norm: num_groups must be positive"))?;
-            Ok(a.tensor(0)?.group_norm(g, a.opt_tensor(2)?.as_ref(), a.opt_tensor(3)?.as_ref(), a.float(4)?)?.into())
+        |x: Tensor, groups: usize, w: Option<Tensor>, b: Option<Tensor>, eps: f64, _cudnn: bool| {
+            x.group_norm(groups, w.as_ref(), b.as_ref(), eps)
         },
     );
 }

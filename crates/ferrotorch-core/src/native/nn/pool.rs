@@ -3,6 +3,7 @@
 //! and converted back; indices are flat positions within each input plane,
 //! as PyTorch returns them.
 
+use crate::dispatch::typed::single;
 use crate::dispatch::Registry;
 use crate::error::Result;
 use crate::tensor::Tensor;
@@ -582,37 +583,58 @@ impl Tensor {
 }
 
 pub(crate) fn register(r: &mut Registry) {
-    r.def(
+    // typed kernels: adapters generated from the schemas (Note [Typed kernels])
+    r.def_typed(
         "max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",
-        |a| Ok(a.tensor(0)?.max_pool2d_with_indices(&a.usize_list(1)?, &a.usize_list(2)?, &a.usize_list(3)?, &a.usize_list(4)?, a.bool(5)?)?.into()),
+        |x: Tensor, k: Vec<usize>, s: Vec<usize>, p: Vec<usize>, d: Vec<usize>, ceil: bool| {
+            x.max_pool2d_with_indices(&k, &s, &p, &d, ceil)
+        },
     );
-    r.def(
+    r.def_typed(
         "max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor",
-        |a| Ok(a.tensor(0)?.max_pool2d(&a.usize_list(1)?, &a.usize_list(2)?, &a.usize_list(3)?, &a.usize_list(4)?, a.bool(5)?)?.into()),
+        |x: Tensor, k: Vec<usize>, s: Vec<usize>, p: Vec<usize>, d: Vec<usize>, ceil: bool| {
+            x.max_pool2d(&k, &s, &p, &d, ceil)
+        },
     );
-    r.def(
+    r.def_typed(
         "max_pool1d_with_indices(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0, int[1] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",
-        |a| {
-            let k = a.usize_list(1)?;
-            let s = a.usize_list(2)?;
-            let p = a.usize_list(3)?;
-            let d = a.usize_list(4)?;
-            Ok(a.tensor(0)?.max_pool1d_with_indices(k[0], s.first().copied(), p[0], d[0], a.bool(5)?)?.into())
+        |x: Tensor, k: Vec<usize>, s: Vec<usize>, p: Vec<usize>, d: Vec<usize>, ceil: bool| {
+            let op = "max_pool1d_with_indices";
+            let stride = match s.as_slice() {
+                [] => None,
+                s => Some(single(op, "stride", s)?),
+            };
+            x.max_pool1d_with_indices(
+                single(op, "kernel_size", &k)?,
+                stride,
+                single(op, "padding", &p)?,
+                single(op, "dilation", &d)?,
+                ceil,
+            )
         },
     );
-    r.def(
+    r.def_typed(
         "avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor",
-        |a| {
-            let d = a.opt_int(6)?.map(|_| a.usize(6)).transpose()?;
-            Ok(a.tensor(0)?.avg_pool2d(&a.usize_list(1)?, &a.usize_list(2)?, &a.usize_list(3)?, a.bool(4)?, a.bool(5)?, d)?.into())
+        |x: Tensor, k: Vec<usize>, s: Vec<usize>, p: Vec<usize>, ceil: bool, include_pad: bool, divisor: Option<i64>| {
+            let divisor = divisor
+                .map(|d| {
+                    usize::try_from(d).map_err(|_| {
+                        crate::Error::new(
+                            crate::ErrorKind::Runtime,
+                            format!("avg_pool2d(): argument 'divisor_override' must not be negative, got {d}"),
+                        )
+                    })
+                })
+                .transpose()?;
+            x.avg_pool2d(&k, &s, &p, ceil, include_pad, divisor)
         },
     );
-    r.def(
+    r.def_typed(
         "adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor",
-        |a| Ok(a.tensor(0)?.adaptive_avg_pool2d(&a.usize_list(1)?)?.into()),
+        |x: Tensor, size: Vec<usize>| x.adaptive_avg_pool2d(&size),
     );
-    r.def(
+    r.def_typed(
         "adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)",
-        |a| Ok(a.tensor(0)?.adaptive_max_pool2d(&a.usize_list(1)?)?.into()),
+        |x: Tensor, size: Vec<usize>| x.adaptive_max_pool2d(&size),
     );
 }

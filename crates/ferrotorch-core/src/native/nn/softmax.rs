@@ -78,12 +78,13 @@ impl Tensor {
 }
 
 pub(crate) fn register(r: &mut Registry) {
-    r.def(
+    // typed kernels: adapters generated from the schemas (Note [Typed kernels])
+    r.def_typed(
         "softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
-        |a| Ok(a.tensor(0)?.softmax(a.int(1)?, a.opt_dtype(2)?)?.into()),
+        |x: Tensor, dim: i64, dtype: Option<DType>| x.softmax(dim, dtype),
     );
-    r.def(
+    r.def_typed(
         "log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
-        |a| Ok(a.tensor(0)?.log_softmax(a.int(1)?, a.opt_dtype(2)?)?.into()),
+        |x: Tensor, dim: i64, dtype: Option<DType>| x.log_softmax(dim, dtype),
     );
 }
