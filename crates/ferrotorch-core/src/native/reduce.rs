@@ -567,90 +567,76 @@ impl Tensor {
     }
 }
 
-fn opt_dims(a: &crate::dispatch::Args, i: usize) -> Result<Option<Vec<i64>>> {
-    a.opt_int_list(i)
-}
-
 pub(crate) fn register(r: &mut Registry) {
-    r.def(
+    // typed kernels: adapters generated from the schemas (Note [Typed kernels])
+    type Dims = Option<Vec<i64>>;
+    type Dt = Option<DType>;
+    r.def_typed(
         "sum(Tensor self, *, ScalarType? dtype=None) -> Tensor",
-        |a| Ok(a.tensor(0)?.sum_dim(None, false, a.opt_dtype(1)?)?.into()),
+        |x: Tensor, dtype: Dt| x.sum_dim(None, false, dtype),
     );
-    r.def("sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", |a| {
-        Ok(a.tensor(0)?.sum_dim(opt_dims(a, 1)?.as_deref(), a.bool(2)?, a.opt_dtype(3)?)?.into())
-    });
-    r.def(
+    r.def_typed(
+        "sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+        |x: Tensor, dim: Dims, keep: bool, dtype: Dt| x.sum_dim(dim.as_deref(), keep, dtype),
+    );
+    r.def_typed(
         "mean(Tensor self, *, ScalarType? dtype=None) -> Tensor",
-        |a| Ok(a.tensor(0)?.mean_dim(None, false, a.opt_dtype(1)?)?.into()),
+        |x: Tensor, dtype: Dt| x.mean_dim(None, false, dtype),
     );
-    r.def("mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", |a| {
-        Ok(a.tensor(0)?.mean_dim(opt_dims(a, 1)?.as_deref(), a.bool(2)?, a.opt_dtype(3)?)?.into())
-    });
-    r.def(
+    r.def_typed(
+        "mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+        |x: Tensor, dim: Dims, keep: bool, dtype: Dt| x.mean_dim(dim.as_deref(), keep, dtype),
+    );
+    r.def_typed(
         "prod(Tensor self, *, ScalarType? dtype=None) -> Tensor",
-        |a| Ok(a.tensor(0)?.prod_dim(None, false, a.opt_dtype(1)?)?.into()),
+        |x: Tensor, dtype: Dt| x.prod_dim(None, false, dtype),
     );
-    r.def("prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", |a| {
-        Ok(a.tensor(0)?.prod_dim(Some(&[a.int(1)?]), a.bool(2)?, a.opt_dtype(3)?)?.into())
-    });
-    r.def(
+    r.def_typed(
+        "prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+        |x: Tensor, dim: i64, keep: bool, dtype: Dt| x.prod_dim(Some(&[dim]), keep, dtype),
+    );
+    r.def_typed(
         "amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor",
-        |a| Ok(a.tensor(0)?.amax(&a.int_list(1)?, a.bool(2)?)?.into()),
+        |x: Tensor, dim: Vec<i64>, keep: bool| x.amax(&dim, keep),
     );
-    r.def(
+    r.def_typed(
         "amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor",
-        |a| Ok(a.tensor(0)?.amin(&a.int_list(1)?, a.bool(2)?)?.into()),
+        |x: Tensor, dim: Vec<i64>, keep: bool| x.amin(&dim, keep),
     );
-    r.def("max(Tensor self) -> Tensor", |a| {
-        Ok(a.tensor(0)?.max()?.into())
-    });
-    r.def("min(Tensor self) -> Tensor", |a| {
-        Ok(a.tensor(0)?.min()?.into())
-    });
-    r.def(
+    r.def_typed("max(Tensor self) -> Tensor", |x: Tensor| x.max());
+    r.def_typed("min(Tensor self) -> Tensor", |x: Tensor| x.min());
+    r.def_typed(
         "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
-        |a| Ok(a.tensor(0)?.max_dim(a.int(1)?, a.bool(2)?)?.into()),
+        |x: Tensor, dim: i64, keep: bool| x.max_dim(dim, keep),
     );
-    r.def(
+    r.def_typed(
         "min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
-        |a| Ok(a.tensor(0)?.min_dim(a.int(1)?, a.bool(2)?)?.into()),
+        |x: Tensor, dim: i64, keep: bool| x.min_dim(dim, keep),
     );
-    r.def(
+    r.def_typed(
         "argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor",
-        |a| Ok(a.tensor(0)?.argmax(a.opt_int(1)?, a.bool(2)?)?.into()),
+        |x: Tensor, dim: Option<i64>, keep: bool| x.argmax(dim, keep),
     );
-    r.def(
+    r.def_typed(
         "argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor",
-        |a| Ok(a.tensor(0)?.argmin(a.opt_int(1)?, a.bool(2)?)?.into()),
+        |x: Tensor, dim: Option<i64>, keep: bool| x.argmin(dim, keep),
     );
-    r.def("all(Tensor self) -> Tensor", |a| {
-        Ok(a.tensor(0)?.all()?.into())
-    });
-    r.def(
+    r.def_typed("all(Tensor self) -> Tensor", |x: Tensor| x.all());
+    r.def_typed(
         "all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor",
-        |a| {
-            Ok(a.tensor(0)?
-                .all_dim(opt_dims(a, 1)?.as_deref(), a.bool(2)?)?
-                .into())
-        },
+        |x: Tensor, dim: Dims, keep: bool| x.all_dim(dim.as_deref(), keep),
     );
-    r.def("any(Tensor self) -> Tensor", |a| {
-        Ok(a.tensor(0)?.any()?.into())
-    });
-    r.def(
+    r.def_typed("any(Tensor self) -> Tensor", |x: Tensor| x.any());
+    r.def_typed(
         "any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor",
-        |a| {
-            Ok(a.tensor(0)?
-                .any_dim(opt_dims(a, 1)?.as_deref(), a.bool(2)?)?
-                .into())
-        },
+        |x: Tensor, dim: Dims, keep: bool| x.any_dim(dim.as_deref(), keep),
     );
-    r.def(
+    r.def_typed(
         "count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor",
-        |a| Ok(a.tensor(0)?.count_nonzero(Some(&a.int_list(1)?))?.into()),
+        |x: Tensor, dim: Vec<i64>| x.count_nonzero(Some(&dim)),
     );
-    r.def("count_nonzero(Tensor self, int? dim=None) -> Tensor", |a| {
-        let d = a.opt_int(1)?.map(|d| vec![d]);
-        Ok(a.tensor(0)?.count_nonzero(d.as_deref())?.into())
-    });
+    r.def_typed(
+        "count_nonzero(Tensor self, int? dim=None) -> Tensor",
+        |x: Tensor, dim: Option<i64>| x.count_nonzero(dim.map(|d| vec![d]).as_deref()),
+    );
 }
