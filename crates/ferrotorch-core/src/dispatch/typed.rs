@@ -118,6 +118,12 @@ impl IntoReturn for Tensor {
     }
 }
 
+impl IntoReturn for bool {
+    fn into_return(self) -> IValue {
+        IValue::Bool(self)
+    }
+}
+
 impl IntoReturn for Vec<Tensor> {
     fn into_return(self) -> IValue {
         IValue::TensorList(self)

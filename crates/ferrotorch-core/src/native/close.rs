@@ -67,21 +67,17 @@ impl Tensor {
 }
 
 pub(crate) fn register(r: &mut Registry) {
-    r.def(
+    // typed kernels: adapters generated from the schemas (Note [Typed kernels])
+    r.def_typed(
         "isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor",
-        |a| {
-            let t = a.tensor(0)?;
-            Ok(t.isclose(&a.tensor(1)?, a.float(2)?, a.float(3)?, a.bool(4)?)?.into())
-        },
+        |x: Tensor, y: Tensor, rtol: f64, atol: f64, equal_nan: bool| x.isclose(&y, rtol, atol, equal_nan),
     );
-    r.def(
+    r.def_typed(
         "allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> bool",
-        |a| {
-            let t = a.tensor(0)?;
-            Ok(t.allclose(&a.tensor(1)?, a.float(2)?, a.float(3)?, a.bool(4)?)?.into())
-        },
+        |x: Tensor, y: Tensor, rtol: f64, atol: f64, equal_nan: bool| x.allclose(&y, rtol, atol, equal_nan),
     );
-    r.def("equal(Tensor self, Tensor other) -> bool", |a| {
-        Ok(a.tensor(0)?.equal(&a.tensor(1)?)?.into())
-    });
+    r.def_typed(
+        "equal(Tensor self, Tensor other) -> bool",
+        |x: Tensor, y: Tensor| x.equal(&y),
+    );
 }

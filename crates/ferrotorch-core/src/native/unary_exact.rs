@@ -6,7 +6,7 @@
 
 use super::iter::{empty_like_layout, map_unary};
 use super::unary::check_inplace;
-use crate::dispatch::{IValue, Registry};
+use crate::dispatch::Registry;
 use crate::dtype::{DType, Element, FloatElem, IntElem};
 use crate::error::Result;
 use crate::tensor::Tensor;
@@ -91,10 +91,10 @@ macro_rules! exact_unary_ops {
 
         pub(crate) fn register_exact(r: &mut Registry) {
             $(
-                r.def(concat!(stringify!($name), "(Tensor self) -> Tensor"),
-                    |a| Ok(IValue::Tensor(a.tensor(0)?.$name()?)));
-                r.def(concat!(stringify!($name_), "(Tensor(a!) self) -> Tensor(a!)"),
-                    |a| { let t = a.tensor(0)?; t.$name_()?; Ok(IValue::Tensor(t)) });
+                r.def_typed(concat!(stringify!($name), "(Tensor self) -> Tensor"),
+                    |x: Tensor| x.$name());
+                r.def_typed(concat!(stringify!($name_), "(Tensor(a!) self) -> Tensor(a!)"),
+                    |x: Tensor| { x.$name_()?; Ok(x) });
             )*
         }
     };
@@ -181,22 +181,13 @@ impl Tensor {
 }
 
 pub(crate) fn register_misc(r: &mut Registry) {
-    r.def("frac(Tensor self) -> Tensor", |a| {
-        Ok(a.tensor(0)?.frac()?.into())
+    // typed kernels: adapters generated from the schemas (Note [Typed kernels])
+    r.def_typed("frac(Tensor self) -> Tensor", |x: Tensor| x.frac());
+    r.def_typed("logical_not(Tensor self) -> Tensor", |x: Tensor| {
+        x.logical_not()
     });
-    r.def("logical_not(Tensor self) -> Tensor", |a| {
-        Ok(a.tensor(0)?.logical_not()?.into())
-    });
-    r.def("isnan(Tensor self) -> Tensor", |a| {
-        Ok(a.tensor(0)?.isnan()?.into())
-    });
-    r.def("isinf(Tensor self) -> Tensor", |a| {
-        Ok(a.tensor(0)?.isinf()?.into())
-    });
-    r.def("isfinite(Tensor self) -> Tensor", |a| {
-        Ok(a.tensor(0)?.isfinite()?.into())
-    });
-    r.def("signbit(Tensor self) -> Tensor", |a| {
-        Ok(a.tensor(0)?.signbit()?.into())
-    });
+    r.def_typed("isnan(Tensor self) -> Tensor", |x: Tensor| x.isnan());
+    r.def_typed("isinf(Tensor self) -> Tensor", |x: Tensor| x.isinf());
+    r.def_typed("isfinite(Tensor self) -> Tensor", |x: Tensor| x.isfinite());
+    r.def_typed("signbit(Tensor self) -> Tensor", |x: Tensor| x.signbit());
 }

@@ -312,38 +312,42 @@ impl Tensor {
 }
 
 pub(crate) fn register(r: &mut Registry) {
-    r.def("embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor", |a| {
-        Ok(a.tensor(0)?.embedding(&a.tensor(1)?)?.into())
-    });
-    r.def(
-        "dropout(Tensor input, float p, bool train) -> Tensor",
-        |a| Ok(a.tensor(0)?.dropout(a.float(1)?, a.bool(2)?, None)?.into()),
+    // typed kernels: adapters generated from the schemas (Note [Typed kernels])
+    r.def_typed(
+        "embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor",
+        // padding_idx and the rest shape the gradient, which `nn.Embedding` handles
+        |w: Tensor, idx: Tensor, _padding_idx: i64, _scale: bool, _sparse: bool| w.embedding(&idx),
     );
-    r.def("one_hot(Tensor self, int num_classes=-1) -> Tensor", |a| {
-        Ok(a.tensor(0)?.one_hot(a.int(1)?)?.into())
-    });
-    r.def(
+    r.def_typed(
+        "dropout(Tensor input, float p, bool train) -> Tensor",
+        |x: Tensor, p: f64, train: bool| x.dropout(p, train, None),
+    );
+    r.def_typed(
+        "one_hot(Tensor self, int num_classes=-1) -> Tensor",
+        |x: Tensor, n: i64| x.one_hot(n),
+    );
+    r.def_typed(
         "pad(Tensor self, SymInt[] pad, str mode=\"constant\", float? value=None) -> Tensor",
-        |a| {
-            Ok(a.tensor(0)?
-                .pad(&a.int_list(1)?, &a.str(2)?, a.opt_float(3)?.unwrap_or(0.0))?
-                .into())
+        |x: Tensor, pad: Vec<i64>, mode: String, value: Option<f64>| {
+            x.pad(&pad, &mode, value.unwrap_or(0.0))
         },
     );
-    r.def("upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor", |a| {
-        let s: Vec<usize> = a.int_list(1)?.into_iter().map(|v| v.max(0) as usize).collect();
-        Ok(a.tensor(0)?.interpolate(&s, "nearest", false)?.into())
-    });
-    r.def("upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor", |a| {
-        let s: Vec<usize> = a.int_list(1)?.into_iter().map(|v| v.max(0) as usize).collect();
-        Ok(a.tensor(0)?.interpolate(&s, "bilinear", a.bool(2)?)?.into())
-    });
-    r.def(
+    r.def_typed(
+        "upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor",
+        |x: Tensor, size: Vec<usize>, _sh: Option<f64>, _sw: Option<f64>| {
+            x.interpolate(&size, "nearest", false)
+        },
+    );
+    r.def_typed(
+        "upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor",
+        |x: Tensor, size: Vec<usize>, align: bool, _sh: Option<f64>, _sw: Option<f64>| {
+            x.interpolate(&size, "bilinear", align)
+        },
+    );
+    r.def_typed(
         "scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, float? scale=None) -> Tensor",
-        |a| {
-            Ok(a.tensor(0)?
-                .scaled_dot_product_attention(&a.tensor(1)?, &a.tensor(2)?, a.opt_tensor(3)?.as_ref(), a.float(4)?, a.bool(5)?, a.opt_float(6)?)?
-                .into())
+        |q: Tensor, k: Tensor, v: Tensor, mask: Option<Tensor>, p: f64, causal: bool, scale: Option<f64>| {
+            q.scaled_dot_product_attention(&k, &v, mask.as_ref(), p, causal, scale)
         },
     );
 }
