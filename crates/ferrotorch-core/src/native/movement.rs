@@ -709,111 +709,89 @@ pub fn stack(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
 }
 
 pub(crate) fn register(r: &mut Registry) {
-    r.def("cat(Tensor[] tensors, int dim=0) -> Tensor", |a| {
-        Ok(cat(&a.tensor_list(0)?, a.int(1)?)?.into())
-    });
-    r.def("stack(Tensor[] tensors, int dim=0) -> Tensor", |a| {
-        Ok(stack(&a.tensor_list(0)?, a.int(1)?)?.into())
-    });
-    r.def(
+    // typed kernels: adapters generated from the schemas (Note [Typed kernels])
+    r.def_typed(
+        "cat(Tensor[] tensors, int dim=0) -> Tensor",
+        |ts: Vec<Tensor>, dim: i64| cat(&ts, dim),
+    );
+    r.def_typed(
+        "stack(Tensor[] tensors, int dim=0) -> Tensor",
+        |ts: Vec<Tensor>, dim: i64| stack(&ts, dim),
+    );
+    r.def_typed(
         "index_select(Tensor self, int dim, Tensor index) -> Tensor",
-        |a| Ok(a.tensor(0)?.index_select(a.int(1)?, &a.tensor(2)?)?.into()),
+        |x: Tensor, dim: i64, index: Tensor| x.index_select(dim, &index),
     );
-    r.def(
+    r.def_typed(
         "gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor",
-        |a| Ok(a.tensor(0)?.gather(a.int(1)?, &a.tensor(2)?)?.into()),
+        |x: Tensor, dim: i64, index: Tensor, _sparse: bool| x.gather(dim, &index),
     );
-    r.def(
+    r.def_typed(
         "scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
-        |a| {
-            Ok(a.tensor(0)?
-                .scatter(a.int(1)?, &a.tensor(2)?, &a.tensor(3)?)?
-                .into())
-        },
+        |x: Tensor, dim: i64, index: Tensor, src: Tensor| x.scatter(dim, &index, &src),
     );
-    r.def(
+    r.def_typed(
         "scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor",
-        |a| {
-            let t = a.tensor(0)?;
-            let v = Tensor::full(&[], a.scalar(3)?, t.dtype())?;
-            Ok(t.scatter(a.int(1)?, &a.tensor(2)?, &v)?.into())
+        |x: Tensor, dim: i64, index: Tensor, value: crate::Scalar| {
+            let v = Tensor::full(&[], value, x.dtype())?;
+            x.scatter(dim, &index, &v)
         },
     );
-    r.def(
+    r.def_typed(
         "scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
-        |a| {
-            Ok(a.tensor(0)?
-                .scatter_add(a.int(1)?, &a.tensor(2)?, &a.tensor(3)?)?
-                .into())
-        },
+        |x: Tensor, dim: i64, index: Tensor, src: Tensor| x.scatter_add(dim, &index, &src),
     );
-    r.def(
+    r.def_typed(
         "scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor",
-        |a| {
-            let red = a.str(4)?;
-            Ok(a.tensor(0)?.scatter_reduce(a.int(1)?, &a.tensor(2)?, &a.tensor(3)?, Some(&red), a.bool(5)?)?.into())
+        |x: Tensor, dim: i64, index: Tensor, src: Tensor, reduce: String, include_self: bool| {
+            x.scatter_reduce(dim, &index, &src, Some(&reduce), include_self)
         },
     );
-    r.def("take(Tensor self, Tensor index) -> Tensor", |a| {
-        Ok(a.tensor(0)?.take(&a.tensor(1)?)?.into())
-    });
-    r.def(
+    r.def_typed(
+        "take(Tensor self, Tensor index) -> Tensor",
+        |x: Tensor, index: Tensor| x.take(&index),
+    );
+    r.def_typed(
         "take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor",
-        |a| {
-            Ok(a.tensor(0)?
-                .take_along_dim(&a.tensor(1)?, a.opt_int(2)?)?
-                .into())
-        },
+        |x: Tensor, indices: Tensor, dim: Option<i64>| x.take_along_dim(&indices, dim),
     );
-    r.def("masked_select(Tensor self, Tensor mask) -> Tensor", |a| {
-        Ok(a.tensor(0)?.masked_select(&a.tensor(1)?)?.into())
-    });
-    r.def("nonzero(Tensor self) -> Tensor", |a| {
-        Ok(a.tensor(0)?.nonzero()?.into())
-    });
-    r.def("repeat(Tensor self, SymInt[] repeats) -> Tensor", |a| {
-        let r: Vec<usize> = a
-            .int_list(1)?
-            .into_iter()
-            .map(|x| x.max(0) as usize)
-            .collect();
-        Ok(a.tensor(0)?.repeat(&r)?.into())
-    });
-    r.def("tile(Tensor self, SymInt[] dims) -> Tensor", |a| {
-        let r: Vec<usize> = a
-            .int_list(1)?
-            .into_iter()
-            .map(|x| x.max(0) as usize)
-            .collect();
-        Ok(a.tensor(0)?.tile(&r)?.into())
-    });
-    r.def(
+    r.def_typed(
+        "masked_select(Tensor self, Tensor mask) -> Tensor",
+        |x: Tensor, mask: Tensor| x.masked_select(&mask),
+    );
+    r.def_typed("nonzero(Tensor self) -> Tensor", |x: Tensor| x.nonzero());
+    r.def_typed(
+        "repeat(Tensor self, SymInt[] repeats) -> Tensor",
+        |x: Tensor, reps: Vec<usize>| x.repeat(&reps),
+    );
+    r.def_typed(
+        "tile(Tensor self, SymInt[] dims) -> Tensor",
+        |x: Tensor, dims: Vec<usize>| x.tile(&dims),
+    );
+    r.def_typed(
         "repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None) -> Tensor",
-        |a| {
-            Ok(a.tensor(0)?
-                .repeat_interleave(&Tensor::from_slice(&[a.int(1)?]), a.opt_int(2)?)?
-                .into())
+        |x: Tensor, repeats: i64, dim: Option<i64>| {
+            x.repeat_interleave(&Tensor::from_slice(&[repeats]), dim)
         },
     );
-    r.def(
+    r.def_typed(
         "repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None) -> Tensor",
-        |a| {
-            Ok(a.tensor(0)?
-                .repeat_interleave(&a.tensor(1)?, a.opt_int(2)?)?
-                .into())
-        },
+        |x: Tensor, repeats: Tensor, dim: Option<i64>| x.repeat_interleave(&repeats, dim),
     );
-    r.def("flip(Tensor self, int[] dims) -> Tensor", |a| {
-        Ok(a.tensor(0)?.flip(&a.int_list(1)?)?.into())
-    });
-    r.def(
+    r.def_typed(
+        "flip(Tensor self, int[] dims) -> Tensor",
+        |x: Tensor, dims: Vec<i64>| x.flip(&dims),
+    );
+    r.def_typed(
         "roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor",
-        |a| Ok(a.tensor(0)?.roll(&a.int_list(1)?, &a.int_list(2)?)?.into()),
+        |x: Tensor, shifts: Vec<i64>, dims: Vec<i64>| x.roll(&shifts, &dims),
     );
-    r.def("tril(Tensor self, int diagonal=0) -> Tensor", |a| {
-        Ok(a.tensor(0)?.tril(a.int(1)?)?.into())
-    });
-    r.def("triu(Tensor self, int diagonal=0) -> Tensor", |a| {
-        Ok(a.tensor(0)?.triu(a.int(1)?)?.into())
-    });
+    r.def_typed(
+        "tril(Tensor self, int diagonal=0) -> Tensor",
+        |x: Tensor, d: i64| x.tril(d),
+    );
+    r.def_typed(
+        "triu(Tensor self, int diagonal=0) -> Tensor",
+        |x: Tensor, d: i64| x.triu(d),
+    );
 }

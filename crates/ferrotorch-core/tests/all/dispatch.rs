@@ -210,6 +210,15 @@ fn typed_kernels_unbox_by_schema() -> Result<()> {
     .unwrap_err()
     .to_string();
     assert!(e.contains("argument 'kernel_size' must be one int"), "{e}");
+    // a negative repeat count is an error, as in torch (it was taken as 0)
+    let e = dispatch::call(
+        "repeat",
+        &[(&x).into(), IValue::IntList(vec![1, -1, 1])],
+        &[],
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("argument 'repeats' must not be negative"), "{e}");
     let e = dispatch::call("elu", &[(&x).into(), IValue::Str("a".into())], &[])
         .unwrap_err()
         .to_string();
