@@ -305,103 +305,91 @@ impl Tensor {
 }
 
 pub(crate) fn register(r: &mut Registry) {
-    r.def(
+    // typed kernels: adapters generated from the schemas (Note [Typed kernels])
+    type S = crate::Scalar;
+    r.def_typed(
         "where.self(Tensor condition, Tensor self, Tensor other) -> Tensor",
-        |a| Ok(where_(&a.tensor(0)?, a.tensor(1)?, a.tensor(2)?)?.into()),
+        |c: Tensor, x: Tensor, y: Tensor| where_(&c, x, y),
     );
-    r.def(
+    r.def_typed(
         "where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor",
-        |a| Ok(where_(&a.tensor(0)?, a.tensor(1)?, a.scalar(2)?)?.into()),
+        |c: Tensor, x: Tensor, y: S| where_(&c, x, y),
     );
-    r.def(
+    r.def_typed(
         "where.Scalar(Tensor condition, Scalar self, Scalar other) -> Tensor",
-        |a| Ok(where_(&a.tensor(0)?, a.scalar(1)?, a.scalar(2)?)?.into()),
+        |c: Tensor, x: S, y: S| where_(&c, x, y),
     );
-    r.def(
+    r.def_typed(
         "clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor",
-        |a| {
-            Ok(a.tensor(0)?
-                .clamp(a.opt_scalar(1)?, a.opt_scalar(2)?)?
-                .into())
-        },
+        |x: Tensor, lo: Option<S>, hi: Option<S>| x.clamp(lo, hi),
     );
-    r.def(
+    r.def_typed(
         "clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)",
-        |a| {
-            let t = a.tensor(0)?;
-            t.clamp_(a.opt_scalar(1)?, a.opt_scalar(2)?)?;
-            Ok(t.into())
+        |x: Tensor, lo: Option<S>, hi: Option<S>| {
+            x.clamp_(lo, hi)?;
+            Ok(x)
         },
     );
-    r.def(
+    r.def_typed(
         "clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)",
-        |a| {
-            let t = a.tensor(0)?;
-            t.clamp_(a.opt_tensor(1)?, a.opt_tensor(2)?)?;
-            Ok(t.into())
+        |x: Tensor, lo: Option<Tensor>, hi: Option<Tensor>| {
+            x.clamp_(lo, hi)?;
+            Ok(x)
         },
     );
-    r.def(
+    r.def_typed(
         "clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor",
-        |a| {
-            Ok(a.tensor(0)?
-                .clamp(a.opt_tensor(1)?, a.opt_tensor(2)?)?
-                .into())
-        },
+        |x: Tensor, lo: Option<Tensor>, hi: Option<Tensor>| x.clamp(lo, hi),
     );
-    r.def(
+    r.def_typed(
         "lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor",
-        |a| Ok(a.tensor(0)?.lerp(&a.tensor(1)?, a.scalar(2)?)?.into()),
+        |x: Tensor, end: Tensor, w: S| x.lerp(&end, w),
     );
-    r.def(
+    r.def_typed(
         "lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor",
-        |a| Ok(a.tensor(0)?.lerp(&a.tensor(1)?, a.tensor(2)?)?.into()),
+        |x: Tensor, end: Tensor, w: Tensor| x.lerp(&end, w),
     );
-    r.def(
+    r.def_typed(
         "addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor",
-        |a| {
-            Ok(a.tensor(0)?
-                .addcmul(&a.tensor(1)?, &a.tensor(2)?, a.scalar(3)?)?
-                .into())
-        },
+        |x: Tensor, t1: Tensor, t2: Tensor, v: S| x.addcmul(&t1, &t2, v),
     );
-    r.def(
+    r.def_typed(
         "addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor",
-        |a| {
-            Ok(a.tensor(0)?
-                .addcdiv(&a.tensor(1)?, &a.tensor(2)?, a.scalar(3)?)?
-                .into())
-        },
+        |x: Tensor, t1: Tensor, t2: Tensor, v: S| x.addcdiv(&t1, &t2, v),
     );
-    r.def(
+    r.def_typed(
         "masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor",
-        |a| {
-            Ok(a.tensor(0)?
-                .masked_fill(&a.tensor(1)?, a.scalar(2)?)?
-                .into())
-        },
+        |x: Tensor, mask: Tensor, v: S| x.masked_fill(&mask, v),
     );
-    r.def(
+    r.def_typed(
         "masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor",
-        |a| {
-            Ok(a.tensor(0)?
-                .masked_fill(&a.tensor(1)?, a.tensor(2)?)?
-                .into())
+        |x: Tensor, mask: Tensor, v: Tensor| x.masked_fill(&mask, v),
+    );
+    r.def_typed(
+        "nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor",
+        |x: Tensor, nan: Option<f64>, posinf: Option<f64>, neginf: Option<f64>| {
+            x.nan_to_num(nan, posinf, neginf)
         },
     );
-    r.def("nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor", |a| {
-        Ok(a.tensor(0)?.nan_to_num(a.opt_float(1)?, a.opt_float(2)?, a.opt_float(3)?)?.into())
-    });
-    r.def("polygamma(int n, Tensor self) -> Tensor", |a| {
-        let n = a.int(0)?;
-        crate::ensure!(
-            n >= 0,
-            Runtime,
-            "polygamma(n, x) does not support negative n."
-        );
-        Ok(a.tensor(1)?.polygamma(n as u32)?.into())
-    });
-    r.def("logit(Tensor self, float? eps=None) -> Tensor", |a| {
-        Ok(a.tensor(0)?.logit(a.opt_float(1)?)?.into())
-    });
+    r.def_typed(
+        "polygamma(int n, Tensor self) -> Tensor",
+        |n: i64, x: Tensor| {
+            crate::ensure!(
+                n >= 0,
+                Runtime,
+                "polygamma(n, x) does not support negative n."
+            );
+            let n = u32::try_from(n).map_err(|_| {
+                crate::Error::new(
+                    crate::ErrorKind::Runtime,
+                    format!("polygamma: order {n} is too large"),
+                )
+            })?;
+            x.polygamma(n)
+        },
+    );
+    r.def_typed(
+        "logit(Tensor self, float? eps=None) -> Tensor",
+        |x: Tensor, eps: Option<f64>| x.logit(eps),
+    );
 }
