@@ -260,15 +260,34 @@ pub fn save_bytes(m: &ScriptModule) -> Result<Vec<u8>> {
     safetensors::save(&tensors, Some(&meta))
 }
 
-/// The file for `m` written into a buffer `alloc(len)` gives (a Python
-/// `bytes`): each tensor is copied once.
-pub fn save_into<B>(
-    m: &ScriptModule,
-    alloc: impl FnOnce(usize, &dyn Fn(&mut [u8]) -> Result<()>) -> Result<B>,
-) -> Result<B> {
-    let (tensors, meta) = encode(m)?;
-    let file = safetensors::encode(&tensors, Some(&meta))?;
-    alloc(file.len(), &|buf| file.write_into(buf))
+/// A program ready to write into a buffer someone else allocates (a
+/// Python `bytes`), each tensor copied once.
+pub struct Encoded {
+    tensors: StateDict,
+    meta: BTreeMap<String, String>,
+}
+
+impl Encoded {
+    /// `m`'s file, laid out.
+    pub fn new(m: &ScriptModule) -> Result<Encoded> {
+        let (tensors, meta) = encode(m)?;
+        Ok(Encoded { tensors, meta })
+    }
+
+    /// The file's length in bytes.
+    pub fn len(&self) -> Result<usize> {
+        Ok(safetensors::encode(&self.tensors, Some(&self.meta))?.len())
+    }
+
+    /// Whether the file is empty (never: it has a header).
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// Write the file into `out`, exactly [`Encoded::len`] bytes.
+    pub fn write_into(&self, out: &mut [u8]) -> Result<()> {
+        safetensors::encode(&self.tensors, Some(&self.meta))?.write_into(out)
+    }
 }
 
 /// Write `m` to `path` (atomically, as safetensors files are written).

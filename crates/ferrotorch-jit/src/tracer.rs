@@ -285,6 +285,9 @@ impl TracingState {
             ValueType::Module(type_name.to_string()),
             Some("self".into()),
         );
+        self.module_types
+            .entry(name.to_string())
+            .or_insert_with(|| type_name.to_string());
         let mut f = Frame::new(Some(this), g, prefix);
         for (i, t) in inputs.iter().enumerate() {
             let v = f
@@ -308,8 +311,8 @@ impl TracingState {
         let outs: Option<Vec<ValueId>> =
             outputs.map(|ts| ts.iter().map(|t| self.tensor_at(d, t)).collect());
         let mut child = self.frames.pop().expect("d > 0");
-        let types = self.module_types.clone();
-        let parent = self.top();
+        let types = &self.module_types;
+        let parent = self.frames.last_mut().expect("a trace has a root frame");
         let rel = child.prefix[parent.prefix.len()..]
             .trim_end_matches('.')
             .to_string();
@@ -320,14 +323,10 @@ impl TracingState {
                 let mut path = parent.prefix.clone();
                 for part in rel.split('.') {
                     path.push_str(part);
-                    let ty = types.get(&path).cloned().unwrap_or_else(|| {
-                        match &child.graph.values[child.graph.inputs[0]].ty {
-                            ValueType::Module(t) if path.len() + 1 == child.prefix.len() => {
-                                t.clone()
-                            }
-                            _ => "Module".into(),
-                        }
-                    });
+                    let ty = types
+                        .get(&path)
+                        .map_or("Module", String::as_str)
+                        .to_string();
                     path.push('.');
                     m = parent.graph.add_node(
                         NodeKind::GetAttr(part.to_string()),

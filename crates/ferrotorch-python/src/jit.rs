@@ -94,21 +94,12 @@ impl PyScriptModule {
     /// The saved program's bytes.
     fn _save_to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
         // written straight into the bytes object: one copy of the weights
-        guarded("jit.save", || {
-            ferrotorch_jit::serialize::save_into(&self.m, |len, write| {
-                let mut failed = None;
-                let b = pyo3::types::PyBytes::new_with(py, len, |buf| {
-                    if let Err(e) = write(buf) {
-                        failed = Some(e);
-                    }
-                    Ok(())
-                })
-                .map_err(|e| crate::autograd::py_err(py, e))?;
-                match failed {
-                    Some(e) => Err(e),
-                    None => Ok(b),
-                }
-            })
+        let file = guarded("jit.save", || {
+            ferrotorch_jit::serialize::Encoded::new(&self.m)
+        })?;
+        let len = guarded("jit.save", || file.len())?;
+        pyo3::types::PyBytes::new_with(py, len, |buf| {
+            file.write_into(buf).map_err(crate::errors::to_py)
         })
     }
 
@@ -198,14 +189,16 @@ pub fn _jit_trace(
         Some(name) => ferrotorch_jit::trace_with_attributes(name, attrs, &ins, run),
         None => ferrotorch_jit::trace(run, &ins),
     })?;
-    Python::attach(|py| -> PyResult<()> {
-        for w in m.trace_warnings() {
+    if !m.trace_warnings().is_empty() {
+        Python::attach(|py| -> PyResult<()> {
             let category = py.import("ferrotorch.jit")?.getattr("TracerWarning")?;
-            py.import("warnings")?
-                .call_method1("warn", (w.as_str(), category, 2))?;
-        }
-        Ok(())
-    })?;
+            let warnings = py.import("warnings")?;
+            for w in m.trace_warnings() {
+                warnings.call_method1("warn", (w.as_str(), &category, 2))?;
+            }
+            Ok(())
+        })?;
+    }
     Ok(PyScriptModule { m })
 }
 

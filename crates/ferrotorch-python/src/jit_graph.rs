@@ -13,32 +13,35 @@ use pyo3::prelude::*;
 /// A graph: a module's own (passes rewrite it) or a detached copy
 /// (`inlined_graph`).
 #[pyclass(name = "Graph", module = "ferrotorch._C")]
-pub struct PyGraph {
-    owner: Option<Py<PyScriptModule>>,
-    own: Option<Graph>,
+pub struct PyGraph(Source);
+
+/// Where a graph object's graph lives.
+enum Source {
+    /// The graph of this module: passes rewrite the module.
+    Module(Py<PyScriptModule>),
+    /// A detached copy.
+    Owned(Graph),
 }
 
 impl PyGraph {
     pub(crate) fn of_module(m: Py<PyScriptModule>) -> PyGraph {
-        PyGraph {
-            owner: Some(m),
-            own: None,
-        }
+        PyGraph(Source::Module(m))
     }
 
     pub(crate) fn owned(g: Graph) -> PyGraph {
-        PyGraph {
-            owner: None,
-            own: Some(g),
+        PyGraph(Source::Owned(g))
+    }
+
+    /// `f` of the graph it stands for.
+    fn read<R>(&self, py: Python<'_>, f: impl FnOnce(&Graph) -> R) -> R {
+        match &self.0 {
+            Source::Module(m) => f(m.borrow(py).m.graph()),
+            Source::Owned(g) => f(g),
         }
     }
 
     fn text(&self, py: Python<'_>) -> String {
-        match (&self.owner, &self.own) {
-            (Some(m), _) => m.borrow(py).m.graph().to_string(),
-            (None, Some(g)) => g.to_string(),
-            (None, None) => String::new(),
-        }
+        self.read(py, Graph::to_string)
     }
 }
 
@@ -58,12 +61,7 @@ impl PyGraph {
 
     /// TorchScript's node kinds in order (`[n.kind() for n in g.nodes()]`).
     fn node_kinds(&self, py: Python<'_>) -> Vec<String> {
-        let kinds = |g: &Graph| g.nodes.iter().map(|n| n.kind_name()).collect();
-        match (&self.owner, &self.own) {
-            (Some(m), _) => kinds(m.borrow(py).m.graph()),
-            (None, Some(g)) => kinds(g),
-            (None, None) => Vec::new(),
-        }
+        self.read(py, |g| g.nodes.iter().map(|n| n.kind_name()).collect())
     }
 }
 
@@ -74,13 +72,12 @@ fn with_graph<R>(
     what: &str,
     f: impl FnOnce(&mut Graph) -> ferrotorch_core::Result<R>,
 ) -> PyResult<R> {
-    match (&g.owner, &mut g.own) {
-        (Some(m), _) => {
+    match &mut g.0 {
+        Source::Module(m) => {
             let mut m = m.borrow_mut(py);
             guarded(what, || f(m.m.graph_mut()))
         }
-        (None, Some(own)) => guarded(what, || f(own)),
-        (None, None) => Ok(guarded(what, || f(&mut Graph::default()))?),
+        Source::Owned(own) => guarded(what, || f(own)),
     }
 }
 
@@ -160,7 +157,7 @@ pub fn _jit_pass_complete_shape_analysis(
     with_grad: bool,
 ) -> PyResult<()> {
     let _ = with_grad;
-    let Some(owner) = &graph.owner else {
+    let Source::Module(owner) = &graph.0 else {
         return Err(pyo3::exceptions::PyRuntimeError::new_err(
             "_jit_pass_complete_shape_analysis: the graph must be a module's own graph",
         ));

@@ -52,15 +52,7 @@ fn const_tensor(c: Option<&IValue>) -> Option<Option<Tensor>> {
 /// many pairs were folded.
 pub fn fold_conv_batch_norm(g: &mut Graph) -> Result<usize> {
     let producer = super::producers(g);
-    let mut uses: HashMap<ValueId, usize> = HashMap::new();
-    for n in &g.nodes {
-        for &i in &n.inputs {
-            *uses.entry(i).or_default() += 1;
-        }
-    }
-    for &o in &g.outputs {
-        *uses.entry(o).or_default() += 1;
-    }
+    let users = super::users(g);
     let mut folds = Vec::new();
     for (k, n) in g.nodes.iter().enumerate() {
         let NodeKind::Op(e) = &n.kind else { continue };
@@ -72,7 +64,7 @@ pub fn fold_conv_batch_norm(g: &mut Graph) -> Result<usize> {
         };
         let conv = &g.nodes[ck];
         let is_conv = matches!(&conv.kind, NodeKind::Op(ce) if ce.schema.name == "conv2d" && ce.schema.overload.is_empty() && conv.inputs.len() == 7);
-        if !is_conv || uses.get(&conv.outputs[0]) != Some(&1) {
+        if !is_conv || super::sole_user(&users, conv.outputs[0]) != Some(k) {
             continue;
         }
         let c = |v: ValueId| constant_of(g, &producer, v);
@@ -95,48 +87,37 @@ pub fn fold_conv_batch_norm(g: &mut Graph) -> Result<usize> {
         else {
             continue;
         };
-        folds.push((k, ck, w, b, gamma, beta, mean, var, *eps));
+        // the eval batch norm as the affine map eager computes
+        let (scale, shift) = Tensor::batch_norm_eval_affine(
+            &mean,
+            &var,
+            gamma.as_ref(),
+            beta.as_ref(),
+            *eps,
+            w.dtype(),
+        )?;
+        let mut per_channel = vec![1i64; w.dim()];
+        per_channel[0] = w.shape()[0] as i64;
+        let w2 = w.mul(&scale.reshape(&per_channel)?)?.contiguous()?;
+        let b2 = match &b {
+            Some(b) => b.mul(&scale)?.add(&shift)?,
+            None => shift,
+        };
+        folds.push((k, ck, w2, b2));
     }
     let count = folds.len();
-    for (done, (k, ck, w, b, gamma, beta, mean, var, eps)) in folds.into_iter().enumerate() {
-        let scale = var.add(eps)?.rsqrt()?;
-        let scale = match &gamma {
-            Some(gm) => scale.mul(gm)?,
-            None => scale,
-        };
-        let cout = w.shape()[0];
-        let mut per_channel = vec![1i64; w.dim()];
-        per_channel[0] = cout as i64;
-        let w2 = w.mul(&scale.reshape(&per_channel)?)?.contiguous()?;
-        let shifted = match &b {
-            Some(b) => b.sub(&mean)?,
-            None => mean.neg()?,
-        };
-        let mut b2 = shifted.mul(&scale)?;
-        if let Some(beta) = &beta {
-            b2 = b2.add(beta)?;
+    let mut front = Vec::with_capacity(2 * count);
+    for (k, ck, w2, b2) in folds {
+        for (i, t) in [(1, w2), (2, b2)] {
+            let node = super::constant_node(g, IValue::Tensor(t.detach()));
+            g.nodes[ck].inputs[i] = node.outputs[0];
+            front.push(node);
         }
-        let wv = g.add_node(
-            NodeKind::Constant(IValue::Tensor(w2.detach())),
-            vec![],
-            vec![ValueType::of_tensor(&w2)],
-        )[0];
-        let bv = g.add_node(
-            NodeKind::Constant(IValue::Tensor(b2.detach())),
-            vec![],
-            vec![ValueType::of_tensor(&b2)],
-        )[0];
-        // the new constants go first, so they are defined before the conv
-        let consts: Vec<_> = g.nodes.drain(g.nodes.len() - 2..).collect();
-        g.nodes.splice(0..0, consts);
-        // every fold so far put two nodes in front
-        let (ck, k) = (ck + 2 * (done + 1), k + 2 * (done + 1));
-        g.nodes[ck].inputs[1] = wv;
-        g.nodes[ck].inputs[2] = bv;
         let (conv_out, bn_out) = (g.nodes[ck].outputs[0], g.nodes[k].outputs[0]);
         replace_uses(g, bn_out, conv_out);
     }
     if count > 0 {
+        super::prepend(g, front);
         eliminate_dead_code(g);
     }
     Ok(count)

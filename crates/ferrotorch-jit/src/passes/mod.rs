@@ -35,7 +35,7 @@ pub use freeze::{fold_conv_batch_norm, freeze};
 pub use fusion::fuse_elementwise;
 pub use shapes::propagate_shapes;
 
-use crate::ir::{Graph, NodeKind, ValueId};
+use crate::ir::{Graph, Node, NodeKind, ValueId};
 use crate::module::ScriptModule;
 use ferrotorch_core::dispatch::{call_bound, IValue, OpEntry};
 use ferrotorch_core::Result;
@@ -176,6 +176,46 @@ pub(crate) fn producers(g: &Graph) -> HashMap<ValueId, usize> {
         .enumerate()
         .flat_map(|(k, n)| n.outputs.iter().map(move |&o| (o, k)))
         .collect()
+}
+
+/// Each value's readers, by node index (`usize::MAX` for a graph output).
+pub(crate) fn users(g: &Graph) -> HashMap<ValueId, Vec<usize>> {
+    let mut users: HashMap<ValueId, Vec<usize>> = HashMap::new();
+    for (k, n) in g.nodes.iter().enumerate() {
+        for &i in &n.inputs {
+            users.entry(i).or_default().push(k);
+        }
+    }
+    for &o in &g.outputs {
+        users.entry(o).or_default().push(usize::MAX);
+    }
+    users
+}
+
+/// The one node reading `v`, when exactly one node (and not the graph's
+/// outputs) reads it.
+pub(crate) fn sole_user(users: &HashMap<ValueId, Vec<usize>>, v: ValueId) -> Option<usize> {
+    match users.get(&v).map(Vec::as_slice) {
+        Some([k]) if *k != usize::MAX => Some(*k),
+        _ => None,
+    }
+}
+
+/// A constant node for `c` and its new value; passes collect them and put
+/// them first with [`prepend`] (a constant has no inputs, so every node
+/// may read it from there).
+pub(crate) fn constant_node(g: &mut Graph, c: IValue) -> Node {
+    let v = g.add_value(crate::ir::ValueType::of(&c), None);
+    Node {
+        kind: NodeKind::Constant(c),
+        inputs: vec![],
+        outputs: vec![v],
+    }
+}
+
+/// Put `nodes` ahead of every other node.
+pub(crate) fn prepend(g: &mut Graph, nodes: Vec<Node>) {
+    g.nodes.splice(0..0, nodes);
 }
 
 /// The constant `v` holds, through the map from values to their nodes.
