@@ -70,7 +70,11 @@ pub fn code(g: &Graph) -> String {
                 format!("getattr({}, {name:?})", args[0])
             }
             NodeKind::GetAttr(name) => format!("{}.{name}", args[0]),
-            NodeKind::Op(e) => format!("torch.{}({})", e.schema.name, args.join(", ")),
+            NodeKind::Op(e) if e.schema.name == "Int" => format!("int({})", args.join(", ")),
+            NodeKind::Op(e) => match e.schema.name.split_once("::") {
+                Some((ns, name)) => format!("ops.{ns}.{name}({})", args.join(", ")),
+                None => format!("torch.{}({})", e.schema.name, args.join(", ")),
+            },
             NodeKind::ListConstruct => format!("[{}]", args.join(", ")),
             NodeKind::ListUnpack => args[0].clone(),
             NodeKind::CallMethod { name, .. } => {

@@ -30,6 +30,19 @@ fn construct(ty: &ValueType, items: Vec<IValue>) -> Result<IValue> {
                 .map(IValue::into_tensor)
                 .collect::<Result<_>>()?,
         ),
+        ValueType::List(e) if **e == ValueType::Int => IValue::IntList(
+            items
+                .into_iter()
+                .map(|v| match v {
+                    IValue::Int(i) => Ok(i),
+                    v => bail!(
+                        Runtime,
+                        "prim::ListConstruct: an int list got a {}",
+                        v.type_name()
+                    ),
+                })
+                .collect::<Result<_>>()?,
+        ),
         other => bail!(
             Runtime,
             "prim::ListConstruct: lists of {other} are not supported"

@@ -50,14 +50,14 @@ impl ValueType {
     pub fn of(v: &IValue) -> ValueType {
         match v {
             IValue::Tensor(t) => ValueType::of_tensor(t),
-            IValue::Int(_) => ValueType::Int,
+            IValue::Int(_) | IValue::SymInt(_) => ValueType::Int,
             IValue::Float(_) => ValueType::Float,
             IValue::Bool(_) => ValueType::Bool,
             IValue::Str(_) => ValueType::Str,
             IValue::DType(_) => ValueType::ScalarType,
             IValue::None => ValueType::None,
             IValue::Generator(_) => ValueType::Generator,
-            IValue::IntList(_) => ValueType::List(Box::new(ValueType::Int)),
+            IValue::IntList(_) | IValue::SymIntList(_) => ValueType::List(Box::new(ValueType::Int)),
             IValue::FloatList(_) => ValueType::List(Box::new(ValueType::Float)),
             IValue::BoolList(_) => ValueType::List(Box::new(ValueType::Bool)),
             IValue::TensorList(_) => ValueType::List(Box::new(ValueType::Tensor {
@@ -126,6 +126,8 @@ impl Node {
     /// `prim::Constant`).
     pub fn kind_name(&self) -> String {
         match &self.kind {
+            // namespaced ops (`prim::NumToTensor`) carry their namespace
+            NodeKind::Op(e) if e.schema.name.contains("::") => e.schema.name.clone(),
             NodeKind::Op(e) => format!("aten::{}", e.schema.name),
             NodeKind::Constant(_) => "prim::Constant".into(),
             NodeKind::GetAttr(_) => "prim::GetAttr".into(),

@@ -27,7 +27,7 @@ mod tracer;
 
 pub use module::{Attr, ScriptModule};
 pub use serialize::{load, load_bytes};
-pub use tracer::{enter_module, exit_module, is_tracing};
+pub use tracer::{enter_module, exit_module, is_tracing, size};
 
 use ferrotorch_core::{Result, Tensor};
 use ferrotorch_nn::Module;

@@ -14,6 +14,20 @@
 //! written argument, which from then on maps to the new value (SSA).
 //! The state holds every tensor it maps, so an identity is never reused
 //! by a new tensor while tracing.
+//!
+//! # Note [Traced sizes]
+//! `x.view(x.size(0), -1)` must follow the batch size the graph is run
+//! with, not the one it was traced with. As in `torch.jit.trace`, while
+//! tracing a binding's `size()` / `shape` gives each size as a 0-dim int64
+//! tensor recorded as `aten::size` + `prim::NumToTensor` ([`size`]);
+//! arithmetic on it is traced like any tensor op. Where an op takes an
+//! `int` or `int[]` and gets such a tensor, the schema binder keeps it as
+//! an `IValue::SymInt` / `SymIntList` (only while the tracer will see the
+//! call); the tracer records `aten::Int` of its value and a
+//! `prim::ListConstruct`, then passes the kernel the plain ints
+//! ([`Args::concrete`]). Rust's `shape()` is `&[usize]`, so sizes a Rust
+//! closure reads are constants of the graph: write `-1`, `flatten` or
+//! `view_as` where the size should follow the input.
 
 use crate::inline::{copy_nodes, Mapping};
 use crate::ir::{Graph, NodeKind, ValueId, ValueType};
@@ -204,8 +218,50 @@ impl TracingState {
                     vec![ValueType::OptTensorList],
                 )[0]
             }
+            IValue::SymInt(t) => self.int_of(t),
+            IValue::SymIntList(items) => {
+                let ins = items
+                    .iter()
+                    .map(|item| match item {
+                        IValue::Tensor(t) | IValue::SymInt(t) => self.int_of(t),
+                        other => self.constant(other.clone()),
+                    })
+                    .collect();
+                self.top()
+                    .graph
+                    .add_node(NodeKind::ListConstruct, ins, vec![ValueType::of(v)])[0]
+            }
             other => self.constant(other.clone()),
         }
+    }
+
+    /// `aten::Int(%t)`: a traced int's tensor back to the int an op takes
+    /// (Note [Traced sizes]).
+    fn int_of(&mut self, t: &Tensor) -> ValueId {
+        let tv = self.tensor(t);
+        let op = prim_op("Int.Tensor");
+        self.top()
+            .graph
+            .add_node(NodeKind::Op(op), vec![tv], vec![ValueType::Int])[0]
+    }
+
+    /// Record `aten::size(%t, dim)` and `prim::NumToTensor` of it, with
+    /// `out` (the size as a 0-dim tensor) as the latter's value.
+    fn size(&mut self, t: &Tensor, dim: i64, out: &Tensor) {
+        let tv = self.tensor(t);
+        let d = self.constant(IValue::Int(dim));
+        let g = &mut self.top().graph;
+        let n = g.add_node(
+            NodeKind::Op(prim_op("size.int")),
+            vec![tv, d],
+            vec![ValueType::Int],
+        )[0];
+        let v = g.add_node(
+            NodeKind::Op(prim_op("prim::NumToTensor.Scalar")),
+            vec![n],
+            vec![ValueType::of_tensor(out)],
+        )[0];
+        self.bind_result(&IValue::Tensor(out.clone()), v);
     }
 
     /// Map a result value to `v`.
@@ -319,6 +375,9 @@ impl TracingState {
         match (outs, outputs) {
             (Some(outs), Some(ts)) if !child.writes_outer => {
                 child.graph.outputs = outs;
+                // as torch's tracer: sizes read and not used, and other
+                // results nobody used, leave no nodes
+                crate::passes::eliminate_dead_code(&mut child.graph);
                 let mut m = parent.self_value.expect("entered under a module");
                 let mut path = parent.prefix.clone();
                 for part in rel.split('.') {
@@ -442,7 +501,9 @@ fn record_call(e: &Arc<OpEntry>, a: &Args, below: DispatchKeySet) -> Result<IVal
         })
     });
     drop(guard);
-    let out = redispatch(e, a, below)?;
+    // kernels take traced ints as their values
+    let lowered = a.concrete()?;
+    let out = redispatch(e, lowered.as_ref().unwrap_or(a), below)?;
     let _guard = quiet();
     if let Some(ins) = ins {
         let written: Vec<Tensor> = e
@@ -460,6 +521,28 @@ fn record_call(e: &Arc<OpEntry>, a: &Args, below: DispatchKeySet) -> Result<IVal
             }
         });
     }
+    Ok(out)
+}
+
+/// A built-in op the tracer records itself.
+fn prim_op(name: &str) -> Arc<OpEntry> {
+    ferrotorch_core::dispatch::find_op(name)
+        .unwrap_or_else(|| panic!("built-in op {name} is registered"))
+}
+
+/// `t.size(dim)` while tracing: the size as a 0-dim int64 tensor recorded
+/// as `aten::size` and `prim::NumToTensor`, as `torch.jit.trace` gives
+/// Python code (Note [Traced sizes]); a plain 0-dim tensor when not
+/// tracing.
+pub fn size(t: &Tensor, dim: i64) -> Result<Tensor> {
+    let n = t.size_at(dim)?;
+    let _quiet = ExcludeGuard::new(DispatchKey::Tracer);
+    let out = Tensor::scalar_tensor(n as i64);
+    STATE.with(|s| {
+        if let Some(st) = s.borrow_mut().as_mut() {
+            st.size(t, dim, &out);
+        }
+    });
     Ok(out)
 }
 
@@ -555,6 +638,7 @@ pub(crate) fn trace_graph(
     let outputs: Vec<ValueId> = outs.iter().map(|t| st.tensor(t)).collect();
     let mut graph = std::mem::take(&mut st.frames[0].graph);
     graph.outputs = outputs;
+    crate::passes::eliminate_dead_code(&mut graph);
     drop(keep);
     if let Some(msg) = st.unseen {
         ferrotorch_core::bail!(Runtime, "{msg}");

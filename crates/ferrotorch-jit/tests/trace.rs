@@ -363,3 +363,46 @@ fn keyword_only_arguments_are_boxed_in_order() -> Result<()> {
     }
     Ok(())
 }
+
+/// Note [Traced sizes]: a size read through `jit::size` and passed to an
+/// op as an int (here by name, as the bindings do) is recorded as
+/// `aten::size` → `prim::NumToTensor` → `aten::Int`, so the graph
+/// reshapes by the size it is run with.
+#[test]
+fn traced_sizes_follow_the_input() -> Result<()> {
+    use ferrotorch_core::dispatch::{call, IValue};
+    let m = trace(
+        |t| {
+            let n = ferrotorch_jit::size(&t[0], 0)?;
+            let sizes = IValue::SymIntList(vec![n.into(), IValue::Int(-1)]);
+            Ok(vec![
+                call("view", &[t[0].clone().into(), sizes], &[])?.into_tensor()?
+            ])
+        },
+        &[randn(&[2, 3, 4])],
+    )?;
+    let kinds: Vec<String> = m.graph().nodes.iter().map(|n| n.kind_name()).collect();
+    for k in [
+        "aten::size",
+        "prim::NumToTensor",
+        "aten::Int",
+        "prim::ListConstruct",
+    ] {
+        assert!(kinds.iter().any(|x| x == k), "{k} in {kinds:?}");
+    }
+    let out = m.forward(&[randn(&[5, 3, 4])])?;
+    assert_eq!(out[0].shape(), &[5, 12]);
+    // outside a trace the same call takes the size's value
+    let x = randn(&[4, 3]);
+    let n = ferrotorch_jit::size(&x, 0)?;
+    let v = call(
+        "view",
+        &[
+            x.into(),
+            IValue::SymIntList(vec![n.into(), IValue::Int(-1)]),
+        ],
+        &[],
+    )?;
+    assert_eq!(v.into_tensor()?.shape(), &[4, 3]);
+    Ok(())
+}

@@ -8,7 +8,7 @@
 use crate::dtype::{dtype_object, PyDType};
 use crate::numpy;
 use crate::tensor::PyTensor;
-use ferrotorch_core::dispatch::IValue;
+use ferrotorch_core::dispatch::{is_int_tensor, IValue};
 use ferrotorch_core::{Scalar, Tensor};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -113,6 +113,16 @@ fn list(items: Vec<IValue>, obj: &Bound<'_, PyAny>) -> PyResult<IValue> {
                 .collect(),
         ));
     }
+    // ints mixed with 0-dim integer tensors (traced sizes): `view(n, -1)`
+    // (Note [Traced sizes]); the schema binder takes them as ints
+    let int_like = |v: &IValue| match v {
+        IValue::Int(_) => true,
+        IValue::Tensor(t) => is_int_tensor(t),
+        _ => false,
+    };
+    if all(int_like) && items.iter().any(|v| matches!(v, IValue::Int(_))) {
+        return Ok(IValue::SymIntList(items));
+    }
     if all(|v| matches!(v, IValue::Tensor(_) | IValue::None)) {
         let opt: Vec<Option<Tensor>> = items
             .into_iter()
@@ -182,6 +192,9 @@ pub fn from_ivalue(py: Python<'_>, v: IValue) -> PyResult<Bound<'_, PyAny>> {
                 })
                 .collect::<PyResult<_>>()?;
             PyList::new(py, items)?.into_any()
+        }
+        v @ (IValue::SymInt(_) | IValue::SymIntList(_)) => {
+            from_ivalue(py, v.concrete().map_err(crate::errors::to_py)?)?
         }
         IValue::Tuple(items) => {
             let items: Vec<_> = items

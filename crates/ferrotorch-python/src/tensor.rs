@@ -12,7 +12,6 @@ use crate::convert::{to_ivalue, wrap};
 use crate::dtype::{dtype_object, PyDType};
 use crate::errors::{guarded, IntoPy};
 use ferrotorch_core::autograd::Node;
-use ferrotorch_core::tensor::layout::wrap_dim;
 use ferrotorch_core::{get_default_dtype, DType, Scalar, Tensor};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -214,17 +213,29 @@ impl PyTensor {
     /// `t.shape`, a `ferrotorch.Size`.
     #[getter]
     fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        size_object(py, self.t.shape())
+        self.size(py, None)
     }
 
-    /// `t.size()` or `t.size(dim)`.
+    /// `t.size()` or `t.size(dim)`; while tracing, each size is a 0-dim
+    /// tensor recorded in the graph (Note [Traced sizes]).
     #[pyo3(signature = (dim=None))]
     fn size<'py>(&self, py: Python<'py>, dim: Option<i64>) -> PyResult<Bound<'py, PyAny>> {
+        if ferrotorch_jit::is_tracing() {
+            let traced = |d: i64| wrap(py, ferrotorch_jit::size(&self.t, d).py()?);
+            return match dim {
+                Some(d) => traced(d),
+                None => {
+                    let items = (0..self.t.dim() as i64)
+                        .map(traced)
+                        .collect::<PyResult<Vec<_>>>()?;
+                    let cls = SIZE.import(py, "ferrotorch._size", "Size")?;
+                    cls.call1((PyTuple::new(py, items)?,))
+                }
+            };
+        }
         match dim {
             None => size_object(py, self.t.shape()),
-            Some(d) => Ok(self.t.shape()[wrap_dim(d, self.t.dim()).py()?]
-                .into_pyobject(py)?
-                .into_any()),
+            Some(d) => Ok(self.t.size_at(d).py()?.into_pyobject(py)?.into_any()),
         }
     }
 
@@ -233,9 +244,7 @@ impl PyTensor {
     fn stride<'py>(&self, py: Python<'py>, dim: Option<i64>) -> PyResult<Bound<'py, PyAny>> {
         match dim {
             None => Ok(PyTuple::new(py, self.t.stride())?.into_any()),
-            Some(d) => Ok(self.t.stride()[wrap_dim(d, self.t.dim()).py()?]
-                .into_pyobject(py)?
-                .into_any()),
+            Some(d) => Ok(self.t.stride_at(d).py()?.into_pyobject(py)?.into_any()),
         }
     }
 

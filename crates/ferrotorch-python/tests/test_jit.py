@@ -109,6 +109,49 @@ def test_tracer_warnings_check_trace_and_is_tracing():
         torch.jit.trace(g, torch.ones(3), check_trace=False)
 
 
+class Head(nn.Module):
+    """Reshapes by its input's sizes, as real models do."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(12, 2)
+
+    def forward(self, x):
+        b, c, h = x.shape
+        y = self.fc(x.reshape(b, c * h))
+        return y.view(x.size(0), 2, 1) * h
+
+
+def test_sizes_are_traced_so_graphs_follow_the_batch_size(tmp_path):
+    torch.manual_seed(3)
+    net = Head()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no TracerWarning: sizes stay in the graph
+        m = torch.jit.trace(net, torch.randn(2, 3, 4))
+    g = str(m.graph)
+    # torch's nodes: aten::size, prim::NumToTensor, aten::Int into a list
+    for kind in ["aten::size", "prim::NumToTensor", "aten::Int", "prim::ListConstruct",
+                 "aten::reshape", "aten::view"]:
+        assert kind in g, kind
+    assert "int(" in m.code and "ops.prim.NumToTensor(" in m.code
+    # each size read is a node (three from the unpacking, one from size(0))
+    assert g.count("aten::size") == 4
+    path = str(tmp_path / "head.pt")
+    m.save(path)
+    loaded = torch.jit.load(path)
+    for n in [1, 5, 9]:  # other batch sizes than the traced one
+        x = torch.randn(n, 3, 4)
+        want = net(x)
+        assert tuple(want.shape) == (n, 2, 1)
+        for mod in (m, loaded):
+            out = mod(x)
+            assert tuple(out.shape) == (n, 2, 1)
+            assert np.array_equal(out.detach().numpy(), want.detach().numpy())
+    # a 0-dim integer tensor stands for an int in sizes outside tracing too
+    assert tuple(torch.ones(6).view(torch.tensor(2), -1).shape) == (2, 3)
+    assert not torch.jit.is_tracing() and type(torch.ones(2).size(0)) is int
+
+
 def test_trace_errors_are_clear():
     with pytest.raises(ValueError, match="boom"):
         torch.jit.trace(lambda x: (_ for _ in ()).throw(ValueError("boom")), torch.ones(2))

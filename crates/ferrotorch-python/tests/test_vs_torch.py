@@ -1,6 +1,8 @@
 """Side-by-side checks against PyTorch itself (skipped without torch):
 the same inputs through both libraries give the same values and reprs."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -375,4 +377,41 @@ def test_traced_graph_ops_match_torch_jit_trace():
 
     mf = ft.jit.trace(build(ft), ft.randn(2, 3))
     mt = torch.jit.trace(build(torch), torch.randn(2, 3))
-    assert kinds(mf.graph) == kinds(mt.inlined_graph)
+    assert kinds(mf.inlined_graph) == kinds(mt.inlined_graph)
+    # the module graph keeps submodule calls, as torch's does
+
+    def calls(graph):
+        return [n.split(" = ")[1].split("(")[0].split("[")[0] for n in str(graph).splitlines()
+                if " = aten::" in n or "prim::CallMethod" in n]
+    assert calls(mf.graph) == calls(mt.graph)
+
+
+def test_traced_sizes_match_torch_jit_trace():
+    """``x.shape`` / ``x.size(0)`` trace as torch's aten::size,
+    prim::NumToTensor and aten::Int nodes (torch places each aten::Int
+    right after its NumToTensor, we at the use: the same nodes)."""
+    import collections
+
+    def build(lib):
+        class Head(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = lib.nn.Linear(12, 2)
+
+            def forward(self, x):
+                b, c, h = x.shape
+                y = self.fc(x.reshape(b, c * h))
+                return y.view(x.size(0), 2, 1) * h
+        return Head()
+
+    def kinds(graph):
+        return collections.Counter(
+            n.split(" = ")[1].split("(")[0].split("[")[0] for n in str(graph).splitlines()
+            if " = aten::" in n or " = prim::NumToTensor" in n or " = prim::ListConstruct" in n)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mf = ft.jit.trace(build(ft), ft.randn(2, 3, 4))
+        mt = torch.jit.trace(build(torch), torch.randn(2, 3, 4))
+    assert kinds(mf.inlined_graph) == kinds(mt.inlined_graph)
+    assert tuple(mf(ft.randn(6, 3, 4)).shape) == tuple(mt(torch.randn(6, 3, 4)).shape) == (6, 2, 1)

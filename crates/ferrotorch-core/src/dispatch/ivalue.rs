@@ -37,6 +37,13 @@ pub enum IValue {
     Tuple(Vec<IValue>),
     /// A random number generator (`Generator`), shared with the caller.
     Generator(crate::native::random::Generator),
+    /// An `int` argument computed from a traced value (Note [Traced
+    /// sizes]): the 0-dim integer tensor it came from.
+    SymInt(Tensor),
+    /// An `int[]` argument some of whose elements came from traced values:
+    /// each element an [`IValue::Int`] or a 0-dim integer
+    /// [`IValue::Tensor`] (Note [Traced sizes]).
+    SymIntList(Vec<IValue>),
 }
 
 impl std::fmt::Debug for IValue {
@@ -63,6 +70,8 @@ impl IValue {
             IValue::OptTensorList(_) => "Tensor?[]",
             IValue::Tuple(_) => "tuple",
             IValue::Generator(_) => "Generator",
+            IValue::SymInt(_) => "SymInt",
+            IValue::SymIntList(_) => "SymInt[]",
         }
     }
 
@@ -88,6 +97,33 @@ impl IValue {
         }
     }
 
+    /// The value with traced ints replaced by their values (what kernels
+    /// see; Note [Traced sizes]).
+    pub fn concrete(self) -> Result<IValue> {
+        Ok(match self {
+            IValue::SymInt(t) => IValue::Int(sym_value(&t)?),
+            IValue::SymIntList(items) => IValue::IntList(
+                items
+                    .iter()
+                    .map(|v| match v {
+                        IValue::Int(i) => Ok(*i),
+                        IValue::Tensor(t) | IValue::SymInt(t) => sym_value(t),
+                        other => Err(Error::new(
+                            ErrorKind::Type,
+                            format!("expected an int but got {}", other.type_name()),
+                        )),
+                    })
+                    .collect::<Result<_>>()?,
+            ),
+            v => v,
+        })
+    }
+
+    /// Whether this holds a traced int.
+    pub fn is_sym(&self) -> bool {
+        matches!(self, IValue::SymInt(_) | IValue::SymIntList(_))
+    }
+
     /// As a Scalar (bool, int or float).
     pub fn to_scalar(&self) -> Option<Scalar> {
         match self {
@@ -96,6 +132,27 @@ impl IValue {
             IValue::Float(x) => Some(Scalar::Float(*x)),
             _ => None,
         }
+    }
+}
+
+/// Whether `t` can stand for an int (a 0-dim integer tensor, as
+/// `x.size(0)` gives while tracing).
+pub fn is_int_tensor(t: &Tensor) -> bool {
+    t.dim() == 0 && !t.is_floating_point() && t.dtype() != DType::Bool
+}
+
+/// The int a 0-dim integer tensor holds.
+pub(crate) fn sym_value(t: &Tensor) -> Result<i64> {
+    crate::ensure!(
+        is_int_tensor(t),
+        Type,
+        "expected an int or a 0-dim integer tensor but got a {} tensor of shape {:?}",
+        t.dtype().name_title(),
+        t.shape()
+    );
+    match t.item()? {
+        Scalar::Int(i) => Ok(i),
+        other => Ok(other.to_f64() as i64),
     }
 }
 

@@ -20,7 +20,7 @@ pub mod typed;
 
 pub use alias::AliasInfo;
 pub use handle::OpHandle;
-pub use ivalue::IValue;
+pub use ivalue::{is_int_tensor, IValue};
 pub use keys::{DispatchKey, DispatchKeySet, ExcludeGuard, IncludeGuard};
 pub use schema::{Argument, Schema, Type};
 
@@ -100,6 +100,25 @@ impl Args {
     /// The schema the values were bound against.
     pub fn schema(&self) -> &Schema {
         &self.schema
+    }
+
+    /// These arguments with traced ints replaced by their values, as the
+    /// kernels below the tracer take them (Note [Traced sizes] in
+    /// `ferrotorch-jit`); `None` when there are none.
+    pub fn concrete(&self) -> Result<Option<Args>> {
+        if !self.vals.iter().any(IValue::is_sym) {
+            return Ok(None);
+        }
+        let vals = self
+            .vals
+            .iter()
+            .cloned()
+            .map(IValue::concrete)
+            .collect::<Result<_>>()?;
+        Ok(Some(Args {
+            schema: self.schema.clone(),
+            vals,
+        }))
     }
 
     /// The raw value of argument `i`.

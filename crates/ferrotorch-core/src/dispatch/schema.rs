@@ -6,7 +6,7 @@
 //! fills defaults, and checks types, with Python's TypeError wording.
 
 use super::alias::{split_annotation, AliasInfo};
-use super::ivalue::IValue;
+use super::ivalue::{is_int_tensor, IValue};
 use crate::dtype::DType;
 use crate::error::{Error, ErrorKind, Result};
 use std::fmt;
@@ -414,6 +414,16 @@ fn type_error(op: &str, a: &Argument, got: &str) -> Error {
     )
 }
 
+/// A traced int as itself while the tracer will see the call, else as its
+/// value (Note [Traced sizes]).
+fn sym_or_value(v: IValue) -> Option<IValue> {
+    if super::keys::call_keys().has(super::DispatchKey::Tracer) {
+        Some(v)
+    } else {
+        v.concrete().ok()
+    }
+}
+
 fn coerce(op: &str, a: &Argument, v: IValue) -> Result<IValue> {
     fn go(ty: &Type, v: IValue) -> Option<IValue> {
         Some(match (ty, v) {
@@ -422,6 +432,17 @@ fn coerce(op: &str, a: &Argument, v: IValue) -> Result<IValue> {
             (Type::Tensor, v @ IValue::Tensor(_)) => v,
             (Type::Scalar, v @ (IValue::Int(_) | IValue::Float(_) | IValue::Bool(_))) => v,
             (Type::Int, v @ IValue::Int(_)) => v,
+            (Type::Int, IValue::Tensor(t) | IValue::SymInt(t)) if is_int_tensor(&t) => {
+                sym_or_value(IValue::SymInt(t))?
+            }
+            (Type::List(e, _), v @ IValue::SymIntList(_)) if **e == Type::Int => sym_or_value(v)?,
+            (Type::List(e, _), IValue::TensorList(l))
+                if **e == Type::Int && !l.is_empty() && l.iter().all(is_int_tensor) =>
+            {
+                sym_or_value(IValue::SymIntList(
+                    l.into_iter().map(IValue::Tensor).collect(),
+                ))?
+            }
             (Type::Float, IValue::Int(i)) => IValue::Float(i as f64),
             (Type::Float, v @ IValue::Float(_)) => v,
             (Type::Bool, v @ IValue::Bool(_)) => v,

@@ -124,6 +124,12 @@ impl IntoReturn for bool {
     }
 }
 
+impl IntoReturn for i64 {
+    fn into_return(self) -> IValue {
+        IValue::Int(self)
+    }
+}
+
 impl IntoReturn for Vec<Tensor> {
     fn into_return(self) -> IValue {
         IValue::TensorList(self)

@@ -16,6 +16,7 @@
 //! | `random` | PyTorch-compatible generator, rand/randn/randint/... |
 //! | `nn` | activations, softmax, ... (nn kernels) |
 //! | `special` | special functions used by the kernels |
+//! | `prim` | `size`, `Int`, `NumToTensor`: sizes as graph values |
 
 pub(crate) mod binary;
 pub(crate) mod close;
@@ -26,6 +27,7 @@ pub(crate) mod linalg;
 pub(crate) mod movement;
 pub(crate) mod nn;
 pub(crate) mod pointwise;
+pub(crate) mod prim;
 pub mod random;
 pub(crate) mod reduce;
 pub(crate) mod scan;
@@ -64,6 +66,7 @@ pub(crate) fn register_all(r: &mut Registry) {
     sort::register(r);
     random::register(r);
     nn::register(r);
+    prim::register(r);
     crate::tensor::register_views(r);
     crate::tensor::create_ops::register_creation(r);
 }

@@ -99,9 +99,25 @@ impl Tensor {
         self.shape()
     }
 
-    /// Size of one dimension; negative dims count from the end.
+    /// Size of one dimension; negative dims count from the end. A 0-dim
+    /// tensor has none: an IndexError, as in torch.
     pub fn size_at(&self, dim: i64) -> Result<usize> {
-        Ok(self.shape()[layout::wrap_dim(dim, self.dim())?])
+        Ok(self.shape()[self.existing_dim(dim)?])
+    }
+
+    /// Stride of one dimension, in elements (`t.stride(dim)`).
+    pub fn stride_at(&self, dim: i64) -> Result<usize> {
+        Ok(self.stride()[self.existing_dim(dim)?])
+    }
+
+    /// `dim` wrapped, for a query of a dimension that must exist.
+    fn existing_dim(&self, dim: i64) -> Result<usize> {
+        crate::ensure!(
+            self.dim() > 0,
+            Index,
+            "Dimension specified as {dim} but tensor has no dimensions"
+        );
+        layout::wrap_dim(dim, self.dim())
     }
 
     /// Strides in elements (`t.stride()`).

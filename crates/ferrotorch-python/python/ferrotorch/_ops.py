@@ -45,9 +45,16 @@ def _vararg_position(overloads):
 
 
 def _is_int(x):
-    return isinstance(x, int) and not isinstance(x, bool) or (
-        hasattr(x, "__index__") and not hasattr(x, "shape") and not isinstance(x, bool)
-    )
+    if isinstance(x, bool):
+        return False
+    if isinstance(x, int):
+        return True
+    if hasattr(x, "shape"):
+        # a 0-dim integer tensor stands for an int, as a traced size does
+        # (``x.view(x.size(0), -1)`` while tracing)
+        return (getattr(x, "ndim", None) == 0 and not x.is_floating_point()
+                and str(x.dtype) != "torch.bool")
+    return hasattr(x, "__index__")
 
 
 def _named_results(name, overloads):
@@ -104,7 +111,7 @@ def make_op(name, overloads):
 def install(namespace, tensor_cls):
     """Define every op in ``namespace`` and as a method of ``tensor_cls``."""
     for name, overloads in _schemas().items():
-        if name.startswith("_"):
+        if name.startswith("_") or "::" in name:
             continue
         fn = make_op(name, overloads)
         namespace.setdefault(name, fn)
