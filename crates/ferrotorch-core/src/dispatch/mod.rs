@@ -262,18 +262,6 @@ impl Registry {
             .insert(full, Arc::new(OpEntry::new(s, Arc::new(kernel))));
         Ok(())
     }
-
-    /// Register a built-in op; its schema is program text, so a malformed one
-    /// is a bug caught by the registry test.
-    pub(crate) fn def(
-        &mut self,
-        schema: &str,
-        kernel: impl Fn(&Args) -> Result<IValue> + Send + Sync + 'static,
-    ) {
-        if let Err(e) = self.add(schema, kernel) {
-            panic!("built-in op registration failed: {e}");
-        }
-    }
 }
 
 fn registry() -> &'static RwLock<Registry> {

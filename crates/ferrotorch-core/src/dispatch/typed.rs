@@ -10,7 +10,9 @@
 //! ([`FromArg::accepts`]) — so a mismatch is a registration error naming
 //! the op and the argument, not a wrong read at call time; the adapter
 //! that unboxes each argument and boxes the result is generated here,
-//! once, instead of being written by hand for every op.
+//! once, instead of being written by hand for every op. Every built-in op
+//! is registered this way; [`Registry::add`] remains for kernels that
+//! take the bound [`Args`] whole (custom ops registered at run time).
 
 use super::{Args, IValue, Registry, Schema, Type};
 use crate::dtype::DType;
@@ -60,6 +62,11 @@ from_arg!(
     |ty| optional(ty, |t| *t == Type::Int),
     |a, i| a.opt_int(i)
 );
+from_arg!(
+    Option<usize>,
+    |ty| optional(ty, |t| *t == Type::Int),
+    |a, i| a.opt_int(i)?.map(|_| a.usize(i)).transpose()
+);
 from_arg!(f64, |ty| *ty == Type::Float, |a, i| a.float(i));
 from_arg!(
     Option<bool>,
@@ -97,6 +104,20 @@ from_arg!(
     |a, i| a.tensor_list(i)
 );
 from_arg!(
+    Vec<Option<Tensor>>,
+    |ty| matches!(ty, Type::List(t, _) if matches!(&**t, Type::Optional(e) if **e == Type::Tensor)),
+    |a, i| match a.get(i) {
+        IValue::OptTensorList(l) => Ok(l.clone()),
+        IValue::TensorList(l) => Ok(l.iter().cloned().map(Some).collect()),
+        v => Err(a.wrong(i, v)),
+    }
+);
+from_arg!(
+    Option<crate::native::random::Generator>,
+    |ty| optional(ty, |t| *t == Type::Generator),
+    |a, i| a.opt_generator(i)
+);
+from_arg!(
     Option<DType>,
     |ty| optional(ty, |t| *t == Type::ScalarType),
     |a, i| a.opt_dtype(i)
@@ -115,6 +136,12 @@ pub trait IntoReturn {
 impl IntoReturn for Tensor {
     fn into_return(self) -> IValue {
         IValue::Tensor(self)
+    }
+}
+
+impl IntoReturn for () {
+    fn into_return(self) -> IValue {
+        IValue::None
     }
 }
 

@@ -345,16 +345,16 @@ macro_rules! binary_ops {
         pub(crate) fn register_binary(r: &mut Registry) {
             $(
                 let (tn, sn) = overload_names(stringify!($name));
-                r.def(&format!("{}{tn}(Tensor self, Tensor other) -> Tensor", stringify!($name)),
-                    |a| Ok(a.tensor(0)?.$name(a.tensor(1)?)?.into()));
+                r.def_typed(&format!("{}{tn}(Tensor self, Tensor other) -> Tensor", stringify!($name)),
+                    |x: Tensor, y: Tensor| x.$name(y));
                 if let Some(sn) = sn {
-                    r.def(&format!("{}.{sn}(Tensor self, Scalar other) -> Tensor", stringify!($name)),
-                        |a| Ok(a.tensor(0)?.$name(a.scalar(1)?)?.into()));
+                    r.def_typed(&format!("{}.{sn}(Tensor self, Scalar other) -> Tensor", stringify!($name)),
+                        |x: Tensor, y: Scalar| x.$name(y));
                 }
-                r.def(concat!(stringify!($name_), ".Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"),
-                    |a| { let t = a.tensor(0)?; t.$name_(a.tensor(1)?)?; Ok(t.into()) });
-                r.def(concat!(stringify!($name_), ".Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"),
-                    |a| { let t = a.tensor(0)?; t.$name_(a.scalar(1)?)?; Ok(t.into()) });
+                r.def_typed(concat!(stringify!($name_), ".Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"),
+                    |x: Tensor, y: Tensor| x.$name_(y).map(|()| x));
+                r.def_typed(concat!(stringify!($name_), ".Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"),
+                    |x: Tensor, y: Scalar| x.$name_(y).map(|()| x));
             )*
         }
     };
@@ -627,56 +627,42 @@ fn floor_div_f(a: f64, b: f64) -> f64 {
 }
 
 pub(crate) fn register_arith_extras(r: &mut Registry) {
-    r.def(
+    r.def_typed(
         "add.Tensor_alpha(Tensor self, Tensor other, *, Scalar alpha) -> Tensor",
-        |a| Ok(a.tensor(0)?.add_alpha(a.tensor(1)?, a.scalar(2)?)?.into()),
+        |x: Tensor, y: Tensor, alpha: Scalar| x.add_alpha(y, alpha),
     );
-    r.def(
+    r.def_typed(
         "sub.Tensor_alpha(Tensor self, Tensor other, *, Scalar alpha) -> Tensor",
-        |a| Ok(a.tensor(0)?.sub_alpha(a.tensor(1)?, a.scalar(2)?)?.into()),
+        |x: Tensor, y: Tensor, alpha: Scalar| x.sub_alpha(y, alpha),
     );
-    r.def(
+    r.def_typed(
         "add_.Tensor_alpha(Tensor(a!) self, Tensor other, *, Scalar alpha) -> Tensor(a!)",
-        |a| {
-            let s = a.tensor(0)?;
-            s.add_(a.tensor(1)?.mul(a.scalar(2)?)?)?;
-            Ok(s.into())
-        },
+        |x: Tensor, y: Tensor, alpha: Scalar| x.add_(y.mul(alpha)?).map(|()| x),
     );
-    r.def(
+    r.def_typed(
         "sub_.Tensor_alpha(Tensor(a!) self, Tensor other, *, Scalar alpha) -> Tensor(a!)",
-        |a| {
-            let s = a.tensor(0)?;
-            s.sub_(a.tensor(1)?.mul(a.scalar(2)?)?)?;
-            Ok(s.into())
-        },
+        |x: Tensor, y: Tensor, alpha: Scalar| x.sub_(y.mul(alpha)?).map(|()| x),
     );
-    r.def(
+    r.def_typed(
         "div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor",
-        |a| {
-            Ok(a.tensor(0)?
-                .div_mode(a.tensor(1)?, a.opt_str(2)?.as_deref())?
-                .into())
-        },
+        |x: Tensor, y: Tensor, mode: Option<String>| x.div_mode(y, mode.as_deref()),
     );
-    r.def(
+    r.def_typed(
         "div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor",
-        |a| {
-            Ok(a.tensor(0)?
-                .div_mode(a.scalar(1)?, a.opt_str(2)?.as_deref())?
-                .into())
+        |x: Tensor, y: Scalar, mode: Option<String>| x.div_mode(y, mode.as_deref()),
+    );
+    r.def_typed(
+        "floor_divide(Tensor self, Tensor other) -> Tensor",
+        |x: Tensor, y: Tensor| x.floor_divide(y),
+    );
+    r.def_typed(
+        "pow.Scalar(Scalar self, Tensor exponent) -> Tensor",
+        |base: Scalar, e: Tensor| {
+            let dt = result_type(&[
+                ResultTypeArg::Scalar(base),
+                ResultTypeArg::Tensor(e.dtype(), e.dim()),
+            ]);
+            Tensor::full_cast(&[], base, dt)?.pow(&e)
         },
     );
-    r.def("floor_divide(Tensor self, Tensor other) -> Tensor", |a| {
-        Ok(a.tensor(0)?.floor_divide(a.tensor(1)?)?.into())
-    });
-    r.def("pow.Scalar(Scalar self, Tensor exponent) -> Tensor", |a| {
-        let base = a.scalar(0)?;
-        let e = a.tensor(1)?;
-        let dt = result_type(&[
-            ResultTypeArg::Scalar(base),
-            ResultTypeArg::Tensor(e.dtype(), e.dim()),
-        ]);
-        Ok(Tensor::full_cast(&[], base, dt)?.pow(&e)?.into())
-    });
 }

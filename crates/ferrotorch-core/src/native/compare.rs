@@ -38,10 +38,10 @@ macro_rules! predicate_ops {
 
         pub(crate) fn register_predicates(r: &mut Registry) {
             $(
-                r.def(concat!(stringify!($name), ".Tensor(Tensor self, Tensor other) -> Tensor"),
-                    |a| Ok(a.tensor(0)?.$name(a.tensor(1)?)?.into()));
-                r.def(concat!(stringify!($name), ".Scalar(Tensor self, Scalar other) -> Tensor"),
-                    |a| Ok(a.tensor(0)?.$name(a.scalar(1)?)?.into()));
+                r.def_typed(concat!(stringify!($name), ".Tensor(Tensor self, Tensor other) -> Tensor"),
+                    |x: Tensor, y: Tensor| x.$name(y));
+                r.def_typed(concat!(stringify!($name), ".Scalar(Tensor self, Scalar other) -> Tensor"),
+                    |x: Tensor, y: crate::scalar::Scalar| x.$name(y));
             )*
         }
     };
@@ -85,8 +85,8 @@ macro_rules! logical_ops {
 
         pub(crate) fn register_logical(r: &mut Registry) {
             $(
-                r.def(concat!(stringify!($name), "(Tensor self, Tensor other) -> Tensor"),
-                    |a| Ok(a.tensor(0)?.$name(&a.tensor(1)?)?.into()));
+                r.def_typed(concat!(stringify!($name), "(Tensor self, Tensor other) -> Tensor"),
+                    |x: Tensor, y: Tensor| x.$name(&y));
             )*
         }
     };
@@ -134,10 +134,10 @@ macro_rules! bitwise_ops {
 
         pub(crate) fn register_bitwise(r: &mut Registry) {
             $(
-                r.def(concat!(stringify!($name), ".Tensor(Tensor self, Tensor other) -> Tensor"),
-                    |a| Ok(a.tensor(0)?.$name(a.tensor(1)?)?.into()));
-                r.def(concat!(stringify!($name), ".Scalar(Tensor self, Scalar other) -> Tensor"),
-                    |a| Ok(a.tensor(0)?.$name(a.scalar(1)?)?.into()));
+                r.def_typed(concat!(stringify!($name), ".Tensor(Tensor self, Tensor other) -> Tensor"),
+                    |x: Tensor, y: Tensor| x.$name(y));
+                r.def_typed(concat!(stringify!($name), ".Scalar(Tensor self, Scalar other) -> Tensor"),
+                    |x: Tensor, y: crate::scalar::Scalar| x.$name(y));
             )*
         }
     };

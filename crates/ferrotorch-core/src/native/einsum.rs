@@ -293,8 +293,8 @@ pub fn einsum(equation: &str, operands: &[Tensor]) -> Result<Tensor> {
 }
 
 pub(crate) fn register(r: &mut Registry) {
-    r.def(
+    r.def_typed(
         "einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor",
-        |a| Ok(einsum(&a.str(0)?, &a.tensor_list(1)?)?.into()),
+        |eq: String, ts: Vec<Tensor>, _path: Option<Vec<i64>>| einsum(&eq, &ts),
     );
 }

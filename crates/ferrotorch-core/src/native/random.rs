@@ -508,92 +508,70 @@ pub(crate) fn register(r: &mut Registry) {
         dtype: d,
         device: None,
     };
-    r.def(
+    type Gen = Option<Generator>;
+    r.def_typed(
         "rand(SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None) -> Tensor",
-        move |a| {
-            let o = opts(a.opt_dtype(2)?);
-            Ok(Tensor::rand_with(&a.usize_list(0)?, o, a.opt_generator(1)?.as_ref())?.into())
+        move |size: Vec<usize>, g: Gen, dt: Option<DType>| {
+            Tensor::rand_with(&size, opts(dt), g.as_ref())
         },
     );
-    r.def(
+    r.def_typed(
         "randn(SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None) -> Tensor",
-        move |a| {
-            let o = opts(a.opt_dtype(2)?);
-            Ok(Tensor::randn_with(&a.usize_list(0)?, o, a.opt_generator(1)?.as_ref())?.into())
+        move |size: Vec<usize>, g: Gen, dt: Option<DType>| {
+            Tensor::randn_with(&size, opts(dt), g.as_ref())
         },
     );
-    r.def(
+    r.def_typed(
         "randint.low(SymInt low, SymInt high, SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None) -> Tensor",
-        move |a| {
-            let (o, g) = (opts(a.opt_dtype(4)?), a.opt_generator(3)?);
-            Ok(Tensor::randint_with(a.int(0)?, a.int(1)?, &a.usize_list(2)?, o, g.as_ref())?.into())
+        move |low: i64, high: i64, size: Vec<usize>, g: Gen, dt: Option<DType>| {
+            Tensor::randint_with(low, high, &size, opts(dt), g.as_ref())
         },
     );
-    r.def(
+    r.def_typed(
         "randint(SymInt high, SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None) -> Tensor",
-        move |a| {
-            let (o, g) = (opts(a.opt_dtype(3)?), a.opt_generator(2)?);
-            Ok(Tensor::randint_with(0, a.int(0)?, &a.usize_list(1)?, o, g.as_ref())?.into())
+        move |high: i64, size: Vec<usize>, g: Gen, dt: Option<DType>| {
+            Tensor::randint_with(0, high, &size, opts(dt), g.as_ref())
         },
     );
-    r.def(
+    r.def_typed(
         "randperm(SymInt n, *, Generator? generator=None, ScalarType? dtype=None) -> Tensor",
-        |a| {
-            let t = Tensor::randperm(a.usize(0)?, a.opt_generator(1)?.as_ref())?;
-            Ok(match a.opt_dtype(2)? {
-                Some(d) if d != DType::I64 => t.to_dtype(d)?,
-                _ => t,
+        |n: usize, g: Gen, dt: Option<DType>| {
+            let t = Tensor::randperm(n, g.as_ref())?;
+            match dt {
+                Some(d) if d != DType::I64 => t.to_dtype(d),
+                _ => Ok(t),
             }
-            .into())
         },
     );
-    r.def("manual_seed(int seed) -> ()", |a| {
-        manual_seed(a.int(0)? as u64);
-        Ok(crate::dispatch::IValue::None)
+    r.def_typed("manual_seed(int seed) -> ()", |seed: i64| {
+        manual_seed(seed as u64);
+        Ok(())
     });
-    r.def(
+    r.def_typed(
         "normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)",
-        |a| {
-            let t = a.tensor(0)?;
-            t.normal_(a.float(1)?, a.float(2)?, a.opt_generator(3)?.as_ref())?;
-            Ok(t.into())
-        },
+        |x: Tensor, mean: f64, std: f64, g: Gen| x.normal_(mean, std, g.as_ref()).map(|()| x),
     );
-    r.def(
+    r.def_typed(
         "uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None) -> Tensor(a!)",
-        |a| {
-            let t = a.tensor(0)?;
-            t.uniform_(a.float(1)?, a.float(2)?, a.opt_generator(3)?.as_ref())?;
-            Ok(t.into())
-        },
+        |x: Tensor, from: f64, to: f64, g: Gen| x.uniform_(from, to, g.as_ref()).map(|()| x),
     );
-    r.def(
+    r.def_typed(
         "bernoulli(Tensor self, *, Generator? generator=None) -> Tensor",
-        |a| Ok(a.tensor(0)?.bernoulli(a.opt_generator(1)?.as_ref())?.into()),
+        |x: Tensor, g: Gen| x.bernoulli(g.as_ref()),
     );
-    r.def(
+    r.def_typed(
         "bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
-        |a| {
-            let t = a.tensor(0)?.deep_clone()?;
-            t.bernoulli_(a.float(1)?, a.opt_generator(2)?.as_ref())?;
-            Ok(t.into())
+        |x: Tensor, p: f64, g: Gen| {
+            let t = x.deep_clone()?;
+            t.bernoulli_(p, g.as_ref()).map(|()| t)
         },
     );
-    r.def(
+    r.def_typed(
         "bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)",
-        |a| {
-            let t = a.tensor(0)?;
-            t.bernoulli_(a.float(1)?, a.opt_generator(2)?.as_ref())?;
-            Ok(t.into())
-        },
+        |x: Tensor, p: f64, g: Gen| x.bernoulli_(p, g.as_ref()).map(|()| x),
     );
-    r.def(
+    r.def_typed(
         "multinomial(Tensor self, SymInt num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor",
-        |a| {
-            let g = a.opt_generator(3)?;
-            Ok(a.tensor(0)?
-                .multinomial(a.usize(1)?, a.bool(2)?, g.as_ref())?
-                .into())
-        },
+        |x: Tensor, n: usize, replacement: bool, g: Gen| x.multinomial(n, replacement, g.as_ref()),
     );
 }

@@ -8,7 +8,7 @@
 
 use super::iter::{empty_like_layout, map_unary};
 use super::special;
-use crate::dispatch::{IValue, Registry};
+use crate::dispatch::Registry;
 use crate::dtype::{get_default_dtype, DType, FloatElem};
 use crate::error::Result;
 use crate::tensor::Tensor;
@@ -117,10 +117,10 @@ macro_rules! float_unary_ops {
 
         pub(crate) fn register_float(r: &mut Registry) {
             $(
-                r.def(concat!(stringify!($name), "(Tensor self) -> Tensor"),
-                    |a| Ok(IValue::Tensor(a.tensor(0)?.$name()?)));
-                r.def(concat!(stringify!($name_), "(Tensor(a!) self) -> Tensor(a!)"),
-                    |a| { let t = a.tensor(0)?; t.$name_()?; Ok(IValue::Tensor(t)) });
+                r.def_typed(concat!(stringify!($name), "(Tensor self) -> Tensor"),
+                    |x: Tensor| x.$name());
+                r.def_typed(concat!(stringify!($name_), "(Tensor(a!) self) -> Tensor(a!)"),
+                    |x: Tensor| x.$name_().map(|()| x));
             )*
         }
     };

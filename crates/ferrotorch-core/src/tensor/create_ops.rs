@@ -5,140 +5,165 @@
 
 use super::{Tensor, TensorOptions};
 use crate::device::Device;
-use crate::dispatch::{Args, IValue, Registry};
+use crate::dispatch::typed::FromArg;
+use crate::dispatch::{Args, IValue, Registry, Type};
+use crate::dtype::DType;
 use crate::error::Result;
+use crate::scalar::Scalar;
 
 /// A `Device?` argument: `"cpu"`, `"cpu:0"`, `"cuda:1"` or None.
-fn device(a: &Args, i: usize) -> Result<Option<Device>> {
-    match a.get(i) {
-        IValue::None => Ok(None),
-        IValue::Str(s) => {
-            let (kind, index) = s.split_once(':').unwrap_or((s.as_str(), "0"));
-            let index: usize = index.parse().map_err(|_| {
-                crate::error::Error::new(
-                    crate::ErrorKind::Runtime,
-                    format!("Invalid device string: '{s}'"),
-                )
-            })?;
-            match kind {
-                "cpu" => Ok(Some(Device::Cpu)),
-                "cuda" => Ok(Some(Device::Cuda(index))),
-                _ => crate::bail!(
-                    Runtime,
-                    "Expected one of cpu, cuda device type at start of device string: {s}"
-                ),
+struct DeviceArg(Option<Device>);
+
+impl FromArg for DeviceArg {
+    fn accepts(ty: &Type) -> bool {
+        matches!(ty, Type::Optional(t) if matches!(&**t, Type::Opaque(n) if n == "Device"))
+    }
+
+    fn from_arg(a: &Args, i: usize) -> Result<Self> {
+        Ok(DeviceArg(match a.get(i) {
+            IValue::None => None,
+            IValue::Str(s) => {
+                let (kind, index) = s.split_once(':').unwrap_or((s.as_str(), "0"));
+                let index: usize = index.parse().map_err(|_| {
+                    crate::error::Error::new(
+                        crate::ErrorKind::Runtime,
+                        format!("Invalid device string: '{s}'"),
+                    )
+                })?;
+                match kind {
+                    "cpu" => Some(Device::Cpu),
+                    "cuda" => Some(Device::Cuda(index)),
+                    _ => crate::bail!(
+                        Runtime,
+                        "Expected one of cpu, cuda device type at start of device string: {s}"
+                    ),
+                }
             }
-        }
-        v => crate::bail!(Type, "device must be a string, not {}", v.type_name()),
+            v => crate::bail!(Type, "device must be a string, not {}", v.type_name()),
+        }))
     }
 }
 
-/// `dtype` at `i`, `device` at `i + 2` (after the layout), as options.
-fn options(a: &Args, i: usize) -> Result<TensorOptions> {
-    Ok(TensorOptions {
-        dtype: a.opt_dtype(i)?,
-        device: device(a, i + 2)?,
-    })
+/// A `Layout?` or `MemoryFormat?` argument: strided tensors in their
+/// default format are the only kind there is, so the value is not read.
+struct Strided;
+
+impl FromArg for Strided {
+    fn accepts(ty: &Type) -> bool {
+        matches!(ty, Type::Optional(t) if matches!(&**t, Type::Opaque(n) if n == "Layout" || n == "MemoryFormat"))
+    }
+
+    fn from_arg(_: &Args, _: usize) -> Result<Self> {
+        Ok(Strided)
+    }
+}
+
+/// The `{OPTS}` arguments, as one set of options.
+fn opts(dtype: Option<DType>, device: DeviceArg) -> TensorOptions {
+    TensorOptions {
+        dtype,
+        device: device.0,
+    }
 }
 
 const OPTS: &str =
     "ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None";
 
+/// `steps` of linspace/logspace, which must not be negative.
+fn steps(op: &str, steps: i64) -> Result<usize> {
+    usize::try_from(steps).map_err(|_| {
+        crate::error::Error::new(
+            crate::ErrorKind::Runtime,
+            format!("{op}: number of steps must be non-negative"),
+        )
+    })
+}
+
 pub(crate) fn register_creation(r: &mut Registry) {
-    r.def(&format!("zeros(SymInt[] size, *, {OPTS}) -> Tensor"), |a| {
-        Ok(Tensor::zeros(&a.usize_list(0)?, options(a, 1)?)?.into())
-    });
-    r.def(&format!("ones(SymInt[] size, *, {OPTS}) -> Tensor"), |a| {
-        Ok(Tensor::ones(&a.usize_list(0)?, options(a, 1)?)?.into())
-    });
-    r.def(&format!("empty.memory_format(SymInt[] size, *, {OPTS}, MemoryFormat? memory_format=None) -> Tensor"), |a| {
-        // fresh memory is zeroed: "uninitialised" never exposes stale data
-        Ok(Tensor::zeros(&a.usize_list(0)?, options(a, 1)?)?.into())
-    });
-    r.def(
-        &format!("full(SymInt[] size, Scalar fill_value, *, {OPTS}) -> Tensor"),
-        |a| Ok(Tensor::full(&a.usize_list(0)?, a.scalar(1)?, options(a, 2)?)?.into()),
+    type Dt = Option<DType>;
+    type Pin = Option<bool>;
+    r.def_typed(
+        &format!("zeros(SymInt[] size, *, {OPTS}) -> Tensor"),
+        |size: Vec<usize>, dt: Dt, _: Strided, dev: DeviceArg, _: Pin| {
+            Tensor::zeros(&size, opts(dt, dev))
+        },
     );
-    for (name, fill) in [
-        ("zeros_like", Some(0i64)),
-        ("ones_like", Some(1)),
-        ("empty_like", None),
-    ] {
-        r.def(
+    r.def_typed(
+        &format!("ones(SymInt[] size, *, {OPTS}) -> Tensor"),
+        |size: Vec<usize>, dt: Dt, _: Strided, dev: DeviceArg, _: Pin| {
+            Tensor::ones(&size, opts(dt, dev))
+        },
+    );
+    r.def_typed(
+        &format!("empty.memory_format(SymInt[] size, *, {OPTS}, MemoryFormat? memory_format=None) -> Tensor"),
+        // fresh memory is zeroed: "uninitialised" never exposes stale data
+        |size: Vec<usize>, dt: Dt, _: Strided, dev: DeviceArg, _: Pin, _: Strided| {
+            Tensor::zeros(&size, opts(dt, dev))
+        },
+    );
+    r.def_typed(
+        &format!("full(SymInt[] size, Scalar fill_value, *, {OPTS}) -> Tensor"),
+        |size: Vec<usize>, v: Scalar, dt: Dt, _: Strided, dev: DeviceArg, _: Pin| {
+            Tensor::full(&size, v, opts(dt, dev))
+        },
+    );
+    for (name, fill) in [("zeros_like", 0i64), ("ones_like", 1), ("empty_like", 0)] {
+        r.def_typed(
             &format!("{name}(Tensor self, *, {OPTS}, MemoryFormat? memory_format=None) -> Tensor"),
-            move |a| {
-                let s = a.tensor(0)?;
-                let dtype = options(a, 1)?.resolve(name, s.dtype())?;
-                Ok(s.full_like_dtype(fill.unwrap_or(0), dtype)?.into())
+            move |x: Tensor, dt: Dt, _: Strided, dev: DeviceArg, _: Pin, _: Strided| {
+                let dtype = opts(dt, dev).resolve(name, x.dtype())?;
+                x.full_like_dtype(fill, dtype)
             },
         );
     }
-    r.def(
+    r.def_typed(
         &format!("full_like(Tensor self, Scalar fill_value, *, {OPTS}, MemoryFormat? memory_format=None) -> Tensor"),
-        |a| {
-            let s = a.tensor(0)?;
-            let dtype = options(a, 2)?.resolve("full_like", s.dtype())?;
-            Ok(s.full_like_dtype(a.scalar(1)?, dtype)?.into())
+        |x: Tensor, v: Scalar, dt: Dt, _: Strided, dev: DeviceArg, _: Pin, _: Strided| {
+            let dtype = opts(dt, dev).resolve("full_like", x.dtype())?;
+            x.full_like_dtype(v, dtype)
         },
     );
-    r.def(&format!("arange(Scalar end, *, {OPTS}) -> Tensor"), |a| {
-        Ok(Tensor::arange(0, a.scalar(0)?, 1, options(a, 1)?)?.into())
-    });
-    r.def(
+    r.def_typed(
+        &format!("arange(Scalar end, *, {OPTS}) -> Tensor"),
+        |end: Scalar, dt: Dt, _: Strided, dev: DeviceArg, _: Pin| {
+            Tensor::arange(0, end, 1, opts(dt, dev))
+        },
+    );
+    r.def_typed(
         &format!("arange.start(Scalar start, Scalar end, Scalar step=1, *, {OPTS}) -> Tensor"),
-        |a| Ok(Tensor::arange(a.scalar(0)?, a.scalar(1)?, a.scalar(2)?, options(a, 3)?)?.into()),
-    );
-    r.def(
-        &format!("linspace(Scalar start, Scalar end, int steps, *, {OPTS}) -> Tensor"),
-        |a| {
-            let steps = a.int(2)?;
-            crate::ensure!(
-                steps >= 0,
-                Runtime,
-                "linspace: number of steps must be non-negative"
-            );
-            Ok(Tensor::linspace(
-                a.scalar(0)?.to_f64(),
-                a.scalar(1)?.to_f64(),
-                steps as usize,
-                options(a, 3)?,
-            )?
-            .into())
+        |start: Scalar, end: Scalar, step: Scalar, dt: Dt, _: Strided, dev: DeviceArg, _: Pin| {
+            Tensor::arange(start, end, step, opts(dt, dev))
         },
     );
-    r.def(
+    r.def_typed(
+        &format!("linspace(Scalar start, Scalar end, int steps, *, {OPTS}) -> Tensor"),
+        |a: Scalar, b: Scalar, n: i64, dt: Dt, _: Strided, dev: DeviceArg, _: Pin| {
+            Tensor::linspace(a.to_f64(), b.to_f64(), steps("linspace", n)?, opts(dt, dev))
+        },
+    );
+    r.def_typed(
         &format!(
             "logspace(Scalar start, Scalar end, int steps, float base=10.0, *, {OPTS}) -> Tensor"
         ),
-        |a| {
-            let steps = a.int(2)?;
-            crate::ensure!(
-                steps >= 0,
-                Runtime,
-                "logspace: number of steps must be non-negative"
-            );
-            Ok(Tensor::logspace(
-                a.scalar(0)?.to_f64(),
-                a.scalar(1)?.to_f64(),
-                steps as usize,
-                a.float(3)?,
-                options(a, 4)?,
-            )?
-            .into())
+        |a: Scalar, b: Scalar, n: i64, base: f64, dt: Dt, _: Strided, dev: DeviceArg, _: Pin| {
+            let n = steps("logspace", n)?;
+            Tensor::logspace(a.to_f64(), b.to_f64(), n, base, opts(dt, dev))
         },
     );
-    r.def(
+    r.def_typed(
         &format!("eye(SymInt n, SymInt? m=None, *, {OPTS}) -> Tensor"),
-        |a| {
-            let n = a.usize(0)?;
-            let m = a.opt_int(1)?;
-            crate::ensure!(
-                m.is_none_or(|m| m >= 0),
-                Runtime,
-                "eye: m must be greater or equal to 0, got {}",
-                m.unwrap_or(0)
-            );
-            Ok(Tensor::eye(n, m.map(|m| m as usize), options(a, 2)?)?.into())
+        |n: usize, m: Option<i64>, dt: Dt, _: Strided, dev: DeviceArg, _: Pin| {
+            let m = m
+                .map(|m| {
+                    usize::try_from(m).map_err(|_| {
+                        crate::error::Error::new(
+                            crate::ErrorKind::Runtime,
+                            format!("eye: m must be greater or equal to 0, got {m}"),
+                        )
+                    })
+                })
+                .transpose()?;
+            Tensor::eye(n, m, opts(dt, dev))
         },
     );
 }

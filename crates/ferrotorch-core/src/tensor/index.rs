@@ -477,44 +477,21 @@ fn from_optional(indices: Vec<Option<Tensor>>) -> Vec<TensorIndex> {
 }
 
 pub(crate) fn register(r: &mut crate::dispatch::Registry) {
-    use crate::dispatch::IValue;
-    fn opt_list(v: &IValue) -> Result<Vec<Option<Tensor>>> {
-        match v {
-            IValue::OptTensorList(l) => Ok(l.clone()),
-            IValue::TensorList(l) => Ok(l.iter().cloned().map(Some).collect()),
-            other => crate::bail!(
-                Type,
-                "expected a list of optional tensors, got {}",
-                other.type_name()
-            ),
-        }
-    }
-    r.def(
+    r.def_typed(
         "index.Tensor(Tensor self, Tensor?[] indices) -> Tensor",
-        |a| {
-            Ok(a.tensor(0)?
-                .index(&from_optional(opt_list(a.get(1))?))?
-                .into())
-        },
+        |x: Tensor, idx: Vec<Option<Tensor>>| x.index(&from_optional(idx)),
     );
-    r.def(
+    r.def_typed(
         "index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor",
-        |a| {
-            let t = a.tensor(0)?.deep_clone()?;
-            t.index_put_(
-                &from_optional(opt_list(a.get(1))?),
-                &a.tensor(2)?,
-                a.bool(3)?,
-            )?;
-            Ok(t.into())
+        |x: Tensor, idx: Vec<Option<Tensor>>, v: Tensor, acc: bool| {
+            let t = x.deep_clone()?;
+            t.index_put_(&from_optional(idx), &v, acc).map(|()| t)
         },
     );
-    r.def(
+    r.def_typed(
         "index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)",
-        |a| {
-            let t = a.tensor(0)?;
-            t.index_put_(&from_optional(opt_list(a.get(1))?), &a.tensor(2)?, a.bool(3)?)?;
-            Ok(t.into())
+        |x: Tensor, idx: Vec<Option<Tensor>>, v: Tensor, acc: bool| {
+            x.index_put_(&from_optional(idx), &v, acc).map(|()| x)
         },
     );
 }

@@ -234,166 +234,123 @@ const _: () = {
     assert_send_sync::<Tensor>();
 };
 
-/// Dispatcher entries of the view and data ops defined in this module.
+/// Dispatcher entries of the view and data ops defined in this module
+/// (typed kernels: Note [Typed kernels]).
 pub(crate) fn register_views(r: &mut crate::dispatch::Registry) {
-    use crate::dispatch::IValue;
+    use crate::scalar::Scalar;
     index::register(r);
-    r.def("view(Tensor(a) self, SymInt[] size) -> Tensor(a)", |a| {
-        Ok(a.tensor(0)?.view(&a.int_list(1)?)?.into())
-    });
-    r.def(
+    r.def_typed(
+        "view(Tensor(a) self, SymInt[] size) -> Tensor(a)",
+        |x: Tensor, size: Vec<i64>| x.view(&size),
+    );
+    r.def_typed(
         "reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)",
-        |a| Ok(a.tensor(0)?.reshape(&a.int_list(1)?)?.into()),
+        |x: Tensor, shape: Vec<i64>| x.reshape(&shape),
     );
-    r.def(
+    r.def_typed(
         "as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)",
-        move |a| {
-            let off = a.opt_int(3)?.map(|_| a.usize(3)).transpose()?;
-            Ok(a.tensor(0)?.as_strided(&a.usize_list(1)?, &a.usize_list(2)?, off)?.into())
+        |x: Tensor, size: Vec<usize>, stride: Vec<usize>, off: Option<usize>| {
+            x.as_strided(&size, &stride, off)
         },
     );
-    r.def(
+    r.def_typed(
         "transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)",
-        |a| Ok(a.tensor(0)?.transpose(a.int(1)?, a.int(2)?)?.into()),
+        |x: Tensor, d0: i64, d1: i64| x.transpose(d0, d1),
     );
-    r.def("t(Tensor(a) self) -> Tensor(a)", |a| {
-        Ok(a.tensor(0)?.t()?.into())
-    });
-    r.def("permute(Tensor(a) self, int[] dims) -> Tensor(a)", |a| {
-        Ok(a.tensor(0)?.permute(&a.int_list(1)?)?.into())
-    });
-    r.def(
+    r.def_typed("t(Tensor(a) self) -> Tensor(a)", |x: Tensor| x.t());
+    r.def_typed(
+        "permute(Tensor(a) self, int[] dims) -> Tensor(a)",
+        |x: Tensor, dims: Vec<i64>| x.permute(&dims),
+    );
+    r.def_typed(
         "movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)",
-        |a| {
-            Ok(a.tensor(0)?
-                .movedim(&a.int_list(1)?, &a.int_list(2)?)?
-                .into())
-        },
+        |x: Tensor, src: Vec<i64>, dst: Vec<i64>| x.movedim(&src, &dst),
     );
-    r.def(
+    r.def_typed(
         "narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)",
-        move |a| {
-            Ok(a.tensor(0)?
-                .narrow(a.int(1)?, a.int(2)?, a.usize(3)?)?
-                .into())
-        },
+        |x: Tensor, dim: i64, start: i64, len: usize| x.narrow(dim, start, len),
     );
-    r.def(
+    r.def_typed(
         "slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)",
-        |a| Ok(a.tensor(0)?.slice(a.int(1)?, a.opt_int(2)?, a.opt_int(3)?, a.int(4)?)?.into()),
+        |x: Tensor, dim: i64, start: Option<i64>, end: Option<i64>, step: i64| {
+            x.slice(dim, start, end, step)
+        },
     );
-    r.def(
+    r.def_typed(
         "select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)",
-        |a| Ok(a.tensor(0)?.select(a.int(1)?, a.int(2)?)?.into()),
+        |x: Tensor, dim: i64, i: i64| x.select(dim, i),
     );
-    r.def("squeeze(Tensor(a) self) -> Tensor(a)", |a| {
-        Ok(a.tensor(0)?.squeeze()?.into())
+    r.def_typed("squeeze(Tensor(a) self) -> Tensor(a)", |x: Tensor| {
+        x.squeeze()
     });
-    r.def(
+    r.def_typed(
         "squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)",
-        |a| Ok(a.tensor(0)?.squeeze_dims(&a.int_list(1)?)?.into()),
+        |x: Tensor, dims: Vec<i64>| x.squeeze_dims(&dims),
     );
-    r.def("unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", |a| {
-        Ok(a.tensor(0)?.unsqueeze(a.int(1)?)?.into())
-    });
-    r.def(
+    r.def_typed(
+        "unsqueeze(Tensor(a) self, int dim) -> Tensor(a)",
+        |x: Tensor, dim: i64| x.unsqueeze(dim),
+    );
+    r.def_typed(
         "expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)",
-        |a| Ok(a.tensor(0)?.expand(&a.int_list(1)?)?.into()),
+        |x: Tensor, size: Vec<i64>, _implicit: bool| x.expand(&size),
     );
-    r.def(
+    r.def_typed(
         "broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a)",
-        move |a| Ok(a.tensor(0)?.broadcast_to(&a.usize_list(1)?)?.into()),
+        |x: Tensor, size: Vec<usize>| x.broadcast_to(&size),
     );
-    r.def(
+    r.def_typed(
         "flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)",
-        |a| Ok(a.tensor(0)?.flatten(a.int(1)?, a.int(2)?)?.into()),
+        |x: Tensor, start: i64, end: i64| x.flatten(start, end),
     );
-    r.def(
+    r.def_typed(
         "unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)",
-        |a| Ok(a.tensor(0)?.unflatten(a.int(1)?, &a.int_list(2)?)?.into()),
+        |x: Tensor, dim: i64, sizes: Vec<i64>| x.unflatten(dim, &sizes),
     );
-    r.def(
+    r.def_typed(
         "unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)",
-        move |a| {
-            Ok(a.tensor(0)?
-                .unfold(a.int(1)?, a.usize(2)?, a.usize(3)?)?
-                .into())
-        },
+        |x: Tensor, dim: i64, size: usize, step: usize| x.unfold(dim, size, step),
     );
-    r.def(
+    r.def_typed(
         "diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)",
-        |a| {
-            Ok(a.tensor(0)?
-                .diagonal(a.int(1)?, a.int(2)?, a.int(3)?)?
-                .into())
-        },
+        |x: Tensor, offset: i64, d1: i64, d2: i64| x.diagonal(offset, d1, d2),
     );
-    r.def(
+    r.def_typed(
         "split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]",
-        move |a| {
-            Ok(IValue::TensorList(
-                a.tensor(0)?.split(a.usize(1)?, a.int(2)?)?,
-            ))
-        },
+        |x: Tensor, size: usize, dim: i64| x.split(size, dim),
     );
-    r.def(
+    r.def_typed(
         "split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]",
-        move |a| {
-            Ok(IValue::TensorList(
-                a.tensor(0)?
-                    .split_with_sizes(&a.usize_list(1)?, a.int(2)?)?,
-            ))
-        },
+        |x: Tensor, sizes: Vec<usize>, dim: i64| x.split_with_sizes(&sizes, dim),
     );
-    r.def(
+    r.def_typed(
         "chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]",
-        move |a| {
-            Ok(IValue::TensorList(
-                a.tensor(0)?.chunk(a.usize(1)?, a.int(2)?)?,
-            ))
-        },
+        |x: Tensor, chunks: usize, dim: i64| x.chunk(chunks, dim),
     );
-    r.def(
+    r.def_typed(
         "unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]",
-        |a| Ok(IValue::TensorList(a.tensor(0)?.unbind(a.int(1)?)?)),
+        |x: Tensor, dim: i64| x.unbind(dim),
     );
-    r.def("contiguous(Tensor(a) self) -> Tensor(a)", |a| {
-        Ok(a.tensor(0)?.contiguous()?.into())
+    r.def_typed("contiguous(Tensor(a) self) -> Tensor(a)", |x: Tensor| {
+        x.contiguous()
     });
-    r.def("detach(Tensor(a) self) -> Tensor(a)", |a| {
-        Ok(a.tensor(0)?.detach().into())
+    r.def_typed("detach(Tensor(a) self) -> Tensor(a)", |x: Tensor| {
+        Ok(x.detach())
     });
-    r.def("clone(Tensor self) -> Tensor", |a| {
-        Ok(a.tensor(0)?.deep_clone()?.into())
-    });
-    r.def(
+    r.def_typed("clone(Tensor self) -> Tensor", |x: Tensor| x.deep_clone());
+    r.def_typed(
         "copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)",
-        |a| {
-            let t = a.tensor(0)?;
-            t.copy_(&a.tensor(1)?)?;
-            Ok(t.into())
-        },
+        |x: Tensor, src: Tensor, _non_blocking: bool| x.copy_(&src).map(|()| x),
     );
-    r.def(
+    r.def_typed(
         "fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)",
-        |a| {
-            let t = a.tensor(0)?;
-            t.fill_(a.scalar(1)?)?;
-            Ok(t.into())
-        },
+        |x: Tensor, v: Scalar| x.fill_(v).map(|()| x),
     );
-    r.def("zero_(Tensor(a!) self) -> Tensor(a!)", |a| {
-        let t = a.tensor(0)?;
-        t.zero_()?;
-        Ok(t.into())
+    r.def_typed("zero_(Tensor(a!) self) -> Tensor(a!)", |x: Tensor| {
+        x.zero_().map(|()| x)
     });
-    r.def(
+    r.def_typed(
         "to.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)",
-        |a| {
-            let d = a
-                .opt_dtype(1)?
-                .ok_or_else(|| crate::Error::new(crate::ErrorKind::Type, "to(): dtype required"))?;
-            Ok(a.tensor(0)?.to_dtype(d)?.into())
-        },
+        |x: Tensor, d: DType| x.to_dtype(d),
     );
 }

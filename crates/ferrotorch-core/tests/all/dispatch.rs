@@ -59,7 +59,7 @@ use ferrotorch_core::dispatch::{
     redispatch, register_kernel, DispatchKey, DispatchKeySet, ExcludeGuard, IValue, IncludeGuard,
     OpHandle,
 };
-use ferrotorch_core::{Result, Tensor};
+use ferrotorch_core::{DType, Result, Tensor};
 use std::sync::{Arc, Mutex};
 
 /// Serialises the tests that install a Tracer fallback (process-wide).
@@ -223,5 +223,45 @@ fn typed_kernels_unbox_by_schema() -> Result<()> {
         .unwrap_err()
         .to_string();
     assert!(e.contains("alpha"), "{e}");
+    // a negative layer count is an error (it was taken as 0 layers)
+    let seq = Tensor::zeros(&[3, 1, 2], DType::F32)?;
+    let h = Tensor::zeros(&[1, 1, 2], DType::F32)?;
+    let e = dispatch::call(
+        "rnn_tanh",
+        &[
+            seq.into(),
+            h.into(),
+            IValue::TensorList(vec![]),
+            true.into(),
+            IValue::Int(-1),
+            0.0.into(),
+            false.into(),
+            false.into(),
+            false.into(),
+        ],
+        &[],
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("argument 'num_layers' must not be negative"),
+        "{e}"
+    );
+    // creation ops take their options by keyword, devices parsed
+    let z = dispatch::call(
+        "zeros",
+        &[IValue::IntList(vec![2, 3])],
+        &[("dtype", DType::F64.into()), ("device", "cpu".into())],
+    )?
+    .into_tensor()?;
+    assert_eq!((z.shape(), z.dtype()), (&[2usize, 3][..], DType::F64));
+    let e = dispatch::call(
+        "ones",
+        &[IValue::IntList(vec![2])],
+        &[("device", "tpu".into())],
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("Expected one of cpu, cuda device type"), "{e}");
     Ok(())
 }

@@ -480,66 +480,77 @@ pub fn rnn_cell(
     Ok(out)
 }
 
-fn args(a: &crate::dispatch::Args, first: usize) -> Result<RnnArgs> {
-    Ok(RnnArgs {
-        has_biases: a.bool(first)?,
-        num_layers: usize::try_from(a.int(first + 1)?).unwrap_or(0),
-        dropout: a.float(first + 2)?,
-        train: a.bool(first + 3)?,
-        bidirectional: a.bool(first + 4)?,
-        batch_first: a.bool(first + 5)?,
-    })
+/// The trailing arguments of the `rnn_*`/`gru`/`lstm` schemas.
+fn args(
+    has_biases: bool,
+    num_layers: usize,
+    dropout: f64,
+    train: bool,
+    bidirectional: bool,
+    batch_first: bool,
+) -> RnnArgs {
+    RnnArgs {
+        has_biases,
+        num_layers,
+        dropout,
+        train,
+        bidirectional,
+        batch_first,
+    }
 }
 
 pub(crate) fn register(r: &mut Registry) {
     const TAIL: &str = "Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool batch_first)";
+    type Opt = Option<Tensor>;
     for mode in [RnnMode::Tanh, RnnMode::Relu, RnnMode::Gru] {
-        r.def(
+        r.def_typed(
             &format!(
                 "{}.input(Tensor input, Tensor hx, {TAIL} -> (Tensor, Tensor)",
                 mode.op()
             ),
-            move |a| {
-                let (y, mut h) = rnn(
-                    mode,
-                    &a.tensor(0)?,
-                    &[a.tensor(1)?],
-                    &a.tensor_list(2)?,
-                    args(a, 3)?,
-                )?;
-                Ok((y, h.remove(0)).into())
+            move |x: Tensor,
+                  hx: Tensor,
+                  params: Vec<Tensor>,
+                  bias: bool,
+                  layers: usize,
+                  p: f64,
+                  train: bool,
+                  bidir: bool,
+                  batch_first: bool| {
+                let a = args(bias, layers, p, train, bidir, batch_first);
+                let (y, mut h) = rnn(mode, &x, &[hx], &params, a)?;
+                Ok((y, h.remove(0)))
             },
         );
-        r.def(
+        r.def_typed(
             &format!("{}_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None) -> Tensor", mode.op()),
-            move |a| {
-                let out = rnn_cell(mode, &a.tensor(0)?, &[a.tensor(1)?], &a.tensor(2)?, &a.tensor(3)?, a.opt_tensor(4)?.as_ref(), a.opt_tensor(5)?.as_ref())?;
-                Ok(out.into_iter().next().expect("one state").into())
+            move |x: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Opt, b_hh: Opt| {
+                let out = rnn_cell(mode, &x, &[hx], &w_ih, &w_hh, b_ih.as_ref(), b_hh.as_ref())?;
+                Ok(out.into_iter().next().expect("one state"))
             },
         );
     }
-    r.def(
+    r.def_typed(
         &format!("lstm.input(Tensor input, Tensor[] hx, {TAIL} -> (Tensor, Tensor, Tensor)"),
-        |a| {
-            let (y, s) = rnn(
-                RnnMode::Lstm,
-                &a.tensor(0)?,
-                &a.tensor_list(1)?,
-                &a.tensor_list(2)?,
-                args(a, 3)?,
-            )?;
-            Ok(IValue::Tuple(vec![
-                y.into(),
-                s[0].clone().into(),
-                s[1].clone().into(),
-            ]))
+        |x: Tensor,
+         hx: Vec<Tensor>,
+         params: Vec<Tensor>,
+         bias: bool,
+         layers: usize,
+         p: f64,
+         train: bool,
+         bidir: bool,
+         batch_first: bool| {
+            let a = args(bias, layers, p, train, bidir, batch_first);
+            let (y, s) = rnn(RnnMode::Lstm, &x, &hx, &params, a)?;
+            Ok((y, s[0].clone(), s[1].clone()))
         },
     );
-    r.def(
+    r.def_typed(
         "lstm_cell(Tensor input, Tensor[] hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None) -> (Tensor, Tensor)",
-        |a| {
-            let s = rnn_cell(RnnMode::Lstm, &a.tensor(0)?, &a.tensor_list(1)?, &a.tensor(2)?, &a.tensor(3)?, a.opt_tensor(4)?.as_ref(), a.opt_tensor(5)?.as_ref())?;
-            Ok((s[0].clone(), s[1].clone()).into())
+        |x: Tensor, hx: Vec<Tensor>, w_ih: Tensor, w_hh: Tensor, b_ih: Opt, b_hh: Opt| {
+            let s = rnn_cell(RnnMode::Lstm, &x, &hx, &w_ih, &w_hh, b_ih.as_ref(), b_hh.as_ref())?;
+            Ok((s[0].clone(), s[1].clone()))
         },
     );
 }
