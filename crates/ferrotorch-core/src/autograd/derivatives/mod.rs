@@ -7,6 +7,12 @@
 //! each returned gradient back to its input's shape and dtype, so formulas
 //! ignore broadcasting.
 //!
+//! What a formula saves is declared with it, never in a second list: the
+//! unary and binary ops have one table entry each (`unary_derivative`,
+//! `binary_derivative` in [`pointwise`]: what the formula reads — input,
+//! result or nothing — and the formula), and every other op's recording
+//! function passes its saves and its formula to one `record` call.
+//!
 //! - [`pointwise`]: unary and binary elementwise ops
 //! - [`reduce`]: sums, means, products, extrema, variances, norms
 //! - [`scan`]: cumulative sums, products and logsumexp

@@ -12,98 +12,112 @@ use crate::scalar::Scalar;
 use crate::tensor::Tensor;
 use std::f64::consts::{LN_10, LN_2, PI};
 
-/// d op(x) / dx · g for the unary ops of `native::unary` and
-/// `native::unary_exact`, from the input `x` and the result `y`.
-fn unary_formula(op: &str, g: &Tensor, x: &Tensor, y: &Tensor) -> Result<Tensor> {
-    if let Some(r) = super::fused::unary(op, g, x, y)? {
-        return Ok(r);
-    }
-    Ok(match op {
-        "neg" => g.neg()?,
-        "abs" => g.mul(x.sign()?)?,
-        "sign" | "floor" | "ceil" | "round" | "trunc" => g.zeros_like()?,
-        "exp" => g.mul(y)?,
-        "exp2" => g.mul(y)?.mul(LN_2)?,
-        "expm1" => g.mul(y.add(1.0)?)?,
-        "log" => g.div(x)?,
-        "log2" => g.div(x.mul(LN_2)?)?,
-        "log10" => g.div(x.mul(LN_10)?)?,
-        "log1p" => g.div(x.add(1.0)?)?,
-        "sqrt" => g.div(y.mul(2.0)?)?,
-        "rsqrt" => g.mul(y.pow(3.0)?)?.mul(-0.5)?,
-        "reciprocal" => g.mul(y.mul(y)?)?.neg()?,
-        "sin" => g.mul(x.cos()?)?,
-        "cos" => g.mul(x.sin()?)?.neg()?,
-        "tan" => g.mul(y.mul(y)?.add(1.0)?)?,
-        "asin" => g.mul(x.mul(x)?.neg()?.add(1.0)?.rsqrt()?)?,
-        "acos" => g.mul(x.mul(x)?.neg()?.add(1.0)?.rsqrt()?)?.neg()?,
-        "atan" => g.div(x.mul(x)?.add(1.0)?)?,
-        "sinh" => g.mul(x.cosh()?)?,
-        "cosh" => g.mul(x.sinh()?)?,
-        "tanh" => g.mul(y.mul(y)?.neg()?.add(1.0)?)?,
-        "asinh" => g.mul(x.mul(x)?.add(1.0)?.rsqrt()?)?,
-        "acosh" => g.mul(x.mul(x)?.sub(1.0)?.rsqrt()?)?,
-        "atanh" => g.div(x.mul(x)?.neg()?.add(1.0)?)?,
-        "sigmoid" => g.mul(y.mul(y.neg()?.add(1.0)?)?)?,
-        "erf" => g.mul(x.mul(x)?.neg()?.exp()?.mul(2.0 / PI.sqrt())?)?,
-        "erfc" => g.mul(x.mul(x)?.neg()?.exp()?.mul(-2.0 / PI.sqrt())?)?,
-        "erfinv" => g.mul(y.mul(y)?.exp()?.mul(PI.sqrt() / 2.0)?)?,
-        "lgamma" => g.mul(x.digamma()?)?,
-        "digamma" => g.mul(x.polygamma(1)?)?,
-        "frac" => g.clone(),
-        "relu" => g.mul(y.gt(0.0)?.to_dtype(g.dtype())?)?,
-        "silu" => {
+/// What a derivative formula reads besides the output gradient: the
+/// saved tensor, as PyTorch's `derivatives.yaml` says per op (`self` or
+/// `result`). Saving only that keeps harmless in-place updates of the
+/// others from failing the version check.
+#[derive(Clone, Copy, PartialEq)]
+enum Reads {
+    /// Nothing: the formula is a function of `g` alone.
+    Nothing,
+    /// The op's input `x`.
+    Input,
+    /// The op's result `y`.
+    Result,
+}
+
+/// A unary formula: the input gradient from `g` and the tensor it reads.
+type UnaryFormula = fn(&Tensor, &Tensor) -> Result<Tensor>;
+
+/// The derivative of each unary op of `native::unary` and
+/// `native::unary_exact`, one entry per op (the `derivatives.yaml` of this
+/// crate): what it reads and the formula of `g` and that tensor (`x` for
+/// [`Reads::Input`], `y` for [`Reads::Result`]).
+fn unary_derivative(op: &str) -> Option<(Reads, UnaryFormula)> {
+    use Reads::{Input, Nothing, Result as Res};
+    Some(match op {
+        "neg" => (Nothing, |g, _| g.neg()),
+        "abs" => (Input, |g, x| g.mul(x.sign()?)),
+        "sign" | "floor" | "ceil" | "round" | "trunc" => (Nothing, |g, _| g.zeros_like()),
+        "exp" => (Res, |g, y| g.mul(y)),
+        "exp2" => (Res, |g, y| g.mul(y)?.mul(LN_2)),
+        "expm1" => (Res, |g, y| g.mul(y.add(1.0)?)),
+        "log" => (Input, |g, x| g.div(x)),
+        "log2" => (Input, |g, x| g.div(x.mul(LN_2)?)),
+        "log10" => (Input, |g, x| g.div(x.mul(LN_10)?)),
+        "log1p" => (Input, |g, x| g.div(x.add(1.0)?)),
+        "sqrt" => (Res, |g, y| g.div(y.mul(2.0)?)),
+        "rsqrt" => (Res, |g, y| g.mul(y.pow(3.0)?)?.mul(-0.5)),
+        "reciprocal" => (Res, |g, y| g.mul(y.mul(y)?)?.neg()),
+        "sin" => (Input, |g, x| g.mul(x.cos()?)),
+        "cos" => (Input, |g, x| g.mul(x.sin()?)?.neg()),
+        "tan" => (Res, |g, y| g.mul(y.mul(y)?.add(1.0)?)),
+        "asin" => (Input, |g, x| g.mul(x.mul(x)?.neg()?.add(1.0)?.rsqrt()?)),
+        "acos" => (Input, |g, x| {
+            g.mul(x.mul(x)?.neg()?.add(1.0)?.rsqrt()?)?.neg()
+        }),
+        "atan" => (Input, |g, x| g.div(x.mul(x)?.add(1.0)?)),
+        "sinh" => (Input, |g, x| g.mul(x.cosh()?)),
+        "cosh" => (Input, |g, x| g.mul(x.sinh()?)),
+        "tanh" => (Res, |g, y| g.mul(y.mul(y)?.neg()?.add(1.0)?)),
+        "asinh" => (Input, |g, x| g.mul(x.mul(x)?.add(1.0)?.rsqrt()?)),
+        "acosh" => (Input, |g, x| g.mul(x.mul(x)?.sub(1.0)?.rsqrt()?)),
+        "atanh" => (Input, |g, x| g.div(x.mul(x)?.neg()?.add(1.0)?)),
+        "sigmoid" => (Res, |g, y| g.mul(y.mul(y.neg()?.add(1.0)?)?)),
+        "erf" => (Input, |g, x| {
+            g.mul(x.mul(x)?.neg()?.exp()?.mul(2.0 / PI.sqrt())?)
+        }),
+        "erfc" => (Input, |g, x| {
+            g.mul(x.mul(x)?.neg()?.exp()?.mul(-2.0 / PI.sqrt())?)
+        }),
+        "erfinv" => (Res, |g, y| g.mul(y.mul(y)?.exp()?.mul(PI.sqrt() / 2.0)?)),
+        "lgamma" => (Input, |g, x| g.mul(x.digamma()?)),
+        "digamma" => (Input, |g, x| g.mul(x.polygamma(1)?)),
+        "frac" => (Nothing, |g, _| Ok(g.clone())),
+        "relu" => (Res, |g, y| g.mul(y.gt(0.0)?.to_dtype(g.dtype())?)),
+        "silu" => (Input, |g, x| {
             let s = x.sigmoid()?;
-            g.mul(s.mul(x.mul(s.neg()?.add(1.0)?)?.add(1.0)?)?)?
-        }
-        other => crate::bail!(
-            NotImplemented,
-            "the derivative for '{other}' is not implemented."
-        ),
+            g.mul(s.mul(x.mul(s.neg()?.add(1.0)?)?.add(1.0)?)?)
+        }),
+        _ => return None,
     })
 }
 
-/// Record a unary op (`exp`, `sin`, ...) whose formula is in the table above.
+/// Record a unary op (`exp`, `sin`, ...) with its entry in
+/// [`unary_derivative`].
 pub(crate) fn unary(op: &'static str, x: &Tensor, y: Tensor) -> Result<Tensor> {
     if !needs_grad(&[x]) {
         return Ok(y);
     }
-    // Save only what the formula reads, as PyTorch does (saving more would
-    // make harmless in-place updates fail the version check).
-    let uses_result = matches!(
-        op,
-        "exp"
-            | "exp2"
-            | "expm1"
-            | "sqrt"
-            | "rsqrt"
-            | "reciprocal"
-            | "tan"
-            | "tanh"
-            | "sigmoid"
-            | "erfinv"
-            | "relu"
-    );
-    let save = if uses_result {
-        Save::Output(0)
-    } else {
-        Save::Tensor(x)
+    let Some((reads, formula)) = unary_derivative(op) else {
+        crate::bail!(
+            NotImplemented,
+            "the derivative for '{op}' is not implemented."
+        );
     };
-    record1(
-        super::node_name(op, 0),
-        &[x],
-        y,
-        smallvec::smallvec![save],
-        move |c: &Ctx| {
-            let s = c.saved(0);
-            Ok(smallvec::smallvec![Some(unary_formula(
-                op,
-                c.grad(),
-                s,
-                s
-            )?)])
-        },
-    )
+    let saves = match reads {
+        Reads::Nothing => smallvec::smallvec![],
+        Reads::Input => smallvec::smallvec![Save::Tensor(x)],
+        Reads::Result => smallvec::smallvec![Save::Output(0)],
+    };
+    record1(super::node_name(op, 0), &[x], y, saves, move |c: &Ctx| {
+        let g = c.grad();
+        let s = if reads == Reads::Nothing {
+            g
+        } else {
+            c.saved(0)
+        };
+        let fused = if reads == Reads::Nothing {
+            None
+        } else {
+            super::fused::unary(op, g, s, s)?
+        };
+        let dx = match fused {
+            Some(d) => d,
+            None => formula(g, s)?,
+        };
+        Ok(smallvec::smallvec![Some(dx)])
+    })
 }
 
 /// A binary op's right operand as seen by a formula: the saved tensor or the number.
@@ -120,100 +134,170 @@ fn rhs(c: &Ctx, b: &B, idx: usize) -> Operand {
     }
 }
 
-/// Gradients (for `a`, for `b`) of a binary op.
-fn binary_formula(op: &str, c: &Ctx, a: &Tensor, b: Operand, y: &Tensor) -> Result<GradVec> {
-    let g = c.grad();
-    let bt = |dt| b.to_tensor(dt);
-    Ok(match op {
-        "mul" => smallvec::smallvec![want(c, 0, || g.mul(b.clone()))?, want(c, 1, || g.mul(a))?],
-        "div" => smallvec::smallvec![
-            want(c, 0, || g.div(b.clone()))?,
-            want(c, 1, || {
-                let bb = bt(g.dtype())?;
-                g.mul(a)?.div(bb.mul(&bb)?)?.neg()
-            })?,
-        ],
-        "pow" => smallvec::smallvec![
-            want(c, 0, || {
-                // b · a^(b-1), and 0 where b == 0 (so 0^0 has gradient 0)
-                let bb = bt(a.dtype())?;
-                let d = bb.mul(a.pow(bb.sub(1.0)?)?)?;
-                g.mul(d.masked_fill(&bb.eq(0.0)?, 0.0)?)
-            })?,
-            want(c, 1, || {
-                // y · ln a, and 0 where a == 0 and b >= 0
-                let bb = bt(a.dtype())?;
-                let d = y.mul(a.log()?)?;
-                let zero = a.eq(0.0)?.logical_and(&bb.ge(0.0)?)?;
-                g.mul(d.masked_fill(&zero, 0.0)?)
-            })?,
-        ],
-        "atan2" => {
-            let bb = bt(a.dtype())?;
+/// When a binary formula reads an operand.
+#[derive(Clone, Copy, PartialEq)]
+enum When {
+    /// Never: nothing is saved for it.
+    Never,
+    /// Always.
+    Always,
+    /// Only for the other operand's gradient (`a · b` reads `b` for `a`'s
+    /// gradient alone): saved only when that gradient is wanted, as
+    /// PyTorch's generated code does, so `y * 2.0` saves nothing.
+    ForOther,
+}
+
+/// What a binary formula reads: each operand, and whether the result.
+#[derive(Clone, Copy)]
+struct BinaryReads {
+    a: When,
+    b: When,
+    result: bool,
+}
+
+/// A binary formula: gradients (for `a`, for `b`) from the context, the
+/// operands, the result and `alpha` (add/sub's scale of `b`). An operand
+/// the formula does not read is `g` in its place.
+type BinaryFormula = fn(&Ctx, &Tensor, Operand, &Tensor, f64) -> Result<GradVec>;
+
+/// The derivative of each binary op of `native::binary`, one entry per op
+/// (the `derivatives.yaml` of this crate): what it reads, and its formula.
+fn binary_derivative(op: &str) -> Option<(BinaryReads, BinaryFormula)> {
+    use When::{Always, ForOther, Never};
+    let reads = |a, b, result| BinaryReads { a, b, result };
+    Some(match op {
+        "add" | "sub" => (reads(Never, Never, false), |c, _, _, _, alpha| {
+            let g = c.grad();
+            Ok(smallvec::smallvec![
+                Some(g.clone()),
+                want(c, 1, || g.mul(alpha))?
+            ])
+        }),
+        "mul" => (reads(ForOther, ForOther, false), |c, a, b, _, _| {
+            let g = c.grad();
+            Ok(smallvec::smallvec![
+                want(c, 0, || g.mul(b.clone()))?,
+                want(c, 1, || g.mul(a))?
+            ])
+        }),
+        "div" => (reads(ForOther, Always, false), |c, a, b, _, _| {
+            let g = c.grad();
+            Ok(smallvec::smallvec![
+                want(c, 0, || g.div(b.clone()))?,
+                want(c, 1, || {
+                    let bb = b.to_tensor(g.dtype())?;
+                    g.mul(a)?.div(bb.mul(&bb)?)?.neg()
+                })?,
+            ])
+        }),
+        "pow" => (reads(Always, Always, true), |c, a, b, y, _| {
+            let g = c.grad();
+            Ok(smallvec::smallvec![
+                want(c, 0, || {
+                    // b · a^(b-1), and 0 where b == 0 (so 0^0 has gradient 0)
+                    let bb = b.to_tensor(a.dtype())?;
+                    let d = bb.mul(a.pow(bb.sub(1.0)?)?)?;
+                    g.mul(d.masked_fill(&bb.eq(0.0)?, 0.0)?)
+                })?,
+                want(c, 1, || {
+                    // y · ln a, and 0 where a == 0 and b >= 0
+                    let bb = b.to_tensor(a.dtype())?;
+                    let d = y.mul(a.log()?)?;
+                    let zero = a.eq(0.0)?.logical_and(&bb.ge(0.0)?)?;
+                    g.mul(d.masked_fill(&zero, 0.0)?)
+                })?,
+            ])
+        }),
+        "atan2" => (reads(Always, Always, false), |c, a, b, _, _| {
+            let g = c.grad();
+            let bb = b.to_tensor(a.dtype())?;
             let den = a.mul(a)?.add(bb.mul(&bb)?)?;
-            smallvec::smallvec![
+            Ok(smallvec::smallvec![
                 want(c, 0, || g.mul(&bb)?.div(&den))?,
                 want(c, 1, || g.mul(a)?.neg()?.div(&den))?,
-            ]
-        }
-        "maximum" | "minimum" | "fmax" | "fmin" => {
-            // The larger (smaller) operand takes the gradient; ties split it.
-            let bb = bt(a.dtype())?;
-            let pick_a = if op.ends_with("max") || op == "maximum" {
-                a.gt(&bb)?
-            } else {
-                a.lt(&bb)?
-            };
-            let pick_a = if op.starts_with('f') {
-                // fmax/fmin: a NaN operand loses to a number
-                pick_a.logical_or(&bb.isnan()?.logical_and(&a.isnan()?.logical_not()?)?)?
-            } else {
-                pick_a
-            };
-            let tie = a.eq(&bb)?;
-            let half = g.mul(0.5)?;
-            let ga =
-                crate::native::pointwise::where_(&tie, &half, g.mul(pick_a.to_dtype(g.dtype())?)?)?;
-            let gb = crate::native::pointwise::where_(&tie, &half, g.sub(&ga)?)?;
-            smallvec::smallvec![Some(ga), want(c, 1, || Ok(gb))?]
-        }
-        "remainder" => smallvec::smallvec![
-            Some(g.clone()),
-            want(c, 1, || g.mul(a.div_mode(b.clone(), Some("floor"))?)?.neg())?,
-        ],
-        "fmod" => smallvec::smallvec![
-            Some(g.clone()),
-            want(c, 1, || g.mul(a.div_mode(b.clone(), Some("trunc"))?)?.neg())?,
-        ],
-        "hypot" => smallvec::smallvec![
-            want(c, 0, || g.mul(a)?.div(y))?,
-            want(c, 1, || g.mul(bt(a.dtype())?)?.div(y))?,
-        ],
-        "copysign" => smallvec::smallvec![
-            want(c, 0, || {
-                // ±1 where the sign changed or not; 0 at a == 0
-                let s = a.sign()?.mul(y.sign()?)?;
-                g.mul(s)
-            })?,
-            want(c, 1, || g.zeros_like())?,
-        ],
-        "xlogy" => smallvec::smallvec![
-            want(c, 0, || {
-                let bb = bt(a.dtype())?;
-                let d = bb.log()?;
-                let zero = a.eq(0.0)?.logical_and(&bb.isnan()?.logical_not()?)?;
-                g.mul(d.masked_fill(&zero, 0.0)?)
-            })?,
-            want(c, 1, || g.mul(a)?.div(bt(a.dtype())?))?,
-        ],
-        other => crate::bail!(
-            NotImplemented,
-            "the derivative for '{other}' is not implemented."
-        ),
+            ])
+        }),
+        "maximum" => (reads(Always, Always, false), |c, a, b, _, _| {
+            extremum(c, a, b, true, false)
+        }),
+        "minimum" => (reads(Always, Always, false), |c, a, b, _, _| {
+            extremum(c, a, b, false, false)
+        }),
+        "fmax" => (reads(Always, Always, false), |c, a, b, _, _| {
+            extremum(c, a, b, true, true)
+        }),
+        "fmin" => (reads(Always, Always, false), |c, a, b, _, _| {
+            extremum(c, a, b, false, true)
+        }),
+        "remainder" => (reads(Always, Always, false), |c, a, b, _, _| {
+            let g = c.grad();
+            Ok(smallvec::smallvec![
+                Some(g.clone()),
+                want(c, 1, || g.mul(a.div_mode(b.clone(), Some("floor"))?)?.neg())?,
+            ])
+        }),
+        "fmod" => (reads(Always, Always, false), |c, a, b, _, _| {
+            let g = c.grad();
+            Ok(smallvec::smallvec![
+                Some(g.clone()),
+                want(c, 1, || g.mul(a.div_mode(b.clone(), Some("trunc"))?)?.neg())?,
+            ])
+        }),
+        "hypot" => (reads(Always, Always, true), |c, a, b, y, _| {
+            let g = c.grad();
+            Ok(smallvec::smallvec![
+                want(c, 0, || g.mul(a)?.div(y))?,
+                want(c, 1, || g.mul(b.to_tensor(a.dtype())?)?.div(y))?,
+            ])
+        }),
+        "copysign" => (reads(Always, Always, true), |c, a, _, y, _| {
+            let g = c.grad();
+            Ok(smallvec::smallvec![
+                want(c, 0, || {
+                    // ±1 where the sign changed or not; 0 at a == 0
+                    let s = a.sign()?.mul(y.sign()?)?;
+                    g.mul(s)
+                })?,
+                want(c, 1, || g.zeros_like())?,
+            ])
+        }),
+        "xlogy" => (reads(Always, Always, false), |c, a, b, _, _| {
+            let g = c.grad();
+            Ok(smallvec::smallvec![
+                want(c, 0, || {
+                    let bb = b.to_tensor(a.dtype())?;
+                    let d = bb.log()?;
+                    let zero = a.eq(0.0)?.logical_and(&bb.isnan()?.logical_not()?)?;
+                    g.mul(d.masked_fill(&zero, 0.0)?)
+                })?,
+                want(c, 1, || g.mul(a)?.div(b.to_tensor(a.dtype())?))?,
+            ])
+        }),
+        _ => return None,
     })
 }
 
-/// Record a binary op `y = op(a, b)` (`alpha` scales `b` for add/sub).
+/// maximum/minimum (`fnan`: fmax/fmin): the larger (smaller) operand takes
+/// the gradient; ties split it.
+fn extremum(c: &Ctx, a: &Tensor, b: Operand, max: bool, fnan: bool) -> Result<GradVec> {
+    let g = c.grad();
+    let bb = b.to_tensor(a.dtype())?;
+    let pick_a = if max { a.gt(&bb)? } else { a.lt(&bb)? };
+    let pick_a = if fnan {
+        // fmax/fmin: a NaN operand loses to a number
+        pick_a.logical_or(&bb.isnan()?.logical_and(&a.isnan()?.logical_not()?)?)?
+    } else {
+        pick_a
+    };
+    let tie = a.eq(&bb)?;
+    let half = g.mul(0.5)?;
+    let ga = crate::native::pointwise::where_(&tie, &half, g.mul(pick_a.to_dtype(g.dtype())?)?)?;
+    let gb = crate::native::pointwise::where_(&tie, &half, g.sub(&ga)?)?;
+    Ok(smallvec::smallvec![Some(ga), want(c, 1, || Ok(gb))?])
+}
+
+/// Record a binary op `y = op(a, b)` (`alpha` scales `b` for add/sub)
+/// with its entry in [`binary_derivative`].
 pub(crate) fn binary(
     op: &'static str,
     a: &Tensor,
@@ -232,36 +316,32 @@ pub(crate) fn binary(
     if !needs_grad(inputs) {
         return Ok(y);
     }
+    let Some((reads, formula)) = binary_derivative(op) else {
+        crate::bail!(
+            NotImplemented,
+            "the derivative for '{op}' is not implemented."
+        );
+    };
     let overload = if op == "pow" && inputs.len() == 2 {
         1
     } else {
         0
     };
-    let name = super::node_name(op, overload);
-    if matches!(op, "add" | "sub") {
-        // nothing saved: the gradients are g and ±alpha·g
-        let gb = if op == "sub" { -alpha } else { alpha };
-        return record1(name, inputs, y, smallvec::smallvec![], move |c: &Ctx| {
-            let g = c.grad();
-            let mut r = smallvec::smallvec![Some(g.clone()), want(c, 1, || g.mul(gb))?];
-            r.truncate(c.needs.len());
-            Ok(r)
-        });
-    }
-    // Saved: a, then b when it is a tensor, then the result when the
-    // formula reads it (saving more would fail harmless in-place updates).
+    let alpha = if op == "sub" { -alpha } else { alpha };
+    // Saved: a, then b when it is a tensor, then the result, each only
+    // when the formula reads it (saving more would fail harmless in-place
+    // updates).
     let bk = match b {
         Operand::Tensor(_) => B::T,
         Operand::Scalar(s) => B::S(*s),
     };
-    let uses_result = matches!(op, "pow" | "hypot" | "copysign");
-    // mul and div read `a` only for b's gradient, and mul reads `b` only for
-    // a's: like PyTorch's generated code, save them only when that gradient
-    // is wanted (`y * 2.0` saves nothing). The formula then gets `g` in the
-    // unsaved operand's place, never read since its gradient isn't computed.
-    let b_wants = inputs.len() == 2 && needs_grad(&inputs[1..]);
-    let save_a = !matches!(op, "mul" | "div") || b_wants;
-    let save_b = inputs.len() == 2 && (op != "mul" || needs_grad(&inputs[..1]));
+    let saves_for = |w: When, other_wants: bool| match w {
+        When::Never => false,
+        When::Always => true,
+        When::ForOther => other_wants,
+    };
+    let save_a = saves_for(reads.a, inputs.len() == 2 && needs_grad(&inputs[1..]));
+    let save_b = inputs.len() == 2 && saves_for(reads.b, needs_grad(&inputs[..1]));
     let mut saves: smallvec::SmallVec<[Save<'_>; 2]> = smallvec::SmallVec::new();
     if save_a {
         saves.push(Save::Tensor(a));
@@ -269,25 +349,31 @@ pub(crate) fn binary(
     if save_b {
         saves.push(Save::Tensor(inputs[1]));
     }
-    if uses_result {
+    if reads.result {
         saves.push(Save::Output(0));
     }
-    record1(name, inputs, y, saves, move |c: &Ctx| {
-        let a = if save_a { c.saved(0) } else { c.grad() };
-        let b = match bk {
-            B::T if !save_b => Operand::Tensor(c.grad().clone()),
-            _ => rhs(c, &bk, usize::from(save_a)),
-        };
-        // `y` is only read by the ops that saved it
-        let y = if uses_result {
-            c.saved(c.saved.len() - 1)
-        } else {
-            a
-        };
-        let mut r = binary_formula(op, c, a, b, y)?;
-        r.truncate(c.needs.len());
-        Ok(r)
-    })
+    record1(
+        super::node_name(op, overload),
+        inputs,
+        y,
+        saves,
+        move |c: &Ctx| {
+            let a = if save_a { c.saved(0) } else { c.grad() };
+            let b = match bk {
+                B::T if !save_b => Operand::Tensor(c.grad().clone()),
+                _ => rhs(c, &bk, usize::from(save_a)),
+            };
+            // `y` is only read by the ops that saved it
+            let y = if reads.result {
+                c.saved(c.saved.len() - 1)
+            } else {
+                a
+            };
+            let mut r = formula(c, a, b, y, alpha)?;
+            r.truncate(c.needs.len());
+            Ok(r)
+        },
+    )
 }
 
 /// `clamp(x, min, max)`: the gradient passes where min <= x <= max

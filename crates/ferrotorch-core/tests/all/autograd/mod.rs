@@ -405,6 +405,26 @@ fn modifying_a_saved_tensor_is_caught_by_the_version_counter() {
     assert_eq!(v(&x), vec![2.0, 4.0, 6.0]);
 }
 
+/// Ops whose formula reads nothing (`neg`, `floor`, `y * 2.0`) save
+/// nothing, as in torch (`derivatives.yaml`), so changing their input in
+/// place afterwards is allowed (`neg` saved its input, and failed here).
+#[test]
+fn ops_that_read_nothing_save_nothing() {
+    let x = Tensor::from_vec(vec![1.5f32, -2.0], &[2])
+        .unwrap()
+        .requires_grad_(true)
+        .unwrap();
+    let a = x.mul(1.0).unwrap();
+    let n = a.neg().unwrap();
+    let f = a.floor().unwrap();
+    let m = a.mul(2.0).unwrap();
+    a.add_(1.0).unwrap();
+    let loss = n.add(&f).unwrap().add(&m).unwrap().sum().unwrap();
+    loss.backward().unwrap();
+    // d/dx (-x + floor(x) + 2x) = -1 + 0 + 2
+    assert_eq!(v(&x.grad().unwrap()), vec![1.0, 1.0]);
+}
+
 #[test]
 fn leaf_grad_never_aliases_a_gradient_someone_else_holds() {
     // AccumulateGrad keeps an unshared gradient as it is and copies the
