@@ -127,6 +127,59 @@ const CASES: &[Case] = &[
     ("zeros_like", |x| x.zeros_like()?.add(x)),
     ("ones_like", |x| x.ones_like()?.sub(x)),
     ("full_like", |x| x.full_like(3)?.mul(x)),
+    ("prod", |x| x.prod()),
+    ("prod", |x| x.prod_dim(Some(&[1]), true, None)),
+    ("all", |x| x.gt(0.0)?.all()),
+    ("any", |x| x.gt(0.0)?.any()),
+    ("norm", |x| x.norm(2.0, None, false)),
+    ("norm", |x| x.norm(1.0, Some(&[1]), false)),
+    ("norm", |x| x.norm(3.0, None, true)),
+    ("clamp_min", |x| x.clamp_min(0.1)),
+    ("clamp_max", |x| x.clamp_max(&x.flip(&[0])?)),
+    ("lerp", |x| x.lerp(&x.exp()?, 0.25)),
+    ("addcmul", |x| x.addcmul(x, &x.exp()?, 0.5)),
+    ("addcdiv", |x| x.addcdiv(x, &x.exp()?, 2)),
+    ("floor_divide", |x| x.mul(10.0)?.floor_divide(3.0)),
+    ("div", |x| x.mul(10.0)?.div_mode(&x.exp()?, Some("trunc"))),
+    ("pad", |x| x.pad(&[1, 2], "constant", 0.5)),
+    ("upsample_nearest2d", |x| {
+        x.reshape(&[1, 1, 3, 4])?
+            .interpolate(&[6, 8], "nearest", false)
+    }),
+    ("upsample_bilinear2d", |x| {
+        x.reshape(&[1, 1, 3, 4])?
+            .interpolate(&[5, 5], "bilinear", true)
+    }),
+    ("lerp_", |x| {
+        let y = x.mul(2.0)?;
+        y.lerp_(&x.exp()?, 0.5)?;
+        Ok(y)
+    }),
+    ("addcmul_", |x| {
+        let y = x.mul(2.0)?;
+        y.addcmul_(x, x, 0.5)?;
+        Ok(y)
+    }),
+    ("addcdiv_", |x| {
+        let y = x.mul(2.0)?;
+        y.addcdiv_(x, &x.exp()?, 1)?;
+        Ok(y)
+    }),
+    ("masked_fill_", |x| {
+        let y = x.mul(2.0)?;
+        y.masked_fill_(&x.gt(0.0)?, -1.0)?;
+        Ok(y)
+    }),
+    ("index_put_", |x| {
+        let y = x.mul(2.0)?;
+        let rows = idx(&[2, 0]);
+        y.index_put_(&[rows.into()], &x.select(0, 1)?, true)?;
+        Ok(y)
+    }),
+    ("index_put", |x| {
+        let cols = idx(&[1, 3]);
+        x.index_put(&[(..).into(), cols.into()], &x.narrow(1, 0, 2)?, false)
+    }),
     ("copy_", |x| {
         let y = x.zeros_like()?;
         y.copy_(&x.exp()?)?;
@@ -205,5 +258,40 @@ fn tensors_made_by_unrecorded_code_are_reported() -> Result<()> {
     let c = Tensor::randn(&[4], DType::F32)?;
     let m = trace(|t| Ok(vec![t[0].add(&c)?]), &[x.clone()])?;
     assert!(m.trace_warnings().is_empty());
+    Ok(())
+}
+
+/// Random in-place ops are recorded as ops, not baked in: each run draws
+/// anew, and from the same seed draws what eager draws.
+#[test]
+fn random_inplace_ops_are_recorded() -> Result<()> {
+    let f = |x: &Tensor| -> Result<Tensor> {
+        let u = x.zeros_like()?;
+        u.uniform_(-1.0, 1.0, None)?;
+        let n = x.zeros_like()?;
+        n.normal_(0.0, 2.0, None)?;
+        let b = x.zeros_like()?;
+        b.bernoulli_(0.5, None)?;
+        x.add(&u)?.add(&n)?.add(&b)
+    };
+    let x = Tensor::randn(&[3, 4], DType::F32)?;
+    let m = trace(|t| Ok(vec![f(&t[0])?]), &[x.clone()])?;
+    for op in ["uniform_", "normal_", "bernoulli_"] {
+        assert!(
+            m.graph()
+                .nodes
+                .iter()
+                .any(|n| matches!(&n.kind, NodeKind::Op(e) if e.schema.name == op)),
+            "{op} not recorded:\n{}",
+            m.graph()
+        );
+    }
+    let a = m.forward(&[x.clone()])?.remove(0).to_vec::<f32>()?;
+    let b = m.forward(&[x.clone()])?.remove(0).to_vec::<f32>()?;
+    assert_ne!(a, b);
+    manual_seed(9);
+    let traced = m.forward(&[x.clone()])?.remove(0).to_vec::<f32>()?;
+    manual_seed(9);
+    assert_eq!(traced, f(&x)?.to_vec::<f32>()?);
     Ok(())
 }

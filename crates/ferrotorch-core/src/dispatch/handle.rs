@@ -108,3 +108,18 @@ macro_rules! enter_op_list {
         }
     }};
 }
+
+/// [`enter_op!`] for a typed in-place method (`-> Result<()>`): while a
+/// mode is on, the call enters through the op's handle and the method
+/// returns what the boxed call did.
+#[macro_export]
+macro_rules! enter_op_inplace {
+    ($name:literal $(, $arg:expr)* $(,)?) => {{
+        static OP: $crate::dispatch::OpHandle = $crate::dispatch::OpHandle::new($name);
+        if let Some(r) = $crate::dispatch::handle::intercept(&OP, || {
+            vec![$($crate::dispatch::IValue::from($arg)),*]
+        }) {
+            return r.map(|_| ());
+        }
+    }};
+}

@@ -215,6 +215,11 @@ impl From<Vec<Tensor>> for IValue {
         IValue::TensorList(v)
     }
 }
+impl From<crate::native::random::Generator> for IValue {
+    fn from(g: crate::native::random::Generator) -> IValue {
+        IValue::Generator(g)
+    }
+}
 impl From<DType> for IValue {
     fn from(v: DType) -> IValue {
         IValue::DType(v)

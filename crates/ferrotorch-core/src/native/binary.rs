@@ -542,10 +542,11 @@ impl Tensor {
         other: impl Into<Operand>,
         rounding_mode: Option<&str>,
     ) -> Result<Tensor> {
-        let other = other.into();
+        let other: Operand = other.into();
         let Some(mode) = rounding_mode else {
             return self.div(other);
         };
+        crate::enter_op!("div", self, other.boxed(), mode);
         let (dt, a, b, shape) = prepare("div", self, &other, Promote::Same)?;
         check_int_divisor("div", &b)?;
         let out = empty_like_layout(
@@ -602,6 +603,8 @@ impl Tensor {
 
     /// `torch.floor_divide` (floor rounding).
     pub fn floor_divide(&self, other: impl Into<Operand>) -> Result<Tensor> {
+        let other: Operand = other.into();
+        crate::enter_op!("floor_divide", self, other.boxed());
         self.div_mode(other, Some("floor"))
     }
 }
@@ -654,6 +657,10 @@ pub(crate) fn register_arith_extras(r: &mut Registry) {
     r.def_typed(
         "floor_divide(Tensor self, Tensor other) -> Tensor",
         |x: Tensor, y: Tensor| x.floor_divide(y),
+    );
+    r.def_typed(
+        "floor_divide.Scalar(Tensor self, Scalar other) -> Tensor",
+        |x: Tensor, y: Scalar| x.floor_divide(y),
     );
     r.def_typed(
         "pow.Scalar(Scalar self, Tensor exponent) -> Tensor",

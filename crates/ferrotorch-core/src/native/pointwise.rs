@@ -87,12 +87,16 @@ impl Tensor {
 
     /// `clamp(min=lo)`.
     pub fn clamp_min(&self, lo: impl Into<Operand>) -> Result<Tensor> {
-        self.clamp(Some(lo.into()), None::<Operand>)
+        let lo: Operand = lo.into();
+        crate::enter_op!("clamp_min", self, lo.boxed());
+        self.clamp(Some(lo), None::<Operand>)
     }
 
     /// `clamp(max=hi)`.
     pub fn clamp_max(&self, hi: impl Into<Operand>) -> Result<Tensor> {
-        self.clamp(None::<Operand>, Some(hi.into()))
+        let hi: Operand = hi.into();
+        crate::enter_op!("clamp_max", self, hi.boxed());
+        self.clamp(None::<Operand>, Some(hi))
     }
 
     /// In-place `clamp`.
@@ -124,7 +128,8 @@ impl Tensor {
     /// `self + weight * (end - self)`, computed from the nearer end for
     /// accuracy as PyTorch does (float dtypes).
     pub fn lerp(&self, end: &Tensor, weight: impl Into<Operand>) -> Result<Tensor> {
-        let w = weight.into();
+        let w: Operand = weight.into();
+        crate::enter_op!("lerp", self, end, w.boxed());
         crate::ensure!(
             self.is_floating_point() && self.dtype() == end.dtype(),
             Runtime,
@@ -153,22 +158,27 @@ impl Tensor {
 
     /// `self + value * t1 * t2`.
     pub fn addcmul(&self, t1: &Tensor, t2: &Tensor, value: impl Into<Scalar>) -> Result<Tensor> {
-        self.add(t1.mul(t2)?.mul(value.into())?)
+        let value: Scalar = value.into();
+        crate::enter_op!("addcmul", self, t1, t2, value);
+        self.add(t1.mul(t2)?.mul(value)?)
     }
 
     /// `self + value * t1 / t2`.
     pub fn addcdiv(&self, t1: &Tensor, t2: &Tensor, value: impl Into<Scalar>) -> Result<Tensor> {
+        let value: Scalar = value.into();
+        crate::enter_op!("addcdiv", self, t1, t2, value);
         crate::ensure!(
             t1.is_floating_point() || t2.is_floating_point(),
             Runtime,
             "Integer division with addcdiv is no longer supported, and in a future release addcdiv will perform a true division of tensor1 and tensor2."
         );
-        self.add(t1.div(t2)?.mul(value.into())?)
+        self.add(t1.div(t2)?.mul(value)?)
     }
 
     /// In-place `lerp`.
     pub fn lerp_(&self, end: &Tensor, weight: impl Into<Operand>) -> Result<()> {
         let w: Operand = weight.into();
+        crate::enter_op_inplace!("lerp_", self, end, w.boxed());
         let mut others = vec![end.clone()];
         others.extend(w.tensors().iter().cloned());
         inplace_from("lerp_", self, &others, |t| t.lerp(end, w))
@@ -176,12 +186,16 @@ impl Tensor {
 
     /// In-place `addcmul`.
     pub fn addcmul_(&self, t1: &Tensor, t2: &Tensor, value: impl Into<Scalar>) -> Result<()> {
+        let value: Scalar = value.into();
+        crate::enter_op_inplace!("addcmul_", self, t1, t2, value);
         let others = [t1.clone(), t2.clone()];
         inplace_from("addcmul_", self, &others, |t| t.addcmul(t1, t2, value))
     }
 
     /// In-place `addcdiv`.
     pub fn addcdiv_(&self, t1: &Tensor, t2: &Tensor, value: impl Into<Scalar>) -> Result<()> {
+        let value: Scalar = value.into();
+        crate::enter_op_inplace!("addcdiv_", self, t1, t2, value);
         let others = [t1.clone(), t2.clone()];
         inplace_from("addcdiv_", self, &others, |t| t.addcdiv(t1, t2, value))
     }
@@ -222,6 +236,7 @@ impl Tensor {
     /// In-place `masked_fill`; the mask must broadcast to `self`.
     pub fn masked_fill_(&self, mask: &Tensor, value: impl Into<Operand>) -> Result<()> {
         let v: Operand = value.into();
+        crate::enter_op_inplace!("masked_fill_", self, mask, v.boxed());
         let others = v.tensors().to_vec();
         inplace_from("masked_fill_", self, &others, |t| t.masked_fill(mask, v))
     }
@@ -348,6 +363,46 @@ pub(crate) fn register(r: &mut Registry) {
     r.def_typed(
         "lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor",
         |x: Tensor, end: Tensor, w: Tensor| x.lerp(&end, w),
+    );
+    r.def_typed(
+        "clamp_min(Tensor self, Scalar min) -> Tensor",
+        |x: Tensor, lo: S| x.clamp_min(lo),
+    );
+    r.def_typed(
+        "clamp_min.Tensor(Tensor self, Tensor min) -> Tensor",
+        |x: Tensor, lo: Tensor| x.clamp_min(lo),
+    );
+    r.def_typed(
+        "clamp_max(Tensor self, Scalar max) -> Tensor",
+        |x: Tensor, hi: S| x.clamp_max(hi),
+    );
+    r.def_typed(
+        "clamp_max.Tensor(Tensor self, Tensor max) -> Tensor",
+        |x: Tensor, hi: Tensor| x.clamp_max(hi),
+    );
+    r.def_typed(
+        "lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)",
+        |x: Tensor, end: Tensor, w: S| x.lerp_(&end, w).map(|()| x),
+    );
+    r.def_typed(
+        "lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)",
+        |x: Tensor, end: Tensor, w: Tensor| x.lerp_(&end, w).map(|()| x),
+    );
+    r.def_typed(
+        "addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)",
+        |x: Tensor, t1: Tensor, t2: Tensor, v: S| x.addcmul_(&t1, &t2, v).map(|()| x),
+    );
+    r.def_typed(
+        "addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)",
+        |x: Tensor, t1: Tensor, t2: Tensor, v: S| x.addcdiv_(&t1, &t2, v).map(|()| x),
+    );
+    r.def_typed(
+        "masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)",
+        |x: Tensor, mask: Tensor, v: S| x.masked_fill_(&mask, v).map(|()| x),
+    );
+    r.def_typed(
+        "masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)",
+        |x: Tensor, mask: Tensor, v: Tensor| x.masked_fill_(&mask, v).map(|()| x),
     );
     r.def_typed(
         "addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor",

@@ -185,6 +185,7 @@ fn float_dtype(op: &str, opts: TensorOptions) -> Result<DType> {
 impl Tensor {
     /// Fill in place with U(from, to) (`t.uniform_(from, to)`).
     pub fn uniform_(&self, from: f64, to: f64, generator: Option<&Generator>) -> Result<()> {
+        crate::enter_op_inplace!("uniform_", self, from, to, generator.cloned());
         self.storage().check_writable("uniform_")?;
         crate::ensure!(
             self.is_floating_point(),
@@ -213,6 +214,7 @@ impl Tensor {
 
     /// Fill in place with N(mean, std²) (`t.normal_(mean, std)`).
     pub fn normal_(&self, mean: f64, std: f64, generator: Option<&Generator>) -> Result<()> {
+        crate::enter_op_inplace!("normal_", self, mean, std, generator.cloned());
         self.storage().check_writable("normal_")?;
         crate::ensure!(
             std >= 0.0,
@@ -384,6 +386,7 @@ impl Tensor {
 
     /// Fill in place with Bernoulli(p) draws (`t.bernoulli_(p)`).
     pub fn bernoulli_(&self, p: f64, generator: Option<&Generator>) -> Result<()> {
+        crate::enter_op_inplace!("bernoulli_.float", self, p, generator.cloned());
         self.storage().check_writable("bernoulli_")?;
         crate::ensure!(
             (0.0..=1.0).contains(&p),

@@ -350,6 +350,12 @@ impl Tensor {
         keepdim: bool,
         dtype: Option<DType>,
     ) -> Result<Tensor> {
+        // torch's schemas: all elements, or one dim
+        match dims {
+            None if !keepdim => crate::enter_op!("prod", self, dtype),
+            Some(&[d]) => crate::enter_op!("prod.dim_int", self, d, keepdim, dtype),
+            _ => {}
+        }
         let x = self.accumulating(dtype)?;
         let y = crate::autograd::raw(&[&x], || x.prod_impl(dims, keepdim))?;
         crate::autograd::derivatives::reduce::prod(&x, dims, keepdim, y)
@@ -549,11 +555,13 @@ impl Tensor {
 
     /// `t.all()`: 0-dim bool.
     pub fn all(&self) -> Result<Tensor> {
+        crate::enter_op!("all", self);
         self.all_dim(None, false)
     }
 
     /// `t.any()`: 0-dim bool.
     pub fn any(&self) -> Result<Tensor> {
+        crate::enter_op!("any", self);
         self.any_dim(None, false)
     }
 

@@ -130,6 +130,14 @@ impl Tensor {
     /// p-norm over `dims` (`None` = all): p = 2 by default; `inf`, `-inf`,
     /// 0 (count of nonzeros) and any other p (`torch.norm` / `linalg.vector_norm`).
     pub fn norm(&self, p: f64, dims: Option<&[i64]>, keepdim: bool) -> Result<Tensor> {
+        match dims {
+            None if !keepdim => crate::enter_op!("norm.Scalar", self, p),
+            None => {
+                let all: Vec<i64> = (0..self.dim() as i64).collect();
+                crate::enter_op!("norm.ScalarOpt_dim", self, p, all, keepdim)
+            }
+            Some(d) => crate::enter_op!("norm.ScalarOpt_dim", self, p, d, keepdim),
+        }
         let y = crate::autograd::raw(&[self], || self.norm_impl(p, dims, keepdim))?;
         crate::autograd::derivatives::reduce::norm(self, p, dims, keepdim, y)
     }

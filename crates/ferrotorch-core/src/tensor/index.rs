@@ -9,6 +9,7 @@
 //! checks.
 
 use super::Tensor;
+use crate::dispatch::IValue;
 use crate::dtype::{DType, Element};
 use crate::error::Result;
 use std::ops::{Range, RangeFrom, RangeFull, RangeInclusive, RangeTo, RangeToInclusive};
@@ -352,6 +353,15 @@ impl Tensor {
         values: &Tensor,
         accumulate: bool,
     ) -> Result<()> {
+        if let Some(idx) = as_optional_tensors(indices) {
+            crate::enter_op_inplace!(
+                "index_put_",
+                self,
+                IValue::OptTensorList(idx),
+                values,
+                accumulate
+            );
+        }
         if crate::autograd::derivatives::inplace::check(
             "index_put_",
             self,
@@ -372,6 +382,15 @@ impl Tensor {
         values: &Tensor,
         accumulate: bool,
     ) -> Result<Tensor> {
+        if let Some(idx) = as_optional_tensors(indices) {
+            crate::enter_op!(
+                "index_put",
+                self,
+                IValue::OptTensorList(idx),
+                values,
+                accumulate
+            );
+        }
         let y = crate::autograd::raw(&[self, values], || -> Result<Tensor> {
             let out = self.deep_clone()?;
             out.index_put_raw(indices, values, accumulate)?;
@@ -466,6 +485,23 @@ impl Tensor {
         self.storage().bump_version();
         Ok(())
     }
+}
+
+/// Indices as the schemas' `Tensor?[]` (tensors and full slices, `None`
+/// for a full slice), when they are only that.
+fn as_optional_tensors(indices: &[TensorIndex]) -> Option<Vec<Option<Tensor>>> {
+    indices
+        .iter()
+        .map(|i| match i {
+            TensorIndex::Tensor(t) => Some(Some(t.clone())),
+            TensorIndex::Slice {
+                start: None,
+                stop: None,
+                step: 1,
+            } => Some(None),
+            _ => None,
+        })
+        .collect()
 }
 
 /// `Tensor?[]` from the dispatcher: `None` is a full slice.

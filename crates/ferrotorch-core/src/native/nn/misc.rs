@@ -96,6 +96,7 @@ impl Tensor {
     /// `F.pad(pad, mode, value)`: `pad` lists (left, right) pairs starting
     /// from the last dim; negative amounts crop (constant mode).
     pub fn pad(&self, pad: &[i64], mode: &str, value: f64) -> Result<Tensor> {
+        crate::enter_op!("pad", self, pad, mode, Some(value));
         if mode != "constant" {
             // reflect / replicate / circular are index_selects: recorded as such.
             return self.pad_impl(pad, mode, value);
@@ -182,6 +183,21 @@ impl Tensor {
     /// `size`: `mode` is `"nearest"` or (for 2 spatial dims) `"bilinear"`
     /// (`align_corners` as in PyTorch).
     pub fn interpolate(&self, size: &[usize], mode: &str, align_corners: bool) -> Result<Tensor> {
+        // the 2-d modes have torch's schemas
+        match (mode, self.dim()) {
+            ("nearest", 4) => {
+                crate::enter_op!("upsample_nearest2d", self, size, None::<f64>, None::<f64>)
+            }
+            ("bilinear", 4) => crate::enter_op!(
+                "upsample_bilinear2d",
+                self,
+                size,
+                align_corners,
+                None::<f64>,
+                None::<f64>
+            ),
+            _ => {}
+        }
         let sp = self.dim().saturating_sub(2);
         crate::ensure!(
             sp >= 1 && size.len() == sp,
