@@ -24,6 +24,7 @@ pub mod passes;
 mod print;
 pub mod serialize;
 mod tracer;
+pub mod zip;
 
 pub use module::{Attr, ScriptModule};
 pub use serialize::{load, load_bytes};

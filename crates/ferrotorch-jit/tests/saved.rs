@@ -6,11 +6,11 @@
 
 use ferrotorch_core::native::random::manual_seed;
 use ferrotorch_core::{autograd, DType, Result, Tensor};
+use ferrotorch_jit::zip;
 use ferrotorch_jit::{load, load_bytes, trace_module, ScriptModule};
 use ferrotorch_nn as nn;
 use nn::Forward;
 use serde_json::Value as Json;
-use std::collections::BTreeMap;
 
 fn mlp_script() -> Result<(nn::Sequential, ScriptModule)> {
     manual_seed(7);
@@ -57,56 +57,91 @@ fn saved_programs_round_trip() -> Result<()> {
     Ok(())
 }
 
-/// A program written by format version 1 (tests/fixtures/mlp_v1.ftjit,
-/// with the inputs and outputs it was made with) loads and runs the same.
-/// `FERROTORCH_REGEN_FIXTURES=1` rewrites the fixture.
+/// Programs written by earlier format versions (tests/fixtures:
+/// `mlp_v1.ftjit`, one safetensors file; `mlp_v2.ftjit`, the zip archive;
+/// each with the inputs and outputs it was made with) load and run the
+/// same. `FERROTORCH_REGEN_FIXTURES=1` rewrites the current version's.
 #[test]
-fn version_1_file_still_loads() -> Result<()> {
+fn files_of_every_version_still_load() -> Result<()> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let (file, io) = (dir.join("mlp_v1.ftjit"), dir.join("mlp_v1.json"));
-    if std::env::var("FERROTORCH_REGEN_FIXTURES").is_ok() {
-        let (_, m) = mlp_script()?;
-        m.save(&file)?;
-        let x = Tensor::from_vec((0..12).map(|i| i as f32 / 6.0 - 1.0).collect(), &[4, 3])?;
-        let y = m.forward(&[x.clone()])?.remove(0);
-        let j = serde_json::json!({"x": x.to_vec::<f32>()?, "y": y.to_vec::<f32>()?});
-        std::fs::write(&io, j.to_string()).unwrap();
+    for v in 1..=ferrotorch_jit::serialize::VERSION {
+        let file = dir.join(format!("mlp_v{v}.ftjit"));
+        let io = dir.join(format!("mlp_v{v}.json"));
+        if std::env::var("FERROTORCH_REGEN_FIXTURES").is_ok()
+            && v == ferrotorch_jit::serialize::VERSION
+        {
+            let (_, m) = mlp_script()?;
+            m.save(&file)?;
+            let x = Tensor::from_vec((0..12).map(|i| i as f32 / 6.0 - 1.0).collect(), &[4, 3])?;
+            let y = m.forward(&[x.clone()])?.remove(0);
+            let j = serde_json::json!({"x": x.to_vec::<f32>()?, "y": y.to_vec::<f32>()?});
+            std::fs::write(&io, j.to_string()).unwrap();
+        }
+        let j: Json = serde_json::from_str(&std::fs::read_to_string(&io).unwrap()).unwrap();
+        let f = |k: &str| {
+            j[k].as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_f64().unwrap() as f32)
+                .collect::<Vec<f32>>()
+        };
+        let m = load(&file)?;
+        let y = m.forward(&[Tensor::from_vec(f("x"), &[4, 3])?])?.remove(0);
+        assert_eq!(y.to_vec::<f32>()?, f("y"), "version {v}");
     }
-    let j: Json = serde_json::from_str(&std::fs::read_to_string(&io).unwrap()).unwrap();
-    let f = |k: &str| {
-        j[k].as_array()
-            .unwrap()
-            .iter()
-            .map(|v| v.as_f64().unwrap() as f32)
-            .collect::<Vec<f32>>()
-    };
-    let m = load(&file)?;
-    let y = m.forward(&[Tensor::from_vec(f("x"), &[4, 3])?])?.remove(0);
-    assert_eq!(y.to_vec::<f32>()?, f("y"));
+    // the archive's entries, as `unzip -l` lists them
+    let bytes = std::fs::read(dir.join("mlp_v2.ftjit")).unwrap();
+    let names: Vec<String> = zip::entries(&bytes)?.into_iter().map(|(n, _)| n).collect();
+    assert_eq!(
+        names,
+        [
+            "archive/version",
+            "archive/graph.json",
+            "archive/data.safetensors"
+        ]
+    );
     Ok(())
 }
 
-/// The metadata and graph of a saved file, to edit.
-fn parts(bytes: &[u8]) -> (BTreeMap<String, String>, Json) {
-    let meta = nn::safetensors::metadata(bytes).unwrap();
-    let g = serde_json::from_str(&meta["graph"]).unwrap();
-    (meta, g)
+const GRAPH: &str = "archive/graph.json";
+
+/// A saved archive's entries, to edit.
+fn entries(bytes: &[u8]) -> Vec<(String, Vec<u8>)> {
+    zip::entries(bytes)
+        .unwrap()
+        .into_iter()
+        .map(|(n, d)| (n, d.to_vec()))
+        .collect()
 }
 
-fn with(bytes: &[u8], edit: impl FnOnce(&mut BTreeMap<String, String>, &mut Json)) -> Vec<u8> {
-    let (mut meta, mut g) = parts(bytes);
-    edit(&mut meta, &mut g);
-    meta.insert("graph".into(), g.to_string());
-    let tensors = nn::safetensors::load(bytes).unwrap();
-    nn::safetensors::save(&tensors, Some(&meta)).unwrap()
+fn rebuild(entries: &[(String, Vec<u8>)]) -> Vec<u8> {
+    let refs: Vec<(&str, &[u8])> = entries
+        .iter()
+        .map(|(n, d)| (n.as_str(), d.as_slice()))
+        .collect();
+    zip::write(&refs).unwrap()
 }
 
-/// The file with one metadata entry set to `value` as is.
-fn raw_meta(bytes: &[u8], key: &str, value: &str) -> Vec<u8> {
-    let mut meta = nn::safetensors::metadata(bytes).unwrap();
-    meta.insert(key.into(), value.into());
-    let tensors = nn::safetensors::load(bytes).unwrap();
-    nn::safetensors::save(&tensors, Some(&meta)).unwrap()
+/// The file with `graph.json`'s head (format, version) and graph edited.
+fn with(bytes: &[u8], edit: impl FnOnce(&mut Json, &mut Json)) -> Vec<u8> {
+    let mut es = entries(bytes);
+    let e = es.iter_mut().find(|(n, _)| n == GRAPH).unwrap();
+    let mut head: Json = serde_json::from_slice(&e.1).unwrap();
+    let mut g = head["graph"].take();
+    edit(&mut head, &mut g);
+    head["graph"] = g;
+    e.1 = head.to_string().into_bytes();
+    rebuild(&es)
+}
+
+/// The file with entry `name` holding `value` as is (or removed for None).
+fn raw_entry(bytes: &[u8], name: &str, value: Option<&[u8]>) -> Vec<u8> {
+    let mut es = entries(bytes);
+    match value {
+        Some(v) => es.iter_mut().find(|(n, _)| n == name).unwrap().1 = v.to_vec(),
+        None => es.retain(|(n, _)| n != name),
+    }
+    rebuild(&es)
 }
 
 #[test]
@@ -124,16 +159,31 @@ fn bad_programs_are_refused_with_a_reason() -> Result<()> {
     let cases: Vec<(&str, Vec<u8>)> = vec![
         (
             "not a ferrotorch program",
-            with(&ok, |m, _| {
-                m.remove("format");
+            with(&ok, |h, _| {
+                h["format"] = "other".into();
             }),
         ),
         (
-            "format version 2",
-            with(&ok, |m, _| {
-                m.insert("version".into(), "2".into());
+            "format version 3",
+            raw_entry(&ok, "archive/version", Some(b"3")),
+        ),
+        (
+            "disagree on the version",
+            with(&ok, |h, _| {
+                h["version"] = 1.into();
             }),
         ),
+        (
+            "the archive has no \"archive/data.safetensors\"",
+            raw_entry(&ok, "archive/data.safetensors", None),
+        ),
+        ("is corrupted", {
+            let mut b = ok.clone();
+            let n = b.len();
+            b[n / 2] ^= 0x10;
+            b
+        }),
+        ("no end record", ok[..ok.len() - 30].to_vec()),
         (
             "unknown operator \"aten_evil\"",
             with(&ok, |_, g| {
@@ -188,8 +238,11 @@ fn bad_programs_are_refused_with_a_reason() -> Result<()> {
                 g["outputs"][0] = 123456.into();
             }),
         ),
-        ("not valid JSON", raw_meta(&ok, "graph", "{")),
-        ("safetensors", ok[..ok.len() / 2].to_vec()),
+        ("not valid JSON", raw_entry(&ok, GRAPH, Some(b"{"))),
+        (
+            "safetensors",
+            raw_entry(&ok, "archive/data.safetensors", Some(b"12345678")),
+        ),
     ];
     for (want, bytes) in cases {
         let e = match load_bytes(&bytes) {

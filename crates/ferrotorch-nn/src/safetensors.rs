@@ -190,8 +190,12 @@ pub fn save_file(
     path: impl AsRef<Path>,
     metadata: Option<&BTreeMap<String, String>>,
 ) -> Result<()> {
-    let path = path.as_ref();
-    let bytes = save(tensors, metadata)?;
+    write_file_atomic(path.as_ref(), &save(tensors, metadata)?)
+}
+
+/// Write `bytes` to `path` so that a failure leaves any old file whole: a
+/// temporary file next to it is written, synced and renamed over it.
+pub fn write_file_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let name = path
         .file_name()
         .ok_or_else(|| io_err(path, "is not a file path"))?;
@@ -200,7 +204,7 @@ pub fn save_file(
     let tmp = path.with_file_name(tmp_name);
     let write = || -> std::io::Result<()> {
         let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(&bytes)?;
+        f.write_all(bytes)?;
         f.sync_all()?;
         std::fs::rename(&tmp, path)?;
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -247,7 +251,12 @@ pub fn metadata(bytes: &[u8]) -> Result<BTreeMap<String, String>> {
 /// hold pickles, which can run code, so they are named and refused rather
 /// than read.
 fn foreign_format(bytes: &[u8]) -> Option<&'static str> {
-    if bytes.starts_with(b"PK\x03\x04") || bytes.starts_with(b"PK\x05\x06") {
+    let zip = bytes.starts_with(b"PK\x03\x04") || bytes.starts_with(b"PK\x05\x06");
+    // a saved program's first entry (Note [Program archives] in ferrotorch-jit)
+    if zip && bytes.get(30..45) == Some(b"archive/version") {
+        return Some("a zip archive: a saved program (torch.jit.save); load it with jit.load");
+    }
+    if zip {
         Some("a zip archive: PyTorch's torch.save format (a pickle with tensor data, which ferrotorch does not read, since unpickling can run code)")
     } else if bytes.len() >= 2 && bytes[0] == 0x80 && (2..=5).contains(&bytes[1]) {
         Some("a Python pickle: PyTorch's legacy torch.save format (_use_new_zipfile_serialization=False), which ferrotorch does not read, since unpickling can run code")

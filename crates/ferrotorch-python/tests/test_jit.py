@@ -189,10 +189,23 @@ def test_saved_programs_round_trip_and_refuse_bad_files(tmp_path):
         loaded(x).pow(2).sum().backward()
         opt.step()
     assert loaded(x).pow(2).sum().item() < before
-    # a truncated file, a file of another kind: clear errors, no crash
+    # a zip archive, as torch's programs are: any zip reader lists it
+    import zipfile
+    with zipfile.ZipFile(path) as z:
+        assert z.namelist() == ["archive/version", "archive/graph.json",
+                                "archive/data.safetensors"]
+        assert z.read("archive/version") == b"2\n" and z.testzip() is None
+    # a truncated or corrupted file, a file of another kind: clear errors
     (tmp_path / "cut.ftjit").write_bytes(path.read_bytes()[:100])
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match="no end record"):
         torch.jit.load(tmp_path / "cut.ftjit")
+    flipped = bytearray(path.read_bytes())
+    flipped[len(flipped) // 2] ^= 1
+    (tmp_path / "flip.ftjit").write_bytes(bytes(flipped))
+    with pytest.raises(RuntimeError, match="corrupted"):
+        torch.jit.load(tmp_path / "flip.ftjit")
+    with pytest.raises(RuntimeError, match="saved program"):
+        torch.load(path)
     torch.save({"w": torch.ones(2)}, tmp_path / "state.pt")
     with pytest.raises(RuntimeError, match="not a ferrotorch program|safetensors"):
         torch.jit.load(tmp_path / "state.pt")
