@@ -18,12 +18,17 @@ use ferrotorch_kernels::winograd::{transform_weights, Winograd};
 /// Whether a convolution takes this path (the caller has checked f32):
 /// one group, a 3×3 filter, stride 1, no dilation, on a CPU with the
 /// direct kernel; at least 16 input and output channels, output maps of
-/// at least 14×14 and 48 tiles over the batch. Measured on ResNet-18's
+/// at least 14×14 and 48 tiles over the batch (64 with AVX-512). Measured on ResNet-18's
 /// 3×3 layers against the path each took before (Zen 3, both in one
 /// process): at batch 8 1.47× at 56×56, 1.60× at 28×28, 1.67× at 14×14
 /// (against the batched GEMM), but 1.07× at 7×7, where the filter
 /// transform of 512 channels (16 MB) costs as much as it saves; at batch 1
-/// 1.61×, 1.36×, 1.14×, and 0.37× at 7×7 (16 tiles: one block).
+/// 1.61×, 1.36×, 1.14×, and 0.37× at 7×7 (16 tiles: one block). With
+/// AVX-512 (Zen 4) the batched GEMM is faster at batch 1, 14×14 (49
+/// tiles: 2.83 against 2.38 ms at 256 channels, 11.8 against 9.4 at 512,
+/// 0.76 against 0.62 at 128), and Winograd wins again from 64 tiles (16×16:
+/// 3.05 against 3.72 ms; batch 2 at 14×14: 3.97 against 4.69), so
+/// there it needs 64 tiles.
 ///
 /// `FERROTORCH_CONV_WINOGRAD=1` sends every convolution it can compute
 /// here and `=0` none (read once; for testing and measuring both paths).
@@ -51,7 +56,11 @@ pub(super) fn wanted(geo: &Geometry, n: usize) -> bool {
         Some(on) => on && can,
         None => {
             let tiles = n * geo.ho.div_ceil(2) * geo.wo.div_ceil(2);
-            can && geo.cg >= 16 && geo.og >= 16 && geo.ho * geo.wo >= 14 * 14 && tiles >= 48
+            let min_tiles = match ferrotorch_kernels::cpu::level() {
+                ferrotorch_kernels::cpu::Level::Avx512 => 64,
+                _ => 48,
+            };
+            can && geo.cg >= 16 && geo.og >= 16 && geo.ho * geo.wo >= 14 * 14 && tiles >= min_tiles
         }
     }
 }
