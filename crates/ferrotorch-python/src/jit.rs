@@ -98,9 +98,25 @@ impl PyScriptModule {
             ferrotorch_jit::serialize::Encoded::new(&self.m)
         })?;
         let len = guarded("jit.save", || file.len())?;
-        pyo3::types::PyBytes::new_with(py, len, |buf| {
-            file.write_into(buf).map_err(crate::errors::to_py)
-        })
+        let size = pyo3::ffi::Py_ssize_t::try_from(len).map_err(|_| {
+            pyo3::exceptions::PyOverflowError::new_err("jit.save: program too large")
+        })?;
+        // SAFETY: a NULL source makes a bytes object of `size` uninitialised
+        // bytes, owned here and filled below before anyone else sees it.
+        let obj = unsafe { pyo3::ffi::PyBytes_FromStringAndSize(std::ptr::null(), size) };
+        let bytes = unsafe { Bound::from_owned_ptr_or_err(py, obj)? }
+            .cast_into::<pyo3::types::PyBytes>()?;
+        // SAFETY: the object's buffer is `len` bytes long and not shared yet.
+        let raw = unsafe {
+            std::slice::from_raw_parts_mut(
+                pyo3::ffi::PyBytes_AsString(bytes.as_ptr()) as *mut std::mem::MaybeUninit<u8>,
+                len,
+            )
+        };
+        // huge pages for the fresh buffer, then the program straight into it
+        let buf = ferrotorch_core::storage::zero_fresh(raw);
+        guarded("jit.save", || file.write_into(buf))?;
+        Ok(bytes)
     }
 
     /// A copy with pass `name` run on it: `dce`, `cse`, `peephole`,
@@ -209,10 +225,21 @@ pub fn _jit_load(py: Python<'_>, path: std::path::PathBuf) -> PyResult<PyScriptM
     Ok(PyScriptModule { m })
 }
 
-/// `_C._jit_load_bytes(data)`: [`_jit_load`] from bytes.
+/// `_C._jit_load_bytes(data)`: [`_jit_load`] from `bytes` or any
+/// contiguous byte buffer (a `BytesIO`'s `getbuffer()`, read in place).
 #[pyfunction]
-pub fn _jit_load_bytes(data: &[u8]) -> PyResult<PyScriptModule> {
-    let m = guarded("jit.load", || ferrotorch_jit::load_bytes(data))?;
+pub fn _jit_load_bytes(data: pyo3::buffer::PyBuffer<u8>) -> PyResult<PyScriptModule> {
+    if !data.is_c_contiguous() {
+        return Err(pyo3::exceptions::PyValueError::new_err(
+            "jit.load: the buffer must be contiguous",
+        ));
+    }
+    // SAFETY: a contiguous buffer of `len_bytes()` bytes that `data` keeps
+    // alive for this call; the GIL stays held, so no Python code writes to
+    // it meanwhile.
+    let bytes =
+        unsafe { std::slice::from_raw_parts(data.buf_ptr() as *const u8, data.len_bytes()) };
+    let m = guarded("jit.load", || ferrotorch_jit::load_bytes(bytes))?;
     Ok(PyScriptModule { m })
 }
 

