@@ -71,6 +71,22 @@ pub fn intercept_tensor(
     intercept(handle, args).map(|r| r.and_then(IValue::into_tensor))
 }
 
+/// [`intercept`] with keyword arguments, for a method returning one
+/// tensor: positional `args` plus `kwargs` by name (a creation op's
+/// resolved `dtype=`, so a trace records `aten::zeros` rather than a
+/// constant).
+#[inline]
+pub fn intercept_tensor_kw(
+    handle: &OpHandle,
+    args: impl FnOnce() -> (Vec<IValue>, Vec<(&'static str, IValue)>),
+) -> Option<Result<crate::tensor::Tensor>> {
+    if !super::keys::interposed() {
+        return None;
+    }
+    let (pos, kw) = args();
+    Some(handle.call(&pos, &kw).and_then(IValue::into_tensor))
+}
+
 /// [`intercept`] for a method returning a list of tensors.
 #[inline]
 pub fn intercept_tensors(

@@ -12,18 +12,14 @@ use crate::scalar::Scalar;
 use crate::storage::Storage;
 
 /// A creation op's entry while a mode is on (Note [Dispatch keys]): `op`
-/// called boxed with its positional `args` and the resolved `dtype` as
-/// its keyword-only option, so a trace records `aten::zeros` rather than
-/// a constant.
+/// with its positional `args` and the resolved `dtype` as its keyword.
 #[inline]
-fn creation(op: &OpHandle, args: Vec<IValue>, dtype: DType) -> Option<Result<Tensor>> {
-    if !crate::dispatch::keys::interposed() {
-        return None;
-    }
-    Some(
-        op.call(&args, &[("dtype", dtype.into())])
-            .and_then(IValue::into_tensor),
-    )
+fn creation(
+    op: &OpHandle,
+    args: impl FnOnce() -> Vec<IValue>,
+    dtype: DType,
+) -> Option<Result<Tensor>> {
+    crate::dispatch::handle::intercept_tensor_kw(op, || (args(), vec![("dtype", dtype.into())]))
 }
 
 /// Options for creation ops (`dtype=`, `device=`), as `TensorOptions`.
@@ -82,7 +78,7 @@ impl Tensor {
     pub fn zeros(shape: &[usize], opts: impl Into<TensorOptions>) -> Result<Tensor> {
         let dtype = opts.into().resolve("zeros", get_default_dtype())?;
         static OP: OpHandle = OpHandle::new("zeros");
-        if let Some(r) = creation(&OP, vec![shape.into()], dtype) {
+        if let Some(r) = creation(&OP, || vec![shape.into()], dtype) {
             return r;
         }
         let layout = Layout::contiguous("zeros", shape)?;
@@ -94,7 +90,7 @@ impl Tensor {
     pub fn ones(shape: &[usize], opts: impl Into<TensorOptions>) -> Result<Tensor> {
         let dtype = opts.into().resolve("ones", get_default_dtype())?;
         static OP: OpHandle = OpHandle::new("ones");
-        if let Some(r) = creation(&OP, vec![shape.into()], dtype) {
+        if let Some(r) = creation(&OP, || vec![shape.into()], dtype) {
             return r;
         }
         Tensor::full(shape, 1, dtype)
@@ -111,7 +107,7 @@ impl Tensor {
         let v = value.into();
         let dtype = opts.into().resolve("full", v.natural_dtype())?;
         static OP: OpHandle = OpHandle::new("full");
-        if let Some(r) = creation(&OP, vec![shape.into(), v.into()], dtype) {
+        if let Some(r) = creation(&OP, || vec![shape.into(), v.into()], dtype) {
             return r;
         }
         v.check_fits(dtype)?;
@@ -183,7 +179,7 @@ impl Tensor {
     /// `torch.zeros_like`, laid out like `self`.
     pub fn zeros_like(&self) -> Result<Tensor> {
         static OP: OpHandle = OpHandle::new("zeros_like");
-        if let Some(r) = creation(&OP, vec![self.into()], self.dtype()) {
+        if let Some(r) = creation(&OP, || vec![self.into()], self.dtype()) {
             return r;
         }
         self.full_like_dtype(0, self.dtype())
@@ -192,7 +188,7 @@ impl Tensor {
     /// `torch.ones_like`, laid out like `self`.
     pub fn ones_like(&self) -> Result<Tensor> {
         static OP: OpHandle = OpHandle::new("ones_like");
-        if let Some(r) = creation(&OP, vec![self.into()], self.dtype()) {
+        if let Some(r) = creation(&OP, || vec![self.into()], self.dtype()) {
             return r;
         }
         self.full_like_dtype(1, self.dtype())
@@ -212,7 +208,7 @@ impl Tensor {
     pub fn full_like_dtype(&self, value: impl Into<Scalar>, dtype: DType) -> Result<Tensor> {
         let value: Scalar = value.into();
         static OP: OpHandle = OpHandle::new("full_like");
-        if let Some(r) = creation(&OP, vec![self.into(), value.into()], dtype) {
+        if let Some(r) = creation(&OP, || vec![self.into(), value.into()], dtype) {
             return r;
         }
         if self.is_contiguous() || !self.layout().is_dense() {
@@ -240,7 +236,7 @@ impl Tensor {
         };
         let dtype = opts.into().resolve("arange", natural)?;
         static OP: OpHandle = OpHandle::new("arange.start");
-        if let Some(r) = creation(&OP, vec![s.into(), e.into(), st.into()], dtype) {
+        if let Some(r) = creation(&OP, || vec![s.into(), e.into(), st.into()], dtype) {
             return r;
         }
         let (sf, ef, stf) = (s.to_f64(), e.to_f64(), st.to_f64());
