@@ -147,8 +147,21 @@ def test_sizes_are_traced_so_graphs_follow_the_batch_size(tmp_path):
             out = mod(x)
             assert tuple(out.shape) == (n, 2, 1)
             assert np.array_equal(out.detach().numpy(), want.detach().numpy())
-    # a 0-dim integer tensor stands for an int in sizes outside tracing too
+    # traced sizes also feed numbers and creation ops
+    def positions(x):
+        n = x.size(0)
+        return x.sum(1) + torch.arange(n) + torch.zeros(n, 3).sum(1)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        p = torch.jit.trace(positions, torch.randn(4, 3))
+    x = torch.randn(7, 3)
+    assert np.array_equal(p(x).numpy(), positions(x).numpy())
+    # a 0-dim integer tensor stands for an int in sizes outside tracing too,
+    # and any 0-dim tensor for a number
     assert tuple(torch.ones(6).view(torch.tensor(2), -1).shape) == (2, 3)
+    assert torch.arange(torch.tensor(3)).tolist() == [0, 1, 2]
+    assert torch.full((2,), torch.tensor(1.5)).tolist() == [1.5, 1.5]
     assert not torch.jit.is_tracing() and type(torch.ones(2).size(0)) is int
 
 

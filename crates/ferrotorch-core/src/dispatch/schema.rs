@@ -414,10 +414,15 @@ fn type_error(op: &str, a: &Argument, got: &str) -> Error {
     )
 }
 
+/// Whether the tracer will see this call.
+fn tracing() -> bool {
+    super::keys::call_keys().has(super::DispatchKey::Tracer)
+}
+
 /// A traced int as itself while the tracer will see the call, else as its
 /// value (Note [Traced sizes]).
 fn sym_or_value(v: IValue) -> Option<IValue> {
-    if super::keys::call_keys().has(super::DispatchKey::Tracer) {
+    if tracing() {
         Some(v)
     } else {
         v.concrete().ok()
@@ -431,6 +436,16 @@ fn coerce(op: &str, a: &Argument, v: IValue) -> Result<IValue> {
             (Type::Optional(t), v) => go(t, v)?,
             (Type::Tensor, v @ IValue::Tensor(_)) => v,
             (Type::Scalar, v @ (IValue::Int(_) | IValue::Float(_) | IValue::Bool(_))) => v,
+            // a 0-dim tensor stands for a number, as in torch: an integer
+            // one is a traced int while tracing (`arange(x.size(0))`); any
+            // other is read outside a trace (inside one it would be a
+            // constant the graph cannot follow, so it stays a type error)
+            (Type::Scalar, IValue::Tensor(t) | IValue::SymInt(t)) if is_int_tensor(&t) => {
+                sym_or_value(IValue::SymInt(t))?
+            }
+            (Type::Scalar, IValue::Tensor(t)) if t.dim() == 0 && !tracing() => {
+                IValue::from(t.item().ok()?)
+            }
             (Type::Int, v @ IValue::Int(_)) => v,
             (Type::Int, IValue::Tensor(t) | IValue::SymInt(t)) if is_int_tensor(&t) => {
                 sym_or_value(IValue::SymInt(t))?

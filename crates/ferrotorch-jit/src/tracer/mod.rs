@@ -21,7 +21,8 @@
 //! tracing a binding's `size()` / `shape` gives each size as a 0-dim int64
 //! tensor recorded as `aten::size` + `prim::NumToTensor` ([`size`]);
 //! arithmetic on it is traced like any tensor op. Where an op takes an
-//! `int` or `int[]` and gets such a tensor, the schema binder keeps it as
+//! `int`, `int[]` or `Scalar` (`arange(n)`) and gets such a tensor, the
+//! schema binder keeps it as
 //! an `IValue::SymInt` / `SymIntList` (only while the tracer will see the
 //! call); the tracer records `aten::Int` of its value and a
 //! `prim::ListConstruct`, then passes the kernel the plain ints
