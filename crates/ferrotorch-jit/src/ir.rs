@@ -51,6 +51,9 @@ impl ValueType {
         match v {
             IValue::Tensor(t) => ValueType::of_tensor(t),
             IValue::Int(_) | IValue::SymInt(_) => ValueType::Int,
+            IValue::SymScalar(t) if t.is_floating_point() => ValueType::Float,
+            IValue::SymScalar(t) if t.dtype() == DType::Bool => ValueType::Bool,
+            IValue::SymScalar(_) => ValueType::Int,
             IValue::Float(_) => ValueType::Float,
             IValue::Bool(_) => ValueType::Bool,
             IValue::Str(_) => ValueType::Str,

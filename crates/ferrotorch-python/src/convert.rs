@@ -193,7 +193,7 @@ pub fn from_ivalue(py: Python<'_>, v: IValue) -> PyResult<Bound<'_, PyAny>> {
                 .collect::<PyResult<_>>()?;
             PyList::new(py, items)?.into_any()
         }
-        v @ (IValue::SymInt(_) | IValue::SymIntList(_)) => {
+        v @ (IValue::SymInt(_) | IValue::SymIntList(_) | IValue::SymScalar(_)) => {
             from_ivalue(py, v.concrete().map_err(crate::errors::to_py)?)?
         }
         IValue::Tuple(items) => {

@@ -162,6 +162,21 @@ def test_sizes_are_traced_so_graphs_follow_the_batch_size(tmp_path):
     assert tuple(torch.ones(6).view(torch.tensor(2), -1).shape) == (2, 3)
     assert torch.arange(torch.tensor(3)).tolist() == [0, 1, 2]
     assert torch.full((2,), torch.tensor(1.5)).tolist() == [1.5, 1.5]
+    # a float 0-dim tensor where an op takes a number: aten::ScalarImplicit
+    def centred(x):
+        m = x.mean().detach()
+        return torch.full((3,), m) + x.clamp(min=m)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        c = torch.jit.trace(centred, torch.randn(3))
+    assert "aten::ScalarImplicit" in str(c.graph)
+    x = torch.randn(3)
+    assert np.array_equal(c(x).numpy(), centred(x).numpy())
+    # one that requires grad is not a number: it keeps its gradient
+    t = torch.tensor(0.1, requires_grad=True)
+    torch.tensor([0.0, 1.0]).clamp(min=t).sum().backward()
+    assert t.grad.item() == 1.0
     assert not torch.jit.is_tracing() and type(torch.ones(2).size(0)) is int
 
 

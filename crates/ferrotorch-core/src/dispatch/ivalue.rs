@@ -44,6 +44,10 @@ pub enum IValue {
     /// each element an [`IValue::Int`] or a 0-dim integer
     /// [`IValue::Tensor`] (Note [Traced sizes]).
     SymIntList(Vec<IValue>),
+    /// A `Scalar` argument computed from a traced value: the 0-dim tensor
+    /// it came from (recorded as `aten::ScalarImplicit`; Note [Traced
+    /// sizes]).
+    SymScalar(Tensor),
 }
 
 impl std::fmt::Debug for IValue {
@@ -72,6 +76,7 @@ impl IValue {
             IValue::Generator(_) => "Generator",
             IValue::SymInt(_) => "SymInt",
             IValue::SymIntList(_) => "SymInt[]",
+            IValue::SymScalar(_) => "Scalar",
         }
     }
 
@@ -102,6 +107,7 @@ impl IValue {
     pub fn concrete(self) -> Result<IValue> {
         Ok(match self {
             IValue::SymInt(t) => IValue::Int(sym_value(&t)?),
+            IValue::SymScalar(t) => IValue::from(t.item()?),
             IValue::SymIntList(items) => IValue::IntList(
                 items
                     .iter()
@@ -121,7 +127,10 @@ impl IValue {
 
     /// Whether this holds a traced int.
     pub fn is_sym(&self) -> bool {
-        matches!(self, IValue::SymInt(_) | IValue::SymIntList(_))
+        matches!(
+            self,
+            IValue::SymInt(_) | IValue::SymIntList(_) | IValue::SymScalar(_)
+        )
     }
 
     /// As a Scalar (bool, int or float).

@@ -436,15 +436,22 @@ fn coerce(op: &str, a: &Argument, v: IValue) -> Result<IValue> {
             (Type::Optional(t), v) => go(t, v)?,
             (Type::Tensor, v @ IValue::Tensor(_)) => v,
             (Type::Scalar, v @ (IValue::Int(_) | IValue::Float(_) | IValue::Bool(_))) => v,
-            // a 0-dim tensor stands for a number, as in torch: an integer
-            // one is a traced int while tracing (`arange(x.size(0))`); any
-            // other is read outside a trace (inside one it would be a
-            // constant the graph cannot follow, so it stays a type error)
+            // a 0-dim tensor stands for a number, as in torch: while
+            // tracing, an integer one is a traced int (`arange(x.size(0))`)
+            // and any other a traced scalar; outside, its value. One that
+            // requires grad is not a number (torch's rule too): it binds
+            // only to a Tensor overload, so its gradient is kept
             (Type::Scalar, IValue::Tensor(t) | IValue::SymInt(t)) if is_int_tensor(&t) => {
                 sym_or_value(IValue::SymInt(t))?
             }
-            (Type::Scalar, IValue::Tensor(t)) if t.dim() == 0 && !tracing() => {
-                IValue::from(t.item().ok()?)
+            (Type::Scalar, IValue::Tensor(t) | IValue::SymScalar(t))
+                if t.dim() == 0 && !t.requires_grad() =>
+            {
+                if tracing() {
+                    IValue::SymScalar(t)
+                } else {
+                    IValue::from(t.item().ok()?)
+                }
             }
             (Type::Int, v @ IValue::Int(_)) => v,
             (Type::Int, IValue::Tensor(t) | IValue::SymInt(t)) if is_int_tensor(&t) => {

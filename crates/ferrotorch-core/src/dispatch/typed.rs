@@ -151,6 +151,12 @@ impl IntoReturn for bool {
     }
 }
 
+impl IntoReturn for Scalar {
+    fn into_return(self) -> IValue {
+        IValue::from(self)
+    }
+}
+
 impl IntoReturn for i64 {
     fn into_return(self) -> IValue {
         IValue::Int(self)

@@ -7,6 +7,8 @@
 //!   holds while tracing in place of the int
 //! - `aten::Int(Tensor a) -> int`: that tensor back to an int where an op
 //!   takes one
+//! - `aten::ScalarImplicit(Tensor a) -> Scalar`: a 0-dim tensor where an op
+//!   takes a number
 
 use crate::dispatch::Registry;
 use crate::error::Result;
@@ -42,6 +44,15 @@ fn int(a: Tensor) -> Result<i64> {
 pub(crate) fn register(r: &mut Registry) {
     r.def_typed("size.int(Tensor self, int dim) -> int", size);
     r.def_typed("Int.Tensor(Tensor a) -> int", int);
+    r.def_typed("ScalarImplicit(Tensor a) -> Scalar", |a: Tensor| {
+        crate::ensure!(
+            a.dim() == 0,
+            Runtime,
+            "ScalarImplicit(): expected a 0-dim tensor, got one of shape {:?}",
+            a.shape()
+        );
+        a.item()
+    });
     r.def_typed(
         "prim::NumToTensor.Scalar(Scalar a) -> Tensor",
         |a: Scalar| Ok(Tensor::scalar_tensor(a)),

@@ -24,7 +24,8 @@
 //! `int`, `int[]` or `Scalar` (`arange(n)`) and gets such a tensor, the
 //! schema binder keeps it as
 //! an `IValue::SymInt` / `SymIntList` (only while the tracer will see the
-//! call); the tracer records `aten::Int` of its value and a
+//! call; a float one in a `Scalar` argument as `IValue::SymScalar`); the
+//! tracer records `aten::Int` (or `aten::ScalarImplicit`) of it and a
 //! `prim::ListConstruct`, then passes the kernel the plain ints
 //! ([`Args::concrete`]). Rust's `shape()` is `&[usize]`, so sizes a Rust
 //! closure reads are constants of the graph: write `-1`, `flatten` or
@@ -222,6 +223,13 @@ impl TracingState {
                 )[0]
             }
             IValue::SymInt(t) => self.int_of(t),
+            IValue::SymScalar(t) => {
+                let tv = self.tensor(t);
+                let op = prim_op("ScalarImplicit");
+                self.top()
+                    .graph
+                    .add_node(NodeKind::Op(op), vec![tv], vec![ValueType::of(v)])[0]
+            }
             IValue::SymIntList(items) => {
                 let ins = items
                     .iter()
