@@ -132,10 +132,15 @@ impl Tensor {
     pub fn norm(&self, p: f64, dims: Option<&[i64]>, keepdim: bool) -> Result<Tensor> {
         match dims {
             None if !keepdim => crate::enter_op!("norm.Scalar", self, p),
-            None => {
-                let all: Vec<i64> = (0..self.dim() as i64).collect();
-                crate::enter_op!("norm.ScalarOpt_dim", self, p, all, keepdim)
-            }
+            // every dim, listed only while a mode is on (the arguments
+            // are boxed lazily)
+            None => crate::enter_op!(
+                "norm.ScalarOpt_dim",
+                self,
+                p,
+                (0..self.dim() as i64).collect::<Vec<i64>>(),
+                keepdim
+            ),
             Some(d) => crate::enter_op!("norm.ScalarOpt_dim", self, p, d, keepdim),
         }
         let y = crate::autograd::raw(&[self], || self.norm_impl(p, dims, keepdim))?;

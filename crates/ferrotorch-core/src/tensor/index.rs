@@ -353,7 +353,11 @@ impl Tensor {
         values: &Tensor,
         accumulate: bool,
     ) -> Result<()> {
-        if let Some(idx) = as_optional_tensors(indices) {
+        // only while a mode is on: the indices are not boxed otherwise
+        let boxed = crate::dispatch::keys::interposed()
+            .then(|| as_optional_tensors(indices))
+            .flatten();
+        if let Some(idx) = boxed {
             crate::enter_op_inplace!(
                 "index_put_",
                 self,
@@ -382,7 +386,11 @@ impl Tensor {
         values: &Tensor,
         accumulate: bool,
     ) -> Result<Tensor> {
-        if let Some(idx) = as_optional_tensors(indices) {
+        // only while a mode is on: the indices are not boxed otherwise
+        let boxed = crate::dispatch::keys::interposed()
+            .then(|| as_optional_tensors(indices))
+            .flatten();
+        if let Some(idx) = boxed {
             crate::enter_op!(
                 "index_put",
                 self,
