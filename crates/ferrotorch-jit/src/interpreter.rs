@@ -188,6 +188,13 @@ pub fn run(g: &Graph, inputs: Vec<IValue>, attr: AttrFn<'_>) -> Result<Vec<IValu
     }
     for (k, node) in g.nodes.iter().enumerate() {
         let args = env.take_args(k, node, &last)?;
+        if let NodeKind::FusionGroup(body) = &node.kind {
+            // native code first (Note [Fusion runtime])
+            if let Some(outs) = crate::fuser::try_run(body, &args) {
+                env.set(node, outs?);
+                continue;
+            }
+        }
         let outs = step(g, node, args, attr, &mut |body, a| run(body, a, attr))?;
         env.set(node, outs);
     }

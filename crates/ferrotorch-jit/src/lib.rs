@@ -16,6 +16,8 @@
 //! [Pass order]); [`passes::optimize_for_inference`] freezes and runs them.
 
 mod code;
+mod compile;
+pub mod fuser;
 pub mod inline;
 pub mod interpreter;
 pub mod ir;
@@ -26,6 +28,7 @@ pub mod serialize;
 mod tracer;
 pub mod zip;
 
+pub use compile::{compile, compile_module, Compiled, CACHE_LIMIT};
 pub use module::{Attr, ScriptModule};
 pub use serialize::{load, load_bytes};
 pub use tracer::{enter_module, exit_module, is_tracing, size};

@@ -27,7 +27,8 @@ pub fn where_(
     input: impl Into<Operand>,
     other: impl Into<Operand>,
 ) -> Result<Tensor> {
-    let (x, y) = (input.into(), other.into());
+    let (x, y): (Operand, Operand) = (input.into(), other.into());
+    crate::enter_op!("where", condition, x.boxed(), y.boxed());
     crate::ensure!(
         condition.dtype() == DType::Bool,
         Runtime,

@@ -70,6 +70,11 @@ macro_rules! exact_unary_ops {
             $(
                 $(#[$doc])*
                 pub fn $name(&self) -> Result<Tensor> {
+                    // through the dispatcher, so tracers and modes see it
+                    static OP: crate::dispatch::OpHandle = crate::dispatch::OpHandle::new(stringify!($name));
+                    if let Some(r) = crate::dispatch::handle::intercept_tensor(&OP, || vec![self.into()]) {
+                        return r;
+                    }
                     reject(stringify!($name), self, $fl, $bo)?;
                     let out = empty_like_layout(self.shape(), self.dtype(), Some(self))?;
                     map_each_dtype!(stringify!($name), self, &out, float |$f| $fb, int |$i| $ib, bool |$b| $bb);
@@ -77,6 +82,10 @@ macro_rules! exact_unary_ops {
                 }
                 #[doc = concat!("In-place `", stringify!($name), "`.")]
                 pub fn $name_(&self) -> Result<()> {
+                    static OP: crate::dispatch::OpHandle = crate::dispatch::OpHandle::new(stringify!($name_));
+                    if let Some(r) = crate::dispatch::handle::intercept(&OP, || vec![self.into()]) {
+                        return r.map(|_| ());
+                    }
                     reject(stringify!($name_), self, $fl, $bo)?;
                     if crate::autograd::derivatives::inplace::check(stringify!($name_), self, &[])? {
                         return crate::autograd::derivatives::inplace::run(self, true, |old| old.$name());

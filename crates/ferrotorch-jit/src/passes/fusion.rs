@@ -39,6 +39,18 @@ const ELEMENTWISE: &[&str] = &[
     "expm1",
     "softplus",
     "mish",
+    "clamp_min",
+    "clamp_max",
+    "floor",
+    "ceil",
+    "trunc",
+    "gt",
+    "lt",
+    "ge",
+    "le",
+    "eq",
+    "ne",
+    "where",
 ];
 
 fn is_elementwise(n: &Node) -> bool {

@@ -1,0 +1,441 @@
+//! Emitting arithmetic of one float type, scalar (`f32`, `f64`) or vector
+//! (`f32x4`, `f64x2`), through one interface, so the math in
+//! [`crate::math`] and the expression walk in [`eval`] are written once
+//! for a kernel's vector body, its scalar tail and a scalar function.
+
+use crate::expr::{Binary, Cmp, Expr, Op, Unary};
+use crate::libm::Libcall;
+use cranelift_codegen::ir::condcodes::FloatCC;
+use cranelift_codegen::ir::{
+    types, AbiParam, Endianness, InstBuilder, MemFlagsData, Signature, Type, Value,
+};
+use cranelift_codegen::isa::CallConv;
+use cranelift_frontend::FunctionBuilder;
+
+/// What the target offers the emitted code.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Target {
+    /// Fused multiply-add in hardware (else `a*b + c`, two roundings).
+    pub fma: bool,
+    /// The pointer type.
+    pub ptr: Type,
+    /// The calling convention of `extern "C"` functions.
+    pub call_conv: CallConv,
+}
+
+/// Vector constants read from memory at each use.
+///
+/// # Note [Constant pool]
+/// Cranelift hoists loop-invariant vector constants out of a loop and
+/// keeps them in registers; a kernel with a few transcendentals has more
+/// constants than x86 has vector registers, and the spills cost more than
+/// the math (W9 ran at half speed). A constant read by a load at each use
+/// instead becomes a memory operand of the instruction using it
+/// (`vfmadd213ps xmm, xmm, [base + 16k]`): no register, no extra
+/// instruction. The table is the kernel's own, 16-byte aligned. Its loads
+/// are pure (so Cranelift places each next to its one use), and their
+/// base address is loaded afresh in each loop iteration, from a pointer
+/// the kernel gets as an argument, so that they are not loop-invariant
+/// either (hoisted, they would be spilled again).
+#[derive(Default)]
+pub(crate) struct Pool {
+    /// The table's address in the function being built.
+    pub base: Option<Value>,
+    /// The entries, 16 bytes each.
+    pub entries: Vec<u128>,
+}
+
+impl Pool {
+    /// A new entry for one use: entries are not shared, so that no two
+    /// loads read one address (Cranelift would merge them into one value
+    /// with two uses, which no instruction can take as a memory operand).
+    fn offset(&mut self, bits: u128) -> i32 {
+        self.entries.push(bits);
+        ((self.entries.len() - 1) * 16) as i32
+    }
+}
+
+/// Emits arithmetic of one float type `ty` into `b`.
+pub(crate) struct Em<'a, 'b> {
+    pub b: &'a mut FunctionBuilder<'b>,
+    pub ty: Type,
+    pub target: Target,
+    /// Where vector constants come from, if not from registers.
+    pub pool: Option<&'a mut Pool>,
+}
+
+/// A comparison result: an `i8` for scalars, a lane mask for vectors.
+#[derive(Clone, Copy)]
+pub(crate) struct Mask(Value);
+
+impl Em<'_, '_> {
+    fn is_f32(&self) -> bool {
+        self.ty.lane_type() == types::F32
+    }
+
+    /// Flags for bit casts (vectors need a byte order).
+    fn cast_flags(&self) -> MemFlagsData {
+        if self.ty.is_vector() {
+            MemFlagsData::new().with_endianness(Endianness::Little)
+        } else {
+            MemFlagsData::new()
+        }
+    }
+
+    /// A 128-bit constant from the pool, when there is one.
+    fn pooled(&mut self, ty: Type, lane_bits: u64) -> Option<Value> {
+        let pool = self.pool.as_mut()?;
+        let base = pool.base?;
+        let width = ty.lane_bits();
+        let mut bits: u128 = 0;
+        for l in 0..ty.lane_count() {
+            let lane = u128::from(lane_bits) & ((1u128 << width) - 1);
+            bits |= lane << (l * width);
+        }
+        let off = pool.offset(bits);
+        let flags = MemFlagsData::trusted().with_readonly().with_can_move();
+        Some(self.b.ins().load(ty, flags, base, off))
+    }
+
+    /// A float constant in every lane.
+    pub fn c(&mut self, v: f64) -> Value {
+        if self.ty.is_vector() {
+            let lane = if self.is_f32() {
+                u64::from((v as f32).to_bits())
+            } else {
+                v.to_bits()
+            };
+            if let Some(x) = self.pooled(self.ty, lane) {
+                return x;
+            }
+        }
+        let s = if self.is_f32() {
+            self.b.ins().f32const(v as f32)
+        } else {
+            self.b.ins().f64const(v)
+        };
+        self.spread(s)
+    }
+
+    /// A scalar of the lane type in every lane.
+    pub fn spread(&mut self, s: Value) -> Value {
+        if self.ty.is_vector() {
+            self.b.ins().splat(self.ty, s)
+        } else {
+            s
+        }
+    }
+
+    /// An integer constant of the lane width in every lane.
+    pub fn ci(&mut self, v: i64) -> Value {
+        let lane = self.ty.lane_type().as_int();
+        let masked = if lane == types::I32 {
+            v as i32 as u32 as i64
+        } else {
+            v
+        };
+        if self.ty.is_vector() {
+            if let Some(x) = self.pooled(self.ty.as_int(), masked as u64) {
+                return x;
+            }
+        }
+        let s = self.b.ins().iconst(lane, masked);
+        if self.ty.is_vector() {
+            self.b.ins().splat(self.ty.as_int(), s)
+        } else {
+            s
+        }
+    }
+
+    /// The bits of a float value as integers.
+    pub fn bits(&mut self, x: Value) -> Value {
+        let f = self.cast_flags();
+        self.b.ins().bitcast(self.ty.as_int(), f, x)
+    }
+
+    /// The float value of integer bits.
+    pub fn float_of_bits(&mut self, i: Value) -> Value {
+        let f = self.cast_flags();
+        self.b.ins().bitcast(self.ty, f, i)
+    }
+
+    pub fn add(&mut self, a: Value, b: Value) -> Value {
+        self.b.ins().fadd(a, b)
+    }
+    pub fn sub(&mut self, a: Value, b: Value) -> Value {
+        self.b.ins().fsub(a, b)
+    }
+    pub fn mul(&mut self, a: Value, b: Value) -> Value {
+        self.b.ins().fmul(a, b)
+    }
+    pub fn div(&mut self, a: Value, b: Value) -> Value {
+        self.b.ins().fdiv(a, b)
+    }
+    pub fn abs(&mut self, a: Value) -> Value {
+        self.b.ins().fabs(a)
+    }
+    pub fn neg(&mut self, a: Value) -> Value {
+        self.b.ins().fneg(a)
+    }
+
+    /// `a*b + c`, one rounding where the target has FMA.
+    pub fn fma(&mut self, a: Value, b: Value, c: Value) -> Value {
+        if self.target.fma {
+            self.b.ins().fma(a, b, c)
+        } else {
+            let p = self.b.ins().fmul(a, b);
+            self.b.ins().fadd(p, c)
+        }
+    }
+
+    /// `a*k + c` for a constant `k`.
+    pub fn fmak(&mut self, a: Value, k: f64, c: Value) -> Value {
+        let k = self.c(k);
+        self.fma(a, k, c)
+    }
+
+    /// `a*k1 + k2` for constants: one Horner or Estrin step.
+    pub fn fmakk(&mut self, a: Value, k1: f64, k2: f64) -> Value {
+        let k2 = self.c(k2);
+        self.fmak(a, k1, k2)
+    }
+
+    /// `a * k`
+    pub fn mulk(&mut self, a: Value, k: f64) -> Value {
+        let k = self.c(k);
+        self.mul(a, k)
+    }
+
+    /// `a + k`
+    pub fn addk(&mut self, a: Value, k: f64) -> Value {
+        let k = self.c(k);
+        self.add(a, k)
+    }
+
+    /// `a cc b`
+    pub fn cmp(&mut self, cc: FloatCC, a: Value, b: Value) -> Mask {
+        Mask(self.b.ins().fcmp(cc, a, b))
+    }
+
+    /// `a cc k`
+    pub fn cmpk(&mut self, cc: FloatCC, a: Value, k: f64) -> Mask {
+        let k = self.c(k);
+        self.cmp(cc, a, k)
+    }
+
+    /// `m ? t : e`
+    pub fn sel(&mut self, m: Mask, t: Value, e: Value) -> Value {
+        if self.ty.is_vector() {
+            let f = self.cast_flags();
+            let ty = self.b.func.dfg.value_type(t);
+            let mask = self.b.ins().bitcast(ty, f, m.0);
+            self.b.ins().bitselect(mask, t, e)
+        } else {
+            self.b.ins().select(m.0, t, e)
+        }
+    }
+
+    /// `m ? k : e` for a constant `k`.
+    pub fn selk(&mut self, m: Mask, k: f64, e: Value) -> Value {
+        let k = self.c(k);
+        self.sel(m, k, e)
+    }
+
+    /// `x` clamped to `[lo, hi]` with NaN kept (as `f32::clamp`): two
+    /// compares and selects, cheaper than IEEE `fmax`/`fmin`, which also
+    /// order ±0.
+    pub fn clampk(&mut self, x: Value, lo: f64, hi: f64) -> Value {
+        let m = self.cmpk(FloatCC::LessThan, x, lo);
+        let y = self.selk(m, lo, x);
+        let m = self.cmpk(FloatCC::GreaterThan, y, hi);
+        self.selk(m, hi, y)
+    }
+
+    /// `|mag|` with the sign of `sign`.
+    pub fn copysign(&mut self, mag: Value, sign: Value) -> Value {
+        let top = if self.is_f32() {
+            i64::from(i32::MIN)
+        } else {
+            i64::MIN
+        };
+        let m = self.ci(top);
+        let sb = self.bits(sign);
+        let s = self.b.ins().band(sb, m);
+        let mb = self.bits(mag);
+        let nm = self.b.ins().bnot(m);
+        let a = self.b.ins().band(mb, nm);
+        let r = self.b.ins().bor(a, s);
+        self.float_of_bits(r)
+    }
+
+    /// Call a function of the lane type: directly on a scalar, lane by
+    /// lane on a vector.
+    pub fn call(&mut self, f: Libcall, args: &[Value]) -> Value {
+        let lane = self.ty.lane_type();
+        let mut sig = Signature::new(self.target.call_conv);
+        for _ in 0..f.arity {
+            sig.params.push(AbiParam::new(lane));
+        }
+        sig.returns.push(AbiParam::new(lane));
+        let sig = self.b.import_signature(sig);
+        let callee = self.b.ins().iconst(self.target.ptr, f.addr as i64);
+        let one = |b: &mut FunctionBuilder, xs: &[Value]| {
+            let call = b.ins().call_indirect(sig, callee, xs);
+            b.inst_results(call)[0]
+        };
+        if !self.ty.is_vector() {
+            return one(self.b, args);
+        }
+        let mut out = None;
+        for lane_ix in 0..self.ty.lane_count() as u8 {
+            let xs: Vec<Value> = args
+                .iter()
+                .map(|&a| self.b.ins().extractlane(a, lane_ix))
+                .collect();
+            let r = one(self.b, &xs);
+            out = Some(match out {
+                None => self.b.ins().splat(self.ty, r),
+                Some(v) => self.b.ins().insertlane(v, r, lane_ix),
+            });
+        }
+        out.expect("vectors have lanes")
+    }
+
+    /// `f(x)` for a one-argument op.
+    pub fn unary(&mut self, f: Unary, x: Value) -> Value {
+        use crate::math;
+        // exact arithmetic, the same for every type
+        match f {
+            Unary::Neg => return self.neg(x),
+            Unary::Abs => return self.abs(x),
+            Unary::Relu => {
+                let m = self.cmpk(FloatCC::LessThan, x, 0.0);
+                return self.selk(m, 0.0, x);
+            }
+            Unary::Sqrt => return self.b.ins().sqrt(x),
+            Unary::Rsqrt => {
+                let s = self.b.ins().sqrt(x);
+                let one = self.c(1.0);
+                return self.div(one, s);
+            }
+            Unary::Reciprocal => {
+                let one = self.c(1.0);
+                return self.div(one, x);
+            }
+            Unary::Floor => return self.b.ins().floor(x),
+            Unary::Ceil => return self.b.ins().ceil(x),
+            Unary::Trunc => return self.b.ins().trunc(x),
+            Unary::Round => return self.b.ins().nearest(x),
+            _ => {}
+        }
+        if !self.is_f32() {
+            return self.unary_f64(f, x);
+        }
+        match f {
+            Unary::Sigmoid => math::sigmoid(self, x),
+            Unary::Tanh => math::tanh(self, x),
+            Unary::Exp => math::exp(self, x),
+            Unary::Expm1 => math::expm1(self, x),
+            Unary::Log => math::ln(self, x),
+            Unary::Erf => math::erf(self, x),
+            Unary::Gelu => math::gelu(self, x),
+            Unary::GeluTanh => math::gelu_tanh(self, x),
+            _ => {
+                let name = format!("{f:?}").to_lowercase();
+                let call = crate::libm::f32_fn(&name).expect("an f32 libcall for the rest");
+                self.call(call, &[x])
+            }
+        }
+    }
+
+    /// f64 transcendentals through `std` (the eager f64 kernels' own
+    /// functions).
+    fn unary_f64(&mut self, f: Unary, x: Value) -> Value {
+        match f {
+            Unary::Sigmoid => {
+                let n = self.neg(x);
+                let e = self.call(f64_lib("exp"), &[n]);
+                let d = self.addk(e, 1.0);
+                let one = self.c(1.0);
+                self.div(one, d)
+            }
+            Unary::GeluTanh => {
+                let k = (2.0 / std::f64::consts::PI).sqrt();
+                let x2 = self.mul(x, x);
+                let x3 = self.mul(x2, x);
+                let inner = self.fmak(x3, 0.044715, x);
+                let inner = self.mulk(inner, k);
+                let t = self.call(f64_lib("tanh"), &[inner]);
+                let t1 = self.addk(t, 1.0);
+                let hx = self.mulk(x, 0.5);
+                self.mul(hx, t1)
+            }
+            _ => {
+                let name = format!("{f:?}").to_lowercase();
+                self.call(f64_lib(&name), &[x])
+            }
+        }
+    }
+
+    /// `f(a, b)` for a two-argument op.
+    pub fn binary(&mut self, f: Binary, a: Value, b: Value) -> Value {
+        match f {
+            Binary::Add => self.add(a, b),
+            Binary::Sub => self.sub(a, b),
+            Binary::Mul => self.mul(a, b),
+            Binary::Div => self.div(a, b),
+            Binary::Max => self.b.ins().fmax(a, b),
+            Binary::Min => self.b.ins().fmin(a, b),
+            Binary::Pow => {
+                let call = if self.is_f32() {
+                    crate::libm::f32_fn("pow")
+                } else {
+                    crate::libm::f64_fn("pow")
+                };
+                self.call(call.expect("pow libcall"), &[a, b])
+            }
+        }
+    }
+}
+
+/// The f64 function `name`; every transcendental [`Unary`] has one.
+fn f64_lib(name: &str) -> Libcall {
+    crate::libm::f64_fn(name).expect("an f64 libcall for every transcendental")
+}
+
+/// The float condition code for a comparison.
+pub(crate) fn float_cc(c: Cmp) -> FloatCC {
+    match c {
+        Cmp::Lt => FloatCC::LessThan,
+        Cmp::Le => FloatCC::LessThanOrEqual,
+        Cmp::Gt => FloatCC::GreaterThan,
+        Cmp::Ge => FloatCC::GreaterThanOrEqual,
+        Cmp::Eq => FloatCC::Equal,
+        Cmp::Ne => FloatCC::NotEqual,
+    }
+}
+
+/// Emit `expr` on `inputs` (values of `em`'s type): its outputs.
+pub(crate) fn eval(em: &mut Em, expr: &Expr, inputs: &[Value]) -> Vec<Value> {
+    let mut v: Vec<Value> = Vec::with_capacity(expr.ops.len());
+    for op in &expr.ops {
+        let r = match *op {
+            Op::Input(k) => inputs[k],
+            Op::Const(bits) => em.c(f64::from_bits(bits)),
+            Op::Unary(f, a) => em.unary(f, v[a]),
+            Op::Binary(f, a, b) => em.binary(f, v[a], v[b]),
+            Op::Select {
+                cmp,
+                a,
+                b,
+                then,
+                other,
+            } => {
+                let m = em.cmp(float_cc(cmp), v[a], v[b]);
+                em.sel(m, v[then], v[other])
+            }
+        };
+        v.push(r);
+    }
+    expr.outputs.iter().map(|&o| v[o]).collect()
+}

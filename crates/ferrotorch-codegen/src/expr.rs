@@ -1,0 +1,326 @@
+//! The code generator's input: a pointwise expression DAG over numbered
+//! inputs, in evaluation order (each op reads earlier ops only). A fusion
+//! group's body and an fx graph of Python floats both lower to it; the
+//! kernel compiler ([`crate::kernel`]) evaluates it once per element, the
+//! scalar compiler ([`crate::scalar`]) once per call, [`Expr::eval`] is the
+//! reference the tests compare both against.
+
+use std::fmt;
+
+/// An op's index in [`Expr::ops`].
+pub type Reg = usize;
+
+/// One-argument ops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Unary {
+    /// `-x`
+    Neg,
+    /// `|x|`
+    Abs,
+    /// `max(x, 0)`, NaN kept.
+    Relu,
+    /// `1 / (1 + e^-x)`
+    Sigmoid,
+    /// `tanh x`
+    Tanh,
+    /// `e^x`
+    Exp,
+    /// `e^x - 1`
+    Expm1,
+    /// `ln x`
+    Log,
+    /// `ln(1 + x)`
+    Log1p,
+    /// `√x`
+    Sqrt,
+    /// `1 / √x`
+    Rsqrt,
+    /// `1 / x`
+    Reciprocal,
+    /// `erf x`
+    Erf,
+    /// Exact GELU, `x·Φ(x)`.
+    Gelu,
+    /// GELU, `approximate='tanh'`.
+    GeluTanh,
+    /// `sin x`
+    Sin,
+    /// `cos x`
+    Cos,
+    /// `⌊x⌋`
+    Floor,
+    /// `⌈x⌉`
+    Ceil,
+    /// Toward zero.
+    Trunc,
+    /// To nearest, ties to even (`torch.round`).
+    Round,
+}
+
+/// Two-argument ops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Binary {
+    /// `a + b`
+    Add,
+    /// `a - b`
+    Sub,
+    /// `a * b`
+    Mul,
+    /// `a / b`
+    Div,
+    /// `torch.maximum` (NaN if either is).
+    Max,
+    /// `torch.minimum` (NaN if either is).
+    Min,
+    /// `a ** b`
+    Pow,
+}
+
+/// Comparisons for [`Op::Select`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Cmp {
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+    /// `==`
+    Eq,
+    /// `!=`
+    Ne,
+}
+
+impl Cmp {
+    /// The comparison on two numbers (false when either is NaN, except `Ne`).
+    pub fn holds(self, a: f64, b: f64) -> bool {
+        match self {
+            Cmp::Lt => a < b,
+            Cmp::Le => a <= b,
+            Cmp::Gt => a > b,
+            Cmp::Ge => a >= b,
+            Cmp::Eq => a == b,
+            Cmp::Ne => a != b,
+        }
+    }
+}
+
+/// One op of an [`Expr`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Op {
+    /// The expression's `k`-th input.
+    Input(usize),
+    /// A constant, as the bits of an `f64` (so the op hashes).
+    Const(u64),
+    /// `f(a)`
+    Unary(Unary, Reg),
+    /// `f(a, b)`
+    Binary(Binary, Reg, Reg),
+    /// `if a cmp b { then } else { other }`
+    Select {
+        /// The comparison.
+        cmp: Cmp,
+        /// Its left side.
+        a: Reg,
+        /// Its right side.
+        b: Reg,
+        /// The value where it holds.
+        then: Reg,
+        /// The value elsewhere.
+        other: Reg,
+    },
+}
+
+/// A pointwise expression: `ops` in evaluation order, `outputs` naming
+/// the ops returned.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Expr {
+    /// How many inputs it reads.
+    pub n_inputs: usize,
+    /// The ops, each reading earlier ones.
+    pub ops: Vec<Op>,
+    /// What it returns.
+    pub outputs: Vec<Reg>,
+}
+
+impl Expr {
+    /// An empty expression of `n_inputs` inputs.
+    pub fn new(n_inputs: usize) -> Expr {
+        Expr {
+            n_inputs,
+            ..Default::default()
+        }
+    }
+
+    /// Append `op`; returns its register.
+    pub fn push(&mut self, op: Op) -> Reg {
+        self.ops.push(op);
+        self.ops.len() - 1
+    }
+
+    /// Input `k`.
+    pub fn input(&mut self, k: usize) -> Reg {
+        self.push(Op::Input(k))
+    }
+
+    /// A constant.
+    pub fn constant(&mut self, v: f64) -> Reg {
+        self.push(Op::Const(v.to_bits()))
+    }
+
+    /// `f(a)`
+    pub fn unary(&mut self, f: Unary, a: Reg) -> Reg {
+        self.push(Op::Unary(f, a))
+    }
+
+    /// `f(a, b)`
+    pub fn binary(&mut self, f: Binary, a: Reg, b: Reg) -> Reg {
+        self.push(Op::Binary(f, a, b))
+    }
+
+    /// `if a cmp b { then } else { other }`
+    pub fn select(&mut self, cmp: Cmp, a: Reg, b: Reg, then: Reg, other: Reg) -> Reg {
+        self.push(Op::Select {
+            cmp,
+            a,
+            b,
+            then,
+            other,
+        })
+    }
+
+    /// Check the structure: inputs in range, each op reading earlier ops,
+    /// at least one output. Compilers call it first, so a malformed
+    /// expression is an error, never bad code.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.outputs.is_empty() {
+            return Err("an expression needs at least one output".into());
+        }
+        for (i, op) in self.ops.iter().enumerate() {
+            let reads: &[Reg] = match op {
+                Op::Input(k) if *k >= self.n_inputs => {
+                    return Err(format!(
+                        "op {i} reads input {k} of {} inputs",
+                        self.n_inputs
+                    ))
+                }
+                Op::Input(_) | Op::Const(_) => &[],
+                Op::Unary(_, a) => std::slice::from_ref(a),
+                Op::Binary(_, a, b) => &[*a, *b],
+                Op::Select {
+                    a, b, then, other, ..
+                } => &[*a, *b, *then, *other],
+            };
+            if let Some(r) = reads.iter().find(|&&r| r >= i) {
+                return Err(format!("op {i} reads op {r}, which does not precede it"));
+            }
+        }
+        match self.outputs.iter().find(|&&o| o >= self.ops.len()) {
+            Some(o) => Err(format!("output {o} is not an op")),
+            None => Ok(()),
+        }
+    }
+
+    /// Evaluate in f64 with Rust's `std` functions: the reference.
+    pub fn eval(&self, inputs: &[f64]) -> Vec<f64> {
+        let mut v: Vec<f64> = Vec::with_capacity(self.ops.len());
+        for op in &self.ops {
+            let r = match *op {
+                Op::Input(k) => inputs[k],
+                Op::Const(bits) => f64::from_bits(bits),
+                Op::Unary(f, a) => unary_ref(f, v[a]),
+                Op::Binary(f, a, b) => binary_ref(f, v[a], v[b]),
+                Op::Select {
+                    cmp,
+                    a,
+                    b,
+                    then,
+                    other,
+                } => {
+                    if cmp.holds(v[a], v[b]) {
+                        v[then]
+                    } else {
+                        v[other]
+                    }
+                }
+            };
+            v.push(r);
+        }
+        self.outputs.iter().map(|&o| v[o]).collect()
+    }
+}
+
+/// `f(x)` in f64.
+pub fn unary_ref(f: Unary, x: f64) -> f64 {
+    match f {
+        Unary::Neg => -x,
+        Unary::Abs => x.abs(),
+        Unary::Relu => {
+            if x.is_nan() {
+                x
+            } else {
+                x.max(0.0)
+            }
+        }
+        Unary::Sigmoid => 1.0 / (1.0 + (-x).exp()),
+        Unary::Tanh => x.tanh(),
+        Unary::Exp => x.exp(),
+        Unary::Expm1 => x.exp_m1(),
+        Unary::Log => x.ln(),
+        Unary::Log1p => x.ln_1p(),
+        Unary::Sqrt => x.sqrt(),
+        Unary::Rsqrt => 1.0 / x.sqrt(),
+        Unary::Reciprocal => 1.0 / x,
+        Unary::Erf => crate::libm::erf(x),
+        Unary::Gelu => 0.5 * x * crate::libm::erfc(-x / std::f64::consts::SQRT_2),
+        Unary::GeluTanh => {
+            let k = (2.0 / std::f64::consts::PI).sqrt();
+            0.5 * x * (1.0 + (k * (x + 0.044715 * x * x * x)).tanh())
+        }
+        Unary::Sin => x.sin(),
+        Unary::Cos => x.cos(),
+        Unary::Floor => x.floor(),
+        Unary::Ceil => x.ceil(),
+        Unary::Trunc => x.trunc(),
+        Unary::Round => x.round_ties_even(),
+    }
+}
+
+/// `f(a, b)` in f64; max and min give NaN when either side is NaN, as
+/// `torch.maximum` does.
+pub fn binary_ref(f: Binary, a: f64, b: f64) -> f64 {
+    match f {
+        Binary::Add => a + b,
+        Binary::Sub => a - b,
+        Binary::Mul => a * b,
+        Binary::Div => a / b,
+        Binary::Max | Binary::Min if a.is_nan() || b.is_nan() => f64::NAN,
+        Binary::Max => a.max(b),
+        Binary::Min => a.min(b),
+        Binary::Pow => a.powf(b),
+    }
+}
+
+impl fmt::Display for Expr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, op) in self.ops.iter().enumerate() {
+            match op {
+                Op::Input(k) => writeln!(f, "  r{i} = in{k}")?,
+                Op::Const(b) => writeln!(f, "  r{i} = {}", f64::from_bits(*b))?,
+                Op::Unary(u, a) => writeln!(f, "  r{i} = {u:?}(r{a})")?,
+                Op::Binary(o, a, b) => writeln!(f, "  r{i} = {o:?}(r{a}, r{b})")?,
+                Op::Select {
+                    cmp,
+                    a,
+                    b,
+                    then,
+                    other,
+                } => writeln!(f, "  r{i} = r{a} {cmp:?} r{b} ? r{then} : r{other}")?,
+            }
+        }
+        let outs: Vec<String> = self.outputs.iter().map(|o| format!("r{o}")).collect();
+        write!(f, "  return {}", outs.join(", "))
+    }
+}

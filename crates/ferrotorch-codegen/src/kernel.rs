@@ -1,0 +1,317 @@
+//! Pointwise kernels: an [`Expr`] evaluated over one row of elements.
+//!
+//! # Note [Generated kernels]
+//! A kernel is `fn(ins, strides, outs, n)`: `n` elements, input `k` read
+//! from `ins[k]` every `strides[k]` elements, output `j` written densely
+//! to `outs[j]`. How each input is read is fixed when the kernel is
+//! compiled ([`Access`]): contiguous inputs are loaded as vectors, a
+//! broadcast input once before the loop, strided inputs lane by lane. The
+//! loop body evaluates the expression on [`UNROLL`] vectors of the widest
+//! SIMD type Cranelift offers the target (128 bits: `f32x4`, `f64x2`;
+//! Cranelift has no auto-vectoriser and no wider x86 vectors), then a
+//! scalar loop finishes the row. Every intermediate stays in registers:
+//! one read of each input, one write of each output. The caller (the JIT's
+//! fusion runtime) walks outer dimensions and splits rows over the
+//! intra-op pool; kernels hold no state, so one kernel runs on many
+//! threads at once.
+
+use crate::emit::{eval, Em, Pool, Target};
+use crate::expr::Expr;
+use crate::host::{compile, Code};
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{types, AbiParam, Block, InstBuilder, MemFlagsData, Type, Value};
+use cranelift_frontend::FunctionBuilder;
+use std::time::Duration;
+
+/// Vectors per loop iteration.
+pub const UNROLL: usize = 2;
+
+/// How a kernel reads one input along its row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Access {
+    /// Consecutive elements.
+    Contiguous,
+    /// One element for the whole row (stride 0).
+    Broadcast,
+    /// Elements `strides[k]` apart.
+    Strided,
+}
+
+/// The float type a kernel computes and stores in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Float {
+    /// `f32`
+    F32,
+    /// `f64`
+    F64,
+}
+
+impl Float {
+    fn lane(self) -> Type {
+        match self {
+            Float::F32 => types::F32,
+            Float::F64 => types::F64,
+        }
+    }
+    /// Bytes per element.
+    pub fn size(self) -> usize {
+        match self {
+            Float::F32 => 4,
+            Float::F64 => 8,
+        }
+    }
+}
+
+type RawKernel =
+    unsafe extern "C" fn(*const *const u8, *const i64, *const *mut u8, i64, *const *const u128);
+
+/// A compiled pointwise kernel.
+pub struct Kernel {
+    code: Code,
+    /// Its constant table (Note [Constant pool]).
+    pool: Vec<u128>,
+    n_inputs: usize,
+    n_outputs: usize,
+    float: Float,
+}
+
+impl std::fmt::Debug for Kernel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Kernel")
+            .field("inputs", &self.n_inputs)
+            .field("outputs", &self.n_outputs)
+            .field("float", &self.float)
+            .finish()
+    }
+}
+
+impl Kernel {
+    /// Compile `expr` for inputs read as `access` says, computing in
+    /// `float`.
+    pub fn compile(expr: &Expr, float: Float, access: &[Access]) -> Result<Kernel, String> {
+        expr.validate()?;
+        if access.len() != expr.n_inputs {
+            return Err(format!(
+                "the kernel has {} inputs but {} access kinds",
+                expr.n_inputs,
+                access.len()
+            ));
+        }
+        let mut pool = Pool::default();
+        let code = compile(
+            "pointwise",
+            |sig, t| {
+                for _ in 0..3 {
+                    sig.params.push(AbiParam::new(t.ptr));
+                }
+                sig.params.push(AbiParam::new(types::I64));
+                sig.params.push(AbiParam::new(t.ptr));
+            },
+            |b, t| body(b, t, expr, float, access, &mut pool),
+        )?;
+        Ok(Kernel {
+            code,
+            pool: pool.entries,
+            n_inputs: expr.n_inputs,
+            n_outputs: expr.outputs.len(),
+            float,
+        })
+    }
+
+    /// How long compiling took.
+    pub fn compile_time(&self) -> Duration {
+        self.code.compile_time
+    }
+
+    /// The float type it computes in.
+    pub fn float(&self) -> Float {
+        self.float
+    }
+
+    /// Run over `n` elements.
+    ///
+    /// # Safety
+    /// `ins[k]` must be valid to read at `i * strides[k]` elements for
+    /// every `i < n` (only element 0 for a [`Access::Broadcast`] input,
+    /// consecutive ones for [`Access::Contiguous`]), and `outs[j]` valid to
+    /// write `n` consecutive elements, not overlapping any input.
+    pub unsafe fn run(&self, ins: &[*const u8], strides: &[i64], outs: &[*mut u8], n: usize) {
+        assert!(
+            ins.len() == self.n_inputs && strides.len() == self.n_inputs,
+            "kernel inputs"
+        );
+        assert_eq!(outs.len(), self.n_outputs, "kernel outputs");
+        if n == 0 {
+            return;
+        }
+        // SAFETY: the code was compiled for this signature (`compile`).
+        let f: RawKernel = std::mem::transmute(self.code.ptr);
+        f(
+            ins.as_ptr(),
+            strides.as_ptr(),
+            outs.as_ptr(),
+            n as i64,
+            &self.pool.as_ptr(),
+        );
+    }
+}
+
+/// Where each input comes from, set up in the entry block.
+enum Source {
+    Contiguous(Value),
+    Broadcast { scalar: Value, vector: Value },
+    Strided { ptr: Value, step: Value },
+}
+
+fn body(
+    b: &mut FunctionBuilder,
+    t: &Target,
+    expr: &Expr,
+    float: Float,
+    access: &[Access],
+    pool: &mut Pool,
+) {
+    let lane = float.lane();
+    let lanes = (16 / float.size()) as i64;
+    let vty = lane.by(lanes as u32).expect("128-bit vector type");
+    let esize = float.size() as i64;
+    let shift = esize.trailing_zeros() as i64;
+    let mem = MemFlagsData::new().with_notrap();
+    let entry = b.create_block();
+    b.append_block_params_for_function_params(entry);
+    b.switch_to_block(entry);
+    let [ins, strides, outs, n, consts] = b.block_params(entry) else {
+        unreachable!("five parameters")
+    };
+    let (ins, strides, outs, n, consts) = (*ins, *strides, *outs, *n, *consts);
+    let psize = t.ptr.bytes() as i32;
+    let sources: Vec<Source> = access
+        .iter()
+        .enumerate()
+        .map(|(k, a)| {
+            let p = b.ins().load(t.ptr, mem, ins, k as i32 * psize);
+            match a {
+                Access::Contiguous => Source::Contiguous(p),
+                Access::Broadcast => {
+                    let scalar = b.ins().load(lane, mem, p, 0);
+                    let vector = b.ins().splat(vty, scalar);
+                    Source::Broadcast { scalar, vector }
+                }
+                Access::Strided => {
+                    let s = b.ins().load(types::I64, mem, strides, k as i32 * 8);
+                    let step = b.ins().imul_imm_s(s, esize);
+                    Source::Strided { ptr: p, step }
+                }
+            }
+        })
+        .collect();
+    let out_ptrs: Vec<Value> = (0..expr.outputs.len())
+        .map(|j| b.ins().load(t.ptr, mem, outs, j as i32 * psize))
+        .collect();
+    let block_i = |b: &mut FunctionBuilder| -> Block {
+        let blk = b.create_block();
+        b.append_block_param(blk, types::I64);
+        blk
+    };
+    let (vec_head, vec_body, tail_head, tail_body) =
+        (block_i(b), block_i(b), block_i(b), block_i(b));
+    let exit = b.create_block();
+    let zero = b.ins().iconst(types::I64, 0);
+    b.ins().jump(vec_head, &[zero.into()]);
+
+    let step = lanes * UNROLL as i64;
+    b.switch_to_block(vec_head);
+    let i = b.block_params(vec_head)[0];
+    let end = b.ins().iadd_imm_s(i, step);
+    let fits = b.ins().icmp(IntCC::SignedLessThanOrEqual, end, n);
+    b.ins()
+        .brif(fits, vec_body, &[i.into()], tail_head, &[i.into()]);
+
+    b.switch_to_block(vec_body);
+    let i = b.block_params(vec_body)[0];
+    // Note [Constant pool]: the table's address, read in every iteration
+    pool.base = Some(b.ins().load(t.ptr, MemFlagsData::trusted(), consts, 0));
+    for u in 0..UNROLL as i64 {
+        let off = b.ins().iadd_imm_s(i, u * lanes);
+        let xs: Vec<Value> = sources
+            .iter()
+            .map(|s| match *s {
+                Source::Contiguous(p) => {
+                    let byte = b.ins().ishl_imm_u(off, shift);
+                    let a = b.ins().iadd(p, byte);
+                    b.ins().load(vty, mem, a, 0)
+                }
+                Source::Broadcast { vector, .. } => vector,
+                Source::Strided { ptr, step } => {
+                    let mut v = None;
+                    for l in 0..lanes {
+                        let ix = b.ins().iadd_imm_s(off, l);
+                        let byte = b.ins().imul(ix, step);
+                        let a = b.ins().iadd(ptr, byte);
+                        let x = b.ins().load(lane, mem, a, 0);
+                        v = Some(match v {
+                            None => b.ins().splat(vty, x),
+                            Some(v) => b.ins().insertlane(v, x, l as u8),
+                        });
+                    }
+                    v.expect("lanes")
+                }
+            })
+            .collect();
+        let mut em = Em {
+            b,
+            ty: vty,
+            target: *t,
+            pool: Some(&mut *pool),
+        };
+        let ys = eval(&mut em, expr, &xs);
+        for (y, &o) in ys.into_iter().zip(&out_ptrs) {
+            let byte = b.ins().ishl_imm_u(off, shift);
+            let a = b.ins().iadd(o, byte);
+            b.ins().store(mem, y, a, 0);
+        }
+    }
+    let next = b.ins().iadd_imm_s(i, step);
+    b.ins().jump(vec_head, &[next.into()]);
+
+    b.switch_to_block(tail_head);
+    let j = b.block_params(tail_head)[0];
+    let more = b.ins().icmp(IntCC::SignedLessThan, j, n);
+    b.ins().brif(more, tail_body, &[j.into()], exit, &[]);
+
+    b.switch_to_block(tail_body);
+    let j = b.block_params(tail_body)[0];
+    let xs: Vec<Value> = sources
+        .iter()
+        .map(|s| match *s {
+            Source::Contiguous(p) => {
+                let byte = b.ins().ishl_imm_u(j, shift);
+                let a = b.ins().iadd(p, byte);
+                b.ins().load(lane, mem, a, 0)
+            }
+            Source::Broadcast { scalar, .. } => scalar,
+            Source::Strided { ptr, step } => {
+                let byte = b.ins().imul(j, step);
+                let a = b.ins().iadd(ptr, byte);
+                b.ins().load(lane, mem, a, 0)
+            }
+        })
+        .collect();
+    let mut em = Em {
+        b,
+        ty: lane,
+        target: *t,
+        pool: None,
+    };
+    let ys = eval(&mut em, expr, &xs);
+    for (y, &o) in ys.into_iter().zip(&out_ptrs) {
+        let byte = b.ins().ishl_imm_u(j, shift);
+        let a = b.ins().iadd(o, byte);
+        b.ins().store(mem, y, a, 0);
+    }
+    let next = b.ins().iadd_imm_s(j, 1);
+    b.ins().jump(tail_head, &[next.into()]);
+
+    b.switch_to_block(exit);
+    b.ins().return_(&[]);
+}

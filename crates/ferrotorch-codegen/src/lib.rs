@@ -1,0 +1,35 @@
+//! Native code for ferrotorch graphs (issue 20), written with Cranelift
+//! so that no system LLVM is needed and a kernel compiles in
+//! milliseconds.
+//!
+//! - [`expr`]: the input, a pointwise expression DAG ([`Expr`]).
+//! - [`Kernel`]: an expression over rows of tensor elements, vectorised
+//!   (Note [Generated kernels]); the JIT compiles `prim::FusionGroup`s to
+//!   these.
+//! - [`ScalarFn`]: an expression of floats as one native function (fx
+//!   graphs of Python floats).
+//!
+//! ```
+//! use ferrotorch_codegen::{Expr, ScalarFn, expr::{Binary, Unary}};
+//! let mut e = Expr::new(1);
+//! let x = e.input(0);
+//! let t = e.unary(Unary::Tanh, x);
+//! let two = e.constant(2.0);
+//! let y = e.binary(Binary::Mul, t, two);
+//! e.outputs.push(y);
+//! let f = ScalarFn::compile(&e).unwrap();
+//! assert!((f.call(&[0.5]).unwrap()[0] - 2.0 * 0.5f64.tanh()).abs() < 1e-15);
+//! ```
+
+mod emit;
+pub mod expr;
+mod host;
+pub mod kernel;
+pub mod libm;
+mod math;
+pub mod scalar;
+
+pub use expr::Expr;
+pub use host::available;
+pub use kernel::{Access, Float, Kernel};
+pub use scalar::ScalarFn;

@@ -1,0 +1,212 @@
+//! Compiled kernels against the eager kernels' scalar functions
+//! (`ferrotorch_kernels::math`, bit for bit where the same polynomial is
+//! emitted) and against f64 `std` (the ulp bounds), on grids that include
+//! NaN, ±inf, ±0, subnormals and the overflow edges.
+
+use ferrotorch_codegen::expr::{Binary, Cmp, Unary};
+use ferrotorch_codegen::{Access, Expr, Float, Kernel};
+use ferrotorch_kernels::math as km;
+
+/// An op and the scalar function it must agree with.
+type Case = (Unary, fn(f32) -> f32);
+
+fn special_f32() -> Vec<f32> {
+    let mut v = vec![
+        f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        0.0,
+        -0.0,
+        1e-40,
+        -1e-40,
+        f32::MIN_POSITIVE,
+        f32::MAX,
+        f32::MIN,
+        88.7,
+        88.8,
+        -87.5,
+        -104.0,
+        -110.0,
+        9.5,
+        -9.5,
+        0.5,
+        -0.75,
+        0.74,
+    ];
+    // a dense grid over the interesting range, odd length for the tail
+    for i in 0..4001 {
+        v.push(-30.0 + 60.0 * i as f32 / 4000.0);
+    }
+    v
+}
+
+/// `f(x)` compiled, over `xs` (contiguous).
+fn run_unary(f: Unary, xs: &[f32]) -> Vec<f32> {
+    let mut e = Expr::new(1);
+    let x = e.input(0);
+    let y = e.unary(f, x);
+    e.outputs.push(y);
+    let k = Kernel::compile(&e, Float::F32, &[Access::Contiguous]).unwrap();
+    let mut out = vec![0.0f32; xs.len()];
+    unsafe {
+        k.run(
+            &[xs.as_ptr() as *const u8],
+            &[1],
+            &[out.as_mut_ptr() as *mut u8],
+            xs.len(),
+        )
+    };
+    out
+}
+
+fn same(a: f32, b: f32) -> bool {
+    a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
+}
+
+#[test]
+fn inline_transcendentals_match_the_eager_functions_bit_for_bit() {
+    let xs = special_f32();
+    let cases: [Case; 8] = [
+        (Unary::Exp, km::exp),
+        (Unary::Expm1, km::expm1),
+        (Unary::Tanh, km::tanh),
+        (Unary::Sigmoid, km::sigmoid),
+        (Unary::Log, km::ln),
+        (Unary::Erf, km::erf),
+        (Unary::Gelu, km::gelu),
+        (Unary::GeluTanh, km::gelu_tanh),
+    ];
+    let pos: Vec<f32> = xs.iter().map(|x| x.abs()).chain([1e-42, 3.0e38]).collect();
+    for (f, reference) in cases {
+        let input = if f == Unary::Log { &pos } else { &xs };
+        let got = run_unary(f, input);
+        for (x, g) in input.iter().zip(&got) {
+            let want = reference(*x);
+            assert!(same(*g, want), "{f:?}({x:e}) = {g:e}, eager gives {want:e}");
+        }
+    }
+}
+
+#[test]
+fn libcall_and_exact_ops_agree_with_std() {
+    let xs = special_f32();
+    let cases: [Case; 11] = [
+        (Unary::Sin, f32::sin),
+        (Unary::Cos, f32::cos),
+        (Unary::Log1p, f32::ln_1p),
+        (Unary::Sqrt, f32::sqrt),
+        (Unary::Abs, f32::abs),
+        (Unary::Neg, |x| -x),
+        (Unary::Floor, f32::floor),
+        (Unary::Ceil, f32::ceil),
+        (Unary::Trunc, f32::trunc),
+        (Unary::Round, f32::round_ties_even),
+        (Unary::Reciprocal, |x| 1.0 / x),
+    ];
+    for (f, reference) in cases {
+        let got = run_unary(f, &xs);
+        for (x, g) in xs.iter().zip(&got) {
+            let want = reference(*x);
+            assert!(same(*g, want), "{f:?}({x:e}) = {g:e}, want {want:e}");
+        }
+    }
+    // relu keeps NaN, as torch.relu does
+    let got = run_unary(Unary::Relu, &[f32::NAN, -1.0, 2.0, f32::NEG_INFINITY]);
+    assert!(got[0].is_nan());
+    assert_eq!(&got[1..], &[0.0, 2.0, 0.0]);
+}
+
+/// W9's expression with a broadcast input, a strided input and two
+/// outputs, for every row length around the vector and unroll widths.
+#[test]
+fn broadcast_strided_and_tails_f32_and_f64() {
+    // out0 = x*sigmoid(x)*s + tanh(y);  out1 = max(x, y) where x > 0 else -x
+    let mut e = Expr::new(3);
+    let x = e.input(0);
+    let y = e.input(1);
+    let s = e.input(2);
+    let sg = e.unary(Unary::Sigmoid, x);
+    let a = e.binary(Binary::Mul, x, sg);
+    let a = e.binary(Binary::Mul, a, s);
+    let t = e.unary(Unary::Tanh, y);
+    let o0 = e.binary(Binary::Add, a, t);
+    let m = e.binary(Binary::Max, x, y);
+    let nx = e.unary(Unary::Neg, x);
+    let zero = e.constant(0.0);
+    let o1 = e.select(Cmp::Gt, x, zero, m, nx);
+    e.outputs = vec![o0, o1];
+    for float in [Float::F32, Float::F64] {
+        let k = Kernel::compile(
+            &e,
+            float,
+            &[Access::Contiguous, Access::Strided, Access::Broadcast],
+        )
+        .unwrap();
+        for n in [0usize, 1, 3, 7, 8, 9, 15, 16, 17, 33, 100] {
+            let xs: Vec<f64> = (0..n).map(|i| (i as f64 * 0.37).sin() * 6.0).collect();
+            // y read every third element
+            let ys: Vec<f64> = (0..3 * n).map(|i| (i as f64 * 0.11).cos() * 4.0).collect();
+            let sv = [0.5f64];
+            let want: Vec<Vec<f64>> = (0..n).map(|i| e.eval(&[xs[i], ys[3 * i], 0.5])).collect();
+            let (o0, o1) = match float {
+                Float::F32 => {
+                    let c = |v: &[f64]| v.iter().map(|&x| x as f32).collect::<Vec<f32>>();
+                    let (xs, ys, sv) = (c(&xs), c(&ys), c(&sv));
+                    let mut o0 = vec![0f32; n];
+                    let mut o1 = vec![0f32; n];
+                    unsafe {
+                        k.run(
+                            &[xs.as_ptr().cast(), ys.as_ptr().cast(), sv.as_ptr().cast()],
+                            &[1, 3, 0],
+                            &[o0.as_mut_ptr().cast(), o1.as_mut_ptr().cast()],
+                            n,
+                        )
+                    };
+                    let w = |v: Vec<f32>| v.into_iter().map(f64::from).collect::<Vec<_>>();
+                    (w(o0), w(o1))
+                }
+                Float::F64 => {
+                    let mut o0 = vec![0f64; n];
+                    let mut o1 = vec![0f64; n];
+                    unsafe {
+                        k.run(
+                            &[xs.as_ptr().cast(), ys.as_ptr().cast(), sv.as_ptr().cast()],
+                            &[1, 3, 0],
+                            &[o0.as_mut_ptr().cast(), o1.as_mut_ptr().cast()],
+                            n,
+                        )
+                    };
+                    (o0, o1)
+                }
+            };
+            let tol = if float == Float::F32 { 1e-6 } else { 1e-14 };
+            for i in 0..n {
+                assert!(
+                    (o0[i] - want[i][0]).abs() <= tol * 4.0,
+                    "{float:?} n={n} i={i}"
+                );
+                assert!(
+                    (o1[i] - want[i][1]).abs() <= tol * 8.0,
+                    "{float:?} n={n} i={i}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn malformed_expressions_are_errors_not_code() {
+    let mut e = Expr::new(1);
+    let x = e.input(0);
+    e.push(ferrotorch_codegen::expr::Op::Unary(Unary::Exp, x + 5));
+    e.outputs.push(1);
+    assert!(Kernel::compile(&e, Float::F32, &[Access::Contiguous]).is_err());
+    let mut e = Expr::new(1);
+    e.push(ferrotorch_codegen::expr::Op::Input(3));
+    e.outputs.push(0);
+    assert!(ferrotorch_codegen::ScalarFn::compile(&e).is_err());
+    let mut e = Expr::new(1);
+    let x = e.input(0);
+    e.outputs.push(x);
+    assert!(Kernel::compile(&e, Float::F32, &[]).is_err());
+}

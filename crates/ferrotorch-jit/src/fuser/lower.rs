@@ -1,0 +1,358 @@
+//! A fusion group's body as a pointwise [`Expr`] for the code generator,
+//! or the reason it cannot be one (the group then runs in the
+//! interpreter).
+
+use crate::ir::{Graph, NodeKind, ValueId, ValueType};
+use ferrotorch_codegen::expr::{Binary, Cmp, Op, Reg, Unary};
+use ferrotorch_codegen::Expr;
+use ferrotorch_core::dispatch::IValue;
+use ferrotorch_core::DType;
+use std::collections::HashMap;
+
+/// A group body lowered to one expression.
+#[derive(Debug)]
+pub(crate) struct Lowered {
+    /// The expression: input `k` is the group's `k`-th input.
+    pub expr: Expr,
+    /// The dtype every tensor in the body has.
+    pub dtype: DType,
+    /// Per output, which inputs it reads (its shape is theirs
+    /// broadcast; kernels write every output in the shape of all inputs
+    /// broadcast, so the two must agree).
+    pub reads: Vec<Vec<bool>>,
+}
+
+/// What a body value is while lowering.
+#[derive(Clone)]
+enum Val {
+    Reg(Reg),
+    Const(IValue),
+    /// A bool tensor from a comparison, for `where` to select with.
+    Cond(Cmp, Reg, Reg),
+}
+
+/// Lower `g` (a `prim::FusionGroup` body), or say why not.
+pub(crate) fn lower(g: &Graph) -> Result<Lowered, String> {
+    let mut dtype = None;
+    for v in &g.values {
+        // bool tensors are comparisons, consumed by `where`
+        if let ValueType::Tensor { dtype: d, .. } = &v.ty {
+            if *d == DType::Bool {
+                continue;
+            }
+            match dtype {
+                None => dtype = Some(*d),
+                Some(e) if e != *d => return Err(format!("mixes {e} and {d} tensors")),
+                _ => {}
+            }
+        }
+    }
+    let dtype = dtype.ok_or("has no tensors")?;
+    if !dtype.is_floating_point() {
+        return Err(format!("computes in {dtype} (floating dtypes only)"));
+    }
+    let mut expr = Expr::new(g.inputs.len());
+    let mut vals: HashMap<ValueId, Val> = HashMap::new();
+    for (k, &i) in g.inputs.iter().enumerate() {
+        match &g.values[i].ty {
+            ValueType::Tensor { dtype: d, .. } if *d != DType::Bool => {}
+            t => return Err(format!("input {k} is a {t}, not a float tensor")),
+        }
+        vals.insert(i, Val::Reg(expr.input(k)));
+    }
+    for n in &g.nodes {
+        let out = match &n.kind {
+            NodeKind::Constant(c) => Val::Const(c.clone()),
+            NodeKind::Op(e) => {
+                let schema = &e.schema;
+                let args: Vec<Val> = (0..schema.args.len())
+                    .map(|i| match n.inputs.get(i) {
+                        Some(v) => vals.get(v).cloned().ok_or("reads an unknown value"),
+                        None => schema.args[i]
+                            .default
+                            .clone()
+                            .map(Val::Const)
+                            .ok_or("misses an argument"),
+                    })
+                    .collect::<Result<_, _>>()?;
+                op(&mut expr, &schema.name, &args)?
+            }
+            _ => return Err(format!("holds a {}", n.kind_name())),
+        };
+        let [o] = n.outputs[..] else {
+            return Err(format!("{} has several outputs", n.kind_name()));
+        };
+        vals.insert(o, out);
+    }
+    for &o in &g.outputs {
+        match vals.get(&o) {
+            Some(Val::Reg(r)) => expr.outputs.push(*r),
+            _ => return Err("returns a value that is not a tensor".into()),
+        }
+    }
+    // which inputs each output reads: its shape is theirs broadcast
+    let n_in = expr.n_inputs;
+    let mut reads: Vec<Vec<bool>> = Vec::with_capacity(expr.ops.len());
+    for op in &expr.ops {
+        let mut r = vec![false; n_in];
+        let from = |x: Reg, r: &mut Vec<bool>| {
+            for (a, b) in r.iter_mut().zip(&reads[x]) {
+                *a |= *b;
+            }
+        };
+        match *op {
+            Op::Input(k) => r[k] = true,
+            Op::Const(_) => {}
+            Op::Unary(_, a) => from(a, &mut r),
+            Op::Binary(_, a, b) => {
+                from(a, &mut r);
+                from(b, &mut r);
+            }
+            Op::Select {
+                a, b, then, other, ..
+            } => {
+                for x in [a, b, then, other] {
+                    from(x, &mut r);
+                }
+            }
+        }
+        reads.push(r);
+    }
+    let reads = expr.outputs.iter().map(|&o| reads[o].clone()).collect();
+    Ok(Lowered { expr, dtype, reads })
+}
+
+/// A number from a constant argument.
+fn number(v: &IValue) -> Option<f64> {
+    match v {
+        IValue::Float(f) => Some(*f),
+        IValue::Int(i) => Some(*i as f64),
+        IValue::Bool(b) => Some(f64::from(u8::from(*b))),
+        _ => None,
+    }
+}
+
+/// An argument as a register (constants become constant ops).
+fn reg(e: &mut Expr, v: &Val) -> Result<Reg, String> {
+    match v {
+        Val::Reg(r) => Ok(*r),
+        Val::Const(c) => number(c)
+            .map(|x| e.constant(x))
+            .ok_or_else(|| format!("takes a {} as a number", c.type_name())),
+        Val::Cond(..) => Err("uses a bool tensor as a number".into()),
+    }
+}
+
+/// An argument that must be a constant number.
+fn constant(v: &Val) -> Option<f64> {
+    match v {
+        Val::Const(c) => number(c),
+        _ => None,
+    }
+}
+
+/// `x ** p` for a constant exponent: products and square roots for the
+/// common ones (as exact as eager's `powf` for these), the `pow` call
+/// for the rest.
+fn pow_const(e: &mut Expr, x: Reg, p: f64) -> Reg {
+    match p {
+        1.0 => x,
+        2.0 => e.binary(Binary::Mul, x, x),
+        3.0 => {
+            let x2 = e.binary(Binary::Mul, x, x);
+            e.binary(Binary::Mul, x2, x)
+        }
+        0.5 => e.unary(Unary::Sqrt, x),
+        -0.5 => e.unary(Unary::Rsqrt, x),
+        -1.0 => e.unary(Unary::Reciprocal, x),
+        _ => {
+            let c = e.constant(p);
+            e.binary(Binary::Pow, x, c)
+        }
+    }
+}
+
+/// `log1p(exp(βx))/β`, or `x` where `βx > threshold` (`F.softplus`).
+fn softplus(e: &mut Expr, x: Reg, beta: f64, threshold: f64) -> Reg {
+    let bx = if beta == 1.0 {
+        x
+    } else {
+        let b = e.constant(beta);
+        e.binary(Binary::Mul, x, b)
+    };
+    let ex = e.unary(Unary::Exp, bx);
+    let l = e.unary(Unary::Log1p, ex);
+    let soft = if beta == 1.0 {
+        l
+    } else {
+        let b = e.constant(beta);
+        e.binary(Binary::Div, l, b)
+    };
+    let t = e.constant(threshold);
+    e.select(Cmp::Gt, bx, t, x, soft)
+}
+
+/// `min(max(x, lo), hi)` for optional bounds (NaN kept, as `clamp`).
+fn clamp(e: &mut Expr, x: Reg, lo: Option<Reg>, hi: Option<Reg>) -> Reg {
+    let y = match lo {
+        Some(l) => e.binary(Binary::Max, x, l),
+        None => x,
+    };
+    match hi {
+        Some(h) => e.binary(Binary::Min, y, h),
+        None => y,
+    }
+}
+
+/// One op of the body.
+fn op(e: &mut Expr, name: &str, a: &[Val]) -> Result<Val, String> {
+    let cmp = match name {
+        "gt" => Some(Cmp::Gt),
+        "lt" => Some(Cmp::Lt),
+        "ge" => Some(Cmp::Ge),
+        "le" => Some(Cmp::Le),
+        "eq" => Some(Cmp::Eq),
+        "ne" => Some(Cmp::Ne),
+        _ => None,
+    };
+    if let Some(c) = cmp {
+        let x = reg(e, &a[0])?;
+        let y = reg(e, &a[1])?;
+        return Ok(Val::Cond(c, x, y));
+    }
+    if name == "where" {
+        let Val::Cond(c, p, q) = a[0] else {
+            return Err("where: the condition is not a comparison in the group".into());
+        };
+        let x = reg(e, &a[1])?;
+        let y = reg(e, &a[2])?;
+        return Ok(Val::Reg(e.select(c, p, q, x, y)));
+    }
+    value_op(e, name, a).map(Val::Reg)
+}
+
+/// One op of the body computing a number.
+fn value_op(e: &mut Expr, name: &str, a: &[Val]) -> Result<Reg, String> {
+    let unary = |f: Unary| -> Option<Unary> { Some(f) };
+    let simple = match name {
+        "neg" => unary(Unary::Neg),
+        "abs" => unary(Unary::Abs),
+        "relu" => unary(Unary::Relu),
+        "sigmoid" => unary(Unary::Sigmoid),
+        "tanh" => unary(Unary::Tanh),
+        "exp" => unary(Unary::Exp),
+        "expm1" => unary(Unary::Expm1),
+        "log" => unary(Unary::Log),
+        "log1p" => unary(Unary::Log1p),
+        "sqrt" => unary(Unary::Sqrt),
+        "rsqrt" => unary(Unary::Rsqrt),
+        "reciprocal" => unary(Unary::Reciprocal),
+        "erf" => unary(Unary::Erf),
+        "sin" => unary(Unary::Sin),
+        "cos" => unary(Unary::Cos),
+        "floor" => unary(Unary::Floor),
+        "ceil" => unary(Unary::Ceil),
+        "trunc" => unary(Unary::Trunc),
+        _ => None,
+    };
+    if let Some(f) = simple {
+        let x = reg(e, &a[0])?;
+        return Ok(e.unary(f, x));
+    }
+    let x = reg(e, &a[0])?;
+    Ok(match name {
+        "add" | "sub" => {
+            let y = reg(e, &a[1])?;
+            let alpha = match a.get(2) {
+                None => 1.0,
+                Some(v) => constant(v).ok_or_else(|| format!("{name}: alpha is not a constant"))?,
+            };
+            let y = if alpha == 1.0 {
+                y
+            } else {
+                let c = e.constant(alpha);
+                e.binary(Binary::Mul, y, c)
+            };
+            let f = if name == "add" {
+                Binary::Add
+            } else {
+                Binary::Sub
+            };
+            e.binary(f, x, y)
+        }
+        "mul" => {
+            let y = reg(e, &a[1])?;
+            e.binary(Binary::Mul, x, y)
+        }
+        "div" => {
+            if matches!(a.get(2), Some(Val::Const(c)) if !matches!(c, IValue::None)) {
+                return Err("div with a rounding mode".into());
+            }
+            let y = reg(e, &a[1])?;
+            e.binary(Binary::Div, x, y)
+        }
+        "maximum" | "minimum" => {
+            let y = reg(e, &a[1])?;
+            let f = if name == "maximum" {
+                Binary::Max
+            } else {
+                Binary::Min
+            };
+            e.binary(f, x, y)
+        }
+        "square" => e.binary(Binary::Mul, x, x),
+        "silu" => {
+            let s = e.unary(Unary::Sigmoid, x);
+            e.binary(Binary::Mul, x, s)
+        }
+        "gelu" => match &a[1] {
+            Val::Const(IValue::Str(s)) if s == "tanh" => e.unary(Unary::GeluTanh, x),
+            Val::Const(IValue::Str(s)) if s == "none" => e.unary(Unary::Gelu, x),
+            _ => return Err("gelu: unknown approximation".into()),
+        },
+        "pow" => match constant(&a[1]) {
+            Some(p) => pow_const(e, x, p),
+            None => {
+                let y = reg(e, &a[1])?;
+                e.binary(Binary::Pow, x, y)
+            }
+        },
+        "clamp_min" => {
+            let lo = reg(e, &a[1])?;
+            e.binary(Binary::Max, x, lo)
+        }
+        "clamp_max" => {
+            let hi = reg(e, &a[1])?;
+            e.binary(Binary::Min, x, hi)
+        }
+        "clamp" | "hardtanh" => {
+            let bound = |e: &mut Expr, v: Option<&Val>| -> Result<Option<Reg>, String> {
+                match v {
+                    None | Some(Val::Const(IValue::None)) => Ok(None),
+                    Some(v) => reg(e, v).map(Some),
+                }
+            };
+            let lo = bound(e, a.get(1))?;
+            let hi = bound(e, a.get(2))?;
+            clamp(e, x, lo, hi)
+        }
+        "leaky_relu" => {
+            let slope = a.get(1).and_then(constant).ok_or("leaky_relu: slope")?;
+            let s = e.constant(slope);
+            let xs = e.binary(Binary::Mul, x, s);
+            let z = e.constant(0.0);
+            e.select(Cmp::Gt, x, z, x, xs)
+        }
+        "softplus" => {
+            let beta = a.get(1).and_then(constant).ok_or("softplus: beta")?;
+            let th = a.get(2).and_then(constant).ok_or("softplus: threshold")?;
+            softplus(e, x, beta, th)
+        }
+        "mish" => {
+            let sp = softplus(e, x, 1.0, 20.0);
+            let t = e.unary(Unary::Tanh, sp);
+            e.binary(Binary::Mul, x, t)
+        }
+        other => return Err(format!("aten::{other} has no native code")),
+    })
+}

@@ -1,0 +1,181 @@
+//! Running a lowered fusion group on tensors: broadcasting, collapsing
+//! dimensions into rows, and splitting rows over the intra-op pool
+//! (Note [Generated kernels] in ferrotorch-codegen says what one kernel
+//! call does).
+
+use super::lower::Lowered;
+use ferrotorch_codegen::{Access, Float, Kernel};
+use ferrotorch_core::tensor::layout::{broadcast_shapes, broadcast_strides};
+use ferrotorch_core::{DType, Result, Tensor};
+use ferrotorch_kernels::parallel::parallel_for;
+
+/// Elements per parallel chunk at least: below this a chunk's start-up
+/// costs more than the work.
+const GRAIN: usize = 32 * 1024;
+
+/// A group's inputs laid out for kernels: the broadcast shape, and
+/// dimensions merged where every operand is contiguous across them.
+pub(crate) struct Plan {
+    /// The outputs' shape.
+    pub shape: Vec<usize>,
+    /// Merged dimensions, outermost first; the last is the row.
+    dims: Vec<usize>,
+    /// Per input, its stride (in elements) in each merged dimension.
+    strides: Vec<Vec<usize>>,
+}
+
+impl Plan {
+    /// The plan for `inputs`, or `None` when their shapes do not
+    /// broadcast (the interpreter then reports the error).
+    pub fn new(inputs: &[Tensor]) -> Option<Plan> {
+        let mut shape: Vec<usize> = Vec::new();
+        for t in inputs {
+            shape = broadcast_shapes(&shape, t.shape()).ok()?.to_vec();
+        }
+        let full: Vec<Vec<usize>> = inputs
+            .iter()
+            .map(|t| broadcast_strides(t.shape(), t.stride(), &shape).to_vec())
+            .collect();
+        let mut dims: Vec<usize> = Vec::new();
+        let mut strides: Vec<Vec<usize>> = vec![Vec::new(); inputs.len()];
+        for d in 0..shape.len() {
+            if shape[d] == 1 {
+                continue;
+            }
+            // merge into the previous dimension where every input steps
+            // across both as across one
+            let merge = !dims.is_empty()
+                && full
+                    .iter()
+                    .zip(&strides)
+                    .all(|(f, s)| *s.last().expect("a previous dimension") == f[d] * shape[d]);
+            if merge {
+                *dims.last_mut().expect("a previous dimension") *= shape[d];
+                for (f, s) in full.iter().zip(&mut strides) {
+                    *s.last_mut().expect("a previous dimension") = f[d];
+                }
+            } else {
+                dims.push(shape[d]);
+                for (f, s) in full.iter().zip(&mut strides) {
+                    s.push(f[d]);
+                }
+            }
+        }
+        if dims.is_empty() {
+            dims.push(1);
+            for s in &mut strides {
+                s.push(0);
+            }
+        }
+        Some(Plan {
+            shape,
+            dims,
+            strides,
+        })
+    }
+
+    /// How the kernel reads each input along a row.
+    pub fn access(&self) -> Vec<Access> {
+        let row = self.dims.len() - 1;
+        self.strides
+            .iter()
+            .map(|s| match s[row] {
+                0 => Access::Broadcast,
+                1 => Access::Contiguous,
+                _ => Access::Strided,
+            })
+            .collect()
+    }
+
+    fn row_len(&self) -> usize {
+        *self.dims.last().expect("at least one dimension")
+    }
+
+    /// Each input's offset (elements) at the start of row `r`.
+    fn row_offsets(&self, mut r: usize, out: &mut [usize]) {
+        out.iter_mut().for_each(|o| *o = 0);
+        for d in (0..self.dims.len() - 1).rev() {
+            let i = r % self.dims[d];
+            r /= self.dims[d];
+            for (o, s) in out.iter_mut().zip(&self.strides) {
+                *o += i * s[d];
+            }
+        }
+    }
+}
+
+/// The float type a dtype computes in (halves in f32).
+pub(crate) fn float_of(dtype: DType) -> Option<Float> {
+    match dtype {
+        DType::F32 | DType::F16 | DType::BF16 => Some(Float::F32),
+        DType::F64 => Some(Float::F64),
+        _ => None,
+    }
+}
+
+/// Run `kernel` (compiled for `plan.access()`) on `inputs`: the group's
+/// outputs, in `lowered.dtype`.
+pub(crate) fn execute(
+    lowered: &Lowered,
+    kernel: &Kernel,
+    plan: &Plan,
+    inputs: &[Tensor],
+) -> Result<Vec<Tensor>> {
+    let compute = match kernel.float() {
+        Float::F32 => DType::F32,
+        Float::F64 => DType::F64,
+    };
+    // halves are widened first (the kernel computes in f32) and the
+    // results narrowed once at the end
+    let widened: Vec<Tensor> = if compute == lowered.dtype {
+        inputs.to_vec()
+    } else {
+        inputs
+            .iter()
+            .map(|t| t.to_dtype(compute))
+            .collect::<Result<_>>()?
+    };
+    let n_out = lowered.expr.outputs.len();
+    let outs: Vec<Tensor> = (0..n_out)
+        .map(|_| Tensor::empty(&plan.shape, compute))
+        .collect::<Result<_>>()?;
+    let numel: usize = plan.shape.iter().product();
+    let esize = compute.size();
+    let ins: Vec<usize> = widened.iter().map(|t| t.data_ptr() as usize).collect();
+    let outp: Vec<usize> = outs.iter().map(|t| t.data_ptr() as usize).collect();
+    let row = plan.row_len();
+    let row_strides: Vec<i64> = plan
+        .strides
+        .iter()
+        .map(|s| s[plan.dims.len() - 1] as i64)
+        .collect();
+    parallel_for(numel, GRAIN, |range| {
+        let mut offs = vec![0usize; ins.len()];
+        let mut in_ptrs = vec![std::ptr::null::<u8>(); ins.len()];
+        let mut out_ptrs = vec![std::ptr::null_mut::<u8>(); outp.len()];
+        let mut p = range.start;
+        while p < range.end {
+            let (r, c) = (p / row, p % row);
+            let n = (row - c).min(range.end - p);
+            plan.row_offsets(r, &mut offs);
+            for k in 0..ins.len() {
+                let e = offs[k] + c * row_strides[k] as usize;
+                in_ptrs[k] = (ins[k] + e * esize) as *const u8;
+            }
+            for j in 0..outp.len() {
+                out_ptrs[j] = (outp[j] + p * esize) as *mut u8;
+            }
+            // SAFETY: `Plan` took each input's offsets from its own
+            // (validated) layout broadcast to `shape`, so every element
+            // read lies in its storage; outputs are fresh, dense
+            // `shape`-sized buffers, written at `p..p + n` only.
+            unsafe { kernel.run(&in_ptrs, &row_strides, &out_ptrs, n) };
+            p += n;
+        }
+    });
+    if compute == lowered.dtype {
+        Ok(outs)
+    } else {
+        outs.iter().map(|t| t.to_dtype(lowered.dtype)).collect()
+    }
+}

@@ -1,0 +1,273 @@
+//! Fusion groups run as native kernels (Note [Fusion runtime]) give the
+//! eager results: every float dtype, odd sizes, broadcasting, strided
+//! inputs, empty tensors, NaN and ±inf; groups the code generator cannot
+//! take, and groups whose inputs require grad, run in the interpreter.
+
+#![allow(clippy::cloned_ref_to_slice_refs)]
+
+use ferrotorch_core::native::random::manual_seed;
+use ferrotorch_core::{DType, Result, Tensor};
+use ferrotorch_jit::ir::NodeKind;
+use ferrotorch_jit::{fuser, passes, trace, ScriptModule};
+use ferrotorch_nn::functional as F;
+use std::sync::Mutex;
+
+/// The counters are global: tests that read them run one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// A pointwise chain touching every lowering: W9, gelu both ways,
+/// clamp, leaky_relu, softplus, pow, maximum, division, alpha.
+fn chain(t: &[Tensor]) -> Result<Vec<Tensor>> {
+    let (x, y) = (&t[0], &t[1]);
+    let w9 = x.mul(&x.sigmoid()?)?.mul(0.5)?.add(&x.tanh()?)?;
+    let a = x.gelu("none")?.add(&y.gelu("tanh")?)?;
+    let b = F::leaky_relu(&y.clamp(Some(-2.0), Some(3.0))?, 0.1)?;
+    let c = F::softplus(x, 2.0, 5.0)?.sub(&y.pow(2.0)?)?;
+    let d = x.maximum(y)?.div(&y.abs()?.add(1.5)?)?;
+    let e = x.exp()?.add(&y.neg()?.relu()?.sqrt()?)?.log()?;
+    let out = w9.add(&a)?.add(&b)?.add(&c)?.add(&d)?.add(&e)?;
+    Ok(vec![out, x.erf()?.mul(&y.silu()?)?])
+}
+
+/// `chain` traced on `inputs` and fused.
+fn fused(inputs: &[Tensor]) -> Result<ScriptModule> {
+    let mut m = trace(chain, inputs)?;
+    passes::optimize(m.graph_mut())?;
+    assert!(passes::fuse_elementwise(m.graph_mut()) >= 1);
+    Ok(m)
+}
+
+fn groups(m: &ScriptModule) -> usize {
+    m.graph()
+        .nodes
+        .iter()
+        .filter(|n| matches!(n.kind, NodeKind::FusionGroup(_)))
+        .count()
+}
+
+fn close(got: &Tensor, want: &Tensor, tol: f64) -> Result<()> {
+    assert_eq!(got.shape(), want.shape());
+    assert_eq!(got.dtype(), want.dtype());
+    let g = got.to_dtype(DType::F64)?.to_vec::<f64>()?;
+    let w = want.to_dtype(DType::F64)?.to_vec::<f64>()?;
+    for (i, (a, b)) in g.iter().zip(&w).enumerate() {
+        let ok = (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= tol * (1.0 + b.abs());
+        assert!(ok, "element {i}: compiled {a}, eager {b}");
+    }
+    Ok(())
+}
+
+#[test]
+fn compiled_groups_match_eager_for_every_float_dtype() -> Result<()> {
+    let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    manual_seed(0);
+    for (dtype, tol) in [
+        (DType::F32, 2e-6),
+        (DType::F64, 1e-13),
+        (DType::BF16, 2e-2),
+        (DType::F16, 4e-3),
+    ] {
+        let x = Tensor::randn(&[37, 29], DType::F32)?
+            .mul(3.0)?
+            .to_dtype(dtype)?;
+        let y = Tensor::randn(&[37, 29], DType::F32)?
+            .mul(3.0)?
+            .to_dtype(dtype)?;
+        let m = fused(&[x.clone(), y.clone()])?;
+        assert!(groups(&m) >= 1, "{dtype}: {}", m.graph());
+        let before = fuser::stats();
+        let got = m.forward(&[x.clone(), y.clone()])?;
+        assert!(
+            fuser::stats().kernel_runs > before.kernel_runs,
+            "{dtype}: no group ran natively"
+        );
+        if dtype == DType::F32 || dtype == DType::F64 {
+            let want = chain(&[x, y])?;
+            for (g, w) in got.iter().zip(&want) {
+                close(g, w, tol)?;
+            }
+        } else {
+            // halves compute in f32 and round when a group ends (as
+            // torch.compile's kernels), where eager rounds after every
+            // op: compare with the f32 computation, to the outputs' scale
+            let want = chain(&[x.to_dtype(DType::F32)?, y.to_dtype(DType::F32)?])?;
+            for (g, w) in got.iter().zip(&want) {
+                let scale = w.abs()?.max()?.item()?.to_f64();
+                let g = g.to_dtype(DType::F64)?.to_vec::<f64>()?;
+                let w = w.to_dtype(DType::F64)?.to_vec::<f64>()?;
+                for (i, (a, b)) in g.iter().zip(&w).enumerate() {
+                    assert!(
+                        (a - b).abs() <= tol * scale || (a.is_nan() && b.is_nan()),
+                        "{dtype} element {i}: compiled {a}, f32 {b}"
+                    );
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn shapes_broadcasting_strides_and_special_values() -> Result<()> {
+    let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    manual_seed(1);
+    let m = fused(&[
+        Tensor::randn(&[4, 5], DType::F32)?,
+        Tensor::randn(&[4, 5], DType::F32)?,
+    ])?;
+    let specials = Tensor::from_vec(
+        vec![
+            f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            0.0,
+            -0.0,
+            1e-40,
+            -1e-40,
+            88.8,
+            -104.0,
+            3.0e38,
+            -7.0,
+        ],
+        &[11],
+    )?;
+    let big = Tensor::randn(&[3, 1000], DType::F32)?;
+    let cases: Vec<(Tensor, Tensor)> = vec![
+        // odd lengths around the vector and unroll widths
+        (
+            Tensor::randn(&[1], DType::F32)?,
+            Tensor::randn(&[1], DType::F32)?,
+        ),
+        (
+            Tensor::randn(&[7], DType::F32)?,
+            Tensor::randn(&[7], DType::F32)?,
+        ),
+        (
+            Tensor::randn(&[100_003], DType::F32)?,
+            Tensor::randn(&[100_003], DType::F32)?,
+        ),
+        // broadcasting: a row, a column, a scalar tensor
+        (
+            Tensor::randn(&[6, 1, 9], DType::F32)?,
+            Tensor::randn(&[5, 1], DType::F32)?,
+        ),
+        (
+            Tensor::randn(&[], DType::F32)?,
+            Tensor::randn(&[3, 4], DType::F32)?,
+        ),
+        // strided: a transpose and a stepped slice
+        (big.t()?, Tensor::randn(&[1000, 3], DType::F32)?),
+        (
+            big.slice(1, Some(1), None, 3)?,
+            big.slice(1, None, Some(333), 1)?,
+        ),
+        // empty
+        (
+            Tensor::randn(&[0, 4], DType::F32)?,
+            Tensor::randn(&[4], DType::F32)?,
+        ),
+        // NaN, ±inf, ±0, subnormals, overflow edges
+        (specials.clone(), specials.flip(&[0])?),
+    ];
+    for (x, y) in cases {
+        let before = fuser::stats();
+        let got = m.forward(&[x.clone(), y.clone()])?;
+        assert!(fuser::stats().kernel_runs > before.kernel_runs);
+        let want = chain(&[x.clone(), y.clone()])?;
+        for (g, w) in got.iter().zip(&want) {
+            close(g, w, 2e-6)?;
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn groups_needing_grad_or_unsupported_ops_run_in_the_interpreter() -> Result<()> {
+    let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    manual_seed(2);
+    let x = Tensor::randn(&[8, 3], DType::F32)?;
+    let y = Tensor::randn(&[8, 3], DType::F32)?;
+    let m = fused(&[x.clone(), y.clone()])?;
+    // inputs that require grad: op by op, with autograd
+    let xg = x.detach().requires_grad_(true)?;
+    let before = fuser::stats();
+    let out = m.forward(&[xg.clone(), y.clone()])?;
+    assert_eq!(fuser::stats().kernel_runs, before.kernel_runs);
+    out[0].sum()?.backward()?;
+    let xe = x.detach().requires_grad_(true)?;
+    chain(&[xe.clone(), y.clone()])?[0].sum()?.backward()?;
+    close(&xg.grad().unwrap(), &xe.grad().unwrap(), 1e-6)?;
+    // under no_grad the same inputs run natively
+    {
+        let _g = ferrotorch_core::autograd::no_grad();
+        let before = fuser::stats();
+        m.forward(&[xg.clone(), y.clone()])?;
+        assert!(fuser::stats().kernel_runs > before.kernel_runs);
+    }
+    // integer tensors (a group of the wrong dtype): interpreted, and right
+    let xi = Tensor::from_vec(vec![1i64, -2, 3], &[3])?;
+    let mut t = trace(|t| Ok(vec![t[0].mul(2)?.add(&t[0])?.neg()?]), &[xi.clone()])?;
+    passes::fuse_elementwise(t.graph_mut());
+    let before = fuser::stats();
+    let got = t.forward(&[xi])?;
+    assert_eq!(got[0].to_vec::<i64>()?, [-3, 6, -9]);
+    assert_eq!(fuser::stats().kernel_runs, before.kernel_runs);
+    // switched off: interpreted
+    fuser::set_enabled(false);
+    let before = fuser::stats();
+    let got = m.forward(&[x.clone(), y.clone()]);
+    fuser::set_enabled(true);
+    assert_eq!(fuser::stats().kernel_runs, before.kernel_runs);
+    close(&got?[0], &chain(&[x, y])?[0], 1e-6)?;
+    Ok(())
+}
+
+#[test]
+fn a_saved_program_holds_no_kernels_and_fuses_again_when_loaded() -> Result<()> {
+    let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let x = Tensor::randn(&[16], DType::F32)?;
+    let y = Tensor::randn(&[16], DType::F32)?;
+    let m = fused(&[x.clone(), y.clone()])?;
+    let bytes = m.save_to_bytes()?;
+    let mut back = ferrotorch_jit::load_bytes(&bytes)?;
+    assert_eq!(groups(&back), 0, "groups are inlined in the file");
+    passes::fuse_elementwise(back.graph_mut());
+    assert!(groups(&back) >= 1);
+    let before = fuser::stats();
+    let got = back.forward(&[x.clone(), y.clone()])?;
+    assert!(fuser::stats().kernel_runs > before.kernel_runs);
+    close(&got[0], &chain(&[x, y])?[0], 2e-6)
+}
+
+/// Typed Rust calls of `neg`, `abs` and `where` (and so `leaky_relu`,
+/// `softplus`) were not recorded: the trace kept their results as
+/// constants, fixed to the example inputs.
+#[test]
+fn rust_neg_abs_and_where_are_traced() -> Result<()> {
+    let x = Tensor::randn(&[4, 5], DType::F32)?;
+    let y = Tensor::randn(&[4, 5], DType::F32)?;
+    let m = trace(chain, &[x.clone(), y.clone()])?;
+    let consts = m
+        .graph()
+        .nodes
+        .iter()
+        .filter(|n| {
+            matches!(
+                &n.kind,
+                NodeKind::Constant(ferrotorch_core::dispatch::IValue::Tensor(_))
+            )
+        })
+        .count();
+    assert_eq!(consts, 0, "{}", m.graph());
+    let text = m.graph().to_string();
+    for op in ["aten::neg", "aten::abs", "aten::where", "aten::gt"] {
+        assert!(text.contains(op), "{op} missing:\n{text}");
+    }
+    // and the trace follows new inputs
+    let (x2, y2) = (x.mul(2.0)?, y.add(1.0)?);
+    close(
+        &m.forward(&[x2.clone(), y2.clone()])?[0],
+        &chain(&[x2, y2])?[0],
+        1e-6,
+    )
+}
