@@ -28,6 +28,7 @@ pub mod kernel;
 pub mod libm;
 mod math;
 pub mod scalar;
+pub mod wasm;
 
 pub use expr::Expr;
 pub use host::available;

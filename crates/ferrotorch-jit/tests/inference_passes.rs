@@ -121,8 +121,6 @@ fn elementwise_chains_become_fusion_groups() -> Result<()> {
     );
     let want = "\
 graph(%x : Float(2, 3, strides=[3, 1], requires_grad=0, device=cpu)):
-  %1 : float = prim::Constant[value=2.]()
-  %3 : float = prim::Constant[value=1.]()
   %6 : Float(3, 4, strides=[4, 1], requires_grad=0, device=cpu) = prim::Constant[value=<Tensor>]()
   %5 : Float(2, 3, strides=[3, 1], requires_grad=0, device=cpu) = prim::FusionGroup_0(%x)
   %7 : Float(2, 4, strides=[4, 1], requires_grad=0, device=cpu) = aten::matmul(%5, %6)

@@ -11,6 +11,7 @@
 #![allow(non_snake_case)]
 
 mod autograd;
+mod codegen;
 mod convert;
 mod create;
 mod dlpack;
@@ -82,6 +83,13 @@ fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(jit::_jit_load, m)?)?;
     m.add_function(wrap_pyfunction!(jit::_jit_load_bytes, m)?)?;
     m.add_class::<jit::PyScriptModule>()?;
+    m.add_class::<codegen::PyNativeFunction>()?;
+    m.add_function(wrap_pyfunction!(codegen::_jit_compile_scalar, m)?)?;
+    m.add_function(wrap_pyfunction!(codegen::_jit_scalar_wasm, m)?)?;
+    m.add_function(wrap_pyfunction!(codegen::_jit_set_texpr_fuser_enabled, m)?)?;
+    m.add_function(wrap_pyfunction!(codegen::_jit_texpr_fuser_enabled, m)?)?;
+    m.add_function(wrap_pyfunction!(codegen::_fusion_set_logging, m)?)?;
+    m.add_function(wrap_pyfunction!(codegen::_fusion_stats, m)?)?;
     m.add_function(wrap_pyfunction!(jit::_jit_enter_module, m)?)?;
     m.add_function(wrap_pyfunction!(jit::_jit_exit_module, m)?)?;
     jit_graph::register(m)?;

@@ -98,6 +98,10 @@ pub fn fuse_elementwise(g: &mut Graph) -> usize {
         groups += 1;
         k = end;
     }
+    // the hoisted scalar constants the groups copied in are dead outside
+    if groups > 0 {
+        super::eliminate_dead_code(g);
+    }
     groups
 }
 

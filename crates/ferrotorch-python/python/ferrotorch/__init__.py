@@ -22,6 +22,9 @@ _ops.install(globals(), Tensor)
 Generator = _C.Generator
 
 from . import autograd, backends, cuda, jit, nn, optim, return_types, utils  # noqa: E402,F401
+from . import fx  # noqa: E402,F401
+from . import _logging, compiler  # noqa: E402,F401
+from ._compile import compile  # noqa: E402,F401
 
 __version__ = "0.1.0"
 

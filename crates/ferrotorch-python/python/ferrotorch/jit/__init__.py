@@ -15,7 +15,8 @@ import os
 from .. import _C
 
 __all__ = ["trace", "trace_module", "is_tracing", "ScriptModule", "TracerWarning",
-           "TracingCheckError", "save", "load", "freeze", "optimize_for_inference"]
+           "TracingCheckError", "save", "load", "freeze", "optimize_for_inference",
+           "compile_fx", "fx_to_wasm"]
 
 
 class TracerWarning(Warning):
@@ -209,3 +210,6 @@ def trace_module(mod, inputs, optimize=None, check_trace=True, check_inputs=None
         raise RuntimeError("jit.trace_module: only the 'forward' method can be traced")
     return trace(mod, inputs["forward"], check_trace=check_trace, check_inputs=check_inputs,
                  check_tolerance=check_tolerance)
+
+
+from ._fx import compile_fx, fx_to_wasm  # noqa: E402

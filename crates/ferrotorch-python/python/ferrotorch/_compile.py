@@ -1,0 +1,204 @@
+"""``ferrotorch.compile``: ``torch.compile`` over the tracing JIT.
+
+The first call with a new signature traces the function or module on its
+arguments (``jit.trace``), runs the graph passes and groups elementwise
+chains into fusion groups, which run as native kernels (Note [Fusion
+runtime] in ferrotorch-jit). Guards, as torch.compile's: each tensor
+argument's shape, dtype, device and requires_grad, the value of every
+other argument, grad mode, and a module's ``training`` flag. What cannot
+be traced soundly runs eagerly (``fullgraph=True``: an error naming the
+reason). After ``cache_size_limit`` signatures, new ones run eagerly with
+a warning. Gradients flow as in eager mode.
+"""
+
+import functools
+import warnings
+
+from . import _C, _logging
+
+#: ``torch._dynamo.config.cache_size_limit``
+cache_size_limit = 8
+
+
+class _Eager:
+    def __init__(self, reason):
+        self.reason = reason
+
+
+class _Graph:
+    """A traced, fused graph and how to return its outputs."""
+
+    def __init__(self, script, tensor_slots, consts, n_args, structure):
+        self.script = script
+        self.tensor_slots = tensor_slots
+        self.structure = structure
+
+    def __call__(self, args):
+        out = self.script(*[args[i] for i in self.tensor_slots])
+        if self.structure is list:
+            return list(out) if isinstance(out, tuple) else [out]
+        return out
+
+
+def _signature(args, kwargs, module):
+    from . import Tensor
+
+    if kwargs:
+        return None
+    key = []
+    for a in args:
+        if isinstance(a, Tensor):
+            key.append(("T", tuple(a.shape), a.dtype, str(a.device), a.requires_grad))
+        elif isinstance(a, (bool, int, float, str, type(None))):
+            key.append(("C", type(a), a))
+        else:
+            return None
+    key.append(_C.is_grad_enabled())
+    if module is not None:
+        key.append(module.training)
+    return tuple(key)
+
+
+class _CompiledFunction:
+    def __init__(self, fn, module, fullgraph, dynamic, mode, backend):
+        if backend not in ("ferrotorch", "inductor", "eager"):
+            raise ValueError(f"compile: unknown backend {backend!r} (use 'ferrotorch')")
+        self._fn = fn
+        self._module = module
+        self._fullgraph = fullgraph
+        self._backend = backend
+        self._cache = {}
+        self._warned = False
+        functools.update_wrapper(self, fn, updated=())
+
+    def __call__(self, *args, **kwargs):
+        key = _signature(args, kwargs, self._module)
+        if key is None or self._backend == "eager":
+            return self._unsupported("keyword or non-constant arguments", args, kwargs)
+        plan = self._cache.get(key)
+        if plan is None:
+            if len(self._cache) >= cache_size_limit:
+                if not self._warned:
+                    self._warned = True
+                    warnings.warn(f"ferrotorch.compile: {cache_size_limit} signatures compiled "
+                                  "(cache_size_limit reached); new ones run eagerly")
+                return self._fn(*args, **kwargs)
+            if self._cache and _logging.enabled("recompiles"):
+                _logging.log(f"recompiling {getattr(self._fn, '__name__', self._fn)}: "
+                             "a new argument signature")
+            plan = self._build(args)
+            self._cache[key] = plan
+        if isinstance(plan, _Eager):
+            return self._fn(*args)
+        return plan(args)
+
+    def _unsupported(self, why, args, kwargs):
+        if self._fullgraph:
+            raise RuntimeError(f"compile(fullgraph=True): {why}")
+        return self._fn(*args, **kwargs)
+
+    def _build(self, args):
+        from . import Tensor, jit
+
+        slots = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+        seen = []
+
+        def run(*tensors):
+            full = list(args)
+            for i, t in zip(slots, tensors):
+                full[i] = t
+            out = self._fn(*full)
+            seen.append(out)
+            return out
+
+        reason = None
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                inputs = tuple(args[i] for i in slots)
+                if self._module is not None and len(slots) == len(args):
+                    script = jit.trace(self._module, inputs, check_trace=False)
+                else:
+                    if self._module is not None:
+                        raise RuntimeError("a module called with non-tensor arguments")
+                    script = jit.trace(run, inputs, check_trace=False)
+            unsound = [str(w.message) for w in caught
+                       if issubclass(w.category, jit.TracerWarning)]
+            if unsound:
+                reason = "the trace is unsound: " + "; ".join(unsound)
+            elif not slots:
+                reason = "no tensor arguments"
+        except Exception as e:  # noqa: BLE001 (any failure means: run eagerly)
+            reason = f"tracing failed: {e}"
+        if reason is not None:
+            if self._fullgraph:
+                raise RuntimeError(f"compile(fullgraph=True): {reason}")
+            if _logging.enabled("graph_breaks"):
+                _logging.log(f"running eagerly: {reason}")
+            return _Eager(reason)
+        script = script._c._run_pass("optimize")._run_pass("fuse")
+        out = seen[0] if seen else None
+        if _logging.enabled("graph_code"):
+            _logging.log(f"compiled graph:\n{script.graph}")
+        return _Graph(jit.ScriptModule(script), slots, None, len(args),
+                      list if isinstance(out, list) else None)
+
+    def _reset(self):
+        self._cache.clear()
+        self._warned = False
+
+
+class OptimizedModule:
+    """What ``compile(module)`` returns: calling it runs the compiled
+    forward; everything else (parameters, ``train()``, ``state_dict``)
+    is the original module's (``_orig_mod``)."""
+
+    def __init__(self, mod, compiled):
+        object.__setattr__(self, "_orig_mod", mod)
+        object.__setattr__(self, "_compiled", compiled)
+
+    def __call__(self, *args, **kwargs):
+        return self._compiled(*args, **kwargs)
+
+    forward = __call__
+
+    def __getattr__(self, name):
+        return getattr(self._orig_mod, name)
+
+    def __setattr__(self, name, value):
+        setattr(self._orig_mod, name, value)
+
+    def __repr__(self):
+        return f"OptimizedModule({self._orig_mod!r})"
+
+
+_all = []
+
+
+def compile(model=None, *, fullgraph=False, dynamic=None, backend="ferrotorch", mode=None,
+            options=None, disable=False):
+    """Compile a function or ``nn.Module`` (``torch.compile``); usable as
+    a decorator with or without arguments."""
+    from .nn import Module
+
+    if model is None:
+        return lambda m: compile(m, fullgraph=fullgraph, dynamic=dynamic, backend=backend,
+                                 mode=mode, options=options, disable=disable)
+    if disable:
+        return model
+    if isinstance(model, Module):
+        c = _CompiledFunction(model.forward, model, fullgraph, dynamic, mode, backend)
+        c._fn = model
+        _all.append(c)
+        return OptimizedModule(model, c)
+    if not callable(model):
+        raise RuntimeError("compile: the model must be a function or an nn.Module")
+    c = _CompiledFunction(model, None, fullgraph, dynamic, mode, backend)
+    _all.append(c)
+    return c
+
+
+def reset():
+    """Forget every compiled graph (``torch.compiler.reset``)."""
+    for c in _all:
+        c._reset()

@@ -1,0 +1,170 @@
+"""ferrotorch.compile: torch.compile's semantics over the tracing JIT and
+the native fuser. Values are checked against eager ferrotorch (itself
+checked against NumPy and PyTorch elsewhere) and against NumPy."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import ferrotorch as torch
+from ferrotorch import nn
+from ferrotorch.nn import functional as F
+
+
+def w9(x):
+    return x * torch.sigmoid(x) * 0.5 + torch.tanh(x)
+
+
+def stats():
+    return torch._C._fusion_stats()
+
+
+def test_w9_compiles_to_a_native_kernel_and_matches_numpy():
+    cf = torch.compile(w9)
+    x = torch.randn(4097)
+    runs = stats()[0]
+    got = cf(x).numpy()
+    assert stats()[0] > runs, "the fusion group did not run as native code"
+    a = x.numpy().astype(np.float64)
+    want = a / (1 + np.exp(-a)) * 0.5 + np.tanh(a)
+    np.testing.assert_allclose(got, want, rtol=2e-6, atol=2e-7)
+
+
+def test_guards_recompile_on_shape_dtype_requires_grad_and_constants():
+    calls = []
+
+    def f(x, k):
+        calls.append(1)
+        return (x * k).exp()
+
+    cf = torch.compile(f)
+    x = torch.randn(3, 4)
+    cf(x, 2.0)
+    n = len(calls)
+    cf(torch.randn(3, 4), 2.0)          # same signature: no retrace
+    assert len(calls) == n
+    cf(torch.randn(5), 2.0)             # new shape
+    cf(x.double(), 2.0)                 # new dtype
+    cf(x, 3.0)                          # a constant argument's value
+    got = cf(x, 3.0)
+    np.testing.assert_allclose(got.numpy(), np.exp(x.numpy() * 3.0), rtol=1e-6)
+    assert len(cf._cache) == 4
+
+
+def test_cache_limit_warns_and_runs_eagerly():
+    cf = torch.compile(lambda x: x.sin() + 1)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for n in range(1, torch._compile.cache_size_limit + 3):
+            x = torch.randn(n)
+            np.testing.assert_allclose(cf(x).numpy(), np.sin(x.numpy()) + 1, rtol=1e-6)
+    assert len(cf._cache) == torch._compile.cache_size_limit
+    assert any("cache_size_limit" in str(w.message) for w in caught)
+
+
+def data_dependent(x):
+    # .item() leaves the graph: the trace would freeze the value
+    return x * x.sum().item()
+
+
+def test_untraceable_code_runs_eagerly_or_fails_with_fullgraph():
+    cf = torch.compile(data_dependent)
+    x = torch.tensor([1.0, 2.0])
+    assert cf(x).tolist() == [3.0, 6.0]
+    y = torch.tensor([1.0, 5.0])
+    assert cf(y).tolist() == [6.0, 30.0]   # eager: follows the new data
+    strict = torch.compile(data_dependent, fullgraph=True)
+    with pytest.raises(RuntimeError, match="fullgraph=True"):
+        strict(x)
+
+
+def test_decorator_forms_and_disable():
+    @torch.compile
+    def f(x):
+        return x.relu()
+
+    @torch.compile(fullgraph=True)
+    def g(x):
+        return x.abs()
+
+    x = torch.tensor([-1.0, 2.0])
+    assert f(x).tolist() == [0.0, 2.0]
+    assert g(x).tolist() == [1.0, 2.0]
+    h = torch.compile(w9, disable=True)
+    assert h is w9
+    with pytest.raises(ValueError, match="backend"):
+        torch.compile(w9, backend="tvm")
+
+
+class MLP(nn.Module):
+    """An MLP with embeddings, the W8 shape of model."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(50, 16)
+        self.fc1 = nn.Linear(16, 64)
+        self.fc2 = nn.Linear(64, 10)
+
+    def forward(self, idx):
+        h = self.emb(idx).mean(dim=1)
+        h = F.gelu(self.fc1(h))
+        return self.fc2(h * torch.sigmoid(h))
+
+
+def test_training_through_compile_gives_eager_parameters():
+    torch.manual_seed(3)
+    eager = MLP()
+    compiled_src = MLP()
+    compiled_src.load_state_dict(eager.state_dict())
+    model = torch.compile(compiled_src)
+    idx = torch.randint(0, 50, (32, 5))
+    y = torch.randint(0, 10, (32,))
+    oe = torch.optim.AdamW(eager.parameters(), lr=1e-2)
+    oc = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    for _ in range(4):
+        for net, opt in ((eager, oe), (model, oc)):
+            opt.zero_grad()
+            F.cross_entropy(net(idx), y).backward()
+            opt.step()
+    for (n, a), (_, b) in zip(eager.named_parameters(), compiled_src.named_parameters()):
+        np.testing.assert_allclose(b.detach().numpy(), a.detach().numpy(), rtol=1e-5,
+                                   atol=1e-6, err_msg=n)
+    # eval() is guarded: a new graph, under no_grad its groups run natively
+    model.eval()
+    with torch.no_grad():
+        out = model(idx)
+    np.testing.assert_allclose(out.numpy(), eager.eval()(idx).detach().numpy(), rtol=1e-5,
+                               atol=1e-6)
+
+
+def test_non_contiguous_and_broadcast_inputs():
+    cf = torch.compile(lambda a, b: torch.tanh(a) * b + a.exp())
+    a = torch.randn(6, 8).t()                  # a transpose
+    b = torch.randn(8, 1)                      # broadcast
+    got = cf(a, b)
+    an, bn = a.numpy(), b.numpy()
+    np.testing.assert_allclose(got.numpy(), np.tanh(an) * bn + np.exp(an), rtol=2e-6)
+    c = torch.randn(8, 12)[:, ::3]             # a stepped slice
+    np.testing.assert_allclose(cf(c, b).numpy(),
+                               np.tanh(c.numpy()) * bn + np.exp(c.numpy()), rtol=2e-6)
+
+
+def test_fuser_switch_and_logging(capfd):
+    x = torch.randn(100)
+    torch._C._jit_set_texpr_fuser_enabled(False)
+    try:
+        runs = stats()[0]
+        out = torch.compile(w9)(x)
+        assert stats()[0] == runs
+    finally:
+        torch._C._jit_set_texpr_fuser_enabled(True)
+    np.testing.assert_allclose(out.numpy(), w9(x).numpy(), rtol=1e-6)
+    torch._logging.set_logs(graph_code=True, fusion=True)
+    try:
+        torch.compile(lambda t: (t * 3).sigmoid())(torch.randn(7))
+    finally:
+        torch._logging.set_logs(graph_code=False, fusion=False)
+    err = capfd.readouterr().err
+    assert "prim::FusionGroup" in err
+    assert "compiled a kernel" in err and " ms" in err
