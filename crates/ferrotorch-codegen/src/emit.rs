@@ -245,10 +245,14 @@ impl Em<'_, '_> {
     /// compares and selects, cheaper than IEEE `fmax`/`fmin`, which also
     /// order ±0.
     pub fn clampk(&mut self, x: Value, lo: f64, hi: f64) -> Value {
-        let m = self.cmpk(FloatCC::LessThan, x, lo);
-        let y = self.selk(m, lo, x);
-        let m = self.cmpk(FloatCC::GreaterThan, y, hi);
-        self.selk(m, hi, y)
+        // one constant value for the compare and the select: x86 then
+        // matches the pair as a single maxps / minps
+        let l = self.c(lo);
+        let m = self.cmp(FloatCC::LessThan, x, l);
+        let y = self.sel(m, l, x);
+        let h = self.c(hi);
+        let m = self.cmp(FloatCC::LessThan, h, y);
+        self.sel(m, h, y)
     }
 
     /// `|mag|` with the sign of `sign`.
@@ -309,8 +313,10 @@ impl Em<'_, '_> {
             Unary::Neg => return self.neg(x),
             Unary::Abs => return self.abs(x),
             Unary::Relu => {
-                let m = self.cmpk(FloatCC::LessThan, x, 0.0);
-                return self.selk(m, 0.0, x);
+                // x < 0 ? 0 : x (NaN kept): one maxps on x86
+                let z = self.c(0.0);
+                let m = self.cmp(FloatCC::LessThan, x, z);
+                return self.sel(m, z, x);
             }
             Unary::Sqrt => return self.b.ins().sqrt(x),
             Unary::Rsqrt => {
@@ -415,27 +421,49 @@ pub(crate) fn float_cc(c: Cmp) -> FloatCC {
     }
 }
 
-/// Emit `expr` on `inputs` (values of `em`'s type): its outputs.
-pub(crate) fn eval(em: &mut Em, expr: &Expr, inputs: &[Value]) -> Vec<Value> {
-    let mut v: Vec<Value> = Vec::with_capacity(expr.ops.len());
+/// Emit `expr` (values of `em`'s type): its outputs. Input `k` is read
+/// by `input(b, k)` where the expression first uses it, once.
+pub(crate) fn eval(
+    em: &mut Em,
+    expr: &Expr,
+    input: &mut dyn FnMut(&mut FunctionBuilder, usize) -> Value,
+) -> Vec<Value> {
+    eval_copies(em, expr, 1, &mut |b, k, _| input(b, k)).remove(0)
+}
+
+/// Emit `copies` independent evaluations of `expr` interleaved op by op
+/// (Note [Interleaved copies]): `[copy][output]`. Input `k` of copy `u`
+/// is read by `input(b, k, u)` where first used.
+pub(crate) fn eval_copies(
+    em: &mut Em,
+    expr: &Expr,
+    copies: usize,
+    input: &mut dyn FnMut(&mut FunctionBuilder, usize, usize) -> Value,
+) -> Vec<Vec<Value>> {
+    let mut v: Vec<Vec<Value>> = vec![Vec::with_capacity(expr.ops.len()); copies];
+    let mut read: Vec<Vec<Option<Value>>> = vec![vec![None; expr.n_inputs]; copies];
     for op in &expr.ops {
-        let r = match *op {
-            Op::Input(k) => inputs[k],
-            Op::Const(bits) => em.c(f64::from_bits(bits)),
-            Op::Unary(f, a) => em.unary(f, v[a]),
-            Op::Binary(f, a, b) => em.binary(f, v[a], v[b]),
-            Op::Select {
-                cmp,
-                a,
-                b,
-                then,
-                other,
-            } => {
-                let m = em.cmp(float_cc(cmp), v[a], v[b]);
-                em.sel(m, v[then], v[other])
-            }
-        };
-        v.push(r);
+        for u in 0..copies {
+            let r = match *op {
+                Op::Input(k) => *read[u][k].get_or_insert_with(|| input(em.b, k, u)),
+                Op::Const(bits) => em.c(f64::from_bits(bits)),
+                Op::Unary(f, a) => em.unary(f, v[u][a]),
+                Op::Binary(f, a, b) => em.binary(f, v[u][a], v[u][b]),
+                Op::Select {
+                    cmp,
+                    a,
+                    b,
+                    then,
+                    other,
+                } => {
+                    let m = em.cmp(float_cc(cmp), v[u][a], v[u][b]);
+                    em.sel(m, v[u][then], v[u][other])
+                }
+            };
+            v[u].push(r);
+        }
     }
-    expr.outputs.iter().map(|&o| v[o]).collect()
+    v.iter()
+        .map(|vu| expr.outputs.iter().map(|&o| vu[o]).collect())
+        .collect()
 }

@@ -15,16 +15,17 @@
 //! intra-op pool; kernels hold no state, so one kernel runs on many
 //! threads at once.
 
-use crate::emit::{eval, Em, Pool, Target};
+use crate::emit::{eval, eval_copies, Em, Pool, Target};
 use crate::expr::Expr;
+use crate::frame::Frame;
 use crate::host::{compile, Code};
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{types, AbiParam, Block, InstBuilder, MemFlagsData, Type, Value};
+use cranelift_codegen::ir::{types, AbiParam, Block, InstBuilder, MemFlagsData, Value};
 use cranelift_frontend::FunctionBuilder;
 use std::time::Duration;
 
 /// Vectors per loop iteration.
-pub const UNROLL: usize = 2;
+pub const UNROLL: usize = 4;
 
 /// How a kernel reads one input along its row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -47,12 +48,6 @@ pub enum Float {
 }
 
 impl Float {
-    fn lane(self) -> Type {
-        match self {
-            Float::F32 => types::F32,
-            Float::F64 => types::F64,
-        }
-    }
     /// Bytes per element.
     pub fn size(self) -> usize {
         match self {
@@ -156,13 +151,6 @@ impl Kernel {
     }
 }
 
-/// Where each input comes from, set up in the entry block.
-enum Source {
-    Contiguous(Value),
-    Broadcast { scalar: Value, vector: Value },
-    Strided { ptr: Value, step: Value },
-}
-
 fn body(
     b: &mut FunctionBuilder,
     t: &Target,
@@ -171,12 +159,6 @@ fn body(
     access: &[Access],
     pool: &mut Pool,
 ) {
-    let lane = float.lane();
-    let lanes = (16 / float.size()) as i64;
-    let vty = lane.by(lanes as u32).expect("128-bit vector type");
-    let esize = float.size() as i64;
-    let shift = esize.trailing_zeros() as i64;
-    let mem = MemFlagsData::new().with_notrap();
     let entry = b.create_block();
     b.append_block_params_for_function_params(entry);
     b.switch_to_block(entry);
@@ -184,29 +166,10 @@ fn body(
         unreachable!("five parameters")
     };
     let (ins, strides, outs, n, consts) = (*ins, *strides, *outs, *n, *consts);
+    let f = Frame::new(b, *t, float, access, ins, strides);
     let psize = t.ptr.bytes() as i32;
-    let sources: Vec<Source> = access
-        .iter()
-        .enumerate()
-        .map(|(k, a)| {
-            let p = b.ins().load(t.ptr, mem, ins, k as i32 * psize);
-            match a {
-                Access::Contiguous => Source::Contiguous(p),
-                Access::Broadcast => {
-                    let scalar = b.ins().load(lane, mem, p, 0);
-                    let vector = b.ins().splat(vty, scalar);
-                    Source::Broadcast { scalar, vector }
-                }
-                Access::Strided => {
-                    let s = b.ins().load(types::I64, mem, strides, k as i32 * 8);
-                    let step = b.ins().imul_imm_s(s, esize);
-                    Source::Strided { ptr: p, step }
-                }
-            }
-        })
-        .collect();
     let out_ptrs: Vec<Value> = (0..expr.outputs.len())
-        .map(|j| b.ins().load(t.ptr, mem, outs, j as i32 * psize))
+        .map(|j| b.ins().load(t.ptr, f.mem, outs, j as i32 * psize))
         .collect();
     let block_i = |b: &mut FunctionBuilder| -> Block {
         let blk = b.create_block();
@@ -219,6 +182,7 @@ fn body(
     let zero = b.ins().iconst(types::I64, 0);
     b.ins().jump(vec_head, &[zero.into()]);
 
+    let lanes = f.lanes;
     let step = lanes * UNROLL as i64;
     b.switch_to_block(vec_head);
     let i = b.block_params(vec_head)[0];
@@ -231,44 +195,21 @@ fn body(
     let i = b.block_params(vec_body)[0];
     // Note [Constant pool]: the table's address, read in every iteration
     pool.base = Some(b.ins().load(t.ptr, MemFlagsData::trusted(), consts, 0));
-    for u in 0..UNROLL as i64 {
-        let off = b.ins().iadd_imm_s(i, u * lanes);
-        let xs: Vec<Value> = sources
-            .iter()
-            .map(|s| match *s {
-                Source::Contiguous(p) => {
-                    let byte = b.ins().ishl_imm_u(off, shift);
-                    let a = b.ins().iadd(p, byte);
-                    b.ins().load(vty, mem, a, 0)
-                }
-                Source::Broadcast { vector, .. } => vector,
-                Source::Strided { ptr, step } => {
-                    let mut v = None;
-                    for l in 0..lanes {
-                        let ix = b.ins().iadd_imm_s(off, l);
-                        let byte = b.ins().imul(ix, step);
-                        let a = b.ins().iadd(ptr, byte);
-                        let x = b.ins().load(lane, mem, a, 0);
-                        v = Some(match v {
-                            None => b.ins().splat(vty, x),
-                            Some(v) => b.ins().insertlane(v, x, l as u8),
-                        });
-                    }
-                    v.expect("lanes")
-                }
-            })
-            .collect();
-        let mut em = Em {
-            b,
-            ty: vty,
-            target: *t,
-            pool: Some(&mut *pool),
-        };
-        let ys = eval(&mut em, expr, &xs);
-        for (y, &o) in ys.into_iter().zip(&out_ptrs) {
-            let byte = b.ins().ishl_imm_u(off, shift);
-            let a = b.ins().iadd(o, byte);
-            b.ins().store(mem, y, a, 0);
+    let offs: Vec<Value> = (0..UNROLL as i64)
+        .map(|u| b.ins().iadd_imm_s(i, u * lanes))
+        .collect();
+    let mut em = Em {
+        b,
+        ty: f.vty,
+        target: *t,
+        pool: Some(&mut *pool),
+    };
+    let ys = eval_copies(&mut em, expr, UNROLL, &mut |b, k, u| {
+        f.load_input(b, k, offs[u], true)
+    });
+    for (u, yu) in ys.into_iter().enumerate() {
+        for (y, &o) in yu.into_iter().zip(&out_ptrs) {
+            f.store_dense(b, o, offs[u], y);
         }
     }
     let next = b.ins().iadd_imm_s(i, step);
@@ -281,33 +222,15 @@ fn body(
 
     b.switch_to_block(tail_body);
     let j = b.block_params(tail_body)[0];
-    let xs: Vec<Value> = sources
-        .iter()
-        .map(|s| match *s {
-            Source::Contiguous(p) => {
-                let byte = b.ins().ishl_imm_u(j, shift);
-                let a = b.ins().iadd(p, byte);
-                b.ins().load(lane, mem, a, 0)
-            }
-            Source::Broadcast { scalar, .. } => scalar,
-            Source::Strided { ptr, step } => {
-                let byte = b.ins().imul(j, step);
-                let a = b.ins().iadd(ptr, byte);
-                b.ins().load(lane, mem, a, 0)
-            }
-        })
-        .collect();
     let mut em = Em {
         b,
-        ty: lane,
+        ty: f.lane,
         target: *t,
         pool: None,
     };
-    let ys = eval(&mut em, expr, &xs);
+    let ys = eval(&mut em, expr, &mut |b, k| f.load_input(b, k, j, false));
     for (y, &o) in ys.into_iter().zip(&out_ptrs) {
-        let byte = b.ins().ishl_imm_u(j, shift);
-        let a = b.ins().iadd(o, byte);
-        b.ins().store(mem, y, a, 0);
+        f.store_dense(b, o, j, y);
     }
     let next = b.ins().iadd_imm_s(j, 1);
     b.ins().jump(tail_head, &[next.into()]);

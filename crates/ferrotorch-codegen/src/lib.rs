@@ -6,6 +6,8 @@
 //! - [`Kernel`]: an expression over rows of tensor elements, vectorised
 //!   (Note [Generated kernels]); the JIT compiles `prim::FusionGroup`s to
 //!   these.
+//! - [`RowKernel`]: an expression followed by a reduction or
+//!   normalisation over each row (Note [Row kernels]).
 //! - [`ScalarFn`]: an expression of floats as one native function (fx
 //!   graphs of Python floats).
 //!
@@ -23,14 +25,17 @@
 
 mod emit;
 pub mod expr;
+mod frame;
 mod host;
 pub mod kernel;
 pub mod libm;
 mod math;
+pub mod rowwise;
 pub mod scalar;
 pub mod wasm;
 
 pub use expr::Expr;
 pub use host::available;
 pub use kernel::{Access, Float, Kernel};
+pub use rowwise::{RowKernel, RowOp};
 pub use scalar::ScalarFn;

@@ -43,7 +43,7 @@ impl ScalarFn {
                         pool: None,
                     },
                     expr,
-                    &xs,
+                    &mut |_, k| xs[k],
                 );
                 for (j, y) in ys.into_iter().enumerate() {
                     b.ins().store(mem, y, outs, 8 * j as i32);

@@ -119,7 +119,9 @@ impl Body<'_> {
                 self.code.push(0xa3);
             }
             Unary::Erf | Unary::Gelu | Unary::GeluTanh => {
-                return Err(format!("{f:?} has no WebAssembly form (no erf in the host)"));
+                return Err(format!(
+                    "{f:?} has no WebAssembly form (no erf in the host)"
+                ));
             }
             other => {
                 self.get(a);

@@ -47,7 +47,13 @@ fn wasm_runs_in_node_and_agrees_with_native_code() {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("f.wasm");
     std::fs::write(&path, &bytes).unwrap();
-    let points = [(0.5, -1.25), (-2.0, 3.0), (3.0, 0.0), (1e-3, 1e-3), (-0.0, 7.5)];
+    let points = [
+        (0.5, -1.25),
+        (-2.0, 3.0),
+        (3.0, 0.0),
+        (1e-3, 1e-3),
+        (-0.0, 7.5),
+    ];
     let script = format!(
         "const fs = require('fs');\
          const env = {{exp: Math.exp, expm1: Math.expm1, log: Math.log, log1p: Math.log1p,\
@@ -60,7 +66,11 @@ fn wasm_runs_in_node_and_agrees_with_native_code() {
         serde_like(&points)
     );
     let out = Command::new("node").arg("-e").arg(script).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8(out.stdout).unwrap();
     let got: Vec<f64> = text
         .trim()
@@ -74,7 +84,11 @@ fn wasm_runs_in_node_and_agrees_with_native_code() {
         let fast = native.call(&[x, y]).unwrap();
         for j in 0..2 {
             let w = got[2 * k + j];
-            assert!((w - want[j]).abs() <= 1e-12 * (1.0 + want[j].abs()), "wasm {w} vs {}", want[j]);
+            assert!(
+                (w - want[j]).abs() <= 1e-12 * (1.0 + want[j].abs()),
+                "wasm {w} vs {}",
+                want[j]
+            );
             assert!((fast[j] - want[j]).abs() <= 1e-12 * (1.0 + want[j].abs()));
         }
     }
@@ -82,7 +96,10 @@ fn wasm_runs_in_node_and_agrees_with_native_code() {
 }
 
 fn serde_like(points: &[(f64, f64)]) -> String {
-    let items: Vec<String> = points.iter().map(|(x, y)| format!("[{x:?}, {y:?}]")).collect();
+    let items: Vec<String> = points
+        .iter()
+        .map(|(x, y)| format!("[{x:?}, {y:?}]"))
+        .collect();
     format!("[{}]", items.join(", "))
 }
 

@@ -271,3 +271,88 @@ fn rust_neg_abs_and_where_are_traced() -> Result<()> {
         1e-6,
     )
 }
+
+/// A pointwise prologue and a reduction over the last dimension, each
+/// as one row group (Note [Row kernels]).
+fn row_cases() -> Vec<(&'static str, RowFn)> {
+    vec![
+        ("softmax", |t| t[0].mul(2.0)?.add(&t[1])?.softmax(-1, None)),
+        ("log_softmax", |t| {
+            t[0].tanh()?.add(&t[1])?.log_softmax(-1, None)
+        }),
+        ("sum", |t| {
+            t[0].mul(&t[1])?.exp()?.sum_dim(Some(&[-1]), false, None)
+        }),
+        ("mean", |t| {
+            t[0].sub(&t[1])?.abs()?.mean_dim(Some(&[1]), true, None)
+        }),
+        ("amax", |t| t[0].add(&t[1])?.sigmoid()?.amax(&[-1], false)),
+        ("layer_norm", |t| {
+            let d = t[0].size_at(-1)?;
+            let w = Tensor::linspace(0.5, 1.5, d, DType::F32)?;
+            let b = Tensor::linspace(-0.2, 0.2, d, DType::F32)?;
+            t[0].gelu("none")?
+                .add(&t[1])?
+                .layer_norm(&[d], Some(&w), Some(&b), 1e-5)
+        }),
+    ]
+}
+
+type RowFn = fn(&[Tensor]) -> Result<Tensor>;
+
+#[test]
+fn reductions_over_the_last_dim_end_a_group_and_match_eager() -> Result<()> {
+    let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    manual_seed(9);
+    for (name, f) in row_cases() {
+        let x = Tensor::randn(&[6, 37], DType::F32)?;
+        let y = Tensor::randn(&[6, 37], DType::F32)?;
+        let mut m = trace(|t| Ok(vec![f(t)?]), &[x.clone(), y.clone()])?;
+        passes::optimize(m.graph_mut())?;
+        assert_eq!(
+            passes::fuse_elementwise(m.graph_mut()),
+            1,
+            "{name}: {}",
+            m.graph()
+        );
+        let cases = [
+            (x.clone(), y.clone()),
+            // a broadcast row and a transposed input
+            (
+                Tensor::randn(&[6, 37], DType::F32)?,
+                Tensor::randn(&[37], DType::F32)?,
+            ),
+            (Tensor::randn(&[37, 6], DType::F32)?.t()?, y.clone()),
+            // more rows than traced, and a NaN
+            (
+                Tensor::randn(&[50, 37], DType::F32)?,
+                Tensor::randn(&[50, 37], DType::F32)?,
+            ),
+        ];
+        for (i, (a, b)) in cases.into_iter().enumerate() {
+            let a = if i == 3 {
+                let mut v = a.to_vec::<f32>()?;
+                v[40] = f32::NAN;
+                Tensor::from_vec(v, &[50, 37])?
+            } else {
+                a
+            };
+            let before = fuser::stats();
+            let got = m.forward(&[a.clone(), b.clone()])?;
+            assert!(
+                fuser::stats().kernel_runs > before.kernel_runs,
+                "{name} case {i}: not native"
+            );
+            close(&got[0], &f(&[a, b])?, 2e-5)?;
+        }
+        // halves: computed in f32, rounded once
+        let xh = x.to_dtype(DType::BF16)?;
+        let yh = y.to_dtype(DType::BF16)?;
+        if name != "layer_norm" {
+            let got = m.forward(&[xh.clone(), yh.clone()])?;
+            let want = f(&[xh.to_dtype(DType::F32)?, yh.to_dtype(DType::F32)?])?;
+            close(&got[0].to_dtype(DType::F32)?, &want, 1e-2)?;
+        }
+    }
+    Ok(())
+}

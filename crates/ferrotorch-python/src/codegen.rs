@@ -76,10 +76,18 @@ fn expr_of(n_inputs: usize, ops: &Bound<'_, PyAny>, outputs: Vec<usize>) -> PyRe
         let op = match kind.as_str() {
             "input" => Op::Input(ix(1)?),
             "const" => Op::Const(t.get_item(1)?.extract::<f64>()?.to_bits()),
-            "unary" => Op::Unary(unary(&name(1)?).ok_or_else(|| bad("function", name(1).unwrap_or_default()))?, ix(2)?),
-            "binary" => Op::Binary(binary(&name(1)?).ok_or_else(|| bad("operator", name(1).unwrap_or_default()))?, ix(2)?, ix(3)?),
+            "unary" => Op::Unary(
+                unary(&name(1)?).ok_or_else(|| bad("function", name(1).unwrap_or_default()))?,
+                ix(2)?,
+            ),
+            "binary" => Op::Binary(
+                binary(&name(1)?).ok_or_else(|| bad("operator", name(1).unwrap_or_default()))?,
+                ix(2)?,
+                ix(3)?,
+            ),
             "select" => Op::Select {
-                cmp: cmp(&name(1)?).ok_or_else(|| bad("comparison", name(1).unwrap_or_default()))?,
+                cmp: cmp(&name(1)?)
+                    .ok_or_else(|| bad("comparison", name(1).unwrap_or_default()))?,
                 a: ix(2)?,
                 b: ix(3)?,
                 then: ix(4)?,
@@ -104,14 +112,21 @@ pub struct PyNativeFunction {
 impl PyNativeFunction {
     /// `f(*floats)`: one float, or a tuple for several outputs.
     #[pyo3(signature = (*args))]
-    fn __call__<'py>(&self, py: Python<'py>, args: &Bound<'py, PyTuple>) -> PyResult<Bound<'py, PyAny>> {
+    fn __call__<'py>(
+        &self,
+        py: Python<'py>,
+        args: &Bound<'py, PyTuple>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let xs: Vec<f64> = args
             .iter()
             .map(|a| {
                 a.extract::<f64>().map_err(|_| {
                     PyTypeError::new_err(format!(
                         "compiled function: expected float arguments, got {}",
-                        a.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+                        a.get_type()
+                            .name()
+                            .map(|n| n.to_string())
+                            .unwrap_or_default()
                     ))
                 })
             })

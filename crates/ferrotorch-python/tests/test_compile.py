@@ -168,3 +168,21 @@ def test_fuser_switch_and_logging(capfd):
     err = capfd.readouterr().err
     assert "prim::FusionGroup" in err
     assert "compiled a kernel" in err and " ms" in err
+
+
+def test_eval_no_grad_graphs_freeze_weights_and_follow_updates():
+    torch.manual_seed(5)
+    net = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(),
+                        nn.Conv2d(4, 2, 1))
+    net.eval()
+    model = torch.compile(net)
+    x = torch.randn(2, 3, 8, 8)
+    with torch.no_grad():
+        got = model(x)
+        np.testing.assert_allclose(got.numpy(), net(x).numpy(), rtol=1e-5, atol=1e-5)
+        # batch norm folded into the convolution: no batch_norm node left
+        plan = next(iter(model._compiled._cache.values()))
+        assert "batch_norm" not in str(plan.script.graph)
+        # a weight changed in place: the frozen graph is rebuilt
+        net[0].weight.mul_(2)
+        np.testing.assert_allclose(model(x).numpy(), net(x).numpy(), rtol=1e-5, atol=1e-5)

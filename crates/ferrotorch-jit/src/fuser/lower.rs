@@ -2,7 +2,8 @@
 //! or the reason it cannot be one (the group then runs in the
 //! interpreter).
 
-use crate::ir::{Graph, NodeKind, ValueId, ValueType};
+use super::rows::{row_op, Arg, RowDesc};
+use crate::ir::{Graph, Node, NodeKind, ValueId, ValueType};
 use ferrotorch_codegen::expr::{Binary, Cmp, Op, Reg, Unary};
 use ferrotorch_codegen::Expr;
 use ferrotorch_core::dispatch::IValue;
@@ -20,6 +21,23 @@ pub(crate) struct Lowered {
     /// broadcast; kernels write every output in the shape of all inputs
     /// broadcast, so the two must agree).
     pub reads: Vec<Vec<bool>>,
+    /// The reduction the group ends with, if any.
+    pub row: Option<Row>,
+}
+
+/// A group's trailing reduction over the last dimension.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Row {
+    /// What it is.
+    pub desc: RowDesc,
+    /// The rank it was traced at (its dimension argument means the last
+    /// one only at that rank).
+    pub rank: usize,
+    /// Layer norm: the size of the normalised dimension.
+    pub last: usize,
+    /// Layer norm: the group inputs holding the weight and bias.
+    pub weight: Option<usize>,
+    pub bias: Option<usize>,
 }
 
 /// What a body value is while lowering.
@@ -60,7 +78,8 @@ pub(crate) fn lower(g: &Graph) -> Result<Lowered, String> {
         }
         vals.insert(i, Val::Reg(expr.input(k)));
     }
-    for n in &g.nodes {
+    let mut row = None;
+    for (ix, n) in g.nodes.iter().enumerate() {
         let out = match &n.kind {
             NodeKind::Constant(c) => Val::Const(c.clone()),
             NodeKind::Op(e) => {
@@ -75,7 +94,14 @@ pub(crate) fn lower(g: &Graph) -> Result<Lowered, String> {
                             .ok_or("misses an argument"),
                     })
                     .collect::<Result<_, _>>()?;
-                op(&mut expr, &schema.name, &args)?
+                match row_of(g, n, &schema.name, &args, ix + 1 == g.nodes.len())? {
+                    Some(r) => {
+                        row = Some(r);
+                        // the expression ends at the row op's input
+                        args[0].clone()
+                    }
+                    None => op(&mut expr, &schema.name, &args)?,
+                }
             }
             _ => return Err(format!("holds a {}", n.kind_name())),
         };
@@ -119,7 +145,58 @@ pub(crate) fn lower(g: &Graph) -> Result<Lowered, String> {
         reads.push(r);
     }
     let reads = expr.outputs.iter().map(|&o| reads[o].clone()).collect();
-    Ok(Lowered { expr, dtype, reads })
+    Ok(Lowered {
+        expr,
+        dtype,
+        reads,
+        row,
+    })
+}
+
+/// `n` as the group's trailing row op, if it is one (only the last
+/// node may be).
+fn row_of(
+    g: &Graph,
+    n: &Node,
+    name: &str,
+    args: &[Val],
+    last_node: bool,
+) -> Result<Option<Row>, String> {
+    if !last_node {
+        return Ok(None);
+    }
+    let ValueType::Tensor { sizes, .. } = &g.values[n.inputs[0]].ty else {
+        return Ok(None);
+    };
+    let info: Vec<Arg> = args
+        .iter()
+        .map(|a| match a {
+            Val::Const(c) => Arg::Const(c.clone()),
+            _ => Arg::Tensor,
+        })
+        .collect();
+    let last = sizes.last().copied().unwrap_or(0);
+    let Some(desc) = row_op(name, &info, sizes.len(), last) else {
+        return Ok(None);
+    };
+    let input_of = |arg: Option<usize>| -> Result<Option<usize>, String> {
+        match arg {
+            None => Ok(None),
+            Some(a) => g
+                .inputs
+                .iter()
+                .position(|&i| i == n.inputs[a])
+                .map(Some)
+                .ok_or_else(|| format!("{name}: its weight or bias is computed in the group")),
+        }
+    };
+    Ok(Some(Row {
+        desc,
+        rank: sizes.len(),
+        last,
+        weight: input_of(desc.weight)?,
+        bias: input_of(desc.bias)?,
+    }))
 }
 
 /// A number from a constant argument.

@@ -15,10 +15,11 @@
 //! and fused again, so a file cannot carry machine code.
 
 mod lower;
+pub(crate) mod rows;
 mod run;
 
 use crate::ir::Graph;
-use ferrotorch_codegen::{Access, Float, Kernel};
+use ferrotorch_codegen::{Access, Float, Kernel, RowKernel, RowOp};
 use ferrotorch_core::dispatch::IValue;
 use ferrotorch_core::{Device, Result, Tensor};
 use lower::Lowered;
@@ -86,8 +87,23 @@ pub fn stats() -> Stats {
     }
 }
 
+/// A compiled group: a pointwise or a row kernel.
+enum Compiled {
+    Pointwise(Kernel),
+    Row(RowKernel),
+}
+
+impl Compiled {
+    fn compile_time(&self) -> std::time::Duration {
+        match self {
+            Compiled::Pointwise(k) => k.compile_time(),
+            Compiled::Row(k) => k.compile_time(),
+        }
+    }
+}
+
 /// A group's kernels, by how inputs are read and the float type.
-type Kernels = Mutex<HashMap<(Vec<Access>, Float), Arc<Kernel>>>;
+type Kernels = Mutex<HashMap<(Vec<Access>, Float), Arc<Compiled>>>;
 
 /// A group's lowering and its kernels.
 struct Entry {
@@ -173,9 +189,12 @@ pub(crate) fn try_run(body: &Arc<Graph>, args: &[IValue]) -> Option<Result<Vec<I
         }
     }
     let float = run::float_of(lowered.dtype)?;
-    let Some(plan) = run::Plan::new(&inputs) else {
+    let fallback = || {
         FALLBACKS.fetch_add(1, Ordering::Relaxed);
-        return None;
+        None
+    };
+    let Some(plan) = run::Plan::new(&inputs, lowered.row.is_some()) else {
+        return fallback();
     };
     // an output reading only some inputs must still have the full shape
     for r in &lowered.reads {
@@ -185,44 +204,96 @@ pub(crate) fn try_run(body: &Arc<Graph>, args: &[IValue]) -> Option<Result<Vec<I
             .filter(|(_, &read)| read)
             .map(|(t, _)| t.clone())
             .collect();
-        if run::Plan::new(&some).map(|p| p.shape) != Some(plan.shape.clone()) {
-            FALLBACKS.fetch_add(1, Ordering::Relaxed);
-            return None;
+        if run::Plan::new(&some, false).map(|p| p.shape) != Some(plan.shape.clone()) {
+            return fallback();
         }
     }
+    let row = match lowered.row {
+        None => None,
+        Some(row) => match row_guard(&row, &plan, &inputs) {
+            Some(op) => Some((row, op)),
+            None => return fallback(),
+        },
+    };
     let key = (plan.access(), float);
     let kernel = {
         let mut ks = e.kernels.lock();
         match ks.get(&key) {
             Some(k) => k.clone(),
-            None => match Kernel::compile(&lowered.expr, float, &key.0) {
-                Ok(k) => {
-                    COMPILES.fetch_add(1, Ordering::Relaxed);
-                    if logging() {
-                        eprintln!(
-                            "[ferrotorch fusion] compiled a kernel for {:?} ({:?}) in {:.2} ms",
-                            key.0,
-                            float,
-                            k.compile_time().as_secs_f64() * 1e3
-                        );
+            None => {
+                let made = match row {
+                    None => Kernel::compile(&lowered.expr, float, &key.0).map(Compiled::Pointwise),
+                    Some((_, op)) => {
+                        RowKernel::compile(&lowered.expr, float, &key.0, op).map(Compiled::Row)
                     }
-                    let k = Arc::new(k);
-                    ks.insert(key, k.clone());
-                    k
-                }
-                Err(why) => {
-                    if logging() {
-                        eprintln!("[ferrotorch fusion] compile failed: {why}");
+                };
+                match made {
+                    Ok(k) => {
+                        COMPILES.fetch_add(1, Ordering::Relaxed);
+                        if logging() {
+                            eprintln!(
+                                "[ferrotorch fusion] compiled a kernel for {:?} ({:?}) in {:.2} ms",
+                                key.0,
+                                float,
+                                k.compile_time().as_secs_f64() * 1e3
+                            );
+                        }
+                        let k = Arc::new(k);
+                        ks.insert(key, k.clone());
+                        k
                     }
-                    FALLBACKS.fetch_add(1, Ordering::Relaxed);
-                    return None;
+                    Err(why) => {
+                        if logging() {
+                            eprintln!("[ferrotorch fusion] compile failed: {why}");
+                        }
+                        return fallback();
+                    }
                 }
-            },
+            }
         }
     };
     RUNS.fetch_add(1, Ordering::Relaxed);
-    Some(
-        run::execute(lowered, &kernel, &plan, &inputs)
-            .map(|outs| outs.into_iter().map(IValue::Tensor).collect()),
-    )
+    let outs = match (&*kernel, row) {
+        (Compiled::Pointwise(k), None) => run::execute(lowered, k, &plan, &inputs),
+        (Compiled::Row(k), Some((row, _))) => {
+            let mut shape = plan.shape.clone();
+            if k.op().reduces() {
+                shape.pop();
+                if row.desc.keepdim {
+                    shape.push(1);
+                }
+            }
+            run::execute_rows(lowered, k, &plan, &inputs, &shape).map(|t| vec![t])
+        }
+        _ => unreachable!("a group is either pointwise or a row group"),
+    };
+    Some(outs.map(|outs| outs.into_iter().map(IValue::Tensor).collect()))
+}
+
+/// The row op for these inputs, if its guards hold: the traced rank, a
+/// non-empty last dimension, layer norm's size and 1-D weight and bias.
+fn row_guard(row: &lower::Row, plan: &run::Plan, inputs: &[Tensor]) -> Option<RowOp> {
+    use rows::RowKind;
+    let d = *plan.shape.last()?;
+    if plan.shape.len() != row.rank || d == 0 || plan.shape.contains(&0) {
+        return None;
+    }
+    Some(match row.desc.kind {
+        RowKind::Sum => RowOp::Sum,
+        RowKind::Mean => RowOp::Mean,
+        RowKind::Max => RowOp::Max,
+        RowKind::Softmax => RowOp::Softmax,
+        RowKind::LogSoftmax => RowOp::LogSoftmax,
+        RowKind::LayerNorm { eps } => {
+            let vec_ok = |k: Option<usize>| k.is_none_or(|k| inputs[k].shape() == [d]);
+            if d != row.last || !vec_ok(row.weight) || !vec_ok(row.bias) {
+                return None;
+            }
+            RowOp::LayerNorm {
+                eps,
+                weight: row.weight,
+                bias: row.bias,
+            }
+        }
+    })
 }

@@ -4,7 +4,7 @@
 //! call does).
 
 use super::lower::Lowered;
-use ferrotorch_codegen::{Access, Float, Kernel};
+use ferrotorch_codegen::{Access, Float, Kernel, RowKernel};
 use ferrotorch_core::tensor::layout::{broadcast_shapes, broadcast_strides};
 use ferrotorch_core::{DType, Result, Tensor};
 use ferrotorch_kernels::parallel::parallel_for;
@@ -26,8 +26,10 @@ pub(crate) struct Plan {
 
 impl Plan {
     /// The plan for `inputs`, or `None` when their shapes do not
-    /// broadcast (the interpreter then reports the error).
-    pub fn new(inputs: &[Tensor]) -> Option<Plan> {
+    /// broadcast (the interpreter then reports the error). With
+    /// `keep_last`, the last dimension is never merged: rows are exactly
+    /// the last dimension (row kernels reduce over it).
+    pub fn new(inputs: &[Tensor], keep_last: bool) -> Option<Plan> {
         let mut shape: Vec<usize> = Vec::new();
         for t in inputs {
             shape = broadcast_shapes(&shape, t.shape()).ok()?.to_vec();
@@ -38,13 +40,14 @@ impl Plan {
             .collect();
         let mut dims: Vec<usize> = Vec::new();
         let mut strides: Vec<Vec<usize>> = vec![Vec::new(); inputs.len()];
+        let last = shape.len().wrapping_sub(1);
         for d in 0..shape.len() {
-            if shape[d] == 1 {
+            if shape[d] == 1 && !(keep_last && d == last) {
                 continue;
             }
             // merge into the previous dimension where every input steps
             // across both as across one
-            let merge = !dims.is_empty()
+            let merge = !(dims.is_empty() || keep_last && d == last)
                 && full
                     .iter()
                     .zip(&strides)
@@ -177,5 +180,60 @@ pub(crate) fn execute(
         Ok(outs)
     } else {
         outs.iter().map(|t| t.to_dtype(lowered.dtype)).collect()
+    }
+}
+
+/// Run a row kernel over every row of `plan` (rows are the last
+/// dimension, `Plan::new(.., true)`): the group's one output, in
+/// `lowered.dtype`, `out_shape` shaped.
+pub(crate) fn execute_rows(
+    lowered: &Lowered,
+    kernel: &RowKernel,
+    plan: &Plan,
+    inputs: &[Tensor],
+    out_shape: &[usize],
+) -> Result<Tensor> {
+    let compute = match kernel.float() {
+        Float::F32 => DType::F32,
+        Float::F64 => DType::F64,
+    };
+    let widened: Vec<Tensor> = if compute == lowered.dtype {
+        inputs.to_vec()
+    } else {
+        inputs
+            .iter()
+            .map(|t| t.to_dtype(compute))
+            .collect::<Result<_>>()?
+    };
+    let out = Tensor::empty(out_shape, compute)?;
+    let row = plan.row_len();
+    let rows: usize = plan.shape.iter().product::<usize>() / row;
+    let per_row = if kernel.op().reduces() { 1 } else { row };
+    let esize = compute.size();
+    let ins: Vec<usize> = widened.iter().map(|t| t.data_ptr() as usize).collect();
+    let outp = out.data_ptr() as usize;
+    let row_strides: Vec<i64> = plan
+        .strides
+        .iter()
+        .map(|s| s[plan.dims.len() - 1] as i64)
+        .collect();
+    parallel_for(rows, (GRAIN / row).max(1), |range| {
+        let mut offs = vec![0usize; ins.len()];
+        let mut in_ptrs = vec![std::ptr::null::<u8>(); ins.len()];
+        for r in range {
+            plan.row_offsets(r, &mut offs);
+            for k in 0..ins.len() {
+                in_ptrs[k] = (ins[k] + offs[k] * esize) as *const u8;
+            }
+            let o = (outp + r * per_row * esize) as *mut u8;
+            // SAFETY: as in `execute`; the output row `r` is
+            // `per_row` fresh elements at `r * per_row`.
+            unsafe { kernel.run(&in_ptrs, &row_strides, o, row) };
+        }
+    });
+    if compute == lowered.dtype {
+        Ok(out)
+    } else {
+        out.to_dtype(lowered.dtype)
     }
 }

@@ -3,7 +3,8 @@
 //! interpreter runs a group's body node by node.
 
 use super::{has_inplace, pure};
-use crate::ir::{Graph, Node, NodeKind, ValueId};
+use crate::fuser::rows::{row_op, Arg};
+use crate::ir::{Graph, Node, NodeKind, ValueId, ValueType};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -59,7 +60,9 @@ fn is_elementwise(n: &Node) -> bool {
 }
 
 /// Group each run of two or more consecutive elementwise ops (constants
-/// between them moved to the front of the graph) into one
+/// between them moved to the front of the graph), or of one or more
+/// followed by a reduction over the last dimension (softmax, log-softmax,
+/// sum, mean, amax, layer norm) of their result, into one
 /// `prim::FusionGroup` whose body holds them, the scalar constants they
 /// read copied in. Graphs with in-place ops are left alone (aliasing).
 /// Returns how many groups were made.
@@ -82,7 +85,14 @@ pub fn fuse_elementwise(g: &mut Graph) -> usize {
         while end < rest.len() && is_elementwise(&rest[end]) {
             end += 1;
         }
-        if end - k < 2 {
+        // a run ending in a reduction over the last dimension takes it in
+        // (Note [Row kernels] in ferrotorch-codegen)
+        if end > k
+            && end < rest.len()
+            && row_tail(g, &const_of, &rest[k..end], &rest[end], &rest[end + 1..])
+        {
+            end += 1;
+        } else if end - k < 2 {
             g.nodes.push(rest[k].clone());
             k += 1;
             continue;
@@ -103,6 +113,62 @@ pub fn fuse_elementwise(g: &mut Graph) -> usize {
         super::eliminate_dead_code(g);
     }
     groups
+}
+
+/// Whether `row` may end the elementwise run `run`: it is a row op
+/// (`fuser::rows`) on a value the run computes, its other tensors come
+/// from outside the run, and nothing after it reads another value of
+/// the run (a row group returns the row op's result only).
+fn row_tail(
+    g: &Graph,
+    const_of: &HashMap<ValueId, Node>,
+    run: &[Node],
+    row: &Node,
+    after: &[Node],
+) -> bool {
+    let NodeKind::Op(e) = &row.kind else {
+        return false;
+    };
+    if !pure(e) || row.outputs.len() != 1 {
+        return false;
+    }
+    let defined: HashSet<ValueId> = run.iter().flat_map(|n| n.outputs.clone()).collect();
+    let Some(&x) = row.inputs.first() else {
+        return false;
+    };
+    if !defined.contains(&x) || row.inputs[1..].iter().any(|i| defined.contains(i)) {
+        return false;
+    }
+    let later = after
+        .iter()
+        .flat_map(|n| n.inputs.iter())
+        .chain(g.outputs.iter());
+    if later.clone().any(|v| defined.contains(v)) {
+        return false;
+    }
+    let ValueType::Tensor { sizes, .. } = &g.values[x].ty else {
+        return false;
+    };
+    let mut args = Vec::with_capacity(e.schema.args.len());
+    for (i, a) in e.schema.args.iter().enumerate() {
+        let arg = match row.inputs.get(i) {
+            Some(v) => match (const_of.get(v), &g.values[*v].ty) {
+                (Some(c), _) => match &c.kind {
+                    NodeKind::Constant(c) => Arg::Const(c.clone()),
+                    _ => return false,
+                },
+                (None, ValueType::Tensor { .. }) => Arg::Tensor,
+                _ => return false,
+            },
+            None => match &a.default {
+                Some(d) => Arg::Const(d.clone()),
+                None => return false,
+            },
+        };
+        args.push(arg);
+    }
+    let last = sizes.last().copied().unwrap_or(0);
+    row_op(&e.schema.name, &args, sizes.len(), last).is_some()
 }
 
 /// One fusion group for `members`.

@@ -26,18 +26,30 @@ class _Eager:
 
 
 class _Graph:
-    """A traced, fused graph and how to return its outputs."""
+    """A traced, fused graph and how to return its outputs. A frozen graph
+    (an eval-mode module under no_grad) holds the weights as constants:
+    it is valid while every parameter and buffer has the version it was
+    frozen at."""
 
-    def __init__(self, script, tensor_slots, consts, n_args, structure):
+    def __init__(self, script, tensor_slots, structure, frozen=None):
         self.script = script
         self.tensor_slots = tensor_slots
         self.structure = structure
+        self.frozen = frozen
+
+    def stale(self, module):
+        return self.frozen is not None and self.frozen != _versions(module)
 
     def __call__(self, args):
         out = self.script(*[args[i] for i in self.tensor_slots])
         if self.structure is list:
             return list(out) if isinstance(out, tuple) else [out]
         return out
+
+
+def _versions(module):
+    ts = list(module.parameters()) + list(module.buffers())
+    return tuple((id(t), t._version) for t in ts)
 
 
 def _signature(args, kwargs, module):
@@ -76,6 +88,10 @@ class _CompiledFunction:
         if key is None or self._backend == "eager":
             return self._unsupported("keyword or non-constant arguments", args, kwargs)
         plan = self._cache.get(key)
+        if isinstance(plan, _Graph) and plan.stale(self._module):
+            if _logging.enabled("recompiles"):
+                _logging.log("recompiling: a frozen weight changed")
+            plan = self._cache[key] = self._build(args)
         if plan is None:
             if len(self._cache) >= cache_size_limit:
                 if not self._warned:
@@ -136,12 +152,19 @@ class _CompiledFunction:
             if _logging.enabled("graph_breaks"):
                 _logging.log(f"running eagerly: {reason}")
             return _Eager(reason)
-        script = script._c._run_pass("optimize")._run_pass("fuse")
+        frozen = None
+        if self._module is not None and not self._module.training and not _C.is_grad_enabled():
+            # inference: weights become constants, batch norms fold into
+            # convolutions (as optimize_for_inference), guarded by versions
+            script = script._c._run_pass("optimize_for_inference")
+            frozen = _versions(self._module)
+        else:
+            script = script._c._run_pass("optimize")._run_pass("fuse")
         out = seen[0] if seen else None
         if _logging.enabled("graph_code"):
             _logging.log(f"compiled graph:\n{script.graph}")
-        return _Graph(jit.ScriptModule(script), slots, None, len(args),
-                      list if isinstance(out, list) else None)
+        return _Graph(jit.ScriptModule(script), slots,
+                      list if isinstance(out, list) else None, frozen)
 
     def _reset(self):
         self._cache.clear()
