@@ -223,6 +223,66 @@ impl Expr {
         }
     }
 
+    /// Drop the ops no output depends on, renumbering the rest.
+    pub fn prune(&mut self) {
+        let mut live = vec![false; self.ops.len()];
+        for &o in &self.outputs {
+            live[o] = true;
+        }
+        for i in (0..self.ops.len()).rev() {
+            if !live[i] {
+                continue;
+            }
+            match self.ops[i] {
+                Op::Input(_) | Op::Const(_) => {}
+                Op::Unary(_, a) => live[a] = true,
+                Op::Binary(_, a, b) => {
+                    live[a] = true;
+                    live[b] = true;
+                }
+                Op::Select {
+                    a, b, then, other, ..
+                } => {
+                    for r in [a, b, then, other] {
+                        live[r] = true;
+                    }
+                }
+            }
+        }
+        let mut new_ix = vec![usize::MAX; self.ops.len()];
+        let mut ops = Vec::new();
+        for (i, op) in self.ops.iter().enumerate() {
+            if !live[i] {
+                continue;
+            }
+            let m = |r: Reg| new_ix[r];
+            let op = match *op {
+                Op::Unary(f, a) => Op::Unary(f, m(a)),
+                Op::Binary(f, a, b) => Op::Binary(f, m(a), m(b)),
+                Op::Select {
+                    cmp,
+                    a,
+                    b,
+                    then,
+                    other,
+                } => Op::Select {
+                    cmp,
+                    a: m(a),
+                    b: m(b),
+                    then: m(then),
+                    other: m(other),
+                },
+                other => other,
+            };
+            new_ix[i] = ops.len();
+            ops.push(op);
+        }
+        self.ops = ops;
+        for o in &mut self.outputs {
+            *o = new_ix[*o];
+        }
+    }
+
     /// Evaluate in f64 with Rust's `std` functions: the reference.
     pub fn eval(&self, inputs: &[f64]) -> Vec<f64> {
         let mut v: Vec<f64> = Vec::with_capacity(self.ops.len());

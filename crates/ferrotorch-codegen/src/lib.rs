@@ -26,6 +26,7 @@
 mod emit;
 pub mod expr;
 mod frame;
+pub mod grad;
 mod host;
 pub mod kernel;
 pub mod libm;

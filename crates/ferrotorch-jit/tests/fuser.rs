@@ -182,28 +182,78 @@ fn shapes_broadcasting_strides_and_special_values() -> Result<()> {
 }
 
 #[test]
-fn groups_needing_grad_or_unsupported_ops_run_in_the_interpreter() -> Result<()> {
+fn groups_needing_grad_run_natively_with_a_fused_backward() -> Result<()> {
     let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     manual_seed(2);
     let x = Tensor::randn(&[8, 3], DType::F32)?;
+    let y = Tensor::randn(&[3], DType::F32)?;
+    let m = fused(&[x.clone(), Tensor::randn(&[8, 3], DType::F32)?])?;
+    // x requires grad, y is broadcast: its gradient is summed back
+    let xg = x.detach().requires_grad_(true)?;
+    let yg = y.detach().requires_grad_(true)?;
+    let before = fuser::stats();
+    let out = m.forward(&[xg.clone(), yg.clone()])?;
+    assert!(fuser::stats().kernel_runs > before.kernel_runs);
+    assert_eq!(
+        out[0].grad_fn().unwrap().name(),
+        "DifferentiableGraphBackward"
+    );
+    let forward_runs = fuser::stats().kernel_runs;
+    out[0].sum()?.backward()?;
+    // the backward ran as kernels too
+    assert!(fuser::stats().kernel_runs > forward_runs);
+    let (xe, ye) = (
+        x.detach().requires_grad_(true)?,
+        y.detach().requires_grad_(true)?,
+    );
+    chain(&[xe.clone(), ye.clone()])?[0].sum()?.backward()?;
+    close(&xg.grad().unwrap(), &xe.grad().unwrap(), 2e-5)?;
+    close(&yg.grad().unwrap(), &ye.grad().unwrap(), 2e-5)?;
+    Ok(())
+}
+
+#[test]
+fn fused_groups_pass_gradcheck_and_double_backward() -> Result<()> {
+    use ferrotorch_core::autograd::{grad, gradcheck::gradcheck, gradcheck::GradcheckOptions};
+    let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    manual_seed(4);
+    let x = Tensor::randn(&[4, 3], DType::F64)?;
+    let y = Tensor::randn(&[4, 3], DType::F64)?;
+    let m = fused(&[x.clone(), y.clone()])?;
+    let before = fuser::stats();
+    gradcheck(
+        |t| m.forward(t),
+        &[x.requires_grad_(true)?, y.requires_grad_(true)?],
+        GradcheckOptions::default(),
+    )?;
+    assert!(fuser::stats().kernel_runs > before.kernel_runs);
+    // create_graph: the gradient is differentiable (eager ops), and its
+    // own gradient matches eager's
+    let w9 = |t: &[Tensor]| -> Result<Vec<Tensor>> {
+        let x = &t[0];
+        Ok(vec![x.mul(&x.sigmoid()?)?.mul(0.5)?.add(&x.tanh()?)?])
+    };
+    let mut t = trace(w9, &[x.detach()])?;
+    passes::fuse_elementwise(t.graph_mut());
+    let second = |f: &dyn Fn(&[Tensor]) -> Result<Vec<Tensor>>| -> Result<Tensor> {
+        let xg = x.detach().requires_grad_(true)?;
+        let y = f(&[xg.clone()])?.remove(0).sum()?;
+        let g = grad(&[y], &[xg.clone()], None, None, true, false)?
+            .remove(0)
+            .unwrap();
+        Ok(grad(&[g.sum()?], &[xg], None, None, false, false)?
+            .remove(0)
+            .unwrap())
+    };
+    close(&second(&|i| t.forward(i))?, &second(&w9)?, 1e-10)
+}
+
+#[test]
+fn unsupported_groups_run_in_the_interpreter() -> Result<()> {
+    let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let x = Tensor::randn(&[8, 3], DType::F32)?;
     let y = Tensor::randn(&[8, 3], DType::F32)?;
     let m = fused(&[x.clone(), y.clone()])?;
-    // inputs that require grad: op by op, with autograd
-    let xg = x.detach().requires_grad_(true)?;
-    let before = fuser::stats();
-    let out = m.forward(&[xg.clone(), y.clone()])?;
-    assert_eq!(fuser::stats().kernel_runs, before.kernel_runs);
-    out[0].sum()?.backward()?;
-    let xe = x.detach().requires_grad_(true)?;
-    chain(&[xe.clone(), y.clone()])?[0].sum()?.backward()?;
-    close(&xg.grad().unwrap(), &xe.grad().unwrap(), 1e-6)?;
-    // under no_grad the same inputs run natively
-    {
-        let _g = ferrotorch_core::autograd::no_grad();
-        let before = fuser::stats();
-        m.forward(&[xg.clone(), y.clone()])?;
-        assert!(fuser::stats().kernel_runs > before.kernel_runs);
-    }
     // integer tensors (a group of the wrong dtype): interpreted, and right
     let xi = Tensor::from_vec(vec![1i64, -2, 3], &[3])?;
     let mut t = trace(|t| Ok(vec![t[0].mul(2)?.add(&t[0])?.neg()?]), &[xi.clone()])?;

@@ -171,3 +171,18 @@ def test_gradcheck_accepts_right_and_rejects_wrong_gradients():
     with pytest.raises(GradcheckError, match="Jacobian mismatch for output 0 with respect to input 0"):
         gradcheck(Wrong.apply, (x,))
     assert gradcheck(Wrong.apply, (x,), raise_exception=False) is False
+
+
+def test_masked_gradients_select_instead_of_multiplying():
+    # relu, clamp and maximum pass no gradient where their mask is off,
+    # even an infinite one (sqrt'(0) = inf): torch selects, and inf * 0
+    # would be NaN
+    x = torch.tensor([-1.0, 2.0], requires_grad=True)
+    torch.relu(-x).sqrt().sum().backward()
+    assert x.grad.tolist() == [-0.5, 0.0]
+    y = torch.tensor([-1.0, 2.0], requires_grad=True)
+    (-y).clamp(min=0).sqrt().sum().backward()
+    assert y.grad.tolist() == [-0.5, 0.0]
+    z = torch.tensor([-1.0, 2.0], requires_grad=True)
+    torch.maximum(-z, torch.zeros(2)).sqrt().sum().backward()
+    assert z.grad.tolist() == [-0.5, 0.0]

@@ -14,6 +14,8 @@
 //! never saved: a saved program holds IR only and compiles when loaded
 //! and fused again, so a file cannot carry machine code.
 
+mod autodiff;
+mod eager;
 mod lower;
 pub(crate) mod rows;
 mod run;
@@ -105,11 +107,14 @@ impl Compiled {
 /// A group's kernels, by how inputs are read and the float type.
 type Kernels = Mutex<HashMap<(Vec<Access>, Float), Arc<Compiled>>>;
 
-/// A group's lowering and its kernels.
+/// A group's lowering and its kernels, forward and backward.
 struct Entry {
     graph: Weak<Graph>,
     lowered: std::result::Result<Lowered, String>,
     kernels: Kernels,
+    /// The backward expression, derived on first use.
+    backward: OnceLock<ferrotorch_codegen::Expr>,
+    backward_kernels: Kernels,
 }
 
 type Cache = Mutex<HashMap<usize, Arc<Entry>>>;
@@ -146,6 +151,8 @@ fn entry(body: &Arc<Graph>) -> Arc<Entry> {
         graph: Arc::downgrade(body),
         lowered,
         kernels: Default::default(),
+        backward: OnceLock::new(),
+        backward_kernels: Default::default(),
     });
     c.insert(key, e.clone());
     e
@@ -160,42 +167,88 @@ pub fn lowers(body: &Arc<Graph>) -> std::result::Result<(), String> {
         .map_err(Clone::clone)
 }
 
-/// Run a fusion group natively: `None` when a guard fails (Note [Fusion
-/// runtime]); the caller then interprets the body.
-pub(crate) fn try_run(body: &Arc<Graph>, args: &[IValue]) -> Option<Result<Vec<IValue>>> {
-    if !enabled() {
-        return None;
+/// A group ready to run on particular inputs: guards checked, kernel
+/// compiled.
+pub(crate) struct Prepared {
+    entry: Arc<Entry>,
+    kernel: Arc<Compiled>,
+    plan: run::Plan,
+    row: Option<(lower::Row, RowOp)>,
+}
+
+impl Prepared {
+    fn lowered(&self) -> &Lowered {
+        self.entry
+            .lowered
+            .as_ref()
+            .expect("prepared groups are lowered")
     }
-    let e = entry(body);
-    let Ok(lowered) = &e.lowered else {
-        FALLBACKS.fetch_add(1, Ordering::Relaxed);
-        return None;
-    };
-    let grad = ferrotorch_core::autograd::is_grad_enabled();
-    let mut inputs: Vec<Tensor> = Vec::with_capacity(args.len());
-    for a in args {
-        match a {
-            IValue::Tensor(t)
-                if t.dtype() == lowered.dtype
-                    && t.device() == Device::Cpu
-                    && !(grad && t.requires_grad()) =>
-            {
-                inputs.push(t.clone())
+
+    /// Run on `inputs` (those the guards were checked on).
+    pub(crate) fn execute(&self, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
+        RUNS.fetch_add(1, Ordering::Relaxed);
+        let lowered = self.lowered();
+        match (&*self.kernel, self.row) {
+            (Compiled::Pointwise(k), None) => run::execute(lowered, k, &self.plan, inputs),
+            (Compiled::Row(k), Some((row, _))) => {
+                let mut shape = self.plan.shape.clone();
+                if k.op().reduces() {
+                    shape.pop();
+                    if row.desc.keepdim {
+                        shape.push(1);
+                    }
+                }
+                run::execute_rows(lowered, k, &self.plan, inputs, &shape).map(|t| vec![t])
             }
-            _ => {
-                FALLBACKS.fetch_add(1, Ordering::Relaxed);
-                return None;
-            }
+            _ => unreachable!("a group is either pointwise or a row group"),
         }
     }
+}
+
+fn fallback<T>() -> Option<T> {
+    FALLBACKS.fetch_add(1, Ordering::Relaxed);
+    None
+}
+
+/// The kernel of `entry` for `key`, compiled on first use.
+fn kernel_for(
+    kernels: &Kernels,
+    key: (Vec<Access>, Float),
+    compile: impl FnOnce(&[Access], Float) -> std::result::Result<Compiled, String>,
+) -> Option<Arc<Compiled>> {
+    let mut ks = kernels.lock();
+    if let Some(k) = ks.get(&key) {
+        return Some(k.clone());
+    }
+    match compile(&key.0, key.1) {
+        Ok(k) => {
+            COMPILES.fetch_add(1, Ordering::Relaxed);
+            if logging() {
+                eprintln!(
+                    "[ferrotorch fusion] compiled a kernel for {:?} ({:?}) in {:.2} ms",
+                    key.0,
+                    key.1,
+                    k.compile_time().as_secs_f64() * 1e3
+                );
+            }
+            let k = Arc::new(k);
+            ks.insert(key, k.clone());
+            Some(k)
+        }
+        Err(why) => {
+            if logging() {
+                eprintln!("[ferrotorch fusion] compile failed: {why}");
+            }
+            None
+        }
+    }
+}
+
+/// Check the guards for `inputs` and compile: `None` when a guard fails.
+fn prepare(e: &Arc<Entry>, inputs: &[Tensor]) -> Option<Prepared> {
+    let lowered = e.lowered.as_ref().ok()?;
     let float = run::float_of(lowered.dtype)?;
-    let fallback = || {
-        FALLBACKS.fetch_add(1, Ordering::Relaxed);
-        None
-    };
-    let Some(plan) = run::Plan::new(&inputs, lowered.row.is_some()) else {
-        return fallback();
-    };
+    let plan = run::Plan::new(inputs, lowered.row.is_some())?;
     // an output reading only some inputs must still have the full shape
     for r in &lowered.reads {
         let some: Vec<Tensor> = inputs
@@ -205,67 +258,65 @@ pub(crate) fn try_run(body: &Arc<Graph>, args: &[IValue]) -> Option<Result<Vec<I
             .map(|(t, _)| t.clone())
             .collect();
         if run::Plan::new(&some, false).map(|p| p.shape) != Some(plan.shape.clone()) {
-            return fallback();
+            return None;
         }
     }
     let row = match lowered.row {
         None => None,
-        Some(row) => match row_guard(&row, &plan, &inputs) {
-            Some(op) => Some((row, op)),
-            None => return fallback(),
+        Some(row) => Some((row, row_guard(&row, &plan, inputs)?)),
+    };
+    let kernel = kernel_for(
+        &e.kernels,
+        (plan.access(), float),
+        |access, float| match row {
+            None => Kernel::compile(&lowered.expr, float, access).map(Compiled::Pointwise),
+            Some((_, op)) => {
+                RowKernel::compile(&lowered.expr, float, access, op).map(Compiled::Row)
+            }
         },
+    )?;
+    Some(Prepared {
+        entry: e.clone(),
+        kernel,
+        plan,
+        row,
+    })
+}
+
+/// Run a fusion group natively: `None` when a guard fails (Note [Fusion
+/// runtime]); the caller then interprets the body. Inputs that require
+/// grad run the kernel inside an autograd function whose backward is a
+/// fused kernel too (Note [Fused backward] in ferrotorch-codegen).
+pub(crate) fn try_run(body: &Arc<Graph>, args: &[IValue]) -> Option<Result<Vec<IValue>>> {
+    if !enabled() {
+        return None;
+    }
+    let e = entry(body);
+    let Ok(lowered) = &e.lowered else {
+        return fallback();
     };
-    let key = (plan.access(), float);
-    let kernel = {
-        let mut ks = e.kernels.lock();
-        match ks.get(&key) {
-            Some(k) => k.clone(),
-            None => {
-                let made = match row {
-                    None => Kernel::compile(&lowered.expr, float, &key.0).map(Compiled::Pointwise),
-                    Some((_, op)) => {
-                        RowKernel::compile(&lowered.expr, float, &key.0, op).map(Compiled::Row)
-                    }
-                };
-                match made {
-                    Ok(k) => {
-                        COMPILES.fetch_add(1, Ordering::Relaxed);
-                        if logging() {
-                            eprintln!(
-                                "[ferrotorch fusion] compiled a kernel for {:?} ({:?}) in {:.2} ms",
-                                key.0,
-                                float,
-                                k.compile_time().as_secs_f64() * 1e3
-                            );
-                        }
-                        let k = Arc::new(k);
-                        ks.insert(key, k.clone());
-                        k
-                    }
-                    Err(why) => {
-                        if logging() {
-                            eprintln!("[ferrotorch fusion] compile failed: {why}");
-                        }
-                        return fallback();
-                    }
-                }
+    let mut inputs: Vec<Tensor> = Vec::with_capacity(args.len());
+    for a in args {
+        match a {
+            IValue::Tensor(t) if t.dtype() == lowered.dtype && t.device() == Device::Cpu => {
+                inputs.push(t.clone())
             }
+            _ => return fallback(),
         }
+    }
+    let grad =
+        ferrotorch_core::autograd::is_grad_enabled() && inputs.iter().any(|t| t.requires_grad());
+    if grad && lowered.row.is_some() {
+        // row groups differentiate op by op
+        return fallback();
+    }
+    let Some(p) = prepare(&e, &inputs) else {
+        return fallback();
     };
-    RUNS.fetch_add(1, Ordering::Relaxed);
-    let outs = match (&*kernel, row) {
-        (Compiled::Pointwise(k), None) => run::execute(lowered, k, &plan, &inputs),
-        (Compiled::Row(k), Some((row, _))) => {
-            let mut shape = plan.shape.clone();
-            if k.op().reduces() {
-                shape.pop();
-                if row.desc.keepdim {
-                    shape.push(1);
-                }
-            }
-            run::execute_rows(lowered, k, &plan, &inputs, &shape).map(|t| vec![t])
-        }
-        _ => unreachable!("a group is either pointwise or a row group"),
+    let outs = if grad {
+        autodiff::apply(p, &inputs)
+    } else {
+        p.execute(&inputs)
     };
     Some(outs.map(|outs| outs.into_iter().map(IValue::Tensor).collect()))
 }

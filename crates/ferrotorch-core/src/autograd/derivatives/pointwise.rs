@@ -74,7 +74,9 @@ fn unary_derivative(op: &str) -> Option<(Reads, UnaryFormula)> {
         "lgamma" => (Input, |g, x| g.mul(x.digamma()?)),
         "digamma" => (Input, |g, x| g.mul(x.polygamma(1)?)),
         "frac" => (Nothing, |g, _| Ok(g.clone())),
-        "relu" => (Res, |g, y| g.mul(y.gt(0.0)?.to_dtype(g.dtype())?)),
+        // where, not a product with the mask: an infinite gradient where
+        // the mask is off gives 0, as torch's threshold_backward (inf·0 is NaN)
+        "relu" => (Res, |g, y| crate::native::where_(&y.gt(0.0)?, g, 0.0)),
         "silu" => (Input, |g, x| {
             let s = x.sigmoid()?;
             g.mul(s.mul(x.mul(s.neg()?.add(1.0)?)?.add(1.0)?)?)
@@ -291,7 +293,11 @@ fn extremum(c: &Ctx, a: &Tensor, b: Operand, max: bool, fnan: bool) -> Result<Gr
     };
     let tie = a.eq(&bb)?;
     let half = g.mul(0.5)?;
-    let ga = crate::native::pointwise::where_(&tie, &half, g.mul(pick_a.to_dtype(g.dtype())?)?)?;
+    let ga = crate::native::pointwise::where_(
+        &tie,
+        &half,
+        crate::native::pointwise::where_(&pick_a, g, 0.0)?,
+    )?;
     let gb = crate::native::pointwise::where_(&tie, &half, g.sub(&ga)?)?;
     Ok(smallvec::smallvec![Some(ga), want(c, 1, || Ok(gb))?])
 }
@@ -423,12 +429,13 @@ pub(crate) fn clamp(
                 keep = keep.logical_and(&m)?;
             }
             let g = c.grad();
-            let mut out = smallvec::smallvec![Some(g.mul(keep.to_dtype(g.dtype())?)?)];
+            // where, not a product: inf·0 would be NaN (torch selects)
+            let mut out = smallvec::smallvec![Some(crate::native::where_(&keep, g, 0.0)?)];
             // tensor bounds take the gradient where they clipped
             for (bound, mask) in [(&lo, lo_mask), (&hi, hi_mask)] {
                 if let Some(Operand::Tensor(_)) = bound {
                     let m = mask.expect("bound present");
-                    out.push(Some(g.mul(m.to_dtype(g.dtype())?)?));
+                    out.push(Some(crate::native::where_(&m, g, 0.0)?));
                 }
             }
             out.truncate(n);

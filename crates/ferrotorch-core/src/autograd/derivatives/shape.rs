@@ -266,7 +266,7 @@ pub(crate) fn masked_fill(
             let (g, m) = (c.grad(), c.saved(0));
             let mut out = smallvec::smallvec![want(c, 0, || g.masked_fill(m, 0.0))?];
             if n > 1 {
-                out.push(want(c, 1, || g.mul(m.to_dtype(g.dtype())?)?.sum())?);
+                out.push(want(c, 1, || crate::native::where_(m, g, 0.0)?.sum())?);
             }
             Ok(out)
         },
