@@ -8,6 +8,8 @@
 //!   these.
 //! - [`RowKernel`]: an expression followed by a reduction or
 //!   normalisation over each row (Note [Row kernels]).
+//! - `cross` (feature `cross-isa`): scalar expressions as aarch64 and
+//!   riscv64 code, in executables `qemu-user` runs.
 //! - [`ScalarFn`]: an expression of floats as one native function (fx
 //!   graphs of Python floats).
 //!
@@ -23,6 +25,8 @@
 //! assert!((f.call(&[0.5]).unwrap()[0] - 2.0 * 0.5f64.tanh()).abs() < 1e-15);
 //! ```
 
+#[cfg(feature = "cross-isa")]
+pub mod cross;
 mod emit;
 pub mod expr;
 mod frame;

@@ -1,13 +1,38 @@
 //! Scalar functions: an [`Expr`] of Python floats (an fx graph, seeds/000
 //! Part I) compiled to one native function of `f64`s.
 
-use crate::emit::{eval, Em};
+use crate::emit::{eval, Em, Target};
 use crate::expr::Expr;
 use crate::host::{compile, Code};
 use cranelift_codegen::ir::{types, AbiParam, InstBuilder, MemFlagsData, Value};
+use cranelift_frontend::FunctionBuilder;
 use std::time::Duration;
 
 type RawScalar = unsafe extern "C" fn(*const f64, *mut f64);
+
+/// The body of `fn(args: *const f64, outs: *mut f64)` computing `expr`
+/// (shared with the cross compiler).
+pub(crate) fn fill(b: &mut FunctionBuilder, t: &Target, expr: &Expr) {
+    let entry = b.create_block();
+    b.append_block_params_for_function_params(entry);
+    b.switch_to_block(entry);
+    let (args, outs) = (b.block_params(entry)[0], b.block_params(entry)[1]);
+    let mem = MemFlagsData::trusted();
+    let xs: Vec<Value> = (0..expr.n_inputs)
+        .map(|k| b.ins().load(types::F64, mem, args, 8 * k as i32))
+        .collect();
+    let mut em = Em {
+        b,
+        ty: types::F64,
+        target: *t,
+        pool: None,
+    };
+    let ys = eval(&mut em, expr, &mut |_, k| xs[k]);
+    for (j, y) in ys.into_iter().enumerate() {
+        b.ins().store(mem, y, outs, 8 * j as i32);
+    }
+    b.ins().return_(&[]);
+}
 
 /// A compiled scalar function: `n_inputs` floats in, `n_outputs` out.
 pub struct ScalarFn {
@@ -26,30 +51,7 @@ impl ScalarFn {
                 sig.params.push(AbiParam::new(t.ptr));
                 sig.params.push(AbiParam::new(t.ptr));
             },
-            |b, t| {
-                let entry = b.create_block();
-                b.append_block_params_for_function_params(entry);
-                b.switch_to_block(entry);
-                let (args, outs) = (b.block_params(entry)[0], b.block_params(entry)[1]);
-                let mem = MemFlagsData::trusted();
-                let xs: Vec<Value> = (0..expr.n_inputs)
-                    .map(|k| b.ins().load(types::F64, mem, args, 8 * k as i32))
-                    .collect();
-                let ys = eval(
-                    &mut Em {
-                        b,
-                        ty: types::F64,
-                        target: *t,
-                        pool: None,
-                    },
-                    expr,
-                    &mut |_, k| xs[k],
-                );
-                for (j, y) in ys.into_iter().enumerate() {
-                    b.ins().store(mem, y, outs, 8 * j as i32);
-                }
-                b.ins().return_(&[]);
-            },
+            |b, t| fill(b, t, expr),
         )?;
         Ok(ScalarFn {
             code,
