@@ -160,7 +160,7 @@ const BASE: u64 = 0x40_0000;
 const HEADERS: usize = 64 + 56;
 
 fn align(v: &mut Vec<u8>, to: usize) {
-    while v.len() % to != 0 {
+    while !v.len().is_multiple_of(to) {
         v.push(0);
     }
 }
