@@ -2,9 +2,10 @@
 //! (set up once in the entry block) and loads and stores of the compute
 //! type, as vectors or scalars. Shared by pointwise and row kernels.
 
-use crate::emit::Target;
+use crate::emit::{Em, Pool, Target};
 use crate::kernel::{Access, Float};
-use cranelift_codegen::ir::{types, InstBuilder, MemFlagsData, Type, Value};
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{types, BlockArg, InstBuilder, MemFlagsData, Type, Value};
 use cranelift_frontend::FunctionBuilder;
 
 /// Where one input comes from.
@@ -141,4 +142,132 @@ impl Frame {
             }
         }
     }
+}
+
+/// One loop step: `(emitter, index, accumulators) -> new accumulators`.
+pub(crate) type Step<'s> = dyn FnMut(&mut Em, Value, &[Value]) -> Vec<Value> + 's;
+
+/// How accumulators combine.
+#[derive(Clone, Copy)]
+pub(crate) enum Acc {
+    Add,
+    Max,
+}
+
+/// A loop over `0..n`: vectors while whole ones fit, then scalars, with
+/// accumulators (one per `accs`, `init` their start). `step(b, i,
+/// vector, accs)` emits one step and returns the new accumulators.
+/// Returns the scalar accumulators at the end.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn row_loop(
+    b: &mut FunctionBuilder,
+    f: &Frame,
+    t: &Target,
+    n: Value,
+    accs: &[Acc],
+    init: f64,
+    pool: &mut Pool,
+    consts: Value,
+    step: &mut Step,
+) -> Vec<Value> {
+    let vh = b.create_block();
+    let vb = b.create_block();
+    let sh = b.create_block();
+    let sb = b.create_block();
+    let done = b.create_block();
+    for blk in [vh, vb, sh, sb, done] {
+        if blk != done {
+            b.append_block_param(blk, types::I64);
+        }
+        let ty = if blk == vh || blk == vb {
+            f.vty
+        } else {
+            f.lane
+        };
+        for _ in accs {
+            b.append_block_param(blk, ty);
+        }
+    }
+    let zero = b.ins().iconst(types::I64, 0);
+    let mut em = Em {
+        b,
+        ty: f.vty,
+        target: *t,
+        pool: None,
+    };
+    let start = em.c(init);
+    let mut args: Vec<BlockArg> = vec![zero.into()];
+    args.extend(accs.iter().map(|_| BlockArg::from(start)));
+    b.ins().jump(vh, &args);
+
+    // vector part
+    b.switch_to_block(vh);
+    let p = b.block_params(vh).to_vec();
+    let end = b.ins().iadd_imm_s(p[0], f.lanes);
+    let fits = b.ins().icmp(IntCC::SignedLessThanOrEqual, end, n);
+    let pass: Vec<BlockArg> = p.iter().map(|&v| v.into()).collect();
+    // leaving the vector part: fold each accumulator's lanes
+    let fold = b.create_block();
+    for &v in &p {
+        let ty = b.func.dfg.value_type(v);
+        b.append_block_param(fold, ty);
+    }
+    b.ins().brif(fits, vb, &pass, fold, &pass);
+
+    b.switch_to_block(vb);
+    let p = b.block_params(vb).to_vec();
+    pool.base = Some(b.ins().load(t.ptr, MemFlagsData::trusted(), consts, 0));
+    let mut em = Em {
+        b,
+        ty: f.vty,
+        target: *t,
+        pool: Some(&mut *pool),
+    };
+    let next_accs = step(&mut em, p[0], &p[1..]);
+    let next = b.ins().iadd_imm_s(p[0], f.lanes);
+    let mut args: Vec<BlockArg> = vec![next.into()];
+    args.extend(next_accs.iter().map(|&v| BlockArg::from(v)));
+    b.ins().jump(vh, &args);
+
+    b.switch_to_block(fold);
+    let p = b.block_params(fold).to_vec();
+    let mut args: Vec<BlockArg> = vec![p[0].into()];
+    for (k, a) in accs.iter().enumerate() {
+        let v = p[1 + k];
+        let mut s = b.ins().extractlane(v, 0);
+        for l in 1..f.lanes {
+            let x = b.ins().extractlane(v, l as u8);
+            s = match a {
+                Acc::Add => b.ins().fadd(s, x),
+                Acc::Max => b.ins().fmax(s, x),
+            };
+        }
+        args.push(s.into());
+    }
+    b.ins().jump(sh, &args);
+
+    // scalar tail
+    b.switch_to_block(sh);
+    let p = b.block_params(sh).to_vec();
+    let more = b.ins().icmp(IntCC::SignedLessThan, p[0], n);
+    let pass: Vec<BlockArg> = p.iter().map(|&v| v.into()).collect();
+    let out: Vec<BlockArg> = p[1..].iter().map(|&v| v.into()).collect();
+    b.ins().brif(more, sb, &pass, done, &out);
+
+    b.switch_to_block(sb);
+    let p = b.block_params(sb).to_vec();
+    let mut em = Em {
+        b,
+        ty: f.lane,
+        target: *t,
+        pool: None,
+    };
+    let next_accs = step(&mut em, p[0], &p[1..]);
+    let next = b.ins().iadd_imm_s(p[0], 1);
+    let mut args: Vec<BlockArg> = vec![next.into()];
+    args.extend(next_accs.iter().map(|&v| BlockArg::from(v)));
+    b.ins().jump(sh, &args);
+
+    b.switch_to_block(done);
+    b.block_params(done).to_vec()
 }

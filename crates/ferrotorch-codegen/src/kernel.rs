@@ -15,6 +15,7 @@
 //! intra-op pool; kernels hold no state, so one kernel runs on many
 //! threads at once.
 
+use crate::blocked::Strategy;
 use crate::emit::{eval, eval_copies, Em, Pool, Target};
 use crate::expr::Expr;
 use crate::frame::Frame;
@@ -63,6 +64,7 @@ type RawKernel =
 /// A compiled pointwise kernel.
 pub struct Kernel {
     code: Code,
+    strategy: Strategy,
     /// Its constant table (Note [Constant pool]).
     pool: Vec<u128>,
     n_inputs: usize,
@@ -82,8 +84,18 @@ impl std::fmt::Debug for Kernel {
 
 impl Kernel {
     /// Compile `expr` for inputs read as `access` says, computing in
-    /// `float`.
+    /// `float`, with the strategy [`crate::blocked::choose`] picks.
     pub fn compile(expr: &Expr, float: Float, access: &[Access]) -> Result<Kernel, String> {
+        Kernel::compile_with(expr, float, access, crate::blocked::choose(expr, float))
+    }
+
+    /// [`Kernel::compile`] with a given strategy (Note [Blocked kernels]).
+    pub fn compile_with(
+        expr: &Expr,
+        float: Float,
+        access: &[Access],
+        strategy: Strategy,
+    ) -> Result<Kernel, String> {
         expr.validate()?;
         if access.len() != expr.n_inputs {
             return Err(format!(
@@ -102,10 +114,14 @@ impl Kernel {
                 sig.params.push(AbiParam::new(types::I64));
                 sig.params.push(AbiParam::new(t.ptr));
             },
-            |b, t| body(b, t, expr, float, access, &mut pool),
+            |b, t| match strategy {
+                Strategy::Inline => body(b, t, expr, float, access, &mut pool),
+                Strategy::Blocked => crate::blocked::body(b, t, expr, float, access, &mut pool),
+            },
         )?;
         Ok(Kernel {
             code,
+            strategy,
             pool: pool.entries,
             n_inputs: expr.n_inputs,
             n_outputs: expr.outputs.len(),
@@ -116,6 +132,11 @@ impl Kernel {
     /// How long compiling took.
     pub fn compile_time(&self) -> Duration {
         self.code.compile_time
+    }
+
+    /// How it was generated.
+    pub fn strategy(&self) -> Strategy {
+        self.strategy
     }
 
     /// The float type it computes in.

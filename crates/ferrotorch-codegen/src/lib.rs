@@ -25,6 +25,7 @@
 //! assert!((f.call(&[0.5]).unwrap()[0] - 2.0 * 0.5f64.tanh()).abs() < 1e-15);
 //! ```
 
+pub mod blocked;
 #[cfg(feature = "cross-isa")]
 pub mod cross;
 mod emit;
@@ -39,6 +40,7 @@ pub mod rowwise;
 pub mod scalar;
 pub mod wasm;
 
+pub use blocked::Strategy;
 pub use expr::Expr;
 pub use host::available;
 pub use kernel::{Access, Float, Kernel};

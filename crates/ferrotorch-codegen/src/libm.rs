@@ -79,3 +79,100 @@ pub fn f64_fn(name: &str) -> Option<Libcall> {
         _ => None,
     }
 }
+
+/// `dst[i] = f(src[i])` over a contiguous block (in place allowed): the
+/// eager kernels' multiversioned loops (AVX-512 where the CPU has it),
+/// for blocked kernels (Note [Blocked kernels] in `blocked.rs`).
+type SliceFn<T> = extern "C" fn(*const T, *mut T, usize);
+
+macro_rules! slice_fns {
+    ($($name:ident: $t:ty => $f:expr;)*) => {
+        $(
+            extern "C" fn $name(src: *const $t, dst: *mut $t, n: usize) {
+                // SAFETY: the caller passes `n` valid elements at both
+                // (the same buffer or disjoint ones).
+                unsafe { ferrotorch_kernels::simd::map1(n, src, 1, dst, 1, $f) }
+            }
+        )*
+    };
+}
+
+use ferrotorch_kernels::math as km;
+
+slice_fns! {
+    slice_f32_exp: f32 => km::exp;
+    slice_f32_expm1: f32 => km::expm1;
+    slice_f32_tanh: f32 => km::tanh;
+    slice_f32_sigmoid: f32 => km::sigmoid;
+    slice_f32_log: f32 => km::ln;
+    slice_f32_erf: f32 => km::erf;
+    slice_f32_gelu_tanh: f32 => km::gelu_tanh;
+    slice_f32_log1p: f32 => |x: f32| x.ln_1p();
+    slice_f32_sin: f32 => |x: f32| x.sin();
+    slice_f32_cos: f32 => |x: f32| x.cos();
+    slice_f64_exp: f64 => |x: f64| x.exp();
+    slice_f64_expm1: f64 => |x: f64| x.exp_m1();
+    slice_f64_tanh: f64 => |x: f64| x.tanh();
+    slice_f64_sigmoid: f64 => |x: f64| 1.0 / (1.0 + (-x).exp());
+    slice_f64_log: f64 => |x: f64| x.ln();
+    slice_f64_erf: f64 => erf;
+    slice_f64_gelu: f64 => |x: f64| 0.5 * x * erfc(-x / std::f64::consts::SQRT_2);
+    slice_f64_log1p: f64 => |x: f64| x.ln_1p();
+    slice_f64_sin: f64 => |x: f64| x.sin();
+    slice_f64_cos: f64 => |x: f64| x.cos();
+}
+
+/// Exact GELU as the eager kernel computes it: the cheap rational form,
+/// blocks with inputs outside its range by the accurate one.
+extern "C" fn slice_f32_gelu(src: *const f32, dst: *mut f32, n: usize) {
+    // SAFETY: as the other slice functions.
+    unsafe {
+        ferrotorch_kernels::simd::map1_tiered(
+            n,
+            src,
+            1,
+            dst,
+            1,
+            km::gelu_fast,
+            km::gelu,
+            |x: f32| !km::gelu_fast_ok(x),
+        )
+    }
+}
+
+/// The block function of `f` for f32 (`single`) or f64, if it has one.
+pub(crate) fn slice_fn(f: crate::expr::Unary, single: bool) -> Option<usize> {
+    use crate::expr::Unary as U;
+    let a32 = |g: SliceFn<f32>| Some(g as usize);
+    let a64 = |g: SliceFn<f64>| Some(g as usize);
+    if single {
+        match f {
+            U::Exp => a32(slice_f32_exp),
+            U::Expm1 => a32(slice_f32_expm1),
+            U::Tanh => a32(slice_f32_tanh),
+            U::Sigmoid => a32(slice_f32_sigmoid),
+            U::Log => a32(slice_f32_log),
+            U::Erf => a32(slice_f32_erf),
+            U::Gelu => a32(slice_f32_gelu),
+            U::GeluTanh => a32(slice_f32_gelu_tanh),
+            U::Log1p => a32(slice_f32_log1p),
+            U::Sin => a32(slice_f32_sin),
+            U::Cos => a32(slice_f32_cos),
+            _ => None,
+        }
+    } else {
+        match f {
+            U::Exp => a64(slice_f64_exp),
+            U::Expm1 => a64(slice_f64_expm1),
+            U::Tanh => a64(slice_f64_tanh),
+            U::Sigmoid => a64(slice_f64_sigmoid),
+            U::Log => a64(slice_f64_log),
+            U::Erf => a64(slice_f64_erf),
+            U::Gelu => a64(slice_f64_gelu),
+            U::Log1p => a64(slice_f64_log1p),
+            U::Sin => a64(slice_f64_sin),
+            U::Cos => a64(slice_f64_cos),
+            _ => None,
+        }
+    }
+}

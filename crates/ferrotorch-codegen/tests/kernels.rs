@@ -4,7 +4,7 @@
 //! NaN, ±inf, ±0, subnormals and the overflow edges.
 
 use ferrotorch_codegen::expr::{Binary, Cmp, Unary};
-use ferrotorch_codegen::{Access, Expr, Float, Kernel};
+use ferrotorch_codegen::{Access, Expr, Float, Kernel, Strategy};
 use ferrotorch_kernels::math as km;
 
 /// An op and the scalar function it must agree with.
@@ -40,13 +40,17 @@ fn special_f32() -> Vec<f32> {
     v
 }
 
-/// `f(x)` compiled, over `xs` (contiguous).
+/// `f(x)` compiled inline, over `xs` (contiguous).
 fn run_unary(f: Unary, xs: &[f32]) -> Vec<f32> {
+    run_unary_with(f, xs, Strategy::Inline)
+}
+
+fn run_unary_with(f: Unary, xs: &[f32], strategy: Strategy) -> Vec<f32> {
     let mut e = Expr::new(1);
     let x = e.input(0);
     let y = e.unary(f, x);
     e.outputs.push(y);
-    let k = Kernel::compile(&e, Float::F32, &[Access::Contiguous]).unwrap();
+    let k = Kernel::compile_with(&e, Float::F32, &[Access::Contiguous], strategy).unwrap();
     let mut out = vec![0.0f32; xs.len()];
     unsafe {
         k.run(
@@ -84,6 +88,53 @@ fn inline_transcendentals_match_the_eager_functions_bit_for_bit() {
             let want = reference(*x);
             assert!(same(*g, want), "{f:?}({x:e}) = {g:e}, eager gives {want:e}");
         }
+    }
+}
+
+/// Blocked kernels (Note [Blocked kernels]) run the eager loops: the
+/// same values, GELU included (its tiered form, as eager's).
+#[test]
+fn blocked_transcendentals_match_the_eager_functions() {
+    let xs = special_f32();
+    let cases: [Case; 10] = [
+        (Unary::Exp, km::exp),
+        (Unary::Expm1, km::expm1),
+        (Unary::Tanh, km::tanh),
+        (Unary::Sigmoid, km::sigmoid),
+        (Unary::Erf, km::erf),
+        (Unary::GeluTanh, km::gelu_tanh),
+        (Unary::Gelu, |x| {
+            if km::gelu_fast_ok(x) {
+                km::gelu_fast(x)
+            } else {
+                km::gelu(x)
+            }
+        }),
+        (Unary::Sin, f32::sin),
+        (Unary::Cos, f32::cos),
+        (Unary::Log1p, f32::ln_1p),
+    ];
+    for (f, reference) in cases {
+        let got = run_unary_with(f, &xs, Strategy::Blocked);
+        for (i, (x, g)) in xs.iter().zip(&got).enumerate() {
+            let want = if f == Unary::Gelu {
+                // a 16-element block is tiered as a whole
+                let blk = &xs[i / 16 * 16..(i / 16 * 16 + 16).min(xs.len())];
+                if blk.iter().all(|v| km::gelu_fast_ok(*v)) {
+                    km::gelu_fast(*x)
+                } else {
+                    km::gelu(*x)
+                }
+            } else {
+                reference(*x)
+            };
+            assert!(same(*g, want), "{f:?}({x:e}) = {g:e}, eager gives {want:e}");
+        }
+    }
+    let pos: Vec<f32> = xs.iter().map(|x| x.abs()).collect();
+    let got = run_unary_with(Unary::Log, &pos, Strategy::Blocked);
+    for (x, g) in pos.iter().zip(&got) {
+        assert!(same(*g, km::ln(*x)));
     }
 }
 
@@ -135,14 +186,22 @@ fn broadcast_strided_and_tails_f32_and_f64() {
     let zero = e.constant(0.0);
     let o1 = e.select(Cmp::Gt, x, zero, m, nx);
     e.outputs = vec![o0, o1];
-    for float in [Float::F32, Float::F64] {
-        let k = Kernel::compile(
+    for (float, strategy) in [
+        (Float::F32, Strategy::Inline),
+        (Float::F64, Strategy::Inline),
+        (Float::F32, Strategy::Blocked),
+        (Float::F64, Strategy::Blocked),
+    ] {
+        let k = Kernel::compile_with(
             &e,
             float,
             &[Access::Contiguous, Access::Strided, Access::Broadcast],
+            strategy,
         )
         .unwrap();
-        for n in [0usize, 1, 3, 7, 8, 9, 15, 16, 17, 33, 100] {
+        for n in [
+            0usize, 1, 3, 7, 8, 9, 15, 16, 17, 33, 100, 255, 256, 257, 700,
+        ] {
             let xs: Vec<f64> = (0..n).map(|i| (i as f64 * 0.37).sin() * 6.0).collect();
             // y read every third element
             let ys: Vec<f64> = (0..3 * n).map(|i| (i as f64 * 0.11).cos() * 4.0).collect();

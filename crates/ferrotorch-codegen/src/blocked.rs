@@ -1,0 +1,355 @@
+//! Blocked kernels: pointwise expressions whose transcendentals run as
+//! the eager kernels' wide loops.
+//!
+//! # Note [Blocked kernels]
+//! Cranelift's x86 back end has 128-bit vectors only, so an inlined
+//! transcendental costs four times the instructions per element of the
+//! eager kernels' AVX-512 loops: W9 (`x·sigmoid(x)·0.5 + tanh(x)`) was
+//! compute-bound at ~100 instructions per four elements. A blocked kernel
+//! walks its row in blocks of [`BLOCK`] elements, which stay in L1. The
+//! expression is cut at each transcendental into stages: a stage's cheap
+//! ops (arithmetic, compares, selects) run as one generated 128-bit loop
+//! over the block, keeping values in registers and storing only what
+//! later stages read into per-value block buffers on the stack; the
+//! transcendental then runs over its block buffer in place as the
+//! multiversioned loop of `ferrotorch-kernels` (the same polynomials,
+//! so the same results as eager). Inputs are read from memory once per
+//! stage that uses them (from L1 after the first), outputs written once,
+//! no intermediate reaches memory beyond L1. [`Strategy::Inline`] keeps
+//! everything in registers and is used where no op has a block function,
+//! or on CPUs without AVX2 (where the wide loops do not exist).
+
+use crate::emit::{eval, Pool, Target};
+use crate::expr::{Expr, Op, Reg};
+use crate::frame::{row_loop, Frame, Source};
+use crate::kernel::{Access, Float};
+use crate::libm::slice_fn;
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{
+    types, AbiParam, InstBuilder, Signature, StackSlotData, StackSlotKind, Value,
+};
+use cranelift_frontend::FunctionBuilder;
+use std::collections::HashMap;
+
+/// Elements per block.
+pub const BLOCK: i64 = 256;
+
+/// How a pointwise kernel is generated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Strategy {
+    /// Everything in registers, transcendentals inline (128-bit).
+    Inline,
+    /// Blocks, transcendentals as wide loops (Note [Blocked kernels]).
+    Blocked,
+}
+
+/// The op's block function, if it is a transcendental that has one.
+fn heavy(op: &Op, single: bool) -> Option<usize> {
+    match op {
+        Op::Unary(f, _) => slice_fn(*f, single),
+        _ => None,
+    }
+}
+
+/// The strategy for `expr`: blocked where it has a transcendental with a
+/// block function and the CPU has wide vectors (`FERROTORCH_FUSER_BLOCKED`
+/// = 0 or 1 overrides).
+pub fn choose(expr: &Expr, float: Float) -> Strategy {
+    let has = expr
+        .ops
+        .iter()
+        .any(|o| heavy(o, float == Float::F32).is_some());
+    let wide = !matches!(
+        ferrotorch_kernels::cpu::level(),
+        ferrotorch_kernels::cpu::Level::Baseline
+    );
+    match std::env::var("FERROTORCH_FUSER_BLOCKED").as_deref() {
+        Ok("0") => Strategy::Inline,
+        Ok("1") if has => Strategy::Blocked,
+        _ if has && wide => Strategy::Blocked,
+        _ => Strategy::Inline,
+    }
+}
+
+/// One stage: a sub-expression over the kernel inputs and earlier
+/// stages' buffers, and the transcendental that ends it.
+struct Stage {
+    expr: Expr,
+    /// Sub-expression input `n_inputs + k` reads the buffer of this op.
+    reads: Vec<Reg>,
+    /// Where each sub-expression output goes.
+    writes: Vec<Write>,
+    /// The transcendental ending the stage: (its op, where its argument
+    /// is, its block function).
+    heavy: Option<(Reg, Arg, usize)>,
+}
+
+/// Where a transcendental's argument block is.
+#[derive(Clone, Copy)]
+enum Arg {
+    /// In the buffer of this op.
+    Buffer(Reg),
+    /// Read straight from contiguous kernel input `k`.
+    Input(usize),
+}
+
+enum Write {
+    Buffer(Reg),
+    Output(usize),
+}
+
+/// Cut `e` into stages (Note [Blocked kernels]). A transcendental of a
+/// contiguous input reads the input itself, with no copy.
+fn stages(e: &Expr, single: bool, access: &[Access]) -> Vec<Stage> {
+    let direct = |a: Reg| match e.ops[a] {
+        Op::Input(k) if access[k] == Access::Contiguous => Some(k),
+        _ => None,
+    };
+    let n_ops = e.ops.len();
+    // the stage each op is computed in (a transcendental: the stage it ends)
+    let mut stage_of = vec![0usize; n_ops];
+    let mut s = 0;
+    for (r, op) in e.ops.iter().enumerate() {
+        stage_of[r] = s;
+        if heavy(op, single).is_some() {
+            s += 1;
+        }
+    }
+    let last = s;
+    let operands = |op: &Op| -> Vec<Reg> {
+        match *op {
+            Op::Input(_) | Op::Const(_) => vec![],
+            Op::Unary(_, a) => vec![a],
+            Op::Binary(_, a, b) => vec![a, b],
+            Op::Select {
+                a, b, then, other, ..
+            } => vec![a, b, then, other],
+        }
+    };
+    let cheap_leaf = |r: Reg| matches!(e.ops[r], Op::Input(_) | Op::Const(_));
+    // values read by a later stage live in buffers; so do transcendental
+    // arguments and results
+    let mut buffered = vec![false; n_ops];
+    for (r, op) in e.ops.iter().enumerate() {
+        if heavy(op, single).is_some() {
+            buffered[r] = true;
+            let a = operands(op)[0];
+            if direct(a).is_none() {
+                buffered[a] = true;
+            }
+            continue;
+        }
+        for a in operands(op) {
+            if stage_of[a] < stage_of[r] && !cheap_leaf(a) {
+                buffered[a] = true;
+            }
+        }
+    }
+    for &o in &e.outputs {
+        if stage_of[o] < last && !cheap_leaf(o) {
+            buffered[o] = true;
+        }
+    }
+    let mut out = Vec::with_capacity(last + 1);
+    for s in 0..=last {
+        let mut x = Expr::new(e.n_inputs);
+        let mut local: HashMap<Reg, Reg> = HashMap::new();
+        let mut reads: Vec<Reg> = Vec::new();
+        let mut writes = Vec::new();
+        // an operand from elsewhere: an input or constant again, or a buffer
+        let get = |x: &mut Expr, local: &mut HashMap<Reg, Reg>, reads: &mut Vec<Reg>, r: Reg| {
+            if let Some(&l) = local.get(&r) {
+                return l;
+            }
+            let l = match e.ops[r] {
+                Op::Input(k) => x.input(k),
+                Op::Const(c) => x.push(Op::Const(c)),
+                _ => {
+                    reads.push(r);
+                    x.input(e.n_inputs + reads.len() - 1)
+                }
+            };
+            local.insert(r, l);
+            l
+        };
+        let mut heavy_op = None;
+        for (r, op) in e.ops.iter().enumerate() {
+            if stage_of[r] != s {
+                continue;
+            }
+            if let Some(f) = heavy(op, single) {
+                let a = operands(op)[0];
+                if let Some(k) = direct(a) {
+                    heavy_op = Some((r, Arg::Input(k), f));
+                    continue;
+                }
+                // the argument must be in its buffer: write it here if this
+                // stage has it (a cheap value or an input)
+                if stage_of[a] == s || cheap_leaf(a) {
+                    let l = get(&mut x, &mut local, &mut reads, a);
+                    if !writes
+                        .iter()
+                        .any(|w| matches!(w, Write::Buffer(b) if *b == a))
+                    {
+                        x.outputs.push(l);
+                        writes.push(Write::Buffer(a));
+                    }
+                }
+                heavy_op = Some((r, Arg::Buffer(a), f));
+                continue;
+            }
+            let mapped = match *op {
+                Op::Input(k) => Op::Input(k),
+                Op::Const(c) => Op::Const(c),
+                Op::Unary(f, a) => Op::Unary(f, get(&mut x, &mut local, &mut reads, a)),
+                Op::Binary(f, a, b) => {
+                    let a = get(&mut x, &mut local, &mut reads, a);
+                    Op::Binary(f, a, get(&mut x, &mut local, &mut reads, b))
+                }
+                Op::Select {
+                    cmp,
+                    a,
+                    b,
+                    then,
+                    other,
+                } => Op::Select {
+                    cmp,
+                    a: get(&mut x, &mut local, &mut reads, a),
+                    b: get(&mut x, &mut local, &mut reads, b),
+                    then: get(&mut x, &mut local, &mut reads, then),
+                    other: get(&mut x, &mut local, &mut reads, other),
+                },
+            };
+            let l = x.push(mapped);
+            local.insert(r, l);
+            if buffered[r] && !cheap_leaf(r) {
+                x.outputs.push(l);
+                writes.push(Write::Buffer(r));
+            }
+        }
+        if s == last {
+            for (j, &o) in e.outputs.iter().enumerate() {
+                let l = get(&mut x, &mut local, &mut reads, o);
+                x.outputs.push(l);
+                writes.push(Write::Output(j));
+            }
+        }
+        x.n_inputs = e.n_inputs + reads.len();
+        out.push(Stage {
+            expr: x,
+            reads,
+            writes,
+            heavy: heavy_op,
+        });
+    }
+    out
+}
+
+/// The body of a blocked kernel (same signature as the inline one).
+pub(crate) fn body(
+    b: &mut FunctionBuilder,
+    t: &Target,
+    expr: &Expr,
+    float: Float,
+    access: &[Access],
+    pool: &mut Pool,
+) {
+    let single = float == Float::F32;
+    let plan = stages(expr, single, access);
+    let entry = b.create_block();
+    b.append_block_params_for_function_params(entry);
+    b.switch_to_block(entry);
+    let [ins, strides, outs, n, consts] = b.block_params(entry) else {
+        unreachable!("five parameters")
+    };
+    let (ins, strides, outs, n, consts) = (*ins, *strides, *outs, *n, *consts);
+    let f = Frame::new(b, *t, float, access, ins, strides);
+    let psize = t.ptr.bytes() as i32;
+    let out_ptrs: Vec<Value> = (0..expr.outputs.len())
+        .map(|j| b.ins().load(t.ptr, f.mem, outs, j as i32 * psize))
+        .collect();
+    // one block buffer per buffered value
+    let mut buffers: HashMap<Reg, Value> = HashMap::new();
+    let bytes = (BLOCK as u32) * float.size() as u32;
+    for st in &plan {
+        let regs = st
+            .writes
+            .iter()
+            .filter_map(|w| match w {
+                Write::Buffer(r) => Some(*r),
+                Write::Output(_) => None,
+            })
+            .chain(st.heavy.map(|(h, _, _)| h));
+        for r in regs {
+            buffers.entry(r).or_insert_with(|| {
+                let slot = b.create_sized_stack_slot(StackSlotData::new(
+                    StackSlotKind::ExplicitSlot,
+                    bytes,
+                    4,
+                ));
+                b.ins().stack_addr(t.ptr, slot, 0)
+            });
+        }
+    }
+    let mut sig = Signature::new(t.call_conv);
+    sig.params.push(AbiParam::new(t.ptr));
+    sig.params.push(AbiParam::new(t.ptr));
+    sig.params.push(AbiParam::new(types::I64));
+    let sig = b.import_signature(sig);
+
+    let head = b.create_block();
+    let block = b.create_block();
+    let exit = b.create_block();
+    b.append_block_param(head, types::I64);
+    b.append_block_param(block, types::I64);
+    let zero = b.ins().iconst(types::I64, 0);
+    b.ins().jump(head, &[zero.into()]);
+    b.switch_to_block(head);
+    let i = b.block_params(head)[0];
+    let more = b.ins().icmp(IntCC::SignedLessThan, i, n);
+    b.ins().brif(more, block, &[i.into()], exit, &[]);
+
+    b.switch_to_block(block);
+    let i = b.block_params(block)[0];
+    let rem = b.ins().isub(n, i);
+    let full = b.ins().iconst(types::I64, BLOCK);
+    let short = b.ins().icmp(IntCC::SignedLessThan, rem, full);
+    let len = b.ins().select(short, rem, full);
+    for st in &plan {
+        let n_in = expr.n_inputs;
+        row_loop(b, &f, t, len, &[], 0.0, pool, consts, &mut |em, j, _| {
+            let vector = em.ty.is_vector();
+            let ij = em.b.ins().iadd(i, j);
+            let ys = eval(em, &st.expr, &mut |b, k| {
+                if k < n_in {
+                    f.load_input(b, k, ij, vector)
+                } else {
+                    f.load_dense(b, buffers[&st.reads[k - n_in]], j, vector)
+                }
+            });
+            for (y, w) in ys.into_iter().zip(&st.writes) {
+                match *w {
+                    Write::Buffer(r) => f.store_dense(em.b, buffers[&r], j, y),
+                    Write::Output(o) => f.store_dense(em.b, out_ptrs[o], ij, y),
+                }
+            }
+            vec![]
+        });
+        if let Some((h, a, func)) = st.heavy {
+            let src = match a {
+                Arg::Buffer(r) => buffers[&r],
+                Arg::Input(k) => match f.sources[k] {
+                    Source::Contiguous(p) => f.addr(b, p, i),
+                    _ => unreachable!("direct arguments are contiguous"),
+                },
+            };
+            let callee = b.ins().iconst(t.ptr, func as i64);
+            b.ins().call_indirect(sig, callee, &[src, buffers[&h], len]);
+        }
+    }
+    let next = b.ins().iadd_imm_s(i, BLOCK);
+    b.ins().jump(head, &[next.into()]);
+
+    b.switch_to_block(exit);
+    b.ins().return_(&[]);
+}
