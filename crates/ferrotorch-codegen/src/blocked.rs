@@ -71,6 +71,18 @@ pub fn choose(expr: &Expr, float: Float) -> Strategy {
     }
 }
 
+/// The wide block function of `f` where blocked kernels would use it
+/// (the same conditions as [`choose`]).
+pub(crate) fn wide_fn(f: crate::expr::Unary, float: Float) -> Option<usize> {
+    let mut e = Expr::new(1);
+    let x = e.input(0);
+    let y = e.unary(f, x);
+    e.outputs.push(y);
+    (choose(&e, float) == Strategy::Blocked)
+        .then(|| slice_fn(f, float == Float::F32))
+        .flatten()
+}
+
 /// One stage: a sub-expression over the kernel inputs and earlier
 /// stages' buffers, and the transcendental that ends it.
 struct Stage {

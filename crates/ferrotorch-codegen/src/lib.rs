@@ -4,8 +4,11 @@
 //!
 //! - [`expr`]: the input, a pointwise expression DAG ([`Expr`]).
 //! - [`Kernel`]: an expression over rows of tensor elements, vectorised
-//!   (Note [Generated kernels]); the JIT compiles `prim::FusionGroup`s to
-//!   these.
+//!   (Note [Generated kernels]), with transcendentals inline or, in
+//!   blocks, as the eager kernels' wide loops (Note [Blocked kernels]);
+//!   the JIT compiles `prim::FusionGroup`s to these.
+//! - [`grad::backward`]: an expression's derivative as an expression
+//!   (Note [Fused backward]).
 //! - [`RowKernel`]: an expression followed by a reduction or
 //!   normalisation over each row (Note [Row kernels]).
 //! - `cross` (feature `cross-isa`): scalar expressions as aarch64 and

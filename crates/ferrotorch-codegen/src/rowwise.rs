@@ -145,6 +145,96 @@ impl RowKernel {
     }
 }
 
+/// `sum(exp(out - m))` over the row, in blocks of
+/// [`crate::blocked::BLOCK`]: `out - m` into a block buffer, the eager
+/// kernels' wide exp over it in place (Note [Blocked kernels]), summed
+/// and, with `store`, written back to `out`.
+#[allow(clippy::too_many_arguments)]
+fn blocked_exp_sum(
+    b: &mut FunctionBuilder,
+    f: &Frame,
+    t: &Target,
+    n: Value,
+    m: Value,
+    out: Value,
+    store: bool,
+    expf: usize,
+    pool: &mut Pool,
+    consts: Value,
+) -> Value {
+    use crate::blocked::BLOCK;
+    use cranelift_codegen::ir::condcodes::IntCC;
+    use cranelift_codegen::ir::{Signature, StackSlotData, StackSlotKind};
+    let slot = b.create_sized_stack_slot(StackSlotData::new(
+        StackSlotKind::ExplicitSlot,
+        (BLOCK as usize * f.lane.bytes() as usize) as u32,
+        4,
+    ));
+    let buf = b.ins().stack_addr(t.ptr, slot, 0);
+    let mut sig = Signature::new(t.call_conv);
+    sig.params.push(AbiParam::new(t.ptr));
+    sig.params.push(AbiParam::new(t.ptr));
+    sig.params.push(AbiParam::new(types::I64));
+    let sig = b.import_signature(sig);
+    let head = b.create_block();
+    let body = b.create_block();
+    let done = b.create_block();
+    b.append_block_param(head, types::I64);
+    b.append_block_param(head, f.lane);
+    b.append_block_param(body, types::I64);
+    b.append_block_param(body, f.lane);
+    b.append_block_param(done, f.lane);
+    let zero = b.ins().iconst(types::I64, 0);
+    let zf = scalar_em(b, f, t).c(0.0);
+    b.ins().jump(head, &[zero.into(), zf.into()]);
+    b.switch_to_block(head);
+    let (c, total) = (b.block_params(head)[0], b.block_params(head)[1]);
+    let more = b.ins().icmp(IntCC::SignedLessThan, c, n);
+    b.ins()
+        .brif(more, body, &[c.into(), total.into()], done, &[total.into()]);
+    b.switch_to_block(body);
+    let (c, total) = (b.block_params(body)[0], b.block_params(body)[1]);
+    let rem = b.ins().isub(n, c);
+    let full = b.ins().iconst(types::I64, BLOCK);
+    let short = b.ins().icmp(IntCC::SignedLessThan, rem, full);
+    let len = b.ins().select(short, rem, full);
+    row_loop(b, f, t, len, &[], 0.0, pool, consts, &mut |em, j, _| {
+        let vector = em.ty.is_vector();
+        let cj = em.b.ins().iadd(c, j);
+        let v = f.load_dense(em.b, out, cj, vector);
+        let mv = em.spread(m);
+        let d = em.sub(v, mv);
+        f.store_dense(em.b, buf, j, d);
+        vec![]
+    });
+    let callee = b.ins().iconst(t.ptr, expf as i64);
+    b.ins().call_indirect(sig, callee, &[buf, buf, len]);
+    let part = row_loop(
+        b,
+        f,
+        t,
+        len,
+        &[Acc::Add],
+        0.0,
+        pool,
+        consts,
+        &mut |em, j, a| {
+            let vector = em.ty.is_vector();
+            let e = f.load_dense(em.b, buf, j, vector);
+            if store {
+                let cj = em.b.ins().iadd(c, j);
+                f.store_dense(em.b, out, cj, e);
+            }
+            vec![em.add(a[0], e)]
+        },
+    )[0];
+    let total = b.ins().fadd(total, part);
+    let next = b.ins().iadd_imm_s(c, BLOCK);
+    b.ins().jump(head, &[next.into(), total.into()]);
+    b.switch_to_block(done);
+    b.block_params(done)[0]
+}
+
 /// An emitter of scalars of the frame's type (work done once per row).
 fn scalar_em<'a, 'b>(b: &'a mut FunctionBuilder<'b>, f: &Frame, t: &Target) -> Em<'a, 'b> {
     Em {
@@ -214,26 +304,29 @@ fn body(
                 },
             )[0];
             let log = op == RowOp::LogSoftmax;
-            let s = row_loop(
-                b,
-                &f,
-                t,
-                n,
-                &[Acc::Add],
-                0.0,
-                pool,
-                consts,
-                &mut |em, i, a| {
-                    let v = f.load_dense(em.b, out, i, em.ty.is_vector());
-                    let mv = em.spread(m);
-                    let d = em.sub(v, mv);
-                    let e = em.unary(Unary::Exp, d);
-                    if !log {
-                        f.store_dense(em.b, out, i, e);
-                    }
-                    vec![em.add(a[0], e)]
-                },
-            )[0];
+            let s = match crate::blocked::wide_fn(Unary::Exp, float) {
+                Some(expf) => blocked_exp_sum(b, &f, t, n, m, out, !log, expf, pool, consts),
+                None => row_loop(
+                    b,
+                    &f,
+                    t,
+                    n,
+                    &[Acc::Add],
+                    0.0,
+                    pool,
+                    consts,
+                    &mut |em, i, a| {
+                        let v = f.load_dense(em.b, out, i, em.ty.is_vector());
+                        let mv = em.spread(m);
+                        let d = em.sub(v, mv);
+                        let e = em.unary(Unary::Exp, d);
+                        if !log {
+                            f.store_dense(em.b, out, i, e);
+                        }
+                        vec![em.add(a[0], e)]
+                    },
+                )[0],
+            };
             let k = if log {
                 let mut em = scalar_em(b, &f, t);
                 let l = em.unary(Unary::Log, s);

@@ -2,17 +2,23 @@
 //!
 //! # Note [Fusion runtime]
 //! The interpreter hands each fusion group to [`try_run`] first. A group
-//! is lowered once ([`lower`]) to a pointwise expression; a kernel is
-//! compiled per way of reading the inputs (contiguous, broadcast or
-//! strided rows; f32 or f64) and cached with the group. These are the
-//! guards, checked on every call: every input a CPU tensor of the body's
-//! dtype, shapes that broadcast, and, while grad mode is on, no input
-//! that requires grad. Shapes themselves are not guarded: a kernel works
-//! on rows of any length, so a new batch size reuses it. When a guard
-//! fails, or the body has an op the code generator does not cover, the
-//! group runs op by op in the interpreter, with autograd. Kernels are
-//! never saved: a saved program holds IR only and compiles when loaded
-//! and fused again, so a file cannot carry machine code.
+//! is lowered once ([`lower`]) to a pointwise expression, possibly ending
+//! in a reduction over the last dimension (`rows`); a kernel is compiled
+//! per way of reading the inputs (contiguous, broadcast or strided rows;
+//! f32 or f64) and cached with the group. These are the guards, checked
+//! on every call: every input a CPU tensor of the body's dtype, shapes
+//! that broadcast, each output of the full broadcast shape, and for a
+//! reduction the traced rank (and layer norm's size). Shapes themselves
+//! are not guarded: a kernel works on rows of any length, so a new batch
+//! size reuses it. Inputs that require grad (grad mode on) run the same
+//! kernel inside an autograd function whose backward is the group's
+//! derivative compiled as one more kernel (`autodiff`; eager ops under
+//! `create_graph`, so double backward works); reduction groups
+//! differentiate op by op. When a guard fails, or the body has an op
+//! the code generator does not cover, the group runs op by op in the
+//! interpreter. Kernels are never saved: a saved program holds IR only,
+//! is fused again after loading and compiles on first call, so a file
+//! cannot carry machine code.
 
 mod autodiff;
 mod eager;
