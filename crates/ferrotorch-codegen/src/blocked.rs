@@ -21,7 +21,7 @@
 
 use crate::emit::{eval, Pool, Target};
 use crate::expr::{Expr, Op, Reg};
-use crate::frame::{row_loop, Frame, Source};
+use crate::frame::{row_loop, Frame, Params, Source};
 use crate::kernel::{Access, Float};
 use crate::libm::slice_fn;
 use cranelift_codegen::ir::condcodes::IntCC;
@@ -268,18 +268,8 @@ pub(crate) fn body(
 ) {
     let single = float == Float::F32;
     let plan = stages(expr, single, access);
-    let entry = b.create_block();
-    b.append_block_params_for_function_params(entry);
-    b.switch_to_block(entry);
-    let [ins, strides, outs, n, consts] = b.block_params(entry) else {
-        unreachable!("five parameters")
-    };
-    let (ins, strides, outs, n, consts) = (*ins, *strides, *outs, *n, *consts);
-    let f = Frame::new(b, *t, float, access, ins, strides);
-    let psize = t.ptr.bytes() as i32;
-    let out_ptrs: Vec<Value> = (0..expr.outputs.len())
-        .map(|j| b.ins().load(t.ptr, f.mem, outs, j as i32 * psize))
-        .collect();
+    let (f, Params { outs, n, consts }) = Frame::enter(b, *t, float, access);
+    let out_ptrs = f.out_ptrs(b, t.ptr, outs, expr.outputs.len());
     // one block buffer per buffered value
     let mut buffers: HashMap<Reg, Value> = HashMap::new();
     let bytes = (BLOCK as u32) * float.size() as u32;

@@ -26,7 +26,47 @@ pub(crate) struct Frame {
     pub sources: Vec<Source>,
 }
 
+/// A kernel's parameters: `(ins, strides, outs, n, consts)`.
+pub(crate) struct Params {
+    pub outs: Value,
+    pub n: Value,
+    pub consts: Value,
+}
+
 impl Frame {
+    /// Start a kernel body `fn(ins, strides, outs, n, consts)`: the entry
+    /// block, its parameters and the frame of its inputs.
+    pub fn enter(
+        b: &mut FunctionBuilder,
+        target: Target,
+        float: Float,
+        access: &[Access],
+    ) -> (Frame, Params) {
+        let entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        let [ins, strides, outs, n, consts] = b.block_params(entry) else {
+            unreachable!("five parameters")
+        };
+        let (ins, strides, outs, n, consts) = (*ins, *strides, *outs, *n, *consts);
+        let f = Frame::new(b, target, float, access, ins, strides);
+        (f, Params { outs, n, consts })
+    }
+
+    /// The output pointers `outs[0..count]`.
+    pub fn out_ptrs(
+        &self,
+        b: &mut FunctionBuilder,
+        ptr: Type,
+        outs: Value,
+        count: usize,
+    ) -> Vec<Value> {
+        let psize = ptr.bytes() as i32;
+        (0..count)
+            .map(|j| b.ins().load(ptr, self.mem, outs, j as i32 * psize))
+            .collect()
+    }
+
     /// Set up the inputs `ins[k]` (read as `access[k]`, with element
     /// strides from `strides`) in the current block.
     pub fn new(

@@ -18,7 +18,7 @@
 use crate::blocked::Strategy;
 use crate::emit::{eval, eval_copies, Em, Pool, Target};
 use crate::expr::Expr;
-use crate::frame::Frame;
+use crate::frame::{Frame, Params};
 use crate::host::{compile, Code};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, AbiParam, Block, InstBuilder, MemFlagsData, Value};
@@ -180,18 +180,8 @@ fn body(
     access: &[Access],
     pool: &mut Pool,
 ) {
-    let entry = b.create_block();
-    b.append_block_params_for_function_params(entry);
-    b.switch_to_block(entry);
-    let [ins, strides, outs, n, consts] = b.block_params(entry) else {
-        unreachable!("five parameters")
-    };
-    let (ins, strides, outs, n, consts) = (*ins, *strides, *outs, *n, *consts);
-    let f = Frame::new(b, *t, float, access, ins, strides);
-    let psize = t.ptr.bytes() as i32;
-    let out_ptrs: Vec<Value> = (0..expr.outputs.len())
-        .map(|j| b.ins().load(t.ptr, f.mem, outs, j as i32 * psize))
-        .collect();
+    let (f, Params { outs, n, consts }) = Frame::enter(b, *t, float, access);
+    let out_ptrs = f.out_ptrs(b, t.ptr, outs, expr.outputs.len());
     let block_i = |b: &mut FunctionBuilder| -> Block {
         let blk = b.create_block();
         b.append_block_param(blk, types::I64);

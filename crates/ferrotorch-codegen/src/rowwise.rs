@@ -16,7 +16,7 @@
 
 use crate::emit::{eval, Em, Pool, Target};
 use crate::expr::{Expr, Unary};
-use crate::frame::{row_loop, Acc, Frame};
+use crate::frame::{row_loop, Acc, Frame, Params};
 use crate::host::{compile, Code};
 use crate::kernel::{Access, Float};
 use cranelift_codegen::ir::{types, AbiParam, InstBuilder, Value};
@@ -254,14 +254,14 @@ fn body(
     op: RowOp,
     pool: &mut Pool,
 ) {
-    let entry = b.create_block();
-    b.append_block_params_for_function_params(entry);
-    b.switch_to_block(entry);
-    let [ins, strides, out, n, consts] = b.block_params(entry) else {
-        unreachable!("five parameters")
-    };
-    let (ins, strides, out, n, consts) = (*ins, *strides, *out, *n, *consts);
-    let f = Frame::new(b, *t, float, access, ins, strides);
+    let (
+        f,
+        Params {
+            outs: out,
+            n,
+            consts,
+        },
+    ) = Frame::enter(b, *t, float, access);
     let value = |em: &mut Em, i: Value| -> Value {
         let vector = em.ty.is_vector();
         eval(em, expr, &mut |b, k| f.load_input(b, k, i, vector))[0]

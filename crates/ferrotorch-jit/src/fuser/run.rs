@@ -116,6 +116,25 @@ pub(crate) fn float_of(dtype: DType) -> Option<Float> {
     }
 }
 
+/// The dtype a kernel computes in and `inputs` in it: halves are widened
+/// first (the kernel computes in f32) and the results narrowed once at
+/// the end.
+fn widen(dtype: DType, float: Float, inputs: &[Tensor]) -> Result<(DType, Vec<Tensor>)> {
+    let compute = match float {
+        Float::F32 => DType::F32,
+        Float::F64 => DType::F64,
+    };
+    let widened = if compute == dtype {
+        inputs.to_vec()
+    } else {
+        inputs
+            .iter()
+            .map(|t| t.to_dtype(compute))
+            .collect::<Result<_>>()?
+    };
+    Ok((compute, widened))
+}
+
 /// Run `kernel` (compiled for `plan.access()`) on `inputs`: the group's
 /// outputs, in `lowered.dtype`.
 pub(crate) fn execute(
@@ -124,20 +143,7 @@ pub(crate) fn execute(
     plan: &Plan,
     inputs: &[Tensor],
 ) -> Result<Vec<Tensor>> {
-    let compute = match kernel.float() {
-        Float::F32 => DType::F32,
-        Float::F64 => DType::F64,
-    };
-    // halves are widened first (the kernel computes in f32) and the
-    // results narrowed once at the end
-    let widened: Vec<Tensor> = if compute == lowered.dtype {
-        inputs.to_vec()
-    } else {
-        inputs
-            .iter()
-            .map(|t| t.to_dtype(compute))
-            .collect::<Result<_>>()?
-    };
+    let (compute, widened) = widen(lowered.dtype, kernel.float(), inputs)?;
     let n_out = lowered.expr.outputs.len();
     let outs: Vec<Tensor> = (0..n_out)
         .map(|_| Tensor::empty(&plan.shape, compute))
@@ -193,18 +199,7 @@ pub(crate) fn execute_rows(
     inputs: &[Tensor],
     out_shape: &[usize],
 ) -> Result<Tensor> {
-    let compute = match kernel.float() {
-        Float::F32 => DType::F32,
-        Float::F64 => DType::F64,
-    };
-    let widened: Vec<Tensor> = if compute == lowered.dtype {
-        inputs.to_vec()
-    } else {
-        inputs
-            .iter()
-            .map(|t| t.to_dtype(compute))
-            .collect::<Result<_>>()?
-    };
+    let (compute, widened) = widen(lowered.dtype, kernel.float(), inputs)?;
     let out = Tensor::empty(out_shape, compute)?;
     let row = plan.row_len();
     let rows: usize = plan.shape.iter().product::<usize>() / row;
