@@ -191,13 +191,34 @@ pub(crate) type Step<'s> = dyn FnMut(&mut Em, Value, &[Value]) -> Vec<Value> + '
 #[derive(Clone, Copy)]
 pub(crate) enum Acc {
     Add,
+    /// IEEE maximum: NaN if either is.
     Max,
+    /// `a < b ? b : a`, one `maxps` on x86: NaN need not propagate.
+    MaxFast,
 }
 
-/// A loop over `0..n`: vectors while whole ones fit, then scalars, with
-/// accumulators (one per `accs`, `init` their start). `step(b, i,
-/// vector, accs)` emits one step and returns the new accumulators.
-/// Returns the scalar accumulators at the end.
+impl Acc {
+    pub(crate) fn combine(self, em: &mut Em, a: Value, b: Value) -> Value {
+        match self {
+            Acc::Add => em.add(a, b),
+            Acc::Max => em.b.ins().fmax(a, b),
+            Acc::MaxFast => {
+                let m = em.cmp(cranelift_codegen::ir::condcodes::FloatCC::LessThan, a, b);
+                em.sel(m, b, a)
+            }
+        }
+    }
+}
+
+/// Vectors per iteration of a row loop, each with its own accumulators
+/// (independent chains: a reduction is otherwise bound by the latency of
+/// one add or max per vector).
+const ROW_UNROLL: usize = 4;
+
+/// A loop over `0..n`: [`ROW_UNROLL`] vectors while they fit, then
+/// scalars, with accumulators (one per `accs`, `init` their start).
+/// `step(em, i, accs)` emits one step at element `i` and returns the new
+/// accumulators. Returns the scalar accumulators at the end.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn row_loop(
     b: &mut FunctionBuilder,
@@ -210,22 +231,25 @@ pub(crate) fn row_loop(
     consts: Value,
     step: &mut Step,
 ) -> Vec<Value> {
+    let na = accs.len();
     let vh = b.create_block();
     let vb = b.create_block();
+    let fold = b.create_block();
     let sh = b.create_block();
     let sb = b.create_block();
     let done = b.create_block();
-    for blk in [vh, vb, sh, sb, done] {
+    for blk in [vh, vb, fold] {
+        b.append_block_param(blk, types::I64);
+        for _ in 0..na * ROW_UNROLL {
+            b.append_block_param(blk, f.vty);
+        }
+    }
+    for blk in [sh, sb, done] {
         if blk != done {
             b.append_block_param(blk, types::I64);
         }
-        let ty = if blk == vh || blk == vb {
-            f.vty
-        } else {
-            f.lane
-        };
-        for _ in accs {
-            b.append_block_param(blk, ty);
+        for _ in 0..na {
+            b.append_block_param(blk, f.lane);
         }
     }
     let zero = b.ins().iconst(types::I64, 0);
@@ -237,21 +261,15 @@ pub(crate) fn row_loop(
     };
     let start = em.c(init);
     let mut args: Vec<BlockArg> = vec![zero.into()];
-    args.extend(accs.iter().map(|_| BlockArg::from(start)));
+    args.extend((0..na * ROW_UNROLL).map(|_| BlockArg::from(start)));
     b.ins().jump(vh, &args);
 
     // vector part
     b.switch_to_block(vh);
     let p = b.block_params(vh).to_vec();
-    let end = b.ins().iadd_imm_s(p[0], f.lanes);
+    let end = b.ins().iadd_imm_s(p[0], f.lanes * ROW_UNROLL as i64);
     let fits = b.ins().icmp(IntCC::SignedLessThanOrEqual, end, n);
     let pass: Vec<BlockArg> = p.iter().map(|&v| v.into()).collect();
-    // leaving the vector part: fold each accumulator's lanes
-    let fold = b.create_block();
-    for &v in &p {
-        let ty = b.func.dfg.value_type(v);
-        b.append_block_param(fold, ty);
-    }
     b.ins().brif(fits, vb, &pass, fold, &pass);
 
     b.switch_to_block(vb);
@@ -263,24 +281,42 @@ pub(crate) fn row_loop(
         target: *t,
         pool: Some(&mut *pool),
     };
-    let next_accs = step(&mut em, p[0], &p[1..]);
-    let next = b.ins().iadd_imm_s(p[0], f.lanes);
+    let mut next_accs = Vec::with_capacity(na * ROW_UNROLL);
+    for u in 0..ROW_UNROLL {
+        let off = em.b.ins().iadd_imm_s(p[0], u as i64 * f.lanes);
+        let mine = &p[1 + u * na..1 + (u + 1) * na];
+        next_accs.extend(step(&mut em, off, mine));
+    }
+    let next = b.ins().iadd_imm_s(p[0], f.lanes * ROW_UNROLL as i64);
     let mut args: Vec<BlockArg> = vec![next.into()];
     args.extend(next_accs.iter().map(|&v| BlockArg::from(v)));
     b.ins().jump(vh, &args);
 
+    // leaving the vector part: fold the copies, then each one's lanes
     b.switch_to_block(fold);
     let p = b.block_params(fold).to_vec();
     let mut args: Vec<BlockArg> = vec![p[0].into()];
     for (k, a) in accs.iter().enumerate() {
-        let v = p[1 + k];
+        let mut em = Em {
+            b,
+            ty: f.vty,
+            target: *t,
+            pool: None,
+        };
+        let mut v = p[1 + k];
+        for u in 1..ROW_UNROLL {
+            v = a.combine(&mut em, v, p[1 + u * na + k]);
+        }
         let mut s = b.ins().extractlane(v, 0);
+        let mut em = Em {
+            b,
+            ty: f.lane,
+            target: *t,
+            pool: None,
+        };
         for l in 1..f.lanes {
-            let x = b.ins().extractlane(v, l as u8);
-            s = match a {
-                Acc::Add => b.ins().fadd(s, x),
-                Acc::Max => b.ins().fmax(s, x),
-            };
+            let x = em.b.ins().extractlane(v, l as u8);
+            s = a.combine(&mut em, s, x);
         }
         args.push(s.into());
     }

@@ -80,9 +80,11 @@ pub fn f64_fn(name: &str) -> Option<Libcall> {
     }
 }
 
-/// `dst[i] = f(src[i])` over a contiguous block (in place allowed): the
+/// `dst[i] = f(src[i])` over a contiguous block: the
 /// eager kernels' multiversioned loops (AVX-512 where the CPU has it),
-/// for blocked kernels (Note [Blocked kernels] in `blocked.rs`).
+/// for blocked kernels (Note [Blocked kernels] in `blocked.rs`). In place
+/// is correct but slow: the vectoriser's overlap check then takes the
+/// scalar loop, so callers pass distinct buffers.
 type SliceFn<T> = extern "C" fn(*const T, *mut T, usize);
 
 macro_rules! slice_fns {

@@ -165,12 +165,18 @@ fn blocked_exp_sum(
     use crate::blocked::BLOCK;
     use cranelift_codegen::ir::condcodes::IntCC;
     use cranelift_codegen::ir::{Signature, StackSlotData, StackSlotKind};
-    let slot = b.create_sized_stack_slot(StackSlotData::new(
-        StackSlotKind::ExplicitSlot,
-        (BLOCK as usize * f.lane.bytes() as usize) as u32,
-        4,
-    ));
-    let buf = b.ins().stack_addr(t.ptr, slot, 0);
+    // two buffers: the wide loop's vectorised path needs distinct source
+    // and destination (in place, LLVM's overlap check picks the scalar
+    // loop: 8x slower)
+    let buffer = |b: &mut FunctionBuilder| {
+        let slot = b.create_sized_stack_slot(StackSlotData::new(
+            StackSlotKind::ExplicitSlot,
+            (BLOCK as usize * f.lane.bytes() as usize) as u32,
+            4,
+        ));
+        b.ins().stack_addr(t.ptr, slot, 0)
+    };
+    let (buf, ebuf) = (buffer(b), buffer(b));
     let mut sig = Signature::new(t.call_conv);
     sig.params.push(AbiParam::new(t.ptr));
     sig.params.push(AbiParam::new(t.ptr));
@@ -208,7 +214,7 @@ fn blocked_exp_sum(
         vec![]
     });
     let callee = b.ins().iconst(t.ptr, expf as i64);
-    b.ins().call_indirect(sig, callee, &[buf, buf, len]);
+    b.ins().call_indirect(sig, callee, &[buf, ebuf, len]);
     let part = row_loop(
         b,
         f,
@@ -275,10 +281,7 @@ fn body(
             };
             let r = row_loop(b, &f, t, n, &[acc], init, pool, consts, &mut |em, i, a| {
                 let v = value(em, i);
-                vec![match acc {
-                    Acc::Add => em.add(a[0], v),
-                    Acc::Max => em.b.ins().fmax(a[0], v),
-                }]
+                vec![acc.combine(em, a[0], v)]
             });
             let res = if op == RowOp::Mean {
                 b.ins().fdiv(r[0], nf)
@@ -288,19 +291,21 @@ fn body(
             b.ins().store(f.mem, res, out, 0);
         }
         RowOp::Softmax | RowOp::LogSoftmax => {
+            // a NaN need not reach the maximum: exp(NaN - m) makes the
+            // sum, and so every output, NaN anyway
             let m = row_loop(
                 b,
                 &f,
                 t,
                 n,
-                &[Acc::Max],
+                &[Acc::MaxFast],
                 f64::NEG_INFINITY,
                 pool,
                 consts,
                 &mut |em, i, a| {
                     let v = value(em, i);
                     f.store_dense(em.b, out, i, v);
-                    vec![em.b.ins().fmax(a[0], v)]
+                    vec![Acc::MaxFast.combine(em, a[0], v)]
                 },
             )[0];
             let log = op == RowOp::LogSoftmax;
