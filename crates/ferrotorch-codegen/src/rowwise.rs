@@ -168,15 +168,14 @@ fn blocked_exp_sum(
     // two buffers: the wide loop's vectorised path needs distinct source
     // and destination (in place, LLVM's overlap check picks the scalar
     // loop: 8x slower)
-    let buffer = |b: &mut FunctionBuilder| {
-        let slot = b.create_sized_stack_slot(StackSlotData::new(
-            StackSlotKind::ExplicitSlot,
-            (BLOCK as usize * f.lane.bytes() as usize) as u32,
-            4,
-        ));
-        b.ins().stack_addr(t.ptr, slot, 0)
-    };
-    let (buf, ebuf) = (buffer(b), buffer(b));
+    let bytes = BLOCK as usize * f.lane.bytes() as usize;
+    let slot = b.create_sized_stack_slot(StackSlotData::new(
+        StackSlotKind::ExplicitSlot,
+        2 * bytes as u32,
+        4,
+    ));
+    let buf = b.ins().stack_addr(t.ptr, slot, 0);
+    let ebuf = b.ins().stack_addr(t.ptr, slot, bytes as i32);
     let mut sig = Signature::new(t.call_conv);
     sig.params.push(AbiParam::new(t.ptr));
     sig.params.push(AbiParam::new(t.ptr));
@@ -226,7 +225,7 @@ fn blocked_exp_sum(
         consts,
         &mut |em, j, a| {
             let vector = em.ty.is_vector();
-            let e = f.load_dense(em.b, buf, j, vector);
+            let e = f.load_dense(em.b, ebuf, j, vector);
             if store {
                 let cj = em.b.ins().iadd(c, j);
                 f.store_dense(em.b, out, cj, e);
