@@ -15,15 +15,17 @@ rounds; medians in milliseconds.
 - W8, an MLP 784-512-512-10 training step at batch 128 (SGD momentum):
   compiled and eager.
 
-    python bench/compile.py [--rounds 3] [--only w9,chain,...]
+    python bench/compile.py [--rounds 3] [--only w9,chain,...] [--fresh-cache]
 
 Needs a Python with both packages (ferrotorch on PYTHONPATH, a release
 build)."""
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
@@ -127,9 +129,13 @@ def child(lib_name, only):
     print(json.dumps(figures(torch, only)))
 
 
-def run(lib, only):
+def run(lib, only, fresh_cache=False):
+    env = dict(os.environ)
+    if fresh_cache:
+        # inductor's on-disk cache emptied: torch.compile's true cold start
+        env["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="inductor-")
     p = subprocess.run([sys.executable, __file__, "--child", lib, ",".join(only)], check=True,
-                       capture_output=True, text=True)
+                       capture_output=True, text=True, env=env)
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
@@ -140,12 +146,14 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--only", default="w9,chain,norm,resnet,w8")
+    ap.add_argument("--fresh-cache", action="store_true",
+                    help="give torch an empty inductor cache in round 1 (a true cold start)")
     args = ap.parse_args()
     only = args.only.split(",")
     rows, first = {}, {}
     for r in range(args.rounds):
         for lib in ("torch", "ferrotorch"):
-            for k, v in run(lib, only).items():
+            for k, v in run(lib, only, args.fresh_cache and r == 0).items():
                 rows.setdefault(k, {}).setdefault(lib, []).append(v)
                 if r == 0:
                     first.setdefault(k, {})[lib] = v
