@@ -22,7 +22,7 @@
 use crate::emit::{eval, Pool, Target};
 use crate::expr::{Expr, Op, Reg};
 use crate::frame::{row_loop, Frame, Params, Source};
-use crate::kernel::{Access, Float};
+use crate::kernel::{Access, Elem};
 use crate::libm::slice_fn;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
@@ -54,11 +54,11 @@ fn heavy(op: &Op, single: bool) -> Option<usize> {
 /// The strategy for `expr`: blocked where it has a transcendental with a
 /// block function and the CPU has wide vectors (`FERROTORCH_FUSER_BLOCKED`
 /// = 0 or 1 overrides).
-pub fn choose(expr: &Expr, float: Float) -> Strategy {
+pub fn choose(expr: &Expr, float: Elem) -> Strategy {
     let has = expr
         .ops
         .iter()
-        .any(|o| heavy(o, float == Float::F32).is_some());
+        .any(|o| heavy(o, float == Elem::F32).is_some());
     let wide = !matches!(
         ferrotorch_kernels::cpu::level(),
         ferrotorch_kernels::cpu::Level::Baseline
@@ -73,13 +73,13 @@ pub fn choose(expr: &Expr, float: Float) -> Strategy {
 
 /// The wide block function of `f` where blocked kernels would use it
 /// (the same conditions as [`choose`]).
-pub(crate) fn wide_fn(f: crate::expr::Unary, float: Float) -> Option<usize> {
+pub(crate) fn wide_fn(f: crate::expr::Unary, float: Elem) -> Option<usize> {
     let mut e = Expr::new(1);
     let x = e.input(0);
     let y = e.unary(f, x);
     e.outputs.push(y);
     (choose(&e, float) == Strategy::Blocked)
-        .then(|| slice_fn(f, float == Float::F32))
+        .then(|| slice_fn(f, float == Elem::F32))
         .flatten()
 }
 
@@ -262,11 +262,11 @@ pub(crate) fn body(
     b: &mut FunctionBuilder,
     t: &Target,
     expr: &Expr,
-    float: Float,
+    float: Elem,
     access: &[Access],
     pool: &mut Pool,
 ) {
-    let single = float == Float::F32;
+    let single = float == Elem::F32;
     let plan = stages(expr, single, access);
     let (f, Params { outs, n, consts }) = Frame::enter(b, *t, float, access);
     let out_ptrs = f.out_ptrs(b, t.ptr, outs, expr.outputs.len());

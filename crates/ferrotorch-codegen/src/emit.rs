@@ -5,7 +5,7 @@
 
 use crate::expr::{Binary, Cmp, Expr, Op, Unary};
 use crate::libm::Libcall;
-use cranelift_codegen::ir::condcodes::FloatCC;
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{
     types, AbiParam, Endianness, InstBuilder, MemFlagsData, Signature, Type, Value,
 };
@@ -73,6 +73,11 @@ impl Em<'_, '_> {
         self.ty.lane_type() == types::F32
     }
 
+    /// Whether the values are integers (`i32`/`i64` lanes).
+    fn is_int(&self) -> bool {
+        self.ty.lane_type().is_int()
+    }
+
     /// Flags for bit casts (vectors need a byte order).
     fn cast_flags(&self) -> MemFlagsData {
         if self.ty.is_vector() {
@@ -97,8 +102,12 @@ impl Em<'_, '_> {
         Some(self.b.ins().load(ty, flags, base, off))
     }
 
-    /// A float constant in every lane.
+    /// A float constant in every lane (for integer lanes: `v` as an
+    /// integer).
     pub fn c(&mut self, v: f64) -> Value {
+        if self.is_int() {
+            return self.ci(v as i64);
+        }
         if self.ty.is_vector() {
             let lane = if self.is_f32() {
                 u64::from((v as f32).to_bits())
@@ -160,21 +169,36 @@ impl Em<'_, '_> {
     }
 
     pub fn add(&mut self, a: Value, b: Value) -> Value {
+        if self.is_int() {
+            return self.b.ins().iadd(a, b);
+        }
         self.b.ins().fadd(a, b)
     }
     pub fn sub(&mut self, a: Value, b: Value) -> Value {
+        if self.is_int() {
+            return self.b.ins().isub(a, b);
+        }
         self.b.ins().fsub(a, b)
     }
     pub fn mul(&mut self, a: Value, b: Value) -> Value {
+        if self.is_int() {
+            return self.b.ins().imul(a, b);
+        }
         self.b.ins().fmul(a, b)
     }
     pub fn div(&mut self, a: Value, b: Value) -> Value {
         self.b.ins().fdiv(a, b)
     }
     pub fn abs(&mut self, a: Value) -> Value {
+        if self.is_int() {
+            return self.b.ins().iabs(a);
+        }
         self.b.ins().fabs(a)
     }
     pub fn neg(&mut self, a: Value) -> Value {
+        if self.is_int() {
+            return self.b.ins().ineg(a);
+        }
         self.b.ins().fneg(a)
     }
 
@@ -212,8 +236,20 @@ impl Em<'_, '_> {
         self.add(a, k)
     }
 
-    /// `a cc b`
+    /// `a cc b` (signed for integers).
     pub fn cmp(&mut self, cc: FloatCC, a: Value, b: Value) -> Mask {
+        if self.is_int() {
+            let icc = match cc {
+                FloatCC::LessThan => IntCC::SignedLessThan,
+                FloatCC::LessThanOrEqual => IntCC::SignedLessThanOrEqual,
+                FloatCC::GreaterThan => IntCC::SignedGreaterThan,
+                FloatCC::GreaterThanOrEqual => IntCC::SignedGreaterThanOrEqual,
+                FloatCC::NotEqual => IntCC::NotEqual,
+                // integers are never unordered
+                _ => IntCC::Equal,
+            };
+            return Mask(self.b.ins().icmp(icc, a, b));
+        }
         Mask(self.b.ins().fcmp(cc, a, b))
     }
 
@@ -228,7 +264,11 @@ impl Em<'_, '_> {
         if self.ty.is_vector() {
             let f = self.cast_flags();
             let ty = self.b.func.dfg.value_type(t);
-            let mask = self.b.ins().bitcast(ty, f, m.0);
+            let mask = if self.b.func.dfg.value_type(m.0) == ty {
+                m.0
+            } else {
+                self.b.ins().bitcast(ty, f, m.0)
+            };
             self.b.ins().bitselect(mask, t, e)
         } else {
             self.b.ins().select(m.0, t, e)
@@ -308,6 +348,18 @@ impl Em<'_, '_> {
     /// `f(x)` for a one-argument op.
     pub fn unary(&mut self, f: Unary, x: Value) -> Value {
         use crate::math;
+        if self.is_int() {
+            // what `int_ops` admits: the rest of the ops are not reached
+            return match f {
+                Unary::Neg => self.neg(x),
+                Unary::Abs => self.abs(x),
+                Unary::Relu => {
+                    let z = self.c(0.0);
+                    self.b.ins().smax(x, z)
+                }
+                _ => x,
+            };
+        }
         // exact arithmetic, the same for every type
         match f {
             Unary::Neg => return self.neg(x),
@@ -385,6 +437,16 @@ impl Em<'_, '_> {
 
     /// `f(a, b)` for a two-argument op.
     pub fn binary(&mut self, f: Binary, a: Value, b: Value) -> Value {
+        if self.is_int() {
+            // what `int_ops` admits
+            return match f {
+                Binary::Sub => self.sub(a, b),
+                Binary::Mul => self.mul(a, b),
+                Binary::Max => self.b.ins().smax(a, b),
+                Binary::Min => self.b.ins().smin(a, b),
+                _ => self.add(a, b),
+            };
+        }
         match f {
             Binary::Add => self.add(a, b),
             Binary::Sub => self.sub(a, b),
@@ -407,6 +469,40 @@ impl Em<'_, '_> {
 /// The f64 function `name`; every transcendental [`Unary`] has one.
 fn f64_lib(name: &str) -> Libcall {
     crate::libm::f64_fn(name).expect("an f64 libcall for every transcendental")
+}
+
+/// Whether an expression on integers uses only integer ops: wrapping
+/// `+ - *`, neg, abs, relu, max, min, the roundings (identities),
+/// comparisons and selects (integer division and the transcendentals
+/// give floats in torch, so they never reach an integer kernel).
+pub(crate) fn int_ops(expr: &Expr) -> Result<(), String> {
+    for op in &expr.ops {
+        let ok = match op {
+            Op::Unary(f, _) => matches!(
+                f,
+                Unary::Neg
+                    | Unary::Abs
+                    | Unary::Relu
+                    | Unary::Floor
+                    | Unary::Ceil
+                    | Unary::Trunc
+                    | Unary::Round
+            ),
+            Op::Binary(f, _, _) => matches!(
+                f,
+                Binary::Add | Binary::Sub | Binary::Mul | Binary::Max | Binary::Min
+            ),
+            Op::Const(bits) => {
+                let v = f64::from_bits(*bits);
+                v.fract() == 0.0 && v.abs() < 9.0e15
+            }
+            _ => true,
+        };
+        if !ok {
+            return Err(format!("{op:?} is not an integer op"));
+        }
+    }
+    Ok(())
 }
 
 /// The float condition code for a comparison.

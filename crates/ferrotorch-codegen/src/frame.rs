@@ -3,7 +3,7 @@
 //! type, as vectors or scalars. Shared by pointwise and row kernels.
 
 use crate::emit::{Em, Pool, Target};
-use crate::kernel::{Access, Float};
+use crate::kernel::{Access, Elem};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, BlockArg, InstBuilder, MemFlagsData, Type, Value};
 use cranelift_frontend::FunctionBuilder;
@@ -39,7 +39,7 @@ impl Frame {
     pub fn enter(
         b: &mut FunctionBuilder,
         target: Target,
-        float: Float,
+        float: Elem,
         access: &[Access],
     ) -> (Frame, Params) {
         let entry = b.create_block();
@@ -72,14 +72,16 @@ impl Frame {
     pub fn new(
         b: &mut FunctionBuilder,
         target: Target,
-        float: Float,
+        float: Elem,
         access: &[Access],
         ins: Value,
         strides: Value,
     ) -> Frame {
         let lane = match float {
-            Float::F32 => types::F32,
-            Float::F64 => types::F64,
+            Elem::F32 => types::F32,
+            Elem::F64 => types::F64,
+            Elem::I32 => types::I32,
+            Elem::I64 => types::I64,
         };
         let lanes = (16 / float.size()) as i64;
         let vty = lane.by(lanes as u32).expect("128-bit vector type");

@@ -39,21 +39,30 @@ pub enum Access {
     Strided,
 }
 
-/// The float type a kernel computes and stores in.
+/// The element type a kernel computes and stores in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Float {
+pub enum Elem {
     /// `f32`
     F32,
     /// `f64`
     F64,
+    /// `i32`: wrapping arithmetic, comparisons and selects only.
+    I32,
+    /// `i64`, as `I32`.
+    I64,
 }
 
-impl Float {
+impl Elem {
+    /// Whether it is an integer type.
+    pub fn is_int(self) -> bool {
+        matches!(self, Elem::I32 | Elem::I64)
+    }
+
     /// Bytes per element.
     pub fn size(self) -> usize {
         match self {
-            Float::F32 => 4,
-            Float::F64 => 8,
+            Elem::F32 | Elem::I32 => 4,
+            Elem::F64 | Elem::I64 => 8,
         }
     }
 }
@@ -69,7 +78,7 @@ pub struct Kernel {
     pool: Vec<u128>,
     n_inputs: usize,
     n_outputs: usize,
-    float: Float,
+    float: Elem,
 }
 
 impl std::fmt::Debug for Kernel {
@@ -85,18 +94,21 @@ impl std::fmt::Debug for Kernel {
 impl Kernel {
     /// Compile `expr` for inputs read as `access` says, computing in
     /// `float`, with the strategy [`crate::blocked::choose`] picks.
-    pub fn compile(expr: &Expr, float: Float, access: &[Access]) -> Result<Kernel, String> {
+    pub fn compile(expr: &Expr, float: Elem, access: &[Access]) -> Result<Kernel, String> {
         Kernel::compile_with(expr, float, access, crate::blocked::choose(expr, float))
     }
 
     /// [`Kernel::compile`] with a given strategy (Note [Blocked kernels]).
     pub fn compile_with(
         expr: &Expr,
-        float: Float,
+        float: Elem,
         access: &[Access],
         strategy: Strategy,
     ) -> Result<Kernel, String> {
         expr.validate()?;
+        if float.is_int() {
+            crate::emit::int_ops(expr)?;
+        }
         if access.len() != expr.n_inputs {
             return Err(format!(
                 "the kernel has {} inputs but {} access kinds",
@@ -140,7 +152,7 @@ impl Kernel {
     }
 
     /// The float type it computes in.
-    pub fn float(&self) -> Float {
+    pub fn float(&self) -> Elem {
         self.float
     }
 
@@ -176,7 +188,7 @@ fn body(
     b: &mut FunctionBuilder,
     t: &Target,
     expr: &Expr,
-    float: Float,
+    float: Elem,
     access: &[Access],
     pool: &mut Pool,
 ) {

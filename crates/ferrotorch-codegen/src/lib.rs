@@ -46,6 +46,6 @@ pub mod wasm;
 pub use blocked::Strategy;
 pub use expr::Expr;
 pub use host::available;
-pub use kernel::{Access, Float, Kernel};
+pub use kernel::{Access, Elem, Kernel};
 pub use rowwise::{RowKernel, RowOp};
 pub use scalar::ScalarFn;

@@ -18,7 +18,7 @@ use crate::emit::{eval, Em, Pool, Target};
 use crate::expr::{Expr, Unary};
 use crate::frame::{row_loop, Acc, Frame, Params};
 use crate::host::{compile, Code};
-use crate::kernel::{Access, Float};
+use crate::kernel::{Access, Elem};
 use cranelift_codegen::ir::{types, AbiParam, InstBuilder, Value};
 use cranelift_frontend::FunctionBuilder;
 use std::time::Duration;
@@ -63,7 +63,7 @@ pub struct RowKernel {
     pool: Vec<u128>,
     n_inputs: usize,
     op: RowOp,
-    float: Float,
+    float: Elem,
 }
 
 impl std::fmt::Debug for RowKernel {
@@ -77,11 +77,14 @@ impl RowKernel {
     /// `access` says, computing in `float`.
     pub fn compile(
         expr: &Expr,
-        float: Float,
+        float: Elem,
         access: &[Access],
         op: RowOp,
     ) -> Result<RowKernel, String> {
         expr.validate()?;
+        if float.is_int() {
+            return Err("row kernels compute in floats".into());
+        }
         if expr.outputs.len() != 1 || access.len() != expr.n_inputs {
             return Err("a row kernel takes one output and an access per input".into());
         }
@@ -117,7 +120,7 @@ impl RowKernel {
     }
 
     /// The float type it computes in.
-    pub fn float(&self) -> Float {
+    pub fn float(&self) -> Elem {
         self.float
     }
 
@@ -254,7 +257,7 @@ fn body(
     b: &mut FunctionBuilder,
     t: &Target,
     expr: &Expr,
-    float: Float,
+    float: Elem,
     access: &[Access],
     op: RowOp,
     pool: &mut Pool,

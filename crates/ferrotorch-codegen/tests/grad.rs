@@ -5,7 +5,7 @@
 
 use ferrotorch_codegen::expr::{Binary, Cmp, Unary};
 use ferrotorch_codegen::grad::backward;
-use ferrotorch_codegen::{Access, Expr, Float, Kernel};
+use ferrotorch_codegen::{Access, Elem, Expr, Kernel};
 
 /// `f(x, y)` built with `op` in the middle, two outputs so gradients from
 /// both reach the inputs.
@@ -55,7 +55,7 @@ fn check(e: &Expr, name: &str, points: &[[f64; 2]]) {
     assert_eq!(b.n_inputs, 4);
     assert_eq!(b.outputs.len(), 2);
     let w = [0.3, -1.1];
-    let k = Kernel::compile(&b, Float::F64, &[Access::Contiguous; 4]).unwrap();
+    let k = Kernel::compile(&b, Elem::F64, &[Access::Contiguous; 4]).unwrap();
     for p in points {
         let want = numeric(e, p, &w);
         let got = b.eval(&[p[0], p[1], w[0], w[1]]);

@@ -4,7 +4,7 @@
 //! NaN, ±inf, ±0, subnormals and the overflow edges.
 
 use ferrotorch_codegen::expr::{Binary, Cmp, Unary};
-use ferrotorch_codegen::{Access, Expr, Float, Kernel, Strategy};
+use ferrotorch_codegen::{Access, Elem, Expr, Kernel, Strategy};
 use ferrotorch_kernels::math as km;
 
 /// An op and the scalar function it must agree with.
@@ -50,7 +50,7 @@ fn run_unary_with(f: Unary, xs: &[f32], strategy: Strategy) -> Vec<f32> {
     let x = e.input(0);
     let y = e.unary(f, x);
     e.outputs.push(y);
-    let k = Kernel::compile_with(&e, Float::F32, &[Access::Contiguous], strategy).unwrap();
+    let k = Kernel::compile_with(&e, Elem::F32, &[Access::Contiguous], strategy).unwrap();
     let mut out = vec![0.0f32; xs.len()];
     unsafe {
         k.run(
@@ -187,10 +187,10 @@ fn broadcast_strided_and_tails_f32_and_f64() {
     let o1 = e.select(Cmp::Gt, x, zero, m, nx);
     e.outputs = vec![o0, o1];
     for (float, strategy) in [
-        (Float::F32, Strategy::Inline),
-        (Float::F64, Strategy::Inline),
-        (Float::F32, Strategy::Blocked),
-        (Float::F64, Strategy::Blocked),
+        (Elem::F32, Strategy::Inline),
+        (Elem::F64, Strategy::Inline),
+        (Elem::F32, Strategy::Blocked),
+        (Elem::F64, Strategy::Blocked),
     ] {
         let k = Kernel::compile_with(
             &e,
@@ -208,7 +208,7 @@ fn broadcast_strided_and_tails_f32_and_f64() {
             let sv = [0.5f64];
             let want: Vec<Vec<f64>> = (0..n).map(|i| e.eval(&[xs[i], ys[3 * i], 0.5])).collect();
             let (o0, o1) = match float {
-                Float::F32 => {
+                Elem::F32 => {
                     let c = |v: &[f64]| v.iter().map(|&x| x as f32).collect::<Vec<f32>>();
                     let (xs, ys, sv) = (c(&xs), c(&ys), c(&sv));
                     let mut o0 = vec![0f32; n];
@@ -224,7 +224,7 @@ fn broadcast_strided_and_tails_f32_and_f64() {
                     let w = |v: Vec<f32>| v.into_iter().map(f64::from).collect::<Vec<_>>();
                     (w(o0), w(o1))
                 }
-                Float::F64 => {
+                Elem::F64 => {
                     let mut o0 = vec![0f64; n];
                     let mut o1 = vec![0f64; n];
                     unsafe {
@@ -237,8 +237,9 @@ fn broadcast_strided_and_tails_f32_and_f64() {
                     };
                     (o0, o1)
                 }
+                _ => unreachable!("float kernels only"),
             };
-            let tol = if float == Float::F32 { 1e-6 } else { 1e-14 };
+            let tol = if float == Elem::F32 { 1e-6 } else { 1e-14 };
             for i in 0..n {
                 assert!(
                     (o0[i] - want[i][0]).abs() <= tol * 4.0,
@@ -259,7 +260,7 @@ fn malformed_expressions_are_errors_not_code() {
     let x = e.input(0);
     e.push(ferrotorch_codegen::expr::Op::Unary(Unary::Exp, x + 5));
     e.outputs.push(1);
-    assert!(Kernel::compile(&e, Float::F32, &[Access::Contiguous]).is_err());
+    assert!(Kernel::compile(&e, Elem::F32, &[Access::Contiguous]).is_err());
     let mut e = Expr::new(1);
     e.push(ferrotorch_codegen::expr::Op::Input(3));
     e.outputs.push(0);
@@ -267,5 +268,97 @@ fn malformed_expressions_are_errors_not_code() {
     let mut e = Expr::new(1);
     let x = e.input(0);
     e.outputs.push(x);
-    assert!(Kernel::compile(&e, Float::F32, &[]).is_err());
+    assert!(Kernel::compile(&e, Elem::F32, &[]).is_err());
+}
+
+/// Integer kernels: wrapping arithmetic, neg, abs, relu, max, min,
+/// compares and selects, for i32 and i64, with a broadcast and a strided
+/// input; integer division and transcendentals are refused.
+#[test]
+fn integer_kernels_wrap_and_select_like_torch() {
+    // out = max(x * y - 7, -x) if x > y else relu(-(x + y)) + |y|
+    let mut e = Expr::new(2);
+    let x = e.input(0);
+    let y = e.input(1);
+    let xy = e.binary(Binary::Mul, x, y);
+    let seven = e.constant(7.0);
+    let a = e.binary(Binary::Sub, xy, seven);
+    let nx = e.unary(Unary::Neg, x);
+    let m = e.binary(Binary::Max, a, nx);
+    let s = e.binary(Binary::Add, x, y);
+    let ns = e.unary(Unary::Neg, s);
+    let r = e.unary(Unary::Relu, ns);
+    let ay = e.unary(Unary::Abs, y);
+    let other = e.binary(Binary::Add, r, ay);
+    let o = e.select(Cmp::Gt, x, y, m, other);
+    let lo = e.binary(Binary::Min, o, ay);
+    e.outputs = vec![o, lo];
+    let want = |x: i64, y: i64, wrap: fn(i64) -> i64| {
+        let o = if x > y {
+            wrap(wrap(x * y) - 7).max(-x)
+        } else {
+            wrap((-(x + y)).max(0) + y.abs())
+        };
+        (o, o.min(y.abs()))
+    };
+    let xs: Vec<i64> = (0..37).map(|i| (i * 7919 % 201) - 100).collect();
+    let ys: Vec<i64> = (0..74).map(|i| (i * 104_729 % 151) - 75).collect();
+    // i64, y strided (every other element), then y broadcast
+    for (access, stride) in [(Access::Strided, 2i64), (Access::Broadcast, 0)] {
+        let k = Kernel::compile(&e, Elem::I64, &[Access::Contiguous, access]).unwrap();
+        let mut o0 = vec![0i64; xs.len()];
+        let mut o1 = vec![0i64; xs.len()];
+        unsafe {
+            k.run(
+                &[xs.as_ptr().cast(), ys.as_ptr().cast()],
+                &[1, stride],
+                &[o0.as_mut_ptr().cast(), o1.as_mut_ptr().cast()],
+                xs.len(),
+            )
+        };
+        for i in 0..xs.len() {
+            let y = ys[(i as i64 * stride) as usize];
+            assert_eq!((o0[i], o1[i]), want(xs[i], y, |v| v), "i64 {i}");
+        }
+    }
+    // i32 wraps on overflow, as torch's int32
+    let k = Kernel::compile(&e, Elem::I32, &[Access::Contiguous; 2]).unwrap();
+    let x32: Vec<i32> = vec![70_000, -3, 5, i32::MAX, 0, 100_000, 9];
+    let y32: Vec<i32> = vec![60_000, 4, -5, 2, 0, -100_000, 9];
+    let mut o0 = vec![0i32; 7];
+    let mut o1 = vec![0i32; 7];
+    unsafe {
+        k.run(
+            &[x32.as_ptr().cast(), y32.as_ptr().cast()],
+            &[1, 1],
+            &[o0.as_mut_ptr().cast(), o1.as_mut_ptr().cast()],
+            7,
+        )
+    };
+    for i in 0..7 {
+        let (x, y) = (x32[i], y32[i]);
+        let o = if x > y {
+            x.wrapping_mul(y).wrapping_sub(7).max(x.wrapping_neg())
+        } else {
+            x.wrapping_add(y)
+                .wrapping_neg()
+                .max(0)
+                .wrapping_add(y.wrapping_abs())
+        };
+        assert_eq!((o0[i], o1[i]), (o, o.min(y.wrapping_abs())), "i32 {i}");
+    }
+    // refused: division, a transcendental, a fractional constant
+    for bad in [Binary::Div, Binary::Pow] {
+        let mut e = Expr::new(1);
+        let x = e.input(0);
+        let y = e.binary(bad, x, x);
+        e.outputs.push(y);
+        assert!(Kernel::compile(&e, Elem::I64, &[Access::Contiguous]).is_err());
+    }
+    let mut e = Expr::new(1);
+    let x = e.input(0);
+    let h = e.constant(0.5);
+    let y = e.binary(Binary::Add, x, h);
+    e.outputs.push(y);
+    assert!(Kernel::compile(&e, Elem::I32, &[Access::Contiguous]).is_err());
 }

@@ -4,7 +4,7 @@
 //! the vector width, with a broadcast and a strided input.
 
 use ferrotorch_codegen::expr::{Binary, Unary};
-use ferrotorch_codegen::{Access, Expr, Float, RowKernel, RowOp};
+use ferrotorch_codegen::{Access, Elem, Expr, RowKernel, RowOp};
 
 /// `v = tanh(x) * 2 + y` (y broadcast or strided).
 fn pre() -> Expr {
@@ -81,7 +81,7 @@ fn row_ops_after_a_pointwise_prologue_match_f64_references() {
         },
     ];
     let e = pre();
-    for float in [Float::F32, Float::F64] {
+    for float in [Elem::F32, Elem::F64] {
         for (ya, ystride) in [(Access::Broadcast, 0i64), (Access::Strided, 2)] {
             let access = [ya == Access::Broadcast, false]
                 .map(|_| Access::Contiguous)
@@ -101,7 +101,7 @@ fn row_ops_after_a_pointwise_prologue_match_f64_references() {
                         .collect();
                     let want = reference(op, &v, &w, &bb);
                     let got: Vec<f64> = match float {
-                        Float::F32 => {
+                        Elem::F32 => {
                             let c = |v: &[f64]| v.iter().map(|&a| a as f32).collect::<Vec<f32>>();
                             let (x, y, w, bb) = (c(&x), c(&y), c(&w), c(&bb));
                             let mut out = vec![0f32; n];
@@ -120,7 +120,7 @@ fn row_ops_after_a_pointwise_prologue_match_f64_references() {
                             };
                             out.into_iter().map(f64::from).collect()
                         }
-                        Float::F64 => {
+                        Elem::F64 => {
                             let mut out = vec![0f64; n];
                             unsafe {
                                 k.run(
@@ -137,8 +137,9 @@ fn row_ops_after_a_pointwise_prologue_match_f64_references() {
                             };
                             out
                         }
+                        _ => unreachable!("float kernels only"),
                     };
-                    let tol = if float == Float::F32 { 2e-5 } else { 1e-11 };
+                    let tol = if float == Elem::F32 { 2e-5 } else { 1e-11 };
                     for (i, w) in want.iter().enumerate() {
                         let scale = 1.0 + w.abs() + if op == RowOp::Sum { n as f64 } else { 0.0 };
                         assert!(
@@ -158,7 +159,7 @@ fn nan_rows_stay_nan() {
     let e = pre();
     let access = [Access::Contiguous; 4];
     for op in [RowOp::Softmax, RowOp::Max] {
-        let k = RowKernel::compile(&e, Float::F32, &access, op).unwrap();
+        let k = RowKernel::compile(&e, Elem::F32, &access, op).unwrap();
         let x = [0.5f32, f32::NAN, 1.0, 2.0, 3.0];
         let y = [0f32; 5];
         let mut out = [0f32; 5];

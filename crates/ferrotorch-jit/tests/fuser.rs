@@ -254,14 +254,42 @@ fn unsupported_groups_run_in_the_interpreter() -> Result<()> {
     let x = Tensor::randn(&[8, 3], DType::F32)?;
     let y = Tensor::randn(&[8, 3], DType::F32)?;
     let m = fused(&[x.clone(), y.clone()])?;
-    // integer tensors (a group of the wrong dtype): interpreted, and right
-    let xi = Tensor::from_vec(vec![1i64, -2, 3], &[3])?;
-    let mut t = trace(|t| Ok(vec![t[0].mul(2)?.add(&t[0])?.neg()?]), &[xi.clone()])?;
+    // int64 and int32 groups run natively, wrapping as torch's integers
+    let xi = Tensor::from_vec(vec![1i64, -2, 3, i64::MAX], &[4])?;
+    let int_chain = |t: &[Tensor]| -> Result<Vec<Tensor>> {
+        Ok(vec![t[0]
+            .mul(2)?
+            .add(&t[0])?
+            .neg()?
+            .abs()?
+            .clamp(Some(-5), Some(8))?])
+    };
+    let mut t = trace(int_chain, &[xi.clone()])?;
+    passes::fuse_elementwise(t.graph_mut());
+    let before = fuser::stats();
+    let got = t.forward(&[xi.clone()])?;
+    assert!(fuser::stats().kernel_runs > before.kernel_runs);
+    assert_eq!(
+        got[0].to_vec::<i64>()?,
+        int_chain(&[xi.clone()])?[0].to_vec::<i64>()?
+    );
+    let x32 = Tensor::from_vec(vec![7i32, -9, 2_000_000_000], &[3])?;
+    let got = t.forward(&[x32.clone()])?;
+    assert_eq!(
+        got[0].to_vec::<i32>()?,
+        int_chain(&[x32])?[0].to_vec::<i32>()?
+    );
+    // an integer chain ending in true division computes floats: mixed
+    // dtypes, interpreted
+    let mut t = trace(
+        |t| Ok(vec![t[0].mul(2)?.add(&t[0])?.div(4)?]),
+        &[xi.clone()],
+    )?;
     passes::fuse_elementwise(t.graph_mut());
     let before = fuser::stats();
     let got = t.forward(&[xi])?;
-    assert_eq!(got[0].to_vec::<i64>()?, [-3, 6, -9]);
     assert_eq!(fuser::stats().kernel_runs, before.kernel_runs);
+    assert_eq!(got[0].to_vec::<f32>()?[..3], [0.75, -1.5, 2.25]);
     // switched off: interpreted
     fuser::set_enabled(false);
     let before = fuser::stats();

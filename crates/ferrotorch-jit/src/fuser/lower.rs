@@ -66,15 +66,17 @@ pub(crate) fn lower(g: &Graph) -> Result<Lowered, String> {
         }
     }
     let dtype = dtype.ok_or("has no tensors")?;
-    if !dtype.is_floating_point() {
-        return Err(format!("computes in {dtype} (floating dtypes only)"));
+    if !(dtype.is_floating_point() || matches!(dtype, DType::I32 | DType::I64)) {
+        return Err(format!(
+            "computes in {dtype} (floating dtypes, int32 and int64 only)"
+        ));
     }
     let mut expr = Expr::new(g.inputs.len());
     let mut vals: HashMap<ValueId, Val> = HashMap::new();
     for (k, &i) in g.inputs.iter().enumerate() {
         match &g.values[i].ty {
             ValueType::Tensor { dtype: d, .. } if *d != DType::Bool => {}
-            t => return Err(format!("input {k} is a {t}, not a float tensor")),
+            t => return Err(format!("input {k} is a {t}, not a numeric tensor")),
         }
         vals.insert(i, Val::Reg(expr.input(k)));
     }
@@ -145,6 +147,11 @@ pub(crate) fn lower(g: &Graph) -> Result<Lowered, String> {
         reads.push(r);
     }
     let reads = expr.outputs.iter().map(|&o| reads[o].clone()).collect();
+    if row.is_some() && !dtype.is_floating_point() {
+        return Err(format!(
+            "reduces {dtype} values (row kernels compute in floats)"
+        ));
+    }
     Ok(Lowered {
         expr,
         dtype,

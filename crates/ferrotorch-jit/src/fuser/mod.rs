@@ -27,7 +27,7 @@ pub(crate) mod rows;
 mod run;
 
 use crate::ir::Graph;
-use ferrotorch_codegen::{Access, Float, Kernel, RowKernel, RowOp};
+use ferrotorch_codegen::{Access, Elem, Kernel, RowKernel, RowOp};
 use ferrotorch_core::dispatch::IValue;
 use ferrotorch_core::{Device, Result, Tensor};
 use lower::Lowered;
@@ -111,7 +111,7 @@ impl Compiled {
 }
 
 /// A group's kernels, by how inputs are read and the float type.
-type Kernels = Mutex<HashMap<(Vec<Access>, Float), Arc<Compiled>>>;
+type Kernels = Mutex<HashMap<(Vec<Access>, Elem), Arc<Compiled>>>;
 
 /// A group's lowering and its kernels, forward and backward.
 struct Entry {
@@ -219,8 +219,8 @@ fn fallback<T>() -> Option<T> {
 /// The kernel of `entry` for `key`, compiled on first use.
 fn kernel_for(
     kernels: &Kernels,
-    key: (Vec<Access>, Float),
-    compile: impl FnOnce(&[Access], Float) -> std::result::Result<Compiled, String>,
+    key: (Vec<Access>, Elem),
+    compile: impl FnOnce(&[Access], Elem) -> std::result::Result<Compiled, String>,
 ) -> Option<Arc<Compiled>> {
     let mut ks = kernels.lock();
     if let Some(k) = ks.get(&key) {

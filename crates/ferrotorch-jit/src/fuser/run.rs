@@ -4,7 +4,7 @@
 //! call does).
 
 use super::lower::Lowered;
-use ferrotorch_codegen::{Access, Float, Kernel, RowKernel};
+use ferrotorch_codegen::{Access, Elem, Kernel, RowKernel};
 use ferrotorch_core::tensor::layout::{broadcast_shapes, broadcast_strides};
 use ferrotorch_core::{DType, Result, Tensor};
 use ferrotorch_kernels::parallel::parallel_for;
@@ -108,10 +108,12 @@ impl Plan {
 }
 
 /// The float type a dtype computes in (halves in f32).
-pub(crate) fn float_of(dtype: DType) -> Option<Float> {
+pub(crate) fn float_of(dtype: DType) -> Option<Elem> {
     match dtype {
-        DType::F32 | DType::F16 | DType::BF16 => Some(Float::F32),
-        DType::F64 => Some(Float::F64),
+        DType::F32 | DType::F16 | DType::BF16 => Some(Elem::F32),
+        DType::F64 => Some(Elem::F64),
+        DType::I32 => Some(Elem::I32),
+        DType::I64 => Some(Elem::I64),
         _ => None,
     }
 }
@@ -119,10 +121,12 @@ pub(crate) fn float_of(dtype: DType) -> Option<Float> {
 /// The dtype a kernel computes in and `inputs` in it: halves are widened
 /// first (the kernel computes in f32) and the results narrowed once at
 /// the end.
-fn widen(dtype: DType, float: Float, inputs: &[Tensor]) -> Result<(DType, Vec<Tensor>)> {
+fn widen(dtype: DType, float: Elem, inputs: &[Tensor]) -> Result<(DType, Vec<Tensor>)> {
     let compute = match float {
-        Float::F32 => DType::F32,
-        Float::F64 => DType::F64,
+        Elem::F32 => DType::F32,
+        Elem::F64 => DType::F64,
+        Elem::I32 => DType::I32,
+        Elem::I64 => DType::I64,
     };
     let widened = if compute == dtype {
         inputs.to_vec()
