@@ -26,13 +26,14 @@ pub(crate) struct Target {
 /// Vector constants read from memory at each use.
 ///
 /// # Note [Constant pool]
-/// Cranelift hoists loop-invariant vector constants out of a loop and
-/// keeps them in registers; a kernel with a few transcendentals has more
-/// constants than x86 has vector registers, and the spills cost more than
-/// the math (W9 ran at half speed). A constant read by a load at each use
-/// instead becomes a memory operand of the instruction using it
-/// (`vfmadd213ps xmm, xmm, [base + 16k]`): no register, no extra
-/// instruction. The table is the kernel's own, 16-byte aligned. Its loads
+/// Cranelift's optimiser hoists loop-invariant vector constants out of a
+/// loop and keeps them in registers; a kernel with a few transcendentals
+/// has more constants than x86 has vector registers, and the spills cost
+/// more than the math (W9 ran at half speed). Without the optimiser (Note
+/// [Interleaved copies]) a splatted constant is rebuilt at each use, two
+/// instructions. A constant read by a load at each use instead becomes a
+/// memory operand of the instruction using it (`vfmadd213ps xmm, xmm,
+/// [base + 16k]`): no register, no extra instruction. The table is the kernel's own, 16-byte aligned. Its loads
 /// are pure (so Cranelift places each next to its one use), and their
 /// base address is loaded afresh in each loop iteration, from a pointer
 /// the kernel gets as an argument, so that they are not loop-invariant

@@ -1,6 +1,7 @@
-//! `torch.jit` for ferrotorch (issue 19, in progress): tracing through the
-//! dispatcher to a graph IR ([`ir`]), printed as TorchScript prints it, and
-//! an interpreter that runs the graph with autograd.
+//! `torch.jit` and `torch.compile` for ferrotorch: tracing through the
+//! dispatcher to a graph IR ([`ir`]), printed as TorchScript prints it, an
+//! interpreter that runs the graph with autograd, and fusion groups run as
+//! native kernels ([`fuser`], Note [Fusion runtime]).
 //!
 //! ```
 //! use ferrotorch_core::Tensor;
@@ -14,6 +15,8 @@
 //! [`ScriptModule::save`] / [`load`] write and read a traced module as one
 //! checked file (Note [Saved programs]). [`passes`] simplify graphs (Note
 //! [Pass order]); [`passes::optimize_for_inference`] freezes and runs them.
+//! [`compile`] / [`compile_module`] are `torch.compile`: traced, fused and
+//! compiled per input signature, with guards (Note [Compiled functions]).
 
 mod code;
 mod compile;

@@ -1,8 +1,8 @@
 //! The fuser: `prim::FusionGroup`s run as native kernels.
 //!
 //! # Note [Fusion runtime]
-//! The interpreter hands each fusion group to [`try_run`] first. A group
-//! is lowered once ([`lower`]) to a pointwise expression, possibly ending
+//! The interpreter hands each fusion group to `try_run` first. A group
+//! is lowered once (`lower`) to a pointwise expression, possibly ending
 //! in a reduction over the last dimension (`rows`); a kernel is compiled
 //! per way of reading the inputs (contiguous, broadcast or strided rows;
 //! f32 or f64) and cached with the group. These are the guards, checked
