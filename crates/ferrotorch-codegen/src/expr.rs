@@ -7,6 +7,11 @@
 
 use std::fmt;
 
+/// The most inputs (and outputs) an expression may have.
+pub const MAX_INPUTS: usize = 1 << 12;
+/// The most ops an expression may have.
+pub const MAX_OPS: usize = 1 << 16;
+
 /// An op's index in [`Expr::ops`].
 pub type Reg = usize;
 
@@ -197,6 +202,18 @@ impl Expr {
     pub fn validate(&self) -> Result<(), String> {
         if self.outputs.is_empty() {
             return Err("an expression needs at least one output".into());
+        }
+        // bounds on what one function may hold, so that a hostile
+        // expression (from Python, say) cannot ask for unbounded code
+        if self.n_inputs > MAX_INPUTS || self.outputs.len() > MAX_INPUTS || self.ops.len() > MAX_OPS
+        {
+            return Err(format!(
+                "an expression may have at most {MAX_INPUTS} inputs and outputs and {MAX_OPS} ops \
+                 (this one: {} inputs, {} outputs, {} ops)",
+                self.n_inputs,
+                self.outputs.len(),
+                self.ops.len()
+            ));
         }
         for (i, op) in self.ops.iter().enumerate() {
             let reads: &[Reg] = match op {

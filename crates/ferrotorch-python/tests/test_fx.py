@@ -134,3 +134,17 @@ def test_same_graph_as_torch_fx():
     want = [(n.op, n.name) for n in real.fx.symbolic_trace(f).graph.nodes]
     got = [(n.op, n.name) for n in fx.symbolic_trace(g).graph.nodes]
     assert got == want
+
+
+def test_malformed_native_expressions_are_errors():
+    C = torch._C
+    with pytest.raises(ValueError, match="does not precede"):
+        C._jit_compile_scalar(1, [("input", 0), ("unary", "exp", 5)], [1])
+    with pytest.raises(ValueError, match="at most"):
+        C._jit_compile_scalar(10 ** 9, [("input", 0)], [0])
+    with pytest.raises(ValueError, match="unknown function"):
+        C._jit_compile_scalar(1, [("input", 0), ("unary", "nope", 0)], [1])
+    f = C._jit_compile_scalar(2, [("input", 0), ("input", 1), ("binary", "add", 0, 1)], [2])
+    assert f(1.5, 2.0) == 3.5
+    with pytest.raises(TypeError):
+        f(1.0)
