@@ -267,6 +267,23 @@ pub fn _jit_is_tracing() -> bool {
     ferrotorch_jit::is_tracing()
 }
 
+thread_local! {
+    static STATIC_SIZES: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether sizes are plain ints while tracing on this thread.
+pub(crate) fn static_sizes() -> bool {
+    STATIC_SIZES.with(|s| s.get())
+}
+
+/// Trace with sizes as plain ints (`ferrotorch.compile`, which guards
+/// on every input's shape, so sizes are constants of its graphs and
+/// `math.sqrt(x.size(-1))` is no unsound trace); returns the old value.
+#[pyfunction]
+pub fn _jit_set_static_sizes(on: bool) -> bool {
+    STATIC_SIZES.with(|s| s.replace(on))
+}
+
 /// torch's `TracerWarning` when a traced value leaves the graph as a Python
 /// value (`item()`, `tolist()`, `bool(t)`, `int(t)`, `float(t)`): the trace
 /// treats it as a constant from then on.

@@ -80,6 +80,7 @@ fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ops::_call_op, m)?)?;
     m.add_function(wrap_pyfunction!(jit::_jit_trace, m)?)?;
     m.add_function(wrap_pyfunction!(jit::_jit_is_tracing, m)?)?;
+    m.add_function(wrap_pyfunction!(jit::_jit_set_static_sizes, m)?)?;
     m.add_function(wrap_pyfunction!(jit::_jit_load, m)?)?;
     m.add_function(wrap_pyfunction!(jit::_jit_load_bytes, m)?)?;
     m.add_class::<jit::PyScriptModule>()?;

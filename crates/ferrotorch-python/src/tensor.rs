@@ -217,10 +217,11 @@ impl PyTensor {
     }
 
     /// `t.size()` or `t.size(dim)`; while tracing, each size is a 0-dim
-    /// tensor recorded in the graph (Note [Traced sizes]).
+    /// tensor recorded in the graph (Note [Traced sizes]), unless
+    /// `ferrotorch.compile` traces with sizes static (it guards on them).
     #[pyo3(signature = (dim=None))]
     fn size<'py>(&self, py: Python<'py>, dim: Option<i64>) -> PyResult<Bound<'py, PyAny>> {
-        if ferrotorch_jit::is_tracing() {
+        if ferrotorch_jit::is_tracing() && !crate::jit::static_sizes() {
             let traced = |d: i64| wrap(py, ferrotorch_jit::size(&self.t, d).py()?);
             return match dim {
                 Some(d) => traced(d),

@@ -5,7 +5,9 @@ arguments (``jit.trace``), runs the graph passes and groups elementwise
 chains into fusion groups, which run as native kernels (Note [Fusion
 runtime] in ferrotorch-jit). Guards, as torch.compile's: each tensor
 argument's shape, dtype, device and requires_grad, the value of every
-other argument, grad mode, and a module's ``training`` flag. What cannot
+other argument, grad mode, and a module's ``training`` flag. Shapes being
+guarded, sizes are traced as plain ints (static shapes), so Python
+arithmetic on them is sound. What cannot
 be traced soundly runs eagerly (``fullgraph=True``: an error naming the
 reason). After ``cache_size_limit`` signatures, new ones run eagerly with
 a warning. Gradients flow as in eager mode.
@@ -128,6 +130,10 @@ class _CompiledFunction:
             return out
 
         reason = None
+        # sizes are guarded, so they are constants of the graph: traced as
+        # plain ints, size arithmetic in Python (math.sqrt(x.size(-1)))
+        # leaves no unsound trace
+        static = _C._jit_set_static_sizes(True)
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
@@ -146,6 +152,8 @@ class _CompiledFunction:
                 reason = "no tensor arguments"
         except Exception as e:  # noqa: BLE001 (any failure means: run eagerly)
             reason = f"tracing failed: {e}"
+        finally:
+            _C._jit_set_static_sizes(static)
         if reason is not None:
             if self._fullgraph:
                 raise RuntimeError(f"compile(fullgraph=True): {reason}")

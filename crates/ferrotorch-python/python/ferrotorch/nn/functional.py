@@ -250,9 +250,13 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         input = input.movedim(1, -1).reshape(-1, c)
         target = target.reshape(-1)
     valid = target != ignore_index
-    bad = ((target < 0) | (target >= input.size(1))) & valid
-    if bad.any():
-        raise IndexError(f"Target {int(target[bad][0])} is out of bounds.")
+    # torch checks targets inside its kernel, where a tracer does not see
+    # it; here the check reads data back into Python, so while tracing it
+    # is left to gather, which checks its indices too
+    if not _C._jit_is_tracing():
+        bad = ((target < 0) | (target >= input.size(1))) & valid
+        if bad.any():
+            raise IndexError(f"Target {int(target[bad][0])} is out of bounds.")
     safe = _call("where", (valid, target, 0))
     picked = -input.gather(1, safe.unsqueeze(1)).squeeze(1)
     w = valid.to(input.dtype)
