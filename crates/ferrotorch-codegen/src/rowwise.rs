@@ -55,7 +55,8 @@ impl RowOp {
     }
 }
 
-type RawRow = unsafe extern "C" fn(*const *const u8, *const i64, *mut u8, i64, *const *const u128);
+type RawRow =
+    unsafe extern "C" fn(*const *const u8, *const i64, *const *mut u8, i64, *const *const u128);
 
 /// A compiled row kernel.
 pub struct RowKernel {
@@ -64,6 +65,7 @@ pub struct RowKernel {
     n_inputs: usize,
     op: RowOp,
     float: Elem,
+    keep_input: bool,
 }
 
 impl std::fmt::Debug for RowKernel {
@@ -74,12 +76,15 @@ impl std::fmt::Debug for RowKernel {
 
 impl RowKernel {
     /// Compile `op` over `expr`'s (single) output, inputs read as
-    /// `access` says, computing in `float`.
+    /// `access` says, computing in `float`. With `keep_input`, the
+    /// expression's values (the op's input) are a second output, written
+    /// in the first pass (a residual stream before its layer norm).
     pub fn compile(
         expr: &Expr,
         float: Elem,
         access: &[Access],
         op: RowOp,
+        keep_input: bool,
     ) -> Result<RowKernel, String> {
         expr.validate()?;
         if float.is_int() {
@@ -103,7 +108,7 @@ impl RowKernel {
                 sig.params.push(AbiParam::new(types::I64));
                 sig.params.push(AbiParam::new(t.ptr));
             },
-            |b, t| body(b, t, expr, float, access, op, &mut pool),
+            |b, t| body(b, t, expr, float, access, op, keep_input, &mut pool),
         )?;
         Ok(RowKernel {
             code,
@@ -111,6 +116,7 @@ impl RowKernel {
             n_inputs: expr.n_inputs,
             op,
             float,
+            keep_input,
         })
     }
 
@@ -129,19 +135,30 @@ impl RowKernel {
         self.op
     }
 
+    /// Whether the op's input is a second output.
+    pub fn keeps_input(&self) -> bool {
+        self.keep_input
+    }
+
     /// Run over one row of `n` elements.
     ///
     /// # Safety
-    /// As [`crate::Kernel::run`] for the inputs; `out` must be valid to
-    /// write `n` elements (one for a reduction) not overlapping an input.
-    pub unsafe fn run(&self, ins: &[*const u8], strides: &[i64], out: *mut u8, n: usize) {
+    /// As [`crate::Kernel::run`] for the inputs; `outs[0]` must be valid
+    /// to write `n` elements (one for a reduction), and `outs[1]` (with
+    /// `keep_input`) `n`, none overlapping an input or each other.
+    pub unsafe fn run(&self, ins: &[*const u8], strides: &[i64], outs: &[*mut u8], n: usize) {
         assert!(ins.len() == self.n_inputs && strides.len() == self.n_inputs);
+        assert_eq!(
+            outs.len(),
+            1 + usize::from(self.keep_input),
+            "row kernel outputs"
+        );
         // SAFETY: compiled for this signature.
         let f: RawRow = std::mem::transmute(self.code.ptr);
         f(
             ins.as_ptr(),
             strides.as_ptr(),
-            out,
+            outs.as_ptr(),
             n as i64,
             &self.pool.as_ptr(),
         );
@@ -253,6 +270,7 @@ fn scalar_em<'a, 'b>(b: &'a mut FunctionBuilder<'b>, f: &Frame, t: &Target) -> E
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn body(
     b: &mut FunctionBuilder,
     t: &Target,
@@ -260,16 +278,12 @@ fn body(
     float: Elem,
     access: &[Access],
     op: RowOp,
+    keep_input: bool,
     pool: &mut Pool,
 ) {
-    let (
-        f,
-        Params {
-            outs: out,
-            n,
-            consts,
-        },
-    ) = Frame::enter(b, *t, float, access);
+    let (f, Params { outs, n, consts }) = Frame::enter(b, *t, float, access);
+    let ptrs = f.out_ptrs(b, t.ptr, outs, 1 + usize::from(keep_input));
+    let (out, pre) = (ptrs[0], ptrs.get(1).copied());
     let value = |em: &mut Em, i: Value| -> Value {
         let vector = em.ty.is_vector();
         eval(em, expr, &mut |b, k| f.load_input(b, k, i, vector))[0]
@@ -283,6 +297,9 @@ fn body(
             };
             let r = row_loop(b, &f, t, n, &[acc], init, pool, consts, &mut |em, i, a| {
                 let v = value(em, i);
+                if let Some(p) = pre {
+                    f.store_dense(em.b, p, i, v);
+                }
                 vec![acc.combine(em, a[0], v)]
             });
             let res = if op == RowOp::Mean {
@@ -307,6 +324,9 @@ fn body(
                 &mut |em, i, a| {
                     let v = value(em, i);
                     f.store_dense(em.b, out, i, v);
+                    if let Some(p) = pre {
+                        f.store_dense(em.b, p, i, v);
+                    }
                     vec![Acc::MaxFast.combine(em, a[0], v)]
                 },
             )[0];
@@ -364,6 +384,9 @@ fn body(
                 &mut |em, i, a| {
                     let v = value(em, i);
                     f.store_dense(em.b, out, i, v);
+                    if let Some(p) = pre {
+                        f.store_dense(em.b, p, i, v);
+                    }
                     vec![em.add(a[0], v)]
                 },
             )[0];

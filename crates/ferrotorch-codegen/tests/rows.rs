@@ -88,7 +88,7 @@ fn row_ops_after_a_pointwise_prologue_match_f64_references() {
                 .to_vec();
             let access = vec![access[0], ya, Access::Contiguous, Access::Contiguous];
             for op in ops {
-                let k = RowKernel::compile(&e, float, &access, op).unwrap();
+                let k = RowKernel::compile(&e, float, &access, op, false).unwrap();
                 for n in [1usize, 3, 4, 5, 8, 13, 64, 1001] {
                     let x: Vec<f64> = (0..n)
                         .map(|i| ((i * 7 % 23) as f64 - 11.0) * 0.31)
@@ -114,7 +114,7 @@ fn row_ops_after_a_pointwise_prologue_match_f64_references() {
                                         bb.as_ptr().cast(),
                                     ],
                                     &[1, ystride, 1, 1],
-                                    out.as_mut_ptr().cast(),
+                                    &[out.as_mut_ptr().cast()],
                                     n,
                                 )
                             };
@@ -131,7 +131,7 @@ fn row_ops_after_a_pointwise_prologue_match_f64_references() {
                                         bb.as_ptr().cast(),
                                     ],
                                     &[1, ystride, 1, 1],
-                                    out.as_mut_ptr().cast(),
+                                    &[out.as_mut_ptr().cast()],
                                     n,
                                 )
                             };
@@ -159,7 +159,7 @@ fn nan_rows_stay_nan() {
     let e = pre();
     let access = [Access::Contiguous; 4];
     for op in [RowOp::Softmax, RowOp::Max] {
-        let k = RowKernel::compile(&e, Elem::F32, &access, op).unwrap();
+        let k = RowKernel::compile(&e, Elem::F32, &access, op, false).unwrap();
         let x = [0.5f32, f32::NAN, 1.0, 2.0, 3.0];
         let y = [0f32; 5];
         let mut out = [0f32; 5];
@@ -172,10 +172,63 @@ fn nan_rows_stay_nan() {
                     y.as_ptr().cast(),
                 ],
                 &[1; 4],
-                out.as_mut_ptr().cast(),
+                &[out.as_mut_ptr().cast()],
                 5,
             )
         };
         assert!(out[0].is_nan(), "{op:?}: {out:?}");
+    }
+}
+
+/// With `keep_input` the pre-reduction values are a second output (a
+/// residual stream and its layer norm from one pass).
+#[test]
+fn the_reductions_input_can_be_kept() {
+    let e = pre();
+    let access = [Access::Contiguous; 4];
+    let n = 300;
+    let x: Vec<f32> = (0..n).map(|i| (i as f32 * 0.37).sin()).collect();
+    let y: Vec<f32> = (0..n).map(|i| (i as f32 * 0.11).cos()).collect();
+    let ones = vec![1f32; n];
+    let zeros = vec![0f32; n];
+    for op in [
+        RowOp::Sum,
+        RowOp::Softmax,
+        RowOp::LayerNorm {
+            eps: 1e-5,
+            weight: Some(2),
+            bias: Some(3),
+        },
+    ] {
+        let k = RowKernel::compile(&e, Elem::F32, &access, op, true).unwrap();
+        assert!(k.keeps_input());
+        let mut out = vec![0f32; n];
+        let mut kept = vec![0f32; n];
+        unsafe {
+            k.run(
+                &[
+                    x.as_ptr().cast(),
+                    y.as_ptr().cast(),
+                    ones.as_ptr().cast(),
+                    zeros.as_ptr().cast(),
+                ],
+                &[1; 4],
+                &[out.as_mut_ptr().cast(), kept.as_mut_ptr().cast()],
+                n,
+            )
+        };
+        for i in 0..n {
+            let v = e.eval(&[x[i] as f64, y[i] as f64, 0.0, 0.0])[0];
+            assert!((kept[i] as f64 - v).abs() < 1e-6, "{op:?} {i}");
+        }
+        let vals: Vec<f64> = kept.iter().map(|&v| v as f64).collect();
+        let want = reference(op, &vals, &vec![1.0; n], &vec![0.0; n]);
+        for (i, w) in want.iter().enumerate() {
+            assert!(
+                (out[i] as f64 - w).abs()
+                    < 2e-5 * (1.0 + w.abs() + n as f64 * f64::from(u8::from(op == RowOp::Sum))),
+                "{op:?} {i}"
+            );
+        }
     }
 }

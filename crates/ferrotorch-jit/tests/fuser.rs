@@ -434,3 +434,29 @@ fn reductions_over_the_last_dim_end_a_group_and_match_eager() -> Result<()> {
     }
     Ok(())
 }
+
+/// A residual stream and its layer norm (`h = x + f(y); h + ln(h)`, the
+/// pre-LN transformer's shape): the group returns `h` and `ln(h)` from
+/// one kernel.
+#[test]
+fn a_row_group_returns_its_input_when_later_nodes_read_it() -> Result<()> {
+    let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let f = |t: &[Tensor]| -> Result<Vec<Tensor>> {
+        let w = Tensor::linspace(0.5, 1.5, 24, DType::F32)?;
+        let h = t[0].add(&t[1].tanh()?.mul(0.5)?)?;
+        let n = h.layer_norm(&[24], Some(&w), None, 1e-5)?;
+        Ok(vec![h.add(&n)?.mul(&h)?])
+    };
+    let x = Tensor::randn(&[5, 24], DType::F32)?;
+    let y = Tensor::randn(&[5, 24], DType::F32)?;
+    let mut m = trace(f, &[x.clone(), y.clone()])?;
+    passes::optimize(m.graph_mut())?;
+    passes::fuse_elementwise(m.graph_mut());
+    let text = m.graph().to_string();
+    let group = text.split("with prim::FusionGroup").nth(1).unwrap_or("");
+    assert!(group.contains("aten::layer_norm"), "{text}");
+    let before = fuser::stats();
+    let got = m.forward(&[x.clone(), y.clone()])?;
+    assert!(fuser::stats().kernel_runs > before.kernel_runs);
+    close(&got[0], &f(&[x, y])?[0], 2e-5)
+}

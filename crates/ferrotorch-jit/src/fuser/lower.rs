@@ -38,6 +38,9 @@ pub(crate) struct Row {
     /// Layer norm: the group inputs holding the weight and bias.
     pub weight: Option<usize>,
     pub bias: Option<usize>,
+    /// Whether the group also returns the row op's input (its first
+    /// output; the row op's result is the second).
+    pub keeps_input: bool,
 }
 
 /// What a body value is while lowering.
@@ -112,10 +115,28 @@ pub(crate) fn lower(g: &Graph) -> Result<Lowered, String> {
         };
         vals.insert(o, out);
     }
-    for &o in &g.outputs {
-        match vals.get(&o) {
-            Some(Val::Reg(r)) => expr.outputs.push(*r),
-            _ => return Err("returns a value that is not a tensor".into()),
+    match (&mut row, &g.outputs[..]) {
+        // a row group: the row op's result, after its input if kept
+        (Some(r), outs) => {
+            let last = g.nodes.last().ok_or("is empty")?;
+            let (input, result) = (last.inputs[0], last.outputs[0]);
+            match outs {
+                [o] if *o == result => {}
+                [i, o] if *i == input && *o == result => r.keeps_input = true,
+                _ => return Err("returns values of a row group other than its ends".into()),
+            }
+            match vals.get(&input) {
+                Some(Val::Reg(reg)) => expr.outputs.push(*reg),
+                _ => return Err("reduces a value that is not a tensor".into()),
+            }
+        }
+        (None, outs) => {
+            for o in outs {
+                match vals.get(o) {
+                    Some(Val::Reg(r)) => expr.outputs.push(*r),
+                    _ => return Err("returns a value that is not a tensor".into()),
+                }
+            }
         }
     }
     // which inputs each output reads: its shape is theirs broadcast
@@ -203,6 +224,7 @@ fn row_of(
         last,
         weight: input_of(desc.weight)?,
         bias: input_of(desc.bias)?,
+        keeps_input: false,
     }))
 }
 

@@ -204,7 +204,7 @@ impl Prepared {
                         shape.push(1);
                     }
                 }
-                run::execute_rows(lowered, k, &self.plan, inputs, &shape).map(|t| vec![t])
+                run::execute_rows(lowered, k, &self.plan, inputs, &shape)
             }
             _ => unreachable!("a group is either pointwise or a row group"),
         }
@@ -276,9 +276,14 @@ fn prepare(e: &Arc<Entry>, inputs: &[Tensor]) -> Option<Prepared> {
         (plan.access(), float),
         |access, float| match row {
             None => Kernel::compile(&lowered.expr, float, access).map(Compiled::Pointwise),
-            Some((_, op)) => {
-                RowKernel::compile(&lowered.expr, float, access, op).map(Compiled::Row)
-            }
+            Some((_, op)) => RowKernel::compile(
+                &lowered.expr,
+                float,
+                access,
+                op,
+                lowered.row.is_some_and(|r| r.keeps_input),
+            )
+            .map(Compiled::Row),
         },
     )?;
     Some(Prepared {

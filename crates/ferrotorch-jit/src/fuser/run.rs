@@ -202,15 +202,22 @@ pub(crate) fn execute_rows(
     plan: &Plan,
     inputs: &[Tensor],
     out_shape: &[usize],
-) -> Result<Tensor> {
+) -> Result<Vec<Tensor>> {
     let (compute, widened) = widen(lowered.dtype, kernel.float(), inputs)?;
     let out = Tensor::empty(out_shape, compute)?;
+    // the row op's input, when the group returns it too
+    let kept = if kernel.keeps_input() {
+        Some(Tensor::empty(&plan.shape, compute)?)
+    } else {
+        None
+    };
     let row = plan.row_len();
     let rows: usize = plan.shape.iter().product::<usize>() / row;
     let per_row = if kernel.op().reduces() { 1 } else { row };
     let esize = compute.size();
     let ins: Vec<usize> = widened.iter().map(|t| t.data_ptr() as usize).collect();
     let outp = out.data_ptr() as usize;
+    let keptp = kept.as_ref().map(|t| t.data_ptr() as usize);
     let row_strides: Vec<i64> = plan
         .strides
         .iter()
@@ -219,20 +226,26 @@ pub(crate) fn execute_rows(
     parallel_for(rows, (GRAIN / row).max(1), |range| {
         let mut offs = vec![0usize; ins.len()];
         let mut in_ptrs = vec![std::ptr::null::<u8>(); ins.len()];
+        let mut outs = vec![std::ptr::null_mut::<u8>(); 1 + usize::from(keptp.is_some())];
         for r in range {
             plan.row_offsets(r, &mut offs);
             for k in 0..ins.len() {
                 in_ptrs[k] = (ins[k] + offs[k] * esize) as *const u8;
             }
-            let o = (outp + r * per_row * esize) as *mut u8;
-            // SAFETY: as in `execute`; the output row `r` is
-            // `per_row` fresh elements at `r * per_row`.
-            unsafe { kernel.run(&in_ptrs, &row_strides, o, row) };
+            outs[0] = (outp + r * per_row * esize) as *mut u8;
+            if let Some(p) = keptp {
+                outs[1] = (p + r * row * esize) as *mut u8;
+            }
+            // SAFETY: as in `execute`; the output row `r` is `per_row`
+            // fresh elements at `r * per_row`, the kept row `row` at
+            // `r * row`.
+            unsafe { kernel.run(&in_ptrs, &row_strides, &outs, row) };
         }
     });
+    let results: Vec<Tensor> = kept.into_iter().chain([out]).collect();
     if compute == lowered.dtype {
-        Ok(out)
+        Ok(results)
     } else {
-        out.to_dtype(lowered.dtype)
+        results.iter().map(|t| t.to_dtype(lowered.dtype)).collect()
     }
 }

@@ -5,6 +5,7 @@
 use super::{has_inplace, pure};
 use crate::fuser::rows::{row_op, Arg};
 use crate::ir::{Graph, Node, NodeKind, ValueId, ValueType};
+use ferrotorch_core::dispatch::IValue;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -118,7 +119,9 @@ pub fn fuse_elementwise(g: &mut Graph) -> usize {
 /// Whether `row` may end the elementwise run `run`: it is a row op
 /// (`fuser::rows`) on a value the run computes, its other tensors come
 /// from outside the run, and nothing after it reads another value of
-/// the run (a row group returns the row op's result only).
+/// the run than the row op's input (a row group returns the row op's
+/// result, and its input too where later nodes read it: a residual
+/// stream before its layer norm).
 fn row_tail(
     g: &Graph,
     const_of: &HashMap<ValueId, Node>,
@@ -143,7 +146,7 @@ fn row_tail(
         .iter()
         .flat_map(|n| n.inputs.iter())
         .chain(g.outputs.iter());
-    if later.clone().any(|v| defined.contains(v)) {
+    if later.clone().any(|v| *v != x && defined.contains(v)) {
         return false;
     }
     let ValueType::Tensor { sizes, .. } = &g.values[x].ty else {
@@ -153,7 +156,9 @@ fn row_tail(
     for (i, a) in e.schema.args.iter().enumerate() {
         let arg = match row.inputs.get(i) {
             Some(v) => match (const_of.get(v), &g.values[*v].ty) {
+                // a tensor constant (a frozen weight) is a group input
                 (Some(c), _) => match &c.kind {
+                    NodeKind::Constant(IValue::Tensor(_)) => Arg::Tensor,
                     NodeKind::Constant(c) => Arg::Const(c.clone()),
                     _ => return false,
                 },
