@@ -21,13 +21,11 @@
 
 use crate::emit::{eval, Pool, Target};
 use crate::expr::{Expr, Op, Reg};
-use crate::frame::{row_loop, Frame, Params, Source};
+use crate::frame::{block_fn_signature, row_loop, Frame, Params, Source};
 use crate::kernel::{Access, Elem};
 use crate::libm::slice_fn;
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{
-    types, AbiParam, InstBuilder, Signature, StackSlotData, StackSlotKind, Value,
-};
+use cranelift_codegen::ir::{types, InstBuilder, StackSlotData, StackSlotKind, Value};
 use cranelift_frontend::FunctionBuilder;
 use std::collections::HashMap;
 
@@ -293,11 +291,7 @@ pub(crate) fn body(
             });
         }
     }
-    let mut sig = Signature::new(t.call_conv);
-    sig.params.push(AbiParam::new(t.ptr));
-    sig.params.push(AbiParam::new(t.ptr));
-    sig.params.push(AbiParam::new(types::I64));
-    let sig = b.import_signature(sig);
+    let sig = block_fn_signature(b, t);
 
     let head = b.create_block();
     let block = b.create_block();

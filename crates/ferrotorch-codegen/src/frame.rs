@@ -5,7 +5,9 @@
 use crate::emit::{Em, Pool, Target};
 use crate::kernel::{Access, Elem};
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{types, BlockArg, InstBuilder, MemFlagsData, Type, Value};
+use cranelift_codegen::ir::{
+    types, AbiParam, BlockArg, InstBuilder, MemFlagsData, SigRef, Signature, Type, Value,
+};
 use cranelift_frontend::FunctionBuilder;
 
 /// Where one input comes from.
@@ -24,6 +26,26 @@ pub(crate) struct Frame {
     shift: i64,
     pub mem: MemFlagsData,
     pub sources: Vec<Source>,
+}
+
+/// The signature of every kernel: `fn(ins, strides, outs, n: i64,
+/// consts)`, the rest pointers.
+pub(crate) fn kernel_signature(sig: &mut Signature, t: &Target) {
+    for _ in 0..3 {
+        sig.params.push(AbiParam::new(t.ptr));
+    }
+    sig.params.push(AbiParam::new(types::I64));
+    sig.params.push(AbiParam::new(t.ptr));
+}
+
+/// The signature of a block function (`fn(src, dst, n: i64)`, `libm`'s
+/// wide loops), imported into the function being built.
+pub(crate) fn block_fn_signature(b: &mut FunctionBuilder, t: &Target) -> SigRef {
+    let mut sig = Signature::new(t.call_conv);
+    sig.params.push(AbiParam::new(t.ptr));
+    sig.params.push(AbiParam::new(t.ptr));
+    sig.params.push(AbiParam::new(types::I64));
+    b.import_signature(sig)
 }
 
 /// A kernel's parameters: `(ins, strides, outs, n, consts)`.

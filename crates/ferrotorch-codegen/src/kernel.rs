@@ -18,10 +18,10 @@
 use crate::blocked::Strategy;
 use crate::emit::{eval, eval_copies, Em, Pool, Target};
 use crate::expr::Expr;
-use crate::frame::{Frame, Params};
+use crate::frame::{kernel_signature, Frame, Params};
 use crate::host::{compile, Code};
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{types, AbiParam, Block, InstBuilder, MemFlagsData, Value};
+use cranelift_codegen::ir::{types, Block, InstBuilder, MemFlagsData, Value};
 use cranelift_frontend::FunctionBuilder;
 use std::time::Duration;
 
@@ -117,20 +117,10 @@ impl Kernel {
             ));
         }
         let mut pool = Pool::default();
-        let code = compile(
-            "pointwise",
-            |sig, t| {
-                for _ in 0..3 {
-                    sig.params.push(AbiParam::new(t.ptr));
-                }
-                sig.params.push(AbiParam::new(types::I64));
-                sig.params.push(AbiParam::new(t.ptr));
-            },
-            |b, t| match strategy {
-                Strategy::Inline => body(b, t, expr, float, access, &mut pool),
-                Strategy::Blocked => crate::blocked::body(b, t, expr, float, access, &mut pool),
-            },
-        )?;
+        let code = compile("pointwise", kernel_signature, |b, t| match strategy {
+            Strategy::Inline => body(b, t, expr, float, access, &mut pool),
+            Strategy::Blocked => crate::blocked::body(b, t, expr, float, access, &mut pool),
+        })?;
         Ok(Kernel {
             code,
             strategy,

@@ -16,10 +16,10 @@
 
 use crate::emit::{eval, Em, Pool, Target};
 use crate::expr::{Expr, Unary};
-use crate::frame::{row_loop, Acc, Frame, Params};
+use crate::frame::{block_fn_signature, kernel_signature, row_loop, Acc, Frame, Params};
 use crate::host::{compile, Code};
 use crate::kernel::{Access, Elem};
-use cranelift_codegen::ir::{types, AbiParam, InstBuilder, Value};
+use cranelift_codegen::ir::{types, InstBuilder, Value};
 use cranelift_frontend::FunctionBuilder;
 use std::time::Duration;
 
@@ -99,17 +99,9 @@ impl RowKernel {
             }
         }
         let mut pool = Pool::default();
-        let code = compile(
-            "rowwise",
-            |sig, t| {
-                for _ in 0..3 {
-                    sig.params.push(AbiParam::new(t.ptr));
-                }
-                sig.params.push(AbiParam::new(types::I64));
-                sig.params.push(AbiParam::new(t.ptr));
-            },
-            |b, t| body(b, t, expr, float, access, op, keep_input, &mut pool),
-        )?;
+        let code = compile("rowwise", kernel_signature, |b, t| {
+            body(b, t, expr, float, access, op, keep_input, &mut pool)
+        })?;
         Ok(RowKernel {
             code,
             pool: pool.entries,
@@ -184,7 +176,7 @@ fn blocked_exp_sum(
 ) -> Value {
     use crate::blocked::BLOCK;
     use cranelift_codegen::ir::condcodes::IntCC;
-    use cranelift_codegen::ir::{Signature, StackSlotData, StackSlotKind};
+    use cranelift_codegen::ir::{StackSlotData, StackSlotKind};
     // two buffers: the wide loop's vectorised path needs distinct source
     // and destination (in place, LLVM's overlap check picks the scalar
     // loop: 8x slower)
@@ -196,11 +188,7 @@ fn blocked_exp_sum(
     ));
     let buf = b.ins().stack_addr(t.ptr, slot, 0);
     let ebuf = b.ins().stack_addr(t.ptr, slot, bytes as i32);
-    let mut sig = Signature::new(t.call_conv);
-    sig.params.push(AbiParam::new(t.ptr));
-    sig.params.push(AbiParam::new(t.ptr));
-    sig.params.push(AbiParam::new(types::I64));
-    let sig = b.import_signature(sig);
+    let sig = block_fn_signature(b, t);
     let head = b.create_block();
     let body = b.create_block();
     let done = b.create_block();
