@@ -460,3 +460,95 @@ fn a_row_group_returns_its_input_when_later_nodes_read_it() -> Result<()> {
     assert!(fuser::stats().kernel_runs > before.kernel_runs);
     close(&got[0], &f(&[x, y])?[0], 2e-5)
 }
+
+/// Row groups under autograd: the forward runs natively, the gradients
+/// (of the inputs and of layer norm's weight and bias) are eager's, and
+/// pass gradcheck in f64.
+#[test]
+fn row_groups_differentiate_like_eager() -> Result<()> {
+    use ferrotorch_core::autograd::gradcheck::{gradcheck, GradcheckOptions};
+    let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    manual_seed(12);
+    let w = Tensor::linspace(0.5, 1.5, 7, DType::F64)?.requires_grad_(true)?;
+    let b = Tensor::linspace(-0.3, 0.3, 7, DType::F64)?.requires_grad_(true)?;
+    let cases: Vec<(&str, Box<dyn Fn(&[Tensor]) -> Result<Tensor>>)> = vec![
+        (
+            "softmax",
+            Box::new(|t| t[0].mul(&t[1])?.tanh()?.softmax(-1, None)),
+        ),
+        (
+            "log_softmax",
+            Box::new(|t| t[0].sub(&t[1])?.log_softmax(-1, None)),
+        ),
+        (
+            "sum",
+            Box::new(|t| t[0].mul(&t[1])?.exp()?.sum_dim(Some(&[-1]), true, None)),
+        ),
+        (
+            "mean",
+            Box::new(|t| {
+                t[0].add(&t[1])?
+                    .sigmoid()?
+                    .mean_dim(Some(&[-1]), false, None)
+            }),
+        ),
+        // weight and bias as inputs (a trace makes captured tensors constants)
+        (
+            "layer_norm",
+            Box::new(|t| {
+                t[0].add(&t[1].tanh()?)?
+                    .layer_norm(&[7], Some(&t[2]), Some(&t[3]), 1e-5)
+            }),
+        ),
+    ];
+    for (name, f) in cases {
+        let x = Tensor::randn(&[4, 7], DType::F64)?;
+        let y = Tensor::randn(&[4, 7], DType::F64)?;
+        let ins = [x.clone(), y.clone(), w.detach(), b.detach()];
+        let mut m = trace(|t| Ok(vec![f(t)?]), &ins)?;
+        passes::fuse_elementwise(m.graph_mut());
+        let xg = x.detach().requires_grad_(true)?;
+        let before = fuser::stats();
+        let out = m.forward(&[xg.clone(), y.clone(), w.clone(), b.clone()])?;
+        assert!(
+            fuser::stats().kernel_runs > before.kernel_runs,
+            "{name}: not native"
+        );
+        let gw = Tensor::randn(out[0].shape(), DType::F64)?;
+        let got = ferrotorch_core::autograd::grad(
+            &[out[0].clone()],
+            &[xg.clone(), w.clone(), b.clone()],
+            Some(&[gw.clone()]),
+            None,
+            false,
+            true,
+        )?;
+        let xe = x.detach().requires_grad_(true)?;
+        let want = ferrotorch_core::autograd::grad(
+            &[f(&[xe.clone(), y.clone(), w.clone(), b.clone()])?],
+            &[xe, w.clone(), b.clone()],
+            Some(&[gw]),
+            None,
+            false,
+            true,
+        )?;
+        for (g, e) in got.iter().zip(&want) {
+            match (g, e) {
+                (Some(g), Some(e)) => close(g, e, 1e-10)?,
+                (None, None) => {}
+                _ => panic!("{name}: a gradient is missing"),
+            }
+        }
+        gradcheck(
+            |t| m.forward(t),
+            &[
+                x.requires_grad_(true)?,
+                y.requires_grad_(true)?,
+                w.clone(),
+                b.clone(),
+            ],
+            GradcheckOptions::default(),
+        )?;
+    }
+    Ok(())
+}

@@ -2,7 +2,11 @@
 //! autograd function whose backward is the group's backward expression
 //! (Note [Fused backward] in ferrotorch-codegen), compiled as one more
 //! kernel; under `create_graph` it is evaluated with eager ops instead,
-//! so the gradient itself is differentiable.
+//! so the gradient itself is differentiable. A group ending in a
+//! reduction recomputes the reduction's input with the prologue kernel,
+//! takes the reduction's vector-Jacobian product with eager autograd
+//! (its weight and bias too), and runs the prologue's backward as a
+//! kernel on that.
 
 use super::{eager, kernel_for, run, Compiled, Prepared};
 use ferrotorch_codegen::grad::backward;
@@ -24,8 +28,24 @@ impl Function for FusedGroup {
         let xs = ctx.saved_tensors();
         let lowered = self.0.lowered();
         let entry = &self.0.entry;
+        // the gradient of the prologue's output, and of a reduction's
+        // weight and bias
+        let (pre_grads, mut extra) = match self.0.row {
+            None => (grads.to_vec(), Vec::new()),
+            Some((row, _)) => {
+                let v = prologue(&self.0, xs)?;
+                let g_out = grads.last().expect("one gradient per output");
+                let (gv, extra) = row_vjp(&row, &v, xs, g_out)?;
+                let gv = if row.keeps_input {
+                    gv.add(&grads[0])?
+                } else {
+                    gv
+                };
+                (vec![gv], extra)
+            }
+        };
         let bwd = entry.backward.get_or_init(|| backward(&lowered.expr));
-        let all: Vec<Tensor> = xs.iter().chain(grads).cloned().collect();
+        let all: Vec<Tensor> = xs.iter().chain(&pre_grads).cloned().collect();
         let shape = &self.0.plan.shape;
         let full = if is_grad_enabled() {
             // create_graph: differentiable eager ops
@@ -40,11 +60,14 @@ impl Function for FusedGroup {
                 if !ctx.needs_input_grad(k) {
                     return Ok(None);
                 }
-                let g = if g.shape() == x.shape() {
+                let mut g = if g.shape() == x.shape() {
                     g
                 } else {
                     sum_to(&g, x.shape())?
                 };
+                if let Some(i) = extra.iter().position(|(j, _)| *j == k) {
+                    g = g.add(&extra.swap_remove(i).1)?;
+                }
                 Ok(Some(g))
             })
             .collect()
@@ -93,4 +116,90 @@ fn native(
 /// Run `p` on `inputs` recording autograd.
 pub(crate) fn apply(p: Prepared, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
     apply_fn(FusedGroup(p), inputs)
+}
+
+/// The reduction's input (the prologue expression's values) for `xs`,
+/// by the prologue as a pointwise kernel, or eager ops where it cannot
+/// run.
+fn prologue(p: &Prepared, xs: &[Tensor]) -> Result<Tensor> {
+    let lowered = p.lowered();
+    let pointwise = super::lower::Lowered {
+        expr: lowered.expr.clone(),
+        dtype: lowered.dtype,
+        reads: Vec::new(),
+        row: None,
+    };
+    let native = (|| {
+        let plan = run::Plan::new(xs, false)?;
+        let float = run::float_of(lowered.dtype)?;
+        let k = kernel_for(
+            &p.entry.prologue_kernels,
+            (plan.access(), float),
+            |access, float| Kernel::compile(&lowered.expr, float, access).map(Compiled::Pointwise),
+        )?;
+        let Compiled::Pointwise(k) = &*k else {
+            return None;
+        };
+        Some(run::execute(&pointwise, k, &plan, xs))
+    })();
+    let mut v = match native {
+        Some(v) => v?,
+        None => eager::eval(&lowered.expr, xs, &p.plan.shape)?,
+    };
+    Ok(v.remove(0))
+}
+
+/// The vector-Jacobian product of the group's reduction at `v` with
+/// output gradient `g`, by eager autograd: the gradient of `v`, and of
+/// the weight and bias inputs that require grad (by input index).
+fn row_vjp(
+    row: &super::lower::Row,
+    v: &Tensor,
+    xs: &[Tensor],
+    g: &Tensor,
+) -> Result<(Tensor, Vec<(usize, Tensor)>)> {
+    use super::rows::RowKind;
+    use ferrotorch_core::autograd::{enable_grad, grad};
+    let create_graph = is_grad_enabled();
+    let _g = enable_grad();
+    let vr = v.detach().requires_grad_(true)?;
+    let param = |k: Option<usize>| k.map(|k| (k, xs[k].clone()));
+    let (w, b) = (param(row.weight), param(row.bias));
+    let out = match row.desc.kind {
+        RowKind::Sum => vr.sum_dim(Some(&[-1]), row.desc.keepdim, None)?,
+        RowKind::Mean => vr.mean_dim(Some(&[-1]), row.desc.keepdim, None)?,
+        RowKind::Max => vr.amax(&[-1], row.desc.keepdim)?,
+        RowKind::Softmax => vr.softmax(-1, None)?,
+        RowKind::LogSoftmax => vr.log_softmax(-1, None)?,
+        RowKind::LayerNorm { eps } => vr.layer_norm(
+            &[row.last],
+            w.as_ref().map(|(_, t)| t),
+            b.as_ref().map(|(_, t)| t),
+            eps,
+        )?,
+    };
+    let params: Vec<(usize, Tensor)> = [w, b]
+        .into_iter()
+        .flatten()
+        .filter(|(_, t)| t.requires_grad())
+        .collect();
+    let wrt: Vec<Tensor> = std::iter::once(vr)
+        .chain(params.iter().map(|(_, t)| t.clone()))
+        .collect();
+    let mut gs = grad(
+        &[out],
+        &wrt,
+        Some(std::slice::from_ref(g)),
+        None,
+        create_graph,
+        true,
+    )?
+    .into_iter();
+    let gv = gs.next().flatten().map_or_else(|| v.zeros_like(), Ok)?;
+    let extra = params
+        .into_iter()
+        .zip(gs)
+        .filter_map(|((k, _), g)| g.map(|g| (k, g)))
+        .collect();
+    Ok((gv, extra))
 }

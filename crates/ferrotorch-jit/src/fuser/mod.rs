@@ -13,8 +13,8 @@
 //! size reuses it. Inputs that require grad (grad mode on) run the same
 //! kernel inside an autograd function whose backward is the group's
 //! derivative compiled as one more kernel (`autodiff`; eager ops under
-//! `create_graph`, so double backward works); reduction groups
-//! differentiate op by op. When a guard fails, or the body has an op
+//! `create_graph`, so double backward works); a reduction's own
+//! gradient is taken by eager autograd inside that backward. When a guard fails, or the body has an op
 //! the code generator does not cover, the group runs op by op in the
 //! interpreter. Kernels are never saved: a saved program holds IR only,
 //! is fused again after loading and compiles on first call, so a file
@@ -121,6 +121,8 @@ struct Entry {
     /// The backward expression, derived on first use.
     backward: OnceLock<ferrotorch_codegen::Expr>,
     backward_kernels: Kernels,
+    /// A row group's prologue alone (its backward recomputes it).
+    prologue_kernels: Kernels,
 }
 
 type Cache = Mutex<HashMap<usize, Arc<Entry>>>;
@@ -159,6 +161,7 @@ fn entry(body: &Arc<Graph>) -> Arc<Entry> {
         kernels: Default::default(),
         backward: OnceLock::new(),
         backward_kernels: Default::default(),
+        prologue_kernels: Default::default(),
     });
     c.insert(key, e.clone());
     e
@@ -317,10 +320,6 @@ pub(crate) fn try_run(body: &Arc<Graph>, args: &[IValue]) -> Option<Result<Vec<I
     }
     let grad =
         ferrotorch_core::autograd::is_grad_enabled() && inputs.iter().any(|t| t.requires_grad());
-    if grad && lowered.row.is_some() {
-        // row groups differentiate op by op
-        return fallback();
-    }
     let Some(p) = prepare(&e, &inputs) else {
         return fallback();
     };
