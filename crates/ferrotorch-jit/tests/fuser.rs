@@ -471,35 +471,22 @@ fn row_groups_differentiate_like_eager() -> Result<()> {
     manual_seed(12);
     let w = Tensor::linspace(0.5, 1.5, 7, DType::F64)?.requires_grad_(true)?;
     let b = Tensor::linspace(-0.3, 0.3, 7, DType::F64)?.requires_grad_(true)?;
-    let cases: Vec<(&str, Box<dyn Fn(&[Tensor]) -> Result<Tensor>>)> = vec![
-        (
-            "softmax",
-            Box::new(|t| t[0].mul(&t[1])?.tanh()?.softmax(-1, None)),
-        ),
-        (
-            "log_softmax",
-            Box::new(|t| t[0].sub(&t[1])?.log_softmax(-1, None)),
-        ),
-        (
-            "sum",
-            Box::new(|t| t[0].mul(&t[1])?.exp()?.sum_dim(Some(&[-1]), true, None)),
-        ),
-        (
-            "mean",
-            Box::new(|t| {
-                t[0].add(&t[1])?
-                    .sigmoid()?
-                    .mean_dim(Some(&[-1]), false, None)
-            }),
-        ),
+    let cases: Vec<(&str, RowFn)> = vec![
+        ("softmax", |t| t[0].mul(&t[1])?.tanh()?.softmax(-1, None)),
+        ("log_softmax", |t| t[0].sub(&t[1])?.log_softmax(-1, None)),
+        ("sum", |t| {
+            t[0].mul(&t[1])?.exp()?.sum_dim(Some(&[-1]), true, None)
+        }),
+        ("mean", |t| {
+            t[0].add(&t[1])?
+                .sigmoid()?
+                .mean_dim(Some(&[-1]), false, None)
+        }),
         // weight and bias as inputs (a trace makes captured tensors constants)
-        (
-            "layer_norm",
-            Box::new(|t| {
-                t[0].add(&t[1].tanh()?)?
-                    .layer_norm(&[7], Some(&t[2]), Some(&t[3]), 1e-5)
-            }),
-        ),
+        ("layer_norm", |t| {
+            t[0].add(&t[1].tanh()?)?
+                .layer_norm(&[7], Some(&t[2]), Some(&t[3]), 1e-5)
+        }),
     ];
     for (name, f) in cases {
         let x = Tensor::randn(&[4, 7], DType::F64)?;
