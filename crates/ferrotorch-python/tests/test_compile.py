@@ -220,3 +220,22 @@ def test_compiled_char_models_train_like_eager(name):
     # make the trace unsound
     plans = list(run._compiled._cache.values())
     assert plans and all(hasattr(p, "script") for p in plans), [vars(p) for p in plans]
+
+
+def test_keyword_arguments_are_bound_to_positions():
+    calls = []
+
+    def f(x, scale=2.0, *, shift):
+        calls.append(1)
+        return x * scale + shift
+
+    cf = torch.compile(f)
+    x = torch.randn(5)
+    got = cf(x, shift=1.0)
+    np.testing.assert_allclose(got.numpy(), x.numpy() * 2.0 + 1.0, rtol=1e-6)
+    n = len(calls)
+    cf(torch.randn(5), shift=1.0)             # the same signature: no retrace
+    assert len(calls) == n
+    np.testing.assert_allclose(cf(x, scale=3.0, shift=0.5).numpy(), x.numpy() * 3.0 + 0.5,
+                               rtol=1e-6)
+    assert all(hasattr(p, "script") for p in cf._cache.values())

@@ -54,19 +54,27 @@ def _versions(module):
     return tuple((id(t), t._version) for t in ts)
 
 
-def _signature(args, kwargs, module):
+def _value_key(a):
+    """What a guard checks of one argument: a tensor's metadata, a
+    constant's value; None for anything else."""
     from . import Tensor
 
+    if isinstance(a, Tensor):
+        return ("T", tuple(a.shape), a.dtype, str(a.device), a.requires_grad)
+    if isinstance(a, (bool, int, float, str, type(None))):
+        return ("C", type(a), a)
+    return None
+
+
+def _signature(args, kwargs, module):
     if kwargs:
         return None
     key = []
     for a in args:
-        if isinstance(a, Tensor):
-            key.append(("T", tuple(a.shape), a.dtype, str(a.device), a.requires_grad))
-        elif isinstance(a, (bool, int, float, str, type(None))):
-            key.append(("C", type(a), a))
-        else:
+        k = _value_key(a)
+        if k is None:
             return None
+        key.append(k)
     key.append(_C.is_grad_enabled())
     if module is not None:
         key.append(module.training)
@@ -85,29 +93,55 @@ class _CompiledFunction:
         self._warned = False
         functools.update_wrapper(self, fn, updated=())
 
+    def _bind(self, args, kwargs):
+        """``(args, keyword-only args)`` with keywords bound to positions
+        and defaults filled, or None when the signature cannot say."""
+        import inspect
+
+        fn = self._module.forward if self._module is not None else self._fn
+        try:
+            bound = inspect.signature(fn).bind(*args, **kwargs)
+        except (TypeError, ValueError):
+            return None
+        bound.apply_defaults()
+        return tuple(bound.args), dict(bound.kwargs)
+
     def __call__(self, *args, **kwargs):
+        kw = {}
+        if kwargs:
+            # torch.compile takes keywords: bound to positions, and
+            # keyword-only ones kept (constants of the signature)
+            bound = self._bind(args, kwargs)
+            if bound is not None:
+                args, kw = bound
+                kwargs = {}
         key = _signature(args, kwargs, self._module)
+        if key is not None and kw:
+            # keyword-only arguments: constants of the signature
+            kw_keys = [(k, _value_key(v)) for k, v in sorted(kw.items())]
+            ok = all(v is not None and v[0] == "C" for _, v in kw_keys)
+            key = key + (tuple(kw_keys),) if ok else None
         if key is None or self._backend == "eager":
-            return self._unsupported("keyword or non-constant arguments", args, kwargs)
+            return self._unsupported("keyword or non-constant arguments", args, {**kwargs, **kw})
         plan = self._cache.get(key)
         if isinstance(plan, _Graph) and plan.stale(self._module):
             if _logging.enabled("recompiles"):
                 _logging.log("recompiling: a frozen weight changed")
-            plan = self._cache[key] = self._build(args)
+            plan = self._cache[key] = self._build(args, kw)
         if plan is None:
             if len(self._cache) >= cache_size_limit:
                 if not self._warned:
                     self._warned = True
                     warnings.warn(f"ferrotorch.compile: {cache_size_limit} signatures compiled "
                                   "(cache_size_limit reached); new ones run eagerly")
-                return self._fn(*args, **kwargs)
+                return self._fn(*args, **kw)
             if self._cache and _logging.enabled("recompiles"):
                 _logging.log(f"recompiling {getattr(self._fn, '__name__', self._fn)}: "
                              "a new argument signature")
-            plan = self._build(args)
+            plan = self._build(args, kw)
             self._cache[key] = plan
         if isinstance(plan, _Eager):
-            return self._fn(*args)
+            return self._fn(*args, **kw)
         return plan(args)
 
     def _unsupported(self, why, args, kwargs):
@@ -115,7 +149,7 @@ class _CompiledFunction:
             raise RuntimeError(f"compile(fullgraph=True): {why}")
         return self._fn(*args, **kwargs)
 
-    def _build(self, args):
+    def _build(self, args, kw):
         from . import Tensor, jit
 
         slots = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
@@ -125,7 +159,7 @@ class _CompiledFunction:
             full = list(args)
             for i, t in zip(slots, tensors):
                 full[i] = t
-            out = self._fn(*full)
+            out = self._fn(*full, **kw)
             seen.append(out)
             return out
 
@@ -138,11 +172,12 @@ class _CompiledFunction:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 inputs = tuple(args[i] for i in slots)
-                if self._module is not None and len(slots) == len(args):
+                if self._module is not None and len(slots) == len(args) and not kw:
                     script = jit.trace(self._module, inputs, check_trace=False)
                 else:
                     if self._module is not None:
-                        raise RuntimeError("a module called with non-tensor arguments")
+                        raise RuntimeError("a module called with non-tensor arguments "
+                                           "(None, numbers)")
                     script = jit.trace(run, inputs, check_trace=False)
             unsound = [str(w.message) for w in caught
                        if issubclass(w.category, jit.TracerWarning)]
