@@ -137,6 +137,29 @@ fn stages(e: &Expr, single: bool, access: &[Access]) -> Vec<Stage> {
         }
     };
     let cheap_leaf = |r: Reg| matches!(e.ops[r], Op::Input(_) | Op::Const(_));
+    // cheap ops go as late as their users allow (a transcendental's stage
+    // for its argument, the last for an output): work no later
+    // transcendental needs then shares the last stage's loop instead of
+    // passing through a buffer (W9's x·sigmoid(x)·0.5 waits for tanh)
+    let mut need = vec![usize::MAX; n_ops];
+    for &o in &e.outputs {
+        need[o] = last;
+    }
+    for r in (0..n_ops).rev() {
+        let op = &e.ops[r];
+        if cheap_leaf(r) {
+            continue;
+        }
+        let at = if heavy(op, single).is_some() {
+            stage_of[r]
+        } else {
+            stage_of[r] = need[r].min(last).max(stage_of[r]);
+            stage_of[r]
+        };
+        for a in operands(op) {
+            need[a] = need[a].min(at);
+        }
+    }
     // values read by a later stage live in buffers; so do transcendental
     // arguments and results
     let mut buffered = vec![false; n_ops];
@@ -313,24 +336,28 @@ pub(crate) fn body(
     let len = b.ins().select(short, rem, full);
     for st in &plan {
         let n_in = expr.n_inputs;
-        row_loop(b, &f, t, len, &[], 0.0, pool, consts, &mut |em, j, _| {
-            let vector = em.ty.is_vector();
-            let ij = em.b.ins().iadd(i, j);
-            let ys = eval(em, &st.expr, &mut |b, k| {
-                if k < n_in {
-                    f.load_input(b, k, ij, vector)
-                } else {
-                    f.load_dense(b, buffers[&st.reads[k - n_in]], j, vector)
+        // a stage with nothing to write (a transcendental of an input
+        // read in place) needs no loop
+        if !st.writes.is_empty() {
+            row_loop(b, &f, t, len, &[], 0.0, pool, consts, &mut |em, j, _| {
+                let vector = em.ty.is_vector();
+                let ij = em.b.ins().iadd(i, j);
+                let ys = eval(em, &st.expr, &mut |b, k| {
+                    if k < n_in {
+                        f.load_input(b, k, ij, vector)
+                    } else {
+                        f.load_dense(b, buffers[&st.reads[k - n_in]], j, vector)
+                    }
+                });
+                for (y, w) in ys.into_iter().zip(&st.writes) {
+                    match *w {
+                        Write::Buffer(r) => f.store_dense(em.b, buffers[&r], j, y),
+                        Write::Output(o) => f.store_dense(em.b, out_ptrs[o], ij, y),
+                    }
                 }
+                vec![]
             });
-            for (y, w) in ys.into_iter().zip(&st.writes) {
-                match *w {
-                    Write::Buffer(r) => f.store_dense(em.b, buffers[&r], j, y),
-                    Write::Output(o) => f.store_dense(em.b, out_ptrs[o], ij, y),
-                }
-            }
-            vec![]
-        });
+        }
         if let Some((h, a, func)) = st.heavy {
             let src = match a {
                 Arg::Buffer(r) => buffers[&r],
