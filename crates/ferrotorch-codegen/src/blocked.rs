@@ -13,8 +13,12 @@
 //! later stages read into per-value block buffers on the stack; the
 //! transcendental then runs over its block buffer in place as the
 //! multiversioned loop of `ferrotorch-kernels` (the same polynomials,
-//! so the same results as eager). Inputs are read from memory once per
-//! stage that uses them (from L1 after the first), outputs written once,
+//! so the same results as eager). A cheap op runs in the last stage its
+//! users allow, so work no transcendental waits for shares the final
+//! loop; a stage with nothing to write has no loop (a transcendental of
+//! a contiguous input reads the input in place). Inputs are read from
+//! memory once per stage that uses them (from L1 after the first),
+//! outputs written once,
 //! no intermediate reaches memory beyond L1. [`Strategy::Inline`] keeps
 //! everything in registers and is used where no op has a block function,
 //! or on CPUs without AVX2 (where the wide loops do not exist).
