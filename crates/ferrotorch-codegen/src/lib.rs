@@ -28,6 +28,8 @@
 //! assert!((f.call(&[0.5]).unwrap()[0] - 2.0 * 0.5f64.tanh()).abs() < 1e-15);
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod blocked;
 #[cfg(feature = "cross-isa")]
 pub mod cross;
