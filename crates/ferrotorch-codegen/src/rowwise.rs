@@ -220,8 +220,11 @@ fn blocked_exp_sum(
         f.store_dense(em.b, buf, j, d);
         vec![]
     });
+    // softmax: the exps go straight into the output row (distinct from
+    // the block buffer), log-softmax keeps its values there: a buffer
+    let dst = if store { f.addr(b, out, c) } else { ebuf };
     let callee = b.ins().iconst(t.ptr, expf as i64);
-    b.ins().call_indirect(sig, callee, &[buf, ebuf, len]);
+    b.ins().call_indirect(sig, callee, &[buf, dst, len]);
     let part = row_loop(
         b,
         f,
@@ -232,12 +235,7 @@ fn blocked_exp_sum(
         pool,
         consts,
         &mut |em, j, a| {
-            let vector = em.ty.is_vector();
-            let e = f.load_dense(em.b, ebuf, j, vector);
-            if store {
-                let cj = em.b.ins().iadd(c, j);
-                f.store_dense(em.b, out, cj, e);
-            }
+            let e = f.load_dense(em.b, dst, j, em.ty.is_vector());
             vec![em.add(a[0], e)]
         },
     )[0];
