@@ -43,6 +43,11 @@ FERROTORCH_CONV_BATCHED=1 cargo test -p ferrotorch-core --test all --quiet -- co
 # (Note [Winograd convolution]), which the rule gives only maps of 14×14 and up.
 FERROTORCH_CONV_WINOGRAD=1 cargo test -p ferrotorch-core --test all --quiet -- conv 2>&1 | tail -n 3
 
+echo "== fusion kernels with every transcendental inline"
+# This CPU's run above takes blocked kernels (Note [Blocked kernels]);
+# this runs the JIT's fusion tests with the fully inline strategy too.
+FERROTORCH_FUSER_BLOCKED=0 cargo test -p ferrotorch-jit $features --test fuser --quiet 2>&1 | tail -n 3
+
 echo "== python package (pytest)"
 # The extension is the workspace's own debug build of ferrotorch-python,
 # placed next to the package sources: no second (maturin) build of the
