@@ -106,6 +106,9 @@ pub(crate) fn compile(
     module
         .define_function(id, &mut ctx)
         .map_err(|e| format!("cranelift could not compile {name}: {e:?}"))?;
+    // a developer's view of the code: `FERROTORCH_DUMP_CODE=dir` writes
+    // each function's machine code to `dir/<name>.bin` (read it with
+    // `objdump -D -b binary -m i386:x86-64`)
     if let Ok(dir) = std::env::var("FERROTORCH_DUMP_CODE") {
         if let Some(c) = ctx.compiled_code() {
             let _ = std::fs::write(format!("{dir}/{name}.bin"), c.code_buffer());
