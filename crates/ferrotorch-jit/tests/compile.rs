@@ -158,3 +158,20 @@ fn training_through_a_compiled_module_matches_eager() -> Result<()> {
     assert!(same(&got[0], &compiled_net.forward(&x)?, 1e-6)?);
     Ok(())
 }
+
+/// A closure capturing a tensor that requires grad would trace it as a
+/// constant and drop its gradient: it runs eagerly, and the gradient
+/// arrives (it silently did not).
+#[test]
+fn captured_tensors_that_require_grad_keep_their_gradients() -> Result<()> {
+    let w = Tensor::randn(&[4], DType::F32)?.requires_grad_(true)?;
+    let f = compile(|x: &[Tensor]| Ok(vec![x[0].mul(&w)?.tanh()?]));
+    let x = Tensor::randn(&[4], DType::F32)?;
+    f.call(&[x.clone()])?[0].sum()?.backward()?;
+    assert!(f.eager_reason(&[x.clone()]).is_some());
+    let got = w.grad().expect("a gradient for the captured tensor");
+    w.set_grad(None)?;
+    x.mul(&w)?.tanh()?.sum()?.backward()?;
+    assert!(same(&got, &w.grad().unwrap(), 1e-6)?);
+    Ok(())
+}

@@ -239,3 +239,19 @@ def test_keyword_arguments_are_bound_to_positions():
     np.testing.assert_allclose(cf(x, scale=3.0, shift=0.5).numpy(), x.numpy() * 3.0 + 0.5,
                                rtol=1e-6)
     assert all(hasattr(p, "script") for p in cf._cache.values())
+
+
+def test_a_compiled_function_that_calls_a_model_still_trains_it():
+    # the model's parameters are captured, not inputs: a trace would make
+    # them constants and drop their gradients, so the function runs
+    # eagerly (torch.compile traces through; torch.jit.trace refuses)
+    torch.manual_seed(1)
+    model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))
+    f = torch.compile(lambda x: model(x) * 2)
+    x = torch.randn(5, 3)
+    f(x).sum().backward()
+    got = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    (model(x) * 2).sum().backward()
+    for g, p in zip(got, model.parameters()):
+        np.testing.assert_allclose(g.numpy(), p.grad.numpy(), rtol=1e-6)

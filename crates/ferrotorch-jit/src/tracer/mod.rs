@@ -180,6 +180,15 @@ impl TracingState {
                 v
             }
             _ => {
+                // a constant carries no gradient: the graph will not
+                // give the one eager gives (torch refuses such a trace;
+                // a warning lets a compiled function run eagerly instead)
+                if t.requires_grad() {
+                    self.warnings.push(format!(
+                        "jit.trace: a tensor of shape {:?} that requires grad is captured as a constant; gradients will not reach it (trace a module, or pass it as an input)",
+                        t.shape()
+                    ));
+                }
                 if t.storage().serial() >= self.start_serial {
                     self.warnings.push(format!(
                         "jit.trace: a {} tensor of shape {:?} was made during the trace by an op the tracer did not record; it is a constant in the graph and will not change with the inputs",
