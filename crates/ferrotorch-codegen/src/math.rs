@@ -70,10 +70,12 @@ fn reduce(em: &mut Em, xc: Value, b: Option<Value>) -> (Value, Value) {
     (r, ni)
 }
 
-/// e^x (`math::exp`).
-pub(crate) fn exp(em: &mut Em, x: Value) -> Value {
-    let xc = em.clampk(x, -104.0, 89.0);
-    let (r, ni) = reduce(em, xc, None);
+/// `e^x` from the clamped argument `xc` (and a correction `b` added
+/// before rounding): the reduction, the polynomial, the scaling, and the
+/// overflow and underflow selects on the unclamped `x` that `exp` and
+/// `exp_split` share.
+fn exp_from(em: &mut Em, x: Value, xc: Value, b: Option<Value>) -> Value {
+    let (r, ni) = reduce(em, xc, b);
     let (s1, s2) = pow2i(em, ni);
     let m = expm1_reduced(em, r);
     let y = em.fma(m, s1, s1);
@@ -84,19 +86,17 @@ pub(crate) fn exp(em: &mut Em, x: Value) -> Value {
     em.selk(under, 0.0, y)
 }
 
+/// e^x (`math::exp`).
+pub(crate) fn exp(em: &mut Em, x: Value) -> Value {
+    let xc = em.clampk(x, -104.0, 89.0);
+    exp_from(em, x, xc, None)
+}
+
 /// e^(a+b) without rounding `a + b` first (`math::exp_split`).
 fn exp_split(em: &mut Em, a: Value, b: Value) -> Value {
     let x = em.add(a, b);
     let ac = em.clampk(a, -104.0, 89.0);
-    let (r, ni) = reduce(em, ac, Some(b));
-    let (s1, s2) = pow2i(em, ni);
-    let m = expm1_reduced(em, r);
-    let y = em.fma(m, s1, s1);
-    let y = em.mul(y, s2);
-    let over = em.cmpk(FloatCC::GreaterThan, x, 88.722_84_f32 as f64);
-    let y = em.selk(over, f64::INFINITY, y);
-    let under = em.cmpk(FloatCC::LessThan, x, -103.972_08_f32 as f64);
-    let y = em.selk(under, 0.0, y);
+    let y = exp_from(em, x, ac, Some(b));
     let nan = em.cmp(FloatCC::Unordered, x, x);
     em.sel(nan, x, y)
 }
