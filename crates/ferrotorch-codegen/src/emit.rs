@@ -400,8 +400,7 @@ impl Em<'_, '_> {
             Unary::Gelu => math::gelu(self, x),
             Unary::GeluTanh => math::gelu_tanh(self, x),
             _ => {
-                let name = format!("{f:?}").to_lowercase();
-                let call = crate::libm::f32_fn(&name).expect("an f32 libcall for the rest");
+                let call = crate::libm::f32_fn(f.name()).expect("an f32 libcall for the rest");
                 self.call(call, &[x])
             }
         }
@@ -429,10 +428,7 @@ impl Em<'_, '_> {
                 let hx = self.mulk(x, 0.5);
                 self.mul(hx, t1)
             }
-            _ => {
-                let name = format!("{f:?}").to_lowercase();
-                self.call(f64_lib(&name), &[x])
-            }
+            _ => self.call(f64_lib(f.name()), &[x]),
         }
     }
 

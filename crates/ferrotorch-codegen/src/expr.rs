@@ -62,6 +62,53 @@ pub enum Unary {
     Round,
 }
 
+/// Every [`Unary`], with its torch name.
+const UNARY_NAMES: [(Unary, &str); 21] = [
+    (Unary::Neg, "neg"),
+    (Unary::Abs, "abs"),
+    (Unary::Relu, "relu"),
+    (Unary::Sigmoid, "sigmoid"),
+    (Unary::Tanh, "tanh"),
+    (Unary::Exp, "exp"),
+    (Unary::Expm1, "expm1"),
+    (Unary::Log, "log"),
+    (Unary::Log1p, "log1p"),
+    (Unary::Sqrt, "sqrt"),
+    (Unary::Rsqrt, "rsqrt"),
+    (Unary::Reciprocal, "reciprocal"),
+    (Unary::Erf, "erf"),
+    (Unary::Gelu, "gelu"),
+    (Unary::GeluTanh, "gelu_tanh"),
+    (Unary::Sin, "sin"),
+    (Unary::Cos, "cos"),
+    (Unary::Floor, "floor"),
+    (Unary::Ceil, "ceil"),
+    (Unary::Trunc, "trunc"),
+    (Unary::Round, "round"),
+];
+
+impl Unary {
+    /// The torch op of one tensor argument with this name (`"tanh"`);
+    /// the GELUs take an `approximate` argument, so they are not found
+    /// by name.
+    pub fn from_name(name: &str) -> Option<Unary> {
+        UNARY_NAMES
+            .iter()
+            .find(|(f, n)| *n == name && !matches!(f, Unary::Gelu | Unary::GeluTanh))
+            .map(|(f, _)| *f)
+    }
+
+    /// Its name (torch's; `gelu_tanh` for the tanh approximation), also
+    /// the name of its host function where it has one.
+    pub fn name(self) -> &'static str {
+        UNARY_NAMES
+            .iter()
+            .find(|(f, _)| *f == self)
+            .map(|(_, n)| *n)
+            .expect("every unary op is named")
+    }
+}
+
 /// Two-argument ops.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Binary {

@@ -136,6 +136,11 @@ impl Kernel {
         self.code.compile_time
     }
 
+    /// How many outputs it writes.
+    pub fn n_outputs(&self) -> usize {
+        self.n_outputs
+    }
+
     /// How it was generated.
     pub fn strategy(&self) -> Strategy {
         self.strategy

@@ -125,7 +125,7 @@ impl Body<'_> {
             }
             other => {
                 self.get(a);
-                self.call(&format!("{other:?}").to_lowercase())?;
+                self.call(other.name())?;
             }
         }
         Ok(())
@@ -140,7 +140,7 @@ pub fn to_wasm(expr: &Expr) -> Result<Vec<u8>, String> {
     let needed = |f: &str| -> bool {
         expr.ops.iter().any(|op| match op {
             Op::Unary(Unary::Sigmoid, _) => f == "exp",
-            Op::Unary(u, _) => format!("{u:?}").to_lowercase() == f,
+            Op::Unary(u, _) => u.name() == f,
             Op::Binary(Binary::Pow, _, _) => f == "pow",
             _ => false,
         })

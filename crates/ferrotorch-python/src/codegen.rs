@@ -13,31 +13,6 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 
-fn unary(name: &str) -> Option<Unary> {
-    Some(match name {
-        "neg" => Unary::Neg,
-        "abs" => Unary::Abs,
-        "relu" => Unary::Relu,
-        "sigmoid" => Unary::Sigmoid,
-        "tanh" => Unary::Tanh,
-        "exp" => Unary::Exp,
-        "expm1" => Unary::Expm1,
-        "log" => Unary::Log,
-        "log1p" => Unary::Log1p,
-        "sqrt" => Unary::Sqrt,
-        "rsqrt" => Unary::Rsqrt,
-        "reciprocal" => Unary::Reciprocal,
-        "erf" => Unary::Erf,
-        "sin" => Unary::Sin,
-        "cos" => Unary::Cos,
-        "floor" => Unary::Floor,
-        "ceil" => Unary::Ceil,
-        "trunc" => Unary::Trunc,
-        "round" => Unary::Round,
-        _ => return None,
-    })
-}
-
 fn binary(name: &str) -> Option<Binary> {
     Some(match name {
         "add" => Binary::Add,
@@ -77,7 +52,8 @@ fn expr_of(n_inputs: usize, ops: &Bound<'_, PyAny>, outputs: Vec<usize>) -> PyRe
             "input" => Op::Input(ix(1)?),
             "const" => Op::Const(t.get_item(1)?.extract::<f64>()?.to_bits()),
             "unary" => Op::Unary(
-                unary(&name(1)?).ok_or_else(|| bad("function", name(1).unwrap_or_default()))?,
+                Unary::from_name(&name(1)?)
+                    .ok_or_else(|| bad("function", name(1).unwrap_or_default()))?,
                 ix(2)?,
             ),
             "binary" => Op::Binary(

@@ -103,14 +103,8 @@ fn native(
     let Compiled::Pointwise(k) = &*k else {
         return None;
     };
-    let as_lowered = super::lower::Lowered {
-        expr: bwd.clone(),
-        dtype: lowered.dtype,
-        reads: Vec::new(),
-        row: None,
-    };
     super::RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    Some(run::execute(&as_lowered, k, &plan, all))
+    Some(run::execute(lowered.dtype, k, &plan, all))
 }
 
 /// Run `p` on `inputs` recording autograd.
@@ -123,12 +117,6 @@ pub(crate) fn apply(p: Prepared, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
 /// run.
 fn prologue(p: &Prepared, xs: &[Tensor]) -> Result<Tensor> {
     let lowered = p.lowered();
-    let pointwise = super::lower::Lowered {
-        expr: lowered.expr.clone(),
-        dtype: lowered.dtype,
-        reads: Vec::new(),
-        row: None,
-    };
     let native = (|| {
         let plan = run::Plan::new(xs, false)?;
         let float = run::float_of(lowered.dtype)?;
@@ -140,7 +128,7 @@ fn prologue(p: &Prepared, xs: &[Tensor]) -> Result<Tensor> {
         let Compiled::Pointwise(k) = &*k else {
             return None;
         };
-        Some(run::execute(&pointwise, k, &plan, xs))
+        Some(run::execute(lowered.dtype, k, &plan, xs))
     })();
     let mut v = match native {
         Some(v) => v?,

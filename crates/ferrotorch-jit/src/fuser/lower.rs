@@ -339,28 +339,8 @@ fn op(e: &mut Expr, name: &str, a: &[Val]) -> Result<Val, String> {
 
 /// One op of the body computing a number.
 fn value_op(e: &mut Expr, name: &str, a: &[Val]) -> Result<Reg, String> {
-    let unary = |f: Unary| -> Option<Unary> { Some(f) };
-    let simple = match name {
-        "neg" => unary(Unary::Neg),
-        "abs" => unary(Unary::Abs),
-        "relu" => unary(Unary::Relu),
-        "sigmoid" => unary(Unary::Sigmoid),
-        "tanh" => unary(Unary::Tanh),
-        "exp" => unary(Unary::Exp),
-        "expm1" => unary(Unary::Expm1),
-        "log" => unary(Unary::Log),
-        "log1p" => unary(Unary::Log1p),
-        "sqrt" => unary(Unary::Sqrt),
-        "rsqrt" => unary(Unary::Rsqrt),
-        "reciprocal" => unary(Unary::Reciprocal),
-        "erf" => unary(Unary::Erf),
-        "sin" => unary(Unary::Sin),
-        "cos" => unary(Unary::Cos),
-        "floor" => unary(Unary::Floor),
-        "ceil" => unary(Unary::Ceil),
-        "trunc" => unary(Unary::Trunc),
-        _ => None,
-    };
+    // one-argument ops by name (`round.decimals` has two: not these)
+    let simple = (a.len() == 1).then(|| Unary::from_name(name)).flatten();
     if let Some(f) = simple {
         let x = reg(e, &a[0])?;
         return Ok(e.unary(f, x));

@@ -198,7 +198,7 @@ impl Prepared {
         RUNS.fetch_add(1, Ordering::Relaxed);
         let lowered = self.lowered();
         match (&*self.kernel, self.row) {
-            (Compiled::Pointwise(k), None) => run::execute(lowered, k, &self.plan, inputs),
+            (Compiled::Pointwise(k), None) => run::execute(lowered.dtype, k, &self.plan, inputs),
             (Compiled::Row(k), Some((row, _))) => {
                 let mut shape = self.plan.shape.clone();
                 if k.op().reduces() {
@@ -207,7 +207,7 @@ impl Prepared {
                         shape.push(1);
                     }
                 }
-                run::execute_rows(lowered, k, &self.plan, inputs, &shape)
+                run::execute_rows(lowered.dtype, k, &self.plan, inputs, &shape)
             }
             _ => unreachable!("a group is either pointwise or a row group"),
         }

@@ -3,7 +3,6 @@
 //! (Note [Generated kernels] in ferrotorch-codegen says what one kernel
 //! call does).
 
-use super::lower::Lowered;
 use ferrotorch_codegen::{Access, Elem, Kernel, RowKernel};
 use ferrotorch_core::tensor::layout::{broadcast_shapes, broadcast_strides};
 use ferrotorch_core::{DType, Result, Tensor};
@@ -140,15 +139,15 @@ fn widen(dtype: DType, float: Elem, inputs: &[Tensor]) -> Result<(DType, Vec<Ten
 }
 
 /// Run `kernel` (compiled for `plan.access()`) on `inputs`: the group's
-/// outputs, in `lowered.dtype`.
+/// outputs, in `dtype` (the group's).
 pub(crate) fn execute(
-    lowered: &Lowered,
+    dtype: DType,
     kernel: &Kernel,
     plan: &Plan,
     inputs: &[Tensor],
 ) -> Result<Vec<Tensor>> {
-    let (compute, widened) = widen(lowered.dtype, kernel.float(), inputs)?;
-    let n_out = lowered.expr.outputs.len();
+    let (compute, widened) = widen(dtype, kernel.float(), inputs)?;
+    let n_out = kernel.n_outputs();
     let outs: Vec<Tensor> = (0..n_out)
         .map(|_| Tensor::empty(&plan.shape, compute))
         .collect::<Result<_>>()?;
@@ -186,24 +185,24 @@ pub(crate) fn execute(
             p += n;
         }
     });
-    if compute == lowered.dtype {
+    if compute == dtype {
         Ok(outs)
     } else {
-        outs.iter().map(|t| t.to_dtype(lowered.dtype)).collect()
+        outs.iter().map(|t| t.to_dtype(dtype)).collect()
     }
 }
 
 /// Run a row kernel over every row of `plan` (rows are the last
 /// dimension, `Plan::new(.., true)`): the group's one output, in
-/// `lowered.dtype`, `out_shape` shaped.
+/// `dtype`, `out_shape` shaped.
 pub(crate) fn execute_rows(
-    lowered: &Lowered,
+    dtype: DType,
     kernel: &RowKernel,
     plan: &Plan,
     inputs: &[Tensor],
     out_shape: &[usize],
 ) -> Result<Vec<Tensor>> {
-    let (compute, widened) = widen(lowered.dtype, kernel.float(), inputs)?;
+    let (compute, widened) = widen(dtype, kernel.float(), inputs)?;
     let out = Tensor::empty(out_shape, compute)?;
     // the row op's input, when the group returns it too
     let kept = if kernel.keeps_input() {
@@ -243,9 +242,9 @@ pub(crate) fn execute_rows(
         }
     });
     let results: Vec<Tensor> = kept.into_iter().chain([out]).collect();
-    if compute == lowered.dtype {
+    if compute == dtype {
         Ok(results)
     } else {
-        results.iter().map(|t| t.to_dtype(lowered.dtype)).collect()
+        results.iter().map(|t| t.to_dtype(dtype)).collect()
     }
 }
