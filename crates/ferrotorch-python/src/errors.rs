@@ -15,7 +15,6 @@ use pyo3::exceptions::{
     PyValueError,
 };
 use pyo3::PyErr;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// The Python exception for a core error; a Python exception that a
 /// callback raised inside the core comes back as itself (Note [Foreign
@@ -49,19 +48,8 @@ impl<T> IntoPy<T> for Result<T, Error> {
     }
 }
 
-/// Run `f`, turning a panic into RuntimeError (Note [Errors at the boundary]).
+/// Run `f`, turning a panic into RuntimeError (Note [Errors at the boundary];
+/// the guard is the one every binding shares, Note [One binding layer]).
 pub fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T, Error>) -> pyo3::PyResult<T> {
-    match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(r) => r.py(),
-        Err(payload) => {
-            let detail = payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_default();
-            Err(PyRuntimeError::new_err(format!(
-                "internal error in {what}: {detail} (please report this bug)"
-            )))
-        }
-    }
+    ferrotorch_core::dispatch::binding::guarded(what, f).py()
 }

@@ -12,6 +12,7 @@
 //! beside its kernel).
 
 mod alias;
+pub mod binding;
 pub mod handle;
 mod ivalue;
 pub mod keys;

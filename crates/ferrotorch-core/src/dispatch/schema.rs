@@ -470,6 +470,9 @@ fn coerce(op: &str, a: &Argument, v: IValue) -> Result<IValue> {
             (Type::Bool, v @ IValue::Bool(_)) => v,
             (Type::Str, v @ IValue::Str(_)) => v,
             (Type::ScalarType, v @ IValue::DType(_)) => v,
+            // a dtype by name, as the Node, C and Go bindings pass it
+            // (`{dtype: 'float64'}`)
+            (Type::ScalarType, IValue::Str(s)) => IValue::DType(DType::from_name(&s)?),
             (Type::Generator, v @ IValue::Generator(_)) => v,
             (Type::Opaque(_), v) => v,
             (Type::List(e, n), IValue::Int(i)) if **e == Type::Int => {
@@ -582,6 +585,26 @@ mod tests {
             e.message(),
             "add(): argument 'other' must be Tensor, not str"
         );
+        assert_eq!(e.kind(), ErrorKind::Type);
+    }
+
+    #[test]
+    fn a_dtype_binds_by_name() {
+        let s = Schema::parse("ones(SymInt[] size, *, ScalarType? dtype=None) -> Tensor").unwrap();
+        let b = s
+            .bind(
+                &[IValue::IntList(vec![2])],
+                &[("dtype", IValue::Str("float64".into()))],
+            )
+            .unwrap();
+        assert!(matches!(b[1], IValue::DType(DType::F64)));
+        let e = s
+            .bind(
+                &[IValue::IntList(vec![2])],
+                &[("dtype", IValue::Str("floaty".into()))],
+            )
+            .err()
+            .unwrap();
         assert_eq!(e.kind(), ErrorKind::Type);
     }
 }

@@ -1,0 +1,157 @@
+//! What every language binding needs from the dispatcher, in one place
+//! (Note [One binding layer]).
+//!
+//! # Note [One binding layer]
+//! The Python, Node and C bindings do not declare ops by hand: each asks
+//! [`binding_ops`] for every op name, with the facts a generated function
+//! needs (its overloads' schemas, whether it is a `Tensor` method, whether
+//! it writes and returns `self`, which argument takes varargs sizes), calls
+//! ops through [`OpHandle`]s, and runs every call under [`guarded`], so a
+//! panic in a kernel becomes an error naming the op instead of unwinding
+//! into a foreign runtime. The rules below are torch's Python argument
+//! parser's, written once.
+
+use super::{find_schema, op_names, OpHandle, Schema, Type};
+use crate::error::{Error, ErrorKind, Result};
+use std::collections::BTreeMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+
+/// One op name as a binding exposes it: `add` with its overloads
+/// `add.Tensor`, `add.Scalar`.
+pub struct BindingOp {
+    /// The base name (`add`, `add_`, `log_softmax`).
+    pub name: String,
+    /// Its overloads' schemas, in registration order.
+    pub overloads: Vec<Arc<Schema>>,
+    /// Some overload's first argument is `Tensor self`: also a method.
+    pub is_method: bool,
+    /// Every overload writes its `self` in place and returns it (`add_`,
+    /// `zero_`), as the alias annotations say: a binding returns the very
+    /// object it was given.
+    pub writes_self: bool,
+    /// The position of a trailing `int[]` argument that may also be given
+    /// as varargs (`zeros(2, 3)`, `t.view(2, 3)`), counting `self`.
+    pub vararg_sizes: Option<usize>,
+    /// A creation op (`ones`, `randn`, ...): takes `requires_grad`.
+    pub creation: bool,
+}
+
+impl BindingOp {
+    /// A static handle for calling it (resolved once; leaked, as a
+    /// binding keeps it for the process's life).
+    pub fn handle(&self) -> &'static OpHandle {
+        let name: &'static str = Box::leak(self.name.clone().into_boxed_str());
+        Box::leak(Box::new(OpHandle::new(name)))
+    }
+}
+
+/// The ops whose results are new tensors built from sizes or values, which
+/// take torch's `requires_grad=` keyword in every binding.
+pub const CREATION_OPS: [&str; 16] = [
+    "zeros",
+    "ones",
+    "empty",
+    "full",
+    "rand",
+    "randn",
+    "randint",
+    "arange",
+    "linspace",
+    "logspace",
+    "eye",
+    "randperm",
+    "zeros_like",
+    "ones_like",
+    "empty_like",
+    "full_like",
+];
+
+fn is_size_list(t: &Type) -> bool {
+    matches!(t, Type::List(e, _) if **e == Type::Int)
+}
+
+/// Every public op (names starting with `_` are internal), grouped by base
+/// name, sorted.
+pub fn binding_ops() -> Vec<BindingOp> {
+    let mut by_name: BTreeMap<String, Vec<Arc<Schema>>> = BTreeMap::new();
+    for full in op_names() {
+        if let Some(s) = find_schema(&full) {
+            if !s.name.starts_with('_') && !s.name.contains("::") {
+                by_name.entry(s.name.clone()).or_default().push(s);
+            }
+        }
+    }
+    by_name
+        .into_iter()
+        .map(|(name, overloads)| {
+            let has_self = |s: &Schema| s.args.first().is_some_and(|a| a.name == "self");
+            let is_method = overloads.iter().any(|s| has_self(s));
+            let writes_self = overloads.iter().all(|s| {
+                has_self(s)
+                    && s.is_inplace()
+                    && s.returns.len() == 1
+                    && s.aliased_input(0) == Some(0)
+            });
+            let vararg_sizes = overloads.iter().find_map(|s| {
+                let pos: Vec<_> = s.args.iter().filter(|a| !a.kwarg_only).collect();
+                let offset = usize::from(has_self(s));
+                (pos.len() == offset + 1 && is_size_list(&pos[offset].ty)).then_some(offset)
+            });
+            let creation = CREATION_OPS.contains(&name.as_str());
+            BindingOp {
+                name,
+                overloads,
+                is_method,
+                writes_self,
+                vararg_sizes,
+                creation,
+            }
+        })
+        .collect()
+}
+
+/// Run `f`, turning a panic into a Runtime error that names `what` (Note
+/// [One binding layer]): no unwinding crosses into a foreign runtime.
+pub fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(payload) => {
+            let detail = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            Err(Error::new(
+                ErrorKind::Runtime,
+                format!("internal error in {what}: {detail} (please report this bug)"),
+            ))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn binding_facts_follow_the_schemas() {
+        let ops = binding_ops();
+        let get = |n: &str| ops.iter().find(|o| o.name == n).unwrap();
+        assert!(get("add_").writes_self && get("add_").is_method);
+        assert!(!get("add").writes_self && get("add").is_method);
+        assert!(!get("ones").is_method && get("ones").creation);
+        assert_eq!(get("ones").vararg_sizes, Some(0));
+        assert_eq!(get("view").vararg_sizes, Some(1));
+        assert_eq!(get("transpose").vararg_sizes, None);
+        assert!(ops.iter().all(|o| !o.name.starts_with('_')));
+    }
+
+    #[test]
+    fn guarded_turns_a_panic_into_an_error_naming_the_op() {
+        let e = guarded("my_op", || -> Result<()> { panic!("boom") }).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Runtime);
+        assert!(e.message().contains("my_op") && e.message().contains("boom"));
+        assert_eq!(guarded("x", || Ok(3)).unwrap(), 3);
+    }
+}
