@@ -57,9 +57,27 @@ if [ ! -x .venv/bin/python ]; then
     python3 -m venv .venv
 fi
 .venv/bin/python -m pip install --quiet --disable-pip-version-check numpy pytest
-cargo build --workspace $features --quiet  # same feature set as the test build: no rebuilds
+cargo build --workspace $features --examples --quiet  # same feature set as the test build: no rebuilds
 pkg=crates/ferrotorch-python/python/ferrotorch
 rm -f "$pkg"/_C*.so
 cp target/debug/lib_C.so "$pkg/_C.so"
 PYTHONPATH=crates/ferrotorch-python/python .venv/bin/python -m pytest -q \
     -p no:cacheprovider crates/ferrotorch-python/tests
+
+echo "== node package (node --test)"
+# The add-on is the workspace's own debug build of ferrotorch-node (built
+# just above), placed next to the package sources; `npm install
+# ./crates/ferrotorch-node` is the user's install command (README). npm
+# installs the package's tools (napi-rs's CLI, TypeScript) only.
+node_pkg=crates/ferrotorch-node
+(cd "$node_pkg" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+rm -f "$node_pkg"/*.node
+cp target/debug/libferrotorch_node.so "$node_pkg/ferrotorch.node"
+# the generated declarations and ES module entry are current, and the
+# declarations describe a TypeScript user's program
+(cd "$node_pkg" && node scripts/gen-types.js --check && npx --no-install tsc -p test/types)
+# the seeds/000 demo test traces ResNet-18 with the Python package and
+# runs the Rust example beside Node
+FERROTORCH_PYTHON="$PWD/.venv/bin/python" PYTHONPATH="$PWD/crates/ferrotorch-python/python" \
+    FERROTORCH_RUN_PROGRAM="$PWD/target/debug/examples/run_program" \
+    node --test "$node_pkg/test/"

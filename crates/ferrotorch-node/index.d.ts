@@ -7,6 +7,16 @@ import { DType } from './ops'
 export { Tensor, fromTypedArray, isGradEnabled, version as nativeVersion } from './native'
 export * from './ops'
 
+declare module './native' {
+  interface Tensor {
+    /** Set `requiresGrad` and return the tensor (`t.requires_grad_()`). */
+    requiresGrad_ (requiresGrad?: boolean): this
+    requires_grad_ (requiresGrad?: boolean): this
+    /** The elements as nested arrays (what `JSON.stringify` writes). */
+    toJSON (): any
+  }
+}
+
 /** The package version. */
 export declare const version: string
 

@@ -85,6 +85,12 @@ if (typeof Symbol.dispose === 'symbol') {
 Tensor.prototype[util.inspect.custom] = function () {
   return this.isDisposed ? 'Tensor <disposed>' : this.toString()
 }
+/** Set `requiresGrad` and return the tensor (`t.requires_grad_()`). */
+Tensor.prototype.requiresGrad_ = function (requiresGrad = true) {
+  this.requiresGrad = requiresGrad
+  return this
+}
+Tensor.prototype.requires_grad_ = Tensor.prototype.requiresGrad_
 Tensor.prototype.toJSON = function () { return this.toArray() }
 
 module.exports = { tensor }

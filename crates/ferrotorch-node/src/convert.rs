@@ -12,7 +12,7 @@
 
 use crate::errors::type_error;
 use crate::js::Js;
-use crate::tensor::{unwrap, wrap};
+use crate::tensor::{unwrap_object, wrap};
 use ferrotorch_core::dispatch::IValue;
 use ferrotorch_core::Tensor as Core;
 use napi::sys;
@@ -43,7 +43,7 @@ pub(crate) fn to_ivalue(js: Js, v: sys::napi_value) -> napi::Result<IValue> {
         }
         V::napi_string => Ok(IValue::Str(js.string_of(v)?)),
         V::napi_object => {
-            if let Some(t) = unwrap(js.0, v)? {
+            if let Some(t) = unwrap_object(js.0, v)? {
                 return Ok(IValue::Tensor(t));
             }
             if js.is_array(v)? {

@@ -44,24 +44,31 @@ macro_rules! out {
 }
 
 impl Js {
+    /// The `typeof` of a value (`napi_valuetype`).
     pub fn type_of(self, v: sys::napi_value) -> napi::Result<i32> {
         out!(self.0, napi_typeof(v) -> i32, 0)
     }
+    /// Whether a value is an Array.
     pub fn is_array(self, v: sys::napi_value) -> napi::Result<bool> {
         out!(self.0, napi_is_array(v) -> bool, false)
     }
+    /// Whether a value is a TypedArray.
     pub fn is_typedarray(self, v: sys::napi_value) -> napi::Result<bool> {
         out!(self.0, napi_is_typedarray(v) -> bool, false)
     }
+    /// An array's length.
     pub fn array_len(self, v: sys::napi_value) -> napi::Result<u32> {
         out!(self.0, napi_get_array_length(v) -> u32, 0)
     }
+    /// An array's element `i`.
     pub fn element(self, v: sys::napi_value, i: u32) -> napi::Result<sys::napi_value> {
         out!(self.0, napi_get_element(v, i) -> sys::napi_value, ptr::null_mut())
     }
+    /// A boolean's value.
     pub fn bool_of(self, v: sys::napi_value) -> napi::Result<bool> {
         out!(self.0, napi_get_value_bool(v) -> bool, false)
     }
+    /// A number's value.
     pub fn f64_of(self, v: sys::napi_value) -> napi::Result<f64> {
         out!(self.0, napi_get_value_double(v) -> f64, 0.0)
     }
@@ -75,6 +82,7 @@ impl Js {
         })?;
         Ok((r, lossless))
     }
+    /// A string's value, as UTF-8.
     pub fn string_of(self, v: sys::napi_value) -> napi::Result<String> {
         let mut len = 0usize;
         // SAFETY: a null buffer asks for the length only.
@@ -89,9 +97,11 @@ impl Js {
         buf.truncate(len);
         String::from_utf8(buf).map_err(|e| napi::Error::from_reason(e.to_string()))
     }
+    /// An object's enumerable own property names, as an array.
     pub fn property_names(self, v: sys::napi_value) -> napi::Result<sys::napi_value> {
         out!(self.0, napi_get_property_names(v) -> sys::napi_value, ptr::null_mut())
     }
+    /// An object's property `key`.
     pub fn property(
         self,
         obj: sys::napi_value,
@@ -99,43 +109,30 @@ impl Js {
     ) -> napi::Result<sys::napi_value> {
         out!(self.0, napi_get_property(obj, key) -> sys::napi_value, ptr::null_mut())
     }
+    /// `null`.
     pub fn null(self) -> napi::Result<sys::napi_value> {
         out!(self.0, napi_get_null() -> sys::napi_value, ptr::null_mut())
     }
-    pub fn undefined(self) -> napi::Result<sys::napi_value> {
-        out!(self.0, napi_get_undefined() -> sys::napi_value, ptr::null_mut())
-    }
+    /// A boolean.
     pub fn boolean(self, b: bool) -> napi::Result<sys::napi_value> {
         out!(self.0, napi_get_boolean(b) -> sys::napi_value, ptr::null_mut())
     }
+    /// A number.
     pub fn number(self, x: f64) -> napi::Result<sys::napi_value> {
         out!(self.0, napi_create_double(x) -> sys::napi_value, ptr::null_mut())
     }
-    pub fn bigint(self, x: i64) -> napi::Result<sys::napi_value> {
-        out!(self.0, napi_create_bigint_int64(x) -> sys::napi_value, ptr::null_mut())
-    }
+    /// A string.
     pub fn string(self, s: &str) -> napi::Result<sys::napi_value> {
         out!(self.0, napi_create_string_utf8(s.as_ptr().cast(), s.len() as isize) -> sys::napi_value, ptr::null_mut())
     }
+    /// An empty array of length `len`.
     pub fn array(self, len: usize) -> napi::Result<sys::napi_value> {
         out!(self.0, napi_create_array_with_length(len) -> sys::napi_value, ptr::null_mut())
     }
+    /// Set an array's element `i`.
     pub fn set_element(self, arr: sys::napi_value, i: u32, v: sys::napi_value) -> napi::Result<()> {
         // SAFETY: env and values are live for the call.
         check_status!(unsafe { sys::napi_set_element(self.0, arr, i, v) })
-    }
-    pub fn object(self) -> napi::Result<sys::napi_value> {
-        out!(self.0, napi_create_object() -> sys::napi_value, ptr::null_mut())
-    }
-    pub fn set_named(
-        self,
-        obj: sys::napi_value,
-        name: &str,
-        v: sys::napi_value,
-    ) -> napi::Result<()> {
-        let key = self.string(name)?;
-        // SAFETY: env and values are live for the call.
-        check_status!(unsafe { sys::napi_set_property(self.0, obj, key, v) })
     }
     /// An array of the given values.
     pub fn array_of(self, items: &[sys::napi_value]) -> napi::Result<sys::napi_value> {

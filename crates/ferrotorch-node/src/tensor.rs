@@ -51,6 +51,15 @@ pub(crate) fn wrap(env: sys::napi_env, t: Core) -> napi::Result<sys::napi_value>
 /// the class's N-API type tag is checked before the object is unwrapped,
 /// so no other object is ever read as a tensor.
 pub(crate) fn unwrap(env: sys::napi_env, v: sys::napi_value) -> napi::Result<Option<Core>> {
+    if crate::js::Js(env).type_of(v)? != sys::ValueType::napi_object {
+        return Ok(None);
+    }
+    unwrap_object(env, v)
+}
+
+/// [`unwrap`] for a value already known to be an object (the type-tag
+/// check throws on `null` and `undefined`).
+pub(crate) fn unwrap_object(env: sys::napi_env, v: sys::napi_value) -> napi::Result<Option<Core>> {
     let tag = <Tensor as TypeTag>::type_tag();
     let mut tagged = false;
     // SAFETY: env and v are live for the call; the out-pointer is valid.
@@ -219,7 +228,8 @@ impl Tensor {
     #[napi(ts_return_type = "number | boolean")]
     pub fn item(&self, env: Env) -> napi::Result<Raw> {
         let e = env.raw();
-        let s = guarded(e, "item", || self.get(e).ok().expect("checked").item())?;
+        let t = self.get(e)?;
+        let s = guarded(e, "item", || t.item())?;
         scalar_value(Js(e), s).map(Raw)
     }
 

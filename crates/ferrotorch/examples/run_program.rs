@@ -8,7 +8,9 @@
 //!
 //! Prints the top-5 classes (index and score); with `--json`, a JSON
 //! object with them and the output's float32 bytes in hex, for the test
-//! that checks Python, Rust and Node give the same bits.
+//! that checks Python, Rust and Node give the same bits; with `--time N`,
+//! the median of N timed forwards in microseconds (`bench/node.js` runs it
+//! beside Node's).
 
 use ferrotorch::{jit, Tensor, TensorOptions};
 
@@ -26,8 +28,30 @@ fn main() -> ferrotorch::Result<()> {
         .map(|s| s.parse().expect("a shape like 1,3,224,224"))
         .collect();
     let json = args.iter().any(|a| a == "--json");
+    let time: Option<usize> = args
+        .iter()
+        .position(|a| a == "--time")
+        .and_then(|i| args.get(i + 1))
+        .map(|n| n.parse().expect("--time N"));
     let module = jit::load(path)?;
     let x = Tensor::ones(&shape, TensorOptions::default())?;
+    if let Some(n) = time {
+        let _g = ferrotorch::autograd::no_grad();
+        for _ in 0..3 {
+            module.forward(std::slice::from_ref(&x))?;
+        }
+        let mut us: Vec<f64> = (0..n)
+            .map(|_| {
+                let t = std::time::Instant::now();
+                module
+                    .forward(std::slice::from_ref(&x))
+                    .map(|_| t.elapsed().as_secs_f64() * 1e6)
+            })
+            .collect::<ferrotorch::Result<_>>()?;
+        us.sort_by(f64::total_cmp);
+        println!("{{\"median_us\": {:.1}}}", us[us.len() / 2]);
+        return Ok(());
+    }
     let out = ferrotorch::autograd::with_no_grad(|| module.forward(&[x]))?;
     let y = out[0].flatten(0, -1)?;
     let (vals, idx) = y.topk(5, -1, true, true)?;

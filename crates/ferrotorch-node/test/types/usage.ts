@@ -27,3 +27,5 @@ ft.manualSeed(0)
 x.add_(1).zero_()
 x.dispose()
 void [g, s, vals, ls, shape, arr, item, r, grads, out, later, sel, dt]
+const w: ft.Tensor = ft.zeros([2]).requiresGrad_()
+void w

@@ -1,0 +1,26 @@
+#!/usr/bin/env node
+'use strict'
+// Build the add-on (`npm install` runs this): napi-rs's CLI runs `cargo
+// build` of this crate, copies the library to ferrotorch.node and writes
+// native.d.ts from the #[napi] items; then scripts/gen-types.js writes
+// the op declarations (ops.d.ts) and the ES module entry (index.mjs) from
+// the dispatcher's schemas. Needs Rust (cargo) on PATH.
+//
+//   node scripts/build.js --release     # what `npm install` runs
+//   node scripts/build.js               # a debug build
+const { execFileSync } = require('node:child_process')
+const path = require('node:path')
+
+const root = path.join(__dirname, '..')
+const release = process.argv.includes('--release') && process.env.FERROTORCH_NODE_DEBUG !== '1'
+const cli = path.join(path.dirname(require.resolve('@napi-rs/cli/package.json')), 'dist', 'cli.js')
+
+const args = [cli, 'build', '--dts', 'native.d.ts', '--no-dts-header', '--no-const-enum']
+if (release) args.push('--release')
+try {
+  execFileSync(process.execPath, args, { cwd: root, stdio: 'inherit' })
+} catch (e) {
+  console.error('ferrotorch: building the native add-on failed; it needs Rust (https://rustup.rs) and cargo on PATH')
+  process.exit(1)
+}
+execFileSync(process.execPath, [path.join(__dirname, 'gen-types.js')], { cwd: root, stdio: 'inherit' })
