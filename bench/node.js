@@ -12,7 +12,12 @@
 //   cargo build --release -p ferrotorch-node -p ferrotorch --example run_program
 //   cp target/release/libferrotorch_node.so crates/ferrotorch-node/ferrotorch.node
 //   node bench/node.js --program /tmp/rn/resnet18_trace.pt \
-//       --rust target/release/examples/run_program [--rounds 5] [--onnx /tmp/rn/resnet18.onnx]
+//       --rust target/release/examples/run_program [--rounds 5] [--onnx /tmp/rn/resnet18.onnx] \
+//       [--torch-python /path/to/venv-with-torch/bin/python]
+//
+// onnxruntime-node is looked up from the working directory's
+// node_modules (`npm install --ignore-scripts onnxruntime-node` there);
+// the ONNX file comes from `python bench/export_onnx.py FILE` (torch, onnx).
 'use strict'
 const { execFileSync } = require('node:child_process')
 const path = require('node:path')
@@ -26,6 +31,18 @@ const rounds = Number(arg('--rounds', 5))
 const program = arg('--program')
 const rust = arg('--rust')
 const onnx = arg('--onnx')
+const torchPython = arg('--torch-python')
+
+// PyTorch's W5 from Python, timed the same way (200,000 calls after a warm-up)
+const TORCH_ADD = `
+import time, torch
+torch.set_num_threads(2)
+a = torch.ones(1); b = torch.ones(1)
+for _ in range(20000): a + b
+t = time.perf_counter_ns()
+for _ in range(200000): a + b
+print((time.perf_counter_ns() - t) / 200000)
+`
 
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)] }
 
@@ -52,7 +69,7 @@ function forwardUs (f, n) {
 
 async function onnxUs (n) {
   let ort
-  try { ort = require('onnxruntime-node') } catch { return null }
+  try { ort = require(require.resolve('onnxruntime-node', { paths: [process.cwd()] })) } catch { return null }
   const session = await ort.InferenceSession.create(onnx, { intraOpNumThreads: require('node:os').availableParallelism() })
   const input = new ort.Tensor('float32', new Float32Array(3 * 224 * 224).fill(1), [1, 3, 224, 224])
   const feeds = { [session.inputNames[0]]: input }
@@ -67,11 +84,12 @@ async function onnxUs (n) {
 }
 
 async function main () {
-  const rows = { add_ns: [], node_resnet_us: [], rust_resnet_us: [], ort_resnet_us: [] }
+  const rows = { add_ns: [], torch_add_ns: [], node_resnet_us: [], rust_resnet_us: [], ort_resnet_us: [] }
   const model = program ? new ft.ScriptModule(program) : null
   const x = ft.ones([1, 3, 224, 224], false)
   for (let r = 0; r < rounds; r++) {
     rows.add_ns.push(tinyAddNs())
+    if (torchPython) rows.torch_add_ns.push(Number(execFileSync(torchPython, ['-c', TORCH_ADD]).toString()))
     if (model) rows.node_resnet_us.push(ft.noGrad(() => forwardUs(() => model.forward(x), 20)))
     if (model && rust) {
       rows.rust_resnet_us.push(JSON.parse(execFileSync(rust, [program, '1,3,224,224', '--time', '20'])).median_us)

@@ -141,6 +141,18 @@ export declare function _popGradMode(): void
  */
 export declare function _pushGradMode(enabled: boolean): void
 
+/** One argument of an overload. */
+export interface ArgInfo {
+  /** Its name in the schema (`self`, `dim`). */
+  name: string
+  /** Its schema type (`Tensor`, `int[1]?`, `Scalar`). */
+  type: string
+  /** It has a default: it may be left out. */
+  hasDefault: boolean
+  /** Declared after `*`: only by name, in the options object. */
+  kwargOnly: boolean
+}
+
 /** Options of `backward`. */
 export interface BackwardOptions {
   /** Keep the graph for another backward (default: `createGraph`). */
@@ -194,10 +206,20 @@ export interface OpInfo {
   varargSizes?: number
   /** A creation op: takes `requiresGrad`. */
   creation: boolean
-  /** The overloads' schemas, for documentation and declarations. */
+  /** The overloads' schemas, for documentation. */
   schemas: Array<string>
+  /** The overloads' arguments and result types, for declarations. */
+  overloads: Array<OverloadInfo>
   /** The result names of a multi-result overload (`values`, `indices`). */
   returnNames: Array<string>
+}
+
+/** One overload's signature. */
+export interface OverloadInfo {
+  /** The arguments in order. */
+  args: Array<ArgInfo>
+  /** The result types. */
+  returns: Array<string>
 }
 
 /** The package version. */

@@ -13,7 +13,23 @@ const path = require('node:path')
 
 const root = path.join(__dirname, '..')
 const release = process.argv.includes('--release') && process.env.FERROTORCH_NODE_DEBUG !== '1'
-const cli = path.join(path.dirname(require.resolve('@napi-rs/cli/package.json')), 'dist', 'cli.js')
+
+/** napi-rs's CLI: this package's dependency. `npm install <folder>` links
+ * the folder and runs this script without installing the folder's own
+ * dependencies, so they are installed here first when missing. */
+function napiCli () {
+  const find = () => path.join(path.dirname(require.resolve('@napi-rs/cli/package.json', { paths: [root] })), 'dist', 'cli.js')
+  try {
+    return find()
+  } catch {
+    const npm = process.env.npm_execpath
+    const [cmd, pre] = npm && npm.endsWith('.js') ? [process.execPath, [npm]] : ['npm', []]
+    execFileSync(cmd, pre.concat(['install', '--no-save', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund']),
+      { cwd: root, stdio: 'inherit' })
+    return find()
+  }
+}
+const cli = napiCli()
 
 const args = [cli, 'build', '--dts', 'native.d.ts', '--no-dts-header', '--no-const-enum']
 if (release) args.push('--release')

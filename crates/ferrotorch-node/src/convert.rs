@@ -14,7 +14,6 @@ use crate::errors::type_error;
 use crate::js::Js;
 use crate::tensor::{unwrap_object, wrap};
 use ferrotorch_core::dispatch::IValue;
-use ferrotorch_core::Tensor as Core;
 use napi::sys;
 use napi::sys::ValueType as V;
 
@@ -92,56 +91,8 @@ fn type_name(t: i32) -> &'static str {
 }
 
 fn list(js: Js, items: Vec<IValue>) -> napi::Result<IValue> {
-    let all = |f: fn(&IValue) -> bool| items.iter().all(f);
-    if items.is_empty() || all(|v| matches!(v, IValue::Int(_))) {
-        return Ok(IValue::IntList(
-            items
-                .into_iter()
-                .filter_map(|v| match v {
-                    IValue::Int(i) => Some(i),
-                    _ => None,
-                })
-                .collect(),
-        ));
-    }
-    if all(|v| matches!(v, IValue::Bool(_))) {
-        return Ok(IValue::BoolList(
-            items
-                .iter()
-                .map(|v| matches!(v, IValue::Bool(true)))
-                .collect(),
-        ));
-    }
-    if all(|v| matches!(v, IValue::Int(_) | IValue::Float(_))) {
-        return Ok(IValue::FloatList(
-            items
-                .iter()
-                .map(|v| match v {
-                    IValue::Int(i) => *i as f64,
-                    IValue::Float(f) => *f,
-                    _ => 0.0,
-                })
-                .collect(),
-        ));
-    }
-    if all(|v| matches!(v, IValue::Tensor(_) | IValue::None)) {
-        let opt: Vec<Option<Core>> = items
-            .into_iter()
-            .map(|v| match v {
-                IValue::Tensor(t) => Some(t),
-                _ => None,
-            })
-            .collect();
-        return Ok(if opt.iter().all(Option::is_some) {
-            IValue::TensorList(opt.into_iter().flatten().collect())
-        } else {
-            IValue::OptTensorList(opt)
-        });
-    }
-    Err(type_error(
-        js.0,
-        "unsupported array argument: mix of element types",
-    ))
+    ferrotorch_core::dispatch::binding::list_value(items)
+        .ok_or_else(|| type_error(js.0, "unsupported array argument: a mix of element types"))
 }
 
 /// `requiresGrad` → `requires_grad` (Note [JavaScript arguments]).

@@ -8,7 +8,7 @@
 use crate::dtype::{dtype_object, PyDType};
 use crate::numpy;
 use crate::tensor::PyTensor;
-use ferrotorch_core::dispatch::{is_int_tensor, IValue};
+use ferrotorch_core::dispatch::IValue;
 use ferrotorch_core::{Scalar, Tensor};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -81,66 +81,13 @@ pub fn to_ivalue(obj: &Bound<'_, PyAny>) -> PyResult<IValue> {
 }
 
 fn list(items: Vec<IValue>, obj: &Bound<'_, PyAny>) -> PyResult<IValue> {
-    let all = |f: fn(&IValue) -> bool| items.iter().all(f);
-    if items.is_empty() || all(|v| matches!(v, IValue::Int(_))) {
-        return Ok(IValue::IntList(
-            items
-                .into_iter()
-                .map(|v| match v {
-                    IValue::Int(i) => i,
-                    _ => unreachable!("checked above"),
-                })
-                .collect(),
-        ));
+    match ferrotorch_core::dispatch::binding::list_value(items) {
+        Some(v) => Ok(v),
+        None => Err(PyTypeError::new_err(format!(
+            "unsupported list argument {}",
+            obj.repr()?
+        ))),
     }
-    if all(|v| matches!(v, IValue::Bool(_))) {
-        return Ok(IValue::BoolList(
-            items
-                .iter()
-                .map(|v| matches!(v, IValue::Bool(true)))
-                .collect(),
-        ));
-    }
-    if all(|v| matches!(v, IValue::Int(_) | IValue::Float(_))) {
-        return Ok(IValue::FloatList(
-            items
-                .iter()
-                .map(|v| match v {
-                    IValue::Int(i) => *i as f64,
-                    IValue::Float(f) => *f,
-                    _ => unreachable!("checked above"),
-                })
-                .collect(),
-        ));
-    }
-    // ints mixed with 0-dim integer tensors (traced sizes): `view(n, -1)`
-    // (Note [Traced sizes]); the schema binder takes them as ints
-    let int_like = |v: &IValue| match v {
-        IValue::Int(_) => true,
-        IValue::Tensor(t) => is_int_tensor(t),
-        _ => false,
-    };
-    if all(int_like) && items.iter().any(|v| matches!(v, IValue::Int(_))) {
-        return Ok(IValue::SymIntList(items));
-    }
-    if all(|v| matches!(v, IValue::Tensor(_) | IValue::None)) {
-        let opt: Vec<Option<Tensor>> = items
-            .into_iter()
-            .map(|v| match v {
-                IValue::Tensor(t) => Some(t),
-                _ => None,
-            })
-            .collect();
-        return Ok(if opt.iter().all(Option::is_some) {
-            IValue::TensorList(opt.into_iter().flatten().collect())
-        } else {
-            IValue::OptTensorList(opt)
-        });
-    }
-    Err(PyTypeError::new_err(format!(
-        "unsupported list argument {}",
-        obj.repr()?
-    )))
 }
 
 /// A Python number as a Scalar, if it is one.

@@ -11,8 +11,9 @@
 //! into a foreign runtime. The rules below are torch's Python argument
 //! parser's, written once.
 
-use super::{find_schema, op_names, OpHandle, Schema, Type};
+use super::{find_schema, is_int_tensor, op_names, IValue, OpHandle, Schema, Type};
 use crate::error::{Error, ErrorKind, Result};
+use crate::tensor::Tensor;
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
@@ -111,6 +112,58 @@ pub fn binding_ops() -> Vec<BindingOp> {
         .collect()
 }
 
+/// One list argument from its converted elements, by torch's Python
+/// argument parser's rules (every binding's lists): all ints (or empty) an
+/// `int[]`, all bools a `bool[]`, numbers a `float[]`, ints mixed with
+/// 0-dim integer tensors (traced sizes, Note [Traced sizes]) a symbolic
+/// `int[]`, tensors a `Tensor[]`, tensors and `None` a `Tensor?[]`;
+/// `None` for any other mix.
+pub fn list_value(items: Vec<IValue>) -> Option<IValue> {
+    let all = |f: fn(&IValue) -> bool| items.iter().all(f);
+    if all(|v| matches!(v, IValue::Int(_))) {
+        let ints = items.iter().filter_map(|v| match v {
+            IValue::Int(i) => Some(*i),
+            _ => None,
+        });
+        return Some(IValue::IntList(ints.collect()));
+    }
+    if all(|v| matches!(v, IValue::Bool(_))) {
+        let bools = items.iter().map(|v| matches!(v, IValue::Bool(true)));
+        return Some(IValue::BoolList(bools.collect()));
+    }
+    if all(|v| matches!(v, IValue::Int(_) | IValue::Float(_))) {
+        let floats = items.iter().map(|v| match v {
+            IValue::Int(i) => *i as f64,
+            IValue::Float(f) => *f,
+            _ => 0.0,
+        });
+        return Some(IValue::FloatList(floats.collect()));
+    }
+    let int_like = |v: &IValue| match v {
+        IValue::Int(_) => true,
+        IValue::Tensor(t) => is_int_tensor(t),
+        _ => false,
+    };
+    if all(int_like) && items.iter().any(|v| matches!(v, IValue::Int(_))) {
+        return Some(IValue::SymIntList(items));
+    }
+    if all(|v| matches!(v, IValue::Tensor(_) | IValue::None)) {
+        let opt: Vec<Option<Tensor>> = items
+            .into_iter()
+            .map(|v| match v {
+                IValue::Tensor(t) => Some(t),
+                _ => None,
+            })
+            .collect();
+        return Some(if opt.iter().all(Option::is_some) {
+            IValue::TensorList(opt.into_iter().flatten().collect())
+        } else {
+            IValue::OptTensorList(opt)
+        });
+    }
+    None
+}
+
 /// Run `f`, turning a panic into a Runtime error that names `what` (Note
 /// [One binding layer]): no unwinding crosses into a foreign runtime.
 pub fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
@@ -145,6 +198,28 @@ mod tests {
         assert_eq!(get("view").vararg_sizes, Some(1));
         assert_eq!(get("transpose").vararg_sizes, None);
         assert!(ops.iter().all(|o| !o.name.starts_with('_')));
+    }
+
+    #[test]
+    fn lists_are_typed_by_their_elements() {
+        let t = Tensor::scalar_tensor(1.0);
+        assert!(matches!(list_value(vec![]), Some(IValue::IntList(v)) if v.is_empty()));
+        assert!(
+            matches!(list_value(vec![IValue::Int(2), IValue::Int(3)]), Some(IValue::IntList(v)) if v == [2, 3])
+        );
+        assert!(
+            matches!(list_value(vec![IValue::Bool(true)]), Some(IValue::BoolList(v)) if v == [true])
+        );
+        assert!(
+            matches!(list_value(vec![IValue::Int(1), IValue::Float(0.5)]), Some(IValue::FloatList(v)) if v == [1.0, 0.5])
+        );
+        assert!(
+            matches!(list_value(vec![t.clone().into()]), Some(IValue::TensorList(v)) if v.len() == 1)
+        );
+        assert!(
+            matches!(list_value(vec![t.clone().into(), IValue::None]), Some(IValue::OptTensorList(v)) if v[1].is_none())
+        );
+        assert!(list_value(vec![IValue::Str("a".into()), IValue::Int(1)]).is_none());
     }
 
     #[test]
