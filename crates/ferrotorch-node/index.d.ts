@@ -1,21 +1,13 @@
 // The package's declarations: the native classes (native.d.ts, generated
 // by napi-rs's build), every op (ops.d.ts, generated from the schemas by
 // scripts/gen-types.js), and the JavaScript helpers declared here.
-import { Tensor, ScriptModule as NativeScriptModule } from './native'
+import { ScriptModule as NativeScriptModule } from './native'
+import { Tensor } from './tensor'
 import { DType } from './ops'
 
-export { Tensor, fromTypedArray, isGradEnabled, version as nativeVersion } from './native'
+export { Tensor } from './tensor'
+export { fromTypedArray, isGradEnabled } from './native'
 export * from './ops'
-
-declare module './native' {
-  interface Tensor {
-    /** Set `requiresGrad` and return the tensor (`t.requires_grad_()`). */
-    requiresGrad_ (requiresGrad?: boolean): this
-    requires_grad_ (requiresGrad?: boolean): this
-    /** The elements as nested arrays (what `JSON.stringify` writes). */
-    toJSON (): any
-  }
-}
 
 /** The package version. */
 export declare const version: string

@@ -11,12 +11,12 @@
  */
 const native = require('./lib/native')
 const ops = require('./lib/ops')
-const { tensor } = require('./lib/tensor')
+const { Tensor, tensor } = require('./lib/tensor')
 const autograd = require('./lib/autograd')
 const script = require('./lib/script')
 
 const ft = {
-  Tensor: native.Tensor,
+  Tensor,
   ScriptModule: script.ScriptModule,
   version: native.version(),
   tensor,

@@ -1,3 +1,6 @@
+import type { Tensor } from './tensor'
+/** A value the add-on reads itself: a Tensor, its handle, or any argument. */
+type Raw = any
 
 export type TypedArray =
   | Int8Array
@@ -43,81 +46,11 @@ export declare class ScriptModule {
   _setTraining(mode: boolean): void
 }
 
-/**
- * A tensor (`torch.Tensor`): an n-dimensional array over shared, strided
- * storage, with autograd. Made by the creation functions and by ops.
- */
-export declare class Tensor {
-  /**
-   * The elements as a TypedArray (Float32Array, BigInt64Array for
-   * int64, Uint8Array for bool and uint8, Uint16Array of the bits for
-   * float16/bfloat16): a view of the tensor's memory with no copy when
-   * it is contiguous, else a copy in row-major order.
-   */
-  data(): ArrayBufferView
-  /** The sizes (`t.shape`), as an array of numbers. */
-  get shape(): Array<number>
-  /** The element type's name: `float32`, `int64`, `bool`, ... */
-  get dtype(): string
-  /** The device: `cpu`. */
-  get device(): string
-  /** The number of dimensions. */
-  get ndim(): number
-  /** Whether autograd records ops on it (`t.requires_grad`). */
-  get requiresGrad(): boolean
-  /** Set `requires_grad` (only on leaves, as in torch). */
-  set requiresGrad(value: boolean)
-  /** Whether it is a leaf of the autograd graph. */
-  get isLeaf(): boolean
-  /** Its accumulated gradient (`t.grad`), or `null`. */
-  get grad(): Tensor | null
-  /** Set or clear the gradient. */
-  set grad(value: Tensor | null)
-  /** The number of elements. */
-  numel(): number
-  /** The number of dimensions (`t.dim()`). */
-  dim(): number
-  /** The strides, in elements. */
-  stride(): Array<number>
-  /** Whether its elements are laid out contiguously in row-major order. */
-  isContiguous(): boolean
-  /** Printed as torch prints it: `tensor([1., 2.])`. */
-  toString(): string
-  /**
-   * The value of a one-element tensor (`t.item()`): a number, or a
-   * boolean for `bool`.
-   */
-  item(): number | boolean
-  /**
-   * The elements as nested arrays (`t.tolist()`): numbers (int64 values
-   * beyond 2^53 lose precision; `data()` gives them exactly) or booleans.
-   */
-  toArray(): any
-  /**
-   * Backward from this tensor (`t.backward(gradient, {retainGraph,
-   * createGraph})`).
-   */
-  backward(gradient?: Tensor | null, options?: { retainGraph?: boolean, createGraph?: boolean }): void
-  /** A tensor sharing the storage, outside autograd (`t.detach()`). */
-  detach(): Tensor
-  /**
-   * Free the tensor's memory now (Note [Tensor memory in V8]); later
-   * use throws. Disposing twice does nothing.
-   */
-  dispose(): void
-  /** Whether `dispose()` was called. */
-  get isDisposed(): boolean
-}
+/** `t.backward(gradient?, {retainGraph, createGraph})`. */
+export declare function _backward(h: Raw, gradient?: Raw | undefined | null, options?: BackwardOptions | undefined | null): void
 
 /** Every op, for `lib/ops.js` to generate functions and methods from. */
 export declare function _bindingOps(): Array<OpInfo>
-
-/**
- * Call op `id` with `self` (a `Tensor`, or `undefined` for a function
- * call), positional `args` and keyword `kwargs` (Note [JavaScript
- * arguments]).
- */
-export declare function _call(id: number, self: Tensor | undefined, args: unknown[], kwargs?: object): any
 
 /**
  * Call an op by its name (`add`, `add.Tensor`, a custom op's
@@ -127,10 +60,60 @@ export declare function _call(id: number, self: Tensor | undefined, args: unknow
 export declare function _callByName(name: string, args: unknown[], kwargs?: object): any
 
 /**
+ * `t.data()`: the elements as a TypedArray (Float32Array, BigInt64Array
+ * for int64, Uint8Array for bool and uint8, Uint16Array of the bits for
+ * float16/bfloat16): a view of the tensor's memory with no copy when it
+ * is contiguous, else a copy in row-major order.
+ */
+export declare function _data(h: Raw): ArrayBufferView
+
+/** `t.detach()`: the storage shared, outside autograd. */
+export declare function _detach(h: Raw): Tensor
+
+/** `t.device`: `cpu`. */
+export declare function _device(h: Raw): string
+
+/**
+ * `t.dispose()`: free the memory now (Note [Tensor memory in V8]); twice
+ * is fine.
+ */
+export declare function _dispose(h: Raw): void
+
+/** `t.dtype`: `float32`, `int64`, `bool`, ... */
+export declare function _dtype(h: Raw): string
+
+/**
  * `autograd.grad(outputs, inputs, gradOutputs?, options?)`: the gradients
  * of `outputs` with respect to `inputs`, returned (not accumulated).
  */
 export declare function _grad(outputs: Tensor | Tensor[], inputs: Tensor | Tensor[], gradOutputs?: Tensor | Tensor[] | null, options?: { retainGraph?: boolean, createGraph?: boolean, allowUnused?: boolean }): (Tensor | null)[]
+
+/** `t.grad`, or `null`. */
+export declare function _grad_of(h: Raw): Tensor | null
+
+/** `t.isContiguous()`. */
+export declare function _isContiguous(h: Raw): boolean
+
+/** `t.isDisposed`. */
+export declare function _isDisposed(h: Raw): boolean
+
+/** `t.isLeaf`. */
+export declare function _isLeaf(h: Raw): boolean
+
+/** `t.item()`: a number, or a boolean for `bool`. */
+export declare function _item(h: Raw): number | boolean
+
+/** `t.ndim`. */
+export declare function _ndim(h: Raw): number
+
+/** `t.numel()`. */
+export declare function _numel(h: Raw): number
+
+/**
+ * The op-call function `lib/ops.js` uses (Note [The op call path]):
+ * `call(id, self, kwargs, ...args)` with tensors in and handles out.
+ */
+export declare function _opCaller(): (id: number, self: unknown, kwargs: object | undefined, ...args: unknown[]) => any
 
 /** Leave the innermost grad mode. */
 export declare function _popGradMode(): void
@@ -140,6 +123,33 @@ export declare function _popGradMode(): void
  * `finally`).
  */
 export declare function _pushGradMode(enabled: boolean): void
+
+/** `t.requiresGrad`. */
+export declare function _requiresGrad(h: Raw): boolean
+
+/** `t.grad = value` (a Tensor or `null`). */
+export declare function _setGrad(h: Raw, value: Raw): void
+
+/** `t.requiresGrad = value` (leaves only, as in torch). */
+export declare function _setRequiresGrad(h: Raw, value: boolean): void
+
+/** Register the JavaScript `Tensor` class (once, from `lib/tensor.js`). */
+export declare function _setTensorClass(cls: Function): void
+
+/** `t.shape`. */
+export declare function _shape(h: Raw): Array<number>
+
+/** `t.stride()`, in elements. */
+export declare function _stride(h: Raw): Array<number>
+
+/**
+ * `t.toArray()`: nested arrays of numbers (int64 beyond 2^53 loses
+ * precision; `data()` is exact) or booleans.
+ */
+export declare function _toArray(h: Raw): any
+
+/** `t.toString()`, as torch prints it: `tensor([1., 2.])`. */
+export declare function _toString(h: Raw): string
 
 /** One argument of an overload. */
 export interface ArgInfo {

@@ -29,7 +29,7 @@ function enableGrad (fn) { return scoped(true, fn) }
  */
 function grad (outputs, inputs, gradOutputs, options) {
   if (gradOutputs !== null && gradOutputs !== undefined && !Array.isArray(gradOutputs) &&
-      !(gradOutputs instanceof native.Tensor)) {
+      !(gradOutputs instanceof require('./tensor').Tensor)) {
     options = gradOutputs
     gradOutputs = undefined
   }

@@ -8,8 +8,34 @@
 // `ft.sum(t, {dim: [1], keepdim: true})`), whose keys may be camelCase.
 const native = require('./native')
 
-const { Tensor } = native
-const call = native._call
+const { Tensor } = require('./tensor')
+
+// the op-call path (Note [The op call path] in src/ops.rs): tensors go in
+// as their handles and come back as handles, wrapped here
+const rawCall = native._opCaller()
+
+/** A result with every tensor handle wrapped in a Tensor. */
+function wrapOut (r) {
+  if (typeof r !== 'object' || r === null) return r
+  if (Array.isArray(r)) {
+    for (let i = 0; i < r.length; i++) r[i] = wrapOut(r[i])
+    return r
+  }
+  return new Tensor(r)
+}
+
+/** Arguments with each Tensor replaced by its handle (in place). */
+function handles (args) {
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]
+    if (a instanceof Tensor) args[i] = a._h
+  }
+  return args
+}
+
+function call (id, self, args, kw) {
+  return wrapOut(rawCall(id, self, kw, ...handles(args)))
+}
 
 /** `log_softmax` -> `logSoftmax`; a trailing `_` (in place) is kept. */
 function camel (name) {
@@ -58,8 +84,8 @@ function makeOp (op) {
       },
       method (...args) {
         const n = args.length
-        if (n > 0 && isOptions(args[n - 1])) return call(id, this, args.slice(0, n - 1), args[n - 1])
-        return call(id, this, args, undefined)
+        if (n > 0 && isOptions(args[n - 1])) return call(id, this._h, args.slice(0, n - 1), args[n - 1])
+        return call(id, this._h, args, undefined)
       }
     }
   }
@@ -81,8 +107,9 @@ function makeOp (op) {
       }
     }
     if (varargAt >= 0) pos = packSizes(pos, self === undefined ? varargAt : varargAt - 1)
-    const out = call(id, self, pos, kw)
-    if (writesSelf) return self === undefined ? pos[0] : self
+    const first = pos[0] // (call replaces Tensors in pos by their handles)
+    const out = call(id, self === undefined ? undefined : self._h, pos, kw)
+    if (writesSelf) return self === undefined ? first : self
     if (requiresGrad) out.requiresGrad = true
     return named(out, returnNames)
   }
@@ -116,7 +143,7 @@ function install (target) {
 /** Call any registered op by name (`ops.call('add.Tensor', a, b)`). */
 function callByName (name, ...args) {
   const [pos, kw] = splitOptions(args)
-  return native._callByName(name, pos, kw)
+  return wrapOut(native._callByName(name, pos, kw))
 }
 
 module.exports = { install, camel, callByName, isOptions }

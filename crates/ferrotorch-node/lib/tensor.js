@@ -5,7 +5,58 @@
 const util = require('node:util')
 const native = require('./native')
 
-const { Tensor } = native
+/**
+ * A tensor (`torch.Tensor`): an n-dimensional array over shared, strided
+ * storage, with autograd. Made by the creation functions and ops, never
+ * with `new` (Note [Tensor handles] in src/tensor.rs).
+ */
+class Tensor {
+  constructor (handle) { this._h = handle }
+  /** The sizes, as an array of numbers. */
+  get shape () { return native._shape(this._h) }
+  /** The element type's name: `float32`, `int64`, `bool`, ... */
+  get dtype () { return native._dtype(this._h) }
+  /** The device: `cpu`. */
+  get device () { return native._device(this._h) }
+  /** The number of dimensions. */
+  get ndim () { return native._ndim(this._h) }
+  /** Whether autograd records ops on it. */
+  get requiresGrad () { return native._requiresGrad(this._h) }
+  set requiresGrad (value) { native._setRequiresGrad(this._h, Boolean(value)) }
+  /** Whether it is a leaf of the autograd graph. */
+  get isLeaf () { return native._isLeaf(this._h) }
+  /** Its accumulated gradient, or `null`. */
+  get grad () { return native._grad_of(this._h) }
+  set grad (value) { native._setGrad(this._h, value ?? null) }
+  /** Whether `dispose()` was called. */
+  get isDisposed () { return native._isDisposed(this._h) }
+  /** The number of elements. */
+  numel () { return native._numel(this._h) }
+  /** The number of dimensions. */
+  dim () { return native._ndim(this._h) }
+  /** The strides, in elements. */
+  stride () { return native._stride(this._h) }
+  /** Whether the elements are contiguous in row-major order. */
+  isContiguous () { return native._isContiguous(this._h) }
+  /** Printed as torch prints it: `tensor([1., 2.])`. */
+  toString () { return native._toString(this._h) }
+  /** The value of a one-element tensor: a number, or a boolean for bool. */
+  item () { return native._item(this._h) }
+  /** The elements as nested arrays (`t.tolist()`). */
+  toArray () { return native._toArray(this._h) }
+  /**
+   * The elements as a TypedArray: a view of the tensor's memory with no
+   * copy when it is contiguous, else a row-major copy.
+   */
+  data () { return native._data(this._h) }
+  /** Backward from this tensor (`t.backward(gradient, {retainGraph, createGraph})`). */
+  backward (gradient, options) { native._backward(this._h, gradient ?? null, options) }
+  /** A tensor sharing the storage, outside autograd. */
+  detach () { return native._detach(this._h) }
+  /** Free the memory now; later use throws. */
+  dispose () { native._dispose(this._h) }
+}
+native._setTensorClass(Tensor)
 
 /** The TypedArray class that holds a dtype's elements. */
 const ARRAY_OF = {
@@ -93,4 +144,4 @@ Tensor.prototype.requiresGrad_ = function (requiresGrad = true) {
 Tensor.prototype.requires_grad_ = Tensor.prototype.requiresGrad_
 Tensor.prototype.toJSON = function () { return this.toArray() }
 
-module.exports = { tensor }
+module.exports = { Tensor, tensor }

@@ -31,7 +31,8 @@ function napiCli () {
 }
 const cli = napiCli()
 
-const args = [cli, 'build', '--dts', 'native.d.ts', '--no-dts-header', '--no-const-enum']
+// native.d.ts names the JavaScript Tensor class (tensor.d.ts) in its signatures
+const args = [cli, 'build', '--dts', 'native.d.ts', '--dts-header', "import type { Tensor } from './tensor'\n/** A value the add-on reads itself: a Tensor, its handle, or any argument. */\ntype Raw = any\n", '--no-const-enum']
 if (release) args.push('--release')
 try {
   execFileSync(process.execPath, args, { cwd: root, stdio: 'inherit' })

@@ -12,7 +12,7 @@
 
 use crate::errors::type_error;
 use crate::js::Js;
-use crate::tensor::{unwrap_object, wrap};
+use crate::tensor::{handle_value, unwrap_typed, wrap};
 use ferrotorch_core::dispatch::IValue;
 use napi::sys;
 use napi::sys::ValueType as V;
@@ -41,8 +41,16 @@ pub(crate) fn to_ivalue(js: Js, v: sys::napi_value) -> napi::Result<IValue> {
             Ok(IValue::Int(i))
         }
         V::napi_string => Ok(IValue::Str(js.string_of(v)?)),
+        // a method's `this._h` (Note [Tensor handles])
+        V::napi_external => match unwrap_typed(js.0, v, V::napi_external)? {
+            Some(t) => Ok(IValue::Tensor(t)),
+            None => Err(type_error(
+                js.0,
+                "unsupported argument: an External that is not a Tensor's",
+            )),
+        },
         V::napi_object => {
-            if let Some(t) = unwrap_object(js.0, v)? {
+            if let Some(t) = unwrap_typed(js.0, v, V::napi_object)? {
                 return Ok(IValue::Tensor(t));
             }
             if js.is_array(v)? {
@@ -125,11 +133,24 @@ pub(crate) fn to_kwargs(js: Js, obj: sys::napi_value) -> napi::Result<Vec<(Strin
     Ok(out)
 }
 
-/// Convert a result back.
-pub(crate) fn from_ivalue(js: Js, v: IValue) -> napi::Result<sys::napi_value> {
+/// Convert a result back with tensors as bare handles (Externals), for
+/// `lib/ops.js` to wrap in `Tensor` objects itself (Note [Tensor
+/// handles]): cheaper than constructing them from here.
+pub(crate) fn from_ivalue_handles(js: Js, v: IValue) -> napi::Result<sys::napi_value> {
+    result(js, v, true)
+}
+
+fn result(js: Js, v: IValue, handles: bool) -> napi::Result<sys::napi_value> {
+    let tensor = |t| {
+        if handles {
+            handle_value(js.0, t)
+        } else {
+            wrap(js.0, t)
+        }
+    };
     match v {
         IValue::None => js.null(),
-        IValue::Tensor(t) | IValue::SymInt(t) | IValue::SymScalar(t) => wrap(js.0, t),
+        IValue::Tensor(t) | IValue::SymInt(t) | IValue::SymScalar(t) => tensor(t),
         IValue::Bool(b) => js.boolean(b),
         IValue::Int(i) => js.number(i as f64),
         IValue::Float(f) => js.number(f),
@@ -167,7 +188,7 @@ pub(crate) fn from_ivalue(js: Js, v: IValue) -> napi::Result<sys::napi_value> {
             let vals = l
                 .into_iter()
                 .map(|t| match t {
-                    Some(t) => wrap(js.0, t),
+                    Some(t) => tensor(t),
                     None => js.null(),
                 })
                 .collect::<napi::Result<Vec<_>>>()?;
@@ -176,7 +197,7 @@ pub(crate) fn from_ivalue(js: Js, v: IValue) -> napi::Result<sys::napi_value> {
         IValue::Tuple(items) | IValue::SymIntList(items) => {
             let vals = items
                 .into_iter()
-                .map(|v| from_ivalue(js, v))
+                .map(|v| result(js, v, handles))
                 .collect::<napi::Result<Vec<_>>>()?;
             js.array_of(&vals)
         }

@@ -6,8 +6,9 @@
 //! write on either side is seen by the other. The tensor's storage holds a
 //! strong N-API reference to the array, so V8 keeps it while any tensor
 //! uses it. N-API references may be released only on the JavaScript
-//! thread; a storage dropped elsewhere (a `forwardAsync` worker) queues its
-//! reference, and the next call from JavaScript releases it. `t.data()` is
+//! thread that made them (the main thread's, or a `worker_threads`
+//! worker's); a storage dropped elsewhere (a `forwardAsync` job) queues
+//! its reference, and that thread's next call into the add-on releases it. `t.data()` is
 //! the reverse: an external ArrayBuffer over the tensor's bytes that keeps
 //! the storage alive until V8 collects the buffer. A TypedArray whose
 //! buffer is later transferred to a worker (detached) must not be used
@@ -15,7 +16,7 @@
 
 use crate::errors::{guarded, throw, type_error, OrThrow};
 use crate::js::{Js, Raw};
-use crate::tensor::{wrap, Tensor};
+use crate::tensor::{unwrap, wrap};
 use ferrotorch_core::storage::Storage;
 use ferrotorch_core::tensor::Layout;
 use ferrotorch_core::{DType, Error, ErrorKind, Tensor as Core};
@@ -25,26 +26,21 @@ use napi_derive::napi;
 use parking_lot::Mutex;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::OnceLock;
 use std::thread::ThreadId;
 
-/// A reference to a JavaScript value, to release on the JavaScript thread.
+/// A reference to a JavaScript value, to release on the JavaScript thread
+/// that made it (the main thread's or a worker's).
 struct PendingRef {
     env: usize,
     r: usize,
+    thread: ThreadId,
 }
 
-static JS_THREAD: OnceLock<ThreadId> = OnceLock::new();
 static PENDING: Mutex<Vec<PendingRef>> = Mutex::new(Vec::new());
 static ANY_PENDING: AtomicBool = AtomicBool::new(false);
 
-/// Record the JavaScript thread (at module load).
-pub(crate) fn set_js_thread() {
-    let _ = JS_THREAD.set(std::thread::current().id());
-}
-
 fn release(p: PendingRef) {
-    if JS_THREAD.get() == Some(&std::thread::current().id()) {
+    if p.thread == std::thread::current().id() {
         // SAFETY: on the JavaScript thread, with the env the reference was
         // made in (Note [Shared JavaScript memory]).
         unsafe { sys::napi_delete_reference(p.env as sys::napi_env, p.r as sys::napi_ref) };
@@ -54,12 +50,23 @@ fn release(p: PendingRef) {
     }
 }
 
-/// Release the references queued by other threads (called on entry from
-/// JavaScript).
+/// Release the references queued by other threads for this JavaScript
+/// thread (called on entry from JavaScript).
 pub(crate) fn drain_pending() {
     if ANY_PENDING.swap(false, Ordering::Acquire) {
-        let list = std::mem::take(&mut *PENDING.lock());
-        for p in list {
+        let me = std::thread::current().id();
+        let mine: Vec<PendingRef> = {
+            let mut all = PENDING.lock();
+            let (mine, others) = std::mem::take(&mut *all)
+                .into_iter()
+                .partition(|p| p.thread == me);
+            *all = others;
+            if !all.is_empty() {
+                ANY_PENDING.store(true, Ordering::Release);
+            }
+            mine
+        };
+        for p in mine {
             release(p);
         }
     }
@@ -209,6 +216,7 @@ pub fn from_typed_array(
         let pending = PendingRef {
             env: e as usize,
             r: r as usize,
+            thread: std::thread::current().id(),
         };
         // SAFETY: data is valid for nbytes while the reference holds the
         // array (Note [Shared JavaScript memory]); TypedArrays are aligned
@@ -278,21 +286,18 @@ pub(crate) fn typed_view(env: sys::napi_env, t: Core) -> napi::Result<sys::napi_
     Ok(out)
 }
 
-#[napi]
-impl Tensor {
-    /// The elements as a TypedArray (Float32Array, BigInt64Array for
-    /// int64, Uint8Array for bool and uint8, Uint16Array of the bits for
-    /// float16/bfloat16): a view of the tensor's memory with no copy when
-    /// it is contiguous, else a copy in row-major order.
-    #[napi(ts_return_type = "ArrayBufferView")]
-    pub fn data(&self, env: Env) -> napi::Result<Raw> {
-        let e = env.raw();
-        let t = self.get(e)?;
-        let t = if t.is_contiguous() {
-            t.clone()
-        } else {
-            guarded(e, "data", || t.contiguous())?
-        };
-        typed_view(e, t).map(Raw)
-    }
+/// `t.data()`: the elements as a TypedArray (Float32Array, BigInt64Array
+/// for int64, Uint8Array for bool and uint8, Uint16Array of the bits for
+/// float16/bfloat16): a view of the tensor's memory with no copy when it
+/// is contiguous, else a copy in row-major order.
+#[napi(js_name = "_data", ts_return_type = "ArrayBufferView")]
+pub fn data(env: Env, h: Raw) -> napi::Result<Raw> {
+    let e = env.raw();
+    let t = unwrap(e, h.0)?.ok_or_else(|| type_error(e, "expected a Tensor"))?;
+    let t = if t.is_contiguous() {
+        t
+    } else {
+        guarded(e, "data", || t.contiguous())?
+    };
+    typed_view(e, t).map(Raw)
 }

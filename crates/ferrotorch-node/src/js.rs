@@ -109,6 +109,10 @@ impl Js {
     ) -> napi::Result<sys::napi_value> {
         out!(self.0, napi_get_property(obj, key) -> sys::napi_value, ptr::null_mut())
     }
+    /// `undefined`.
+    pub fn undefined(self) -> napi::Result<sys::napi_value> {
+        out!(self.0, napi_get_undefined() -> sys::napi_value, ptr::null_mut())
+    }
     /// `null`.
     pub fn null(self) -> napi::Result<sys::napi_value> {
         out!(self.0, napi_get_null() -> sys::napi_value, ptr::null_mut())

@@ -1,12 +1,14 @@
 //! The `ferrotorch` npm package's native add-on: tensors, every dispatcher
 //! op, autograd and saved programs for Node.js, through N-API (napi-rs).
 //!
-//! The add-on exports a small core — the `Tensor` and `ScriptModule`
-//! classes, `_bindingOps`/`_call` (every op by id), typed-array sharing,
-//! grad mode and `autograd.grad` — and `lib/*.js` builds PyTorch's API in
-//! JavaScript's conventions from it: each op becomes a function and, when
-//! its first argument is `Tensor self`, a method, generated from the
-//! schemas at load (Note [One binding layer] in the core).
+//! The add-on exports a small core — tensor handles and their accessors
+//! (Note [Tensor handles]), `_bindingOps` and the op-call function (every
+//! op by id, Note [The op call path]), the `ScriptModule` class,
+//! typed-array sharing, grad mode and `autograd.grad` — and `lib/*.js`
+//! builds PyTorch's API in JavaScript's conventions from it: the `Tensor`
+//! class, and each op as a function and, when its first argument is
+//! `Tensor self`, a method, generated from the schemas at load (Note [One
+//! binding layer] in the core).
 
 // napi-rs registers #[napi] items only outside cfg(test): a test build of
 // this library (clippy --all-targets) sees them unused
@@ -24,7 +26,6 @@ mod testing;
 
 #[napi_derive::module_init]
 fn init() {
-    create::set_js_thread();
     testing::register_if_asked();
 }
 

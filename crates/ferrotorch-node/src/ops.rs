@@ -2,12 +2,12 @@
 //! functions and `Tensor` methods of `lib/ops.js` take (Note [One binding
 //! layer] in the core).
 
-use crate::convert::{from_ivalue, to_ivalue, to_kwargs};
+use crate::convert::{from_ivalue_handles, to_ivalue, to_kwargs};
 use crate::errors::{guarded, type_error};
 use crate::js::{Js, Raw};
 use ferrotorch_core::dispatch::binding::{binding_ops, BindingOp};
 use ferrotorch_core::dispatch::{IValue, OpHandle};
-use napi::{sys, Env};
+use napi::{check_status, sys, Env};
 use napi_derive::napi;
 use std::sync::OnceLock;
 
@@ -114,37 +114,142 @@ pub fn binding_ops_js() -> Vec<OpInfo> {
         .collect()
 }
 
-/// Call op `id` with `self` (a `Tensor`, or `undefined` for a function
-/// call), positional `args` and keyword `kwargs` (Note [JavaScript
-/// arguments]).
-#[napi(
-    js_name = "_call",
-    ts_args_type = "id: number, self: Tensor | undefined, args: unknown[], kwargs?: object",
-    ts_return_type = "any"
-)]
-pub fn call(env: Env, id: u32, this: Raw, args: Raw, kwargs: Option<Raw>) -> napi::Result<Raw> {
-    let e = env.raw();
-    let js = Js(e);
+/// A call's converted arguments: positional, then keyword.
+type CallArgs = (Vec<IValue>, Vec<(String, IValue)>);
+
+/// The arguments of a call: `self` (a handle or `Tensor`, or `undefined`
+/// for a function call), the positional values and the keyword `kwargs`
+/// object (Note [JavaScript arguments]).
+fn arguments(
+    js: Js,
+    this: sys::napi_value,
+    args: &[sys::napi_value],
+    kwargs: sys::napi_value,
+) -> napi::Result<CallArgs> {
+    let mut pos: Vec<IValue> = Vec::with_capacity(args.len() + 1);
+    if js.type_of(this)? != sys::ValueType::napi_undefined {
+        pos.push(to_ivalue(js, this)?);
+    }
+    for &a in args {
+        pos.push(to_ivalue(js, a)?);
+    }
+    let kw = if js.type_of(kwargs)? == sys::ValueType::napi_object {
+        to_kwargs(js, kwargs)?
+    } else {
+        Vec::new()
+    };
+    Ok((pos, kw))
+}
+
+/// The most positional arguments the op-call path takes (torch's ops have
+/// fewer; more is a TypeError).
+const MAX_ARGS: usize = 16;
+
+fn call_op(env: sys::napi_env, argv: &[sys::napi_value]) -> napi::Result<sys::napi_value> {
+    let js = Js(env);
+    crate::create::drain_pending();
+    let mut id = 0u32;
+    // SAFETY: env and argv[0] are live for the call.
+    if unsafe { sys::napi_get_value_uint32(env, argv[0], &mut id) } != sys::Status::napi_ok {
+        return Err(type_error(env, "_call(): the op id must be a number"));
+    }
     let Some((handle, name)) = handles().get(id as usize) else {
-        return Err(type_error(e, format!("no op with id {id}")));
+        return Err(type_error(env, format!("no op with id {id}")));
     };
-    let n = js.array_len(args.0)?;
-    let mut pos: Vec<IValue> = Vec::with_capacity(n as usize + 1);
-    if js.type_of(this.0)? != sys::ValueType::napi_undefined {
-        pos.push(to_ivalue(js, this.0)?);
-    }
-    for i in 0..n {
-        pos.push(to_ivalue(js, js.element(args.0, i)?)?);
-    }
-    let kw = match kwargs {
-        Some(k) if js.type_of(k.0)? == sys::ValueType::napi_object => to_kwargs(js, k.0)?,
-        _ => Vec::new(),
-    };
-    let out = guarded(e, name, || {
+    let (pos, kw) = arguments(js, argv[1], &argv[3..], argv[2])?;
+    let out = guarded(env, name, || {
         let kwr: Vec<(&str, IValue)> = kw.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
         handle.call(&pos, &kwr)
     })?;
-    from_ivalue(js, out).map(Raw)
+    from_ivalue_handles(js, out)
+}
+
+/// `call(id, self, kwargs, ...args)`, as a raw N-API callback.
+///
+/// # Note [The op call path]
+/// Every generated function and method ends here, so it is written
+/// against N-API directly: napi-rs's generated glue (argument scopes,
+/// borrow tracking) cost as much as a 1-element `add` itself. It reads
+/// its arguments in one call (positional ones as separate JavaScript
+/// arguments: no array to build or walk), runs the op under the shared
+/// panic guard, and returns
+/// tensors as bare handles that `lib/ops.js` wraps (Note [Tensor
+/// handles]). Errors are thrown as Note [Errors in Node] says; nothing
+/// unwinds out of it.
+unsafe extern "C" fn call_raw(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    let run = || -> napi::Result<sys::napi_value> {
+        let mut argc = MAX_ARGS + 3;
+        let mut argv = [std::ptr::null_mut(); MAX_ARGS + 3];
+        // SAFETY: argv holds argc slots; N-API fills missing ones with
+        // `undefined` and sets argc to the number given.
+        check_status!(unsafe {
+            sys::napi_get_cb_info(
+                env,
+                info,
+                &mut argc,
+                argv.as_mut_ptr(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+            )
+        })?;
+        if argc > MAX_ARGS + 3 {
+            return Err(type_error(
+                env,
+                format!("an op takes at most {MAX_ARGS} positional arguments"),
+            ));
+        }
+        call_op(env, &argv[..argc.max(3)])
+    };
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
+        Ok(Ok(v)) => v,
+        Ok(Err(e)) => {
+            if e.status != napi::Status::PendingException {
+                crate::errors::throw(
+                    env,
+                    ferrotorch_core::Error::new(
+                        ferrotorch_core::ErrorKind::Runtime,
+                        e.reason.clone(),
+                    ),
+                );
+            }
+            std::ptr::null_mut()
+        }
+        Err(_) => {
+            crate::errors::throw(
+                env,
+                ferrotorch_core::Error::new(
+                    ferrotorch_core::ErrorKind::Runtime,
+                    "internal error in _call (please report this bug)",
+                ),
+            );
+            std::ptr::null_mut()
+        }
+    }
+}
+
+/// The op-call function `lib/ops.js` uses (Note [The op call path]):
+/// `call(id, self, kwargs, ...args)` with tensors in and handles out.
+#[napi(
+    js_name = "_opCaller",
+    ts_return_type = "(id: number, self: unknown, kwargs: object | undefined, ...args: unknown[]) => any"
+)]
+pub fn op_caller(env: Env) -> napi::Result<Raw> {
+    let mut f = std::ptr::null_mut();
+    // SAFETY: env is live; the name is NUL-terminated.
+    check_status!(unsafe {
+        sys::napi_create_function(
+            env.raw(),
+            c"_call".as_ptr(),
+            5,
+            Some(call_raw),
+            std::ptr::null_mut(),
+            &mut f,
+        )
+    })?;
+    Ok(Raw(f))
 }
 
 /// Call an op by its name (`add`, `add.Tensor`, a custom op's
@@ -158,18 +263,14 @@ pub fn call(env: Env, id: u32, this: Raw, args: Raw, kwargs: Option<Raw>) -> nap
 pub fn call_by_name(env: Env, name: String, args: Raw, kwargs: Option<Raw>) -> napi::Result<Raw> {
     let e = env.raw();
     let js = Js(e);
-    let n = js.array_len(args.0)?;
-    let mut pos: Vec<IValue> = Vec::with_capacity(n as usize);
-    for i in 0..n {
-        pos.push(to_ivalue(js, js.element(args.0, i)?)?);
-    }
-    let kw = match kwargs {
-        Some(k) if js.type_of(k.0)? == sys::ValueType::napi_object => to_kwargs(js, k.0)?,
-        _ => Vec::new(),
-    };
+    let undefined = js.undefined()?;
+    let values = (0..js.array_len(args.0)?)
+        .map(|i| js.element(args.0, i))
+        .collect::<napi::Result<Vec<_>>>()?;
+    let (pos, kw) = arguments(js, undefined, &values, kwargs.map_or(undefined, |k| k.0))?;
     let out = guarded(e, &name, || {
         let kwr: Vec<(&str, IValue)> = kw.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
         ferrotorch_core::dispatch::call(&name, &pos, &kwr)
     })?;
-    from_ivalue(js, out).map(Raw)
+    from_ivalue_handles(js, out).map(Raw)
 }

@@ -1,99 +1,202 @@
-//! The JavaScript `Tensor`: a handle to a core tensor, freed when V8
-//! collects it or at once by `dispose()`.
+//! The JavaScript `Tensor`: a plain JavaScript class (`lib/tensor.js`)
+//! whose objects hold a handle to a core tensor, freed when V8 collects it
+//! or at once by `dispose()`.
+//!
+//! # Note [Tensor handles]
+//! A napi-rs class instance costs about 1.5 µs to make (a constructor call
+//! through C++, a wrap, a type tag, a global map entry) and 0.3 µs per
+//! method call: more than a whole 1-element `add`. So a `Tensor` is made
+//! in JavaScript (`new Tensor(handle)`, called once from here per result)
+//! around an N-API External that owns a boxed [`Handle`]. The External's
+//! finalizer frees the handle when V8 collects it. A value is read as a
+//! tensor only if its External's pointer is in this thread's set of live
+//! handles, so no other object (nor another add-on's External) is ever
+//! read as one.
 //!
 //! # Note [Tensor memory in V8]
 //! V8 sees a `Tensor` object as a few bytes; the storage behind it lives in
-//! Rust. Each wrapper therefore reports its tensor's bytes to V8
+//! Rust. Each handle therefore reports its tensor's bytes to V8
 //! (`napi_adjust_external_memory`) when it is made and takes them back when
 //! it is finalized or disposed, so a loop that drops large tensors makes V8
 //! collect as often as their real size asks. `dispose()` (and
 //! `Symbol.dispose`, for `using`) frees the storage at once; a disposed
 //! tensor throws on use.
 
-use crate::errors::{guarded, OrThrow};
+use crate::errors::{guarded, throw, OrThrow};
 use crate::js::{Js, Raw};
-use ferrotorch_core::{DType, Scalar, Tensor as Core};
-use napi::bindgen_prelude::{ObjectFinalize, ToNapiValue, TypeTag};
-use napi::check_status;
-use napi::{sys, Env};
+use ferrotorch_core::{DType, Error, ErrorKind, Scalar, Tensor as Core};
+use napi::{check_status, sys, Env};
 use napi_derive::napi;
+use std::cell::{Cell, RefCell};
+use std::collections::HashSet;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::ptr;
 
-/// A tensor (`torch.Tensor`): an n-dimensional array over shared, strided
-/// storage, with autograd. Made by the creation functions and by ops.
-#[napi(custom_finalize)]
-pub struct Tensor {
-    pub(crate) t: Option<Core>,
+/// What a JavaScript `Tensor`'s External owns.
+pub(crate) struct Handle {
+    t: Option<Core>,
     bytes: i64,
 }
 
-impl ObjectFinalize for Tensor {
-    fn finalize(self, env: Env) -> napi::Result<()> {
-        if self.bytes != 0 {
-            env.adjust_external_memory(-self.bytes)?;
+/// A handle pointer's hash: one multiply (the set holds only our own
+/// pointers; SipHash cost more than the op being called).
+#[derive(Default)]
+struct PtrHash(u64);
+
+impl Hasher for PtrHash {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3);
         }
-        Ok(())
+    }
+    fn write_usize(&mut self, x: usize) {
+        self.0 = ((x >> 4) as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     }
 }
 
-/// A new JavaScript `Tensor` for `t` (Note [Tensor memory in V8]).
-pub(crate) fn wrap(env: sys::napi_env, t: Core) -> napi::Result<sys::napi_value> {
+thread_local! {
+    /// The handles alive on this (the JavaScript) thread.
+    static LIVE: RefCell<HashSet<usize, BuildHasherDefault<PtrHash>>> = RefCell::new(HashSet::default());
+    /// The `Tensor` class of `lib/tensor.js`.
+    static CLASS: Cell<sys::napi_ref> = const { Cell::new(ptr::null_mut()) };
+}
+
+/// Register the JavaScript `Tensor` class (once, from `lib/tensor.js`).
+#[napi(js_name = "_setTensorClass", ts_args_type = "cls: Function")]
+pub fn set_tensor_class(env: Env, cls: Raw) -> napi::Result<()> {
+    let mut r = ptr::null_mut();
+    // SAFETY: env and cls are live; the reference is kept for the
+    // process's life.
+    check_status!(unsafe { sys::napi_create_reference(env.raw(), cls.0, 1, &mut r) })?;
+    CLASS.with(|c| c.set(r));
+    Ok(())
+}
+
+unsafe extern "C" fn finalize_handle(
+    env: sys::napi_env,
+    data: *mut std::ffi::c_void,
+    _hint: *mut std::ffi::c_void,
+) {
+    LIVE.with(|l| l.borrow_mut().remove(&(data as usize)));
+    // SAFETY: data is the Box made in `wrap`, finalized once.
+    let h = unsafe { Box::from_raw(data.cast::<Handle>()) };
+    if h.bytes != 0 {
+        let mut total = 0i64;
+        // SAFETY: a GC-safe call in a finalizer (Note [Finalizers in the
+        // collector]).
+        unsafe { sys::napi_adjust_external_memory(env, -h.bytes, &mut total) };
+    }
+}
+
+/// A new handle for `t`: the External a JavaScript `Tensor` holds (Note
+/// [Tensor handles]).
+pub(crate) fn handle_value(env: sys::napi_env, t: Core) -> napi::Result<sys::napi_value> {
     let bytes = (t.numel() * t.element_size()) as i64;
+    let p = Box::into_raw(Box::new(Handle { t: Some(t), bytes }));
+    let mut ext = ptr::null_mut();
+    // SAFETY: env is live; the finalizer owns p from here on.
+    let s = unsafe {
+        sys::napi_create_external(
+            env,
+            p.cast(),
+            Some(finalize_handle),
+            ptr::null_mut(),
+            &mut ext,
+        )
+    };
+    if s != sys::Status::napi_ok {
+        // SAFETY: not adopted by V8.
+        drop(unsafe { Box::from_raw(p) });
+        check_status!(s, "an External for a tensor")?;
+    }
+    LIVE.with(|l| l.borrow_mut().insert(p as usize));
     if bytes != 0 {
         let mut total = 0i64;
-        // SAFETY: env is the live environment of the current call.
+        // SAFETY: env is live.
         unsafe { sys::napi_adjust_external_memory(env, bytes, &mut total) };
     }
-    // SAFETY: as above; the class is registered at module load.
-    unsafe { Tensor::to_napi_value(env, Tensor { t: Some(t), bytes }) }
+    Ok(ext)
 }
 
-/// The core tensor of a JavaScript value that is a `Tensor`, or `None`:
-/// the class's N-API type tag is checked before the object is unwrapped,
-/// so no other object is ever read as a tensor.
+/// A new JavaScript `Tensor` for `t` (Note [Tensor handles]).
+pub(crate) fn wrap(env: sys::napi_env, t: Core) -> napi::Result<sys::napi_value> {
+    let ext = handle_value(env, t)?;
+    let class = CLASS.with(Cell::get);
+    let mut ctor = ptr::null_mut();
+    let mut obj = ptr::null_mut();
+    // SAFETY: the class reference was made by `_setTensorClass`.
+    check_status!(unsafe { sys::napi_get_reference_value(env, class, &mut ctor) })?;
+    check_status!(unsafe { sys::napi_new_instance(env, ctor, 1, &ext, &mut obj) })?;
+    Ok(obj)
+}
+
+/// The live handle behind `v`: a handle's External, or an object whose
+/// `_h` is one; `None` for anything else.
+fn handle_of(env: sys::napi_env, v: sys::napi_value) -> napi::Result<Option<*mut Handle>> {
+    handle_of_typed(env, v, Js(env).type_of(v)?)
+}
+
+/// [`handle_of`] for a value whose `typeof` is known.
+pub(crate) fn handle_of_typed(
+    env: sys::napi_env,
+    v: sys::napi_value,
+    mut ty: i32,
+) -> napi::Result<Option<*mut Handle>> {
+    let js = Js(env);
+    let mut ext = v;
+    if ty == sys::ValueType::napi_object {
+        let mut h = ptr::null_mut();
+        // SAFETY: v is an object; the key is NUL-terminated.
+        check_status!(unsafe { sys::napi_get_named_property(env, v, c"_h".as_ptr(), &mut h) })?;
+        ext = h;
+        ty = js.type_of(h)?;
+    }
+    if ty != sys::ValueType::napi_external {
+        return Ok(None);
+    }
+    let mut p: *mut std::ffi::c_void = ptr::null_mut();
+    // SAFETY: ext is an External.
+    check_status!(unsafe { sys::napi_get_value_external(env, ext, &mut p) })?;
+    let live = LIVE.with(|l| l.borrow().contains(&(p as usize)));
+    Ok(live.then_some(p.cast()))
+}
+
+fn disposed(env: sys::napi_env) -> napi::Error {
+    throw(
+        env,
+        Error::new(ErrorKind::Runtime, "Tensor: used after dispose()"),
+    )
+}
+
+/// The core tensor of a `Tensor` (or its handle), or `None` for any other
+/// value; a disposed tensor throws.
 pub(crate) fn unwrap(env: sys::napi_env, v: sys::napi_value) -> napi::Result<Option<Core>> {
-    if crate::js::Js(env).type_of(v)? != sys::ValueType::napi_object {
-        return Ok(None);
-    }
-    unwrap_object(env, v)
+    unwrap_typed(env, v, Js(env).type_of(v)?)
 }
 
-/// [`unwrap`] for a value already known to be an object (the type-tag
-/// check throws on `null` and `undefined`).
-pub(crate) fn unwrap_object(env: sys::napi_env, v: sys::napi_value) -> napi::Result<Option<Core>> {
-    let tag = <Tensor as TypeTag>::type_tag();
-    let mut tagged = false;
-    // SAFETY: env and v are live for the call; the out-pointer is valid.
-    let s = unsafe { sys::napi_check_object_type_tag(env, v, &tag, &mut tagged) };
-    if s != sys::Status::napi_ok || !tagged {
-        return Ok(None);
+/// [`unwrap`] for a value whose `typeof` is known.
+pub(crate) fn unwrap_typed(
+    env: sys::napi_env,
+    v: sys::napi_value,
+    ty: i32,
+) -> napi::Result<Option<Core>> {
+    match handle_of_typed(env, v, ty)? {
+        // SAFETY: a live handle is owned by its External and only touched
+        // on this thread.
+        Some(p) => match unsafe { &(*p).t } {
+            Some(t) => Ok(Some(t.clone())),
+            None => Err(disposed(env)),
+        },
+        None => Ok(None),
     }
-    let mut p: *mut std::ffi::c_void = std::ptr::null_mut();
-    // SAFETY: as above.
-    check_status!(unsafe { sys::napi_unwrap(env, v, &mut p) })?;
-    // SAFETY: an object with Tensor's type tag wraps a live `Tensor`,
-    // which is finalized only after the object is collected; only the
-    // JavaScript thread touches it.
-    let t = unsafe { &*(p as *const Tensor) };
-    t.get(env).cloned().map(Some)
 }
 
-fn dtype_name(d: DType) -> &'static str {
-    d.name()
-}
-
-impl Tensor {
-    /// The core tensor, or a thrown error once disposed.
-    pub(crate) fn get(&self, env: sys::napi_env) -> napi::Result<&Core> {
-        self.t.as_ref().ok_or_else(|| {
-            crate::errors::throw(
-                env,
-                ferrotorch_core::Error::new(
-                    ferrotorch_core::ErrorKind::Runtime,
-                    "Tensor: used after dispose()",
-                ),
-            )
-        })
-    }
+/// The core tensor of a `Tensor` argument, or a thrown TypeError.
+fn this(env: sys::napi_env, v: &Raw) -> napi::Result<Core> {
+    unwrap(env, v.0)?.ok_or_else(|| crate::errors::type_error(env, "expected a Tensor"))
 }
 
 fn scalar_value(js: Js, s: Scalar) -> napi::Result<sys::napi_value> {
@@ -120,187 +223,130 @@ fn nested(js: Js, shape: &[usize], flat: &[sys::napi_value]) -> napi::Result<sys
     }
 }
 
-#[napi]
-impl Tensor {
-    /// The sizes (`t.shape`), as an array of numbers.
-    #[napi(getter)]
-    pub fn shape(&self, env: Env) -> napi::Result<Vec<u32>> {
-        Ok(self
-            .get(env.raw())?
-            .shape()
-            .iter()
-            .map(|&s| s as u32)
-            .collect())
-    }
+// The `Tensor` members of lib/tensor.js call these with the object's
+// handle (`this._h`).
 
-    /// The element type's name: `float32`, `int64`, `bool`, ...
-    #[napi(getter)]
-    pub fn dtype(&self, env: Env) -> napi::Result<&'static str> {
-        Ok(dtype_name(self.get(env.raw())?.dtype()))
-    }
+/// `t.shape`.
+#[napi(js_name = "_shape")]
+pub fn shape(env: Env, h: Raw) -> napi::Result<Vec<u32>> {
+    Ok(this(env.raw(), &h)?
+        .shape()
+        .iter()
+        .map(|&s| s as u32)
+        .collect())
+}
 
-    /// The device: `cpu`.
-    #[napi(getter)]
-    pub fn device(&self, env: Env) -> napi::Result<String> {
-        Ok(self.get(env.raw())?.device().to_string())
-    }
+/// `t.dtype`: `float32`, `int64`, `bool`, ...
+#[napi(js_name = "_dtype")]
+pub fn dtype(env: Env, h: Raw) -> napi::Result<&'static str> {
+    Ok(this(env.raw(), &h)?.dtype().name())
+}
 
-    /// The number of dimensions.
-    #[napi(getter)]
-    pub fn ndim(&self, env: Env) -> napi::Result<u32> {
-        Ok(self.get(env.raw())?.dim() as u32)
-    }
+/// `t.device`: `cpu`.
+#[napi(js_name = "_device")]
+pub fn device(env: Env, h: Raw) -> napi::Result<String> {
+    Ok(this(env.raw(), &h)?.device().to_string())
+}
 
-    /// Whether autograd records ops on it (`t.requires_grad`).
-    #[napi(getter)]
-    pub fn requires_grad(&self, env: Env) -> napi::Result<bool> {
-        Ok(self.get(env.raw())?.requires_grad())
-    }
+/// `t.ndim`.
+#[napi(js_name = "_ndim")]
+pub fn ndim(env: Env, h: Raw) -> napi::Result<u32> {
+    Ok(this(env.raw(), &h)?.dim() as u32)
+}
 
-    /// Set `requires_grad` (only on leaves, as in torch).
-    #[napi(setter)]
-    pub fn set_requires_grad(&self, env: Env, value: bool) -> napi::Result<()> {
-        let t = self.get(env.raw())?;
-        t.requires_grad_(value).or_throw(env.raw()).map(|_| ())
-    }
+/// `t.numel()`.
+#[napi(js_name = "_numel")]
+pub fn numel(env: Env, h: Raw) -> napi::Result<f64> {
+    Ok(this(env.raw(), &h)?.numel() as f64)
+}
 
-    /// Whether it is a leaf of the autograd graph.
-    #[napi(getter)]
-    pub fn is_leaf(&self, env: Env) -> napi::Result<bool> {
-        Ok(self.get(env.raw())?.is_leaf())
-    }
+/// `t.stride()`, in elements.
+#[napi(js_name = "_stride")]
+pub fn stride(env: Env, h: Raw) -> napi::Result<Vec<u32>> {
+    Ok(this(env.raw(), &h)?
+        .stride()
+        .iter()
+        .map(|&s| s as u32)
+        .collect())
+}
 
-    /// Its accumulated gradient (`t.grad`), or `null`.
-    #[napi(getter, ts_return_type = "Tensor | null")]
-    pub fn grad(&self, env: Env) -> napi::Result<Raw> {
-        let e = env.raw();
-        match self.get(e)?.grad() {
-            Some(g) => wrap(e, g).map(Raw),
-            None => Js(e).null().map(Raw),
-        }
-    }
+/// `t.isContiguous()`.
+#[napi(js_name = "_isContiguous")]
+pub fn is_contiguous(env: Env, h: Raw) -> napi::Result<bool> {
+    Ok(this(env.raw(), &h)?.is_contiguous())
+}
 
-    /// Set or clear the gradient.
-    #[napi(setter, ts_args_type = "value: Tensor | null")]
-    pub fn set_grad(&self, env: Env, value: Raw) -> napi::Result<()> {
-        let e = env.raw();
-        let g = unwrap(e, value.0)?;
-        self.get(e)?.set_grad(g).or_throw(e)
-    }
+/// `t.requiresGrad`.
+#[napi(js_name = "_requiresGrad")]
+pub fn requires_grad(env: Env, h: Raw) -> napi::Result<bool> {
+    Ok(this(env.raw(), &h)?.requires_grad())
+}
 
-    /// The number of elements.
-    #[napi]
-    pub fn numel(&self, env: Env) -> napi::Result<f64> {
-        Ok(self.get(env.raw())?.numel() as f64)
-    }
+/// `t.requiresGrad = value` (leaves only, as in torch).
+#[napi(js_name = "_setRequiresGrad")]
+pub fn set_requires_grad(env: Env, h: Raw, value: bool) -> napi::Result<()> {
+    let e = env.raw();
+    this(e, &h)?.requires_grad_(value).or_throw(e).map(|_| ())
+}
 
-    /// The number of dimensions (`t.dim()`).
-    #[napi]
-    pub fn dim(&self, env: Env) -> napi::Result<u32> {
-        self.ndim(env)
-    }
+/// `t.isLeaf`.
+#[napi(js_name = "_isLeaf")]
+pub fn is_leaf(env: Env, h: Raw) -> napi::Result<bool> {
+    Ok(this(env.raw(), &h)?.is_leaf())
+}
 
-    /// The strides, in elements.
-    #[napi]
-    pub fn stride(&self, env: Env) -> napi::Result<Vec<u32>> {
-        Ok(self
-            .get(env.raw())?
-            .stride()
-            .iter()
-            .map(|&s| s as u32)
-            .collect())
+/// `t.grad`, or `null`.
+#[napi(js_name = "_grad_of", ts_return_type = "Tensor | null")]
+pub fn grad_of(env: Env, h: Raw) -> napi::Result<Raw> {
+    let e = env.raw();
+    match this(e, &h)?.grad() {
+        Some(g) => wrap(e, g).map(Raw),
+        None => Js(e).null().map(Raw),
     }
+}
 
-    /// Whether its elements are laid out contiguously in row-major order.
-    #[napi]
-    pub fn is_contiguous(&self, env: Env) -> napi::Result<bool> {
-        Ok(self.get(env.raw())?.is_contiguous())
-    }
+/// `t.grad = value` (a Tensor or `null`).
+#[napi(js_name = "_setGrad")]
+pub fn set_grad(env: Env, h: Raw, value: Raw) -> napi::Result<()> {
+    let e = env.raw();
+    let g = unwrap(e, value.0)?;
+    this(e, &h)?.set_grad(g).or_throw(e)
+}
 
-    /// Printed as torch prints it: `tensor([1., 2.])`.
-    #[napi(js_name = "toString")]
-    pub fn to_js_string(&self, env: Env) -> napi::Result<String> {
-        Ok(self.get(env.raw())?.to_string())
-    }
+/// `t.toString()`, as torch prints it: `tensor([1., 2.])`.
+#[napi(js_name = "_toString")]
+pub fn to_js_string(env: Env, h: Raw) -> napi::Result<String> {
+    Ok(this(env.raw(), &h)?.to_string())
+}
 
-    /// The value of a one-element tensor (`t.item()`): a number, or a
-    /// boolean for `bool`.
-    #[napi(ts_return_type = "number | boolean")]
-    pub fn item(&self, env: Env) -> napi::Result<Raw> {
-        let e = env.raw();
-        let t = self.get(e)?;
-        let s = guarded(e, "item", || t.item())?;
-        scalar_value(Js(e), s).map(Raw)
-    }
+/// `t.item()`: a number, or a boolean for `bool`.
+#[napi(js_name = "_item", ts_return_type = "number | boolean")]
+pub fn item(env: Env, h: Raw) -> napi::Result<Raw> {
+    let e = env.raw();
+    let t = this(e, &h)?;
+    let s = guarded(e, "item", || t.item())?;
+    scalar_value(Js(e), s).map(Raw)
+}
 
-    /// The elements as nested arrays (`t.tolist()`): numbers (int64 values
-    /// beyond 2^53 lose precision; `data()` gives them exactly) or booleans.
-    #[napi(ts_return_type = "any")]
-    pub fn to_array(&self, env: Env) -> napi::Result<Raw> {
-        let e = env.raw();
-        let js = Js(e);
-        let t = self.get(e)?;
-        let flat: Vec<sys::napi_value> = if t.dtype() == DType::Bool {
-            let v = guarded(e, "toArray", || t.to_vec::<bool>())?;
-            v.into_iter()
-                .map(|b| js.boolean(b))
-                .collect::<napi::Result<_>>()?
-        } else {
-            let v = guarded(e, "toArray", || t.to_vec_f64())?;
-            v.into_iter()
-                .map(|x| js.number(x))
-                .collect::<napi::Result<_>>()?
-        };
-        nested(js, t.shape(), &flat).map(Raw)
-    }
-
-    /// Backward from this tensor (`t.backward(gradient, {retainGraph,
-    /// createGraph})`).
-    #[napi(
-        ts_args_type = "gradient?: Tensor | null, options?: { retainGraph?: boolean, createGraph?: boolean }"
-    )]
-    pub fn backward(
-        &self,
-        env: Env,
-        gradient: Option<Raw>,
-        options: Option<BackwardOptions>,
-    ) -> napi::Result<()> {
-        let e = env.raw();
-        let t = self.get(e)?.clone();
-        let g = match gradient {
-            Some(v) => unwrap(e, v.0)?,
-            None => None,
-        };
-        let o = options.unwrap_or_default();
-        guarded(e, "backward", || {
-            t.backward_with(g.as_ref(), o.retain_graph, o.create_graph.unwrap_or(false))
-        })
-    }
-
-    /// A tensor sharing the storage, outside autograd (`t.detach()`).
-    #[napi(ts_return_type = "Tensor")]
-    pub fn detach(&self, env: Env) -> napi::Result<Raw> {
-        let e = env.raw();
-        let d = self.get(e)?.detach();
-        wrap(e, d).map(Raw)
-    }
-
-    /// Free the tensor's memory now (Note [Tensor memory in V8]); later
-    /// use throws. Disposing twice does nothing.
-    #[napi]
-    pub fn dispose(&mut self, env: Env) -> napi::Result<()> {
-        if self.t.take().is_some() && self.bytes != 0 {
-            env.adjust_external_memory(-self.bytes)?;
-            self.bytes = 0;
-        }
-        Ok(())
-    }
-
-    /// Whether `dispose()` was called.
-    #[napi(getter)]
-    pub fn is_disposed(&self) -> bool {
-        self.t.is_none()
-    }
+/// `t.toArray()`: nested arrays of numbers (int64 beyond 2^53 loses
+/// precision; `data()` is exact) or booleans.
+#[napi(js_name = "_toArray", ts_return_type = "any")]
+pub fn to_array(env: Env, h: Raw) -> napi::Result<Raw> {
+    let e = env.raw();
+    let js = Js(e);
+    let t = this(e, &h)?;
+    let flat: Vec<sys::napi_value> = if t.dtype() == DType::Bool {
+        let v = guarded(e, "toArray", || t.to_vec::<bool>())?;
+        v.into_iter()
+            .map(|b| js.boolean(b))
+            .collect::<napi::Result<_>>()?
+    } else {
+        let v = guarded(e, "toArray", || t.to_vec_f64())?;
+        v.into_iter()
+            .map(|x| js.number(x))
+            .collect::<napi::Result<_>>()?
+    };
+    nested(js, t.shape(), &flat).map(Raw)
 }
 
 /// Options of `backward`.
@@ -311,4 +357,57 @@ pub struct BackwardOptions {
     pub retain_graph: Option<bool>,
     /// Record the backward pass itself, for higher derivatives.
     pub create_graph: Option<bool>,
+}
+
+/// `t.backward(gradient?, {retainGraph, createGraph})`.
+#[napi(js_name = "_backward")]
+pub fn backward(
+    env: Env,
+    h: Raw,
+    gradient: Option<Raw>,
+    options: Option<BackwardOptions>,
+) -> napi::Result<()> {
+    let e = env.raw();
+    let t = this(e, &h)?;
+    let g = match gradient {
+        Some(v) => unwrap(e, v.0)?,
+        None => None,
+    };
+    let o = options.unwrap_or_default();
+    guarded(e, "backward", || {
+        t.backward_with(g.as_ref(), o.retain_graph, o.create_graph.unwrap_or(false))
+    })
+}
+
+/// `t.detach()`: the storage shared, outside autograd.
+#[napi(js_name = "_detach", ts_return_type = "Tensor")]
+pub fn detach(env: Env, h: Raw) -> napi::Result<Raw> {
+    let e = env.raw();
+    let d = this(e, &h)?.detach();
+    wrap(e, d).map(Raw)
+}
+
+/// `t.dispose()`: free the memory now (Note [Tensor memory in V8]); twice
+/// is fine.
+#[napi(js_name = "_dispose")]
+pub fn dispose(env: Env, h: Raw) -> napi::Result<()> {
+    let e = env.raw();
+    if let Some(p) = handle_of(e, h.0)? {
+        // SAFETY: a live handle, on this thread.
+        let h = unsafe { &mut *p };
+        if h.t.take().is_some() && h.bytes != 0 {
+            let mut total = 0i64;
+            // SAFETY: env is live.
+            unsafe { sys::napi_adjust_external_memory(e, -h.bytes, &mut total) };
+            h.bytes = 0;
+        }
+    }
+    Ok(())
+}
+
+/// `t.isDisposed`.
+#[napi(js_name = "_isDisposed")]
+pub fn is_disposed(env: Env, h: Raw) -> napi::Result<bool> {
+    // SAFETY: a live handle, on this thread.
+    Ok(handle_of(env.raw(), h.0)?.is_some_and(|p| unsafe { (*p).t.is_none() }))
 }

@@ -198,3 +198,18 @@ test('every public op of the dispatcher is a function, and a method where torch 
   // ops.call reaches any op by its full name
   assert.deepEqual(ft.ops.call('add', ft.ones([1]), ft.ones([1]), { alpha: 3 }).toArray(), [4])
 })
+
+test('works inside a worker thread, beside the main thread', async () => {
+  const { Worker } = require('node:worker_threads')
+  const index = JSON.stringify(require('node:path').join(__dirname, '..'))
+  const code = `
+    const ft = require(${index})
+    const { parentPort } = require('node:worker_threads')
+    let total = 0
+    for (let i = 0; i < 2000; i++) total += ft.fromTypedArray(new Float32Array([1, 2, 3])).mul(2).sum().item()
+    parentPort.postMessage(total)`
+  const w = new Worker(code, { eval: true })
+  const got = await new Promise((resolve, reject) => { w.on('message', resolve); w.on('error', reject) })
+  assert.equal(got, 24000)
+  assert.deepEqual(ft.ones([2]).add(1).toArray(), [2, 2])
+})
