@@ -1727,24 +1727,14 @@ export declare function acosh_(self: Tensor): Tensor
 export declare function adaptive_avg_pool2d(self: Tensor, output_size: number[] | number): Tensor
 export declare function adaptive_avg_pool2d(self: Tensor, options: { output_size: number[] | number }): Tensor
 export declare function adaptive_avg_pool2d(self: Tensor, ...size: number[]): Tensor
-/** torch's `adaptive_avg_pool2d`:
- * - `adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor`
- */
-export declare function adaptiveAvgPool2d(self: Tensor, output_size: number[] | number): Tensor
-export declare function adaptiveAvgPool2d(self: Tensor, options: { output_size: number[] | number }): Tensor
-export declare function adaptiveAvgPool2d(self: Tensor, ...size: number[]): Tensor
+export { adaptive_avg_pool2d as adaptiveAvgPool2d }
 /** torch's `adaptive_max_pool2d`:
  * - `adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)`
  */
 export declare function adaptive_max_pool2d(self: Tensor, output_size: number[] | number): [Tensor, Tensor]
 export declare function adaptive_max_pool2d(self: Tensor, options: { output_size: number[] | number }): [Tensor, Tensor]
 export declare function adaptive_max_pool2d(self: Tensor, ...size: number[]): [Tensor, Tensor]
-/** torch's `adaptive_max_pool2d`:
- * - `adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)`
- */
-export declare function adaptiveMaxPool2d(self: Tensor, output_size: number[] | number): [Tensor, Tensor]
-export declare function adaptiveMaxPool2d(self: Tensor, options: { output_size: number[] | number }): [Tensor, Tensor]
-export declare function adaptiveMaxPool2d(self: Tensor, ...size: number[]): [Tensor, Tensor]
+export { adaptive_max_pool2d as adaptiveMaxPool2d }
 /** torch's `add`:
  * - `add.Scalar(Tensor self, Scalar other) -> Tensor`
  * - `add.Tensor(Tensor self, Tensor other) -> Tensor`
@@ -1852,12 +1842,7 @@ export declare function argsort(self: Tensor, options?: { dim?: number | bigint;
 export declare function as_strided(self: Tensor, size: number[] | number, stride: number[] | number, storage_offset?: number | bigint | null): Tensor
 export declare function as_strided(self: Tensor, size: number[] | number, stride: number[] | number, options?: { storage_offset?: number | bigint | null }): Tensor
 export declare function as_strided(self: Tensor, options: { size: number[] | number; stride: number[] | number; storage_offset?: number | bigint | null }): Tensor
-/** torch's `as_strided`:
- * - `as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)`
- */
-export declare function asStrided(self: Tensor, size: number[] | number, stride: number[] | number, storage_offset?: number | bigint | null): Tensor
-export declare function asStrided(self: Tensor, size: number[] | number, stride: number[] | number, options?: { storage_offset?: number | bigint | null }): Tensor
-export declare function asStrided(self: Tensor, options: { size: number[] | number; stride: number[] | number; storage_offset?: number | bigint | null }): Tensor
+export { as_strided as asStrided }
 /** torch's `asin`:
  * - `asin(Tensor self) -> Tensor`
  */
@@ -1909,12 +1894,7 @@ export declare function atanh_(self: Tensor): Tensor
 export declare function avg_pool2d(self: Tensor, kernel_size: number[] | number, stride?: number[] | number, padding?: number[] | number, ceil_mode?: boolean, count_include_pad?: boolean, divisor_override?: number | bigint | null): Tensor
 export declare function avg_pool2d(self: Tensor, kernel_size: number[] | number, options?: { stride?: number[] | number; padding?: number[] | number; ceil_mode?: boolean; count_include_pad?: boolean; divisor_override?: number | bigint | null }): Tensor
 export declare function avg_pool2d(self: Tensor, options: { kernel_size: number[] | number; stride?: number[] | number; padding?: number[] | number; ceil_mode?: boolean; count_include_pad?: boolean; divisor_override?: number | bigint | null }): Tensor
-/** torch's `avg_pool2d`:
- * - `avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor`
- */
-export declare function avgPool2d(self: Tensor, kernel_size: number[] | number, stride?: number[] | number, padding?: number[] | number, ceil_mode?: boolean, count_include_pad?: boolean, divisor_override?: number | bigint | null): Tensor
-export declare function avgPool2d(self: Tensor, kernel_size: number[] | number, options?: { stride?: number[] | number; padding?: number[] | number; ceil_mode?: boolean; count_include_pad?: boolean; divisor_override?: number | bigint | null }): Tensor
-export declare function avgPool2d(self: Tensor, options: { kernel_size: number[] | number; stride?: number[] | number; padding?: number[] | number; ceil_mode?: boolean; count_include_pad?: boolean; divisor_override?: number | bigint | null }): Tensor
+export { avg_pool2d as avgPool2d }
 /** torch's `baddbmm`:
  * - `baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`
  */
@@ -1925,11 +1905,7 @@ export declare function baddbmm(self: Tensor, options: { batch1: Tensor; batch2:
  */
 export declare function batch_norm(input: Tensor, weight: Tensor | null, bias: Tensor | null, running_mean: Tensor | null, running_var: Tensor | null, training: boolean, momentum: number, eps: number, cudnn_enabled: boolean): Tensor
 export declare function batch_norm(options: { input: Tensor; weight: Tensor | null; bias: Tensor | null; running_mean: Tensor | null; running_var: Tensor | null; training: boolean; momentum: number; eps: number; cudnn_enabled: boolean }): Tensor
-/** torch's `batch_norm`:
- * - `batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor`
- */
-export declare function batchNorm(input: Tensor, weight: Tensor | null, bias: Tensor | null, running_mean: Tensor | null, running_var: Tensor | null, training: boolean, momentum: number, eps: number, cudnn_enabled: boolean): Tensor
-export declare function batchNorm(options: { input: Tensor; weight: Tensor | null; bias: Tensor | null; running_mean: Tensor | null; running_var: Tensor | null; training: boolean; momentum: number; eps: number; cudnn_enabled: boolean }): Tensor
+export { batch_norm as batchNorm }
 /** torch's `bernoulli`:
  * - `bernoulli(Tensor self, *, Generator? generator=None) -> Tensor`
  * - `bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor`
@@ -1955,14 +1931,7 @@ export declare function bitwise_and(self: Tensor, other: number | boolean | bigi
 export declare function bitwise_and(self: Tensor, options: { other: number | boolean | bigint }): Tensor
 export declare function bitwise_and(self: Tensor, other: Tensor): Tensor
 export declare function bitwise_and(self: Tensor, options: { other: Tensor }): Tensor
-/** torch's `bitwise_and`:
- * - `bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor`
- * - `bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor`
- */
-export declare function bitwiseAnd(self: Tensor, other: number | boolean | bigint): Tensor
-export declare function bitwiseAnd(self: Tensor, options: { other: number | boolean | bigint }): Tensor
-export declare function bitwiseAnd(self: Tensor, other: Tensor): Tensor
-export declare function bitwiseAnd(self: Tensor, options: { other: Tensor }): Tensor
+export { bitwise_and as bitwiseAnd }
 /** torch's `bitwise_left_shift`:
  * - `bitwise_left_shift.Scalar(Tensor self, Scalar other) -> Tensor`
  * - `bitwise_left_shift.Tensor(Tensor self, Tensor other) -> Tensor`
@@ -1971,30 +1940,17 @@ export declare function bitwise_left_shift(self: Tensor, other: number | boolean
 export declare function bitwise_left_shift(self: Tensor, options: { other: number | boolean | bigint }): Tensor
 export declare function bitwise_left_shift(self: Tensor, other: Tensor): Tensor
 export declare function bitwise_left_shift(self: Tensor, options: { other: Tensor }): Tensor
-/** torch's `bitwise_left_shift`:
- * - `bitwise_left_shift.Scalar(Tensor self, Scalar other) -> Tensor`
- * - `bitwise_left_shift.Tensor(Tensor self, Tensor other) -> Tensor`
- */
-export declare function bitwiseLeftShift(self: Tensor, other: number | boolean | bigint): Tensor
-export declare function bitwiseLeftShift(self: Tensor, options: { other: number | boolean | bigint }): Tensor
-export declare function bitwiseLeftShift(self: Tensor, other: Tensor): Tensor
-export declare function bitwiseLeftShift(self: Tensor, options: { other: Tensor }): Tensor
+export { bitwise_left_shift as bitwiseLeftShift }
 /** torch's `bitwise_not`:
  * - `bitwise_not(Tensor self) -> Tensor`
  */
 export declare function bitwise_not(self: Tensor): Tensor
-/** torch's `bitwise_not`:
- * - `bitwise_not(Tensor self) -> Tensor`
- */
-export declare function bitwiseNot(self: Tensor): Tensor
+export { bitwise_not as bitwiseNot }
 /** torch's `bitwise_not_`:
  * - `bitwise_not_(Tensor(a!) self) -> Tensor(a!)`
  */
 export declare function bitwise_not_(self: Tensor): Tensor
-/** torch's `bitwise_not_`:
- * - `bitwise_not_(Tensor(a!) self) -> Tensor(a!)`
- */
-export declare function bitwiseNot_(self: Tensor): Tensor
+export { bitwise_not_ as bitwiseNot_ }
 /** torch's `bitwise_or`:
  * - `bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor`
  * - `bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor`
@@ -2003,14 +1959,7 @@ export declare function bitwise_or(self: Tensor, other: number | boolean | bigin
 export declare function bitwise_or(self: Tensor, options: { other: number | boolean | bigint }): Tensor
 export declare function bitwise_or(self: Tensor, other: Tensor): Tensor
 export declare function bitwise_or(self: Tensor, options: { other: Tensor }): Tensor
-/** torch's `bitwise_or`:
- * - `bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor`
- * - `bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor`
- */
-export declare function bitwiseOr(self: Tensor, other: number | boolean | bigint): Tensor
-export declare function bitwiseOr(self: Tensor, options: { other: number | boolean | bigint }): Tensor
-export declare function bitwiseOr(self: Tensor, other: Tensor): Tensor
-export declare function bitwiseOr(self: Tensor, options: { other: Tensor }): Tensor
+export { bitwise_or as bitwiseOr }
 /** torch's `bitwise_right_shift`:
  * - `bitwise_right_shift.Scalar(Tensor self, Scalar other) -> Tensor`
  * - `bitwise_right_shift.Tensor(Tensor self, Tensor other) -> Tensor`
@@ -2019,14 +1968,7 @@ export declare function bitwise_right_shift(self: Tensor, other: number | boolea
 export declare function bitwise_right_shift(self: Tensor, options: { other: number | boolean | bigint }): Tensor
 export declare function bitwise_right_shift(self: Tensor, other: Tensor): Tensor
 export declare function bitwise_right_shift(self: Tensor, options: { other: Tensor }): Tensor
-/** torch's `bitwise_right_shift`:
- * - `bitwise_right_shift.Scalar(Tensor self, Scalar other) -> Tensor`
- * - `bitwise_right_shift.Tensor(Tensor self, Tensor other) -> Tensor`
- */
-export declare function bitwiseRightShift(self: Tensor, other: number | boolean | bigint): Tensor
-export declare function bitwiseRightShift(self: Tensor, options: { other: number | boolean | bigint }): Tensor
-export declare function bitwiseRightShift(self: Tensor, other: Tensor): Tensor
-export declare function bitwiseRightShift(self: Tensor, options: { other: Tensor }): Tensor
+export { bitwise_right_shift as bitwiseRightShift }
 /** torch's `bitwise_xor`:
  * - `bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor`
  * - `bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor`
@@ -2035,14 +1977,7 @@ export declare function bitwise_xor(self: Tensor, other: number | boolean | bigi
 export declare function bitwise_xor(self: Tensor, options: { other: number | boolean | bigint }): Tensor
 export declare function bitwise_xor(self: Tensor, other: Tensor): Tensor
 export declare function bitwise_xor(self: Tensor, options: { other: Tensor }): Tensor
-/** torch's `bitwise_xor`:
- * - `bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor`
- * - `bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor`
- */
-export declare function bitwiseXor(self: Tensor, other: number | boolean | bigint): Tensor
-export declare function bitwiseXor(self: Tensor, options: { other: number | boolean | bigint }): Tensor
-export declare function bitwiseXor(self: Tensor, other: Tensor): Tensor
-export declare function bitwiseXor(self: Tensor, options: { other: Tensor }): Tensor
+export { bitwise_xor as bitwiseXor }
 /** torch's `bmm`:
  * - `bmm(Tensor self, Tensor mat2) -> Tensor`
  */
@@ -2054,12 +1989,7 @@ export declare function bmm(self: Tensor, options: { mat2: Tensor }): Tensor
 export declare function broadcast_to(self: Tensor, size: number[] | number): Tensor
 export declare function broadcast_to(self: Tensor, options: { size: number[] | number }): Tensor
 export declare function broadcast_to(self: Tensor, ...size: number[]): Tensor
-/** torch's `broadcast_to`:
- * - `broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a)`
- */
-export declare function broadcastTo(self: Tensor, size: number[] | number): Tensor
-export declare function broadcastTo(self: Tensor, options: { size: number[] | number }): Tensor
-export declare function broadcastTo(self: Tensor, ...size: number[]): Tensor
+export { broadcast_to as broadcastTo }
 /** torch's `cat`:
  * - `cat(Tensor[] tensors, int dim=0) -> Tensor`
  */
@@ -2104,14 +2034,7 @@ export declare function clamp_max(self: Tensor, max: number | boolean | bigint):
 export declare function clamp_max(self: Tensor, options: { max: number | boolean | bigint }): Tensor
 export declare function clamp_max(self: Tensor, max: Tensor): Tensor
 export declare function clamp_max(self: Tensor, options: { max: Tensor }): Tensor
-/** torch's `clamp_max`:
- * - `clamp_max(Tensor self, Scalar max) -> Tensor`
- * - `clamp_max.Tensor(Tensor self, Tensor max) -> Tensor`
- */
-export declare function clampMax(self: Tensor, max: number | boolean | bigint): Tensor
-export declare function clampMax(self: Tensor, options: { max: number | boolean | bigint }): Tensor
-export declare function clampMax(self: Tensor, max: Tensor): Tensor
-export declare function clampMax(self: Tensor, options: { max: Tensor }): Tensor
+export { clamp_max as clampMax }
 /** torch's `clamp_min`:
  * - `clamp_min(Tensor self, Scalar min) -> Tensor`
  * - `clamp_min.Tensor(Tensor self, Tensor min) -> Tensor`
@@ -2120,14 +2043,7 @@ export declare function clamp_min(self: Tensor, min: number | boolean | bigint):
 export declare function clamp_min(self: Tensor, options: { min: number | boolean | bigint }): Tensor
 export declare function clamp_min(self: Tensor, min: Tensor): Tensor
 export declare function clamp_min(self: Tensor, options: { min: Tensor }): Tensor
-/** torch's `clamp_min`:
- * - `clamp_min(Tensor self, Scalar min) -> Tensor`
- * - `clamp_min.Tensor(Tensor self, Tensor min) -> Tensor`
- */
-export declare function clampMin(self: Tensor, min: number | boolean | bigint): Tensor
-export declare function clampMin(self: Tensor, options: { min: number | boolean | bigint }): Tensor
-export declare function clampMin(self: Tensor, min: Tensor): Tensor
-export declare function clampMin(self: Tensor, options: { min: Tensor }): Tensor
+export { clamp_min as clampMin }
 /** torch's `clone`:
  * - `clone(Tensor self) -> Tensor`
  */
@@ -2154,12 +2070,7 @@ export declare function conv2d(options: { input: Tensor; weight: Tensor; bias?: 
 export declare function conv_transpose2d(input: Tensor, weight: Tensor, bias?: Tensor | null, stride?: number[] | number, padding?: number[] | number, output_padding?: number[] | number, groups?: number | bigint, dilation?: number[] | number): Tensor
 export declare function conv_transpose2d(input: Tensor, weight: Tensor, options?: { bias?: Tensor | null; stride?: number[] | number; padding?: number[] | number; output_padding?: number[] | number; groups?: number | bigint; dilation?: number[] | number }): Tensor
 export declare function conv_transpose2d(options: { input: Tensor; weight: Tensor; bias?: Tensor | null; stride?: number[] | number; padding?: number[] | number; output_padding?: number[] | number; groups?: number | bigint; dilation?: number[] | number }): Tensor
-/** torch's `conv_transpose2d`:
- * - `conv_transpose2d.input(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt groups=1, SymInt[2] dilation=1) -> Tensor`
- */
-export declare function convTranspose2d(input: Tensor, weight: Tensor, bias?: Tensor | null, stride?: number[] | number, padding?: number[] | number, output_padding?: number[] | number, groups?: number | bigint, dilation?: number[] | number): Tensor
-export declare function convTranspose2d(input: Tensor, weight: Tensor, options?: { bias?: Tensor | null; stride?: number[] | number; padding?: number[] | number; output_padding?: number[] | number; groups?: number | bigint; dilation?: number[] | number }): Tensor
-export declare function convTranspose2d(options: { input: Tensor; weight: Tensor; bias?: Tensor | null; stride?: number[] | number; padding?: number[] | number; output_padding?: number[] | number; groups?: number | bigint; dilation?: number[] | number }): Tensor
+export { conv_transpose2d as convTranspose2d }
 /** torch's `copy_`:
  * - `copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)`
  */
@@ -2208,16 +2119,7 @@ export declare function count_nonzero(...size: number[]): Tensor
 export declare function count_nonzero(self: Tensor, dim: number[] | number): Tensor
 export declare function count_nonzero(self: Tensor, options: { dim: number[] | number }): Tensor
 export declare function count_nonzero(self: Tensor, ...size: number[]): Tensor
-/** torch's `count_nonzero`:
- * - `count_nonzero(Tensor self, int? dim=None) -> Tensor`
- * - `count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor`
- */
-export declare function countNonzero(self: Tensor, dim?: number | bigint | null): Tensor
-export declare function countNonzero(self: Tensor, options?: { dim?: number | bigint | null }): Tensor
-export declare function countNonzero(...size: number[]): Tensor
-export declare function countNonzero(self: Tensor, dim: number[] | number): Tensor
-export declare function countNonzero(self: Tensor, options: { dim: number[] | number }): Tensor
-export declare function countNonzero(self: Tensor, ...size: number[]): Tensor
+export { count_nonzero as countNonzero }
 /** torch's `cummax`:
  * - `cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)`
  */
@@ -2314,10 +2216,7 @@ export declare function empty(...size: number[]): Tensor
  * - `empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor`
  */
 export declare function empty_like(self: Tensor, options?: { dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null; memory_format?: string | null; requiresGrad?: boolean }): Tensor
-/** torch's `empty_like`:
- * - `empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor`
- */
-export declare function emptyLike(self: Tensor, options?: { dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null; memory_format?: string | null; requiresGrad?: boolean }): Tensor
+export { empty_like as emptyLike }
 /** torch's `eq`:
  * - `eq.Scalar(Tensor self, Scalar other) -> Tensor`
  * - `eq.Tensor(Tensor self, Tensor other) -> Tensor`
@@ -2423,14 +2322,7 @@ export declare function floor_divide(self: Tensor, other: Tensor): Tensor
 export declare function floor_divide(self: Tensor, options: { other: Tensor }): Tensor
 export declare function floor_divide(self: Tensor, other: number | boolean | bigint): Tensor
 export declare function floor_divide(self: Tensor, options: { other: number | boolean | bigint }): Tensor
-/** torch's `floor_divide`:
- * - `floor_divide(Tensor self, Tensor other) -> Tensor`
- * - `floor_divide.Scalar(Tensor self, Scalar other) -> Tensor`
- */
-export declare function floorDivide(self: Tensor, other: Tensor): Tensor
-export declare function floorDivide(self: Tensor, options: { other: Tensor }): Tensor
-export declare function floorDivide(self: Tensor, other: number | boolean | bigint): Tensor
-export declare function floorDivide(self: Tensor, options: { other: number | boolean | bigint }): Tensor
+export { floor_divide as floorDivide }
 /** torch's `fmax`:
  * - `fmax(Tensor self, Tensor other) -> Tensor`
  */
@@ -2487,11 +2379,7 @@ export declare function full(options: { size: number[] | number; fill_value: num
  */
 export declare function full_like(self: Tensor, fill_value: number | boolean | bigint, options?: { dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null; memory_format?: string | null; requiresGrad?: boolean }): Tensor
 export declare function full_like(self: Tensor, options: { fill_value: number | boolean | bigint; dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null; memory_format?: string | null; requiresGrad?: boolean }): Tensor
-/** torch's `full_like`:
- * - `full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor`
- */
-export declare function fullLike(self: Tensor, fill_value: number | boolean | bigint, options?: { dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null; memory_format?: string | null; requiresGrad?: boolean }): Tensor
-export declare function fullLike(self: Tensor, options: { fill_value: number | boolean | bigint; dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null; memory_format?: string | null; requiresGrad?: boolean }): Tensor
+export { full_like as fullLike }
 /** torch's `gather`:
  * - `gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor`
  */
@@ -2515,12 +2403,7 @@ export declare function gelu(self: Tensor, options?: { approximate?: string }): 
 export declare function group_norm(input: Tensor, num_groups: number | bigint, weight?: Tensor | null, bias?: Tensor | null, eps?: number, cudnn_enabled?: boolean): Tensor
 export declare function group_norm(input: Tensor, num_groups: number | bigint, options?: { weight?: Tensor | null; bias?: Tensor | null; eps?: number; cudnn_enabled?: boolean }): Tensor
 export declare function group_norm(options: { input: Tensor; num_groups: number | bigint; weight?: Tensor | null; bias?: Tensor | null; eps?: number; cudnn_enabled?: boolean }): Tensor
-/** torch's `group_norm`:
- * - `group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enabled=True) -> Tensor`
- */
-export declare function groupNorm(input: Tensor, num_groups: number | bigint, weight?: Tensor | null, bias?: Tensor | null, eps?: number, cudnn_enabled?: boolean): Tensor
-export declare function groupNorm(input: Tensor, num_groups: number | bigint, options?: { weight?: Tensor | null; bias?: Tensor | null; eps?: number; cudnn_enabled?: boolean }): Tensor
-export declare function groupNorm(options: { input: Tensor; num_groups: number | bigint; weight?: Tensor | null; bias?: Tensor | null; eps?: number; cudnn_enabled?: boolean }): Tensor
+export { group_norm as groupNorm }
 /** torch's `gru`:
  * - `gru.input(Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor)`
  */
@@ -2532,12 +2415,7 @@ export declare function gru(options: { input: Tensor; hx: Tensor; params: Tensor
 export declare function gru_cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih?: Tensor | null, b_hh?: Tensor | null): Tensor
 export declare function gru_cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, options?: { b_ih?: Tensor | null; b_hh?: Tensor | null }): Tensor
 export declare function gru_cell(options: { input: Tensor; hx: Tensor; w_ih: Tensor; w_hh: Tensor; b_ih?: Tensor | null; b_hh?: Tensor | null }): Tensor
-/** torch's `gru_cell`:
- * - `gru_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None) -> Tensor`
- */
-export declare function gruCell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih?: Tensor | null, b_hh?: Tensor | null): Tensor
-export declare function gruCell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, options?: { b_ih?: Tensor | null; b_hh?: Tensor | null }): Tensor
-export declare function gruCell(options: { input: Tensor; hx: Tensor; w_ih: Tensor; w_hh: Tensor; b_ih?: Tensor | null; b_hh?: Tensor | null }): Tensor
+export { gru_cell as gruCell }
 /** torch's `gt`:
  * - `gt.Scalar(Tensor self, Scalar other) -> Tensor`
  * - `gt.Tensor(Tensor self, Tensor other) -> Tensor`
@@ -2570,34 +2448,20 @@ export declare function index(self: Tensor, options: { indices: (Tensor | null)[
 export declare function index_put(self: Tensor, indices: (Tensor | null)[], values: Tensor, accumulate?: boolean): Tensor
 export declare function index_put(self: Tensor, indices: (Tensor | null)[], values: Tensor, options?: { accumulate?: boolean }): Tensor
 export declare function index_put(self: Tensor, options: { indices: (Tensor | null)[]; values: Tensor; accumulate?: boolean }): Tensor
-/** torch's `index_put`:
- * - `index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor`
- */
-export declare function indexPut(self: Tensor, indices: (Tensor | null)[], values: Tensor, accumulate?: boolean): Tensor
-export declare function indexPut(self: Tensor, indices: (Tensor | null)[], values: Tensor, options?: { accumulate?: boolean }): Tensor
-export declare function indexPut(self: Tensor, options: { indices: (Tensor | null)[]; values: Tensor; accumulate?: boolean }): Tensor
+export { index_put as indexPut }
 /** torch's `index_put_`:
  * - `index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)`
  */
 export declare function index_put_(self: Tensor, indices: (Tensor | null)[], values: Tensor, accumulate?: boolean): Tensor
 export declare function index_put_(self: Tensor, indices: (Tensor | null)[], values: Tensor, options?: { accumulate?: boolean }): Tensor
 export declare function index_put_(self: Tensor, options: { indices: (Tensor | null)[]; values: Tensor; accumulate?: boolean }): Tensor
-/** torch's `index_put_`:
- * - `index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)`
- */
-export declare function indexPut_(self: Tensor, indices: (Tensor | null)[], values: Tensor, accumulate?: boolean): Tensor
-export declare function indexPut_(self: Tensor, indices: (Tensor | null)[], values: Tensor, options?: { accumulate?: boolean }): Tensor
-export declare function indexPut_(self: Tensor, options: { indices: (Tensor | null)[]; values: Tensor; accumulate?: boolean }): Tensor
+export { index_put_ as indexPut_ }
 /** torch's `index_select`:
  * - `index_select(Tensor self, int dim, Tensor index) -> Tensor`
  */
 export declare function index_select(self: Tensor, dim: number | bigint, index: Tensor): Tensor
 export declare function index_select(self: Tensor, options: { dim: number | bigint; index: Tensor }): Tensor
-/** torch's `index_select`:
- * - `index_select(Tensor self, int dim, Tensor index) -> Tensor`
- */
-export declare function indexSelect(self: Tensor, dim: number | bigint, index: Tensor): Tensor
-export declare function indexSelect(self: Tensor, options: { dim: number | bigint; index: Tensor }): Tensor
+export { index_select as indexSelect }
 /** torch's `isclose`:
  * - `isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor`
  */
@@ -2622,12 +2486,7 @@ export declare function isnan(self: Tensor): Tensor
 export declare function layer_norm(input: Tensor, normalized_shape: number[] | number, weight?: Tensor | null, bias?: Tensor | null, eps?: number, cudnn_enable?: boolean): Tensor
 export declare function layer_norm(input: Tensor, normalized_shape: number[] | number, options?: { weight?: Tensor | null; bias?: Tensor | null; eps?: number; cudnn_enable?: boolean }): Tensor
 export declare function layer_norm(options: { input: Tensor; normalized_shape: number[] | number; weight?: Tensor | null; bias?: Tensor | null; eps?: number; cudnn_enable?: boolean }): Tensor
-/** torch's `layer_norm`:
- * - `layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor`
- */
-export declare function layerNorm(input: Tensor, normalized_shape: number[] | number, weight?: Tensor | null, bias?: Tensor | null, eps?: number, cudnn_enable?: boolean): Tensor
-export declare function layerNorm(input: Tensor, normalized_shape: number[] | number, options?: { weight?: Tensor | null; bias?: Tensor | null; eps?: number; cudnn_enable?: boolean }): Tensor
-export declare function layerNorm(options: { input: Tensor; normalized_shape: number[] | number; weight?: Tensor | null; bias?: Tensor | null; eps?: number; cudnn_enable?: boolean }): Tensor
+export { layer_norm as layerNorm }
 /** torch's `le`:
  * - `le.Scalar(Tensor self, Scalar other) -> Tensor`
  * - `le.Tensor(Tensor self, Tensor other) -> Tensor`
@@ -2709,12 +2568,7 @@ export declare function log_(self: Tensor): Tensor
 export declare function log_softmax(self: Tensor, dim: number | bigint, dtype?: DType | null): Tensor
 export declare function log_softmax(self: Tensor, dim: number | bigint, options?: { dtype?: DType | null }): Tensor
 export declare function log_softmax(self: Tensor, options: { dim: number | bigint; dtype?: DType | null }): Tensor
-/** torch's `log_softmax`:
- * - `log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor`
- */
-export declare function logSoftmax(self: Tensor, dim: number | bigint, dtype?: DType | null): Tensor
-export declare function logSoftmax(self: Tensor, dim: number | bigint, options?: { dtype?: DType | null }): Tensor
-export declare function logSoftmax(self: Tensor, options: { dim: number | bigint; dtype?: DType | null }): Tensor
+export { log_softmax as logSoftmax }
 /** torch's `logcumsumexp`:
  * - `logcumsumexp(Tensor self, int dim) -> Tensor`
  */
@@ -2725,39 +2579,24 @@ export declare function logcumsumexp(self: Tensor, options: { dim: number | bigi
  */
 export declare function logical_and(self: Tensor, other: Tensor): Tensor
 export declare function logical_and(self: Tensor, options: { other: Tensor }): Tensor
-/** torch's `logical_and`:
- * - `logical_and(Tensor self, Tensor other) -> Tensor`
- */
-export declare function logicalAnd(self: Tensor, other: Tensor): Tensor
-export declare function logicalAnd(self: Tensor, options: { other: Tensor }): Tensor
+export { logical_and as logicalAnd }
 /** torch's `logical_not`:
  * - `logical_not(Tensor self) -> Tensor`
  */
 export declare function logical_not(self: Tensor): Tensor
-/** torch's `logical_not`:
- * - `logical_not(Tensor self) -> Tensor`
- */
-export declare function logicalNot(self: Tensor): Tensor
+export { logical_not as logicalNot }
 /** torch's `logical_or`:
  * - `logical_or(Tensor self, Tensor other) -> Tensor`
  */
 export declare function logical_or(self: Tensor, other: Tensor): Tensor
 export declare function logical_or(self: Tensor, options: { other: Tensor }): Tensor
-/** torch's `logical_or`:
- * - `logical_or(Tensor self, Tensor other) -> Tensor`
- */
-export declare function logicalOr(self: Tensor, other: Tensor): Tensor
-export declare function logicalOr(self: Tensor, options: { other: Tensor }): Tensor
+export { logical_or as logicalOr }
 /** torch's `logical_xor`:
  * - `logical_xor(Tensor self, Tensor other) -> Tensor`
  */
 export declare function logical_xor(self: Tensor, other: Tensor): Tensor
 export declare function logical_xor(self: Tensor, options: { other: Tensor }): Tensor
-/** torch's `logical_xor`:
- * - `logical_xor(Tensor self, Tensor other) -> Tensor`
- */
-export declare function logicalXor(self: Tensor, other: Tensor): Tensor
-export declare function logicalXor(self: Tensor, options: { other: Tensor }): Tensor
+export { logical_xor as logicalXor }
 /** torch's `logit`:
  * - `logit(Tensor self, float? eps=None) -> Tensor`
  */
@@ -2786,12 +2625,7 @@ export declare function lstm(options: { input: Tensor; hx: Tensor[]; params: Ten
 export declare function lstm_cell(input: Tensor, hx: Tensor[], w_ih: Tensor, w_hh: Tensor, b_ih?: Tensor | null, b_hh?: Tensor | null): [Tensor, Tensor]
 export declare function lstm_cell(input: Tensor, hx: Tensor[], w_ih: Tensor, w_hh: Tensor, options?: { b_ih?: Tensor | null; b_hh?: Tensor | null }): [Tensor, Tensor]
 export declare function lstm_cell(options: { input: Tensor; hx: Tensor[]; w_ih: Tensor; w_hh: Tensor; b_ih?: Tensor | null; b_hh?: Tensor | null }): [Tensor, Tensor]
-/** torch's `lstm_cell`:
- * - `lstm_cell(Tensor input, Tensor[] hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None) -> (Tensor, Tensor)`
- */
-export declare function lstmCell(input: Tensor, hx: Tensor[], w_ih: Tensor, w_hh: Tensor, b_ih?: Tensor | null, b_hh?: Tensor | null): [Tensor, Tensor]
-export declare function lstmCell(input: Tensor, hx: Tensor[], w_ih: Tensor, w_hh: Tensor, options?: { b_ih?: Tensor | null; b_hh?: Tensor | null }): [Tensor, Tensor]
-export declare function lstmCell(options: { input: Tensor; hx: Tensor[]; w_ih: Tensor; w_hh: Tensor; b_ih?: Tensor | null; b_hh?: Tensor | null }): [Tensor, Tensor]
+export { lstm_cell as lstmCell }
 /** torch's `lt`:
  * - `lt.Scalar(Tensor self, Scalar other) -> Tensor`
  * - `lt.Tensor(Tensor self, Tensor other) -> Tensor`
@@ -2805,11 +2639,7 @@ export declare function lt(self: Tensor, options: { other: Tensor }): Tensor
  */
 export declare function manual_seed(seed: number | bigint): void
 export declare function manual_seed(options: { seed: number | bigint }): void
-/** torch's `manual_seed`:
- * - `manual_seed(int seed) -> ()`
- */
-export declare function manualSeed(seed: number | bigint): void
-export declare function manualSeed(options: { seed: number | bigint }): void
+export { manual_seed as manualSeed }
 /** torch's `masked_fill`:
  * - `masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor`
  * - `masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor`
@@ -2818,14 +2648,7 @@ export declare function masked_fill(self: Tensor, mask: Tensor, value: number | 
 export declare function masked_fill(self: Tensor, options: { mask: Tensor; value: number | boolean | bigint }): Tensor
 export declare function masked_fill(self: Tensor, mask: Tensor, value: Tensor): Tensor
 export declare function masked_fill(self: Tensor, options: { mask: Tensor; value: Tensor }): Tensor
-/** torch's `masked_fill`:
- * - `masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor`
- * - `masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor`
- */
-export declare function maskedFill(self: Tensor, mask: Tensor, value: number | boolean | bigint): Tensor
-export declare function maskedFill(self: Tensor, options: { mask: Tensor; value: number | boolean | bigint }): Tensor
-export declare function maskedFill(self: Tensor, mask: Tensor, value: Tensor): Tensor
-export declare function maskedFill(self: Tensor, options: { mask: Tensor; value: Tensor }): Tensor
+export { masked_fill as maskedFill }
 /** torch's `masked_fill_`:
  * - `masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)`
  * - `masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)`
@@ -2834,24 +2657,13 @@ export declare function masked_fill_(self: Tensor, mask: Tensor, value: number |
 export declare function masked_fill_(self: Tensor, options: { mask: Tensor; value: number | boolean | bigint }): Tensor
 export declare function masked_fill_(self: Tensor, mask: Tensor, value: Tensor): Tensor
 export declare function masked_fill_(self: Tensor, options: { mask: Tensor; value: Tensor }): Tensor
-/** torch's `masked_fill_`:
- * - `masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)`
- * - `masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)`
- */
-export declare function maskedFill_(self: Tensor, mask: Tensor, value: number | boolean | bigint): Tensor
-export declare function maskedFill_(self: Tensor, options: { mask: Tensor; value: number | boolean | bigint }): Tensor
-export declare function maskedFill_(self: Tensor, mask: Tensor, value: Tensor): Tensor
-export declare function maskedFill_(self: Tensor, options: { mask: Tensor; value: Tensor }): Tensor
+export { masked_fill_ as maskedFill_ }
 /** torch's `masked_select`:
  * - `masked_select(Tensor self, Tensor mask) -> Tensor`
  */
 export declare function masked_select(self: Tensor, mask: Tensor): Tensor
 export declare function masked_select(self: Tensor, options: { mask: Tensor }): Tensor
-/** torch's `masked_select`:
- * - `masked_select(Tensor self, Tensor mask) -> Tensor`
- */
-export declare function maskedSelect(self: Tensor, mask: Tensor): Tensor
-export declare function maskedSelect(self: Tensor, options: { mask: Tensor }): Tensor
+export { masked_select as maskedSelect }
 /** torch's `matmul`:
  * - `matmul(Tensor self, Tensor other) -> Tensor`
  */
@@ -2871,36 +2683,21 @@ export declare function max(self: Tensor, options: { dim: number | bigint; keepd
 export declare function max_pool1d_with_indices(self: Tensor, kernel_size: number[] | number, stride?: number[] | number, padding?: number[] | number, dilation?: number[] | number, ceil_mode?: boolean): [Tensor, Tensor]
 export declare function max_pool1d_with_indices(self: Tensor, kernel_size: number[] | number, options?: { stride?: number[] | number; padding?: number[] | number; dilation?: number[] | number; ceil_mode?: boolean }): [Tensor, Tensor]
 export declare function max_pool1d_with_indices(self: Tensor, options: { kernel_size: number[] | number; stride?: number[] | number; padding?: number[] | number; dilation?: number[] | number; ceil_mode?: boolean }): [Tensor, Tensor]
-/** torch's `max_pool1d_with_indices`:
- * - `max_pool1d_with_indices(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0, int[1] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)`
- */
-export declare function maxPool1dWithIndices(self: Tensor, kernel_size: number[] | number, stride?: number[] | number, padding?: number[] | number, dilation?: number[] | number, ceil_mode?: boolean): [Tensor, Tensor]
-export declare function maxPool1dWithIndices(self: Tensor, kernel_size: number[] | number, options?: { stride?: number[] | number; padding?: number[] | number; dilation?: number[] | number; ceil_mode?: boolean }): [Tensor, Tensor]
-export declare function maxPool1dWithIndices(self: Tensor, options: { kernel_size: number[] | number; stride?: number[] | number; padding?: number[] | number; dilation?: number[] | number; ceil_mode?: boolean }): [Tensor, Tensor]
+export { max_pool1d_with_indices as maxPool1dWithIndices }
 /** torch's `max_pool2d`:
  * - `max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor`
  */
 export declare function max_pool2d(self: Tensor, kernel_size: number[] | number, stride?: number[] | number, padding?: number[] | number, dilation?: number[] | number, ceil_mode?: boolean): Tensor
 export declare function max_pool2d(self: Tensor, kernel_size: number[] | number, options?: { stride?: number[] | number; padding?: number[] | number; dilation?: number[] | number; ceil_mode?: boolean }): Tensor
 export declare function max_pool2d(self: Tensor, options: { kernel_size: number[] | number; stride?: number[] | number; padding?: number[] | number; dilation?: number[] | number; ceil_mode?: boolean }): Tensor
-/** torch's `max_pool2d`:
- * - `max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor`
- */
-export declare function maxPool2d(self: Tensor, kernel_size: number[] | number, stride?: number[] | number, padding?: number[] | number, dilation?: number[] | number, ceil_mode?: boolean): Tensor
-export declare function maxPool2d(self: Tensor, kernel_size: number[] | number, options?: { stride?: number[] | number; padding?: number[] | number; dilation?: number[] | number; ceil_mode?: boolean }): Tensor
-export declare function maxPool2d(self: Tensor, options: { kernel_size: number[] | number; stride?: number[] | number; padding?: number[] | number; dilation?: number[] | number; ceil_mode?: boolean }): Tensor
+export { max_pool2d as maxPool2d }
 /** torch's `max_pool2d_with_indices`:
  * - `max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)`
  */
 export declare function max_pool2d_with_indices(self: Tensor, kernel_size: number[] | number, stride?: number[] | number, padding?: number[] | number, dilation?: number[] | number, ceil_mode?: boolean): [Tensor, Tensor]
 export declare function max_pool2d_with_indices(self: Tensor, kernel_size: number[] | number, options?: { stride?: number[] | number; padding?: number[] | number; dilation?: number[] | number; ceil_mode?: boolean }): [Tensor, Tensor]
 export declare function max_pool2d_with_indices(self: Tensor, options: { kernel_size: number[] | number; stride?: number[] | number; padding?: number[] | number; dilation?: number[] | number; ceil_mode?: boolean }): [Tensor, Tensor]
-/** torch's `max_pool2d_with_indices`:
- * - `max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)`
- */
-export declare function maxPool2dWithIndices(self: Tensor, kernel_size: number[] | number, stride?: number[] | number, padding?: number[] | number, dilation?: number[] | number, ceil_mode?: boolean): [Tensor, Tensor]
-export declare function maxPool2dWithIndices(self: Tensor, kernel_size: number[] | number, options?: { stride?: number[] | number; padding?: number[] | number; dilation?: number[] | number; ceil_mode?: boolean }): [Tensor, Tensor]
-export declare function maxPool2dWithIndices(self: Tensor, options: { kernel_size: number[] | number; stride?: number[] | number; padding?: number[] | number; dilation?: number[] | number; ceil_mode?: boolean }): [Tensor, Tensor]
+export { max_pool2d_with_indices as maxPool2dWithIndices }
 /** torch's `maximum`:
  * - `maximum(Tensor self, Tensor other) -> Tensor`
  */
@@ -2993,11 +2790,7 @@ export declare function mv(self: Tensor, options: { vec: Tensor }): Tensor
  */
 export declare function nan_to_num(self: Tensor, nan?: number | null, posinf?: number | null, neginf?: number | null): Tensor
 export declare function nan_to_num(self: Tensor, options?: { nan?: number | null; posinf?: number | null; neginf?: number | null }): Tensor
-/** torch's `nan_to_num`:
- * - `nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor`
- */
-export declare function nanToNum(self: Tensor, nan?: number | null, posinf?: number | null, neginf?: number | null): Tensor
-export declare function nanToNum(self: Tensor, options?: { nan?: number | null; posinf?: number | null; neginf?: number | null }): Tensor
+export { nan_to_num as nanToNum }
 /** torch's `narrow`:
  * - `narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)`
  */
@@ -3042,11 +2835,7 @@ export declare function normal_(self: Tensor, options?: { mean?: number; std?: n
  */
 export declare function one_hot(self: Tensor, num_classes?: number | bigint): Tensor
 export declare function one_hot(self: Tensor, options?: { num_classes?: number | bigint }): Tensor
-/** torch's `one_hot`:
- * - `one_hot(Tensor self, int num_classes=-1) -> Tensor`
- */
-export declare function oneHot(self: Tensor, num_classes?: number | bigint): Tensor
-export declare function oneHot(self: Tensor, options?: { num_classes?: number | bigint }): Tensor
+export { one_hot as oneHot }
 /** torch's `ones`:
  * - `ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
  */
@@ -3058,10 +2847,7 @@ export declare function ones(...size: number[]): Tensor
  * - `ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor`
  */
 export declare function ones_like(self: Tensor, options?: { dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null; memory_format?: string | null; requiresGrad?: boolean }): Tensor
-/** torch's `ones_like`:
- * - `ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor`
- */
-export declare function onesLike(self: Tensor, options?: { dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null; memory_format?: string | null; requiresGrad?: boolean }): Tensor
+export { ones_like as onesLike }
 /** torch's `outer`:
  * - `outer(Tensor self, Tensor vec2) -> Tensor`
  */
@@ -3186,16 +2972,7 @@ export declare function repeat_interleave(self: Tensor, options: { repeats: Tens
 export declare function repeat_interleave(self: Tensor, repeats: number | bigint, dim?: number | bigint | null): Tensor
 export declare function repeat_interleave(self: Tensor, repeats: number | bigint, options?: { dim?: number | bigint | null }): Tensor
 export declare function repeat_interleave(self: Tensor, options: { repeats: number | bigint; dim?: number | bigint | null }): Tensor
-/** torch's `repeat_interleave`:
- * - `repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None) -> Tensor`
- * - `repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None) -> Tensor`
- */
-export declare function repeatInterleave(self: Tensor, repeats: Tensor, dim?: number | bigint | null): Tensor
-export declare function repeatInterleave(self: Tensor, repeats: Tensor, options?: { dim?: number | bigint | null }): Tensor
-export declare function repeatInterleave(self: Tensor, options: { repeats: Tensor; dim?: number | bigint | null }): Tensor
-export declare function repeatInterleave(self: Tensor, repeats: number | bigint, dim?: number | bigint | null): Tensor
-export declare function repeatInterleave(self: Tensor, repeats: number | bigint, options?: { dim?: number | bigint | null }): Tensor
-export declare function repeatInterleave(self: Tensor, options: { repeats: number | bigint; dim?: number | bigint | null }): Tensor
+export { repeat_interleave as repeatInterleave }
 /** torch's `reshape`:
  * - `reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)`
  */
@@ -3207,45 +2984,27 @@ export declare function reshape(self: Tensor, ...size: number[]): Tensor
  */
 export declare function rnn_relu(input: Tensor, hx: Tensor, params: Tensor[], has_biases: boolean, num_layers: number | bigint, dropout: number, train: boolean, bidirectional: boolean, batch_first: boolean): [Tensor, Tensor]
 export declare function rnn_relu(options: { input: Tensor; hx: Tensor; params: Tensor[]; has_biases: boolean; num_layers: number | bigint; dropout: number; train: boolean; bidirectional: boolean; batch_first: boolean }): [Tensor, Tensor]
-/** torch's `rnn_relu`:
- * - `rnn_relu.input(Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor)`
- */
-export declare function rnnRelu(input: Tensor, hx: Tensor, params: Tensor[], has_biases: boolean, num_layers: number | bigint, dropout: number, train: boolean, bidirectional: boolean, batch_first: boolean): [Tensor, Tensor]
-export declare function rnnRelu(options: { input: Tensor; hx: Tensor; params: Tensor[]; has_biases: boolean; num_layers: number | bigint; dropout: number; train: boolean; bidirectional: boolean; batch_first: boolean }): [Tensor, Tensor]
+export { rnn_relu as rnnRelu }
 /** torch's `rnn_relu_cell`:
  * - `rnn_relu_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None) -> Tensor`
  */
 export declare function rnn_relu_cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih?: Tensor | null, b_hh?: Tensor | null): Tensor
 export declare function rnn_relu_cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, options?: { b_ih?: Tensor | null; b_hh?: Tensor | null }): Tensor
 export declare function rnn_relu_cell(options: { input: Tensor; hx: Tensor; w_ih: Tensor; w_hh: Tensor; b_ih?: Tensor | null; b_hh?: Tensor | null }): Tensor
-/** torch's `rnn_relu_cell`:
- * - `rnn_relu_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None) -> Tensor`
- */
-export declare function rnnReluCell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih?: Tensor | null, b_hh?: Tensor | null): Tensor
-export declare function rnnReluCell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, options?: { b_ih?: Tensor | null; b_hh?: Tensor | null }): Tensor
-export declare function rnnReluCell(options: { input: Tensor; hx: Tensor; w_ih: Tensor; w_hh: Tensor; b_ih?: Tensor | null; b_hh?: Tensor | null }): Tensor
+export { rnn_relu_cell as rnnReluCell }
 /** torch's `rnn_tanh`:
  * - `rnn_tanh.input(Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor)`
  */
 export declare function rnn_tanh(input: Tensor, hx: Tensor, params: Tensor[], has_biases: boolean, num_layers: number | bigint, dropout: number, train: boolean, bidirectional: boolean, batch_first: boolean): [Tensor, Tensor]
 export declare function rnn_tanh(options: { input: Tensor; hx: Tensor; params: Tensor[]; has_biases: boolean; num_layers: number | bigint; dropout: number; train: boolean; bidirectional: boolean; batch_first: boolean }): [Tensor, Tensor]
-/** torch's `rnn_tanh`:
- * - `rnn_tanh.input(Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor)`
- */
-export declare function rnnTanh(input: Tensor, hx: Tensor, params: Tensor[], has_biases: boolean, num_layers: number | bigint, dropout: number, train: boolean, bidirectional: boolean, batch_first: boolean): [Tensor, Tensor]
-export declare function rnnTanh(options: { input: Tensor; hx: Tensor; params: Tensor[]; has_biases: boolean; num_layers: number | bigint; dropout: number; train: boolean; bidirectional: boolean; batch_first: boolean }): [Tensor, Tensor]
+export { rnn_tanh as rnnTanh }
 /** torch's `rnn_tanh_cell`:
  * - `rnn_tanh_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None) -> Tensor`
  */
 export declare function rnn_tanh_cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih?: Tensor | null, b_hh?: Tensor | null): Tensor
 export declare function rnn_tanh_cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, options?: { b_ih?: Tensor | null; b_hh?: Tensor | null }): Tensor
 export declare function rnn_tanh_cell(options: { input: Tensor; hx: Tensor; w_ih: Tensor; w_hh: Tensor; b_ih?: Tensor | null; b_hh?: Tensor | null }): Tensor
-/** torch's `rnn_tanh_cell`:
- * - `rnn_tanh_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None) -> Tensor`
- */
-export declare function rnnTanhCell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih?: Tensor | null, b_hh?: Tensor | null): Tensor
-export declare function rnnTanhCell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, options?: { b_ih?: Tensor | null; b_hh?: Tensor | null }): Tensor
-export declare function rnnTanhCell(options: { input: Tensor; hx: Tensor; w_ih: Tensor; w_hh: Tensor; b_ih?: Tensor | null; b_hh?: Tensor | null }): Tensor
+export { rnn_tanh_cell as rnnTanhCell }
 /** torch's `roll`:
  * - `roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor`
  */
@@ -3274,12 +3033,7 @@ export declare function rsqrt_(self: Tensor): Tensor
 export declare function scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask?: Tensor | null, dropout_p?: number, is_causal?: boolean, options?: { scale?: number | null }): Tensor
 export declare function scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, options?: { attn_mask?: Tensor | null; dropout_p?: number; is_causal?: boolean; scale?: number | null }): Tensor
 export declare function scaled_dot_product_attention(options: { query: Tensor; key: Tensor; value: Tensor; attn_mask?: Tensor | null; dropout_p?: number; is_causal?: boolean; scale?: number | null }): Tensor
-/** torch's `scaled_dot_product_attention`:
- * - `scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, float? scale=None) -> Tensor`
- */
-export declare function scaledDotProductAttention(query: Tensor, key: Tensor, value: Tensor, attn_mask?: Tensor | null, dropout_p?: number, is_causal?: boolean, options?: { scale?: number | null }): Tensor
-export declare function scaledDotProductAttention(query: Tensor, key: Tensor, value: Tensor, options?: { attn_mask?: Tensor | null; dropout_p?: number; is_causal?: boolean; scale?: number | null }): Tensor
-export declare function scaledDotProductAttention(options: { query: Tensor; key: Tensor; value: Tensor; attn_mask?: Tensor | null; dropout_p?: number; is_causal?: boolean; scale?: number | null }): Tensor
+export { scaled_dot_product_attention as scaledDotProductAttention }
 /** torch's `scatter`:
  * - `scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor`
  * - `scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor`
@@ -3293,21 +3047,13 @@ export declare function scatter(self: Tensor, options: { dim: number | bigint; i
  */
 export declare function scatter_add(self: Tensor, dim: number | bigint, index: Tensor, src: Tensor): Tensor
 export declare function scatter_add(self: Tensor, options: { dim: number | bigint; index: Tensor; src: Tensor }): Tensor
-/** torch's `scatter_add`:
- * - `scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor`
- */
-export declare function scatterAdd(self: Tensor, dim: number | bigint, index: Tensor, src: Tensor): Tensor
-export declare function scatterAdd(self: Tensor, options: { dim: number | bigint; index: Tensor; src: Tensor }): Tensor
+export { scatter_add as scatterAdd }
 /** torch's `scatter_reduce`:
  * - `scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor`
  */
 export declare function scatter_reduce(self: Tensor, dim: number | bigint, index: Tensor, src: Tensor, reduce: string, options?: { include_self?: boolean }): Tensor
 export declare function scatter_reduce(self: Tensor, options: { dim: number | bigint; index: Tensor; src: Tensor; reduce: string; include_self?: boolean }): Tensor
-/** torch's `scatter_reduce`:
- * - `scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor`
- */
-export declare function scatterReduce(self: Tensor, dim: number | bigint, index: Tensor, src: Tensor, reduce: string, options?: { include_self?: boolean }): Tensor
-export declare function scatterReduce(self: Tensor, options: { dim: number | bigint; index: Tensor; src: Tensor; reduce: string; include_self?: boolean }): Tensor
+export { scatter_reduce as scatterReduce }
 /** torch's `searchsorted`:
  * - `searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor`
  */
@@ -3397,12 +3143,7 @@ export declare function split(self: Tensor, options: { split_size: number | bigi
 export declare function split_with_sizes(self: Tensor, split_sizes: number[] | number, dim?: number | bigint): Tensor[]
 export declare function split_with_sizes(self: Tensor, split_sizes: number[] | number, options?: { dim?: number | bigint }): Tensor[]
 export declare function split_with_sizes(self: Tensor, options: { split_sizes: number[] | number; dim?: number | bigint }): Tensor[]
-/** torch's `split_with_sizes`:
- * - `split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]`
- */
-export declare function splitWithSizes(self: Tensor, split_sizes: number[] | number, dim?: number | bigint): Tensor[]
-export declare function splitWithSizes(self: Tensor, split_sizes: number[] | number, options?: { dim?: number | bigint }): Tensor[]
-export declare function splitWithSizes(self: Tensor, options: { split_sizes: number[] | number; dim?: number | bigint }): Tensor[]
+export { split_with_sizes as splitWithSizes }
 /** torch's `sqrt`:
  * - `sqrt(Tensor self) -> Tensor`
  */
@@ -3436,11 +3177,7 @@ export declare function std(self: Tensor, options?: { dim?: number[] | number | 
  */
 export declare function std_mean(self: Tensor, dim?: number[] | number | null, options?: { correction?: number | boolean | bigint | null; keepdim?: boolean }): [Tensor, Tensor]
 export declare function std_mean(self: Tensor, options?: { dim?: number[] | number | null; correction?: number | boolean | bigint | null; keepdim?: boolean }): [Tensor, Tensor]
-/** torch's `std_mean`:
- * - `std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)`
- */
-export declare function stdMean(self: Tensor, dim?: number[] | number | null, options?: { correction?: number | boolean | bigint | null; keepdim?: boolean }): [Tensor, Tensor]
-export declare function stdMean(self: Tensor, options?: { dim?: number[] | number | null; correction?: number | boolean | bigint | null; keepdim?: boolean }): [Tensor, Tensor]
+export { std_mean as stdMean }
 /** torch's `sub`:
  * - `sub.Scalar(Tensor self, Scalar other) -> Tensor`
  * - `sub.Tensor(Tensor self, Tensor other) -> Tensor`
@@ -3486,12 +3223,7 @@ export declare function take(self: Tensor, options: { index: Tensor }): Tensor
 export declare function take_along_dim(self: Tensor, indices: Tensor, dim?: number | bigint | null): Tensor
 export declare function take_along_dim(self: Tensor, indices: Tensor, options?: { dim?: number | bigint | null }): Tensor
 export declare function take_along_dim(self: Tensor, options: { indices: Tensor; dim?: number | bigint | null }): Tensor
-/** torch's `take_along_dim`:
- * - `take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor`
- */
-export declare function takeAlongDim(self: Tensor, indices: Tensor, dim?: number | bigint | null): Tensor
-export declare function takeAlongDim(self: Tensor, indices: Tensor, options?: { dim?: number | bigint | null }): Tensor
-export declare function takeAlongDim(self: Tensor, options: { indices: Tensor; dim?: number | bigint | null }): Tensor
+export { take_along_dim as takeAlongDim }
 /** torch's `tan`:
  * - `tan(Tensor self) -> Tensor`
  */
@@ -3584,24 +3316,14 @@ export declare function unsqueeze(self: Tensor, options: { dim: number | bigint 
 export declare function upsample_bilinear2d(self: Tensor, output_size: number[] | number, align_corners: boolean, scales_h?: number | null, scales_w?: number | null): Tensor
 export declare function upsample_bilinear2d(self: Tensor, output_size: number[] | number, align_corners: boolean, options?: { scales_h?: number | null; scales_w?: number | null }): Tensor
 export declare function upsample_bilinear2d(self: Tensor, options: { output_size: number[] | number; align_corners: boolean; scales_h?: number | null; scales_w?: number | null }): Tensor
-/** torch's `upsample_bilinear2d`:
- * - `upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor`
- */
-export declare function upsampleBilinear2d(self: Tensor, output_size: number[] | number, align_corners: boolean, scales_h?: number | null, scales_w?: number | null): Tensor
-export declare function upsampleBilinear2d(self: Tensor, output_size: number[] | number, align_corners: boolean, options?: { scales_h?: number | null; scales_w?: number | null }): Tensor
-export declare function upsampleBilinear2d(self: Tensor, options: { output_size: number[] | number; align_corners: boolean; scales_h?: number | null; scales_w?: number | null }): Tensor
+export { upsample_bilinear2d as upsampleBilinear2d }
 /** torch's `upsample_nearest2d`:
  * - `upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor`
  */
 export declare function upsample_nearest2d(self: Tensor, output_size: number[] | number, scales_h?: number | null, scales_w?: number | null): Tensor
 export declare function upsample_nearest2d(self: Tensor, output_size: number[] | number, options?: { scales_h?: number | null; scales_w?: number | null }): Tensor
 export declare function upsample_nearest2d(self: Tensor, options: { output_size: number[] | number; scales_h?: number | null; scales_w?: number | null }): Tensor
-/** torch's `upsample_nearest2d`:
- * - `upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor`
- */
-export declare function upsampleNearest2d(self: Tensor, output_size: number[] | number, scales_h?: number | null, scales_w?: number | null): Tensor
-export declare function upsampleNearest2d(self: Tensor, output_size: number[] | number, options?: { scales_h?: number | null; scales_w?: number | null }): Tensor
-export declare function upsampleNearest2d(self: Tensor, options: { output_size: number[] | number; scales_h?: number | null; scales_w?: number | null }): Tensor
+export { upsample_nearest2d as upsampleNearest2d }
 /** torch's `var`:
  * - `var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`
  */
@@ -3613,11 +3335,7 @@ export { var_ as var }
  */
 export declare function var_mean(self: Tensor, dim?: number[] | number | null, options?: { correction?: number | boolean | bigint | null; keepdim?: boolean }): [Tensor, Tensor]
 export declare function var_mean(self: Tensor, options?: { dim?: number[] | number | null; correction?: number | boolean | bigint | null; keepdim?: boolean }): [Tensor, Tensor]
-/** torch's `var_mean`:
- * - `var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)`
- */
-export declare function varMean(self: Tensor, dim?: number[] | number | null, options?: { correction?: number | boolean | bigint | null; keepdim?: boolean }): [Tensor, Tensor]
-export declare function varMean(self: Tensor, options?: { dim?: number[] | number | null; correction?: number | boolean | bigint | null; keepdim?: boolean }): [Tensor, Tensor]
+export { var_mean as varMean }
 /** torch's `view`:
  * - `view(Tensor(a) self, SymInt[] size) -> Tensor(a)`
  */
@@ -3666,7 +3384,4 @@ export declare function zeros(...size: number[]): Tensor
  * - `zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor`
  */
 export declare function zeros_like(self: Tensor, options?: { dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null; memory_format?: string | null; requiresGrad?: boolean }): Tensor
-/** torch's `zeros_like`:
- * - `zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor`
- */
-export declare function zerosLike(self: Tensor, options?: { dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null; memory_format?: string | null; requiresGrad?: boolean }): Tensor
+export { zeros_like as zerosLike }

@@ -16,7 +16,7 @@ const rawCall = native._opCaller()
 
 /** A result with every tensor handle wrapped in a Tensor. */
 function wrapOut (r) {
-  if (typeof r !== 'object' || r === null) return r
+  if (typeof r !== 'object' || r === null || r instanceof Tensor) return r
   if (Array.isArray(r)) {
     for (let i = 0; i < r.length; i++) r[i] = wrapOut(r[i])
     return r

@@ -140,6 +140,14 @@ pub(crate) fn from_ivalue_handles(js: Js, v: IValue) -> napi::Result<sys::napi_v
     result(js, v, true)
 }
 
+/// A JavaScript array of converted values.
+fn array(
+    js: Js,
+    vals: impl Iterator<Item = napi::Result<sys::napi_value>>,
+) -> napi::Result<sys::napi_value> {
+    js.array_of(&vals.collect::<napi::Result<Vec<_>>>()?)
+}
+
 fn result(js: Js, v: IValue, handles: bool) -> napi::Result<sys::napi_value> {
     let tensor = |t| {
         if handles {
@@ -156,50 +164,19 @@ fn result(js: Js, v: IValue, handles: bool) -> napi::Result<sys::napi_value> {
         IValue::Float(f) => js.number(f),
         IValue::Str(s) => js.string(&s),
         IValue::DType(d) => js.string(d.name()),
-        IValue::IntList(l) => {
-            let vals = l
-                .iter()
-                .map(|&i| js.number(i as f64))
-                .collect::<napi::Result<Vec<_>>>()?;
-            js.array_of(&vals)
-        }
-        IValue::FloatList(l) => {
-            let vals = l
-                .iter()
-                .map(|&f| js.number(f))
-                .collect::<napi::Result<Vec<_>>>()?;
-            js.array_of(&vals)
-        }
-        IValue::BoolList(l) => {
-            let vals = l
-                .iter()
-                .map(|&b| js.boolean(b))
-                .collect::<napi::Result<Vec<_>>>()?;
-            js.array_of(&vals)
-        }
-        IValue::TensorList(l) => {
-            let vals = l
-                .into_iter()
-                .map(|t| wrap(js.0, t))
-                .collect::<napi::Result<Vec<_>>>()?;
-            js.array_of(&vals)
-        }
-        IValue::OptTensorList(l) => {
-            let vals = l
-                .into_iter()
-                .map(|t| match t {
-                    Some(t) => tensor(t),
-                    None => js.null(),
-                })
-                .collect::<napi::Result<Vec<_>>>()?;
-            js.array_of(&vals)
-        }
+        IValue::IntList(l) => array(js, l.into_iter().map(|i| js.number(i as f64))),
+        IValue::FloatList(l) => array(js, l.into_iter().map(|f| js.number(f))),
+        IValue::BoolList(l) => array(js, l.into_iter().map(|b| js.boolean(b))),
+        IValue::TensorList(l) => array(js, l.into_iter().map(tensor)),
+        IValue::OptTensorList(l) => array(
+            js,
+            l.into_iter().map(|t| match t {
+                Some(t) => tensor(t),
+                None => js.null(),
+            }),
+        ),
         IValue::Tuple(items) | IValue::SymIntList(items) => {
-            let vals = items
-                .into_iter()
-                .map(|v| result(js, v, handles))
-                .collect::<napi::Result<Vec<_>>>()?;
-            js.array_of(&vals)
+            array(js, items.into_iter().map(|v| result(js, v, handles)))
         }
         IValue::Generator(_) => Err(type_error(
             js.0,

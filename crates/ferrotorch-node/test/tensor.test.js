@@ -178,6 +178,17 @@ test('indexing through select, narrow and index; views share memory', () => {
   assert.throws(() => t.select(0, 3), RangeError)
 })
 
+test('ops returning lists of tensors give Tensors', () => {
+  const parts = ft.arange(6, { dtype: 'float32' }).chunk(3)
+  assert.equal(parts.length, 3)
+  for (const p of parts) assert.ok(p instanceof ft.Tensor)
+  assert.deepEqual(parts.map((p) => p.toArray()), [[0, 1], [2, 3], [4, 5]])
+  const [a, b] = ft.ones([2, 2]).unbind(0)
+  assert.deepEqual(a.add(b).toArray(), [2, 2])
+  assert.equal(typeof parts[0]._h, 'object') // a bare handle, not a nested Tensor
+  assert.ok(!(parts[0]._h instanceof ft.Tensor))
+})
+
 test('in-place ops return the same object', () => {
   const t = ft.ones([2])
   assert.equal(t.add_(1), t)

@@ -381,7 +381,15 @@ pub(crate) fn call_entries(
     full: bool,
 ) -> Result<IValue> {
     let mut first_err = None;
-    for e in candidates {
+    let mut skipped_first = false;
+    for (i, e) in candidates.iter().enumerate() {
+        // an overload that cannot bind is passed over without building
+        // its error (a tensor for `add.Scalar`'s `other`); the first
+        // candidate's error is rebuilt below if none binds
+        if candidates.len() > 1 && e.schema.cannot_bind(args) {
+            skipped_first |= i == 0;
+            continue;
+        }
         // `full`: a typed method's boxed call gives every argument in
         // schema order, keyword-only ones included
         let bound = if full && args.len() == e.schema.args.len() {
@@ -398,9 +406,15 @@ pub(crate) fn call_entries(
                 return redispatch(e, &a, keys::call_keys());
             }
             Err(err) => {
-                first_err.get_or_insert(err);
+                if !skipped_first {
+                    first_err.get_or_insert(err);
+                }
             }
         }
+    }
+    if skipped_first {
+        // the error torch reports is the first overload's
+        candidates[0].schema.bind(args, kwargs)?;
     }
     Err(first_err
         .unwrap_or_else(|| Error::new(ErrorKind::Runtime, format!("no overload of '{name}'"))))

@@ -386,6 +386,21 @@ impl Schema {
         Ok(bound)
     }
 
+    /// Whether these positional values certainly do not bind: a tensor of
+    /// one or more dimensions where the declared type takes only numbers,
+    /// strings or dtypes (`coerce` accepts a tensor there only when it is
+    /// 0-dim). A cheap test that lets overload resolution skip a
+    /// candidate without building its error.
+    pub fn cannot_bind(&self, positional: &[IValue]) -> bool {
+        positional.iter().zip(&self.args).any(|(v, a)| match v {
+            IValue::Tensor(t) if t.dim() > 0 => matches!(
+                a.ty,
+                Type::Scalar | Type::Int | Type::Float | Type::Bool | Type::Str | Type::ScalarType
+            ),
+            _ => false,
+        })
+    }
+
     /// Check a complete argument list, one value per declared argument in
     /// order (keyword-only ones included), as a saved program or the
     /// tracer holds them: the coerced values, or a type error naming the
@@ -606,5 +621,19 @@ mod tests {
             .err()
             .unwrap();
         assert_eq!(e.kind(), ErrorKind::Type);
+    }
+
+    #[test]
+    fn cannot_bind_only_rejects_what_coerce_rejects() {
+        let s = Schema::parse("add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor")
+            .unwrap();
+        let v = crate::Tensor::from_slice(&[1.0f32, 2.0]);
+        let z = crate::Tensor::scalar_tensor(2.0);
+        assert!(s.cannot_bind(&[v.clone().into(), v.clone().into()]));
+        assert!(s.bind(&[v.clone().into(), v.clone().into()], &[]).is_err());
+        // a 0-dim tensor may stand for a number: left to the binder
+        assert!(!s.cannot_bind(&[v.clone().into(), z.clone().into()]));
+        assert!(s.bind(&[v.clone().into(), z.into()], &[]).is_ok());
+        assert!(!s.cannot_bind(&[v.clone().into(), IValue::Int(2)]));
     }
 }

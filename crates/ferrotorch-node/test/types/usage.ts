@@ -29,3 +29,6 @@ x.dispose()
 void [g, s, vals, ls, shape, arr, item, r, grads, out, later, sel, dt]
 const w: ft.Tensor = ft.zeros([2]).requiresGrad_()
 void w
+const ls2: ft.Tensor = ft.logSoftmax(ft.ones([2]), 0)
+const v2: ft.Tensor = ft.var(ft.ones([2]))
+void [ls2, v2]
