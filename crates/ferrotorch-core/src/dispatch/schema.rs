@@ -347,6 +347,19 @@ impl Schema {
                 positional.len()
             );
         }
+        if kwargs.is_empty() {
+            // the common call, all by position: no slot table (positional
+            // arguments precede keyword-only ones, so value i is argument i)
+            let mut bound = Vec::with_capacity(self.args.len());
+            for (i, a) in self.args.iter().enumerate() {
+                let v = match positional.get(i) {
+                    Some(v) => v.clone(),
+                    None => self.default_of(a)?,
+                };
+                bound.push(coerce(&self.name, a, v)?);
+            }
+            return Ok(bound);
+        }
         let mut out: Vec<Option<IValue>> = vec![None; self.args.len()];
         for (i, v) in positional.iter().enumerate() {
             out[i] = Some(v.clone());
@@ -371,19 +384,24 @@ impl Schema {
         for (a, v) in self.args.iter().zip(out) {
             let v = match v {
                 Some(v) => v,
-                None => match &a.default {
-                    Some(d) => d.clone(),
-                    None => crate::bail!(
-                        Type,
-                        "{}() missing required argument '{}'",
-                        self.name,
-                        a.name
-                    ),
-                },
+                None => self.default_of(a)?,
             };
             bound.push(coerce(&self.name, a, v)?);
         }
         Ok(bound)
+    }
+
+    /// The default of an argument left out, or the missing-argument error.
+    fn default_of(&self, a: &Argument) -> Result<IValue> {
+        match &a.default {
+            Some(d) => Ok(d.clone()),
+            None => crate::bail!(
+                Type,
+                "{}() missing required argument '{}'",
+                self.name,
+                a.name
+            ),
+        }
     }
 
     /// Whether these positional values certainly do not bind: a tensor of
