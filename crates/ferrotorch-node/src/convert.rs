@@ -12,7 +12,7 @@
 
 use crate::errors::type_error;
 use crate::js::Js;
-use crate::tensor::{handle_value, unwrap_typed, wrap};
+use crate::tensor::{handle_value, unwrap_typed};
 use ferrotorch_core::dispatch::IValue;
 use napi::sys;
 use napi::sys::ValueType as V;
@@ -50,9 +50,7 @@ pub(crate) fn to_ivalue(js: Js, v: sys::napi_value) -> napi::Result<IValue> {
             )),
         },
         V::napi_object => {
-            if let Some(t) = unwrap_typed(js.0, v, V::napi_object)? {
-                return Ok(IValue::Tensor(t));
-            }
+            // an array is never a tensor: no `_h` lookup for size lists
             if js.is_array(v)? {
                 let n = js.array_len(v)?;
                 let mut items = Vec::with_capacity(n as usize);
@@ -67,6 +65,9 @@ pub(crate) fn to_ivalue(js: Js, v: sys::napi_value) -> napi::Result<IValue> {
                     items.push(to_ivalue(js, e)?);
                 }
                 return list(js, items);
+            }
+            if let Some(t) = unwrap_typed(js.0, v, V::napi_object)? {
+                return Ok(IValue::Tensor(t));
             }
             if js.is_typedarray(v)? {
                 return Err(type_error(
@@ -133,13 +134,6 @@ pub(crate) fn to_kwargs(js: Js, obj: sys::napi_value) -> napi::Result<Vec<(Strin
     Ok(out)
 }
 
-/// Convert a result back with tensors as bare handles (Externals), for
-/// `lib/ops.js` to wrap in `Tensor` objects itself (Note [Tensor
-/// handles]): cheaper than constructing them from here.
-pub(crate) fn from_ivalue_handles(js: Js, v: IValue) -> napi::Result<sys::napi_value> {
-    result(js, v, true)
-}
-
 /// A JavaScript array of converted values.
 fn array(
     js: Js,
@@ -148,14 +142,12 @@ fn array(
     js.array_of(&vals.collect::<napi::Result<Vec<_>>>()?)
 }
 
-fn result(js: Js, v: IValue, handles: bool) -> napi::Result<sys::napi_value> {
-    let tensor = |t| {
-        if handles {
-            handle_value(js.0, t)
-        } else {
-            wrap(js.0, t)
-        }
-    };
+/// Convert a result back with tensors as bare handles (Externals), for
+/// `lib/ops.js` to wrap in `Tensor` objects itself (Note [Tensor
+/// handles]): cheaper than constructing them from here.
+pub(crate) fn from_ivalue_handles(js: Js, v: IValue) -> napi::Result<sys::napi_value> {
+    let tensor = |t| handle_value(js.0, t);
+
     match v {
         IValue::None => js.null(),
         IValue::Tensor(t) | IValue::SymInt(t) | IValue::SymScalar(t) => tensor(t),
@@ -176,7 +168,7 @@ fn result(js: Js, v: IValue, handles: bool) -> napi::Result<sys::napi_value> {
             }),
         ),
         IValue::Tuple(items) | IValue::SymIntList(items) => {
-            array(js, items.into_iter().map(|v| result(js, v, handles)))
+            array(js, items.into_iter().map(|v| from_ivalue_handles(js, v)))
         }
         IValue::Generator(_) => Err(type_error(
             js.0,

@@ -11,13 +11,18 @@ use napi::{check_status, sys, Env};
 use napi_derive::napi;
 use std::sync::OnceLock;
 
-/// The ops by id: the index into this list, given out by `_bindingOps`.
-fn handles() -> &'static Vec<(&'static OpHandle, String)> {
-    static H: OnceLock<Vec<(&'static OpHandle, String)>> = OnceLock::new();
-    H.get_or_init(|| {
+/// The ops by id (the index into this list, which `_bindingOps` gives
+/// out), each with its static handle; read once, so ids stay the same for
+/// the process's life.
+fn ops() -> &'static [(BindingOp, &'static OpHandle)] {
+    static OPS: OnceLock<Vec<(BindingOp, &'static OpHandle)>> = OnceLock::new();
+    OPS.get_or_init(|| {
         binding_ops()
-            .iter()
-            .map(|o| (o.handle(), o.name.clone()))
+            .into_iter()
+            .map(|o| {
+                let h = o.handle();
+                (o, h)
+            })
             .collect()
     })
 }
@@ -106,11 +111,10 @@ fn info(id: usize, o: &BindingOp) -> OpInfo {
 /// Every op, for `lib/ops.js` to generate functions and methods from.
 #[napi(js_name = "_bindingOps")]
 pub fn binding_ops_js() -> Vec<OpInfo> {
-    let _ = handles();
-    binding_ops()
+    ops()
         .iter()
         .enumerate()
-        .map(|(i, o)| info(i, o))
+        .map(|(i, (o, _))| info(i, o))
         .collect()
 }
 
@@ -153,11 +157,11 @@ fn call_op(env: sys::napi_env, argv: &[sys::napi_value]) -> napi::Result<sys::na
     if unsafe { sys::napi_get_value_uint32(env, argv[0], &mut id) } != sys::Status::napi_ok {
         return Err(type_error(env, "_call(): the op id must be a number"));
     }
-    let Some((handle, name)) = handles().get(id as usize) else {
+    let Some((op, handle)) = ops().get(id as usize) else {
         return Err(type_error(env, format!("no op with id {id}")));
     };
     let (pos, kw) = arguments(js, argv[1], &argv[3..], argv[2])?;
-    let out = guarded(env, name, || {
+    let out = guarded(env, &op.name, || {
         let kwr: Vec<(&str, IValue)> = kw.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
         handle.call(&pos, &kwr)
     })?;

@@ -81,7 +81,7 @@ unsafe extern "C" fn finalize_handle(
     _hint: *mut std::ffi::c_void,
 ) {
     LIVE.with(|l| l.borrow_mut().remove(&(data as usize)));
-    // SAFETY: data is the Box made in `wrap`, finalized once.
+    // SAFETY: data is the Box made in `handle_value`, finalized once.
     let h = unsafe { Box::from_raw(data.cast::<Handle>()) };
     if h.bytes != 0 {
         let mut total = 0i64;

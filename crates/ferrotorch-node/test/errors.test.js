@@ -56,8 +56,8 @@ test('a panic inside an op is an Error naming the op, and Node goes on', () => {
   assert.deepEqual(ft.ones([1]).add(1).toArray(), [2])
 })
 
-test('a panic inside an op run through a saved program on a worker thread rejects', async () => {
-  // the same guard covers forwardAsync's worker (Note [Async forward])
+test('an error inside forwardAsync\'s worker rejects the promise, and Node goes on', async () => {
+  // the worker runs under the same guard (Note [Async forward])
   const m = ft.jit.load(require('node:path').join(__dirname, 'fixtures', 'mlp.pt'))
   await assert.rejects(m.forwardAsync(ft.ones([2, 9])), Error)
   assert.deepEqual(ft.ones([1]).mul(3).toArray(), [3])

@@ -37,13 +37,17 @@ test('100,000 forwards with ImageNet-sized outputs, never disposed: RSS stays un
 test('dispose() frees at once', () => {
   // freed blocks go to the allocator's cache (Note [Caching CPU
   // allocator]): each next tensor reuses the disposed one's memory
+  // the wrappers stay reachable: only dispose() can free their memory
   const before = rss()
+  const kept = []
   for (let i = 0; i < 8; i++) {
     const big = ft.ones([64 * MB]) // 256 MB of float32
+    kept.push(big)
     big.dispose()
   }
   const grown = (rss() - before) / MB
   assert.ok(grown < 400, `8 x 256 MB disposed at once grew RSS by ${grown.toFixed(0)} MB`)
+  assert.ok(kept.every((t) => t.isDisposed))
 })
 
 test('views and data() keep their storage alive after the base is dropped', () => {
