@@ -57,7 +57,7 @@ if [ ! -x .venv/bin/python ]; then
     python3 -m venv .venv
 fi
 .venv/bin/python -m pip install --quiet --disable-pip-version-check numpy pytest
-cargo build --workspace $features --examples --quiet  # same feature set as the test build: no rebuilds
+cargo build --workspace $features --lib --bins --examples --quiet  # libraries (the cdylibs below), binaries and examples; same feature set as the test build: no rebuilds
 pkg=crates/ferrotorch-python/python/ferrotorch
 rm -f "$pkg"/_C*.so
 cp target/debug/lib_C.so "$pkg/_C.so"
