@@ -23,6 +23,12 @@ cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets $features --quiet -- -D warnings
 
+echo "== cargo build (libraries, binaries, examples)"
+# first: the C program test links the fresh libferrotorch_c.so, and the
+# Python and Node suites below load the cdylibs; same feature set as the
+# test build, so nothing is built twice
+cargo build --workspace $features --lib --bins --examples --quiet
+
 echo "== cargo test"
 cargo test --workspace $features --quiet 2>&1 | tee /tmp/ferrotorch-test.log
 # Print the plain summary line CI reads ("N passed, N failed").
@@ -57,7 +63,6 @@ if [ ! -x .venv/bin/python ]; then
     python3 -m venv .venv
 fi
 .venv/bin/python -m pip install --quiet --disable-pip-version-check numpy pytest
-cargo build --workspace $features --lib --bins --examples --quiet  # libraries (the cdylibs below), binaries and examples; same feature set as the test build: no rebuilds
 pkg=crates/ferrotorch-python/python/ferrotorch
 rm -f "$pkg"/_C*.so
 cp target/debug/lib_C.so "$pkg/_C.so"

@@ -22,11 +22,12 @@ mod js;
 mod ops;
 mod script;
 mod tensor;
-mod testing;
 
 #[napi_derive::module_init]
 fn init() {
-    testing::register_if_asked();
+    // nn.functional's ATen ops (activations, losses) are ops by name here too
+    ferrotorch_nn::functional::register_ops();
+    ferrotorch_core::dispatch::binding::register_test_ops_if_asked();
 }
 
 /// The package version.

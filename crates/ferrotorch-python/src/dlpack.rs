@@ -2,9 +2,8 @@
 //! `from_dlpack(obj)`, with versioned (1.x) and legacy capsules.
 //!
 //! # Note [DLPack capsules]
-//! An exported capsule owns a boxed `ManagedTensor` whose context holds a
-//! clone of the tensor (so the storage outlives the consumer's use) and the
-//! shape and stride arrays. The consumer renames the capsule to
+//! An exported capsule owns a managed tensor from the core's DLPack export
+//! (Note [DLPack ownership] in the core). The consumer renames the capsule to
 //! `used_dltensor[_versioned]` and later calls the deleter; a capsule never
 //! consumed is freed by its destructor, which calls the deleter only while
 //! the name is unchanged. On import, the producer's deleter runs when the
@@ -14,126 +13,29 @@
 use crate::convert::wrap;
 use crate::errors::IntoPy;
 use crate::tensor::PyTensor;
-use ferrotorch_core::{DType, Device, Tensor};
+use ferrotorch_core::tensor::dlpack::{
+    self, DLManagedTensor, DLManagedTensorVersioned, DLTensor, DL_CPU,
+};
+use ferrotorch_core::{Device, Tensor};
 use pyo3::exceptions::{PyBufferError, PyRuntimeError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use std::ffi::{c_void, CStr};
 
-const CPU: i32 = 1;
-const READ_ONLY: u64 = 1;
-const IS_COPIED: u64 = 1 << 1;
+const CPU: i32 = DL_CPU;
 
 const LEGACY: &CStr = c"dltensor";
 const LEGACY_USED: &CStr = c"used_dltensor";
 const VERSIONED: &CStr = c"dltensor_versioned";
 const VERSIONED_USED: &CStr = c"used_dltensor_versioned";
 
-#[repr(C)]
-#[derive(Clone, Copy)]
-struct DLDevice {
-    device_type: i32,
-    device_id: i32,
-}
-
-#[repr(C)]
-#[derive(Clone, Copy)]
-struct DLDataType {
-    code: u8,
-    bits: u8,
-    lanes: u16,
-}
-
-#[repr(C)]
-struct DLTensor {
-    data: *mut c_void,
-    device: DLDevice,
-    ndim: i32,
-    dtype: DLDataType,
-    shape: *mut i64,
-    strides: *mut i64,
-    byte_offset: u64,
-}
-
-#[repr(C)]
-struct DLManagedTensor {
-    dl_tensor: DLTensor,
-    manager_ctx: *mut c_void,
-    deleter: Option<unsafe extern "C" fn(*mut DLManagedTensor)>,
-}
-
-#[repr(C)]
-struct DLManagedTensorVersioned {
-    version: [u32; 2],
-    manager_ctx: *mut c_void,
-    deleter: Option<unsafe extern "C" fn(*mut DLManagedTensorVersioned)>,
-    flags: u64,
-    dl_tensor: DLTensor,
-}
-
-/// What an exported capsule keeps alive.
-struct Ctx {
-    _tensor: Tensor,
-    _shape: Vec<i64>,
-    _strides: Vec<i64>,
-}
-
-fn dl_dtype(d: DType) -> DLDataType {
-    let (code, bits) = match d {
-        DType::Bool => (6, 8),
-        DType::U8 => (1, 8),
-        DType::I8 => (0, 8),
-        DType::I16 => (0, 16),
-        DType::I32 => (0, 32),
-        DType::I64 => (0, 64),
-        DType::F16 => (2, 16),
-        DType::BF16 => (4, 16),
-        DType::F32 => (2, 32),
-        DType::F64 => (2, 64),
-    };
-    DLDataType {
-        code,
-        bits,
-        lanes: 1,
+/// A core error from DLPack import or export as Python's `BufferError`
+/// (torch's class for them), but for the require-grad refusal.
+fn buffer_error(e: ferrotorch_core::Error) -> PyErr {
+    match e.kind() {
+        ferrotorch_core::ErrorKind::Runtime => PyRuntimeError::new_err(e.message().to_string()),
+        _ => PyBufferError::new_err(e.message().to_string()),
     }
-}
-
-fn from_dl_dtype(t: DLDataType) -> PyResult<DType> {
-    if t.lanes != 1 {
-        return Err(PyBufferError::new_err(format!(
-            "from_dlpack: vector dtypes (lanes={}) are not supported",
-            t.lanes
-        )));
-    }
-    Ok(match (t.code, t.bits) {
-        (6, 8) => DType::Bool,
-        (1, 8) => DType::U8,
-        (0, 8) => DType::I8,
-        (0, 16) => DType::I16,
-        (0, 32) => DType::I32,
-        (0, 64) => DType::I64,
-        (2, 16) => DType::F16,
-        (4, 16) => DType::BF16,
-        (2, 32) => DType::F32,
-        (2, 64) => DType::F64,
-        (c, b) => {
-            return Err(PyBufferError::new_err(format!(
-                "from_dlpack: unsupported DLPack dtype (code {c}, bits {b})"
-            )))
-        }
-    })
-}
-
-unsafe extern "C" fn delete_legacy(m: *mut DLManagedTensor) {
-    // SAFETY: made by Box::into_raw in `export`, with a boxed Ctx.
-    let m = unsafe { Box::from_raw(m) };
-    drop(unsafe { Box::from_raw(m.manager_ctx as *mut Ctx) });
-}
-
-unsafe extern "C" fn delete_versioned(m: *mut DLManagedTensorVersioned) {
-    // SAFETY: as in delete_legacy.
-    let m = unsafe { Box::from_raw(m) };
-    drop(unsafe { Box::from_raw(m.manager_ctx as *mut Ctx) });
 }
 
 unsafe extern "C" fn capsule_destructor_legacy(capsule: *mut ffi::PyObject) {
@@ -162,48 +64,18 @@ unsafe extern "C" fn capsule_destructor_versioned(capsule: *mut ffi::PyObject) {
 }
 
 fn export(py: Python<'_>, t: Tensor, versioned: bool, copied: bool) -> PyResult<Py<PyAny>> {
-    let shape: Vec<i64> = t.shape().iter().map(|&s| s as i64).collect();
-    let strides: Vec<i64> = t.stride().iter().map(|&s| s as i64).collect();
-    let mut ctx = Box::new(Ctx {
-        _shape: shape,
-        _strides: strides,
-        _tensor: t.clone(),
-    });
-    let dl = DLTensor {
-        data: t.data_ptr() as *mut c_void,
-        device: DLDevice {
-            device_type: CPU,
-            device_id: 0,
-        },
-        ndim: t.dim() as i32,
-        dtype: dl_dtype(t.dtype()),
-        shape: ctx._shape.as_mut_ptr(),
-        strides: ctx._strides.as_mut_ptr(),
-        byte_offset: 0,
-    };
-    let ctx = Box::into_raw(ctx) as *mut c_void;
-    // SAFETY: the capsule takes ownership of the box; exactly one of the
-    // consumer and the capsule destructor runs the deleter.
+    // SAFETY: the capsule takes ownership of the managed tensor; exactly
+    // one of the consumer and the capsule destructor runs its deleter.
     let obj = unsafe {
         if versioned {
-            let m = Box::into_raw(Box::new(DLManagedTensorVersioned {
-                version: [1, 0],
-                manager_ctx: ctx,
-                deleter: Some(delete_versioned),
-                flags: if copied { IS_COPIED } else { 0 },
-                dl_tensor: dl,
-            }));
+            let m = dlpack::export_versioned(&t, copied).map_err(buffer_error)?;
             ffi::PyCapsule_New(
                 m as *mut c_void,
                 VERSIONED.as_ptr(),
                 Some(capsule_destructor_versioned),
             )
         } else {
-            let m = Box::into_raw(Box::new(DLManagedTensor {
-                dl_tensor: dl,
-                manager_ctx: ctx,
-                deleter: Some(delete_legacy),
-            }));
+            let m = dlpack::export_legacy(&t).map_err(buffer_error)?;
             ffi::PyCapsule_New(
                 m as *mut c_void,
                 LEGACY.as_ptr(),
@@ -291,7 +163,7 @@ fn consume(capsule: &Bound<'_, PyAny>) -> PyResult<Imported> {
                 tensor: &(*m).dl_tensor,
                 owner: m as usize,
                 versioned: true,
-                read_only: (*m).flags & READ_ONLY != 0,
+                read_only: (*m).flags & dlpack::FLAG_READ_ONLY != 0,
             });
         }
         if ffi::PyCapsule_IsValid(p, LEGACY.as_ptr()) == 1 {
@@ -359,97 +231,14 @@ pub fn from_dlpack<'py>(
         ext_tensor.clone()
     };
     let imp = consume(&capsule)?;
-    // SAFETY: the capsule's DLTensor stays valid until we call its deleter.
-    let dl = unsafe { &*imp.tensor };
-    let guard = scopeguard(imp.owner, imp.versioned);
-    if dl.device.device_type != CPU {
-        return Err(PyBufferError::new_err(format!(
-            "from_dlpack: device type {} is not available in this build (only the CPU)",
-            dl.device.device_type
-        )));
-    }
-    let dtype = from_dl_dtype(dl.dtype)?;
-    // Note [Untrusted array memory]: the producer's fields are checked
-    // before they are used (a negative ndim would read past the shape).
-    if dl.ndim < 0 || dl.ndim > 64 || (dl.ndim > 0 && dl.shape.is_null()) {
-        return Err(PyBufferError::new_err(format!(
-            "from_dlpack: invalid tensor of {} dimensions (shape {})",
-            dl.ndim,
-            if dl.shape.is_null() {
-                "missing"
-            } else {
-                "given"
-            }
-        )));
-    }
-    let ndim = dl.ndim as usize;
-    // SAFETY: shape/strides hold ndim entries (strides may be null).
-    let shape: Vec<i64> = if ndim == 0 {
-        vec![]
-    } else {
-        unsafe { std::slice::from_raw_parts(dl.shape, ndim) }.to_vec()
-    };
-    if shape.iter().any(|&s| s < 0) {
-        return Err(PyBufferError::new_err("from_dlpack: negative size"));
-    }
-    let strides: Option<Vec<i64>> = if dl.strides.is_null() || ndim == 0 {
-        None
-    } else {
-        Some(unsafe { std::slice::from_raw_parts(dl.strides, ndim) }.to_vec())
-    };
-    if strides.iter().flatten().any(|&s| s < 0) {
-        return Err(PyBufferError::new_err(
-            "from_dlpack: negative strides are not supported",
-        ));
-    }
-    let shape: Vec<usize> = shape.iter().map(|&s| s as usize).collect();
-    let strides: Option<Vec<usize>> = strides.map(|st| st.iter().map(|&s| s as usize).collect());
-    let base = (dl.data as usize)
-        .checked_add(dl.byte_offset as usize)
-        .ok_or_else(|| PyBufferError::new_err("from_dlpack: data pointer plus offset overflows"))?;
-    let (owner, versioned) = guard.release();
-    // SAFETY: the producer keeps the memory valid until its deleter runs,
-    // which the release closure does (Note [DLPack capsules]).
+    let (owner, versioned) = (imp.owner, imp.versioned);
+    // SAFETY: the capsule's DLTensor stays valid until its deleter runs,
+    // which the release closure does (Note [DLPack ownership] in the core).
     let t = unsafe {
-        crate::numpy::external_tensor(
-            "from_dlpack",
-            base,
-            dtype,
-            &shape,
-            strides.as_deref(),
-            imp.read_only,
-            move || call_deleter(owner, versioned),
-        )
-    }?;
-    t.check_bool_bytes("from_dlpack").py()?;
-    // read-only memory is imported as a (writable) copy, as before; the
-    // read-only view above only guarantees the copy never writes it
-    let t = if imp.read_only {
-        t.deep_clone().py()?
-    } else {
-        t
-    };
+        dlpack::import(imp.tensor, imp.read_only, move || {
+            call_deleter(owner, versioned)
+        })
+    }
+    .map_err(buffer_error)?;
     wrap(py, t)
-}
-
-/// Calls the producer's deleter if the import fails before the storage
-/// takes ownership.
-struct Guard(Option<(usize, bool)>);
-
-fn scopeguard(owner: usize, versioned: bool) -> Guard {
-    Guard(Some((owner, versioned)))
-}
-
-impl Guard {
-    fn release(mut self) -> (usize, bool) {
-        self.0.take().expect("released once")
-    }
-}
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        if let Some((owner, versioned)) = self.0.take() {
-            call_deleter(owner, versioned);
-        }
-    }
 }

@@ -27,15 +27,13 @@
 //! storage] in the core): in-place writes raise instead of mutating it.
 
 use crate::errors::IntoPy;
-use ferrotorch_core::storage::Storage;
-use ferrotorch_core::tensor::layout::{contiguous_strides, Layout};
+use ferrotorch_core::tensor::layout::contiguous_strides;
 use ferrotorch_core::{DType, Tensor};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyTuple, PyType};
-use std::ptr::NonNull;
 
 /// Whether `obj` is a real `numpy.ndarray` (or a subclass): NumPy is
 /// looked up in `sys.modules`, so an object can only be one once NumPy is
@@ -242,60 +240,11 @@ fn unsupported_dtype(array: &Bound<'_, PyAny>) -> Option<PyErr> {
     )))
 }
 
-/// The bytes an external view spans, after checking that its layout is
-/// one a tensor can view: no overflow, and aligned unless empty.
-fn checked_extent(
-    op: &str,
-    addr: usize,
-    dtype: DType,
-    shape: &[usize],
-    strides: &[usize],
-) -> PyResult<usize> {
-    if strides.len() != shape.len() {
-        return Err(PyValueError::new_err(format!(
-            "{op}: shape and strides differ in length"
-        )));
-    }
-    let overflow = || PyValueError::new_err(format!("{op}: the memory's extent overflows"));
-    let extent = if shape.contains(&0) {
-        0
-    } else {
-        let mut last = 0usize;
-        for (&n, &s) in shape.iter().zip(strides) {
-            last = (n - 1)
-                .checked_mul(s)
-                .and_then(|x| x.checked_add(last))
-                .ok_or_else(overflow)?;
-        }
-        last + 1
-    };
-    let nbytes = extent.checked_mul(dtype.size()).ok_or_else(overflow)?;
-    // no allocation reaches past isize::MAX (a bogus address such as a
-    // DLPack byte_offset of 2^63 is refused here)
-    if addr
-        .checked_add(nbytes)
-        .is_none_or(|end| end > isize::MAX as usize)
-    {
-        return Err(overflow());
-    }
-    if extent > 0 && !addr.is_multiple_of(dtype.size()) {
-        return Err(PyValueError::new_err(format!(
-            "{op}: the data at address {addr:#x} is not aligned to its {}-byte elements",
-            dtype.size()
-        )));
-    }
-    Ok(nbytes)
-}
-
-/// A tensor viewing memory someone else owns (a NumPy array, a DLPack
-/// producer): `shape` and element `strides` (`None`: row-major) from
-/// `addr`; `release` runs when the last tensor over the memory drops.
-/// The layout is checked first ([`checked_extent`]); when it is refused,
-/// `release` runs before the error returns.
+/// [`Tensor::from_external`] with Python's errors (Note [Checked external
+/// layouts] in the core).
 ///
 /// # Safety
-/// Every element the shape and strides reach from `addr` must stay valid
-/// for reads (and, unless `readonly`, writes) until `release` runs.
+/// As [`Tensor::from_external`].
 pub(crate) unsafe fn external_tensor(
     op: &str,
     addr: usize,
@@ -305,27 +254,8 @@ pub(crate) unsafe fn external_tensor(
     readonly: bool,
     release: impl FnOnce() + Send + Sync + 'static,
 ) -> PyResult<Tensor> {
-    let strides = strides.map_or_else(|| contiguous_strides(shape).to_vec(), <[usize]>::to_vec);
-    let nbytes = match checked_extent(op, addr, dtype, shape, &strides) {
-        Ok(n) => n,
-        Err(e) => {
-            release(); // the memory is given back even when refused
-            return Err(e);
-        }
-    };
-    let extent = nbytes / dtype.size();
-    let ptr = NonNull::new(addr as *mut u8).unwrap_or(NonNull::dangling());
-    // SAFETY: the caller promises the extent stays valid until `release`.
-    let storage = unsafe {
-        if readonly {
-            Storage::from_external_readonly(ptr, nbytes, release)
-        } else {
-            Storage::from_external(ptr, nbytes, release)
-        }
-    };
-    let flat =
-        Tensor::from_storage(storage, Layout::contiguous(op, &[extent]).py()?, dtype).py()?;
-    flat.as_strided(shape, &strides, Some(0)).py()
+    // SAFETY: forwarded from the caller.
+    unsafe { Tensor::from_external(op, addr, dtype, shape, strides, readonly, release) }.py()
 }
 
 fn typestr_of_dtype(d: DType) -> PyResult<&'static str> {

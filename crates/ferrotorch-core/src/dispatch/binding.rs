@@ -183,6 +183,24 @@ pub fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
     }
 }
 
+/// Register `_test_panic(Tensor self, str message) -> Tensor`, an op that
+/// panics, when the environment asks (`FERROTORCH_TEST_OPS=1`): each
+/// binding's suite drives it to check that a panic in a kernel reaches its
+/// language as an error and never unwinds into it. Registering twice (a
+/// second binding in one process) keeps the first.
+pub fn register_test_ops_if_asked() {
+    if std::env::var("FERROTORCH_TEST_OPS").as_deref() != Ok("1") {
+        return;
+    }
+    let _ = super::register_op(
+        "_test_panic(Tensor self, str message) -> Tensor",
+        |a: &super::Args| -> Result<IValue> {
+            let msg = a.opt_str(1)?.unwrap_or_default();
+            panic!("{msg}")
+        },
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,6 +9,8 @@ pub(crate) mod create;
 pub(crate) mod create_ops;
 pub(crate) mod data;
 pub mod display;
+pub mod dlpack;
+mod external;
 pub mod index;
 pub mod layout;
 mod view;

@@ -10,6 +10,7 @@ mod distance;
 mod dropout;
 mod layers;
 mod loss;
+mod loss_ops;
 mod ops;
 
 pub use activation::*;

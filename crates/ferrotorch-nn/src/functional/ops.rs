@@ -20,6 +20,7 @@ fn f(a: &Args, i: usize) -> Result<f64> {
 pub fn register_ops() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
+        super::loss_ops::register();
         unary("hardsigmoid(Tensor self) -> Tensor", act::hardsigmoid);
         unary("hardswish(Tensor self) -> Tensor", act::hardswish);
         unary("log_sigmoid(Tensor self) -> Tensor", act::logsigmoid);

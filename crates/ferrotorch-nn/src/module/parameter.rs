@@ -31,6 +31,22 @@ impl Parameter {
         Parameter(Arc::new(RwLock::new(t)))
     }
 
+    /// A parameter slot holding `t` itself, not a detached copy: the
+    /// optimizers' in-place updates and the gradients backward accumulates
+    /// are those of `t` (how a binding hands its own tensors, such as Go
+    /// module fields, to an optimizer). `t` must be a leaf: an optimizer
+    /// cannot update the result of an op.
+    pub fn from_tensor(t: &Tensor) -> Result<Parameter> {
+        ferrotorch_core::ensure!(
+            t.is_leaf(),
+            Value,
+            "can't optimize a non-leaf Tensor (shape {:?}, dtype {})",
+            t.shape(),
+            t.dtype().name()
+        );
+        Ok(Parameter(Arc::new(RwLock::new(t.clone()))))
+    }
+
     /// The current tensor (`param` used in an expression).
     #[inline]
     pub fn tensor(&self) -> Tensor {
