@@ -86,3 +86,25 @@ cp target/debug/libferrotorch_node.so "$node_pkg/ferrotorch.node"
 FERROTORCH_PYTHON="$PWD/.venv/bin/python" PYTHONPATH="$PWD/crates/ferrotorch-python/python" \
     FERROTORCH_RUN_PROGRAM="$PWD/target/debug/examples/run_program" \
     node --test "$node_pkg/test/"
+
+echo "== go module (go vet, go test -race, examples)"
+# Debian's Go (1.19 here), installed when missing; the module links the
+# workspace's debug libferrotorch_c.so (built above) through cgo.
+if ! command -v go >/dev/null; then
+    apt-get install -y -qq golang-go >/dev/null 2>&1 \
+        || { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq golang-go >/dev/null 2>&1; }
+fi
+export CGO_LDFLAGS="-L$PWD/target/debug -Wl,-rpath,$PWD/target/debug"
+export GOCACHE="${GOCACHE:-$PWD/target/go-cache}"
+gotmp=$(mktemp -d)
+(
+    cd go
+    go vet ./...
+    go test -race ./...
+    # a Go program trains and saves weights the Python package loads
+    go run ./examples/mlp -out "$gotmp/mlp"
+    PYTHONPATH="$PWD/../crates/ferrotorch-python/python" ../.venv/bin/python examples/mlp/check.py "$gotmp/mlp"
+    # and another runs a program saved by Python
+    go run ./examples/script ../crates/ferrotorch-node/test/fixtures/mlp.pt 2 4
+)
+rm -rf "$gotmp"

@@ -233,6 +233,30 @@ declare module './tensor' {
    */
   bernoulli_(p?: number, options?: { generator?: never | null }): Tensor
   bernoulli_(options?: { p?: number; generator?: never | null }): Tensor
+  /** torch's `binary_cross_entropy`:
+   * - `binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor`
+   */
+  binary_cross_entropy(target: Tensor, weight?: Tensor | null, reduction?: number | bigint): Tensor
+  binary_cross_entropy(target: Tensor, options?: { weight?: Tensor | null; reduction?: number | bigint }): Tensor
+  binary_cross_entropy(options: { target: Tensor; weight?: Tensor | null; reduction?: number | bigint }): Tensor
+  /** torch's `binary_cross_entropy`:
+   * - `binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor`
+   */
+  binaryCrossEntropy(target: Tensor, weight?: Tensor | null, reduction?: number | bigint): Tensor
+  binaryCrossEntropy(target: Tensor, options?: { weight?: Tensor | null; reduction?: number | bigint }): Tensor
+  binaryCrossEntropy(options: { target: Tensor; weight?: Tensor | null; reduction?: number | bigint }): Tensor
+  /** torch's `binary_cross_entropy_with_logits`:
+   * - `binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=1) -> Tensor`
+   */
+  binary_cross_entropy_with_logits(target: Tensor, weight?: Tensor | null, pos_weight?: Tensor | null, reduction?: number | bigint): Tensor
+  binary_cross_entropy_with_logits(target: Tensor, options?: { weight?: Tensor | null; pos_weight?: Tensor | null; reduction?: number | bigint }): Tensor
+  binary_cross_entropy_with_logits(options: { target: Tensor; weight?: Tensor | null; pos_weight?: Tensor | null; reduction?: number | bigint }): Tensor
+  /** torch's `binary_cross_entropy_with_logits`:
+   * - `binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=1) -> Tensor`
+   */
+  binaryCrossEntropyWithLogits(target: Tensor, weight?: Tensor | null, pos_weight?: Tensor | null, reduction?: number | bigint): Tensor
+  binaryCrossEntropyWithLogits(target: Tensor, options?: { weight?: Tensor | null; pos_weight?: Tensor | null; reduction?: number | bigint }): Tensor
+  binaryCrossEntropyWithLogits(options: { target: Tensor; weight?: Tensor | null; pos_weight?: Tensor | null; reduction?: number | bigint }): Tensor
   /** torch's `bincount`:
    * - `bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor`
    */
@@ -359,6 +383,11 @@ declare module './tensor' {
    * - `ceil_(Tensor(a!) self) -> Tensor(a!)`
    */
   ceil_(): Tensor
+  /** torch's `celu`:
+   * - `celu(Tensor self, Scalar alpha=1.0) -> Tensor`
+   */
+  celu(alpha?: number | boolean | bigint): Tensor
+  celu(options?: { alpha?: number | boolean | bigint }): Tensor
   /** torch's `chunk`:
    * - `chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]`
    */
@@ -477,6 +506,18 @@ declare module './tensor' {
   countNonzero(dim: number[] | number): Tensor
   countNonzero(options: { dim: number[] | number }): Tensor
   countNonzero(...size: number[]): Tensor
+  /** torch's `cross_entropy_loss`:
+   * - `cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, int ignore_index=-100, float label_smoothing=0.0) -> Tensor`
+   */
+  cross_entropy_loss(target: Tensor, weight?: Tensor | null, reduction?: number | bigint, ignore_index?: number | bigint, label_smoothing?: number): Tensor
+  cross_entropy_loss(target: Tensor, options?: { weight?: Tensor | null; reduction?: number | bigint; ignore_index?: number | bigint; label_smoothing?: number }): Tensor
+  cross_entropy_loss(options: { target: Tensor; weight?: Tensor | null; reduction?: number | bigint; ignore_index?: number | bigint; label_smoothing?: number }): Tensor
+  /** torch's `cross_entropy_loss`:
+   * - `cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, int ignore_index=-100, float label_smoothing=0.0) -> Tensor`
+   */
+  crossEntropyLoss(target: Tensor, weight?: Tensor | null, reduction?: number | bigint, ignore_index?: number | bigint, label_smoothing?: number): Tensor
+  crossEntropyLoss(target: Tensor, options?: { weight?: Tensor | null; reduction?: number | bigint; ignore_index?: number | bigint; label_smoothing?: number }): Tensor
+  crossEntropyLoss(options: { target: Tensor; weight?: Tensor | null; reduction?: number | bigint; ignore_index?: number | bigint; label_smoothing?: number }): Tensor
   /** torch's `cummax`:
    * - `cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)`
    */
@@ -734,6 +775,11 @@ declare module './tensor' {
    * - `gelu(Tensor self, *, str approximate='none') -> Tensor`
    */
   gelu(options?: { approximate?: string }): Tensor
+  /** torch's `glu`:
+   * - `glu(Tensor self, int dim=-1) -> Tensor`
+   */
+  glu(dim?: number | bigint): Tensor
+  glu(options?: { dim?: number | bigint }): Tensor
   /** torch's `gt`:
    * - `gt.Scalar(Tensor self, Scalar other) -> Tensor`
    * - `gt.Tensor(Tensor self, Tensor other) -> Tensor`
@@ -742,6 +788,31 @@ declare module './tensor' {
   gt(options: { other: number | boolean | bigint }): Tensor
   gt(other: Tensor): Tensor
   gt(options: { other: Tensor }): Tensor
+  /** torch's `hardsigmoid`:
+   * - `hardsigmoid(Tensor self) -> Tensor`
+   */
+  hardsigmoid(): Tensor
+  /** torch's `hardswish`:
+   * - `hardswish(Tensor self) -> Tensor`
+   */
+  hardswish(): Tensor
+  /** torch's `hardtanh`:
+   * - `hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor`
+   */
+  hardtanh(min_val?: number | boolean | bigint, max_val?: number | boolean | bigint): Tensor
+  hardtanh(options?: { min_val?: number | boolean | bigint; max_val?: number | boolean | bigint }): Tensor
+  /** torch's `huber_loss`:
+   * - `huber_loss(Tensor self, Tensor target, int reduction=1, float delta=1.0) -> Tensor`
+   */
+  huber_loss(target: Tensor, reduction?: number | bigint, delta?: number): Tensor
+  huber_loss(target: Tensor, options?: { reduction?: number | bigint; delta?: number }): Tensor
+  huber_loss(options: { target: Tensor; reduction?: number | bigint; delta?: number }): Tensor
+  /** torch's `huber_loss`:
+   * - `huber_loss(Tensor self, Tensor target, int reduction=1, float delta=1.0) -> Tensor`
+   */
+  huberLoss(target: Tensor, reduction?: number | bigint, delta?: number): Tensor
+  huberLoss(target: Tensor, options?: { reduction?: number | bigint; delta?: number }): Tensor
+  huberLoss(options: { target: Tensor; reduction?: number | bigint; delta?: number }): Tensor
   /** torch's `hypot`:
    * - `hypot(Tensor self, Tensor other) -> Tensor`
    */
@@ -812,6 +883,18 @@ declare module './tensor' {
    * - `isnan(Tensor self) -> Tensor`
    */
   isnan(): Tensor
+  /** torch's `l1_loss`:
+   * - `l1_loss(Tensor self, Tensor target, int reduction=1) -> Tensor`
+   */
+  l1_loss(target: Tensor, reduction?: number | bigint): Tensor
+  l1_loss(target: Tensor, options?: { reduction?: number | bigint }): Tensor
+  l1_loss(options: { target: Tensor; reduction?: number | bigint }): Tensor
+  /** torch's `l1_loss`:
+   * - `l1_loss(Tensor self, Tensor target, int reduction=1) -> Tensor`
+   */
+  l1Loss(target: Tensor, reduction?: number | bigint): Tensor
+  l1Loss(target: Tensor, options?: { reduction?: number | bigint }): Tensor
+  l1Loss(options: { target: Tensor; reduction?: number | bigint }): Tensor
   /** torch's `le`:
    * - `le.Scalar(Tensor self, Scalar other) -> Tensor`
    * - `le.Tensor(Tensor self, Tensor other) -> Tensor`
@@ -820,6 +903,16 @@ declare module './tensor' {
   le(options: { other: number | boolean | bigint }): Tensor
   le(other: Tensor): Tensor
   le(options: { other: Tensor }): Tensor
+  /** torch's `leaky_relu`:
+   * - `leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor`
+   */
+  leaky_relu(negative_slope?: number | boolean | bigint): Tensor
+  leaky_relu(options?: { negative_slope?: number | boolean | bigint }): Tensor
+  /** torch's `leaky_relu`:
+   * - `leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor`
+   */
+  leakyRelu(negative_slope?: number | boolean | bigint): Tensor
+  leakyRelu(options?: { negative_slope?: number | boolean | bigint }): Tensor
   /** torch's `lerp`:
    * - `lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor`
    * - `lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor`
@@ -876,6 +969,14 @@ declare module './tensor' {
    * - `log_(Tensor(a!) self) -> Tensor(a!)`
    */
   log_(): Tensor
+  /** torch's `log_sigmoid`:
+   * - `log_sigmoid(Tensor self) -> Tensor`
+   */
+  log_sigmoid(): Tensor
+  /** torch's `log_sigmoid`:
+   * - `log_sigmoid(Tensor self) -> Tensor`
+   */
+  logSigmoid(): Tensor
   /** torch's `log_softmax`:
    * - `log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor`
    */
@@ -1091,6 +1192,10 @@ declare module './tensor' {
   minimum_(options: { other: number | boolean | bigint }): Tensor
   minimum_(other: Tensor): Tensor
   minimum_(options: { other: Tensor }): Tensor
+  /** torch's `mish`:
+   * - `mish(Tensor self) -> Tensor`
+   */
+  mish(): Tensor
   /** torch's `mm`:
    * - `mm(Tensor self, Tensor mat2) -> Tensor`
    */
@@ -1101,6 +1206,18 @@ declare module './tensor' {
    */
   movedim(source: number[] | number, destination: number[] | number): Tensor
   movedim(options: { source: number[] | number; destination: number[] | number }): Tensor
+  /** torch's `mse_loss`:
+   * - `mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor`
+   */
+  mse_loss(target: Tensor, reduction?: number | bigint): Tensor
+  mse_loss(target: Tensor, options?: { reduction?: number | bigint }): Tensor
+  mse_loss(options: { target: Tensor; reduction?: number | bigint }): Tensor
+  /** torch's `mse_loss`:
+   * - `mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor`
+   */
+  mseLoss(target: Tensor, reduction?: number | bigint): Tensor
+  mseLoss(target: Tensor, options?: { reduction?: number | bigint }): Tensor
+  mseLoss(options: { target: Tensor; reduction?: number | bigint }): Tensor
   /** torch's `mul`:
    * - `mul.Scalar(Tensor self, Scalar other) -> Tensor`
    * - `mul.Tensor(Tensor self, Tensor other) -> Tensor`
@@ -1159,6 +1276,18 @@ declare module './tensor' {
    * - `neg_(Tensor(a!) self) -> Tensor(a!)`
    */
   neg_(): Tensor
+  /** torch's `nll_loss`:
+   * - `nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, int ignore_index=-100) -> Tensor`
+   */
+  nll_loss(target: Tensor, weight?: Tensor | null, reduction?: number | bigint, ignore_index?: number | bigint): Tensor
+  nll_loss(target: Tensor, options?: { weight?: Tensor | null; reduction?: number | bigint; ignore_index?: number | bigint }): Tensor
+  nll_loss(options: { target: Tensor; weight?: Tensor | null; reduction?: number | bigint; ignore_index?: number | bigint }): Tensor
+  /** torch's `nll_loss`:
+   * - `nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, int ignore_index=-100) -> Tensor`
+   */
+  nllLoss(target: Tensor, weight?: Tensor | null, reduction?: number | bigint, ignore_index?: number | bigint): Tensor
+  nllLoss(target: Tensor, options?: { weight?: Tensor | null; reduction?: number | bigint; ignore_index?: number | bigint }): Tensor
+  nllLoss(options: { target: Tensor; weight?: Tensor | null; reduction?: number | bigint; ignore_index?: number | bigint }): Tensor
   /** torch's `nonzero`:
    * - `nonzero(Tensor self) -> Tensor`
    */
@@ -1231,6 +1360,11 @@ declare module './tensor' {
   pow_(options: { other: number | boolean | bigint }): Tensor
   pow_(other: Tensor): Tensor
   pow_(options: { other: Tensor }): Tensor
+  /** torch's `prelu`:
+   * - `prelu(Tensor self, Tensor weight) -> Tensor`
+   */
+  prelu(weight: Tensor): Tensor
+  prelu(options: { weight: Tensor }): Tensor
   /** torch's `prod`:
    * - `prod(Tensor self, *, ScalarType? dtype=None) -> Tensor`
    * - `prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
@@ -1251,6 +1385,10 @@ declare module './tensor' {
    * - `relu(Tensor self) -> Tensor`
    */
   relu(): Tensor
+  /** torch's `relu6`:
+   * - `relu6(Tensor self) -> Tensor`
+   */
+  relu6(): Tensor
   /** torch's `relu_`:
    * - `relu_(Tensor(a!) self) -> Tensor(a!)`
    */
@@ -1412,12 +1550,33 @@ declare module './tensor' {
    */
   slice(dim?: number | bigint, start?: number | bigint | null, end?: number | bigint | null, step?: number | bigint): Tensor
   slice(options?: { dim?: number | bigint; start?: number | bigint | null; end?: number | bigint | null; step?: number | bigint }): Tensor
+  /** torch's `smooth_l1_loss`:
+   * - `smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.0) -> Tensor`
+   */
+  smooth_l1_loss(target: Tensor, reduction?: number | bigint, beta?: number): Tensor
+  smooth_l1_loss(target: Tensor, options?: { reduction?: number | bigint; beta?: number }): Tensor
+  smooth_l1_loss(options: { target: Tensor; reduction?: number | bigint; beta?: number }): Tensor
+  /** torch's `smooth_l1_loss`:
+   * - `smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.0) -> Tensor`
+   */
+  smoothL1Loss(target: Tensor, reduction?: number | bigint, beta?: number): Tensor
+  smoothL1Loss(target: Tensor, options?: { reduction?: number | bigint; beta?: number }): Tensor
+  smoothL1Loss(options: { target: Tensor; reduction?: number | bigint; beta?: number }): Tensor
   /** torch's `softmax`:
    * - `softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor`
    */
   softmax(dim: number | bigint, dtype?: DType | null): Tensor
   softmax(dim: number | bigint, options?: { dtype?: DType | null }): Tensor
   softmax(options: { dim: number | bigint; dtype?: DType | null }): Tensor
+  /** torch's `softplus`:
+   * - `softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor`
+   */
+  softplus(beta?: number | boolean | bigint, threshold?: number | boolean | bigint): Tensor
+  softplus(options?: { beta?: number | boolean | bigint; threshold?: number | boolean | bigint }): Tensor
+  /** torch's `softsign`:
+   * - `softsign(Tensor self) -> Tensor`
+   */
+  softsign(): Tensor
   /** torch's `sort`:
    * - `sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)`
    * - `sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)`
@@ -1546,6 +1705,11 @@ declare module './tensor' {
    */
   tensordot(other: Tensor, dims_self: number[] | number, dims_other: number[] | number): Tensor
   tensordot(options: { other: Tensor; dims_self: number[] | number; dims_other: number[] | number }): Tensor
+  /** torch's `threshold`:
+   * - `threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor`
+   */
+  threshold(threshold: number | boolean | bigint, value: number | boolean | bigint): Tensor
+  threshold(options: { threshold: number | boolean | bigint; value: number | boolean | bigint }): Tensor
   /** torch's `tile`:
    * - `tile(Tensor self, SymInt[] dims) -> Tensor`
    */
@@ -1918,6 +2082,20 @@ export declare function bernoulli(self: Tensor, options: { p: number; generator?
  */
 export declare function bernoulli_(self: Tensor, p?: number, options?: { generator?: never | null }): Tensor
 export declare function bernoulli_(self: Tensor, options?: { p?: number; generator?: never | null }): Tensor
+/** torch's `binary_cross_entropy`:
+ * - `binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor`
+ */
+export declare function binary_cross_entropy(self: Tensor, target: Tensor, weight?: Tensor | null, reduction?: number | bigint): Tensor
+export declare function binary_cross_entropy(self: Tensor, target: Tensor, options?: { weight?: Tensor | null; reduction?: number | bigint }): Tensor
+export declare function binary_cross_entropy(self: Tensor, options: { target: Tensor; weight?: Tensor | null; reduction?: number | bigint }): Tensor
+export { binary_cross_entropy as binaryCrossEntropy }
+/** torch's `binary_cross_entropy_with_logits`:
+ * - `binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=1) -> Tensor`
+ */
+export declare function binary_cross_entropy_with_logits(self: Tensor, target: Tensor, weight?: Tensor | null, pos_weight?: Tensor | null, reduction?: number | bigint): Tensor
+export declare function binary_cross_entropy_with_logits(self: Tensor, target: Tensor, options?: { weight?: Tensor | null; pos_weight?: Tensor | null; reduction?: number | bigint }): Tensor
+export declare function binary_cross_entropy_with_logits(self: Tensor, options: { target: Tensor; weight?: Tensor | null; pos_weight?: Tensor | null; reduction?: number | bigint }): Tensor
+export { binary_cross_entropy_with_logits as binaryCrossEntropyWithLogits }
 /** torch's `bincount`:
  * - `bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor`
  */
@@ -2004,6 +2182,11 @@ export declare function ceil(self: Tensor): Tensor
  * - `ceil_(Tensor(a!) self) -> Tensor(a!)`
  */
 export declare function ceil_(self: Tensor): Tensor
+/** torch's `celu`:
+ * - `celu(Tensor self, Scalar alpha=1.0) -> Tensor`
+ */
+export declare function celu(self: Tensor, alpha?: number | boolean | bigint): Tensor
+export declare function celu(self: Tensor, options?: { alpha?: number | boolean | bigint }): Tensor
 /** torch's `chunk`:
  * - `chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]`
  */
@@ -2120,6 +2303,13 @@ export declare function count_nonzero(self: Tensor, dim: number[] | number): Ten
 export declare function count_nonzero(self: Tensor, options: { dim: number[] | number }): Tensor
 export declare function count_nonzero(self: Tensor, ...size: number[]): Tensor
 export { count_nonzero as countNonzero }
+/** torch's `cross_entropy_loss`:
+ * - `cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, int ignore_index=-100, float label_smoothing=0.0) -> Tensor`
+ */
+export declare function cross_entropy_loss(self: Tensor, target: Tensor, weight?: Tensor | null, reduction?: number | bigint, ignore_index?: number | bigint, label_smoothing?: number): Tensor
+export declare function cross_entropy_loss(self: Tensor, target: Tensor, options?: { weight?: Tensor | null; reduction?: number | bigint; ignore_index?: number | bigint; label_smoothing?: number }): Tensor
+export declare function cross_entropy_loss(self: Tensor, options: { target: Tensor; weight?: Tensor | null; reduction?: number | bigint; ignore_index?: number | bigint; label_smoothing?: number }): Tensor
+export { cross_entropy_loss as crossEntropyLoss }
 /** torch's `cummax`:
  * - `cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)`
  */
@@ -2397,6 +2587,11 @@ export declare function ge(self: Tensor, options: { other: Tensor }): Tensor
  * - `gelu(Tensor self, *, str approximate='none') -> Tensor`
  */
 export declare function gelu(self: Tensor, options?: { approximate?: string }): Tensor
+/** torch's `glu`:
+ * - `glu(Tensor self, int dim=-1) -> Tensor`
+ */
+export declare function glu(self: Tensor, dim?: number | bigint): Tensor
+export declare function glu(self: Tensor, options?: { dim?: number | bigint }): Tensor
 /** torch's `group_norm`:
  * - `group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enabled=True) -> Tensor`
  */
@@ -2424,6 +2619,26 @@ export declare function gt(self: Tensor, other: number | boolean | bigint): Tens
 export declare function gt(self: Tensor, options: { other: number | boolean | bigint }): Tensor
 export declare function gt(self: Tensor, other: Tensor): Tensor
 export declare function gt(self: Tensor, options: { other: Tensor }): Tensor
+/** torch's `hardsigmoid`:
+ * - `hardsigmoid(Tensor self) -> Tensor`
+ */
+export declare function hardsigmoid(self: Tensor): Tensor
+/** torch's `hardswish`:
+ * - `hardswish(Tensor self) -> Tensor`
+ */
+export declare function hardswish(self: Tensor): Tensor
+/** torch's `hardtanh`:
+ * - `hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor`
+ */
+export declare function hardtanh(self: Tensor, min_val?: number | boolean | bigint, max_val?: number | boolean | bigint): Tensor
+export declare function hardtanh(self: Tensor, options?: { min_val?: number | boolean | bigint; max_val?: number | boolean | bigint }): Tensor
+/** torch's `huber_loss`:
+ * - `huber_loss(Tensor self, Tensor target, int reduction=1, float delta=1.0) -> Tensor`
+ */
+export declare function huber_loss(self: Tensor, target: Tensor, reduction?: number | bigint, delta?: number): Tensor
+export declare function huber_loss(self: Tensor, target: Tensor, options?: { reduction?: number | bigint; delta?: number }): Tensor
+export declare function huber_loss(self: Tensor, options: { target: Tensor; reduction?: number | bigint; delta?: number }): Tensor
+export { huber_loss as huberLoss }
 /** torch's `hypot`:
  * - `hypot(Tensor self, Tensor other) -> Tensor`
  */
@@ -2480,6 +2695,13 @@ export declare function isinf(self: Tensor): Tensor
  * - `isnan(Tensor self) -> Tensor`
  */
 export declare function isnan(self: Tensor): Tensor
+/** torch's `l1_loss`:
+ * - `l1_loss(Tensor self, Tensor target, int reduction=1) -> Tensor`
+ */
+export declare function l1_loss(self: Tensor, target: Tensor, reduction?: number | bigint): Tensor
+export declare function l1_loss(self: Tensor, target: Tensor, options?: { reduction?: number | bigint }): Tensor
+export declare function l1_loss(self: Tensor, options: { target: Tensor; reduction?: number | bigint }): Tensor
+export { l1_loss as l1Loss }
 /** torch's `layer_norm`:
  * - `layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor`
  */
@@ -2495,6 +2717,12 @@ export declare function le(self: Tensor, other: number | boolean | bigint): Tens
 export declare function le(self: Tensor, options: { other: number | boolean | bigint }): Tensor
 export declare function le(self: Tensor, other: Tensor): Tensor
 export declare function le(self: Tensor, options: { other: Tensor }): Tensor
+/** torch's `leaky_relu`:
+ * - `leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor`
+ */
+export declare function leaky_relu(self: Tensor, negative_slope?: number | boolean | bigint): Tensor
+export declare function leaky_relu(self: Tensor, options?: { negative_slope?: number | boolean | bigint }): Tensor
+export { leaky_relu as leakyRelu }
 /** torch's `lerp`:
  * - `lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor`
  * - `lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor`
@@ -2562,6 +2790,11 @@ export declare function log2_(self: Tensor): Tensor
  * - `log_(Tensor(a!) self) -> Tensor(a!)`
  */
 export declare function log_(self: Tensor): Tensor
+/** torch's `log_sigmoid`:
+ * - `log_sigmoid(Tensor self) -> Tensor`
+ */
+export declare function log_sigmoid(self: Tensor): Tensor
+export { log_sigmoid as logSigmoid }
 /** torch's `log_softmax`:
  * - `log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor`
  */
@@ -2748,6 +2981,10 @@ export declare function minimum_(self: Tensor, other: number | boolean | bigint)
 export declare function minimum_(self: Tensor, options: { other: number | boolean | bigint }): Tensor
 export declare function minimum_(self: Tensor, other: Tensor): Tensor
 export declare function minimum_(self: Tensor, options: { other: Tensor }): Tensor
+/** torch's `mish`:
+ * - `mish(Tensor self) -> Tensor`
+ */
+export declare function mish(self: Tensor): Tensor
 /** torch's `mm`:
  * - `mm(Tensor self, Tensor mat2) -> Tensor`
  */
@@ -2758,6 +2995,13 @@ export declare function mm(self: Tensor, options: { mat2: Tensor }): Tensor
  */
 export declare function movedim(self: Tensor, source: number[] | number, destination: number[] | number): Tensor
 export declare function movedim(self: Tensor, options: { source: number[] | number; destination: number[] | number }): Tensor
+/** torch's `mse_loss`:
+ * - `mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor`
+ */
+export declare function mse_loss(self: Tensor, target: Tensor, reduction?: number | bigint): Tensor
+export declare function mse_loss(self: Tensor, target: Tensor, options?: { reduction?: number | bigint }): Tensor
+export declare function mse_loss(self: Tensor, options: { target: Tensor; reduction?: number | bigint }): Tensor
+export { mse_loss as mseLoss }
 /** torch's `mul`:
  * - `mul.Scalar(Tensor self, Scalar other) -> Tensor`
  * - `mul.Tensor(Tensor self, Tensor other) -> Tensor`
@@ -2812,6 +3056,13 @@ export declare function neg(self: Tensor): Tensor
  * - `neg_(Tensor(a!) self) -> Tensor(a!)`
  */
 export declare function neg_(self: Tensor): Tensor
+/** torch's `nll_loss`:
+ * - `nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, int ignore_index=-100) -> Tensor`
+ */
+export declare function nll_loss(self: Tensor, target: Tensor, weight?: Tensor | null, reduction?: number | bigint, ignore_index?: number | bigint): Tensor
+export declare function nll_loss(self: Tensor, target: Tensor, options?: { weight?: Tensor | null; reduction?: number | bigint; ignore_index?: number | bigint }): Tensor
+export declare function nll_loss(self: Tensor, options: { target: Tensor; weight?: Tensor | null; reduction?: number | bigint; ignore_index?: number | bigint }): Tensor
+export { nll_loss as nllLoss }
 /** torch's `nonzero`:
  * - `nonzero(Tensor self) -> Tensor`
  */
@@ -2889,6 +3140,11 @@ export declare function pow_(self: Tensor, other: number | boolean | bigint): Te
 export declare function pow_(self: Tensor, options: { other: number | boolean | bigint }): Tensor
 export declare function pow_(self: Tensor, other: Tensor): Tensor
 export declare function pow_(self: Tensor, options: { other: Tensor }): Tensor
+/** torch's `prelu`:
+ * - `prelu(Tensor self, Tensor weight) -> Tensor`
+ */
+export declare function prelu(self: Tensor, weight: Tensor): Tensor
+export declare function prelu(self: Tensor, options: { weight: Tensor }): Tensor
 /** torch's `prod`:
  * - `prod(Tensor self, *, ScalarType? dtype=None) -> Tensor`
  * - `prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
@@ -2936,6 +3192,10 @@ export declare function reciprocal_(self: Tensor): Tensor
  * - `relu(Tensor self) -> Tensor`
  */
 export declare function relu(self: Tensor): Tensor
+/** torch's `relu6`:
+ * - `relu6(Tensor self) -> Tensor`
+ */
+export declare function relu6(self: Tensor): Tensor
 /** torch's `relu_`:
  * - `relu_(Tensor(a!) self) -> Tensor(a!)`
  */
@@ -3118,12 +3378,28 @@ export declare function size(self: Tensor, options: { dim: number | bigint }): n
  */
 export declare function slice(self: Tensor, dim?: number | bigint, start?: number | bigint | null, end?: number | bigint | null, step?: number | bigint): Tensor
 export declare function slice(self: Tensor, options?: { dim?: number | bigint; start?: number | bigint | null; end?: number | bigint | null; step?: number | bigint }): Tensor
+/** torch's `smooth_l1_loss`:
+ * - `smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.0) -> Tensor`
+ */
+export declare function smooth_l1_loss(self: Tensor, target: Tensor, reduction?: number | bigint, beta?: number): Tensor
+export declare function smooth_l1_loss(self: Tensor, target: Tensor, options?: { reduction?: number | bigint; beta?: number }): Tensor
+export declare function smooth_l1_loss(self: Tensor, options: { target: Tensor; reduction?: number | bigint; beta?: number }): Tensor
+export { smooth_l1_loss as smoothL1Loss }
 /** torch's `softmax`:
  * - `softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor`
  */
 export declare function softmax(self: Tensor, dim: number | bigint, dtype?: DType | null): Tensor
 export declare function softmax(self: Tensor, dim: number | bigint, options?: { dtype?: DType | null }): Tensor
 export declare function softmax(self: Tensor, options: { dim: number | bigint; dtype?: DType | null }): Tensor
+/** torch's `softplus`:
+ * - `softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor`
+ */
+export declare function softplus(self: Tensor, beta?: number | boolean | bigint, threshold?: number | boolean | bigint): Tensor
+export declare function softplus(self: Tensor, options?: { beta?: number | boolean | bigint; threshold?: number | boolean | bigint }): Tensor
+/** torch's `softsign`:
+ * - `softsign(Tensor self) -> Tensor`
+ */
+export declare function softsign(self: Tensor): Tensor
 /** torch's `sort`:
  * - `sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)`
  * - `sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)`
@@ -3245,6 +3521,11 @@ export declare function tanh_(self: Tensor): Tensor
  */
 export declare function tensordot(self: Tensor, other: Tensor, dims_self: number[] | number, dims_other: number[] | number): Tensor
 export declare function tensordot(self: Tensor, options: { other: Tensor; dims_self: number[] | number; dims_other: number[] | number }): Tensor
+/** torch's `threshold`:
+ * - `threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor`
+ */
+export declare function threshold(self: Tensor, threshold: number | boolean | bigint, value: number | boolean | bigint): Tensor
+export declare function threshold(self: Tensor, options: { threshold: number | boolean | bigint; value: number | boolean | bigint }): Tensor
 /** torch's `tile`:
  * - `tile(Tensor self, SymInt[] dims) -> Tensor`
  */

@@ -195,7 +195,8 @@ typedef struct FtValue {
   struct FtTensor *tensor;
   // A list's elements.
   const void *list;
-  // A list's length.
+  // A list's length; for a tensor result, the tensor's size in bytes
+  // (a hint for a garbage-collected caller's memory accounting).
   size_t len;
   // A string.
   const char *str;
@@ -371,11 +372,15 @@ FtStatus ft_module_load_state_dict(const struct FtModule *m,
 // The module tree as torch prints it, freed with `ft_string_free`.
 FtStatus ft_module_to_string(const struct FtModule *m, char **out);
 
-// The id of the op called `name` (a base name such as `add`, every
-// overload of it), for `ft_op_call`; `FT_ERROR_KEY` when there is none.
+// The id of the op called `name`, for `ft_op_call`: a base name such as
+// `add` (every overload, chosen per call by the arguments) or a full name
+// such as `add.Scalar` (that overload only); `FT_ERROR_KEY` when there is
+// none.
 FtStatus ft_op_find(const char *name, uint32_t *id);
 
-// How many ops the table holds (ids are `0..count`).
+// How many public ops there are: their ids are `0..count`, sorted by
+// name. Names `ft_op_find` looks up beyond them (full overload names,
+// custom or test ops) get ids after these.
 uint32_t ft_op_count(void);
 
 // The op's base name (owned by the library; valid for the process).
@@ -685,6 +690,13 @@ FtStatus ft_tensor_to_string(const struct FtTensor *t, char **out);
 
 // Free a string returned by ferrotorch (null is a no-op).
 void ft_string_free(char *s);
+
+// `torch.set_num_threads(n)`: the threads intra-op parallelism uses
+// (`n` of 0 is refused).
+FtStatus ft_set_num_threads(int64_t n);
+
+// `torch.get_num_threads()`.
+int64_t ft_get_num_threads(void);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -26,6 +26,7 @@ struct Op {
 /// stable for the process's life and a call by id does no string lookup.
 struct Table {
     ops: Vec<&'static Op>,
+    public: u32,
     by_name: HashMap<String, u32>,
 }
 
@@ -36,11 +37,13 @@ fn table() -> &'static RwLock<Table> {
         binding::register_test_ops_if_asked();
         let mut t = Table {
             ops: Vec::new(),
+            public: 0,
             by_name: HashMap::new(),
         };
         for info in binding::binding_ops() {
             add(&mut t, info);
         }
+        t.public = t.ops.len() as u32;
         RwLock::new(t)
     })
 }
@@ -71,8 +74,10 @@ fn op(what: &str, id: u32) -> Res<&'static Op> {
     })
 }
 
-/// The id of the op called `name` (a base name such as `add`, every
-/// overload of it), for `ft_op_call`; `FT_ERROR_KEY` when there is none.
+/// The id of the op called `name`, for `ft_op_call`: a base name such as
+/// `add` (every overload, chosen per call by the arguments) or a full name
+/// such as `add.Scalar` (that overload only); `FT_ERROR_KEY` when there is
+/// none.
 #[no_mangle]
 pub extern "C" fn ft_op_find(name: *const c_char, id: *mut u32) -> FtStatus {
     let what = "ft_op_find";
@@ -93,28 +98,32 @@ pub extern "C" fn ft_op_find(name: *const c_char, id: *mut u32) -> FtStatus {
             ));
         }
         let mut t = table().write();
+        // a full name (`add.Scalar`, one overload) keeps its base op's facts
+        let base = name.split('.').next().unwrap_or(name);
+        let facts = t.by_name.get(base).map(|&i| &t.ops[i as usize].info);
+        let info = BindingOp {
+            name: name.to_string(),
+            overloads,
+            is_method: facts.is_some_and(|f| f.is_method),
+            writes_self: facts.is_some_and(|f| f.writes_self),
+            vararg_sizes: None,
+            creation: facts.is_some_and(|f| f.creation),
+        };
         let i = match t.by_name.get(name) {
             Some(&i) => i,
-            None => add(
-                &mut t,
-                BindingOp {
-                    name: name.to_string(),
-                    overloads,
-                    is_method: false,
-                    writes_self: false,
-                    vararg_sizes: None,
-                    creation: false,
-                },
-            ),
+            None => add(&mut t, info),
         };
         put(what, id, i)
     })
 }
 
-/// How many ops the table holds (ids are `0..count`).
+/// How many public ops there are: their ids are `0..count`, sorted by
+/// name. Names `ft_op_find` looks up beyond them (full overload names,
+/// custom or test ops) get ids after these.
 #[no_mangle]
 pub extern "C" fn ft_op_count() -> u32 {
-    table().read().ops.len() as u32
+    // the first call builds the table: a panic there must not unwind
+    std::panic::catch_unwind(|| table().read().public).unwrap_or(0)
 }
 
 /// The op's base name (owned by the library; valid for the process).

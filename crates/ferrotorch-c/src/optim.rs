@@ -69,6 +69,44 @@ pub extern "C" fn ft_optim_sgd(
     })
 }
 
+/// Adam's and AdamW's options, which differ only in their type.
+trait AdamLike: Sized {
+    fn make(lr: f64, betas: (f64, f64), eps: f64, weight_decay: f64) -> Self;
+}
+
+macro_rules! adam_like {
+    ($t:ty) => {
+        impl AdamLike for $t {
+            fn make(lr: f64, betas: (f64, f64), eps: f64, weight_decay: f64) -> Self {
+                Self {
+                    lr,
+                    betas,
+                    eps,
+                    weight_decay,
+                    ..Default::default()
+                }
+            }
+        }
+    };
+}
+adam_like!(AdamOptions);
+adam_like!(AdamWOptions);
+
+#[allow(clippy::too_many_arguments)]
+fn adam<O: AdamLike>(
+    what: &str,
+    params_: *const *const FtTensor,
+    n: usize,
+    (lr, beta1, beta2, eps, weight_decay): (f64, f64, f64, f64, f64),
+    out: *mut *mut FtOptimizer,
+    build: fn(Vec<Parameter>, O) -> ferrotorch_core::Result<Box<dyn Optimizer>>,
+) -> FtStatus {
+    entry(what, || {
+        let o = O::make(lr, (beta1, beta2), eps, weight_decay);
+        out_optimizer(what, out, build(params(what, params_, n)?, o)?)
+    })
+}
+
 /// `optim.Adam(params, lr, betas=(beta1, beta2), eps, weight_decay)`.
 #[no_mangle]
 #[allow(clippy::too_many_arguments)]
@@ -82,21 +120,15 @@ pub extern "C" fn ft_optim_adam(
     weight_decay: f64,
     out: *mut *mut FtOptimizer,
 ) -> FtStatus {
-    let what = "ft_optim_adam";
-    entry(what, || {
-        let o = AdamOptions {
-            lr,
-            betas: (beta1, beta2),
-            eps,
-            weight_decay,
-            ..Default::default()
-        };
-        out_optimizer(
-            what,
-            out,
-            Box::new(Adam::new(params(what, params_, n)?, o)?),
-        )
-    })
+    let hyper = (lr, beta1, beta2, eps, weight_decay);
+    adam(
+        "ft_optim_adam",
+        params_,
+        n,
+        hyper,
+        out,
+        |p, o: AdamOptions| Ok(Box::new(Adam::new(p, o)?)),
+    )
 }
 
 /// `optim.AdamW(params, lr, betas=(beta1, beta2), eps, weight_decay)`.
@@ -112,21 +144,15 @@ pub extern "C" fn ft_optim_adamw(
     weight_decay: f64,
     out: *mut *mut FtOptimizer,
 ) -> FtStatus {
-    let what = "ft_optim_adamw";
-    entry(what, || {
-        let o = AdamWOptions {
-            lr,
-            betas: (beta1, beta2),
-            eps,
-            weight_decay,
-            ..Default::default()
-        };
-        out_optimizer(
-            what,
-            out,
-            Box::new(AdamW::new(params(what, params_, n)?, o)?),
-        )
-    })
+    let hyper = (lr, beta1, beta2, eps, weight_decay);
+    adam(
+        "ft_optim_adamw",
+        params_,
+        n,
+        hyper,
+        out,
+        |p, o: AdamWOptions| Ok(Box::new(AdamW::new(p, o)?)),
+    )
 }
 
 /// `optimizer.step()`.

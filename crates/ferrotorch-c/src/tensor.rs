@@ -469,3 +469,26 @@ pub extern "C" fn ft_string_free(s: *mut c_char) {
         drop(unsafe { CString::from_raw(s) });
     }
 }
+
+/// `torch.set_num_threads(n)`: the threads intra-op parallelism uses
+/// (`n` of 0 is refused).
+#[no_mangle]
+pub extern "C" fn ft_set_num_threads(n: i64) -> FtStatus {
+    let what = "ft_set_num_threads";
+    entry(what, || {
+        let n = usize::try_from(n).ok().filter(|&n| n > 0).ok_or_else(|| {
+            Fail::new(
+                FtStatus::FtErrorValue,
+                format!("{what}: Expected number of threads to be positive, got {n}"),
+            )
+        })?;
+        ferrotorch_kernels::parallel::set_num_threads(n);
+        Ok(())
+    })
+}
+
+/// `torch.get_num_threads()`.
+#[no_mangle]
+pub extern "C" fn ft_get_num_threads() -> i64 {
+    ferrotorch_kernels::parallel::get_num_threads() as i64
+}

@@ -7,7 +7,7 @@
 //! Lists are a pointer and a length (`int64_t`, `double`, `uint8_t` for
 //! bools, `FtTensor*` for tensors; null elements of an optional-tensor list
 //! mean `None`). A result is an `FtValue` too: a tensor is a new handle the
-//! caller frees; an op returning a tuple gives one result per element; an
+//! caller frees (with its size in bytes in `len`); an op returning a tuple gives one result per element; an
 //! op returning a list of tensors (`chunk`, `unbind`) gives one result per
 //! tensor; an int or float list points into a per-thread buffer that stays
 //! valid until the next call on this thread, as `ft_last_error()` does.
@@ -62,7 +62,8 @@ pub struct FtValue {
     pub tensor: *mut FtTensor,
     /// A list's elements.
     pub list: *const c_void,
-    /// A list's length.
+    /// A list's length; for a tensor result, the tensor's size in bytes
+    /// (a hint for a garbage-collected caller's memory accounting).
     pub len: usize,
     /// A string.
     pub str: *const c_char,
@@ -243,6 +244,7 @@ pub(crate) fn write_results(
             IValue::None => {}
             IValue::Tensor(t) | IValue::SymInt(t) | IValue::SymScalar(t) => {
                 out.tag = FtTag::FtTagTensor as i32;
+                out.len = t.numel() * t.dtype().size();
                 out_tensor(what, &mut out.tensor, t)?;
             }
             IValue::Int(x) => {

@@ -209,7 +209,7 @@ pub fn from_numpy(array: &Bound<'_, PyAny>, misaligned: Misaligned) -> PyResult<
     // reach from `buf` is valid while the export is held; the release
     // closure holds it until the last tensor over the memory is dropped.
     let t = unsafe {
-        external_tensor(
+        Tensor::from_external(
             "from_numpy",
             addr,
             dtype,
@@ -218,7 +218,8 @@ pub fn from_numpy(array: &Bound<'_, PyAny>, misaligned: Misaligned) -> PyResult<
             readonly,
             move || drop(held),
         )
-    }?;
+    }
+    .py()?;
     match (t.check_bool_bytes("from_numpy"), misaligned) {
         (Ok(()), _) => Ok(t),
         (Err(e), Misaligned::Refuse) => Err(crate::errors::to_py(e)),
@@ -238,24 +239,6 @@ fn unsupported_dtype(array: &Bound<'_, PyAny>) -> Option<PyErr> {
     Some(PyTypeError::new_err(format!(
         "can't convert np.ndarray of type numpy.{name}. The only supported types are: float64, float32, float16, int64, int32, int16, int8, uint8, and bool."
     )))
-}
-
-/// [`Tensor::from_external`] with Python's errors (Note [Checked external
-/// layouts] in the core).
-///
-/// # Safety
-/// As [`Tensor::from_external`].
-pub(crate) unsafe fn external_tensor(
-    op: &str,
-    addr: usize,
-    dtype: DType,
-    shape: &[usize],
-    strides: Option<&[usize]>,
-    readonly: bool,
-    release: impl FnOnce() + Send + Sync + 'static,
-) -> PyResult<Tensor> {
-    // SAFETY: forwarded from the caller.
-    unsafe { Tensor::from_external(op, addr, dtype, shape, strides, readonly, release) }.py()
 }
 
 fn typestr_of_dtype(d: DType) -> PyResult<&'static str> {

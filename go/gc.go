@@ -1,0 +1,179 @@
+package ferrotorch
+
+/*
+#include "ferrotorch.h"
+*/
+import "C"
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Note [Tensor lifetime in Go]
+// A Tensor holds a C handle (one reference to a ferrotorch tensor) in a
+// small Go object with a finalizer that frees the handle when Go's
+// mark-and-sweep collector finds the object unreachable. Go's collector
+// only sees its own heap, where a tensor costs a few bytes, so two things
+// keep C memory bounded:
+//
+//   - Pressure: the bytes held by live handles are counted, and when they
+//     grow by a quarter of what was live after the last collection (at
+//     least pressureFloor), a collection is started. A training loop that
+//     never calls GC still holds a flat resident set.
+//   - GC and FinishGC, GoTorch's design (seeds/003): GC marks the tensors
+//     made from now on as one step's intermediates; the next GC collects
+//     and waits until the previous step's intermediates are freed, so the
+//     memory is back before the step starts. A tensor of a step that is
+//     still reachable (kept in a slice, say) cannot be freed; GC stops
+//     waiting once the finalizers make no progress for gcQuiet, so it
+//     never blocks on it. FinishGC ends the marking.
+//
+// Free releases a tensor at once, for callers that want C++-like control.
+
+const (
+	pressureFloor = 1 << 20
+	gcQuiet       = 5 * time.Millisecond
+)
+
+var (
+	liveBytes  int64 // bytes held by live handles
+	nextGC     int64 = pressureFloor
+	collecting int32 // a pressure collection is running
+
+	gcMu     sync.Mutex
+	marking  bool
+	markFlag int32 // marking, readable without the lock
+	gen      uint64            // the step generation new tensors join while marking
+	pending  = map[uint64]int{} // generation -> its tensors not yet freed
+	progress = make(chan struct{}, 1)
+)
+
+type handle struct {
+	p     *C.FtTensor
+	bytes int64
+	gen   uint64 // 0: not tracked by GC
+}
+
+func finalize(h *handle) {
+	h.release()
+}
+
+func (h *handle) release() {
+	if h.p == nil {
+		return
+	}
+	C.ft_tensor_free(h.p)
+	h.p = nil
+	atomic.AddInt64(&liveBytes, -h.bytes)
+	if h.gen != 0 {
+		gcMu.Lock()
+		if n, ok := pending[h.gen]; ok {
+			if n <= 1 {
+				delete(pending, h.gen)
+			} else {
+				pending[h.gen] = n - 1
+			}
+		}
+		gcMu.Unlock()
+		select {
+		case progress <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// wrap makes a Tensor owning handle p, which holds about `bytes` bytes.
+func wrap(p *C.FtTensor, bytes int64) Tensor {
+	h := &handle{p: p, bytes: bytes}
+	if bytes > 0 && atomic.AddInt64(&liveBytes, bytes) > atomic.LoadInt64(&nextGC) {
+		pressure()
+	}
+	if atomic.LoadInt32(&markFlag) != 0 {
+		gcMu.Lock()
+		if marking {
+			h.gen = gen
+			pending[gen]++
+		}
+		gcMu.Unlock()
+	}
+	runtime.SetFinalizer(h, finalize)
+	return Tensor{h}
+}
+
+// pressure starts one collection in the background when C memory grew.
+func pressure() {
+	if !atomic.CompareAndSwapInt32(&collecting, 0, 1) {
+		return
+	}
+	go func() {
+		runtime.GC()
+		// finalizers run after the collection; give them a moment, then
+		// set the next threshold from what is still live
+		time.Sleep(time.Millisecond)
+		live := atomic.LoadInt64(&liveBytes)
+		window := live / 4
+		if window < pressureFloor {
+			window = pressureFloor
+		}
+		atomic.StoreInt64(&nextGC, live+window)
+		atomic.StoreInt32(&collecting, 0)
+	}()
+}
+
+// GC starts a training step (GoTorch's gotorch.GC): it frees the tensors
+// made since the previous GC that are no longer reachable, waiting until
+// their memory is returned, and marks the tensors made from now on as this
+// step's intermediates (Note [Tensor lifetime in Go]).
+func GC() {
+	gcMu.Lock()
+	prev := gen
+	wasMarking := marking
+	gen++
+	marking = true
+	atomic.StoreInt32(&markFlag, 1)
+	gcMu.Unlock()
+	runtime.GC()
+	if wasMarking {
+		waitFreed(prev)
+	}
+}
+
+// waitFreed waits until generation g's tensors are freed, or until the
+// finalizers stop making progress (the rest are still reachable).
+func waitFreed(g uint64) {
+	for {
+		gcMu.Lock()
+		n := pending[g]
+		gcMu.Unlock()
+		if n == 0 {
+			return
+		}
+		select {
+		case <-progress:
+		case <-time.After(gcQuiet):
+			gcMu.Lock()
+			delete(pending, g) // survivors are freed whenever Go collects them
+			gcMu.Unlock()
+			return
+		}
+	}
+}
+
+// FinishGC ends the marking GC started (GoTorch's gotorch.FinishGC): it
+// frees the last step's unreachable intermediates and stops tracking.
+func FinishGC() {
+	gcMu.Lock()
+	prev := gen
+	wasMarking := marking
+	marking = false
+	atomic.StoreInt32(&markFlag, 0)
+	gen++
+	gcMu.Unlock()
+	runtime.GC()
+	if wasMarking {
+		waitFreed(prev)
+	}
+}

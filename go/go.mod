@@ -1,0 +1,3 @@
+module ferrotorch
+
+go 1.19
