@@ -45,8 +45,8 @@ var (
 
 	gcMu     sync.Mutex
 	marking  bool
-	markFlag int32 // marking, readable without the lock
-	gen      uint64            // the step generation new tensors join while marking
+	markFlag int32              // marking, readable without the lock
+	gen      uint64             // the step generation new tensors join while marking
 	pending  = map[uint64]int{} // generation -> its tensors not yet freed
 	progress = make(chan struct{}, 1)
 )

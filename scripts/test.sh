@@ -99,6 +99,8 @@ export GOCACHE="${GOCACHE:-$PWD/target/go-cache}"
 gotmp=$(mktemp -d)
 (
     cd go
+    unformatted=$(gofmt -l .)
+    [ -z "$unformatted" ] || { echo "gofmt needed: $unformatted"; exit 1; }
     go vet ./...
     go test -race ./...
     # a Go program trains and saves weights the Python package loads
