@@ -58,6 +58,9 @@ var op_abs = &opRef{name: "abs"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Abs(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_abs, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -92,6 +95,9 @@ var op_abs_ = &opRef{name: "abs_"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Abs_(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_abs_, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -126,6 +132,9 @@ var op_acos = &opRef{name: "acos"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Acos(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_acos, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -160,6 +169,9 @@ var op_acos_ = &opRef{name: "acos_"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Acos_(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_acos_, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -194,6 +206,9 @@ var op_acosh = &opRef{name: "acosh"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Acosh(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_acosh, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -228,6 +243,9 @@ var op_acosh_ = &opRef{name: "acosh_"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Acosh_(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_acosh_, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -365,6 +383,9 @@ func (t Tensor) MustAddScalar(other Scalar, opts ...Opt) Tensor {
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Add(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return typed(typedAdd, self, other)
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(other)
@@ -398,6 +419,9 @@ func (t Tensor) MustAdd(other Tensor, opts ...Opt) Tensor {
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func AddTensorAlpha(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_add, 2, self, other, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(other)
@@ -466,6 +490,9 @@ func (t Tensor) MustAdd_Scalar(other Scalar, opts ...Opt) Tensor {
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Add_(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_add_, 2, self, other, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(other)
@@ -499,6 +526,9 @@ func (t Tensor) MustAdd_(other Tensor, opts ...Opt) Tensor {
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Add_TensorAlpha(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_add_, 2, self, other, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(other)
@@ -534,6 +564,9 @@ var op_addcdiv = &opRef{name: "addcdiv"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Addcdiv(self Tensor, tensor1 Tensor, tensor2 Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_addcdiv, 3, self, tensor1, tensor2)
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(tensor1)
@@ -570,6 +603,9 @@ var op_addcdiv_ = &opRef{name: "addcdiv_"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Addcdiv_(self Tensor, tensor1 Tensor, tensor2 Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_addcdiv_, 3, self, tensor1, tensor2)
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(tensor1)
@@ -606,6 +642,9 @@ var op_addcmul = &opRef{name: "addcmul"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Addcmul(self Tensor, tensor1 Tensor, tensor2 Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_addcmul, 3, self, tensor1, tensor2)
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(tensor1)
@@ -642,6 +681,9 @@ var op_addcmul_ = &opRef{name: "addcmul_"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Addcmul_(self Tensor, tensor1 Tensor, tensor2 Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_addcmul_, 3, self, tensor1, tensor2)
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(tensor1)
@@ -678,6 +720,9 @@ var op_addmm = &opRef{name: "addmm"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func AddMM(self Tensor, mat1 Tensor, mat2 Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_addmm, 3, self, mat1, mat2)
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(mat1)
@@ -714,6 +759,9 @@ var op_all = &opRef{name: "all"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func All(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_all, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -746,6 +794,9 @@ func (t Tensor) MustAll(opts ...Opt) Tensor {
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func AllDims(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_all, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -815,6 +866,9 @@ var op_amax = &opRef{name: "amax"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Amax(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_amax, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -849,6 +903,9 @@ var op_amin = &opRef{name: "amin"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Amin(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_amin, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -883,6 +940,9 @@ var op_any = &opRef{name: "any"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Any(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_any, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -915,6 +975,9 @@ func (t Tensor) MustAny(opts ...Opt) Tensor {
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func AnyDims(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_any, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -996,6 +1059,9 @@ var op_argmax = &opRef{name: "argmax"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Argmax(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_argmax, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -1030,6 +1096,9 @@ var op_argmin = &opRef{name: "argmin"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Argmin(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_argmin, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -1064,6 +1133,9 @@ var op_argsort = &opRef{name: "argsort"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Argsort(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_argsort, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -1134,6 +1206,9 @@ var op_asin = &opRef{name: "asin"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Asin(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_asin, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -1168,6 +1243,9 @@ var op_asin_ = &opRef{name: "asin_"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Asin_(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_asin_, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -1202,6 +1280,9 @@ var op_asinh = &opRef{name: "asinh"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Asinh(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_asinh, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -1236,6 +1317,9 @@ var op_asinh_ = &opRef{name: "asinh_"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Asinh_(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_asinh_, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -1270,6 +1354,9 @@ var op_atan = &opRef{name: "atan"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Atan(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_atan, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -1304,6 +1391,9 @@ var op_atan2 = &opRef{name: "atan2"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Atan2(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_atan2, 2, self, other, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(other)
@@ -1372,6 +1462,9 @@ func (t Tensor) MustAtan2_Scalar(other Scalar, opts ...Opt) Tensor {
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Atan2_(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_atan2_, 2, self, other, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(other)
@@ -1407,6 +1500,9 @@ var op_atan_ = &opRef{name: "atan_"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Atan_(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_atan_, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -1441,6 +1537,9 @@ var op_atanh = &opRef{name: "atanh"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Atanh(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_atanh, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -1475,6 +1574,9 @@ var op_atanh_ = &opRef{name: "atanh_"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Atanh_(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_atanh_, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -1544,6 +1646,9 @@ var op_baddbmm = &opRef{name: "baddbmm"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Baddbmm(self Tensor, batch1 Tensor, batch2 Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_baddbmm, 3, self, batch1, batch2)
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(batch1)
@@ -1612,6 +1717,9 @@ var op_bernoulli = &opRef{name: "bernoulli"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Bernoulli(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_bernoulli, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -1679,6 +1787,9 @@ var op_bernoulli_ = &opRef{name: "bernoulli_"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Bernoulli_(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_bernoulli_, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -1713,6 +1824,9 @@ var op_binary_cross_entropy = &opRef{name: "binary_cross_entropy"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func BinaryCrossEntropy(self Tensor, target Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_binary_cross_entropy, 2, self, target, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(target)
@@ -1748,6 +1862,9 @@ var op_binary_cross_entropy_with_logits = &opRef{name: "binary_cross_entropy_wit
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func BinaryCrossEntropyWithLogits(self Tensor, target Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_binary_cross_entropy_with_logits, 2, self, target, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(target)
@@ -1783,6 +1900,9 @@ var op_bincount = &opRef{name: "bincount"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Bincount(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_bincount, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -1850,6 +1970,9 @@ func (t Tensor) MustBitwiseAndScalar(other Scalar, opts ...Opt) Tensor {
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func BitwiseAnd(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_bitwise_and, 2, self, other, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(other)
@@ -1918,6 +2041,9 @@ func (t Tensor) MustBitwiseLeftShiftScalar(other Scalar, opts ...Opt) Tensor {
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func BitwiseLeftShift(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_bitwise_left_shift, 2, self, other, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(other)
@@ -1953,6 +2079,9 @@ var op_bitwise_not = &opRef{name: "bitwise_not"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func BitwiseNot(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_bitwise_not, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -1987,6 +2116,9 @@ var op_bitwise_not_ = &opRef{name: "bitwise_not_"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func BitwiseNot_(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_bitwise_not_, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -2054,6 +2186,9 @@ func (t Tensor) MustBitwiseOrScalar(other Scalar, opts ...Opt) Tensor {
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func BitwiseOr(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_bitwise_or, 2, self, other, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(other)
@@ -2122,6 +2257,9 @@ func (t Tensor) MustBitwiseRightShiftScalar(other Scalar, opts ...Opt) Tensor {
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func BitwiseRightShift(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_bitwise_right_shift, 2, self, other, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(other)
@@ -2190,6 +2328,9 @@ func (t Tensor) MustBitwiseXorScalar(other Scalar, opts ...Opt) Tensor {
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func BitwiseXor(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_bitwise_xor, 2, self, other, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(other)
@@ -2225,6 +2366,9 @@ var op_bmm = &opRef{name: "bmm"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func BMM(self Tensor, mat2 Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_bmm, 2, self, mat2, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(mat2)
@@ -2319,6 +2463,9 @@ var op_ceil = &opRef{name: "ceil"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Ceil(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_ceil, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -2353,6 +2500,9 @@ var op_ceil_ = &opRef{name: "ceil_"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Ceil_(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_ceil_, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -2387,6 +2537,9 @@ var op_celu = &opRef{name: "celu"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Celu(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_celu, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -2456,6 +2609,9 @@ var op_clamp = &opRef{name: "clamp"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Clamp(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_clamp, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -2488,6 +2644,9 @@ func (t Tensor) MustClamp(opts ...Opt) Tensor {
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func ClampTensor(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_clamp, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -2522,6 +2681,9 @@ var op_clamp_ = &opRef{name: "clamp_"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Clamp_(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_clamp_, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -2554,6 +2716,9 @@ func (t Tensor) MustClamp_(opts ...Opt) Tensor {
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Clamp_Tensor(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_clamp_, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -2621,6 +2786,9 @@ func (t Tensor) MustClampMax(max Scalar, opts ...Opt) Tensor {
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func ClampMaxTensor(self Tensor, max Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_clamp_max, 2, self, max, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(max)
@@ -2689,6 +2857,9 @@ func (t Tensor) MustClampMin(min Scalar, opts ...Opt) Tensor {
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func ClampMinTensor(self Tensor, min Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_clamp_min, 2, self, min, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(min)
@@ -2724,6 +2895,9 @@ var op_clone = &opRef{name: "clone"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Clone(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_clone, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -2758,6 +2932,9 @@ var op_contiguous = &opRef{name: "contiguous"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Contiguous(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_contiguous, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -2792,6 +2969,9 @@ var op_conv1d = &opRef{name: "conv1d"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Conv1d(input Tensor, weight Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_conv1d, 2, input, weight, Tensor{})
+	}
 	var a argBuf
 	a.tensor(input)
 	a.tensor(weight)
@@ -2817,6 +2997,9 @@ var op_conv2d = &opRef{name: "conv2d"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Conv2d(input Tensor, weight Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_conv2d, 2, input, weight, Tensor{})
+	}
 	var a argBuf
 	a.tensor(input)
 	a.tensor(weight)
@@ -2842,6 +3025,9 @@ var op_conv_transpose2d = &opRef{name: "conv_transpose2d"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func ConvTranspose2d(input Tensor, weight Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_conv_transpose2d, 2, input, weight, Tensor{})
+	}
 	var a argBuf
 	a.tensor(input)
 	a.tensor(weight)
@@ -2867,6 +3053,9 @@ var op_copy_ = &opRef{name: "copy_"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Copy_(self Tensor, src Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_copy_, 2, self, src, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(src)
@@ -2935,6 +3124,9 @@ func (t Tensor) MustCopysignScalar(other Scalar, opts ...Opt) Tensor {
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Copysign(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_copysign, 2, self, other, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(other)
@@ -3003,6 +3195,9 @@ func (t Tensor) MustCopysign_Scalar(other Scalar, opts ...Opt) Tensor {
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Copysign_(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_copysign_, 2, self, other, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(other)
@@ -3038,6 +3233,9 @@ var op_cos = &opRef{name: "cos"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Cos(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_cos, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -3072,6 +3270,9 @@ var op_cos_ = &opRef{name: "cos_"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Cos_(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_cos_, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -3106,6 +3307,9 @@ var op_cosh = &opRef{name: "cosh"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Cosh(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_cosh, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -3140,6 +3344,9 @@ var op_cosh_ = &opRef{name: "cosh_"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Cosh_(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_cosh_, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -3174,6 +3381,9 @@ var op_count_nonzero = &opRef{name: "count_nonzero"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func CountNonzero(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_count_nonzero, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -3241,6 +3451,9 @@ var op_cross_entropy_loss = &opRef{name: "cross_entropy_loss"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func CrossEntropyLoss(self Tensor, target Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_cross_entropy_loss, 2, self, target, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(target)
@@ -3416,6 +3629,9 @@ var op_detach = &opRef{name: "detach"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Detach0(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_detach, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -3450,6 +3666,9 @@ var op_diagonal = &opRef{name: "diagonal"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Diagonal(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_diagonal, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -3484,6 +3703,9 @@ var op_digamma = &opRef{name: "digamma"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Digamma(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_digamma, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -3518,6 +3740,9 @@ var op_digamma_ = &opRef{name: "digamma_"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Digamma_(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_digamma_, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -3618,6 +3843,9 @@ func (t Tensor) MustDivScalarMode(other Scalar, opts ...Opt) Tensor {
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Div(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return typed(typedDiv, self, other)
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(other)
@@ -3651,6 +3879,9 @@ func (t Tensor) MustDiv(other Tensor, opts ...Opt) Tensor {
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func DivTensorMode(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_div, 2, self, other, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(other)
@@ -3719,6 +3950,9 @@ func (t Tensor) MustDiv_Scalar(other Scalar, opts ...Opt) Tensor {
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Div_(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_div_, 2, self, other, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(other)
@@ -3754,6 +3988,9 @@ var op_dot = &opRef{name: "dot"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Dot(self Tensor, tensor Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_dot, 2, self, tensor, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(tensor)
@@ -3840,6 +4077,9 @@ var op_elu = &opRef{name: "elu"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Elu(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_elu, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -3874,6 +4114,9 @@ var op_embedding = &opRef{name: "embedding"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Embedding(weight Tensor, indices Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_embedding, 2, weight, indices, Tensor{})
+	}
 	var a argBuf
 	a.tensor(weight)
 	a.tensor(indices)
@@ -3923,6 +4166,9 @@ var op_empty_like = &opRef{name: "empty_like"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func EmptyLike(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_empty_like, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -3990,6 +4236,9 @@ func (t Tensor) MustEqScalar(other Scalar, opts ...Opt) Tensor {
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Eq(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_eq, 2, self, other, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(other)
@@ -4060,6 +4309,9 @@ var op_erf = &opRef{name: "erf"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Erf(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_erf, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -4094,6 +4346,9 @@ var op_erf_ = &opRef{name: "erf_"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Erf_(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_erf_, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -4128,6 +4383,9 @@ var op_erfc = &opRef{name: "erfc"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Erfc(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_erfc, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -4162,6 +4420,9 @@ var op_erfc_ = &opRef{name: "erfc_"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Erfc_(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_erfc_, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -4196,6 +4457,9 @@ var op_erfinv = &opRef{name: "erfinv"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Erfinv(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_erfinv, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -4230,6 +4494,9 @@ var op_erfinv_ = &opRef{name: "erfinv_"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Erfinv_(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_erfinv_, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -4264,6 +4531,9 @@ var op_exp = &opRef{name: "exp"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Exp(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return typed(typedExp, self, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -4298,6 +4568,9 @@ var op_exp2 = &opRef{name: "exp2"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Exp2(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_exp2, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -4332,6 +4605,9 @@ var op_exp2_ = &opRef{name: "exp2_"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Exp2_(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_exp2_, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -4366,6 +4642,9 @@ var op_exp_ = &opRef{name: "exp_"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Exp_(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_exp_, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -4435,6 +4714,9 @@ var op_expm1 = &opRef{name: "expm1"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Expm1(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_expm1, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -4469,6 +4751,9 @@ var op_expm1_ = &opRef{name: "expm1_"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Expm1_(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_expm1_, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -4562,6 +4847,9 @@ var op_flatten = &opRef{name: "flatten"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Flatten(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_flatten, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -4631,6 +4919,9 @@ var op_floor = &opRef{name: "floor"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Floor(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_floor, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -4665,6 +4956,9 @@ var op_floor_ = &opRef{name: "floor_"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Floor_(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_floor_, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -4699,6 +4993,9 @@ var op_floor_divide = &opRef{name: "floor_divide"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func FloorDivide(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_floor_divide, 2, self, other, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(other)
@@ -4767,6 +5064,9 @@ var op_fmax = &opRef{name: "fmax"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Fmax(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_fmax, 2, self, other, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(other)
@@ -4835,6 +5135,9 @@ func (t Tensor) MustFmax_Scalar(other Scalar, opts ...Opt) Tensor {
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Fmax_(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_fmax_, 2, self, other, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(other)
@@ -4870,6 +5173,9 @@ var op_fmin = &opRef{name: "fmin"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Fmin(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_fmin, 2, self, other, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(other)
@@ -4938,6 +5244,9 @@ func (t Tensor) MustFmin_Scalar(other Scalar, opts ...Opt) Tensor {
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Fmin_(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_fmin_, 2, self, other, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(other)
@@ -5006,6 +5315,9 @@ func (t Tensor) MustFmodScalar(other Scalar, opts ...Opt) Tensor {
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Fmod(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_fmod, 2, self, other, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(other)
@@ -5074,6 +5386,9 @@ func (t Tensor) MustFmod_Scalar(other Scalar, opts ...Opt) Tensor {
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Fmod_(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_fmod_, 2, self, other, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(other)
@@ -5109,6 +5424,9 @@ var op_frac = &opRef{name: "frac"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Frac(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_frac, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -5272,6 +5590,9 @@ func (t Tensor) MustGeScalar(other Scalar, opts ...Opt) Tensor {
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Ge(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_ge, 2, self, other, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(other)
@@ -5307,6 +5628,9 @@ var op_gelu = &opRef{name: "gelu"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Gelu(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_gelu, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -5341,6 +5665,9 @@ var op_glu = &opRef{name: "glu"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Glu(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_glu, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -5492,6 +5819,9 @@ func (t Tensor) MustGtScalar(other Scalar, opts ...Opt) Tensor {
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Gt(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_gt, 2, self, other, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(other)
@@ -5527,6 +5857,9 @@ var op_hardsigmoid = &opRef{name: "hardsigmoid"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Hardsigmoid(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_hardsigmoid, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -5561,6 +5894,9 @@ var op_hardswish = &opRef{name: "hardswish"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Hardswish(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_hardswish, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -5595,6 +5931,9 @@ var op_hardtanh = &opRef{name: "hardtanh"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Hardtanh(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_hardtanh, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -5629,6 +5968,9 @@ var op_huber_loss = &opRef{name: "huber_loss"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func HuberLoss(self Tensor, target Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_huber_loss, 2, self, target, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(target)
@@ -5664,6 +6006,9 @@ var op_hypot = &opRef{name: "hypot"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Hypot(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_hypot, 2, self, other, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(other)
@@ -5732,6 +6077,9 @@ func (t Tensor) MustHypot_Scalar(other Scalar, opts ...Opt) Tensor {
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Hypot_(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_hypot_, 2, self, other, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(other)
@@ -5910,6 +6258,9 @@ var op_isclose = &opRef{name: "isclose"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Isclose(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_isclose, 2, self, other, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(other)
@@ -5945,6 +6296,9 @@ var op_isfinite = &opRef{name: "isfinite"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Isfinite(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_isfinite, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -5979,6 +6333,9 @@ var op_isinf = &opRef{name: "isinf"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Isinf(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_isinf, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -6013,6 +6370,9 @@ var op_isnan = &opRef{name: "isnan"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Isnan(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_isnan, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -6047,6 +6407,9 @@ var op_l1_loss = &opRef{name: "l1_loss"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func L1Loss(self Tensor, target Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_l1_loss, 2, self, target, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(target)
@@ -6140,6 +6503,9 @@ func (t Tensor) MustLeScalar(other Scalar, opts ...Opt) Tensor {
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Le(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_le, 2, self, other, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(other)
@@ -6175,6 +6541,9 @@ var op_leaky_relu = &opRef{name: "leaky_relu"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func LeakyRelu(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_leaky_relu, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -6243,6 +6612,9 @@ func (t Tensor) MustLerpScalar(end Tensor, weight Scalar, opts ...Opt) Tensor {
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Lerp(self Tensor, end Tensor, weight Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_lerp, 3, self, end, weight)
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(end)
@@ -6313,6 +6685,9 @@ func (t Tensor) MustLerp_Scalar(end Tensor, weight Scalar, opts ...Opt) Tensor {
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Lerp_(self Tensor, end Tensor, weight Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_lerp_, 3, self, end, weight)
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(end)
@@ -6349,6 +6724,9 @@ var op_lgamma = &opRef{name: "lgamma"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Lgamma(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_lgamma, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -6383,6 +6761,9 @@ var op_lgamma_ = &opRef{name: "lgamma_"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Lgamma_(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_lgamma_, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -6417,6 +6798,9 @@ var op_linear = &opRef{name: "linear"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Linear(input Tensor, weight Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_linear, 2, input, weight, Tensor{})
+	}
 	var a argBuf
 	a.tensor(input)
 	a.tensor(weight)
@@ -6468,6 +6852,9 @@ var op_log = &opRef{name: "log"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Log(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return typed(typedLog, self, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -6502,6 +6889,9 @@ var op_log10 = &opRef{name: "log10"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Log10(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_log10, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -6536,6 +6926,9 @@ var op_log10_ = &opRef{name: "log10_"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Log10_(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_log10_, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -6570,6 +6963,9 @@ var op_log1p = &opRef{name: "log1p"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Log1p(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_log1p, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -6604,6 +7000,9 @@ var op_log1p_ = &opRef{name: "log1p_"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Log1p_(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_log1p_, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -6638,6 +7037,9 @@ var op_log2 = &opRef{name: "log2"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Log2(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_log2, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -6672,6 +7074,9 @@ var op_log2_ = &opRef{name: "log2_"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Log2_(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_log2_, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -6706,6 +7111,9 @@ var op_log_ = &opRef{name: "log_"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Log_(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_log_, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -6740,6 +7148,9 @@ var op_log_sigmoid = &opRef{name: "log_sigmoid"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func LogSigmoid(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_log_sigmoid, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -6844,6 +7255,9 @@ var op_logical_and = &opRef{name: "logical_and"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func LogicalAnd(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_logical_and, 2, self, other, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(other)
@@ -6879,6 +7293,9 @@ var op_logical_not = &opRef{name: "logical_not"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func LogicalNot(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_logical_not, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -6913,6 +7330,9 @@ var op_logical_or = &opRef{name: "logical_or"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func LogicalOr(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_logical_or, 2, self, other, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(other)
@@ -6948,6 +7368,9 @@ var op_logical_xor = &opRef{name: "logical_xor"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func LogicalXor(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_logical_xor, 2, self, other, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(other)
@@ -6983,6 +7406,9 @@ var op_logit = &opRef{name: "logit"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Logit(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_logit, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -7170,6 +7596,9 @@ func (t Tensor) MustLtScalar(other Scalar, opts ...Opt) Tensor {
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Lt(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_lt, 2, self, other, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(other)
@@ -7262,6 +7691,9 @@ func (t Tensor) MustMaskedFillScalar(mask Tensor, value Scalar, opts ...Opt) Ten
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func MaskedFill(self Tensor, mask Tensor, value Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_masked_fill, 3, self, mask, value)
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(mask)
@@ -7332,6 +7764,9 @@ func (t Tensor) MustMaskedFill_Scalar(mask Tensor, value Scalar, opts ...Opt) Te
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func MaskedFill_(self Tensor, mask Tensor, value Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_masked_fill_, 3, self, mask, value)
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(mask)
@@ -7368,6 +7803,9 @@ var op_masked_select = &opRef{name: "masked_select"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func MaskedSelect(self Tensor, mask Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_masked_select, 2, self, mask, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(mask)
@@ -7403,6 +7841,9 @@ var op_matmul = &opRef{name: "matmul"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func MatMul(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return typed(typedMatmul, self, other)
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(other)
@@ -7438,6 +7879,9 @@ var op_max = &opRef{name: "max"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Max(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_max, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -7610,6 +8054,9 @@ var op_maximum = &opRef{name: "maximum"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Maximum(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_maximum, 2, self, other, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(other)
@@ -7678,6 +8125,9 @@ func (t Tensor) MustMaximum_Scalar(other Scalar, opts ...Opt) Tensor {
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Maximum_(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_maximum_, 2, self, other, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(other)
@@ -7713,6 +8163,9 @@ var op_mean = &opRef{name: "mean"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Mean(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_mean, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -7780,6 +8233,9 @@ var op_median = &opRef{name: "median"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Median(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_median, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -7847,6 +8303,9 @@ var op_min = &opRef{name: "min"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Min(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_min, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -7914,6 +8373,9 @@ var op_minimum = &opRef{name: "minimum"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Minimum(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_minimum, 2, self, other, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(other)
@@ -7982,6 +8444,9 @@ func (t Tensor) MustMinimum_Scalar(other Scalar, opts ...Opt) Tensor {
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Minimum_(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_minimum_, 2, self, other, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(other)
@@ -8017,6 +8482,9 @@ var op_mish = &opRef{name: "mish"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Mish(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_mish, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -8051,6 +8519,9 @@ var op_mm = &opRef{name: "mm"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func MM(self Tensor, mat2 Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return typed(typedMM, self, mat2)
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(mat2)
@@ -8122,6 +8593,9 @@ var op_mse_loss = &opRef{name: "mse_loss"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func MseLoss(self Tensor, target Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_mse_loss, 2, self, target, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(target)
@@ -8190,6 +8664,9 @@ func (t Tensor) MustMulScalar(other Scalar, opts ...Opt) Tensor {
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Mul(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return typed(typedMul, self, other)
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(other)
@@ -8258,6 +8735,9 @@ func (t Tensor) MustMul_Scalar(other Scalar, opts ...Opt) Tensor {
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Mul_(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_mul_, 2, self, other, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(other)
@@ -8328,6 +8808,9 @@ var op_mv = &opRef{name: "mv"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Mv(self Tensor, vec Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_mv, 2, self, vec, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(vec)
@@ -8363,6 +8846,9 @@ var op_nan_to_num = &opRef{name: "nan_to_num"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func NanToNum(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_nan_to_num, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -8467,6 +8953,9 @@ func (t Tensor) MustNeScalar(other Scalar, opts ...Opt) Tensor {
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Ne(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_ne, 2, self, other, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(other)
@@ -8502,6 +8991,9 @@ var op_neg = &opRef{name: "neg"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Neg(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return typed(typedNeg, self, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -8536,6 +9028,9 @@ var op_neg_ = &opRef{name: "neg_"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Neg_(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_neg_, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -8570,6 +9065,9 @@ var op_nll_loss = &opRef{name: "nll_loss"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func NllLoss(self Tensor, target Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_nll_loss, 2, self, target, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(target)
@@ -8605,6 +9103,9 @@ var op_nonzero = &opRef{name: "nonzero"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Nonzero(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_nonzero, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -8639,6 +9140,9 @@ var op_norm = &opRef{name: "norm"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Norm(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_norm, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -8707,6 +9211,9 @@ var op_normal_ = &opRef{name: "normal_"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Normal_(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_normal_, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -8741,6 +9248,9 @@ var op_one_hot = &opRef{name: "one_hot"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func OneHot(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_one_hot, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -8799,6 +9309,9 @@ var op_ones_like = &opRef{name: "ones_like"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func OnesLike(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_ones_like, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -8833,6 +9346,9 @@ var op_outer = &opRef{name: "outer"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Outer(self Tensor, vec2 Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_outer, 2, self, vec2, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(vec2)
@@ -9019,6 +9535,9 @@ func (t Tensor) MustPowTensorScalar(other Scalar, opts ...Opt) Tensor {
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func PowTensorTensor(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_pow, 2, self, other, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(other)
@@ -9087,6 +9606,9 @@ func (t Tensor) MustPow_Scalar(other Scalar, opts ...Opt) Tensor {
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Pow_(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_pow_, 2, self, other, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(other)
@@ -9122,6 +9644,9 @@ var op_prelu = &opRef{name: "prelu"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Prelu(self Tensor, weight Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_prelu, 2, self, weight, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(weight)
@@ -9157,6 +9682,9 @@ var op_prod = &opRef{name: "prod"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Prod(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_prod, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -9345,6 +9873,9 @@ var op_reciprocal = &opRef{name: "reciprocal"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Reciprocal(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_reciprocal, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -9379,6 +9910,9 @@ var op_reciprocal_ = &opRef{name: "reciprocal_"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Reciprocal_(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_reciprocal_, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -9413,6 +9947,9 @@ var op_relu = &opRef{name: "relu"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Relu(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return typed(typedRelu, self, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -9447,6 +9984,9 @@ var op_relu6 = &opRef{name: "relu6"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Relu6(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_relu6, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -9481,6 +10021,9 @@ var op_relu_ = &opRef{name: "relu_"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Relu_(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_relu_, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -9548,6 +10091,9 @@ func (t Tensor) MustRemainderScalar(other Scalar, opts ...Opt) Tensor {
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Remainder(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_remainder, 2, self, other, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(other)
@@ -9616,6 +10162,9 @@ func (t Tensor) MustRemainder_Scalar(other Scalar, opts ...Opt) Tensor {
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Remainder_(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_remainder_, 2, self, other, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(other)
@@ -9686,6 +10235,9 @@ var op_repeat_interleave = &opRef{name: "repeat_interleave"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func RepeatInterleave(self Tensor, repeats Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_repeat_interleave, 2, self, repeats, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(repeats)
@@ -9942,6 +10494,9 @@ var op_round = &opRef{name: "round"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Round(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_round, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -9976,6 +10531,9 @@ var op_round_ = &opRef{name: "round_"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Round_(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_round_, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -10010,6 +10568,9 @@ var op_rsqrt = &opRef{name: "rsqrt"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Rsqrt(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_rsqrt, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -10044,6 +10605,9 @@ var op_rsqrt_ = &opRef{name: "rsqrt_"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Rsqrt_(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_rsqrt_, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -10078,6 +10642,9 @@ var op_scaled_dot_product_attention = &opRef{name: "scaled_dot_product_attention
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func ScaledDotProductAttention(query Tensor, key Tensor, value Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_scaled_dot_product_attention, 3, query, key, value)
+	}
 	var a argBuf
 	a.tensor(query)
 	a.tensor(key)
@@ -10251,6 +10818,9 @@ var op_searchsorted = &opRef{name: "searchsorted"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Searchsorted(sortedSequence Tensor, self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_searchsorted, 2, sortedSequence, self, Tensor{})
+	}
 	var a argBuf
 	a.tensor(sortedSequence)
 	a.tensor(self)
@@ -10312,6 +10882,9 @@ var op_selu = &opRef{name: "selu"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Selu(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_selu, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -10346,6 +10919,9 @@ var op_sigmoid = &opRef{name: "sigmoid"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Sigmoid(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return typed(typedSigmoid, self, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -10380,6 +10956,9 @@ var op_sigmoid_ = &opRef{name: "sigmoid_"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Sigmoid_(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_sigmoid_, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -10414,6 +10993,9 @@ var op_sign = &opRef{name: "sign"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Sign(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_sign, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -10448,6 +11030,9 @@ var op_sign_ = &opRef{name: "sign_"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Sign_(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_sign_, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -10482,6 +11067,9 @@ var op_signbit = &opRef{name: "signbit"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Signbit(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_signbit, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -10516,6 +11104,9 @@ var op_silu = &opRef{name: "silu"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Silu(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_silu, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -10550,6 +11141,9 @@ var op_sin = &opRef{name: "sin"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Sin(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_sin, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -10584,6 +11178,9 @@ var op_sin_ = &opRef{name: "sin_"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Sin_(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_sin_, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -10618,6 +11215,9 @@ var op_sinh = &opRef{name: "sinh"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Sinh(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_sinh, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -10652,6 +11252,9 @@ var op_sinh_ = &opRef{name: "sinh_"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Sinh_(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_sinh_, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -10721,6 +11324,9 @@ var op_slice = &opRef{name: "slice"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Slice(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_slice, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -10755,6 +11361,9 @@ var op_smooth_l1_loss = &opRef{name: "smooth_l1_loss"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func SmoothL1Loss(self Tensor, target Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_smooth_l1_loss, 2, self, target, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(target)
@@ -10825,6 +11434,9 @@ var op_softplus = &opRef{name: "softplus"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Softplus(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_softplus, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -10859,6 +11471,9 @@ var op_softsign = &opRef{name: "softsign"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Softsign(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_softsign, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -11029,6 +11644,9 @@ var op_sqrt = &opRef{name: "sqrt"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Sqrt(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_sqrt, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -11063,6 +11681,9 @@ var op_sqrt_ = &opRef{name: "sqrt_"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Sqrt_(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_sqrt_, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -11097,6 +11718,9 @@ var op_squeeze = &opRef{name: "squeeze"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Squeeze(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_squeeze, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -11188,6 +11812,9 @@ var op_std = &opRef{name: "std"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Std(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_std, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -11289,6 +11916,9 @@ func (t Tensor) MustSubScalar(other Scalar, opts ...Opt) Tensor {
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Sub(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return typed(typedSub, self, other)
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(other)
@@ -11322,6 +11952,9 @@ func (t Tensor) MustSub(other Tensor, opts ...Opt) Tensor {
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func SubTensorAlpha(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_sub, 2, self, other, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(other)
@@ -11390,6 +12023,9 @@ func (t Tensor) MustSub_Scalar(other Scalar, opts ...Opt) Tensor {
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Sub_(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_sub_, 2, self, other, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(other)
@@ -11423,6 +12059,9 @@ func (t Tensor) MustSub_(other Tensor, opts ...Opt) Tensor {
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Sub_TensorAlpha(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_sub_, 2, self, other, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(other)
@@ -11458,6 +12097,9 @@ var op_sum = &opRef{name: "sum"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Sum(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_sum, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -11525,6 +12167,9 @@ var op_t = &opRef{name: "t"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func T(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_t, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -11559,6 +12204,9 @@ var op_take = &opRef{name: "take"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Take(self Tensor, index Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_take, 2, self, index, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(index)
@@ -11594,6 +12242,9 @@ var op_take_along_dim = &opRef{name: "take_along_dim"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func TakeAlongDim(self Tensor, indices Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_take_along_dim, 2, self, indices, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(indices)
@@ -11629,6 +12280,9 @@ var op_tan = &opRef{name: "tan"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Tan(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_tan, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -11663,6 +12317,9 @@ var op_tan_ = &opRef{name: "tan_"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Tan_(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_tan_, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -11697,6 +12354,9 @@ var op_tanh = &opRef{name: "tanh"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Tanh(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return typed(typedTanh, self, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -11731,6 +12391,9 @@ var op_tanh_ = &opRef{name: "tanh_"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Tanh_(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_tanh_, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -11979,6 +12642,9 @@ var op_tril = &opRef{name: "tril"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Tril(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_tril, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -12013,6 +12679,9 @@ var op_triu = &opRef{name: "triu"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Triu(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_triu, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -12047,6 +12716,9 @@ var op_trunc = &opRef{name: "trunc"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Trunc(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_trunc, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -12081,6 +12753,9 @@ var op_trunc_ = &opRef{name: "trunc_"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Trunc_(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_trunc_, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -12222,6 +12897,9 @@ var op_uniform_ = &opRef{name: "uniform_"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Uniform_(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_uniform_, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -12362,6 +13040,9 @@ var op_var = &opRef{name: "var"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Var(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_var, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -12513,6 +13194,9 @@ func MustWhereScalarOther(condition Tensor, self Tensor, other Scalar, opts ...O
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func WhereSelf(condition Tensor, self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_where, 3, condition, self, other)
+	}
 	var a argBuf
 	a.tensor(condition)
 	a.tensor(self)
@@ -12572,6 +13256,9 @@ func (t Tensor) MustXlogyScalarOther(other Scalar, opts ...Opt) Tensor {
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Xlogy(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_xlogy, 2, self, other, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(other)
@@ -12640,6 +13327,9 @@ func (t Tensor) MustXlogy_Scalar(other Scalar, opts ...Opt) Tensor {
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Xlogy_(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_xlogy_, 2, self, other, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	a.tensor(other)
@@ -12675,6 +13365,9 @@ var op_zero_ = &opRef{name: "zero_"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Zero_(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_zero_, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results
@@ -12733,6 +13426,9 @@ var op_zeros_like = &opRef{name: "zeros_like"}
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func ZerosLike(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_zeros_like, 1, self, Tensor{}, Tensor{})
+	}
 	var a argBuf
 	a.tensor(self)
 	var r results

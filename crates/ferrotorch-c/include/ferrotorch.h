@@ -651,6 +651,12 @@ FtStatus ft_tensor_clone(const struct FtTensor *t, struct FtTensor **out);
 // `FT_ERROR_INVALID_HANDLE` (Note [C handles]).
 FtStatus ft_tensor_free(struct FtTensor *t);
 
+// Release `n` references at once (`ts[0..n]`, nulls skipped), as `n`
+// calls of `ft_tensor_free` would: for bindings that collect handles
+// in batches (Go's finalizers queue them). Every handle is tried; the
+// status is the first failure's.
+FtStatus ft_tensor_free_many(struct FtTensor *const *ts, size_t n);
+
 // Number of dimensions.
 FtStatus ft_tensor_ndim(const struct FtTensor *t, size_t *out);
 

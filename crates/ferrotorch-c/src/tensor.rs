@@ -312,6 +312,36 @@ pub extern "C" fn ft_tensor_free(t: *mut FtTensor) -> FtStatus {
     entry("ft_tensor_free", || free("ft_tensor_free", t))
 }
 
+/// Release `n` references at once (`ts[0..n]`, nulls skipped), as `n`
+/// calls of `ft_tensor_free` would: for bindings that collect handles
+/// in batches (Go's finalizers queue them). Every handle is tried; the
+/// status is the first failure's.
+#[no_mangle]
+pub extern "C" fn ft_tensor_free_many(ts: *const *mut FtTensor, n: usize) -> FtStatus {
+    let what = "ft_tensor_free_many";
+    entry(what, || {
+        if n == 0 {
+            return Ok(());
+        }
+        if ts.is_null() {
+            return Err(Fail::new(
+                FtStatus::FtErrorNullHandle,
+                format!("{what}: got a null array of {n} handles"),
+            ));
+        }
+        // SAFETY: the caller passes an array of n handles.
+        let hs = unsafe { std::slice::from_raw_parts(ts, n) };
+        let mut first = Ok(());
+        for &h in hs {
+            let r = free(what, h);
+            if first.is_ok() {
+                first = r;
+            }
+        }
+        first
+    })
+}
+
 /// Number of dimensions.
 #[no_mangle]
 pub extern "C" fn ft_tensor_ndim(t: *const FtTensor, out: *mut usize) -> FtStatus {

@@ -236,6 +236,47 @@ fn from_blob_shares_memory_and_releases_it_once() {
     assert_eq!(RELEASED.load(Ordering::SeqCst), 8);
 }
 
+static RELEASED_MANY: AtomicUsize = AtomicUsize::new(0);
+
+extern "C" fn release_many(ctx: *mut c_void) {
+    RELEASED_MANY.fetch_add(ctx as usize, Ordering::SeqCst);
+}
+
+#[test]
+fn free_many_frees_every_handle_and_reports_a_stale_one() {
+    let mut data = [1.0f32, 2.0, 3.0];
+    let mut blob = null_mut();
+    let n = [3i64];
+    ok(ft_tensor_from_blob(
+        data.as_mut_ptr() as *mut c_void,
+        n.as_ptr(),
+        std::ptr::null(),
+        1,
+        F32,
+        Some(release_many),
+        5 as *mut c_void,
+        &mut blob,
+    ));
+    let (mut c1, mut c2) = (null_mut(), null_mut());
+    ok(ft_tensor_clone(blob, &mut c1));
+    ok(ft_tensor_clone(blob, &mut c2));
+    let stale = from_f32(&[1.0], &[1]);
+    ok(ft_tensor_free(stale));
+    // blob, a null, a freed handle, then two more live references
+    let hs = [blob, null_mut(), stale, c1, c2];
+    let s = ft_tensor_free_many(hs.as_ptr(), hs.len());
+    assert_eq!(s, FtStatus::FtErrorInvalidHandle);
+    assert!(last_error().contains("already freed"), "{}", last_error());
+    // the handles after the stale one were freed too: the memory is released
+    assert_eq!(RELEASED_MANY.load(Ordering::SeqCst), 5);
+    assert_eq!(ft_tensor_free(c2), FtStatus::FtErrorInvalidHandle);
+    ok(ft_tensor_free_many(std::ptr::null(), 0));
+    assert_eq!(
+        ft_tensor_free_many(std::ptr::null(), 2),
+        FtStatus::FtErrorNullHandle
+    );
+}
+
 #[test]
 fn dlpack_round_trip_shares_memory() {
     let x = from_f32(&[1.0, 2.0, 3.0, 4.0], &[2, 2]);

@@ -164,6 +164,15 @@ func primaryOverload(schemas []string) int {
 
 type param struct{ name, typ, argName, schemaType string }
 
+// typedOps are the ops with a typed C entry point (fastpath.go's
+// go_typed), for their overload taking exactly these tensors.
+var typedOps = map[string]string{
+	"add.Tensor": "typedAdd", "sub.Tensor": "typedSub", "mul.Tensor": "typedMul",
+	"div.Tensor": "typedDiv", "matmul": "typedMatmul", "mm": "typedMM", "neg": "typedNeg",
+	"exp": "typedExp", "log": "typedLog", "tanh": "typedTanh", "sigmoid": "typedSigmoid",
+	"relu": "typedRelu",
+}
+
 // Generate writes ops_gen.go for the given ops.
 func Generate(ops []ferrotorch.OpInfo) ([]byte, error) {
 	var b bytes.Buffer
@@ -237,7 +246,30 @@ func emit(b *bytes.Buffer, declared map[string]bool, op ferrotorch.OpInfo, s Sch
 		results = "(" + rt + ", error)"
 	}
 	fmt.Fprintf(b, "\n// %s calls torch's %s:\n//\n//\t%s\n//\n// Arguments with defaults are keyword options: Kw(name, value).\n", name, op.Name, s.Text)
-	fmt.Fprintf(b, "func %s(%s) %s {\n\tvar a argBuf\n", name, sig, results)
+	fmt.Fprintf(b, "func %s(%s) %s {\n", name, sig, results)
+	// Note [The Go fast path]: tensor-only calls skip the boxed Go buffers
+	onlyTensors := rt == "Tensor" && len(ps) <= 3
+	for _, p := range ps {
+		if p.typ != "Tensor" {
+			onlyTensors = false
+		}
+	}
+	if onlyTensors {
+		if k, ok := typedOps[full]; ok && len(ps) <= 2 {
+			second := "Tensor{}"
+			if len(ps) == 2 {
+				second = ps[1].name
+			}
+			fmt.Fprintf(b, "\tif len(opts) == 0 {\n\t\treturn typed(%s, %s, %s)\n\t}\n", k, ps[0].name, second)
+		} else {
+			args := []string{"Tensor{}", "Tensor{}", "Tensor{}"}
+			for i, p := range ps {
+				args[i] = p.name
+			}
+			fmt.Fprintf(b, "\tif len(opts) == 0 {\n\t\treturn fastTensors(%s, %d, %s)\n\t}\n", "op_"+s.Name, len(ps), strings.Join(args, ", "))
+		}
+	}
+	fmt.Fprintf(b, "\tvar a argBuf\n")
 	for _, p := range ps {
 		if p.typ == "Tensor" {
 			fmt.Fprintf(b, "\ta.tensor(%s)\n", p.name)
