@@ -417,7 +417,9 @@ pub extern "C" fn ft_tensor_numel(t: *const FtTensor, out: *mut usize) -> FtStat
 pub extern "C" fn ft_tensor_data_ptr(t: *const FtTensor, out: *mut *mut c_void) -> FtStatus {
     let what = "ft_tensor_data_ptr";
     entry(what, || {
-        put(what, out, tensor(what, t)?.data_ptr() as *mut c_void)
+        let t = tensor(what, t)?;
+        t.storage().mark_exported(); // Note [Moving a storage into shared memory]
+        put(what, out, t.data_ptr() as *mut c_void)
     })
 }
 

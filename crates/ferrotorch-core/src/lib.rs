@@ -20,7 +20,11 @@ pub mod device;
 pub mod dispatch;
 pub mod dtype;
 pub mod error;
+#[cfg(unix)]
+mod fork;
 mod hash;
+#[cfg(unix)]
+pub mod multiprocessing;
 pub mod native;
 pub mod scalar;
 pub mod storage;

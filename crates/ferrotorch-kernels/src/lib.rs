@@ -31,5 +31,6 @@ pub mod reduce;
 pub mod rnn;
 pub mod simd;
 pub mod softmax;
+pub mod sync;
 pub mod transpose;
 pub mod winograd;

@@ -19,7 +19,8 @@
 //! (nested parallelism), runs inline. A panic in a chunk is caught and
 //! raised again on the caller once every chunk is finished.
 
-use parking_lot::{Mutex, RwLock};
+use crate::sync::ForkLock;
+use parking_lot::Mutex;
 use std::cell::Cell;
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -194,7 +195,7 @@ fn helper(slot: &Slot) {
     }
 }
 
-static POOL: RwLock<Option<Arc<Pool>>> = RwLock::new(None);
+static POOL: ForkLock<Option<Arc<Pool>>> = ForkLock::new(None);
 
 fn default_threads() -> usize {
     std::env::var("FERROTORCH_NUM_THREADS")
@@ -204,11 +205,45 @@ fn default_threads() -> usize {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
+/// # Note [The pool across fork]
+/// A child made by `fork()` has none of its parent's helper threads, and
+/// a lock another thread held stays held there. `pthread_atfork` handlers
+/// (installed with the first pool) take the pool's lock before the fork
+/// and release it after; the child then forgets its parent's pool (never
+/// dropped there: its threads do not exist) and makes a new one on first
+/// use, so `DataLoader` workers started by fork run parallel ops at full
+/// width instead of hanging or running inline. See also Note [Fork
+/// safety] in ferrotorch-core.
+#[cfg(unix)]
+fn install_fork_handlers() {
+    extern "C" fn prepare() {
+        POOL.fork_hold();
+    }
+    extern "C" fn parent() {
+        // SAFETY: held by `prepare` on this thread (Note [Locks across fork]).
+        unsafe { POOL.fork_release() };
+    }
+    extern "C" fn child() {
+        // SAFETY: as in `parent`.
+        unsafe { POOL.fork_release() };
+        if let Some(p) = POOL.lock().take() {
+            std::mem::forget(p);
+        }
+    }
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    // SAFETY: the handlers only lock, unlock and forget.
+    ONCE.call_once(|| unsafe {
+        libc::pthread_atfork(Some(prepare), Some(parent), Some(child));
+    });
+}
+
 fn pool() -> Arc<Pool> {
-    if let Some(p) = POOL.read().as_ref() {
+    let mut w = POOL.lock();
+    if let Some(p) = w.as_ref() {
         return p.clone();
     }
-    let mut w = POOL.write();
+    #[cfg(unix)]
+    install_fork_handlers();
     w.get_or_insert_with(|| Arc::new(Pool::new(default_threads())))
         .clone()
 }
@@ -221,8 +256,12 @@ pub fn get_num_threads() -> usize {
 /// Set the number of intra-op threads (`torch.set_num_threads`); 0 means the
 /// machine's default.
 pub fn set_num_threads(n: usize) {
+    #[cfg(unix)]
+    install_fork_handlers();
     let n = if n == 0 { default_threads() } else { n };
-    *POOL.write() = Some(Arc::new(Pool::new(n)));
+    let new = Arc::new(Pool::new(n));
+    let old = POOL.lock().replace(new);
+    drop(old); // its helpers shut down, outside the lock
 }
 
 /// Whether this thread is running a chunk of a parallel job (work started

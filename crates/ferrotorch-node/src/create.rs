@@ -253,6 +253,7 @@ pub(crate) fn typed_view(env: sys::napi_env, t: Core) -> napi::Result<sys::napi_
     let ty = array_type_of(t.dtype());
     let len = t.numel();
     let nbytes = len * t.element_size();
+    t.storage().mark_exported(); // Note [Moving a storage into shared memory]
     let ptr = t.data_ptr();
     let mut buf: sys::napi_value = std::ptr::null_mut();
     if nbytes == 0 {

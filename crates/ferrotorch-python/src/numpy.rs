@@ -279,6 +279,9 @@ pub fn array_interface<'py>(py: Python<'py>, t: &Tensor) -> PyResult<Bound<'py, 
     let d = PyDict::new(py);
     d.set_item("shape", PyTuple::new(py, t.shape())?)?;
     d.set_item("typestr", typestr_of_dtype(t.dtype())?)?;
+    // NumPy reads the address without our locks (Note [Moving a storage
+    // into shared memory])
+    t.storage().mark_exported();
     d.set_item("data", (t.data_ptr() as usize, t.storage().is_readonly()))?;
     let item = t.element_size();
     let strides: Vec<usize> = t.stride().iter().map(|s| s * item).collect();

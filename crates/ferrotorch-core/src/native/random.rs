@@ -16,7 +16,7 @@ use crate::dispatch::Registry;
 use crate::dtype::{get_default_dtype, DType, Element};
 use crate::error::Result;
 use crate::tensor::{Tensor, TensorOptions};
-use parking_lot::Mutex;
+use ferrotorch_kernels::sync::ForkLock;
 use std::sync::{Arc, OnceLock};
 
 const N: usize = 624;
@@ -105,12 +105,12 @@ impl Mt19937 {
 
 /// A random number generator (`torch.Generator`). Cloning shares it.
 #[derive(Clone)]
-pub struct Generator(Arc<Mutex<Mt19937>>);
+pub struct Generator(Arc<ForkLock<Mt19937>>);
 
 impl Generator {
     /// A generator seeded with `seed`.
     pub fn new(seed: u64) -> Generator {
-        Generator(Arc::new(Mutex::new(Mt19937::new(seed))))
+        Generator(Arc::new(ForkLock::new(Mt19937::new(seed))))
     }
 
     /// Reseed (`g.manual_seed(seed)`).
@@ -135,7 +135,7 @@ impl Generator {
 
     /// Snapshot of the state (`g.get_state()`), restorable with [`Generator::set_state`].
     pub fn get_state(&self) -> Generator {
-        Generator(Arc::new(Mutex::new(self.0.lock().clone())))
+        Generator(Arc::new(ForkLock::new(self.0.lock().clone())))
     }
 
     /// Restore a snapshot taken with [`Generator::get_state`].
@@ -150,6 +150,20 @@ impl Generator {
 pub fn default_generator() -> &'static Generator {
     static G: OnceLock<Generator> = OnceLock::new();
     G.get_or_init(|| Generator::new(67_280_421_310_721))
+}
+
+/// Hold the default generator's lock across a `fork()` (Note [Fork
+/// safety]).
+#[cfg(unix)]
+pub(crate) fn fork_lock() {
+    default_generator().0.fork_hold();
+}
+
+/// Release what [`fork_lock`] held, in the parent or the child.
+#[cfg(unix)]
+pub(crate) fn fork_unlock() {
+    // SAFETY: held by fork_lock on this thread.
+    unsafe { default_generator().0.fork_release() };
 }
 
 /// Seed the default generator (`torch.manual_seed`).

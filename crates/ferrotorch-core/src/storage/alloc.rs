@@ -20,7 +20,7 @@
 //! strided walk over a large tensor (a transposed operand touches a new
 //! 4 KiB page per element) stays within the TLB.
 
-use parking_lot::Mutex;
+use ferrotorch_kernels::sync::ForkLock;
 use std::alloc::{alloc, dealloc, Layout};
 use std::collections::HashMap;
 use std::ptr::NonNull;
@@ -35,7 +35,7 @@ struct Cache {
     bytes: usize,
 }
 
-static CACHE: Mutex<Option<Cache>> = Mutex::new(None);
+static CACHE: ForkLock<Option<Cache>> = ForkLock::new(None);
 static LIMIT: AtomicUsize = AtomicUsize::new(2 << 30);
 static HITS: AtomicUsize = AtomicUsize::new(0);
 
@@ -210,6 +210,8 @@ pub(crate) fn allocate(nbytes: usize) -> Option<(NonNull<u8>, usize)> {
             return NonNull::new(p as *mut u8).map(|p| (p, size));
         }
     }
+    #[cfg(unix)]
+    crate::fork::install();
     if let Some(c) = CACHE.lock().as_mut() {
         if let Some(p) = c.free.get_mut(&size).and_then(|v| v.pop()) {
             c.bytes -= size;
@@ -224,6 +226,19 @@ pub(crate) fn allocate(nbytes: usize) -> Option<(NonNull<u8>, usize)> {
     Some((p, size))
 }
 
+/// Hold the cache's lock across a `fork()` (Note [Fork safety]).
+#[cfg(unix)]
+pub(crate) fn fork_lock_cache() {
+    CACHE.fork_hold();
+}
+
+/// Release what [`fork_lock_cache`] held.
+#[cfg(unix)]
+pub(crate) fn fork_unlock_cache() {
+    // SAFETY: held by fork_lock_cache on this thread.
+    unsafe { CACHE.fork_release() };
+}
+
 /// Give a block back: to the cache if there is room, else to the system.
 ///
 /// # Safety
@@ -236,9 +251,13 @@ pub(crate) unsafe fn release(p: NonNull<u8>, size: usize) {
     }
     {
         let mut g = CACHE.lock();
-        let c = g.get_or_insert_with(|| Cache {
-            free: HashMap::default(),
-            bytes: 0,
+        let c = g.get_or_insert_with(|| {
+            #[cfg(unix)]
+            crate::fork::install();
+            Cache {
+                free: HashMap::default(),
+                bytes: 0,
+            }
         });
         if c.bytes + size <= limit {
             c.free.entry(size).or_default().push(p.as_ptr() as usize);

@@ -6,17 +6,22 @@
 //! Note [Storage access locks].
 
 mod alloc;
+pub mod shared;
 
 pub use alloc::{
     cache_hits, cache_limit, cached_bytes, empty_cache, set_cache_limit, zero_fresh, ALIGNMENT,
 };
+#[cfg(unix)]
+pub(crate) use alloc::{fork_lock_cache, fork_unlock_cache};
 
 use crate::device::Device;
 use crate::error::Result;
 use parking_lot::lock_api::{RawRwLock as _, RawRwLockRecursive as _};
 use parking_lot::RawRwLock;
+use shared::SharedFile;
+use std::cell::UnsafeCell;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
 use std::sync::Arc;
 
 enum Owner {
@@ -24,12 +29,40 @@ enum Owner {
     Cached(usize),
     /// Someone else's memory, released by running the deleter.
     External(Option<Box<dyn FnOnce() + Send + Sync>>),
+    /// Part of a shared-memory file, at this byte offset (Note [Shared
+    /// memory]).
+    Shared(Arc<SharedFile>, usize),
+}
+
+impl Owner {
+    /// Give the memory at `ptr` back.
+    fn release(&mut self, ptr: NonNull<u8>) {
+        match self {
+            // SAFETY: allocated by `alloc::allocate` with this size.
+            Owner::Cached(size) => unsafe { alloc::release(ptr, *size) },
+            Owner::External(del) => {
+                if let Some(d) = del.take() {
+                    d()
+                }
+            }
+            Owner::Shared(..) => {} // the file's Arc unmaps it when last
+        }
+    }
 }
 
 struct StorageImpl {
-    ptr: NonNull<u8>,
+    /// The first byte: fixed, but for the one move into shared memory
+    /// (Note [Moving a storage into shared memory]).
+    ptr: AtomicPtr<u8>,
     nbytes: usize,
-    owner: Owner,
+    /// Who frees `ptr`; replaced only under the exclusive storage lock.
+    owner: UnsafeCell<Owner>,
+    /// A buffer this storage left for shared memory while a raw pointer to
+    /// it was out (Note [Moving a storage into shared memory]).
+    retired: UnsafeCell<Option<(NonNull<u8>, Owner)>>,
+    /// Whether a raw pointer to the memory was handed to foreign code.
+    exported: AtomicBool,
+    shared: AtomicBool,
     device: Device,
     version: AtomicU64,
     lock: RawRwLock,
@@ -54,14 +87,10 @@ unsafe impl Sync for StorageImpl {}
 
 impl Drop for StorageImpl {
     fn drop(&mut self) {
-        match &mut self.owner {
-            // SAFETY: allocated by `alloc::allocate` with this size.
-            Owner::Cached(size) => unsafe { alloc::release(self.ptr, *size) },
-            Owner::External(del) => {
-                if let Some(d) = del.take() {
-                    d()
-                }
-            }
+        let ptr = NonNull::new(*self.ptr.get_mut()).expect("storage pointers are non-null");
+        self.owner.get_mut().release(ptr);
+        if let Some((p, mut owner)) = self.retired.get_mut().take() {
+            owner.release(p);
         }
     }
 }
@@ -99,7 +128,7 @@ impl Storage {
     pub fn new_zeroed(nbytes: usize) -> Result<Storage> {
         let s = Storage::new_uninit(nbytes)?;
         // SAFETY: the block holds at least nbytes.
-        unsafe { std::ptr::write_bytes(s.0.ptr.as_ptr(), 0, nbytes) };
+        unsafe { std::ptr::write_bytes(s.data_ptr(), 0, nbytes) };
         Ok(s)
     }
 
@@ -136,10 +165,14 @@ impl Storage {
     }
 
     fn from_impl(ptr: NonNull<u8>, nbytes: usize, owner: Owner, resizable: bool) -> Storage {
+        let shared = matches!(owner, Owner::Shared(..));
         Storage(Arc::new(StorageImpl {
-            ptr,
+            ptr: AtomicPtr::new(ptr.as_ptr()),
             nbytes,
-            owner,
+            owner: UnsafeCell::new(owner),
+            retired: UnsafeCell::new(None),
+            exported: AtomicBool::new(false),
+            shared: AtomicBool::new(shared),
             device: Device::Cpu,
             version: AtomicU64::new(0),
             lock: RawRwLock::INIT,
@@ -185,9 +218,18 @@ impl Storage {
         Ok(())
     }
 
-    /// Address of the first byte.
+    /// Address of the first byte. Read it while holding the storage's
+    /// lock (Note [Storage access locks]); code that hands the address to
+    /// foreign code calls [`Storage::mark_exported`].
     pub fn data_ptr(&self) -> *mut u8 {
-        self.0.ptr.as_ptr()
+        self.0.ptr.load(Ordering::Acquire)
+    }
+
+    /// Record that the address was handed to foreign code (NumPy, DLPack,
+    /// a JavaScript typed array, a C caller) that may keep using it without
+    /// the storage's lock (Note [Moving a storage into shared memory]).
+    pub fn mark_exported(&self) {
+        self.0.exported.store(true, Ordering::Relaxed);
     }
 
     /// Size in bytes.
@@ -202,7 +244,7 @@ impl Storage {
 
     /// Whether the allocator owns the memory (false for external memory).
     pub fn resizable(&self) -> bool {
-        self.0.resizable
+        self.0.resizable && !self.is_shared()
     }
 
     /// The current version (Note [Version counter]).
@@ -217,6 +259,113 @@ impl Storage {
         self.0.version.fetch_add(1, Ordering::AcqRel);
     }
 
+    /// Whether the memory is in a shared-memory file (Note [Shared memory]).
+    pub fn is_shared(&self) -> bool {
+        self.0.shared.load(Ordering::Acquire)
+    }
+
+    /// A new storage of `nbytes` zeroed bytes in shared memory.
+    pub fn new_shared(nbytes: usize) -> Result<Storage> {
+        let (file, offset) = shared::allocate(nbytes)?;
+        Ok(Storage::in_file(file, offset, nbytes))
+    }
+
+    /// A storage over `nbytes` of a shared file from `offset` on (a file
+    /// received from another process: the range is checked against it).
+    pub fn from_shared(file: Arc<SharedFile>, offset: usize, nbytes: usize) -> Result<Storage> {
+        crate::ensure!(
+            offset
+                .checked_add(nbytes)
+                .is_some_and(|end| end <= file.len()),
+            Runtime,
+            "shared memory: a storage of {nbytes} bytes at offset {offset} does not fit in its file of {} bytes",
+            file.len()
+        );
+        crate::ensure!(
+            offset.is_multiple_of(ALIGNMENT),
+            Runtime,
+            "shared memory: a storage at offset {offset} is not aligned to {ALIGNMENT} bytes"
+        );
+        Ok(Storage::in_file(file, offset, nbytes))
+    }
+
+    fn in_file(file: Arc<SharedFile>, offset: usize, nbytes: usize) -> Storage {
+        // SAFETY: offset + nbytes lies inside the mapping (checked by the
+        // callers), so the address is inside it or one past a full one.
+        let ptr = unsafe { NonNull::new_unchecked(file.base().as_ptr().add(offset)) };
+        Storage::from_impl(ptr, nbytes, Owner::Shared(file, offset), false)
+    }
+
+    /// The shared file and byte offset this storage lives at, if shared
+    /// (`UntypedStorage._share_fd_cpu_`'s answer; PyTorch's
+    /// `MapAllocator::fromDataPtr`).
+    pub fn shared_file(&self) -> Option<(Arc<SharedFile>, usize)> {
+        if !self.is_shared() {
+            return None;
+        }
+        let _g = lock_storages(&[self], &[]);
+        // SAFETY: the owner is replaced only under the exclusive lock,
+        // and we hold the shared one.
+        match unsafe { &*self.0.owner.get() } {
+            Owner::Shared(f, off) => Some((f.clone(), *off)),
+            _ => None,
+        }
+    }
+
+    /// Move the bytes into shared memory, in place: every tensor and view
+    /// over this storage sees the shared copy, and the version counter is
+    /// unchanged (the values are). A no-op when already shared.
+    ///
+    /// # Note [Moving a storage into shared memory]
+    /// `share_memory_()` is in place, as in PyTorch: the storage object
+    /// stays, and its address and owner change once, under the storage's
+    /// exclusive lock, so no kernel is running over it (kernels read the
+    /// address only while they hold its lock). The old buffer is freed —
+    /// unless the address had been handed to foreign code that reads it
+    /// without our locks (a NumPy array from `t.numpy()`, a DLPack
+    /// capsule, a JavaScript typed array, a C caller of the data pointer):
+    /// then it is kept until the storage dies, so such a reader sees the
+    /// values as of the move instead of freed memory. (PyTorch frees it.)
+    /// A read-only storage cannot move (its owner forbade writes, and the
+    /// move is a write of the new copy). The bytes of a storage shared with
+    /// other processes are not resized.
+    pub fn share_memory_(&self) -> Result<()> {
+        if self.is_shared() {
+            return Ok(());
+        }
+        self.check_writable("share_memory_")?;
+        let (file, offset) = shared::allocate(self.0.nbytes)?;
+        let _g = lock_storages(&[], &[self]);
+        if self.is_shared() {
+            return Ok(()); // another thread moved it first
+        }
+        let old = self.data_ptr();
+        // SAFETY: offset + nbytes lies inside the new file (allocate).
+        let new = unsafe { file.base().as_ptr().add(offset) };
+        // SAFETY: both ranges hold nbytes, are distinct memory, and no
+        // kernel touches the old one (we hold the exclusive lock).
+        unsafe { std::ptr::copy_nonoverlapping(old, new, self.0.nbytes) };
+        // SAFETY: owner and retired change only under the exclusive lock.
+        let owner = unsafe { &mut *self.0.owner.get() };
+        let old_owner = std::mem::replace(owner, Owner::Shared(file, offset));
+        self.0.ptr.store(new, Ordering::Release);
+        self.0.shared.store(true, Ordering::Release);
+        let old = NonNull::new(old).expect("storage pointers are non-null");
+        if self.0.exported.load(Ordering::Relaxed) {
+            // SAFETY: as above.
+            unsafe { *self.0.retired.get() = Some((old, old_owner)) };
+        } else {
+            let mut o = old_owner;
+            o.release(old);
+        }
+        Ok(())
+    }
+
+    /// A handle that does not keep the storage alive.
+    pub fn downgrade(&self) -> WeakStorage {
+        WeakStorage(Arc::downgrade(&self.0))
+    }
+
     /// Whether two handles share one buffer.
     pub fn is_same(&self, other: &Storage) -> bool {
         Arc::ptr_eq(&self.0, &other.0)
@@ -225,6 +374,21 @@ impl Storage {
     /// Number of handles to this storage (tensors and views using it).
     pub fn use_count(&self) -> usize {
         Arc::strong_count(&self.0)
+    }
+}
+
+/// A [`Storage`] handle that does not keep it alive.
+pub struct WeakStorage(std::sync::Weak<StorageImpl>);
+
+impl WeakStorage {
+    /// The storage, if it is still alive.
+    pub fn upgrade(&self) -> Option<Storage> {
+        self.0.upgrade().map(Storage)
+    }
+
+    /// Whether the storage is still alive.
+    pub fn alive(&self) -> bool {
+        self.0.strong_count() > 0
     }
 }
 

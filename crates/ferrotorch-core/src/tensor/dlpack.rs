@@ -167,6 +167,7 @@ fn view(t: &Tensor) -> (Box<Ctx>, DLTensor) {
         _strides: t.stride().iter().map(|&s| s as i64).collect(),
         _tensor: t.clone(),
     });
+    t.storage().mark_exported(); // Note [Moving a storage into shared memory]
     let dl = DLTensor {
         data: t.data_ptr() as *mut c_void,
         device: DLDevice {

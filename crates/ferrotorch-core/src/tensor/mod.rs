@@ -13,6 +13,7 @@ pub mod dlpack;
 mod external;
 pub mod index;
 pub mod layout;
+pub mod shared;
 mod view;
 
 pub use create::{tensor, FlatData, TensorData, TensorOptions};

@@ -13,6 +13,7 @@ mod nn_kernels;
 mod printing;
 mod random;
 mod reference_ops;
+mod shared_memory;
 mod tensor_api;
 
 /// Serialises tests that seed or draw from the global default generator.
