@@ -26,6 +26,7 @@ mod operators;
 mod ops;
 mod optim;
 mod serialization;
+mod shared;
 mod storage;
 mod tensor;
 
@@ -78,6 +79,10 @@ fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<storage::PyUntypedStorage>()?;
     m.add_class::<autograd::PyRemovableHandle>()?;
     m.add_function(wrap_pyfunction!(ops::_call_op, m)?)?;
+    m.add_function(wrap_pyfunction!(shared::_share_tensor, m)?)?;
+    m.add_function(wrap_pyfunction!(shared::_tensor_from_shared, m)?)?;
+    m.add_function(wrap_pyfunction!(shared::_shared_files, m)?)?;
+    m.add_function(wrap_pyfunction!(shared::_empty_shared, m)?)?;
     m.add_function(wrap_pyfunction!(jit::_jit_trace, m)?)?;
     m.add_function(wrap_pyfunction!(jit::_jit_is_tracing, m)?)?;
     m.add_function(wrap_pyfunction!(jit::_jit_set_static_sizes, m)?)?;

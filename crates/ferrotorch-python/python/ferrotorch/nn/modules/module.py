@@ -348,6 +348,21 @@ class Module:
     def cpu(self):
         return self
 
+    def share_memory(self):
+        """Move every parameter and buffer into shared memory, in place
+        (``Tensor.share_memory_``), for Hogwild training across processes;
+        gradients that exist move too."""
+        for m in self.modules():
+            for p in m._parameters.values():
+                if p is not None:
+                    p.share_memory_()
+                    if p.grad is not None:
+                        p.grad.share_memory_()
+            for b in m._buffers.values():
+                if b is not None:
+                    b.share_memory_()
+        return self
+
     def cuda(self, device=None):
         """Move to a GPU: this build has none (torch's CPU-only error)."""
         _C._check_device("cuda")
