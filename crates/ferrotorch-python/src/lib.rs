@@ -83,6 +83,7 @@ fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(shared::_tensor_from_shared, m)?)?;
     m.add_function(wrap_pyfunction!(shared::_shared_files, m)?)?;
     m.add_function(wrap_pyfunction!(shared::_empty_shared, m)?)?;
+    m.add_function(wrap_pyfunction!(shared::_stack_shared, m)?)?;
     m.add_function(wrap_pyfunction!(jit::_jit_trace, m)?)?;
     m.add_function(wrap_pyfunction!(jit::_jit_is_tracing, m)?)?;
     m.add_function(wrap_pyfunction!(jit::_jit_set_static_sizes, m)?)?;

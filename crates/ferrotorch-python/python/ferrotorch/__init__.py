@@ -20,6 +20,18 @@ from ._serialization import save, load
 _ops.install(globals(), Tensor)
 
 Generator = _C.Generator
+UntypedStorage = _C.UntypedStorage
+
+
+def __getattr__(name):
+    # ``ferrotorch.multiprocessing`` on first use, as ``torch.multiprocessing``
+    # is there after ``import torch`` (importing it starts the descriptor
+    # keeper, which a process that never shares tensors does not need)
+    if name == "multiprocessing":
+        import importlib
+
+        return importlib.import_module(".multiprocessing", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 from . import autograd, backends, cuda, jit, nn, optim, return_types, utils  # noqa: E402,F401
 from . import fx  # noqa: E402,F401

@@ -1,0 +1,198 @@
+"""The iterator of a ``DataLoader`` with ``num_workers > 0``: worker
+processes (torch's ``_MultiProcessingDataLoaderIter``).
+
+Each worker has an index queue; all share one data queue. The iterator
+keeps ``prefetch_factor`` batches per worker in flight, hands index lists
+out round robin, and returns batches in sampler order. Batches arrive as
+shared memory (``ferrotorch.multiprocessing``): no bytes are copied
+between processes.
+
+Failures: an exception in a worker is raised again here with the worker's
+traceback (``ExceptionWrapper``); a worker that dies (a signal, an
+``os._exit``) is noticed within ``_POLL`` seconds and raised as torch's
+``RuntimeError`` naming its pid and signal, never a hang; ``timeout``
+bounds the wait for one batch. Shutting down (the epoch's end, ``del``,
+``break`` out of a loop, an error) sets the workers' done event, sends
+each its end marker, joins them for ``_SHUTDOWN_TIMEOUT`` seconds, and
+terminates any still alive. With ``persistent_workers`` the workers stay
+for the next epoch; results of an abandoned epoch are recognised by their
+epoch number and dropped.
+"""
+
+import itertools
+import multiprocessing
+import os
+import queue
+import signal
+import time
+
+from ._worker import ExceptionWrapper, _worker_loop
+
+_POLL = 0.1
+_SHUTDOWN_TIMEOUT = 5.0  # torch's MP_STATUS_CHECK_INTERVAL for joining workers
+
+
+def _context(loader):
+    ctx = loader.multiprocessing_context
+    if ctx is None:
+        return multiprocessing.get_context()
+    if isinstance(ctx, str):
+        return multiprocessing.get_context(ctx)
+    return ctx
+
+
+def _signal_name(code):
+    try:
+        return signal.strsignal(-code) or f"signal {-code}"
+    except (ValueError, AttributeError):
+        return f"signal {-code}"
+
+
+class _ProcessIter:
+    """Iterate a DataLoader's batches from worker processes."""
+
+    def __init__(self, loader, base_seed):
+        # registers the reductions and starts the descriptor keeper before
+        # any worker exists (Note [Descriptor keeper])
+        import ferrotorch.multiprocessing  # noqa: F401
+
+        self._closed = True  # until the workers exist (for __del__)
+        self._loader = loader
+        ctx = _context(loader)
+        n = loader.num_workers
+        self._data_queue = ctx.Queue()
+        self._done_event = ctx.Event()
+        self._index_queues = []
+        self._workers = []
+        auto = loader.batch_sampler is not None
+        from .dataloader import default_collate
+
+        collate = loader.collate_fn
+        if not auto and collate is default_collate:
+            collate = None  # samples go as they are (torch's default_convert)
+        for wid in range(n):
+            iq = ctx.Queue()
+            iq.cancel_join_thread()
+            w = ctx.Process(
+                target=_worker_loop,
+                args=(loader.dataset, iq, self._data_queue, self._done_event, auto,
+                      collate, base_seed + wid, loader.worker_init_fn, wid, n,
+                      None if ctx.get_start_method() == "forkserver" else os.getpid()),
+                daemon=True)
+            w.start()
+            self._index_queues.append(iq)
+            self._workers.append(w)
+        self._closed = False
+        self._epoch = 0
+        self._reset()
+
+    def _reset(self):
+        loader = self._loader
+        self._epoch += 1
+        self._source = iter(loader.batch_sampler if loader.batch_sampler is not None
+                            else loader.sampler)
+        self._sent = self._next = 0
+        self._results = {}
+        self._exhausted = False
+        self._turn = itertools.cycle(range(len(self._workers)))
+        for _ in range(len(self._workers) * loader.prefetch_factor):
+            self._send()
+
+    def _send(self):
+        if self._exhausted:
+            return
+        try:
+            indices = next(self._source)
+        except StopIteration:
+            self._exhausted = True
+            return
+        self._index_queues[next(self._turn)].put((self._epoch, self._sent, indices))
+        self._sent += 1
+
+    def __iter__(self):
+        return self
+
+    def __len__(self):
+        return len(self._loader)
+
+    def _check_workers(self):
+        dead = [w for w in self._workers if not w.is_alive()]
+        if not dead:
+            return
+        self._shutdown()
+        for w in dead:
+            if w.exitcode is not None and w.exitcode < 0:
+                raise RuntimeError(
+                    f"DataLoader worker (pid {w.pid}) is killed by signal: "
+                    f"{_signal_name(w.exitcode)}. ")
+        pids = ", ".join(str(w.pid) for w in dead)
+        raise RuntimeError(f"DataLoader worker (pid(s) {pids}) exited unexpectedly")
+
+    def _get(self):
+        timeout = self._loader.timeout or None
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            wait = _POLL if deadline is None else min(_POLL, deadline - time.monotonic())
+            if wait <= 0:
+                self._shutdown()
+                raise RuntimeError(f"DataLoader timed out after {timeout} seconds")
+            try:
+                return self._data_queue.get(timeout=wait)
+            except queue.Empty:
+                self._check_workers()
+            except (EOFError, OSError, RuntimeError):
+                # a worker died while its batch was on the way
+                self._check_workers()
+                raise
+
+    def __next__(self):
+        if self._closed:
+            raise StopIteration
+        if self._next == self._sent:
+            if not self._loader.persistent_workers:
+                self._shutdown()
+            raise StopIteration
+        while self._next not in self._results:
+            epoch, idx, data = self._get()
+            if epoch == self._epoch:
+                self._results[idx] = data
+        data = self._results.pop(self._next)
+        self._next += 1
+        self._send()
+        if isinstance(data, ExceptionWrapper):
+            self._shutdown()
+            data.reraise()
+        return data
+
+    def _shutdown(self):
+        if self._closed:
+            return
+        self._closed = True
+        self._done_event.set()
+        for iq in self._index_queues:
+            try:
+                iq.put(None)
+            except (OSError, ValueError):
+                pass
+        deadline = time.monotonic() + _SHUTDOWN_TIMEOUT
+        for w in self._workers:
+            w.join(max(0.0, deadline - time.monotonic()))
+        for w in self._workers:
+            if w.is_alive():
+                w.terminate()
+                w.join(1.0)
+            if w.is_alive():
+                w.kill()
+                w.join()
+        for q in [*self._index_queues, self._data_queue]:
+            q.cancel_join_thread()
+            q.close()
+        self._results = {}
+        if self._loader._iterator is self:
+            self._loader._iterator = None
+
+    def __del__(self):
+        try:
+            self._shutdown()
+        except Exception:
+            pass

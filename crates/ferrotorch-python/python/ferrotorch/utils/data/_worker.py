@@ -1,0 +1,157 @@
+"""What runs inside a DataLoader worker process (torch's
+``utils/data/_utils/worker.py``): the loop that turns index lists into
+batches, ``get_worker_info``, and how a worker's exception travels.
+
+A worker collates tensors straight into shared memory (``default_collate``
+asks ``_C._stack_shared`` when it runs here), so a batch reaches the main
+process as a descriptor (``ferrotorch.multiprocessing``), never as bytes.
+A worker dies with its parent (``PR_SET_PDEATHSIG`` on Linux, and a
+check of the parent every ``MP_STATUS_CHECK_INTERVAL`` elsewhere), so a
+killed training script leaves no worker behind, and with it no shared
+memory: the kernel frees anonymous memory files with their last user.
+"""
+
+import os
+import queue
+import random
+import sys
+import traceback
+
+MP_STATUS_CHECK_INTERVAL = 5.0
+
+
+class WorkerInfo:
+    """What ``get_worker_info()`` returns inside a worker."""
+
+    def __init__(self, id, num_workers, seed, dataset):
+        self.id, self.num_workers, self.seed, self.dataset = id, num_workers, seed, dataset
+
+    def __repr__(self):
+        return f"WorkerInfo(id={self.id}, num_workers={self.num_workers})"
+
+
+_worker_info = None
+
+
+def get_worker_info():
+    """The current worker's ``WorkerInfo``, or None in the main process."""
+    return _worker_info
+
+
+class _KeyErrorMessage(str):
+    """Shows a KeyError's message with its newlines (torch's KeyErrorMessage)."""
+
+    def __repr__(self):
+        return self
+
+
+class ExceptionWrapper:
+    """An exception with its traceback as text, picklable across processes."""
+
+    def __init__(self, exc_info=None, where="in background"):
+        if exc_info is None:
+            exc_info = sys.exc_info()
+        self.exc_type = exc_info[0]
+        self.exc_msg = "".join(traceback.format_exception(*exc_info))
+        self.where = where
+
+    def reraise(self):
+        msg = f"Caught {self.exc_type.__name__} {self.where}.\nOriginal {self.exc_msg}"
+        if self.exc_type is KeyError:
+            msg = _KeyErrorMessage(msg)
+        try:
+            exception = self.exc_type(msg)
+        except Exception:
+            raise RuntimeError(msg) from None
+        raise exception
+
+
+def _die_with_parent(parent_pid):
+    """Ask Linux to kill this worker when its parent dies; returns the
+    parent's pid, which the worker loop watches too. ``parent_pid`` is the
+    main process when it is this worker's parent (not under forkserver)."""
+    ppid = os.getppid()
+    if parent_pid is not None and ppid != parent_pid:  # it died before we started
+        os._exit(1)
+    if not sys.platform.startswith("linux"):
+        return ppid
+    try:
+        import ctypes
+        import signal
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+    except Exception:
+        return ppid
+    if os.getppid() != ppid:  # the parent died before prctl
+        os._exit(1)
+    return ppid
+
+
+class _Fetcher:
+    def __init__(self, dataset, auto_collation, collate_fn):
+        self.dataset, self.auto_collation, self.collate_fn = dataset, auto_collation, collate_fn
+
+    def fetch(self, index):
+        if self.auto_collation:
+            return self.collate_fn([self.dataset[i] for i in index])
+        if self.collate_fn is None:  # batch_size=None with the default collate
+            return self.dataset[index]
+        return self.collate_fn(self.dataset[index])
+
+
+def _worker_loop(dataset, index_queue, data_queue, done_event, auto_collation, collate_fn,
+                 seed, init_fn, worker_id, num_workers, parent_pid):
+    parent_pid = _die_with_parent(parent_pid)
+    try:
+        _serve(dataset, index_queue, data_queue, done_event, auto_collation, collate_fn, seed,
+               init_fn, worker_id, num_workers, parent_pid)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if done_event.is_set():
+            # nobody reads what is still queued: do not wait to flush it
+            data_queue.cancel_join_thread()
+            data_queue.close()
+
+
+def _serve(dataset, index_queue, data_queue, done_event, auto_collation, collate_fn, seed,
+           init_fn, worker_id, num_workers, parent_pid):
+    global _worker_info
+    import ferrotorch
+    from . import dataloader
+
+    # one intra-op thread per worker, as torch's workers run
+    ferrotorch.set_num_threads(1)
+    random.seed(seed)
+    ferrotorch.manual_seed(seed)
+    dataloader._in_worker = True
+    _worker_info = WorkerInfo(worker_id, num_workers, seed, dataset)
+    init_exception = None
+    try:
+        if init_fn is not None:
+            init_fn(worker_id)
+        fetcher = _Fetcher(dataset, auto_collation, collate_fn)
+    except Exception:
+        init_exception = ExceptionWrapper(where=f"in DataLoader worker process {worker_id}")
+    while True:
+        try:
+            r = index_queue.get(timeout=MP_STATUS_CHECK_INTERVAL)
+        except queue.Empty:
+            if os.getppid() != parent_pid:
+                return
+            continue
+        if r is None:
+            return
+        if done_event.is_set():
+            continue
+        epoch, idx, index = r
+        if init_exception is not None:
+            data, init_exception = init_exception, None
+        else:
+            try:
+                data = fetcher.fetch(index)
+            except Exception:
+                data = ExceptionWrapper(where=f"in DataLoader worker process {worker_id}")
+        data_queue.put((epoch, idx, data))
+        del data, r
