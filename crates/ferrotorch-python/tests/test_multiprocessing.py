@@ -296,3 +296,73 @@ def test_shared_memory_leaves_nothing_in_dev_shm():
     torch.zeros(1000).share_memory_()
     after = set(os.listdir("/dev/shm")) if os.path.isdir("/dev/shm") else set()
     assert not {f for f in after - before if "ferrotorch" in f or "torch" in f}
+
+
+SMALL_SHM = r"""
+import sys
+import ferrotorch as torch
+import ferrotorch.multiprocessing as mp
+
+def child(conn):
+    ts = conn.recv()
+    for t in ts:
+        t.add_(1)
+    conn.send(sum(float(t[0]) for t in ts))
+
+if __name__ == "__main__":
+    # 256 MB of shared tensors: four times a 64 MB /dev/shm
+    ts = [torch.zeros(16 << 20) for _ in range(4)]
+    for t in ts:
+        t.share_memory_()
+    a, b = mp.get_context("fork").Pipe()
+    p = mp.get_context("fork").Process(target=child, args=(b,))
+    p.start()
+    a.send(ts)
+    assert a.recv() == 4.0
+    p.join()
+    assert all(float(t[-1]) == 1.0 for t in ts)
+    if sys.argv[1] == "queue":  # Python's Queue needs /dev/shm for its semaphores
+        q = mp.get_context("fork").Queue()
+        q.put(ts[0])
+        assert q.get().data_ptr() == ts[0].data_ptr()
+    print("ok")
+"""
+
+
+@pytest.mark.parametrize("shm", ["64m", "none"])
+def test_shared_tensors_need_no_room_in_dev_shm(shm, tmp_path):
+    import shutil
+    import subprocess
+    import sys
+
+    if not shutil.which("unshare"):
+        pytest.skip("unshare is not installed")
+    script = tmp_path / "small_shm.py"
+    script.write_text(SMALL_SHM)
+    # a private mount namespace: /dev/shm of 64 MB, or an empty read-only one
+    opts = "size=64m" if shm == "64m" else "size=4k,ro"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    cmd = (f"mount -t tmpfs -o {opts} tmpfs /dev/shm && exec {sys.executable} {script} "
+           f"{'queue' if shm == '64m' else 'pipe'}")
+    r = subprocess.run(["unshare", "-m", "sh", "-c", cmd], capture_output=True, text=True,
+                       env=env, timeout=120)
+    if r.returncode != 0 and ("Operation not permitted" in r.stderr or "unshare failed" in r.stderr):
+        pytest.skip(f"no private mount namespace here: {r.stderr.strip()}")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "ok"
+
+
+def test_hogwild_example_trains_one_shared_model():
+    import subprocess
+    import sys
+
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    r = subprocess.run([sys.executable, os.path.join(root, "examples", "python", "hogwild.py"),
+                        "--processes", "2", "--steps", "150"],
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    words = r.stdout.split()
+    before, after = float(words[3].rstrip(",")), float(words[5])
+    # only the children trained: the parent's model learnt through shared memory
+    assert after < 0.5 * before, r.stdout

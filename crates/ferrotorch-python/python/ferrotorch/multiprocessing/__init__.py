@@ -8,6 +8,10 @@ to shared memory, never as its bytes (``reductions``). Shared memory is an
 anonymous memory file: nothing is created in ``/dev/shm``, and the kernel
 frees it when the last process using it exits, however it exits.
 
+``get_context`` and ``Process`` are Python's, except that a daemonic
+process dies with its parent even when the parent is killed (Note
+[Daemons die with their parent] in ``_context.py``).
+
 Importing this module registers the reductions and, in the first process
 that imports it, starts the descriptor keeper its children use (Note
 [Descriptor keeper]); import it (as torch users import
@@ -23,6 +27,7 @@ import multiprocessing
 from multiprocessing import *  # noqa: F401,F403 (torch re-exports them too)
 
 from . import _keeper
+from ._context import Process, get_context  # noqa: F401 (daemons die with their parent)
 from .reductions import init_reductions
 from .spawn import (ProcessContext, ProcessExitedException, ProcessRaisedException,  # noqa: F401
                     spawn, start_processes)

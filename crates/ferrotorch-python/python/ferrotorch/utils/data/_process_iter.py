@@ -20,8 +20,6 @@ epoch number and dropped.
 """
 
 import itertools
-import multiprocessing
-import os
 import queue
 import signal
 import time
@@ -33,11 +31,13 @@ _SHUTDOWN_TIMEOUT = 5.0  # torch's MP_STATUS_CHECK_INTERVAL for joining workers
 
 
 def _context(loader):
+    # ferrotorch.multiprocessing's contexts: the daemonic workers die with
+    # this process (Note [Daemons die with their parent])
+    from ...multiprocessing import get_context
+
     ctx = loader.multiprocessing_context
-    if ctx is None:
-        return multiprocessing.get_context()
-    if isinstance(ctx, str):
-        return multiprocessing.get_context(ctx)
+    if ctx is None or isinstance(ctx, str):
+        return get_context(ctx)
     return ctx
 
 
@@ -76,8 +76,7 @@ class _ProcessIter:
             w = ctx.Process(
                 target=_worker_loop,
                 args=(loader.dataset, iq, self._data_queue, self._done_event, auto,
-                      collate, base_seed + wid, loader.worker_init_fn, wid, n,
-                      None if ctx.get_start_method() == "forkserver" else os.getpid()),
+                      collate, base_seed + wid, loader.worker_init_fn, wid, n),
                 daemon=True)
             w.start()
             self._index_queues.append(iq)

@@ -5,9 +5,9 @@ batches, ``get_worker_info``, and how a worker's exception travels.
 A worker collates tensors straight into shared memory (``default_collate``
 asks ``_C._stack_shared`` when it runs here), so a batch reaches the main
 process as a descriptor (``ferrotorch.multiprocessing``), never as bytes.
-A worker dies with its parent (``PR_SET_PDEATHSIG`` on Linux, and a
-check of the parent every ``MP_STATUS_CHECK_INTERVAL`` elsewhere), so a
-killed training script leaves no worker behind, and with it no shared
+A worker dies with its parent (a daemonic process of
+``ferrotorch.multiprocessing``: Note [Daemons die with their parent]), so
+a killed training script leaves no worker behind, and with it no shared
 memory: the kernel frees anonymous memory files with their last user.
 """
 
@@ -66,28 +66,6 @@ class ExceptionWrapper:
         raise exception
 
 
-def _die_with_parent(parent_pid):
-    """Ask Linux to kill this worker when its parent dies; returns the
-    parent's pid, which the worker loop watches too. ``parent_pid`` is the
-    main process when it is this worker's parent (not under forkserver)."""
-    ppid = os.getppid()
-    if parent_pid is not None and ppid != parent_pid:  # it died before we started
-        os._exit(1)
-    if not sys.platform.startswith("linux"):
-        return ppid
-    try:
-        import ctypes
-        import signal
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
-    except Exception:
-        return ppid
-    if os.getppid() != ppid:  # the parent died before prctl
-        os._exit(1)
-    return ppid
-
-
 class _Fetcher:
     def __init__(self, dataset, auto_collation, collate_fn):
         self.dataset, self.auto_collation, self.collate_fn = dataset, auto_collation, collate_fn
@@ -101,8 +79,8 @@ class _Fetcher:
 
 
 def _worker_loop(dataset, index_queue, data_queue, done_event, auto_collation, collate_fn,
-                 seed, init_fn, worker_id, num_workers, parent_pid):
-    parent_pid = _die_with_parent(parent_pid)
+                 seed, init_fn, worker_id, num_workers):
+    parent_pid = os.getppid()
     try:
         _serve(dataset, index_queue, data_queue, done_event, auto_collation, collate_fn, seed,
                init_fn, worker_id, num_workers, parent_pid)
