@@ -23,10 +23,14 @@
 
 mod dataset;
 mod loader;
+#[cfg(unix)]
+mod process;
 mod sampler;
 
 pub use dataset::{random_split, ConcatDataset, Dataset, Lengths, Subset, TensorDataset};
 pub use loader::{default_collate, BatchIter, Collate, DataLoader, DataLoaderOptions};
+#[cfg(unix)]
+pub use process::{run_if_worker, ProcessDataset, WorkerCommand, WORKER_ENV};
 pub use sampler::{
     BatchSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler,
     WeightedRandomSampler,

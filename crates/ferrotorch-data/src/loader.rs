@@ -6,8 +6,9 @@
 //! Each epoch's batches are numbered and queued; `num_workers` threads take
 //! them in order, fetch and collate, and send them back; the iterator
 //! hands them out by number, so the order — and so the run, for a given
-//! seed — does not depend on thread timing. Workers are threads (processes
-//! come with shared-memory tensors); they stop when the iterator is dropped.
+//! seed — does not depend on thread timing. Workers are threads, or, for a
+//! loader made by [`DataLoader::with_worker_processes`], processes (Note
+//! [Process workers]); they stop when the iterator is dropped.
 
 use crate::dataset::Dataset;
 use crate::sampler::{draw_seed, BatchSampler, RandomSampler, Sampler, SequentialSampler};
@@ -70,6 +71,15 @@ impl Default for DataLoaderOptions {
     }
 }
 
+/// Where a loader with worker processes gets one epoch's batches.
+pub(crate) trait BatchSource<B>: Send {
+    /// Batch number `no`, in order.
+    fn batch(&mut self, no: usize) -> Result<B>;
+}
+
+/// Starts an epoch's worker processes: (jobs, workers, batches in flight).
+type Starter<B> = Arc<dyn Fn(Jobs, usize, usize) -> Result<Box<dyn BatchSource<B>>> + Send + Sync>;
+
 /// Batches of a dataset (`torch.utils.data.DataLoader`).
 pub struct DataLoader<D: Dataset, B> {
     dataset: Arc<D>,
@@ -77,6 +87,7 @@ pub struct DataLoader<D: Dataset, B> {
     options: DataLoaderOptions,
     generator: Option<Generator>,
     collate: Collate<D::Item, B>,
+    processes: Option<Starter<B>>,
 }
 
 impl<D: Dataset<Item = Vec<Tensor>> + 'static> DataLoader<D, Vec<Tensor>> {
@@ -87,6 +98,32 @@ impl<D: Dataset<Item = Vec<Tensor>> + 'static> DataLoader<D, Vec<Tensor>> {
         sampler: Option<Box<dyn Sampler>>,
     ) -> Result<Self> {
         DataLoader::with_collate(dataset, options, sampler, Arc::new(default_collate))
+    }
+}
+
+#[cfg(unix)]
+impl<D: crate::process::ProcessDataset> DataLoader<D, Vec<Tensor>> {
+    /// A loader whose `num_workers` workers are processes: this program
+    /// started again by `command` (Note [Process workers]; the program must
+    /// call [`crate::run_if_worker`]`::<D>()` first in `main`). Batches are
+    /// stacked into shared memory in the workers and arrive without a copy.
+    pub fn with_worker_processes(
+        dataset: Arc<D>,
+        options: DataLoaderOptions,
+        sampler: Option<Box<dyn Sampler>>,
+        command: crate::process::WorkerCommand,
+    ) -> Result<Self> {
+        ensure!(
+            options.num_workers > 0,
+            Value,
+            "worker processes need num_workers > 0"
+        );
+        let mut loader = DataLoader::new(dataset.clone(), options, sampler)?;
+        loader.processes = Some(Arc::new(move |jobs, n, cap| {
+            let pool = crate::process::ProcessPool::start(&*dataset, n, cap, &command, jobs)?;
+            Ok(Box::new(pool) as Box<dyn BatchSource<Vec<Tensor>>>)
+        }));
+        Ok(loader)
     }
 }
 
@@ -126,6 +163,7 @@ impl<D: Dataset + 'static, B: Send + 'static> DataLoader<D, B> {
             options,
             generator,
             collate,
+            processes: None,
         })
     }
 
@@ -150,12 +188,22 @@ impl<D: Dataset + 'static, B: Send + 'static> DataLoader<D, B> {
             return Ok(BatchIter {
                 inline: Some((dataset, collate, jobs)),
                 pool: None,
+                procs: None,
+                next: 0,
+                total,
+            });
+        }
+        let cap = self.options.num_workers * self.options.prefetch_factor;
+        if let Some(start) = &self.processes {
+            return Ok(BatchIter {
+                inline: None,
+                pool: None,
+                procs: Some(start(jobs, self.options.num_workers, cap)?),
                 next: 0,
                 total,
             });
         }
         let queue = Arc::new(Mutex::new(jobs));
-        let cap = self.options.num_workers * self.options.prefetch_factor;
         let (tx, rx) = sync_channel(cap);
         let workers = (0..self.options.num_workers)
             .map(|_| {
@@ -173,6 +221,7 @@ impl<D: Dataset + 'static, B: Send + 'static> DataLoader<D, B> {
             .collect();
         Ok(BatchIter {
             inline: None,
+            procs: None,
             pool: Some(Pool {
                 queue,
                 rx,
@@ -198,7 +247,7 @@ fn fetch<D: Dataset, B>(
 }
 
 /// Numbered batches of indices still to load.
-type Jobs = VecDeque<(usize, Vec<usize>)>;
+pub(crate) type Jobs = VecDeque<(usize, Vec<usize>)>;
 
 type Inline<D, B> = (Arc<D>, Collate<<D as Dataset>::Item, B>, Jobs);
 
@@ -213,6 +262,7 @@ struct Pool<B> {
 pub struct BatchIter<D: Dataset, B> {
     inline: Option<Inline<D, B>>,
     pool: Option<Pool<B>>,
+    procs: Option<Box<dyn BatchSource<B>>>,
     next: usize,
     total: usize,
 }
@@ -228,6 +278,9 @@ impl<D: Dataset, B> Iterator for BatchIter<D, B> {
         if let Some((dataset, collate, jobs)) = &mut self.inline {
             let (_, indices) = jobs.pop_front()?;
             return Some(fetch(&**dataset, &**collate, &indices));
+        }
+        if let Some(procs) = &mut self.procs {
+            return Some(procs.batch(self.next - 1));
         }
         let pool = self.pool.as_mut()?;
         let want = self.next - 1;

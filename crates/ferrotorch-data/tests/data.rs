@@ -229,3 +229,139 @@ fn datasets_and_errors() -> Result<()> {
     drop(it);
     Ok(())
 }
+
+/// Arguments that make this test binary, started again as a worker, run
+/// only `test` (which calls `run_if_worker` first: Note [Process workers]).
+fn worker_command(test: &str) -> WorkerCommand {
+    WorkerCommand {
+        program: None,
+        args: Some(
+            ["--exact", test, "--test-threads", "1", "--nocapture"]
+                .iter()
+                .map(|s| s.into())
+                .collect(),
+        ),
+    }
+}
+
+#[test]
+fn worker_processes_give_pytorchs_batches_through_shared_memory() -> Result<()> {
+    run_if_worker::<TensorDataset>();
+    let fx = load();
+    let expected: Vec<Vec<Vec<usize>>> =
+        serde_json::from_value(fx["loader_epochs"].clone()).unwrap();
+    let opts = DataLoaderOptions {
+        batch_size: 4,
+        shuffle: true,
+        seed: Some(10),
+        num_workers: 2,
+        ..Default::default()
+    };
+    let cmd = worker_command("worker_processes_give_pytorchs_batches_through_shared_memory");
+    let data = xy()?;
+    let mut loader = DataLoader::with_worker_processes(data.clone(), opts, None, cmd)?;
+    for epoch in &expected {
+        let mut got = Vec::new();
+        for batch in loader.iter()? {
+            let batch = batch?;
+            assert!(batch[0].is_shared() && batch[1].is_shared());
+            let ys: Vec<usize> = batch[1].to_vec_i64()?.iter().map(|&v| v as usize).collect();
+            let xs = batch[0].to_vec::<f32>()?;
+            for (k, yv) in ys.iter().enumerate() {
+                assert_eq!(xs[2 * k] as usize, 2 * yv);
+            }
+            got.push(ys);
+        }
+        assert_eq!(&got, epoch);
+    }
+    // the dataset moved into shared memory once, in place
+    assert!(data.tensors()[0].is_shared());
+    // leaving an epoch early stops its workers
+    let mut it = loader.iter()?;
+    it.next().unwrap()?;
+    drop(it);
+    Ok(())
+}
+
+/// Datasets whose worker fails at index 3 (`Fragile`) or dies at index 7
+/// (`Dying`).
+macro_rules! fragile {
+    ($name:ident, $at:expr, $what:expr) => {
+        struct $name(TensorDataset);
+
+        impl Dataset for $name {
+            type Item = Vec<Tensor>;
+            fn len(&self) -> usize {
+                self.0.len()
+            }
+            fn get(&self, i: usize) -> Result<Vec<Tensor>> {
+                if i == $at && std::env::var_os(WORKER_ENV).is_some() {
+                    $what
+                }
+                self.0.get(i)
+            }
+        }
+
+        impl ProcessDataset for $name {
+            fn to_parts(&self) -> Result<(Vec<Tensor>, Vec<u8>)> {
+                self.0.to_parts()
+            }
+            fn from_parts(tensors: Vec<Tensor>, bytes: &[u8]) -> Result<Self> {
+                Ok($name(TensorDataset::from_parts(tensors, bytes)?))
+            }
+        }
+    };
+}
+
+fragile!(
+    Fragile,
+    3,
+    return Err(ferrotorch_core::Error::new(
+        ferrotorch_core::ErrorKind::Index,
+        "index 3 is cursed",
+    ))
+);
+fragile!(Dying, 7, std::process::abort());
+
+#[test]
+fn a_worker_process_error_is_raised_with_its_message() -> Result<()> {
+    run_if_worker::<Fragile>();
+    let opts = DataLoaderOptions {
+        batch_size: 2,
+        num_workers: 2,
+        ..Default::default()
+    };
+    let cmd = worker_command("a_worker_process_error_is_raised_with_its_message");
+    let data = Arc::new(Fragile(TensorDataset::new(xy()?.tensors().to_vec())?));
+    let mut loader = DataLoader::with_worker_processes(data, opts, None, cmd)?;
+    let got: Vec<Result<Vec<Tensor>>> = loader.iter()?.collect();
+    assert_eq!(got[0].as_ref().unwrap()[1].to_vec_i64()?, [0, 1]);
+    let e = got[1].as_ref().unwrap_err().to_string();
+    assert!(
+        e.contains("DataLoader worker process") && e.contains("index 3 is cursed"),
+        "{e}"
+    );
+    Ok(())
+}
+
+#[test]
+fn a_worker_process_that_dies_is_an_error_not_a_hang() -> Result<()> {
+    run_if_worker::<Dying>();
+    let opts = DataLoaderOptions {
+        batch_size: 2,
+        num_workers: 2,
+        ..Default::default()
+    };
+    let cmd = worker_command("a_worker_process_that_dies_is_an_error_not_a_hang");
+    let data = Arc::new(Dying(TensorDataset::new(xy()?.tensors().to_vec())?));
+    let mut loader = DataLoader::with_worker_processes(data, opts, None, cmd)?;
+    let got: Vec<Result<Vec<Tensor>>> = loader.iter()?.collect();
+    // batches 0-2 may arrive before the worker holding batch 3 (indices
+    // 6 and 7) dies; batch 3 is the error
+    assert!(got[..3]
+        .iter()
+        .all(|b| b.is_ok() || b.as_ref().unwrap_err().to_string().contains("killed")));
+    let e = got[3].as_ref().unwrap_err().to_string();
+    assert!(e.contains("is killed by signal: Aborted"), "{e}");
+    Ok(())
+}

@@ -175,26 +175,7 @@ pub fn _stack_shared<'py>(
     let ts: Vec<Tensor> = tensors.iter().map(|t| t.t.clone()).collect();
     let out = py.detach(|| {
         guarded("stack", || {
-            let Some(first) = ts.first() else {
-                return ferrotorch_core::native::stack(&ts, 0);
-            };
-            if ts
-                .iter()
-                .any(|t| t.shape() != first.shape() || t.dtype() != first.dtype())
-            {
-                return ferrotorch_core::native::stack(&ts, 0);
-            }
-            let mut sizes = vec![ts.len()];
-            sizes.extend_from_slice(first.shape());
-            let numel = ferrotorch_core::tensor::layout::checked_numel("stack", &sizes)?;
-            let s = ferrotorch_core::storage::Storage::new_shared(numel * first.element_size())?;
-            let layout = ferrotorch_core::tensor::Layout::contiguous("stack", &sizes)?;
-            let out = Tensor::from_storage(s, layout, first.dtype())?;
-            let _g = ferrotorch_core::autograd::no_grad();
-            for (i, t) in ts.iter().enumerate() {
-                out.select(0, i as i64)?.copy_(t)?;
-            }
-            Ok(out)
+            ferrotorch_core::tensor::shared::stack_shared(&ts)
         })
     })?;
     crate::convert::wrap(py, out)

@@ -101,6 +101,38 @@ impl Tensor {
     }
 }
 
+/// `torch.stack(tensors, 0)` written straight into a new tensor in shared
+/// memory (what a DataLoader worker's `default_collate` does, so that the
+/// batch then crosses to the main process as a descriptor, never copied
+/// again). Tensors `stack` would refuse give its error.
+pub fn stack_shared(tensors: &[Tensor]) -> Result<Tensor> {
+    let Some(first) = tensors.first() else {
+        return crate::native::stack(tensors, 0);
+    };
+    if tensors
+        .iter()
+        .any(|t| t.shape() != first.shape() || t.dtype() != first.dtype())
+    {
+        return crate::native::stack(tensors, 0);
+    }
+    let mut sizes = vec![tensors.len()];
+    sizes.extend_from_slice(first.shape());
+    let numel = super::layout::checked_numel("stack", &sizes)?;
+    let nbytes = numel.checked_mul(first.element_size()).ok_or_else(|| {
+        crate::Error::new(
+            crate::ErrorKind::Runtime,
+            format!("stack: {sizes:?} elements overflow"),
+        )
+    })?;
+    let storage = Storage::new_shared(nbytes)?;
+    let out = Tensor::from_storage(storage, Layout::contiguous("stack", &sizes)?, first.dtype())?;
+    let _g = crate::autograd::no_grad();
+    for (i, t) in tensors.iter().enumerate() {
+        out.select(0, i as i64)?.copy_(t)?;
+    }
+    Ok(out)
+}
+
 /// One storage per (file, offset, size): tensors received from one storage
 /// alias here as they did in the sender.
 fn storage_for(file: Arc<SharedFile>, offset: usize, nbytes: usize) -> Result<Storage> {

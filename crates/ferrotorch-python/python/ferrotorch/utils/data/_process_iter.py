@@ -1,32 +1,36 @@
 """The iterator of a ``DataLoader`` with ``num_workers > 0``: worker
 processes (torch's ``_MultiProcessingDataLoaderIter``).
 
-Each worker has an index queue; all share one data queue. The iterator
-keeps ``prefetch_factor`` batches per worker in flight, hands index lists
-out round robin, and returns batches in sampler order. Batches arrive as
-shared memory (``ferrotorch.multiprocessing``): no bytes are copied
-between processes.
+Each worker has a socket pair with the main process (``Pipe()``), which
+carries index lists one way and batches the other: each end has one
+reader and one writer, so there is no lock, no feeder thread and no named
+semaphore in /dev/shm (Python's ``Queue`` makes several per loader, and a
+process killed while it creates one leaves the name behind). The
+iterator keeps ``prefetch_factor`` batches per worker in flight, hands
+index lists out round robin, and returns batches in sampler order.
+Batches arrive as shared memory (``ferrotorch.multiprocessing``): no bytes
+are copied between processes.
 
 Failures: an exception in a worker is raised again here with the worker's
 traceback (``ExceptionWrapper``); a worker that dies (a signal, an
-``os._exit``) is noticed within ``_POLL`` seconds and raised as torch's
-``RuntimeError`` naming its pid and signal, never a hang; ``timeout``
-bounds the wait for one batch. Shutting down (the epoch's end, ``del``,
-``break`` out of a loop, an error) sets the workers' done event, sends
-each its end marker, joins them for ``_SHUTDOWN_TIMEOUT`` seconds, and
-terminates any still alive. With ``persistent_workers`` the workers stay
+``os._exit``) wakes the iterator at once (its process sentinel is waited
+on with the sockets) and is raised as torch's ``RuntimeError`` naming its
+pid and signal, never a hang; ``timeout`` bounds the wait for one batch.
+Shutting down (the epoch's end, ``del``, ``break`` out of a loop, an
+error) sends each worker its end marker, closes the sockets, joins the
+workers for ``_SHUTDOWN_TIMEOUT`` seconds, and terminates any still
+alive. With ``persistent_workers`` the workers stay
 for the next epoch; results of an abandoned epoch are recognised by their
 epoch number and dropped.
 """
 
 import itertools
-import queue
+import multiprocessing.connection
 import signal
 import time
 
 from ._worker import ExceptionWrapper, _worker_loop
 
-_POLL = 0.1
 _SHUTDOWN_TIMEOUT = 5.0  # torch's MP_STATUS_CHECK_INTERVAL for joining workers
 
 
@@ -60,9 +64,7 @@ class _ProcessIter:
         self._loader = loader
         ctx = _context(loader)
         n = loader.num_workers
-        self._data_queue = ctx.Queue()
-        self._done_event = ctx.Event()
-        self._index_queues = []
+        self._conns = []
         self._workers = []
         auto = loader.batch_sampler is not None
         from .dataloader import default_collate
@@ -71,15 +73,15 @@ class _ProcessIter:
         if not auto and collate is default_collate:
             collate = None  # samples go as they are (torch's default_convert)
         for wid in range(n):
-            iq = ctx.Queue()
-            iq.cancel_join_thread()
+            ours, theirs = ctx.Pipe(duplex=True)
             w = ctx.Process(
                 target=_worker_loop,
-                args=(loader.dataset, iq, self._data_queue, self._done_event, auto,
-                      collate, base_seed + wid, loader.worker_init_fn, wid, n),
+                args=(theirs, loader.dataset, auto, collate, base_seed + wid,
+                      loader.worker_init_fn, wid, n),
                 daemon=True)
             w.start()
-            self._index_queues.append(iq)
+            theirs.close()
+            self._conns.append(ours)
             self._workers.append(w)
         self._closed = False
         self._epoch = 0
@@ -105,7 +107,7 @@ class _ProcessIter:
         except StopIteration:
             self._exhausted = True
             return
-        self._index_queues[next(self._turn)].put((self._epoch, self._sent, indices))
+        self._conns[next(self._turn)].send((self._epoch, self._sent, indices))
         self._sent += 1
 
     def __iter__(self):
@@ -128,21 +130,26 @@ class _ProcessIter:
         raise RuntimeError(f"DataLoader worker (pid(s) {pids}) exited unexpectedly")
 
     def _get(self):
+        """The next message of any worker (the order is restored by the
+        caller); a dead worker or the timeout raise."""
         timeout = self._loader.timeout or None
         deadline = None if timeout is None else time.monotonic() + timeout
+        sentinels = [w.sentinel for w in self._workers]
         while True:
-            wait = _POLL if deadline is None else min(_POLL, deadline - time.monotonic())
-            if wait <= 0:
+            for c in self._conns:
+                if c.poll():
+                    try:
+                        return c.recv()
+                    except (EOFError, OSError):
+                        self._check_workers()
+                        raise
+            wait = None if deadline is None else deadline - time.monotonic()
+            if wait is not None and wait <= 0:
                 self._shutdown()
                 raise RuntimeError(f"DataLoader timed out after {timeout} seconds")
-            try:
-                return self._data_queue.get(timeout=wait)
-            except queue.Empty:
+            ready = multiprocessing.connection.wait(self._conns + sentinels, wait)
+            if any(r in sentinels for r in ready) and not any(c.poll() for c in self._conns):
                 self._check_workers()
-            except (EOFError, OSError, RuntimeError):
-                # a worker died while its batch was on the way
-                self._check_workers()
-                raise
 
     def __next__(self):
         if self._closed:
@@ -167,10 +174,9 @@ class _ProcessIter:
         if self._closed:
             return
         self._closed = True
-        self._done_event.set()
-        for iq in self._index_queues:
+        for c in self._conns:
             try:
-                iq.put(None)
+                c.send(None)
             except (OSError, ValueError):
                 pass
         deadline = time.monotonic() + _SHUTDOWN_TIMEOUT
@@ -183,9 +189,8 @@ class _ProcessIter:
             if w.is_alive():
                 w.kill()
                 w.join()
-        for q in [*self._index_queues, self._data_queue]:
-            q.cancel_join_thread()
-            q.close()
+        for c in self._conns:
+            c.close()
         self._results = {}
         if self._loader._iterator is self:
             self._loader._iterator = None

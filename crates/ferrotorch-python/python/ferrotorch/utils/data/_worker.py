@@ -12,7 +12,6 @@ memory: the kernel frees anonymous memory files with their last user.
 """
 
 import os
-import queue
 import random
 import sys
 import traceback
@@ -78,23 +77,21 @@ class _Fetcher:
         return self.collate_fn(self.dataset[index])
 
 
-def _worker_loop(dataset, index_queue, data_queue, done_event, auto_collation, collate_fn,
-                 seed, init_fn, worker_id, num_workers):
+def _worker_loop(conn, dataset, auto_collation, collate_fn, seed, init_fn, worker_id,
+                 num_workers):
+    """Serve jobs from ``conn`` (one end of a socket pair: the only reader
+    and writer of this end, so no lock and no named semaphore is needed)
+    until the end marker or the parent goes away."""
     parent_pid = os.getppid()
     try:
-        _serve(dataset, index_queue, data_queue, done_event, auto_collation, collate_fn, seed,
-               init_fn, worker_id, num_workers, parent_pid)
-    except KeyboardInterrupt:
+        _serve(conn, dataset, auto_collation, collate_fn, seed, init_fn, worker_id, num_workers,
+               parent_pid)
+    except (KeyboardInterrupt, EOFError, BrokenPipeError, ConnectionResetError):
         pass
-    finally:
-        if done_event.is_set():
-            # nobody reads what is still queued: do not wait to flush it
-            data_queue.cancel_join_thread()
-            data_queue.close()
 
 
-def _serve(dataset, index_queue, data_queue, done_event, auto_collation, collate_fn, seed,
-           init_fn, worker_id, num_workers, parent_pid):
+def _serve(conn, dataset, auto_collation, collate_fn, seed, init_fn, worker_id, num_workers,
+           parent_pid):
     global _worker_info
     import ferrotorch
     from . import dataloader
@@ -113,16 +110,13 @@ def _serve(dataset, index_queue, data_queue, done_event, auto_collation, collate
     except Exception:
         init_exception = ExceptionWrapper(where=f"in DataLoader worker process {worker_id}")
     while True:
-        try:
-            r = index_queue.get(timeout=MP_STATUS_CHECK_INTERVAL)
-        except queue.Empty:
+        if not conn.poll(MP_STATUS_CHECK_INTERVAL):
             if os.getppid() != parent_pid:
                 return
             continue
+        r = conn.recv()
         if r is None:
             return
-        if done_event.is_set():
-            continue
         epoch, idx, index = r
         if init_exception is not None:
             data, init_exception = init_exception, None
@@ -131,5 +125,5 @@ def _serve(dataset, index_queue, data_queue, done_event, auto_collation, collate
                 data = fetcher.fetch(index)
             except Exception:
                 data = ExceptionWrapper(where=f"in DataLoader worker process {worker_id}")
-        data_queue.put((epoch, idx, data))
+        conn.send((epoch, idx, data))
         del data, r
