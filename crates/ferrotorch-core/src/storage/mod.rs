@@ -342,9 +342,23 @@ impl Storage {
         let old = self.data_ptr();
         // SAFETY: offset + nbytes lies inside the new file (allocate).
         let new = unsafe { file.base().as_ptr().add(offset) };
-        // SAFETY: both ranges hold nbytes, are distinct memory, and no
-        // kernel touches the old one (we hold the exclusive lock).
-        unsafe { std::ptr::copy_nonoverlapping(old, new, self.0.nbytes) };
+        // In parallel: the new file's pages fault in as they are first
+        // written, and faulting is most of the cost (64 MiB: ~40 ms of
+        // faults, ~7 ms of copying on one thread), so each thread of the
+        // pool faults its own part (as PyTorch's parallel copy_ does).
+        let (src, dst) = (old as usize, new as usize);
+        ferrotorch_kernels::parallel::parallel_for(self.0.nbytes, 1 << 21, |r| {
+            // SAFETY: both ranges hold nbytes, are distinct memory, and no
+            // kernel touches the old one (we hold the exclusive lock); the
+            // chunks are disjoint.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    (src + r.start) as *const u8,
+                    (dst + r.start) as *mut u8,
+                    r.len(),
+                )
+            }
+        });
         // SAFETY: owner and retired change only under the exclusive lock.
         let owner = unsafe { &mut *self.0.owner.get() };
         let old_owner = std::mem::replace(owner, Owner::Shared(file, offset));
