@@ -176,6 +176,25 @@ pub fn recv_tensor(sock: &UnixStream) -> Result<Tensor> {
     Tensor::from_shared(SharedFile::open(fd)?, &meta)
 }
 
+/// A control buffer with room for `fds` descriptors (8-byte aligned, as
+/// `cmsghdr` needs).
+fn control_buffer(fds: usize) -> Vec<u64> {
+    // SAFETY: CMSG_SPACE is a pure size computation.
+    let space = unsafe { libc::CMSG_SPACE((fds * std::mem::size_of::<RawFd>()) as u32) } as usize;
+    vec![0u64; space.div_ceil(8)]
+}
+
+/// A `msghdr` over one buffer and a control buffer; both must outlive it.
+fn message(iov: &mut libc::iovec, cbuf: &mut [u64]) -> libc::msghdr {
+    // SAFETY: a zeroed msghdr is valid; we fill in what we use.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = cbuf.as_mut_ptr().cast();
+    msg.msg_controllen = std::mem::size_of_val(cbuf) as _;
+    msg
+}
+
 /// Send `data` with `fd` attached; returns how many bytes went (at least
 /// one: the descriptor rides with the first byte).
 pub fn send_with_fd(sock: &UnixStream, data: &[u8], fd: RawFd) -> std::io::Result<usize> {
@@ -183,15 +202,8 @@ pub fn send_with_fd(sock: &UnixStream, data: &[u8], fd: RawFd) -> std::io::Resul
         iov_base: data.as_ptr() as *mut libc::c_void,
         iov_len: data.len(),
     };
-    // SAFETY: CMSG_SPACE is a pure size computation.
-    let space = unsafe { libc::CMSG_SPACE(std::mem::size_of::<RawFd>() as u32) } as usize;
-    let mut cbuf = vec![0u64; space.div_ceil(8)];
-    // SAFETY: a zeroed msghdr is valid; we fill in what we use.
-    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    msg.msg_iov = &mut iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = cbuf.as_mut_ptr().cast();
-    msg.msg_controllen = space as _;
+    let mut cbuf = control_buffer(1);
+    let msg = message(&mut iov, &mut cbuf);
     // SAFETY: the control buffer holds one cmsg with one descriptor.
     unsafe {
         let c = libc::CMSG_FIRSTHDR(&msg);
@@ -223,15 +235,8 @@ pub fn recv_with_fd(sock: &UnixStream, buf: &mut [u8]) -> Result<(usize, Option<
         iov_len: buf.len(),
     };
     // room for a few descriptors, so that extras can be seen and closed
-    // SAFETY: a pure size computation.
-    let space = unsafe { libc::CMSG_SPACE(8 * std::mem::size_of::<RawFd>() as u32) } as usize;
-    let mut cbuf = vec![0u64; space.div_ceil(8)];
-    // SAFETY: as in send_with_fd.
-    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    msg.msg_iov = &mut iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = cbuf.as_mut_ptr().cast();
-    msg.msg_controllen = space as _;
+    let mut cbuf = control_buffer(8);
+    let mut msg = message(&mut iov, &mut cbuf);
     let n = loop {
         // SAFETY: msg points at live buffers for the call.
         let n = unsafe { libc::recvmsg(sock.as_raw_fd(), &mut msg, libc::MSG_CMSG_CLOEXEC) };

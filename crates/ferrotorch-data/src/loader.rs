@@ -26,6 +26,15 @@ pub type Collate<I, B> = Arc<dyn Fn(Vec<I>) -> Result<B> + Send + Sync>;
 /// Stack each field of the samples along a new first dimension
 /// (`default_collate` for samples that are tuples of tensors).
 pub fn default_collate(samples: Vec<Vec<Tensor>>) -> Result<Vec<Tensor>> {
+    collate_fields(samples, |column| stack(column, 0))
+}
+
+/// Stack each field of the samples with `stack` (a worker process stacks
+/// into shared memory).
+pub(crate) fn collate_fields(
+    samples: Vec<Vec<Tensor>>,
+    stack: impl Fn(&[Tensor]) -> Result<Tensor>,
+) -> Result<Vec<Tensor>> {
     let fields = samples.first().map_or(0, Vec::len);
     ensure!(
         samples.iter().all(|s| s.len() == fields),
@@ -35,7 +44,7 @@ pub fn default_collate(samples: Vec<Vec<Tensor>>) -> Result<Vec<Tensor>> {
     (0..fields)
         .map(|f| {
             let column: Vec<Tensor> = samples.iter().map(|s| s[f].clone()).collect();
-            stack(&column, 0)
+            stack(&column)
         })
         .collect()
 }

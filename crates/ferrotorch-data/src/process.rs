@@ -201,18 +201,7 @@ fn fetch_shared<D: Dataset<Item = Vec<Tensor>>>(
         .iter()
         .map(|&i| dataset.get(i))
         .collect::<Result<Vec<_>>>()?;
-    let fields = samples.first().map_or(0, Vec::len);
-    ensure!(
-        samples.iter().all(|s| s.len() == fields),
-        Runtime,
-        "each element in list of batch should be of equal size"
-    );
-    (0..fields)
-        .map(|f| {
-            let column: Vec<Tensor> = samples.iter().map(|s| s[f].clone()).collect();
-            stack_shared(&column)
-        })
-        .collect()
+    crate::loader::collate_fields(samples, stack_shared)
 }
 
 type Delivery = (Option<usize>, Result<Vec<Tensor>>);

@@ -483,29 +483,6 @@ def test_dropping_an_iterator_with_a_blocked_worker_returns(monkeypatch):
     assert multiprocessing.active_children() == []  # early exits leave no worker behind
 
 
-def test_worker_errors_are_raised_as_themselves():
-    from ferrotorch.utils.data import DataLoader, Dataset
-
-    class Raising(Dataset):
-        def __len__(self):
-            return 10
-
-        def __getitem__(self, i):
-            if i == 5:
-                raise KeyError(i)
-            return torch.tensor([float(i)])
-
-    def init(wid):
-        raise ValueError("init failed")
-
-    with pytest.raises(ValueError, match="init failed"):
-        list(DataLoader(Raising(), batch_size=2, num_workers=2, worker_init_fn=init))
-    with pytest.raises(KeyError):
-        list(DataLoader(Raising(), batch_size=2, num_workers=2))
-    got = [b.tolist() for b in DataLoader(Raising(), batch_size=2, num_workers=3, sampler=range(5))]
-    assert got == [[[0.0], [1.0]], [[2.0], [3.0]], [[4.0]]]
-
-
 def test_dataloader_timeout(monkeypatch):
     import time
 

@@ -298,6 +298,12 @@ def test_shared_memory_leaves_nothing_in_dev_shm():
     assert not {f for f in after - before if "ferrotorch" in f or "torch" in f}
 
 
+def _package_path():
+    """Where this ferrotorch package lies (other tests put bench/ on
+    sys.path, whose scripts must not shadow the standard library)."""
+    return os.path.dirname(os.path.dirname(os.path.abspath(torch.__file__)))
+
+
 SMALL_SHM = r"""
 import sys
 import ferrotorch as torch
@@ -341,7 +347,7 @@ def test_shared_tensors_need_no_room_in_dev_shm(shm, tmp_path):
     script.write_text(SMALL_SHM)
     # a private mount namespace: /dev/shm of 64 MB, or an empty read-only one
     opts = "size=64m" if shm == "64m" else "size=4k,ro"
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    env = dict(os.environ, PYTHONPATH=_package_path())
     cmd = (f"mount -t tmpfs -o {opts} tmpfs /dev/shm && exec {sys.executable} {script} "
            f"{'queue' if shm == '64m' else 'pipe'}")
     r = subprocess.run(["unshare", "-m", "sh", "-c", cmd], capture_output=True, text=True,
@@ -357,7 +363,7 @@ def test_hogwild_example_trains_one_shared_model():
     import sys
 
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    env = dict(os.environ, PYTHONPATH=_package_path())
     r = subprocess.run([sys.executable, os.path.join(root, "examples", "python", "hogwild.py"),
                         "--processes", "2", "--steps", "150"],
                        capture_output=True, text=True, env=env, timeout=300)

@@ -141,33 +141,18 @@ fn messages_round_trip_and_hostile_ones_are_refused() {
     m.sizes = vec![usize::MAX, usize::MAX];
     assert!(fits(&m).is_err());
     // bool bytes other than 0 and 1 are refused
-    let b = Tensor::from_shared(
-        file.clone(),
-        &SharedTensorMeta {
-            dtype: DType::U8,
-            sizes: vec![4],
-            strides: vec![1],
-            storage_offset: 0,
-            file_offset: 0,
-            storage_nbytes: 4,
-            requires_grad: false,
-        },
-    )
-    .unwrap();
+    let four_bytes = |dtype| SharedTensorMeta {
+        dtype,
+        sizes: vec![4],
+        strides: vec![1],
+        storage_offset: 0,
+        file_offset: 0,
+        storage_nbytes: 4,
+        requires_grad: false,
+    };
+    let b = Tensor::from_shared(file.clone(), &four_bytes(DType::U8)).unwrap();
     b.fill_(2).unwrap();
-    let e = Tensor::from_shared(
-        file,
-        &SharedTensorMeta {
-            dtype: DType::Bool,
-            sizes: vec![4],
-            strides: vec![1],
-            storage_offset: 0,
-            file_offset: 0,
-            storage_nbytes: 4,
-            requires_grad: false,
-        },
-    )
-    .unwrap_err();
+    let e = Tensor::from_shared(file, &four_bytes(DType::Bool)).unwrap_err();
     assert!(e.to_string().contains("bool"), "{e}");
 }
 

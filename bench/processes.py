@@ -13,7 +13,7 @@
   the dataset's size.
 
     cargo build --release -p ferrotorch-python
-    python3 bench/multiprocessing.py --torch-python /path/to/venv-with-torch/bin/python [--rounds 3]
+    python3 bench/processes.py --torch-python /path/to/venv-with-torch/bin/python [--rounds 3]
 
 The ferrotorch side runs the package sources with the release build of the
 extension (placed in a temporary copy of the package); each workload runs
