@@ -23,6 +23,7 @@ pub mod error;
 #[cfg(unix)]
 mod fork;
 mod hash;
+pub mod library;
 #[cfg(unix)]
 pub mod multiprocessing;
 pub mod native;

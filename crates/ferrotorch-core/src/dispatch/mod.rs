@@ -61,6 +61,7 @@ impl OpEntry {
 }
 
 /// Bound arguments, in schema order, with typed accessors.
+#[derive(Clone)]
 pub struct Args {
     schema: Arc<Schema>,
     vals: Vec<IValue>,
@@ -241,6 +242,28 @@ pub struct Registry {
 }
 
 impl Registry {
+    /// Declare an op with no kernel yet (a custom op's `def`); returns its
+    /// full name.
+    pub fn declare(&mut self, schema: &str) -> Result<String> {
+        let s = Schema::parse(schema)?;
+        let full = s.full_name();
+        crate::ensure!(
+            !self.ops.contains_key(&full),
+            Runtime,
+            "op '{full}' is already registered"
+        );
+        self.overloads
+            .entry(s.name.clone())
+            .or_default()
+            .push(full.clone());
+        let entry = OpEntry {
+            schema: Arc::new(s),
+            kernels: Default::default(),
+        };
+        self.ops.insert(full.clone(), Arc::new(entry));
+        Ok(full)
+    }
+
     /// Register `kernel` under `schema`. Fails on a malformed schema or a
     /// name already taken.
     pub fn add(
@@ -280,6 +303,19 @@ pub fn register_op(
     kernel: impl Fn(&Args) -> Result<IValue> + Send + Sync + 'static,
 ) -> Result<()> {
     registry().write().add(schema, kernel)
+}
+
+/// Declare a user op with no kernel yet (Note [Custom ops]); its full name.
+pub fn declare_op(schema: &str) -> Result<String> {
+    registry().write().declare(schema)
+}
+
+/// `values` (one per schema argument, in order) bound to `e`'s schema.
+pub fn bind_values(e: &Arc<OpEntry>, values: Vec<IValue>) -> Result<Args> {
+    Ok(Args {
+        schema: e.schema.clone(),
+        vals: e.schema.bind_all(values)?,
+    })
 }
 
 /// The schema of an op by full name (`add.Tensor`).
