@@ -323,3 +323,56 @@ fn fuzz_saved_program_loader() -> Result<()> {
     assert!(runs > 10);
     Ok(())
 }
+
+/// A custom op (Note [Custom ops]) traces as itself, runs in the
+/// interpreter with its autograd formula, saves and loads; a program
+/// naming a custom op this process does not have is refused, naming it.
+#[test]
+fn custom_ops_trace_save_and_load_as_themselves() -> Result<()> {
+    use ferrotorch_core::dispatch::{call, IValue};
+    use ferrotorch_core::library::{Kind, Library};
+    let mut m = Library::new("ft_jit_test", Kind::Def)?;
+    m.def_impl("scale(Tensor x, float s) -> Tensor", |a| {
+        Ok(a.tensor(0)?.mul(a.float(1)?)?.into())
+    })?;
+    m.impl_autograd("scale", |ctx, g| {
+        Ok(vec![Some(g[0].mul(ctx.args().float(1)?)?)])
+    })?;
+    let f = |t: &[Tensor]| -> Result<Vec<Tensor>> {
+        let y = call(
+            "ft_jit_test::scale",
+            &[t[0].clone().into(), IValue::Float(2.5)],
+            &[],
+        )?;
+        Ok(vec![y.into_tensor()?.tanh()?])
+    };
+    let x = Tensor::randn(&[3], DType::F64)?;
+    let traced = ferrotorch_jit::trace(f, &[x.clone()])?;
+    let text = traced.graph().to_string();
+    assert!(text.contains("ft_jit_test::scale"), "{text}");
+    let bytes = traced.save_to_bytes()?;
+    let loaded = load_bytes(&bytes)?;
+    let x2 = Tensor::randn(&[4], DType::F64)?.requires_grad_(true)?;
+    let got = loaded.forward(&[x2.clone()])?.remove(0);
+    let want = f(&[x2.clone()])?.remove(0);
+    assert_eq!(got.to_vec::<f64>()?, want.to_vec::<f64>()?);
+    let g = autograd::grad(&[got.sum()?], &[x2.clone()], None, None, false, false)?;
+    let gw = autograd::grad(&[want.sum()?], &[x2], None, None, false, false)?;
+    assert_eq!(
+        g[0].as_ref().unwrap().to_vec::<f64>()?,
+        gw[0].as_ref().unwrap().to_vec::<f64>()?
+    );
+    let renamed = with(&bytes, |_, g| {
+        for n in g["nodes"].as_array_mut().unwrap() {
+            if let Some(op) = n.get("op").and_then(|o| o.as_str()) {
+                if op.starts_with("ft_jit_test::") {
+                    let op = op.replace("ft_jit_test::", "ft_jit_gone::");
+                    n["op"] = op.into();
+                }
+            }
+        }
+    });
+    let e = load_bytes(&renamed).err().unwrap().to_string();
+    assert!(e.contains("ft_jit_gone::scale"), "{e}");
+    Ok(())
+}
