@@ -101,7 +101,7 @@ fn registered_formulas_pass_gradcheck() -> Result<()> {
                 call("ft_test::cube", &[xs[0].clone().into()], &[])?.into_tensor()?
             ])
         },
-        &[x.clone()],
+        std::slice::from_ref(&x),
         GradcheckOptions::default(),
     )?;
     let y = call("ft_test::cube", &[x.clone().into()], &[])?.into_tensor()?;

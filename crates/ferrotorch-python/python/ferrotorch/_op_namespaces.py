@@ -1,0 +1,94 @@
+"""``torch.ops``: every registered op by namespace — ``torch.ops.aten.add``,
+``torch.ops.mylib.my_op`` — including ops registered after import (custom
+ops, ``torch.library``). ``torch.ops.ns.op`` is an overload packet: call it
+to let the arguments pick the overload, or take ``.default`` /
+``.<overload name>`` for one schema."""
+
+from . import _C
+
+
+def _full(ns, name):
+    # built-in ops are registered by their bare names (``add``), as ATen's
+    return name if ns == "aten" else f"{ns}::{name}"
+
+
+class OpOverload:
+    """One schema of an op (``torch.ops.aten.add.Tensor``)."""
+
+    def __init__(self, packet, overload, full):
+        self.overloadpacket, self._overloadname, self._name = packet, overload, full
+
+    def __call__(self, *args, **kwargs):
+        return _C._call_op(self._name, args, kwargs)
+
+    @property
+    def _schema(self):
+        return _C._op_schema(self._name)
+
+    def __repr__(self):
+        return f"<OpOverload(op='{self.overloadpacket._qualified_op_name}', overload='{self._overloadname}')>"
+
+
+class OpOverloadPacket:
+    """An op name with all its overloads (``torch.ops.aten.add``)."""
+
+    def __init__(self, ns, name):
+        self._ns, self._op_name = ns, name
+        self._qualified_op_name = f"{ns}::{name}"
+        self._name = _full(ns, name)
+
+    def __call__(self, *args, **kwargs):
+        return _C._call_op(self._name, args, kwargs)
+
+    def __getattr__(self, overload):
+        if overload.startswith("__"):
+            raise AttributeError(overload)
+        full = self._name if overload == "default" else f"{self._name}.{overload}"
+        if not _C._op_exists(full):
+            raise AttributeError(
+                f"The underlying op of '{self._qualified_op_name}' has no overload name '{overload}'")
+        op = OpOverload(self, overload, full)
+        setattr(self, overload, op)
+        return op
+
+    def overloads(self):
+        """The overload names (``default`` for the unnamed one)."""
+        out = []
+        for base, full in _C._op_overloads(self._name):
+            out.append("default" if base == full else full.split(".", 1)[1])
+        return out
+
+    def __repr__(self):
+        return f"<OpOverloadPacket(op='{self._qualified_op_name}')>"
+
+
+class _OpNamespace:
+    """The ops of one namespace (``torch.ops.mylib``)."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __getattr__(self, op):
+        if op.startswith("__"):
+            raise AttributeError(op)
+        if not _C._op_exists(_full(self.name, op)):
+            raise AttributeError(f"'_OpNamespace' '{self.name}' object has no attribute '{op}'")
+        packet = OpOverloadPacket(self.name, op)
+        setattr(self, op, packet)
+        return packet
+
+
+class _Ops:
+    """``torch.ops``."""
+
+    __name__ = "torch.ops"
+
+    def __getattr__(self, ns):
+        if ns.startswith("__"):
+            raise AttributeError(ns)
+        namespace = _OpNamespace(ns)
+        setattr(self, ns, namespace)
+        return namespace
+
+
+ops = _Ops()
