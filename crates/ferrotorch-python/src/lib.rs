@@ -74,6 +74,7 @@ fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // nn's functional ops join the core's in the dispatcher before the
     // Python side generates its functions from the schemas.
     ferrotorch_nn::functional::register_ops();
+    ferrotorch_core::dispatch::binding::register_test_ops_if_asked();
     dtype::register(m)?;
     m.add_class::<tensor::PyTensor>()?;
     m.add_class::<tensor::PyNode>()?;

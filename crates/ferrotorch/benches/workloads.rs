@@ -98,6 +98,30 @@ fn w5_tiny_add(b: Bencher) {
     b.bench(|| black_box(x.add(&y).unwrap()));
 }
 
+/// A custom op (issue 24) with fourteen tensor inputs and a Rust kernel,
+/// called through its op handle as a Rust caller calls any op by name
+/// (µs per call; the pytorch#177109 shape).
+#[divan::bench(sample_count = 100, sample_size = 1000)]
+fn custom_op_14_inputs(b: Bencher) {
+    use torch::dispatch::{IValue, OpHandle};
+    use torch::library::{Kind, Library};
+    static OP: OpHandle = OpHandle::new("bench_rs::first_of_14");
+    static DEFINED: std::sync::Once = std::sync::Once::new();
+    DEFINED.call_once(|| {
+        let mut m = Library::new("bench_rs", Kind::Def).unwrap();
+        let params: Vec<String> = (0..14).map(|i| format!("Tensor a{i}")).collect();
+        m.def_impl(
+            &format!("first_of_14({}) -> Tensor", params.join(", ")),
+            |a| Ok(a.tensor(0)?.into()),
+        )
+        .unwrap();
+    });
+    let args: Vec<IValue> = (0..14)
+        .map(|_| torch::ones(&[1], DType::F32).unwrap().into())
+        .collect();
+    b.bench(|| black_box(OP.call(&args, &[]).unwrap()));
+}
+
 /// W5 with autograd: a + b on 1-element tensors that require grad, so each
 /// op also records a node (µs per op; PyTorch's row is "W5 tiny add
 /// requires_grad", from Python).

@@ -42,6 +42,9 @@ pub use ferrotorch_core::autograd::{
 };
 pub use ferrotorch_core::dispatch;
 pub use ferrotorch_core::dtype;
+pub use ferrotorch_core::library;
+#[cfg(unix)]
+pub use ferrotorch_core::multiprocessing;
 pub use ferrotorch_core::native::random::{default_generator, manual_seed, Generator};
 pub use ferrotorch_core::native::{cat, einsum, stack, where_, Operand};
 pub use ferrotorch_core::storage::{self, Storage};

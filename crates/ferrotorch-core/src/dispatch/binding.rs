@@ -187,10 +187,19 @@ pub fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
 /// panics, when the environment asks (`FERROTORCH_TEST_OPS=1`): each
 /// binding's suite drives it to check that a panic in a kernel reaches its
 /// language as an error and never unwinds into it. Registering twice (a
-/// second binding in one process) keeps the first.
+/// second binding in one process) keeps the first. Also the custom op
+/// `ft_test_ops::first_of_14` (fourteen tensors in, the first out, a Rust
+/// kernel): `bench/custom_ops.py` times the custom-op call path with it.
 pub fn register_test_ops_if_asked() {
     if std::env::var("FERROTORCH_TEST_OPS").as_deref() != Ok("1") {
         return;
+    }
+    if let Ok(mut m) = crate::library::Library::new("ft_test_ops", crate::library::Kind::Def) {
+        let args: Vec<String> = (0..14).map(|i| format!("Tensor a{i}")).collect();
+        let _ = m.def_impl(
+            &format!("first_of_14({}) -> Tensor", args.join(", ")),
+            |a| Ok(a.tensor(0)?.into()),
+        );
     }
     let _ = super::register_op(
         "_test_panic(Tensor self, str message) -> Tensor",

@@ -124,12 +124,15 @@ impl Function for CustomOp {
 /// The Autograd-key kernel of a custom op.
 pub(super) fn kernel(entry: Arc<OpEntry>) -> impl Fn(&Args) -> Result<IValue> + Send + Sync {
     move |a: &Args| {
-        let ins = tensor_inputs(a.values());
-        let recording =
-            crate::autograd::mode::is_grad_enabled() && ins.iter().any(|t| t.requires_grad());
+        // the common case first, without collecting the inputs
+        let recording = crate::autograd::mode::is_grad_enabled()
+            && a.values()
+                .iter()
+                .any(|v| matches!(v, IValue::Tensor(t) if t.requires_grad()));
         if !recording {
             return below_autograd(&entry, a);
         }
+        let ins = tensor_inputs(a.values());
         let op = entry.schema.full_name();
         for (arg, v) in entry.schema.args.iter().zip(a.values()) {
             if let (true, IValue::Tensor(t)) = (arg.mutable, v) {
