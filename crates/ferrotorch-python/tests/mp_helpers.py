@@ -82,17 +82,6 @@ class Killing(Dataset):
         return torch.tensor([float(i)])
 
 
-class Slow(Dataset):
-    def __len__(self):
-        return 4
-
-    def __getitem__(self, i):
-        import time
-
-        time.sleep(30)
-        return torch.tensor([0.0])
-
-
 def record_init(wid):
     torch.manual_seed(1000 + wid)
     os.environ["FT_TEST_WORKER_INIT"] = str(wid)

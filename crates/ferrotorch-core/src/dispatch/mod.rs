@@ -45,15 +45,6 @@ pub struct OpEntry {
 }
 
 impl OpEntry {
-    fn new(schema: Schema, cpu: Kernel) -> OpEntry {
-        let kernels: [OnceLock<Kernel>; keys::NUM_KEYS] = Default::default();
-        let _ = kernels[DispatchKey::Cpu as usize].set(cpu);
-        OpEntry {
-            schema: Arc::new(schema),
-            kernels,
-        }
-    }
-
     /// The kernel registered for `key`, if any.
     pub fn kernel(&self, key: DispatchKey) -> Option<&Kernel> {
         self.kernels[key as usize].get()
@@ -271,19 +262,9 @@ impl Registry {
         schema: &str,
         kernel: impl Fn(&Args) -> Result<IValue> + Send + Sync + 'static,
     ) -> Result<()> {
-        let s = Schema::parse(schema)?;
-        let full = s.full_name();
-        crate::ensure!(
-            !self.ops.contains_key(&full),
-            Runtime,
-            "op '{full}' is already registered"
-        );
-        self.overloads
-            .entry(s.name.clone())
-            .or_default()
-            .push(full.clone());
-        self.ops
-            .insert(full, Arc::new(OpEntry::new(s, Arc::new(kernel))));
+        let full = self.declare(schema)?;
+        let set = self.ops[&full].kernels[DispatchKey::Cpu as usize].set(Arc::new(kernel));
+        debug_assert!(set.is_ok(), "a freshly declared op has no kernel");
         Ok(())
     }
 }

@@ -207,13 +207,12 @@ impl Library {
             + 'static,
     ) -> Result<&mut Self> {
         let full = self.resolve(name)?;
-        let mut t = tables().write();
-        crate::ensure!(
-            !t.formulas.contains_key(&full),
-            Runtime,
-            "{full} already has an autograd formula"
-        );
-        t.formulas.insert(full, Arc::new(backward));
+        insert_once(
+            &mut tables().write().formulas,
+            full,
+            Arc::new(backward),
+            "an autograd formula",
+        )?;
         Ok(self)
     }
 
@@ -226,13 +225,12 @@ impl Library {
         fake: impl Fn(&Args) -> Result<IValue> + Send + Sync + 'static,
     ) -> Result<&mut Self> {
         let full = self.resolve(name)?;
-        let mut t = tables().write();
-        crate::ensure!(
-            !t.fakes.contains_key(&full),
-            Runtime,
-            "{full} already has a fake (shape) function"
-        );
-        t.fakes.insert(full, Arc::new(fake));
+        insert_once(
+            &mut tables().write().fakes,
+            full,
+            Arc::new(fake),
+            "a fake (shape) function",
+        )?;
         Ok(self)
     }
 
@@ -246,6 +244,17 @@ impl Library {
         );
         Ok(full)
     }
+}
+
+/// Register `value` for op `full` unless it has `what` already.
+fn insert_once<V>(map: &mut HashMap<String, V>, full: String, value: V, what: &str) -> Result<()> {
+    crate::ensure!(
+        !map.contains_key(&full),
+        Runtime,
+        "{full} already has {what}"
+    );
+    map.insert(full, value);
+    Ok(())
 }
 
 /// The autograd formula registered for op `full`, if any.
