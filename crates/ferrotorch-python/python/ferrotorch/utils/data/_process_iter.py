@@ -136,11 +136,16 @@ class _ProcessIter:
         deadline = None if timeout is None else time.monotonic() + timeout
         sentinels = [w.sentinel for w in self._workers]
         while True:
-            for c in self._conns:
+            for c, w in zip(self._conns, self._workers):
                 if c.poll():
                     try:
                         return c.recv()
                     except (EOFError, OSError):
+                        # the socket closes (EOF, or ECONNRESET when the
+                        # worker died with unread data) before the dead
+                        # worker is reaped: wait for it, so the error
+                        # names the signal
+                        w.join(5.0)
                         self._check_workers()
                         raise
             wait = None if deadline is None else deadline - time.monotonic()
