@@ -41,7 +41,23 @@ enum Plan {
 }
 
 type Run<'m> = Box<dyn Fn(&[Tensor]) -> Result<Vec<Tensor>> + 'm>;
-type Trace<'m> = Box<dyn Fn(&[Tensor]) -> Result<ScriptModule> + 'm>;
+/// Traces on inputs: the graph and the traced run's own outputs.
+type Trace<'m> = Box<dyn Fn(&[Tensor]) -> Result<(ScriptModule, Vec<Tensor>)> + 'm>;
+
+/// [`crate::trace`]-like `trace` of `run`, keeping the outputs of the
+/// run it makes.
+fn traced_with_outputs(
+    trace: impl FnOnce(&mut dyn FnMut(&[Tensor]) -> Result<Vec<Tensor>>) -> Result<ScriptModule>,
+    run: impl Fn(&[Tensor]) -> Result<Vec<Tensor>>,
+) -> Result<(ScriptModule, Vec<Tensor>)> {
+    let mut outs = Vec::new();
+    let m = trace(&mut |t: &[Tensor]| {
+        let r = run(t)?;
+        outs = r.clone();
+        Ok(r)
+    })?;
+    Ok((m, outs))
+}
 
 /// A compiled function of tensors ([`compile`], [`compile_module`]).
 pub struct Compiled<'m> {
@@ -71,7 +87,7 @@ pub fn compile<'m>(f: impl Fn(&[Tensor]) -> Result<Vec<Tensor>> + 'm) -> Compile
     let g = f.clone();
     Compiled {
         run: Box::new(move |x| f(x)),
-        trace: Box::new(move |x| crate::trace(|t| g(t), x)),
+        trace: Box::new(move |x| traced_with_outputs(|r| crate::trace(r, x), |t| g(t))),
         training: Box::new(|| false),
         fullgraph: false,
         cache: Mutex::new(Vec::new()),
@@ -90,7 +106,12 @@ pub fn compile_module<'m, M: Module + ?Sized>(
     let g = f.clone();
     Compiled {
         run: Box::new(move |x| f(module, x)),
-        trace: Box::new(move |x| crate::trace_module(module, x, |m, t| g(m, t))),
+        trace: Box::new(move |x| {
+            traced_with_outputs(
+                |r| crate::trace_module(module, x, |_, t| r(t)),
+                |t| g(module, t),
+            )
+        }),
         training: Box::new(move || module.is_training()),
         fullgraph: false,
         cache: Mutex::new(Vec::new()),
@@ -159,9 +180,15 @@ impl Compiled<'_> {
                     }
                     return (self.run)(inputs);
                 }
-                let plan = Arc::new(self.build(inputs)?);
-                self.cache.lock().push((guard, plan.clone()));
-                plan
+                let (plan, traced) = self.build(inputs)?;
+                self.cache.lock().push((guard, Arc::new(plan)));
+                if let Some(outs) = traced {
+                    // the trace ran the function on these inputs: that
+                    // run is this call (running the graph too would
+                    // repeat its in-place writes)
+                    return Ok(outs);
+                }
+                return (self.run)(inputs);
             }
         };
         match &*plan {
@@ -170,9 +197,11 @@ impl Compiled<'_> {
         }
     }
 
-    fn build(&self, inputs: &[Tensor]) -> Result<Plan> {
-        let why = match (self.trace)(inputs) {
-            Ok(mut m) if m.trace_warnings().is_empty() => {
+    /// The plan for `inputs`' signature, and the outputs of the traced
+    /// run when the trace finished.
+    fn build(&self, inputs: &[Tensor]) -> Result<(Plan, Option<Vec<Tensor>>)> {
+        let (why, outs) = match (self.trace)(inputs) {
+            Ok((mut m, outs)) if m.trace_warnings().is_empty() => {
                 passes::optimize(m.graph_mut())?;
                 let groups = passes::fuse_elementwise(m.graph_mut());
                 if crate::fuser::logging() {
@@ -181,15 +210,18 @@ impl Compiled<'_> {
                         m.graph()
                     );
                 }
-                return Ok(Plan::Graph(m));
+                return Ok((Plan::Graph(m), Some(outs)));
             }
-            Ok(m) => format!("the trace is unsound: {}", m.trace_warnings().join("; ")),
-            Err(e) => format!("tracing failed: {e}"),
+            Ok((m, outs)) => (
+                format!("the trace is unsound: {}", m.trace_warnings().join("; ")),
+                Some(outs),
+            ),
+            Err(e) => (format!("tracing failed: {e}"), None),
         };
         ferrotorch_core::ensure!(!self.fullgraph, Runtime, "compile(fullgraph=True): {why}");
         if crate::fuser::logging() {
             eprintln!("[ferrotorch compile] running eagerly: {why}");
         }
-        Ok(Plan::Eager(why))
+        Ok((Plan::Eager(why), outs))
     }
 }

@@ -184,3 +184,19 @@ fn captured_tensors_that_require_grad_keep_their_gradients() -> Result<()> {
     assert!(same(&got, &w.grad().unwrap(), 1e-6)?);
     Ok(())
 }
+
+/// The first call's trace runs the function: that run is the call, so an
+/// in-place write to an input happens once (it happened twice before).
+#[test]
+fn the_first_call_runs_the_function_once() -> Result<()> {
+    let f = compile(|x: &[Tensor]| {
+        x[0].add_(1.0)?;
+        Ok(vec![x[0].mul(2.0)?])
+    });
+    let x = Tensor::zeros(&[2], DType::F32)?;
+    assert_eq!(f.call(&[x.clone()])?[0].to_vec::<f32>()?, vec![2.0, 2.0]);
+    assert_eq!(x.to_vec::<f32>()?, vec![1.0, 1.0]);
+    assert_eq!(f.call(&[x.clone()])?[0].to_vec::<f32>()?, vec![4.0, 4.0]);
+    assert_eq!(x.to_vec::<f32>()?, vec![2.0, 2.0]);
+    Ok(())
+}

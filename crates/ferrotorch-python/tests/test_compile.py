@@ -23,12 +23,26 @@ def stats():
 def test_w9_compiles_to_a_native_kernel_and_matches_numpy():
     cf = torch.compile(w9)
     x = torch.randn(4097)
+    cf(x)  # the first call is the trace's own run
     runs = stats()[0]
     got = cf(x).numpy()
     assert stats()[0] > runs, "the fusion group did not run as native code"
     a = x.numpy().astype(np.float64)
     want = a / (1 + np.exp(-a)) * 0.5 + np.tanh(a)
     np.testing.assert_allclose(got, want, rtol=2e-6, atol=2e-7)
+
+
+def test_the_first_call_runs_the_function_once():
+    # the trace of the first call runs it: its in-place writes (and calls
+    # on custom class objects) must not happen a second time
+    def f(x):
+        x.add_(1)
+        return x * 2
+
+    cf = torch.compile(f)
+    x = torch.zeros(2)
+    assert cf(x).tolist() == [2.0, 2.0] and x.tolist() == [1.0, 1.0]
+    assert cf(x).tolist() == [4.0, 4.0] and x.tolist() == [2.0, 2.0]
 
 
 def test_guards_recompile_on_shape_dtype_requires_grad_and_constants():
@@ -162,7 +176,9 @@ def test_fuser_switch_and_logging(capfd):
     np.testing.assert_allclose(out.numpy(), w9(x).numpy(), rtol=1e-6)
     torch._logging.set_logs(graph_code=True, fusion=True)
     try:
-        torch.compile(lambda t: (t * 3).sigmoid())(torch.randn(7))
+        cf = torch.compile(lambda t: (t * 3).sigmoid())
+        cf(torch.randn(7))
+        cf(torch.randn(7))
     finally:
         torch._logging.set_logs(graph_code=False, fusion=False)
     err = capfd.readouterr().err
