@@ -71,6 +71,12 @@ pub fn code(g: &Graph) -> String {
             }
             NodeKind::GetAttr(name) => format!("{}.{name}", args[0]),
             NodeKind::Op(e) if e.schema.name == "Int" => format!("int({})", args.join(", ")),
+            NodeKind::WithEffects(e) => format!(
+                "torch.ops.higher_order.with_effects({}, ops.{}, {})",
+                args[0],
+                e.schema.full_name().replace("::", "."),
+                args[1..].join(", ")
+            ),
             NodeKind::Op(e) => match e.schema.name.split_once("::") {
                 Some((ns, name)) => format!("ops.{ns}.{name}({})", args.join(", ")),
                 None => format!("torch.{}({})", e.schema.name, args.join(", ")),

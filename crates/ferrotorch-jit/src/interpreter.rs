@@ -89,6 +89,24 @@ pub(crate) fn step(
             }
             _ => bail!(Runtime, "prim::ListUnpack expects a list of tensors"),
         },
+        NodeKind::WithEffects(e) => {
+            // the token in, the next token out (Note [Objects in graphs])
+            let out = call_prebound(e, args.into_iter().skip(1).collect())?;
+            let mut outs = Vec::with_capacity(node.outputs.len());
+            outs.push(IValue::None);
+            match (node.outputs.len(), out) {
+                (1, _) => {}
+                (2, v) => outs.push(v),
+                (n, IValue::Tuple(items)) if items.len() == n - 1 => outs.extend(items),
+                _ => bail!(
+                    Runtime,
+                    "{}: expected {} results",
+                    e.schema.full_name(),
+                    node.outputs.len() - 1
+                ),
+            }
+            outs
+        }
         NodeKind::Op(e) => {
             // values were bound to this schema when the graph was made
             let out = call_prebound(e, args)?;

@@ -43,6 +43,12 @@ pub enum ValueType {
     OptTensorList,
     /// The module a graph's attributes are read from (`%self`).
     Module(String),
+    /// An object of a custom class, by its qualified name
+    /// (`__torch__.torch.classes.ns.Name`).
+    Object(String),
+    /// An effect token: orders the calls that use objects (Note
+    /// [Objects in graphs]).
+    Token,
 }
 
 impl ValueType {
@@ -71,6 +77,7 @@ impl ValueType {
             })),
             IValue::OptTensorList(_) => ValueType::OptTensorList,
             IValue::Tuple(_) => ValueType::None,
+            IValue::Object(o) => ValueType::Object(o.class().qualified_name().to_string()),
         }
     }
 
@@ -111,6 +118,12 @@ pub enum NodeKind {
     /// `prim::FusionGroup`: a chain of elementwise ops as one node, run
     /// as its subgraph (the code generator compiles it).
     FusionGroup(Arc<Graph>),
+    /// `prim::with_effects[op=...]`: an op that uses a custom class's
+    /// object (a method call or a custom op taking one), threaded by an
+    /// effect token: inputs are the token then the op's arguments,
+    /// outputs the next token then the op's results (Note [Objects in
+    /// graphs]).
+    WithEffects(Arc<OpEntry>),
 }
 
 /// One node: `outputs = kind(inputs)`.
@@ -138,6 +151,7 @@ impl Node {
             NodeKind::ListUnpack => "prim::ListUnpack".into(),
             NodeKind::CallMethod { .. } => "prim::CallMethod".into(),
             NodeKind::FusionGroup(_) => "prim::FusionGroup".into(),
+            NodeKind::WithEffects(_) => "prim::with_effects".into(),
         }
     }
 }

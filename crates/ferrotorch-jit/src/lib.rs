@@ -36,6 +36,7 @@ pub use module::{Attr, ScriptModule};
 pub use serialize::{load, load_bytes};
 pub use tracer::{enter_module, exit_module, is_tracing, size};
 
+use ferrotorch_core::dispatch::IValue;
 use ferrotorch_core::{Result, Tensor};
 use ferrotorch_nn::Module;
 
@@ -51,6 +52,45 @@ pub fn trace(
         graph,
         attrs: Vec::new(),
         warnings,
+    })
+}
+
+/// Trace a function of tensors and custom class objects (Note [Objects
+/// in graphs]): calls that use an object become `prim::with_effects`
+/// nodes, in order; run the result with [`ScriptModule::forward_values`].
+pub fn trace_values(
+    f: impl FnOnce(&[IValue]) -> Result<Vec<IValue>>,
+    inputs: &[IValue],
+) -> Result<ScriptModule> {
+    let (graph, warnings) = tracer::trace_values(Default::default(), inputs, f)?;
+    Ok(ScriptModule {
+        graph,
+        attrs: Vec::new(),
+        warnings,
+    })
+}
+
+/// [`trace_with_attributes`] of a function of tensors and custom class
+/// objects (a binding's module whose `forward` takes objects).
+pub fn trace_values_with_attributes(
+    module_name: &str,
+    attrs: Vec<(String, Tensor)>,
+    inputs: &[IValue],
+    f: impl FnOnce(&[IValue]) -> Result<Vec<IValue>>,
+) -> Result<ScriptModule> {
+    let info = tracer::ModuleInfo {
+        name: Some(module_name),
+        attrs: &attrs,
+        modules: Default::default(),
+    };
+    let (graph, warnings) = tracer::trace_values(info, inputs, f)?;
+    Ok(ScriptModule {
+        graph,
+        warnings,
+        attrs: attrs
+            .into_iter()
+            .map(|(n, t)| (n, Attr::Tensor(t)))
+            .collect(),
     })
 }
 

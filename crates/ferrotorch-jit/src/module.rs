@@ -2,7 +2,7 @@
 //! buffers as attributes, run by the interpreter.
 
 use crate::interpreter::run;
-use crate::ir::Graph;
+use crate::ir::{Graph, ValueType};
 use ferrotorch_core::dispatch::IValue;
 use ferrotorch_core::{Error, ErrorKind, Result, Tensor};
 use ferrotorch_nn::{Buffer, Parameter};
@@ -84,12 +84,46 @@ impl ScriptModule {
 
     /// Run the graph on `inputs` (`module(x)`): its tensor outputs.
     pub fn forward(&self, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
+        let values: Vec<IValue> = inputs.iter().cloned().map(IValue::Tensor).collect();
+        self.forward_values(&values)?
+            .into_iter()
+            .map(IValue::into_tensor)
+            .collect()
+    }
+
+    /// Run the graph on tensors and custom class objects (a graph traced
+    /// with [`crate::trace_values`]): its outputs.
+    pub fn forward_values(&self, inputs: &[IValue]) -> Result<Vec<IValue>> {
         let mut args: Vec<IValue> = Vec::with_capacity(inputs.len() + 1);
         if self.graph.inputs.len() == inputs.len() + 1 {
             // %self: a module value is its attribute path
             args.push(IValue::Str(String::new()));
         }
-        args.extend(inputs.iter().map(|t| IValue::Tensor(t.clone())));
+        let first = args.len();
+        args.extend(inputs.iter().cloned());
+        // an object input must be of the class the graph was traced with
+        for (&v, x) in self.graph.inputs[first.min(self.graph.inputs.len())..]
+            .iter()
+            .zip(inputs)
+        {
+            if let ValueType::Object(q) = &self.graph.values[v].ty {
+                match x {
+                    IValue::Object(o) if o.class().qualified_name() == q => {}
+                    other => ferrotorch_core::bail!(
+                        Type,
+                        "forward(): expected an object of {q}, got {}",
+                        match other {
+                            IValue::Object(o) => o.class().qualified_name().to_string(),
+                            v => v.type_name().to_string(),
+                        }
+                    ),
+                }
+            } else if matches!(self.graph.values[v].ty, ValueType::Tensor { .. })
+                && !matches!(x, IValue::Tensor(_))
+            {
+                ferrotorch_core::bail!(Type, "forward(): expected a Tensor, got {}", x.type_name());
+            }
+        }
         let attr = |name: &str| -> Result<Tensor> {
             self.attrs
                 .iter()
@@ -102,9 +136,6 @@ impl ScriptModule {
                     )
                 })
         };
-        run(&self.graph, args, &attr)?
-            .into_iter()
-            .map(IValue::into_tensor)
-            .collect()
+        run(&self.graph, args, &attr)
     }
 }

@@ -53,6 +53,8 @@ impl fmt::Display for ValueType {
             },
             ValueType::OptTensorList => write!(f, "Tensor?[]"),
             ValueType::Module(n) => write!(f, "__torch__.{n}"),
+            ValueType::Object(q) => write!(f, "{q}"),
+            ValueType::Token => write!(f, "Token"),
         }
     }
 }
@@ -102,6 +104,7 @@ fn constant_attr(v: &IValue) -> String {
         IValue::FloatList(l) => list(l.iter().map(|x| py_float(*x)).collect()),
         IValue::BoolList(l) => list(l.iter().map(|b| u8::from(*b).to_string()).collect()),
         IValue::Tensor(_) => "<Tensor>".into(),
+        IValue::Object(_) => "<ScriptObject>".into(),
         _ => "<value>".into(),
     };
     format!("[value={value}]")
@@ -162,6 +165,7 @@ impl Graph {
                 NodeKind::GetAttr(name) | NodeKind::CallMethod { name, .. } => {
                     format!("[name={name:?}]")
                 }
+                NodeKind::WithEffects(e) => format!("[op={:?}]", e.schema.full_name()),
                 _ => String::new(),
             };
             let kind = match &node.kind {

@@ -12,6 +12,9 @@ use ferrotorch_nn as nn;
 use nn::Forward;
 use serde_json::Value as Json;
 
+mod common;
+use common::{entries, rebuild, with, GRAPH};
+
 fn mlp_script() -> Result<(nn::Sequential, ScriptModule)> {
     manual_seed(7);
     let net = nn::Sequential::new()
@@ -101,37 +104,6 @@ fn files_of_every_version_still_load() -> Result<()> {
         ]
     );
     Ok(())
-}
-
-const GRAPH: &str = "archive/graph.json";
-
-/// A saved archive's entries, to edit.
-fn entries(bytes: &[u8]) -> Vec<(String, Vec<u8>)> {
-    zip::entries(bytes)
-        .unwrap()
-        .into_iter()
-        .map(|(n, d)| (n, d.to_vec()))
-        .collect()
-}
-
-fn rebuild(entries: &[(String, Vec<u8>)]) -> Vec<u8> {
-    let refs: Vec<(&str, &[u8])> = entries
-        .iter()
-        .map(|(n, d)| (n.as_str(), d.as_slice()))
-        .collect();
-    zip::write(&refs).unwrap()
-}
-
-/// The file with `graph.json`'s head (format, version) and graph edited.
-fn with(bytes: &[u8], edit: impl FnOnce(&mut Json, &mut Json)) -> Vec<u8> {
-    let mut es = entries(bytes);
-    let e = es.iter_mut().find(|(n, _)| n == GRAPH).unwrap();
-    let mut head: Json = serde_json::from_slice(&e.1).unwrap();
-    let mut g = head["graph"].take();
-    edit(&mut head, &mut g);
-    head["graph"] = g;
-    e.1 = head.to_string().into_bytes();
-    rebuild(&es)
 }
 
 /// The file with entry `name` holding `value` as is (or removed for None).

@@ -174,5 +174,12 @@ pub(crate) fn from_ivalue_handles(js: Js, v: IValue) -> napi::Result<sys::napi_v
             js.0,
             "a Generator result has no JavaScript form",
         )),
+        IValue::Object(o) => Err(type_error(
+            js.0,
+            format!(
+                "a custom class object ({}) has no JavaScript form yet",
+                o.class().name()
+            ),
+        )),
     }
 }

@@ -37,6 +37,9 @@ pub fn to_ivalue(obj: &Bound<'_, PyAny>) -> PyResult<IValue> {
     if let Ok(d) = obj.cast::<PyDType>() {
         return Ok(IValue::DType(d.get().dtype));
     }
+    if let Ok(o) = obj.cast::<crate::script_object::PyScriptObject>() {
+        return Ok(IValue::Object(o.borrow().o.clone()));
+    }
     if let Ok(g) = obj.cast::<crate::generator::PyGenerator>() {
         return Ok(IValue::Generator(g.get().g.clone()));
     }
@@ -56,6 +59,12 @@ pub fn to_ivalue(obj: &Bound<'_, PyAny>) -> PyResult<IValue> {
                 to_ivalue(&o)
             })
             .collect::<PyResult<_>>()?;
+        if obj.is_instance_of::<PyTuple>() {
+            // a tuple of mixed values (a custom class's state, an
+            // `Any` argument) stays a tuple
+            let mixed = ferrotorch_core::dispatch::binding::list_value(items.clone());
+            return Ok(mixed.unwrap_or(IValue::Tuple(items)));
+        }
         return list(items, obj);
     }
     if numpy::is_ndarray(obj) {
@@ -143,6 +152,7 @@ pub fn from_ivalue(py: Python<'_>, v: IValue) -> PyResult<Bound<'_, PyAny>> {
         v @ (IValue::SymInt(_) | IValue::SymIntList(_) | IValue::SymScalar(_)) => {
             from_ivalue(py, v.concrete().map_err(crate::errors::to_py)?)?
         }
+        IValue::Object(o) => crate::script_object::object(py, o)?,
         IValue::Tuple(items) => {
             let items: Vec<_> = items
                 .into_iter()

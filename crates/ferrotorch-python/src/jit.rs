@@ -7,7 +7,9 @@ use crate::autograd::py_err;
 use crate::convert::wrap;
 use crate::errors::guarded;
 use crate::jit_graph::PyGraph;
+use crate::script_object::{self, PyScriptObject};
 use crate::tensor::PyTensor;
+use ferrotorch_core::dispatch::IValue;
 use ferrotorch_core::{Error, ErrorKind, Tensor};
 use ferrotorch_jit::ScriptModule;
 use pyo3::prelude::*;
@@ -19,17 +21,27 @@ pub struct PyScriptModule {
     pub(crate) m: ScriptModule,
 }
 
-fn tensor_of(o: &Bound<'_, PyAny>) -> PyResult<Tensor> {
-    Ok(o.cast::<PyTensor>()?.borrow().t.clone())
+/// A graph input or output: a tensor or a custom class's object.
+fn value_of(o: &Bound<'_, PyAny>) -> PyResult<IValue> {
+    if let Ok(t) = o.cast::<PyTensor>() {
+        return Ok(IValue::Tensor(t.borrow().t.clone()));
+    }
+    if let Ok(s) = o.cast::<PyScriptObject>() {
+        return Ok(IValue::Object(s.borrow().o.clone()));
+    }
+    Err(pyo3::exceptions::PyTypeError::new_err(format!(
+        "expected a Tensor or a ScriptObject, got {}",
+        o.get_type().name()?
+    )))
 }
 
-/// The tensors a traced Python function returned: one tensor or a
-/// tuple/list of tensors.
-fn outputs_of(o: &Bound<'_, PyAny>) -> PyResult<Vec<Tensor>> {
-    if let Ok(t) = o.cast::<PyTensor>() {
-        return Ok(vec![t.borrow().t.clone()]);
+/// The values a traced Python function returned: one tensor or object,
+/// or a tuple/list of them.
+fn outputs_of(o: &Bound<'_, PyAny>) -> PyResult<Vec<IValue>> {
+    if let Ok(v) = value_of(o) {
+        return Ok(vec![v]);
     }
-    o.try_iter()?.map(|x| tensor_of(&x?)).collect()
+    o.try_iter()?.map(|x| value_of(&x?)).collect()
 }
 
 #[pymethods]
@@ -42,17 +54,22 @@ impl PyScriptModule {
         py: Python<'py>,
         args: &Bound<'py, PyTuple>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let ins: Vec<Tensor> = args
-            .iter()
-            .map(|a| tensor_of(&a))
-            .collect::<PyResult<_>>()?;
-        let mut outs = guarded("ScriptModule.forward", || self.m.forward(&ins))?;
+        let ins: Vec<IValue> = args.iter().map(|a| value_of(&a)).collect::<PyResult<_>>()?;
+        let objects = script_object::has_object(&ins);
+        if objects {
+            script_object::remember(args.as_any())?;
+        }
+        let mut outs = guarded("ScriptModule.forward", || self.m.forward_values(&ins))?;
+        let convert = |py, v: IValue| match &v {
+            IValue::Tensor(t) if !objects => wrap(py, t.clone()),
+            _ => script_object::from_ivalue_ids(py, v),
+        };
         if outs.len() == 1 {
-            return wrap(py, outs.remove(0));
+            return convert(py, outs.remove(0));
         }
         let items = outs
             .into_iter()
-            .map(|t| wrap(py, t))
+            .map(|t| convert(py, t))
             .collect::<PyResult<Vec<_>>>()?;
         Ok(PyTuple::new(py, items)?.into_any())
     }
@@ -177,17 +194,27 @@ impl PyScriptModule {
 #[pyo3(signature = (func, inputs, attrs, module_name=None))]
 pub fn _jit_trace(
     func: Py<PyAny>,
-    inputs: Vec<PyRef<'_, PyTensor>>,
+    inputs: Vec<Bound<'_, PyAny>>,
     attrs: Vec<(String, PyRef<'_, PyTensor>)>,
     module_name: Option<String>,
 ) -> PyResult<PyScriptModule> {
-    let ins: Vec<Tensor> = inputs.iter().map(|t| t.t.clone()).collect();
+    let ins: Vec<IValue> = inputs.iter().map(value_of).collect::<PyResult<_>>()?;
+    // objects: the function gets the very Python objects it was given
+    let objects = script_object::has_object(&ins);
+    if objects {
+        for i in &inputs {
+            script_object::remember(i)?;
+        }
+    }
     let attrs: Vec<(String, Tensor)> = attrs.into_iter().map(|(n, t)| (n, t.t.clone())).collect();
-    let run = |xs: &[Tensor]| -> ferrotorch_core::Result<Vec<Tensor>> {
+    let run = |xs: &[IValue]| -> ferrotorch_core::Result<Vec<IValue>> {
         Python::attach(|py| {
             let args = xs
                 .iter()
-                .map(|t| wrap(py, t.clone()))
+                .map(|v| match v {
+                    IValue::Tensor(t) if !objects => wrap(py, t.clone()),
+                    v => script_object::from_ivalue_ids(py, v.clone()),
+                })
                 .collect::<PyResult<Vec<_>>>()
                 .map_err(|e| py_err(py, e))?;
             let args = PyTuple::new(py, args).map_err(|e| py_err(py, e))?;
@@ -195,15 +222,15 @@ pub fn _jit_trace(
             outputs_of(out.bind(py)).map_err(|_| {
                 Error::new(
                     ErrorKind::Type,
-                    "jit.trace: the traced function must return a tensor or a tuple of tensors"
+                    "jit.trace: the traced function must return a tensor or a tuple of tensors (or custom class objects)"
                         .to_string(),
                 )
             })
         })
     };
     let m = guarded("jit.trace", || match &module_name {
-        Some(name) => ferrotorch_jit::trace_with_attributes(name, attrs, &ins, run),
-        None => ferrotorch_jit::trace(run, &ins),
+        Some(name) => ferrotorch_jit::trace_values_with_attributes(name, attrs, &ins, run),
+        None => ferrotorch_jit::trace_values(run, &ins),
     })?;
     if !m.trace_warnings().is_empty() {
         Python::attach(|py| -> PyResult<()> {

@@ -26,6 +26,7 @@ mod numpy;
 mod operators;
 mod ops;
 mod optim;
+mod script_object;
 mod serialization;
 mod shared;
 mod storage;
@@ -82,6 +83,16 @@ fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<autograd::PyRemovableHandle>()?;
     m.add_function(wrap_pyfunction!(ops::_call_op, m)?)?;
     m.add_class::<library::PyLibrary>()?;
+    m.add_class::<script_object::PyScriptObject>()?;
+    m.add_function(wrap_pyfunction!(script_object::_construct_class, m)?)?;
+    m.add_function(wrap_pyfunction!(
+        script_object::_script_object_from_state,
+        m
+    )?)?;
+    m.add_function(wrap_pyfunction!(script_object::_class_exists, m)?)?;
+    m.add_function(wrap_pyfunction!(script_object::_class_names, m)?)?;
+    m.add_function(wrap_pyfunction!(script_object::_class_schemas, m)?)?;
+    m.add_function(wrap_pyfunction!(script_object::_register_tensor_queue, m)?)?;
     m.add_function(wrap_pyfunction!(library::_op_exists, m)?)?;
     m.add_function(wrap_pyfunction!(library::_call_fake, m)?)?;
     m.add_function(wrap_pyfunction!(library::_op_schema, m)?)?;

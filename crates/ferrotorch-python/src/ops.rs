@@ -3,6 +3,7 @@
 
 use crate::convert::{from_ivalue, to_ivalue};
 use crate::errors::guarded;
+use crate::script_object;
 use ferrotorch_core::dispatch::{self, IValue};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
@@ -40,6 +41,16 @@ pub fn _call_op<'py>(
             kw.push((key.extract()?, to_ivalue(&v)?));
         }
     }
+    // an op on objects keeps the identities of what goes in and comes
+    // out (Note [Identity through objects])
+    let objects =
+        script_object::has_object(&pos) || kw.iter().any(|(_, v)| matches!(v, IValue::Object(_)));
+    if objects {
+        script_object::remember(args.as_any())?;
+        if let Some(k) = kwargs {
+            script_object::remember(&k.values().into_any())?;
+        }
+    }
     let release = pos.iter().any(big) || kw.iter().any(|(_, v)| big(v));
     let f = || {
         let kwr: Vec<(&str, IValue)> = kw.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
@@ -50,6 +61,9 @@ pub fn _call_op<'py>(
     } else {
         guarded(name, f)?
     };
+    if objects {
+        return script_object::from_ivalue_ids(py, out);
+    }
     from_ivalue(py, out)
 }
 

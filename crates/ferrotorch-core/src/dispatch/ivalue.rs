@@ -48,6 +48,8 @@ pub enum IValue {
     /// it came from (recorded as `aten::ScalarImplicit`; Note [Traced
     /// sizes]).
     SymScalar(Tensor),
+    /// An object of a custom class (Note [Custom classes]).
+    Object(crate::library::ScriptObject),
 }
 
 impl std::fmt::Debug for IValue {
@@ -77,6 +79,7 @@ impl IValue {
             IValue::SymInt(_) => "SymInt",
             IValue::SymIntList(_) => "SymInt[]",
             IValue::SymScalar(_) => "Scalar",
+            IValue::Object(_) => "ScriptObject",
         }
     }
 
@@ -222,6 +225,11 @@ impl From<Vec<i64>> for IValue {
 impl From<Vec<Tensor>> for IValue {
     fn from(v: Vec<Tensor>) -> IValue {
         IValue::TensorList(v)
+    }
+}
+impl From<crate::library::ScriptObject> for IValue {
+    fn from(o: crate::library::ScriptObject) -> IValue {
+        IValue::Object(o)
     }
 }
 impl From<crate::native::random::Generator> for IValue {

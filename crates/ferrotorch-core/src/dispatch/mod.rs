@@ -158,6 +158,14 @@ impl Args {
             .ok_or_else(|| self.wrong(i, &self.vals[i]))
     }
 
+    /// Argument `i` as a custom class's object.
+    pub fn object(&self, i: usize) -> Result<crate::library::ScriptObject> {
+        match &self.vals[i] {
+            IValue::Object(o) => Ok(o.clone()),
+            v => Err(self.wrong(i, v)),
+        }
+    }
+
     /// Optional tensor.
     pub fn opt_tensor(&self, i: usize) -> Result<Option<Tensor>> {
         match &self.vals[i] {

@@ -36,6 +36,23 @@ pub enum Type {
     List(Box<Type>, Option<usize>),
     /// `T?`
     Optional(Box<Type>),
+    /// A custom class, by its qualified name
+    /// (`__torch__.torch.classes.ns.Name`; Note [Custom classes]).
+    Class(String),
+    /// `Any`: every value (a custom class's pickled state).
+    Any,
+}
+
+impl Type {
+    /// The custom class this type names, if it is one (or an optional
+    /// one).
+    pub fn class_name(&self) -> Option<&str> {
+        match self {
+            Type::Class(q) => Some(q),
+            Type::Optional(t) => t.class_name(),
+            _ => None,
+        }
+    }
 }
 
 impl fmt::Display for Type {
@@ -53,6 +70,8 @@ impl fmt::Display for Type {
             Type::List(t, None) => write!(f, "{t}[]"),
             Type::List(t, Some(n)) => write!(f, "{t}[{n}]"),
             Type::Optional(t) => write!(f, "{t}?"),
+            Type::Class(q) => write!(f, "{q}"),
+            Type::Any => write!(f, "Any"),
         }
     }
 }
@@ -158,6 +177,13 @@ fn parse_type(s: &str) -> Result<(Type, Option<AliasInfo>)> {
         "ScalarType" => Type::ScalarType,
         "Generator" => Type::Generator,
         "Layout" | "Device" | "MemoryFormat" => Type::Opaque(base.to_string()),
+        "Any" => Type::Any,
+        q if q.starts_with("__torch__.torch.classes.")
+            && q.split('.').count() == 5
+            && q.split('.').all(|p| !p.is_empty()) =>
+        {
+            Type::Class(q.to_string())
+        }
         other => return Err(err(format!("unknown type '{other}' in schema"))),
     };
     Ok((t, alias))
@@ -508,6 +534,10 @@ fn coerce(op: &str, a: &Argument, v: IValue) -> Result<IValue> {
             (Type::ScalarType, IValue::Str(s)) => IValue::DType(DType::from_name(&s)?),
             (Type::Generator, v @ IValue::Generator(_)) => v,
             (Type::Opaque(_), v) => v,
+            (Type::Any, v) => v,
+            (Type::Class(q), IValue::Object(o)) if o.class().qualified_name() == q => {
+                IValue::Object(o)
+            }
             (Type::List(e, n), IValue::Int(i)) if **e == Type::Int => {
                 IValue::IntList(vec![i; n.unwrap_or(1)])
             }

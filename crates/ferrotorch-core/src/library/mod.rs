@@ -43,8 +43,15 @@
 //! Ops are never removed: a `Library` is a registration, not an owner.
 
 mod autograd;
+mod class;
+pub mod tensor_queue;
+mod values;
 
 pub use autograd::AutogradCtx;
+pub use class::{
+    class_names, construct, find_class, from_state, ClassBuilder, ClassType, ScriptObject,
+};
+pub use values::{ArgValue, Init, Method, ReturnValue};
 
 use crate::dispatch::{self, Args, DispatchKey, IValue};
 use crate::error::Result;
@@ -159,6 +166,17 @@ impl Library {
             Some((head, rest)) => format!("{}({rest}", self.qualify(head.trim())?),
             None => crate::bail!(Runtime, "malformed schema {schema:?}: no argument list"),
         };
+        let parsed = dispatch::Schema::parse(&qualified)?;
+        for a in &parsed.args {
+            if let Some(c) = a.ty.class_name() {
+                crate::ensure!(
+                    find_class(c).is_some(),
+                    Runtime,
+                    "Unknown builtin op: {}. Could not find any similar ops to {c}. This op may not exist or may not be currently supported (the class {c} is not registered)",
+                    parsed.full_name()
+                );
+            }
+        }
         let full = dispatch::declare_op(&qualified)?;
         let entry = dispatch::find_op(&full).expect("just declared");
         dispatch::register_kernel(&full, DispatchKey::Autograd, autograd::kernel(entry))?;

@@ -66,13 +66,25 @@ const RANDOM: &[&str] = &[
 ];
 
 pub(crate) fn pure(e: &OpEntry) -> bool {
-    e.schema.mutated_args().next().is_none() && !RANDOM.contains(&e.schema.name.as_str())
+    e.schema.mutated_args().next().is_none()
+        && !RANDOM.contains(&e.schema.name.as_str())
+        && !uses_objects(e)
+}
+
+/// Whether an op takes or makes a custom class's object: its effects on the
+/// object are not in its schema, so it is never moved, merged or removed
+/// (Note [Objects in graphs]).
+pub(crate) fn uses_objects(e: &OpEntry) -> bool {
+    e.schema.args.iter().any(|a| a.ty.class_name().is_some())
+        || e.schema.returns.iter().any(|t| t.class_name().is_some())
 }
 
 pub(crate) fn has_inplace(g: &Graph) -> bool {
-    g.nodes
-        .iter()
-        .any(|n| matches!(&n.kind, NodeKind::Op(e) if e.schema.mutated_args().next().is_some()))
+    g.nodes.iter().any(|n| match &n.kind {
+        NodeKind::Op(e) => e.schema.mutated_args().next().is_some(),
+        NodeKind::WithEffects(_) => true,
+        _ => false,
+    })
 }
 
 /// Point every use of `old` at `new`.
@@ -100,7 +112,11 @@ pub fn eliminate_dead_code(g: &mut Graph) -> usize {
     }
     let mut keep = vec![false; g.nodes.len()];
     for (k, n) in g.nodes.iter().enumerate().rev() {
-        let effect = matches!(&n.kind, NodeKind::Op(e) if !pure(e));
+        let effect = match &n.kind {
+            NodeKind::Op(e) => !pure(e),
+            NodeKind::WithEffects(_) => true,
+            _ => false,
+        };
         if effect || n.outputs.iter().any(|&o| used[o]) {
             keep[k] = true;
             for &i in &n.inputs {

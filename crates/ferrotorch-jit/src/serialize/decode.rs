@@ -23,7 +23,11 @@ fn fits(t: &ValueType, ty: &Type) -> bool {
             matches!(**te, ValueType::Tensor { .. })
         }
         (Type::List(e, _), ValueType::OptTensorList) => matches!(**e, Type::Optional(_)),
-        (_, ValueType::Tensor { .. } | ValueType::Module(_)) => false,
+        (Type::Class(q), ValueType::Object(t)) => q == t,
+        (Type::Any, _) => true,
+        (Type::Class(_), _) => false,
+        (_, ValueType::Tensor { .. } | ValueType::Module(_) | ValueType::Object(_)) => false,
+        (_, ValueType::Token) => false,
         _ => true, // numbers and lists: the schema's binder checks them when the node runs
     }
 }
@@ -110,8 +114,25 @@ pub(super) fn decode(g: &Json, tensors: &StateDict) -> Result<ScriptModule> {
                 "jit.load: node {i} reads value %{v} before it is defined"
             );
         }
-        let kind = if let Some(schema) = rn["op"].as_str() {
+        let effects = rn["with_effects"].as_str();
+        let kind = if let Some(schema) = rn["op"].as_str().or(effects) {
             let name = schema.split('(').next().unwrap_or_default().trim();
+            // an op using objects is threaded by a token, in and out
+            // (Note [Objects in graphs])
+            let (ins, outs) = match effects {
+                Some(_) => {
+                    ensure!(
+                        !ins.is_empty()
+                            && !outs.is_empty()
+                            && values[ins[0]].ty == ValueType::Token
+                            && values[outs[0]].ty == ValueType::Token,
+                        Runtime,
+                        "jit.load: node {i}: with_effects takes and gives a token first"
+                    );
+                    (&ins[1..], &outs[1..])
+                }
+                None => (&ins[..], &outs[..]),
+            };
             let e =
                 find_op(name).ok_or_else(|| bad(format!("node {i}: unknown operator {name:?}")))?;
             ensure!(e.schema.to_string() == schema, Runtime, "jit.load: node {i}: operator {name} has schema `{}` in this build but the file expects `{schema}`", e.schema);
@@ -122,17 +143,32 @@ pub(super) fn decode(g: &Json, tensors: &StateDict) -> Result<ScriptModule> {
                 e.schema.args.len(),
                 ins.len()
             );
-            let want_outs = e.schema.returns.len().max(1);
+            let want_outs = if effects.is_some() {
+                e.schema.returns.len()
+            } else {
+                e.schema.returns.len().max(1)
+            };
             ensure!(
                 outs.len() == want_outs,
                 Runtime,
                 "jit.load: node {i}: {name} has {want_outs} results, the file gives {}",
                 outs.len()
             );
-            for (a, &v) in e.schema.args.iter().zip(&ins) {
+            for (a, &v) in e.schema.args.iter().zip(ins) {
                 ensure!(fits(&values[v].ty, &a.ty), Runtime, "jit.load: node {i}: argument '{}' of {name} must be {}, got a value of type {}", a.name, a.ty, values[v].ty);
             }
-            NodeKind::Op(e)
+            let uses_objects = crate::passes::uses_objects(&e);
+            match effects {
+                Some(_) => NodeKind::WithEffects(e),
+                None => {
+                    ensure!(
+                        !uses_objects,
+                        Runtime,
+                        "jit.load: node {i}: {name} uses an object and must be threaded by a token (with_effects)"
+                    );
+                    NodeKind::Op(e)
+                }
+            }
         } else if let Some(c) = rn.get("constant") {
             ensure!(
                 ins.is_empty() && outs.len() == 1,
@@ -194,17 +230,23 @@ pub(super) fn decode(g: &Json, tensors: &StateDict) -> Result<ScriptModule> {
             "jit.load: output %{v} is not defined"
         );
         ensure!(
-            matches!(values[v].ty, ValueType::Tensor { .. }),
+            matches!(
+                values[v].ty,
+                ValueType::Tensor { .. } | ValueType::Object(_)
+            ),
             Runtime,
-            "jit.load: output %{v} is not a tensor"
+            "jit.load: output %{v} is not a tensor or an object"
         );
     }
     for (k, &v) in inputs.iter().enumerate() {
         let module = matches!(values[v].ty, ValueType::Module(_));
         ensure!(
-            matches!(values[v].ty, ValueType::Tensor { .. }) || (module && k == 0),
+            matches!(
+                values[v].ty,
+                ValueType::Tensor { .. } | ValueType::Object(_)
+            ) || (module && k == 0),
             Runtime,
-            "jit.load: input %{v} must be a tensor (or the module, first)"
+            "jit.load: input %{v} must be a tensor or an object (or the module, first)"
         );
     }
     Ok(ScriptModule {

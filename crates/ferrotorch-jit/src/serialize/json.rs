@@ -34,6 +34,8 @@ pub(super) fn type_json(t: &ValueType) -> Json {
         ValueType::List(e) => json!({"list": type_json(e)}),
         ValueType::OptTensorList => json!("Tensor?[]"),
         ValueType::Module(n) => json!({"module": n}),
+        ValueType::Object(q) => json!({"object": q}),
+        ValueType::Token => json!("Token"),
     }
 }
 
@@ -68,6 +70,7 @@ pub(super) fn parse_type(v: &Json, depth: usize) -> Result<ValueType> {
             "NoneType" => ValueType::None,
             "Generator" => ValueType::Generator,
             "Tensor?[]" => ValueType::OptTensorList,
+            "Token" => ValueType::Token,
             other => return Err(bad(format!("unknown type {other:?}"))),
         });
     }
@@ -101,6 +104,16 @@ pub(super) fn parse_type(v: &Json, depth: usize) -> Result<ValueType> {
     if let Some(n) = v.get("module").and_then(Json::as_str) {
         return Ok(ValueType::Module(n.to_string()));
     }
+    if let Some(q) = v.get("object").and_then(Json::as_str) {
+        // loading checks the class is registered here (Note [Objects in
+        // graphs])
+        let class = ferrotorch_core::library::find_class(q).ok_or_else(|| {
+            bad(format!(
+                "the program uses the custom class {q}, which is not registered in this process (register it, or load its library, first)"
+            ))
+        })?;
+        return Ok(ValueType::Object(class.qualified_name().to_string()));
+    }
     Err(bad(format!("unknown type {v}")))
 }
 
@@ -129,9 +142,25 @@ pub(super) fn parse_float(v: &Json) -> Result<f64> {
     }
 }
 
-/// A constant as JSON; tensors go to `tensors` under `const/<n>`.
+/// Deepest nesting of tuples and objects in a constant.
+const MAX_DEPTH: usize = 16;
+
+/// A constant as JSON; tensors go to `tensors` under `const/<n>`, a
+/// custom class's object as its class and its `__getstate__` state.
 pub(super) fn constant_json(v: &IValue, tensors: &mut StateDict) -> Result<Json> {
     Ok(match v {
+        IValue::Tuple(items) => json!({"tuple": items
+            .iter()
+            .map(|x| constant_json(x, tensors))
+            .collect::<Result<Vec<_>>>()?}),
+        IValue::TensorList(l) => json!({"tensor_list": l
+            .iter()
+            .map(|t| constant_json(&IValue::Tensor(t.clone()), tensors))
+            .collect::<Result<Vec<_>>>()?}),
+        IValue::Object(o) => {
+            let state = o.getstate()?;
+            json!({"object": {"class": o.class().qualified_name(), "state": constant_json(&state, tensors)?}})
+        }
         IValue::None => json!("None"),
         IValue::Int(i) => json!({"int": i}),
         IValue::Float(x) => json!({"float": float_json(*x)}),
@@ -157,6 +186,15 @@ pub(super) fn constant_json(v: &IValue, tensors: &mut StateDict) -> Result<Json>
 }
 
 pub(super) fn parse_constant(v: &Json, tensors: &StateDict) -> Result<IValue> {
+    parse_constant_at(v, tensors, 0)
+}
+
+fn parse_constant_at(v: &Json, tensors: &StateDict, depth: usize) -> Result<IValue> {
+    ensure!(
+        depth < MAX_DEPTH,
+        Runtime,
+        "jit.load: a constant is nested too deeply"
+    );
     if v.as_str() == Some("None") {
         return Ok(IValue::None);
     }
@@ -211,6 +249,53 @@ pub(super) fn parse_constant(v: &Json, tensors: &StateDict) -> Result<IValue> {
                 ),
             }
         }
+        "tuple" | "tensor_list" => {
+            let a = x
+                .as_array()
+                .ok_or_else(|| bad("a tuple constant is not a list"))?;
+            ensure!(
+                a.len() <= MAX_LIST,
+                Runtime,
+                "jit.load: a tuple constant has {} elements",
+                a.len()
+            );
+            let items = a
+                .iter()
+                .map(|e| parse_constant_at(e, tensors, depth + 1))
+                .collect::<Result<Vec<_>>>()?;
+            if k == "tuple" {
+                IValue::Tuple(items)
+            } else {
+                IValue::TensorList(
+                    items
+                        .into_iter()
+                        .map(|t| {
+                            t.into_tensor()
+                                .map_err(|_| bad("a tensor list holds a non-tensor"))
+                        })
+                        .collect::<Result<_>>()?,
+                )
+            }
+        }
+        "object" => {
+            let class = x["class"]
+                .as_str()
+                .ok_or_else(|| bad("an object constant has no class"))?;
+            ensure!(
+                ferrotorch_core::library::find_class(class).is_some(),
+                Runtime,
+                "jit.load: the program holds an object of the custom class {class}, which is not registered in this process"
+            );
+            let state = parse_constant_at(&x["state"], tensors, depth + 1)?;
+            IValue::Object(
+                ferrotorch_core::library::from_state(class, state).map_err(|e| {
+                    bad(format!(
+                        "the state of a {class} object does not load: {}",
+                        e.message()
+                    ))
+                })?,
+            )
+        }
         "tensor" => {
             let key = x
                 .as_str()
@@ -243,6 +328,7 @@ pub(super) fn encode(m: &ScriptModule) -> Result<(StateDict, Json)> {
         let mut o = json!({"inputs": n.inputs, "outputs": n.outputs});
         match &n.kind {
             NodeKind::Op(e) => o["op"] = json!(e.schema.to_string()),
+            NodeKind::WithEffects(e) => o["with_effects"] = json!(e.schema.to_string()),
             NodeKind::Constant(c) => o["constant"] = constant_json(c, &mut tensors)?,
             NodeKind::GetAttr(name) => o["get_attr"] = json!(name),
             NodeKind::ListConstruct => o["list_construct"] = json!(true),

@@ -113,6 +113,25 @@ impl TracingState {
                         parent.env.insert(id, (t, pv, version));
                     }
                 }
+                for (id, (o, v)) in child.objects {
+                    if let Some(pv) = map.values[v] {
+                        parent.objects.insert(id, (o, pv));
+                    }
+                }
+                // one token chain per graph: the body's chain continues
+                // the caller's (Note [Objects in graphs])
+                if let Some((first, last)) = child.tokens {
+                    let (first, last) = (map.values[first], map.values[last]);
+                    if let (Some(first), Some(last)) = (first, last) {
+                        parent.tokens = Some(match parent.tokens {
+                            Some((p_first, p_last)) => {
+                                crate::passes::replace_uses(&mut parent.graph, first, p_last);
+                                (p_first, last)
+                            }
+                            None => (first, last),
+                        });
+                    }
+                }
             }
         }
         Ok(())

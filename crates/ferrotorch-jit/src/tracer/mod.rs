@@ -31,6 +31,28 @@
 //! closure reads are constants of the graph: write `-1`, `flatten` or
 //! `view_as` where the size should follow the input.
 
+//!
+//! # Note [Objects in graphs]
+//! A custom class's object (Note [Custom classes] in `ferrotorch-core`)
+//! can be a traced function's input or output, or a constant (an object
+//! the function holds, saved by its `def_pickle` state). Every op that
+//! takes or makes an object — its methods, its constructor, custom ops
+//! such as `for_each_add_` — has effects the schema does not describe, so
+//! it is recorded as `prim::with_effects[op=...]`, threaded by an effect
+//! token (one chain per graph, begun by a `Token` constant): the token
+//! orders the calls, and no pass removes, merges or moves them
+//! (`passes::uses_objects`). The graph is not functionalised: the
+//! interpreter calls the methods on the real object with the real
+//! tensors, so the seed's three PyTorch limitations do not arise — a
+//! tensor written in place after `push` is the tensor the queue holds
+//! (eager's answer), `tq.pop() is a` holds while tracing as in eager, and
+//! an `int` result (`tq.size()`) is a traced value
+//! (`prim::NumToTensor` of the node's output; `IValue::SymInt` to the
+//! caller while tracing) rather than a constant. After such a call every
+//! mapped tensor takes its current version, since the object may have
+//! written the tensors it holds (the graph repeats those writes when it
+//! runs). Loading a program checks that each class it names is registered.
+
 mod calls;
 
 use crate::ir::{Graph, NodeKind, ValueId, ValueType};
@@ -41,6 +63,7 @@ use ferrotorch_core::dispatch::{
     redispatch, Args, DispatchKey, DispatchKeySet, ExcludeGuard, IValue, IncludeGuard, OpEntry,
     Type,
 };
+use ferrotorch_core::library::ScriptObject;
 use ferrotorch_core::{Result, Tensor};
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -63,6 +86,11 @@ struct Frame {
     /// The body wrote a tensor the caller can see: it is inlined into the
     /// caller rather than kept as a call.
     writes_outer: bool,
+    /// Custom class objects mapped in this graph: object → (it, its value).
+    objects: HashMap<usize, (ScriptObject, ValueId)>,
+    /// The first and the latest effect token of this graph (Note
+    /// [Objects in graphs]).
+    tokens: Option<(ValueId, ValueId)>,
 }
 
 impl Frame {
@@ -74,6 +102,8 @@ impl Frame {
             prefix,
             call_inputs: Vec::new(),
             writes_outer: false,
+            objects: HashMap::new(),
+            tokens: None,
         }
     }
 }
@@ -232,6 +262,7 @@ impl TracingState {
                 )[0]
             }
             IValue::SymInt(t) => self.int_of(t),
+            IValue::Object(o) => self.object_at(self.frames.len() - 1, o),
             IValue::SymScalar(t) => {
                 let tv = self.tensor(t);
                 let op = prim_op("ScalarImplicit");
@@ -252,6 +283,120 @@ impl TracingState {
                     .add_node(NodeKind::ListConstruct, ins, vec![ValueType::of(v)])[0]
             }
             other => self.constant(other.clone()),
+        }
+    }
+
+    /// The value for object `o` in frame `d`: mapped there, read from an
+    /// outer frame (a new input of this frame), or a constant (an object
+    /// made before the trace and not passed in: saved by its state).
+    fn object_at(&mut self, d: usize, o: &ScriptObject) -> ValueId {
+        let id = o.object_id();
+        if let Some((_, v)) = self.frames[d].objects.get(&id) {
+            return *v;
+        }
+        let ty = ValueType::Object(o.class().qualified_name().to_string());
+        let outer = d > 0 && self.frames[..d].iter().any(|f| f.objects.contains_key(&id));
+        let f_v = if outer {
+            let v_outer = self.object_at(d - 1, o);
+            let f = &mut self.frames[d];
+            let v = f.graph.add_input(ty, None);
+            f.call_inputs.push(v_outer);
+            v
+        } else {
+            self.frames[d].graph.add_node(
+                NodeKind::Constant(IValue::Object(o.clone())),
+                vec![],
+                vec![ty],
+            )[0]
+        };
+        self.frames[d].objects.insert(id, (o.clone(), f_v));
+        f_v
+    }
+
+    /// Record `e`, an op using objects, threaded by the frame's effect
+    /// token (Note [Objects in graphs]). An `int` result becomes a traced
+    /// int (`prim::NumToTensor` of the node's output), so `x + tq.size()`
+    /// follows the object's size when the graph runs.
+    fn record_effect(&mut self, e: &Arc<OpEntry>, ins: Vec<ValueId>, out: IValue) -> IValue {
+        let top = self.frames.len() - 1;
+        // a call inside a submodule is inlined into its caller, so the
+        // token chain is one per graph
+        for f in &mut self.frames[1..] {
+            f.writes_outer = true;
+        }
+        let f = &mut self.frames[top];
+        let token = match f.tokens {
+            Some((_, last)) => last,
+            None => {
+                let t = f.graph.add_node(
+                    NodeKind::Constant(IValue::None),
+                    vec![],
+                    vec![ValueType::Token],
+                )[0];
+                f.graph.values[t].name = Some("token".into());
+                t
+            }
+        };
+        let mut inputs = vec![token];
+        inputs.extend(ins);
+        let results: Vec<IValue> = match (&out, e.schema.returns.len()) {
+            (_, 0) => vec![],
+            (IValue::Tuple(items), n) if n > 1 => items.clone(),
+            (v, _) => vec![v.clone()],
+        };
+        let mut tys = vec![ValueType::Token];
+        tys.extend(results.iter().map(ValueType::of));
+        let outs = f
+            .graph
+            .add_node(NodeKind::WithEffects(e.clone()), inputs, tys);
+        let first = f.tokens.map_or(token, |(first, _)| first);
+        f.tokens = Some((first, outs[0]));
+        let int_result = results.len() == 1 && e.schema.returns[0] == Type::Int;
+        for (r, &v) in results.iter().zip(&outs[1..]) {
+            match r {
+                IValue::Tensor(t) => {
+                    self.top()
+                        .env
+                        .insert(t.object_id(), (t.clone(), v, t.version()));
+                }
+                IValue::TensorList(ts) => {
+                    let tys = ts.iter().map(ValueType::of_tensor).collect();
+                    let vs = self
+                        .top()
+                        .graph
+                        .add_node(NodeKind::ListUnpack, vec![v], tys);
+                    for (t, v) in ts.iter().zip(vs) {
+                        self.bind_result(&IValue::Tensor(t.clone()), v);
+                    }
+                }
+                IValue::Object(o) => {
+                    self.top().objects.insert(o.object_id(), (o.clone(), v));
+                }
+                _ => {}
+            }
+        }
+        if let (true, IValue::Int(n)) = (int_result, &out) {
+            let t = Tensor::scalar_tensor(*n);
+            let g = &mut self.top().graph;
+            let tv = g.add_node(
+                NodeKind::Op(prim_op("prim::NumToTensor.Scalar")),
+                vec![outs[1]],
+                vec![ValueType::of_tensor(&t)],
+            )[0];
+            self.bind_result(&IValue::Tensor(t.clone()), tv);
+            return IValue::SymInt(t);
+        }
+        out
+    }
+
+    /// An op using objects ran: the tensors they hold may have been
+    /// written by it, which the graph repeats when it runs, so every
+    /// mapped tensor takes its current version.
+    fn refresh_all_versions(&mut self) {
+        for f in &mut self.frames {
+            for (t, _, version) in f.env.values_mut() {
+                *version = t.version();
+            }
         }
     }
 
@@ -286,10 +431,16 @@ impl TracingState {
 
     /// Map a result value to `v`.
     fn bind_result(&mut self, out: &IValue, v: ValueId) {
-        if let IValue::Tensor(t) = out {
-            self.top()
-                .env
-                .insert(t.object_id(), (t.clone(), v, t.version()));
+        match out {
+            IValue::Tensor(t) => {
+                self.top()
+                    .env
+                    .insert(t.object_id(), (t.clone(), v, t.version()));
+            }
+            IValue::Object(o) => {
+                self.top().objects.insert(o.object_id(), (o.clone(), v));
+            }
+            _ => {}
         }
     }
 
@@ -364,6 +515,18 @@ fn record_call(e: &Arc<OpEntry>, a: &Args, below: DispatchKeySet) -> Result<IVal
     let lowered = a.concrete()?;
     let out = redispatch(e, lowered.as_ref().unwrap_or(a), below)?;
     let _guard = quiet();
+    if crate::passes::uses_objects(e) {
+        return Ok(STATE.with(|s| match s.borrow_mut().as_mut() {
+            Some(st) => {
+                st.refresh_all_versions();
+                match ins {
+                    Some(ins) => st.record_effect(e, ins, out),
+                    None => out,
+                }
+            }
+            None => out,
+        }));
+    }
     if let Some(ins) = ins {
         let written: Vec<Tensor> = e
             .schema
@@ -441,6 +604,19 @@ pub(crate) fn trace_graph(
     inputs: &[Tensor],
     f: impl FnOnce(&[Tensor]) -> Result<Vec<Tensor>>,
 ) -> Result<(Graph, Vec<String>)> {
+    let values: Vec<IValue> = inputs.iter().cloned().map(IValue::Tensor).collect();
+    trace_values(module, &values, |_| {
+        Ok(f(inputs)?.into_iter().map(IValue::Tensor).collect())
+    })
+}
+
+/// [`trace_graph`] of a function of values: tensors and custom class
+/// objects in, tensors and objects out (Note [Objects in graphs]).
+pub(crate) fn trace_values(
+    module: ModuleInfo<'_>,
+    inputs: &[IValue],
+    f: impl FnOnce(&[IValue]) -> Result<Vec<IValue>>,
+) -> Result<(Graph, Vec<String>)> {
     ferrotorch_core::ensure!(
         !is_tracing(),
         Runtime,
@@ -461,11 +637,23 @@ pub(crate) fn trace_graph(
         );
         keep.extend(module.attrs.iter().map(|(_, t)| t.clone()));
     }
-    for (i, t) in inputs.iter().enumerate() {
-        let v = root
-            .graph
-            .add_input(ValueType::of_tensor(t), Some(arg_name(i, inputs.len())));
-        root.env.insert(t.object_id(), (t.clone(), v, t.version()));
+    for (i, x) in inputs.iter().enumerate() {
+        let name = Some(arg_name(i, inputs.len()));
+        match x {
+            IValue::Tensor(t) => {
+                let v = root.graph.add_input(ValueType::of_tensor(t), name);
+                root.env.insert(t.object_id(), (t.clone(), v, t.version()));
+            }
+            IValue::Object(o) => {
+                let v = root.graph.add_input(ValueType::of(x), name);
+                root.objects.insert(o.object_id(), (o.clone(), v));
+            }
+            other => ferrotorch_core::bail!(
+                Type,
+                "jit.trace: example inputs must be tensors or custom class objects, got {}",
+                other.type_name()
+            ),
+        }
     }
     let st = TracingState {
         frames: vec![root],
@@ -494,7 +682,18 @@ pub(crate) fn trace_graph(
         // a binding that entered a call and never left it
         st.exit(None)?;
     }
-    let outputs: Vec<ValueId> = outs.iter().map(|t| st.tensor(t)).collect();
+    let outputs: Vec<ValueId> = outs
+        .iter()
+        .map(|x| match x {
+            IValue::Tensor(t) => Ok(st.tensor(t)),
+            IValue::Object(o) => Ok(st.object_at(0, o)),
+            other => ferrotorch_core::bail!(
+                Type,
+                "jit.trace: a traced function must return tensors or custom class objects, got {}",
+                other.type_name()
+            ),
+        })
+        .collect::<Result<_>>()?;
     let mut graph = std::mem::take(&mut st.frames[0].graph);
     graph.outputs = outputs;
     crate::passes::eliminate_dead_code(&mut graph);

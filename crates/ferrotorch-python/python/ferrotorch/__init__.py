@@ -36,6 +36,8 @@ def __getattr__(name):
 from . import autograd, backends, cuda, jit, nn, optim, return_types, utils  # noqa: E402,F401
 from . import fx  # noqa: E402,F401
 from . import library  # noqa: E402,F401
+from ._classes import classes, ScriptObject  # noqa: E402,F401
+from . import _library  # noqa: E402,F401
 from ._op_namespaces import ops  # noqa: E402,F401
 from . import _logging, compiler  # noqa: E402,F401
 from ._compile import compile  # noqa: E402,F401

@@ -3,7 +3,11 @@
 The first call with a new signature traces the function or module on its
 arguments (``jit.trace``), runs the graph passes and groups elementwise
 chains into fusion groups, which run as native kernels (Note [Fusion
-runtime] in ferrotorch-jit). Guards, as torch.compile's: each tensor
+runtime] in ferrotorch-jit). Tracing runs the function, so that first
+call returns the traced run's result: running the graph as well would
+repeat its in-place writes and its calls on custom class objects. A
+custom class's object is an input of the graph, guarded by its class
+(Note [Objects in graphs]). Guards, as torch.compile's: each tensor
 argument's shape, dtype, device and requires_grad, the value of every
 other argument, grad mode, and a module's ``training`` flag. Shapes being
 guarded, sizes are traced as plain ints (static shapes), so Python
@@ -63,6 +67,11 @@ def _value_key(a):
         return ("T", tuple(a.shape), a.dtype, str(a.device), a.requires_grad)
     if isinstance(a, (bool, int, float, str, type(None))):
         return ("C", type(a), a)
+    if isinstance(a, _C.ScriptObject):
+        # a custom class's object is an input of the graph, whose calls
+        # on it run its methods (Note [Objects in graphs]): guarded by
+        # its class only
+        return ("O", a._qualified_name)
     return None
 
 
@@ -121,13 +130,19 @@ class _CompiledFunction:
             kw_keys = [(k, _value_key(v)) for k, v in sorted(kw.items())]
             ok = all(v is not None and v[0] == "C" for _, v in kw_keys)
             key = key + (tuple(kw_keys),) if ok else None
-        if key is None or self._backend == "eager":
+        if self._backend == "eager":
+            # torch's "eager" backend runs what it captured as is
+            return self._fn(*args, **kwargs, **kw)
+        if key is None:
             return self._unsupported("keyword or non-constant arguments", args, {**kwargs, **kw})
         plan = self._cache.get(key)
         if isinstance(plan, _Graph) and plan.stale(self._module):
             if _logging.enabled("recompiles"):
                 _logging.log("recompiling: a frozen weight changed")
-            plan = self._cache[key] = self._build(args, kw)
+            plan, traced = self._build(args, kw)
+            self._cache[key] = plan
+            if traced:
+                return traced[0]  # the trace's own run (see below)
         if plan is None:
             if len(self._cache) >= cache_size_limit:
                 if not self._warned:
@@ -138,8 +153,13 @@ class _CompiledFunction:
             if self._cache and _logging.enabled("recompiles"):
                 _logging.log(f"recompiling {getattr(self._fn, '__name__', self._fn)}: "
                              "a new argument signature")
-            plan = self._build(args, kw)
+            plan, traced = self._build(args, kw)
             self._cache[key] = plan
+            if traced:
+                # the trace ran the function once on these arguments:
+                # its result is this call's (running the graph as well
+                # would repeat in-place writes and object calls)
+                return traced[0]
         if isinstance(plan, _Eager):
             return self._fn(*args, **kw)
         return plan(args)
@@ -152,16 +172,14 @@ class _CompiledFunction:
     def _build(self, args, kw):
         from . import Tensor, jit
 
-        slots = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+        slots = [i for i, a in enumerate(args) if isinstance(a, (Tensor, _C.ScriptObject))]
         seen = []
 
         def run(*tensors):
             full = list(args)
             for i, t in zip(slots, tensors):
                 full[i] = t
-            out = self._fn(*full, **kw)
-            seen.append(out)
-            return out
+            return self._fn(*full, **kw)
 
         reason = None
         # sizes are guarded, so they are constants of the graph: traced as
@@ -173,12 +191,12 @@ class _CompiledFunction:
                 warnings.simplefilter("always")
                 inputs = tuple(args[i] for i in slots)
                 if self._module is not None and len(slots) == len(args) and not kw:
-                    script = jit.trace(self._module, inputs, check_trace=False)
+                    script = jit.trace(self._module, inputs, check_trace=False, _outputs=seen)
                 else:
                     if self._module is not None:
                         raise RuntimeError("a module called with non-tensor arguments "
                                            "(None, numbers)")
-                    script = jit.trace(run, inputs, check_trace=False)
+                    script = jit.trace(run, inputs, check_trace=False, _outputs=seen)
             unsound = [str(w.message) for w in caught
                        if issubclass(w.category, jit.TracerWarning)]
             if unsound:
@@ -194,7 +212,7 @@ class _CompiledFunction:
                 raise RuntimeError(f"compile(fullgraph=True): {reason}")
             if _logging.enabled("graph_breaks"):
                 _logging.log(f"running eagerly: {reason}")
-            return _Eager(reason)
+            return _Eager(reason), seen
         frozen = None
         if self._module is not None and not self._module.training and not _C.is_grad_enabled():
             # inference: weights become constants, batch norms fold into
@@ -207,7 +225,7 @@ class _CompiledFunction:
         if _logging.enabled("graph_code"):
             _logging.log(f"compiled graph:\n{script.graph}")
         return _Graph(jit.ScriptModule(script), slots,
-                      list if isinstance(out, list) else None, frozen)
+                      list if isinstance(out, list) else None, frozen), seen
 
     def _reset(self):
         self._cache.clear()

@@ -35,6 +35,7 @@ class _Writer:
         self.tensors = {}  # safetensors name -> tensor
         self.memo = {}  # (storage ptr, offset, shape, stride, dtype) -> node
         self.groups = {}  # storage key -> list of tensors
+        self.states = {}  # id of a custom class's object -> (it, its state)
 
     def unique(self, name):
         base, n = name or "tensor", 0
@@ -56,6 +57,10 @@ class _Writer:
         elif isinstance(obj, (list, tuple)):
             for v in obj:
                 self.collect(v)
+        elif isinstance(obj, _C.ScriptObject) and id(obj) not in self.states:
+            # a custom class's object is stored as its def_pickle state
+            self.states[id(obj)] = (obj, obj.__getstate__())
+            self.collect(self.states[id(obj)][1])
 
     def plan(self):
         """Storages seen through two or more distinct views (of one dtype)
@@ -101,8 +106,10 @@ class _Writer:
                            for i, v in enumerate(obj)]}
         if obj is None or isinstance(obj, (bool, int, float, str)):
             return {"v": obj}
+        if isinstance(obj, _C.ScriptObject):
+            return {"c": obj._class_name, "state": self.node(self.states[id(obj)][1], path)}
         raise TypeError(f"ferrotorch.save: cannot store an object of type {type(obj).__name__}; "
-                        "only tensors, numbers, strings and dicts/lists/tuples of them")
+                        "only tensors, numbers, strings, custom class objects and dicts/lists/tuples of them")
 
 
 def _key(k):
@@ -155,6 +162,9 @@ class _Reader:
             return [self.value(v) for v in node["l"]]
         if "u" in node:
             return tuple(self.value(v) for v in node["u"])
+        if "c" in node:
+            # a registered custom class rebuilt by its own __setstate__
+            return _C._script_object_from_state(node["c"], self.value(node["state"]))
         return node["v"]
 
 

@@ -150,7 +150,7 @@ def load(f, map_location=None, _extra_files=None):
 
 
 def _as_tuple(example_inputs):
-    if isinstance(example_inputs, _C.Tensor):
+    if isinstance(example_inputs, (_C.Tensor, _C.ScriptObject)):
         return (example_inputs,)
     return tuple(example_inputs)
 
@@ -170,7 +170,8 @@ def _check(traced, func, inputs, tolerance):
 
 def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inputs=None,
           check_tolerance=1e-5, strict=True, _force_outplace=False, _module_class=None,
-          _compilation_unit=None, example_kwarg_inputs=None, _store_inputs=True):
+          _compilation_unit=None, example_kwarg_inputs=None, _store_inputs=True,
+          _outputs=None):
     """Run ``func(*example_inputs)`` once and record the ops it runs.
     ``func`` is a function of tensors or an ``nn.Module`` (its ``forward``
     is traced, its parameters and buffers become attributes). With
@@ -181,20 +182,30 @@ def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inpu
     if example_inputs is None:
         raise RuntimeError("jit.trace: example_inputs are required (keyword inputs are not supported)")
     inputs = _as_tuple(example_inputs)
+    call = func
+    if _outputs is not None:
+        # the traced run's own result, for a caller that must not run
+        # the function twice (compile's first call)
+        def call(*args):
+            out = func(*args)
+            _outputs.append(out)
+            return out
     if isinstance(func, Module):
         from ..nn.modules import module as _module
 
         attrs = list(func.named_parameters()) + list(func.named_buffers())
         _module._trace_names = {id(m): name for name, m in func.named_modules()}
         try:
-            native = _C._jit_trace(func, inputs, attrs, type(func).__name__)
+            native = _C._jit_trace(call, inputs, attrs, type(func).__name__)
         finally:
             _module._trace_names = None
         traced = ScriptModule(native, func)
     else:
-        native = _C._jit_trace(func, inputs, [], None)
+        native = _C._jit_trace(call, inputs, [], None)
         traced = ScriptModule(native)
-    if check_trace:
+    # running the function again would change the state of any custom
+    # class object it was given (a queue it pushes to): no check then
+    if check_trace and not any(isinstance(x, _C.ScriptObject) for x in inputs):
         for ins in (check_inputs or [inputs]):
             _check(traced, func, _as_tuple(ins), check_tolerance)
     return traced
