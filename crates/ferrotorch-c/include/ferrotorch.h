@@ -43,6 +43,9 @@
 typedef struct DLManagedTensorVersioned DLManagedTensorVersioned;
 
 
+// The plugin ABI version this build loads (Note [Plugin ABI]).
+#define FT_PLUGIN_ABI_VERSION 1
+
 // What an `ft_*` call returned: `FT_OK` or the class of its failure.
 enum FtStatus
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
@@ -209,6 +212,20 @@ typedef struct FtKwarg {
   // Its value.
   struct FtValue value;
 } FtKwarg;
+
+// A kernel written in C: the op's arguments (`nargs` borrowed values, in
+// schema order, defaults filled in) and `user_data` in, one result out
+// through `result` (a tensor handle the caller takes over, a number, or
+// `FT_TAG_NONE`). Returns `FT_OK`, or an error status after
+// `ft_set_error`.
+typedef FtStatus (*FtKernel)(void *user_data,
+                             const struct FtValue *args,
+                             size_t nargs,
+                             struct FtValue *result);
+
+// This process's function called `name` (a function of `ferrotorch.h`),
+// or null: what a plugin calls the library through (Note [Plugin ABI]).
+typedef const void *(*FtGetProc)(const char *name);
 
 #ifdef __cplusplus
 extern "C" {
@@ -550,6 +567,23 @@ FtStatus ft_scheduler_get_last_lr(const struct FtScheduler *s, size_t group, dou
 // Release a scheduler (null is a no-op).
 FtStatus ft_scheduler_free(struct FtScheduler *s);
 
+// Set this thread's `ft_last_error()` message: a C kernel says why it
+// failed before returning an error status.
+void ft_set_error(const char *message);
+
+// Define op `ns::name` from `schema` (`"myplugin::axpy(Tensor x, Tensor
+// y, float a) -> Tensor"`) with `kernel` as its CPU kernel, called with
+// `user_data` (Note [Plugin ABI]). The op has no derivative: backward
+// through it is an error naming it. The namespace may hold ops from
+// several calls; an op name already taken is an error.
+FtStatus ft_library_def(const char *schema, FtKernel kernel, void *user_data);
+
+// This process's function called `name` (see [`FtGetProc`]).
+const void *ft_get_proc(const char *name);
+
+// `ft_load_library(path)`: [`load_library`] from C.
+FtStatus ft_load_library(const char *path);
+
 // `torch.jit.load(path)`: read a saved program. The file is validated
 // before use (its archive, graph, ops and weights); loading never runs
 // code from it.
@@ -709,3 +743,15 @@ int64_t ft_get_num_threads(void);
 #endif  // __cplusplus
 
 #endif  /* FERROTORCH_H */
+
+/*
+ * Plugins (torch.ops.load_library; Note [Plugin ABI]). A plugin is a
+ * shared library exporting
+ *
+ *   uint32_t ferrotorch_plugin_abi_version(void);  // FT_PLUGIN_ABI_VERSION
+ *   FtStatus ferrotorch_plugin_init(FtGetProc get_proc);
+ *
+ * It does not link libferrotorch_c: it calls the loading process's copy
+ * through get_proc("ft_...") (typed as __typeof__(ft_call) *), and
+ * registers ops with ft_library_def. Loading refuses another ABI version.
+ */

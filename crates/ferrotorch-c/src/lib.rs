@@ -24,11 +24,15 @@ mod handle;
 pub mod nn;
 pub mod ops;
 pub mod optim;
+pub mod plugin;
+mod procs;
 pub mod script;
 pub mod state;
 pub mod status;
 pub mod tensor;
 pub mod value;
+
+pub use procs::proc_names;
 
 /// The library's version, `"0.1.0"` (static; never freed).
 #[no_mangle]

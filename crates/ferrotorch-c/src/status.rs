@@ -86,9 +86,14 @@ thread_local! {
     static LAST: RefCell<CString> = RefCell::new(CString::default());
 }
 
-fn set_last(msg: &str) {
+pub(crate) fn set_last(msg: &str) {
     let c = CString::new(msg.replace('\0', "\\0")).unwrap_or_default();
     LAST.with(|l| *l.borrow_mut() = c);
+}
+
+/// This thread's last error message.
+pub(crate) fn last_message() -> String {
+    LAST.with(|l| l.borrow().to_string_lossy().into_owned())
 }
 
 /// Run an entry point's body (Note [The C boundary]): its failure's

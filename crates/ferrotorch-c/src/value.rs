@@ -79,7 +79,7 @@ pub struct FtKwarg {
 }
 
 impl FtValue {
-    fn empty() -> FtValue {
+    pub(crate) fn empty() -> FtValue {
         FtValue {
             tag: FtTag::FtTagNone as i32,
             i: 0,

@@ -25,3 +25,43 @@ fn header_is_current() {
          FERROTORCH_BLESS=1 cargo test -p ferrotorch-c --test header, and commit it"
     );
 }
+
+/// `ft_get_proc` (Note [Plugin ABI]) finds every function the header
+/// declares: a function added to the header and not to the table fails
+/// here.
+#[test]
+fn every_header_function_is_in_the_proc_table() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let header = std::fs::read_to_string(dir.join("include/ferrotorch.h")).unwrap();
+    let procs = ferrotorch_c::proc_names();
+    let mut declared = Vec::new();
+    for line in header.lines() {
+        // declarations start at column 0: `FtStatus ft_tensor_free(...`,
+        // `const char *ft_version(void);`
+        if line.starts_with(|c: char| c.is_whitespace() || c == '/' || c == '#') {
+            continue;
+        }
+        let Some(p) = line.find("ft_") else { continue };
+        if p == 0 || !matches!(line.as_bytes()[p - 1], b' ' | b'*') {
+            continue;
+        }
+        let rest = &line[p..];
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        if rest[name.len()..].starts_with('(') {
+            declared.push(name);
+        }
+    }
+    assert!(declared.len() > 100, "{}", declared.len());
+    for name in &declared {
+        assert!(procs.contains(&name.as_str()), "{name} is not in procs.rs");
+    }
+    for name in &procs {
+        assert!(
+            declared.iter().any(|d| d == name),
+            "{name} is not in the header"
+        );
+    }
+}

@@ -59,7 +59,11 @@ impl PyScriptModule {
         if objects {
             script_object::remember(args.as_any())?;
         }
-        let mut outs = guarded("ScriptModule.forward", || self.m.forward_values(&ins))?;
+        // the graph runs with the GIL released: its ops (custom ops with
+        // Rust kernels included) are native; a Python kernel takes the
+        // GIL itself
+        let m = &self.m;
+        let mut outs = py.detach(|| guarded("ScriptModule.forward", || m.forward_values(&ins)))?;
         let convert = |py, v: IValue| match &v {
             IValue::Tensor(t) if !objects => wrap(py, t.clone()),
             _ => script_object::from_ivalue_ids(py, v),

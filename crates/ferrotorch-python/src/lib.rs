@@ -93,10 +93,13 @@ fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(script_object::_class_names, m)?)?;
     m.add_function(wrap_pyfunction!(script_object::_class_schemas, m)?)?;
     m.add_function(wrap_pyfunction!(script_object::_register_tensor_queue, m)?)?;
+    m.add_function(wrap_pyfunction!(script_object::_register_test_gil_op, m)?)?;
     m.add_function(wrap_pyfunction!(library::_op_exists, m)?)?;
     m.add_function(wrap_pyfunction!(library::_call_fake, m)?)?;
     m.add_function(wrap_pyfunction!(library::_op_schema, m)?)?;
     m.add_function(wrap_pyfunction!(library::_op_overloads, m)?)?;
+    m.add_function(wrap_pyfunction!(library::_load_library, m)?)?;
+    m.add_function(wrap_pyfunction!(library::_loaded_libraries, m)?)?;
     m.add_function(wrap_pyfunction!(shared::_share_tensor, m)?)?;
     m.add_function(wrap_pyfunction!(shared::_tensor_from_shared, m)?)?;
     m.add_function(wrap_pyfunction!(shared::_shared_files, m)?)?;

@@ -224,3 +224,18 @@ pub fn _op_overloads(name: &str) -> Vec<(String, String)> {
         .map(|n| (name.to_string(), n))
         .collect()
 }
+
+/// `_C._load_library(path)`: `torch.ops.load_library` (Note [Plugin ABI]
+/// in `ferrotorch-c`).
+#[pyfunction]
+pub fn _load_library(py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
+    py.detach(|| {
+        crate::errors::guarded("load_library", || ferrotorch_c::plugin::load_library(&path))
+    })
+}
+
+/// `_C._loaded_libraries()`: the plugins loaded so far.
+#[pyfunction]
+pub fn _loaded_libraries() -> Vec<std::path::PathBuf> {
+    ferrotorch_c::plugin::loaded_libraries()
+}

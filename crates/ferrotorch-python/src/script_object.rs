@@ -310,6 +310,29 @@ pub fn _class_schemas(name: &str) -> PyResult<Vec<(String, String)>> {
         .collect())
 }
 
+/// `_C._register_test_gil_op()`: register `ft_py_test::gil_held(Tensor x)
+/// -> Tensor`, a custom op with a Rust kernel whose result (a 0-dim int64
+/// tensor) says whether the calling thread held the GIL: the tests show
+/// that a compiled graph calls Rust custom ops without it.
+#[pyfunction]
+pub fn _register_test_gil_op() -> PyResult<()> {
+    static DONE: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+    if DONE.get().is_some() {
+        return Ok(());
+    }
+    let mut m = library::Library::new("ft_py_test", library::Kind::Def).py()?;
+    m.def_impl("gil_held(Tensor x) -> Tensor", |_| {
+        // SAFETY: PyGILState_Check may be called without the GIL.
+        let held = unsafe { pyo3::ffi::PyGILState_Check() } == 1;
+        Ok(IValue::Tensor(ferrotorch_core::Tensor::scalar_tensor(
+            i64::from(held),
+        )))
+    })
+    .py()?;
+    let _ = DONE.set(());
+    Ok(())
+}
+
 /// `_C._register_tensor_queue()`: register seeds/004's worked example,
 /// `MyCustomClass::TensorQueue` and `MyCustomClass::for_each_add_`
 /// (`ferrotorch_core::library::tensor_queue`).

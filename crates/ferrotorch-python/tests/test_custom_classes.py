@@ -242,3 +242,21 @@ def test_the_seeds_mod_under_compile():
     assert out is tq and tq.size() == 1 and close(popped, x.sin())
     out, popped = compiled(tq, x)  # the compiled graph, on the same queue
     assert tq.size() == 2 and close(popped, x.cos())
+
+
+def test_an_object_a_module_holds_is_saved_by_its_state():
+    class Holder(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.tq = empty_tensor_queue()
+            self.tq.push(torch.tensor([2.0, 3.0]))
+
+        def forward(self, x):
+            return x * self.tq.top()
+
+    traced = torch.jit.trace(Holder(), (torch.ones(2),))
+    buf = io.BytesIO()
+    torch.jit.save(traced, buf)
+    buf.seek(0)
+    loaded = torch.jit.load(buf)
+    assert loaded(torch.tensor([1.0, 10.0])).tolist() == [2.0, 30.0]

@@ -177,3 +177,58 @@ def test_custom_ops_trace_save_and_load(tmp_path):
     loaded = torch.jit.load(path)
     x2 = torch.randn(6)
     assert torch.equal(loaded(x2), f(x2))
+
+
+def test_compiled_graphs_call_rust_custom_ops_natively_without_the_gil():
+    torch._C._register_test_gil_op()
+
+    def f(x):
+        return torch.ops.ft_py_test.gil_held(x)
+
+    x = torch.ones(3)
+    assert f(x).item() == 1  # eager, from Python: the GIL is held
+    traced = torch.jit.trace(f, (x,), check_trace=False)
+    assert "ft_py_test::gil_held" in str(traced.graph)
+    assert traced(x).item() == 0  # the graph runs natively
+    compiled = torch.compile(f)
+    compiled(x)  # traced (eagerly)
+    assert compiled(x).item() == 0
+
+
+def _build_plugin(tmp_path, *flags):
+    import os
+    import shutil
+    import subprocess
+
+    cc = os.environ.get("CC", "cc")
+    if shutil.which(cc) is None:
+        pytest.skip("no C compiler")
+    root = os.path.join(os.path.dirname(__file__), "..", "..", "ferrotorch-c")
+    out = tmp_path / f"libftplugin{len(flags)}.so"
+    subprocess.run([cc, "-std=c11", "-O1", "-shared", "-fPIC", *flags,
+                    "-I", os.path.join(root, "include"),
+                    os.path.join(root, "tests", "c", "plugin.c"), "-o", str(out)], check=True)
+    return out
+
+
+def test_ops_load_library_loads_a_plugin_written_in_c(tmp_path):
+    so = _build_plugin(tmp_path)
+    torch.ops.load_library(so)
+    assert str(so.resolve()) in torch.ops.loaded_libraries
+    x, y = torch.tensor([1.0, 2.0]), torch.tensor([10.0, 20.0])
+    assert torch.ops.ftplugin.axpy(x, y, a=3.0).tolist() == [13.0, 26.0]
+    assert torch.ops.ftplugin.twice(x).tolist() == [2.0, 4.0]
+    with pytest.raises(RuntimeError, match="same shape"):
+        torch.ops.ftplugin.axpy(x, torch.ones(3))
+    # a plugin op traces, and the graph runs it natively
+    traced = torch.jit.trace(lambda a, b: torch.ops.ftplugin.axpy(a, b) * 2, (x, y))
+    assert "ftplugin::axpy" in str(traced.graph)
+    assert traced(y, x).tolist() == [22.0, 44.0]
+
+
+def test_a_plugin_of_another_abi_version_is_refused(tmp_path):
+    so = _build_plugin(tmp_path, "-DFT_TEST_ABI=77")
+    with pytest.raises(RuntimeError, match="plugin ABI version 77"):
+        torch.ops.load_library(so)
+    with pytest.raises(OSError):
+        torch.ops.load_library(tmp_path / "missing.so")

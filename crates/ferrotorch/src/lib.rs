@@ -57,6 +57,12 @@ pub use ferrotorch_core::{
 
 /// `torch.jit`: trace a function or module to a graph
 /// ([`jit::trace`], [`jit::trace_module`]) and run it.
+/// `torch.ops`: ops registered at run time from plugins (Note [Plugin
+/// ABI] in `ferrotorch-c`); ops defined in Rust are in [`library`].
+pub mod ops {
+    pub use ferrotorch_c::plugin::{load_library, loaded_libraries, FT_PLUGIN_ABI_VERSION};
+}
+
 pub mod jit {
     pub use ferrotorch_jit::*;
 }

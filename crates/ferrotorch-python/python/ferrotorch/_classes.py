@@ -72,7 +72,15 @@ class _Classes(types.ModuleType):
 
     @property
     def loaded_libraries(self):
-        return set()
+        from ._op_namespaces import ops
+
+        return ops.loaded_libraries
+
+    def load_library(self, path):
+        """``torch.classes.load_library``: ``torch.ops.load_library``."""
+        from ._op_namespaces import ops
+
+        ops.load_library(path)
 
 
 classes = _Classes()

@@ -90,5 +90,19 @@ class _Ops:
         setattr(self, ns, namespace)
         return namespace
 
+    def load_library(self, path):
+        """Load the ferrotorch plugin (a shared library) at ``path``: its
+        ops (and classes) join the dispatcher, as ``torch.ops.load_library``
+        (Note [Plugin ABI] in ``crates/ferrotorch-c``). Loading a library
+        runs its code. Loading the same path again does nothing."""
+        import os
+
+        _C._load_library(os.fspath(path))
+
+    @property
+    def loaded_libraries(self):
+        """The paths of the plugins loaded so far."""
+        return {str(p) for p in _C._loaded_libraries()}
+
 
 ops = _Ops()
