@@ -378,11 +378,12 @@ impl Schema {
             // arguments precede keyword-only ones, so value i is argument i)
             let mut bound = Vec::with_capacity(self.args.len());
             for (i, a) in self.args.iter().enumerate() {
-                let v = match positional.get(i) {
-                    Some(v) => v.clone(),
-                    None => self.default_of(a)?,
-                };
-                bound.push(coerce(&self.name, a, v)?);
+                match positional.get(i) {
+                    // the common case: the value is of the declared type
+                    Some(v) if fits_as_is(&a.ty, v) => bound.push(v.clone()),
+                    Some(v) => bound.push(coerce(&self.name, a, v.clone())?),
+                    None => bound.push(coerce(&self.name, a, self.default_of(a)?)?),
+                }
             }
             return Ok(bound);
         }
@@ -461,8 +462,36 @@ impl Schema {
         self.args
             .iter()
             .zip(values)
-            .map(|(a, v)| coerce(&self.name, a, v))
+            .map(|(a, v)| {
+                if fits_as_is(&a.ty, &v) {
+                    Ok(v)
+                } else {
+                    coerce(&self.name, a, v)
+                }
+            })
             .collect()
+    }
+}
+
+/// Whether `v` is already exactly of type `ty` (what [`coerce`] would
+/// return unchanged): the common call skips coercion. A 0-dim tensor for
+/// a number, a traced int or any conversion is left to `coerce`.
+#[inline]
+fn fits_as_is(ty: &Type, v: &IValue) -> bool {
+    match (ty, v) {
+        (Type::Tensor, IValue::Tensor(_))
+        | (Type::Int, IValue::Int(_))
+        | (Type::Float, IValue::Float(_))
+        | (Type::Bool, IValue::Bool(_))
+        | (Type::Str, IValue::Str(_))
+        | (Type::ScalarType, IValue::DType(_))
+        | (Type::Scalar, IValue::Int(_) | IValue::Float(_) | IValue::Bool(_))
+        | (Type::Optional(_), IValue::None)
+        | (Type::Any, _) => true,
+        (Type::Optional(t), IValue::Tensor(_)) => **t == Type::Tensor,
+        (Type::List(e, _), IValue::IntList(_)) => **e == Type::Int,
+        (Type::List(e, _), IValue::TensorList(_)) => **e == Type::Tensor,
+        _ => false,
     }
 }
 
@@ -669,6 +698,42 @@ mod tests {
             .err()
             .unwrap();
         assert_eq!(e.kind(), ErrorKind::Type);
+    }
+
+    /// The fast path skips `coerce` only where coerce keeps the value.
+    #[test]
+    fn values_that_fit_as_is_are_what_coerce_keeps() {
+        let t = crate::Tensor::from_slice(&[1.0f32, 2.0]);
+        let types = [
+            "Tensor", "int", "float", "bool", "str", "ScalarType", "Scalar", "Tensor?", "int?",
+            "int[]", "int[2]", "Tensor[]", "float[]", "Any",
+        ];
+        let values = [
+            IValue::Tensor(t.clone()),
+            IValue::Tensor(crate::Tensor::scalar_tensor(3i64)),
+            IValue::Int(2),
+            IValue::Float(0.5),
+            IValue::Bool(true),
+            IValue::Str("a".into()),
+            IValue::DType(DType::F64),
+            IValue::None,
+            IValue::IntList(vec![1, 2]),
+            IValue::TensorList(vec![t.clone()]),
+            IValue::FloatList(vec![1.0]),
+        ];
+        let mut fast = 0;
+        for ty in types {
+            let s = Schema::parse(&format!("f({ty} x) -> Tensor")).unwrap();
+            let a = &s.args[0];
+            for v in &values {
+                if fits_as_is(&a.ty, v) {
+                    fast += 1;
+                    let c = coerce("f", a, v.clone()).unwrap();
+                    assert_eq!(c.type_name(), v.type_name(), "{ty} {}", v.type_name());
+                }
+            }
+        }
+        assert!(fast > 15, "{fast}");
     }
 
     #[test]
