@@ -5,7 +5,7 @@
 
 use ferrotorch_core::native::random::manual_seed;
 use ferrotorch_core::{DType, Result, Tensor};
-use ferrotorch_jit::ir::{Graph, NodeKind};
+use ferrotorch_jit::ir::{Graph, NodeKind, ValueType};
 use ferrotorch_jit::passes::{
     eliminate_common_subexpressions, eliminate_dead_code, fold_constants, freeze, optimize,
     optimize_for_inference, peephole,
@@ -203,5 +203,54 @@ fn optimized_mlp_matches_eager() -> Result<()> {
         inf.forward(&[x.clone()])?[0].to_vec::<f32>()?,
         net.forward(&x)?.to_vec::<f32>()?
     );
+    Ok(())
+}
+
+/// Shape propagation runs a custom op's fake function, not its kernel
+/// (a kernel may be slow, have effects, or refuse the zero-filled
+/// inputs): here the kernel counts its calls and the fake halves the
+/// last dimension.
+#[test]
+fn shape_propagation_uses_custom_op_fakes() -> Result<()> {
+    use ferrotorch_core::dispatch::call;
+    use ferrotorch_core::library::{Kind, Library};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static CALLS: AtomicUsize = AtomicUsize::new(0);
+    let mut m = Library::new("ft_shapes_test", Kind::Def)?;
+    m.def_impl("halve(Tensor x) -> Tensor", |a| {
+        CALLS.fetch_add(1, Ordering::SeqCst);
+        let x = a.tensor(0)?;
+        let n = x.shape()[x.dim() - 1] / 2;
+        Ok(x.narrow(-1, 0, n)?.contiguous()?.into())
+    })?;
+    m.impl_fake("halve", |a| {
+        let x = a.tensor(0)?;
+        let mut s = x.shape().to_vec();
+        let last = s.len() - 1;
+        s[last] /= 2;
+        Ok(Tensor::zeros(&s, x.dtype())?.into())
+    })?;
+    let f = |t: &[Tensor]| -> Result<Vec<Tensor>> {
+        Ok(vec![call("ft_shapes_test::halve", &[t[0].clone().into()], &[])?
+            .into_tensor()?
+            .exp()?])
+    };
+    let mut traced = ferrotorch_jit::trace(f, &[Tensor::zeros(&[2, 8], DType::F32)?])?;
+    let before = CALLS.load(Ordering::SeqCst);
+    let ty = ValueType::Tensor {
+        dtype: DType::F64,
+        sizes: vec![3, 10],
+        strides: vec![10, 1],
+        requires_grad: false,
+    };
+    ferrotorch_jit::passes::propagate_shapes(&mut traced, &[ty])?;
+    assert_eq!(CALLS.load(Ordering::SeqCst), before, "the kernel ran");
+    let out = traced.graph().outputs[0];
+    match &traced.graph().values[out].ty {
+        ValueType::Tensor { dtype, sizes, .. } => {
+            assert_eq!((*dtype, sizes.as_slice()), (DType::F64, &[3usize, 5][..]));
+        }
+        t => panic!("{t}"),
+    }
     Ok(())
 }

@@ -13,7 +13,9 @@ use std::sync::Arc;
 /// fusion groups too (`_jit_pass_complete_shape_analysis`). The graph
 /// runs once on zero-filled inputs of those types, so each op's own
 /// shape and dtype rules decide; an op that refuses those inputs is an
-/// error naming it.
+/// error naming it. A custom op with a fake (shape) function
+/// (`Library::impl_fake`, `register_fake`) runs that instead of its
+/// kernel.
 pub fn propagate_shapes(m: &mut ScriptModule, input_types: &[ValueType]) -> Result<()> {
     let g = &m.graph;
     let has_self = g
@@ -79,6 +81,19 @@ fn propagate(g: &mut Graph, inputs: Vec<IValue>, attr: AttrFn<'_>) -> Result<Vec
         let outs = match &mut g.nodes[k].kind {
             NodeKind::CallMethod { graph, .. } | NodeKind::FusionGroup(graph) => {
                 propagate(Arc::make_mut(graph), args, attr)?
+            }
+            NodeKind::Op(e) if ferrotorch_core::library::has_fake(&e.schema.full_name()) => {
+                let name = e.schema.full_name();
+                let out = ferrotorch_core::library::call_fake(&name, &args).map_err(|err| {
+                    ferrotorch_core::Error::new(
+                        err.kind(),
+                        format!("propagate_shapes: {name}: {}", err.message()),
+                    )
+                })?;
+                match out {
+                    IValue::Tuple(items) if g.nodes[k].outputs.len() > 1 => items,
+                    v => vec![v],
+                }
             }
             _ => {
                 let (graph, node) = (&*g, &g.nodes[k]);
