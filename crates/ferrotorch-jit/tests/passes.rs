@@ -231,9 +231,13 @@ fn shape_propagation_uses_custom_op_fakes() -> Result<()> {
         Ok(Tensor::zeros(&s, x.dtype())?.into())
     })?;
     let f = |t: &[Tensor]| -> Result<Vec<Tensor>> {
-        Ok(vec![call("ft_shapes_test::halve", &[t[0].clone().into()], &[])?
-            .into_tensor()?
-            .exp()?])
+        Ok(vec![call(
+            "ft_shapes_test::halve",
+            &[t[0].clone().into()],
+            &[],
+        )?
+        .into_tensor()?
+        .exp()?])
     };
     let mut traced = ferrotorch_jit::trace(f, &[Tensor::zeros(&[2, 8], DType::F32)?])?;
     let before = CALLS.load(Ordering::SeqCst);

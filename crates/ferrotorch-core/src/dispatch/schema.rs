@@ -705,8 +705,20 @@ mod tests {
     fn values_that_fit_as_is_are_what_coerce_keeps() {
         let t = crate::Tensor::from_slice(&[1.0f32, 2.0]);
         let types = [
-            "Tensor", "int", "float", "bool", "str", "ScalarType", "Scalar", "Tensor?", "int?",
-            "int[]", "int[2]", "Tensor[]", "float[]", "Any",
+            "Tensor",
+            "int",
+            "float",
+            "bool",
+            "str",
+            "ScalarType",
+            "Scalar",
+            "Tensor?",
+            "int?",
+            "int[]",
+            "int[2]",
+            "Tensor[]",
+            "float[]",
+            "Any",
         ];
         let values = [
             IValue::Tensor(t.clone()),
