@@ -150,18 +150,8 @@ pub fn trace_with_attributes(
     inputs: &[Tensor],
     f: impl FnOnce(&[Tensor]) -> Result<Vec<Tensor>>,
 ) -> Result<ScriptModule> {
-    let info = tracer::ModuleInfo {
-        name: Some(module_name),
-        attrs: &attrs,
-        modules: Default::default(),
-    };
-    let (graph, warnings) = tracer::trace_graph(info, inputs, f)?;
-    Ok(ScriptModule {
-        graph,
-        warnings,
-        attrs: attrs
-            .into_iter()
-            .map(|(n, t)| (n, Attr::Tensor(t)))
-            .collect(),
+    let values: Vec<IValue> = inputs.iter().cloned().map(IValue::Tensor).collect();
+    trace_values_with_attributes(module_name, attrs, &values, |_| {
+        Ok(f(inputs)?.into_iter().map(IValue::Tensor).collect())
     })
 }

@@ -99,6 +99,32 @@ fn list(items: Vec<IValue>, obj: &Bound<'_, PyAny>) -> PyResult<IValue> {
     }
 }
 
+/// A call's boxed arguments: positional, then keyword by name.
+pub type CallArgs = (Vec<IValue>, Vec<(String, IValue)>);
+
+/// A call's positional and keyword arguments as boxed values.
+pub fn call_args(
+    args: &Bound<'_, PyTuple>,
+    kwargs: Option<&Bound<'_, pyo3::types::PyDict>>,
+) -> PyResult<CallArgs> {
+    let pos: Vec<IValue> = args
+        .iter()
+        .map(|a| to_ivalue(&a))
+        .collect::<PyResult<_>>()?;
+    let mut kw: Vec<(String, IValue)> = Vec::new();
+    if let Some(k) = kwargs {
+        for (key, v) in k.iter() {
+            kw.push((key.extract()?, to_ivalue(&v)?));
+        }
+    }
+    Ok((pos, kw))
+}
+
+/// Keyword arguments as the dispatcher takes them (`(&str, value)`).
+pub fn kw_refs(kw: &[(String, IValue)]) -> Vec<(&str, IValue)> {
+    kw.iter().map(|(k, v)| (k.as_str(), v.clone())).collect()
+}
+
 /// A Python number as a Scalar, if it is one.
 pub fn to_scalar(obj: &Bound<'_, PyAny>) -> PyResult<Option<Scalar>> {
     if obj.is_instance_of::<PyBool>() {

@@ -1,7 +1,7 @@
 //! Every registered op, callable by name: the road the generated Python
 //! functions and methods take (Note [Methods declared once]).
 
-use crate::convert::{from_ivalue, to_ivalue};
+use crate::convert::{call_args, from_ivalue, kw_refs};
 use crate::errors::guarded;
 use crate::script_object;
 use ferrotorch_core::dispatch::{self, IValue};
@@ -31,16 +31,7 @@ pub fn _call_op<'py>(
     args: &Bound<'py, PyTuple>,
     kwargs: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let pos: Vec<IValue> = args
-        .iter()
-        .map(|a| to_ivalue(&a))
-        .collect::<PyResult<_>>()?;
-    let mut kw: Vec<(String, IValue)> = Vec::new();
-    if let Some(k) = kwargs {
-        for (key, v) in k.iter() {
-            kw.push((key.extract()?, to_ivalue(&v)?));
-        }
-    }
+    let (pos, kw) = call_args(args, kwargs)?;
     // an op on objects keeps the identities of what goes in and comes
     // out (Note [Identity through objects])
     let objects =
@@ -52,10 +43,7 @@ pub fn _call_op<'py>(
         }
     }
     let release = pos.iter().any(big) || kw.iter().any(|(_, v)| big(v));
-    let f = || {
-        let kwr: Vec<(&str, IValue)> = kw.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
-        dispatch::call(name, &pos, &kwr)
-    };
+    let f = || dispatch::call(name, &pos, &kw_refs(&kw));
     let out = if release {
         py.detach(|| guarded(name, f))?
     } else {

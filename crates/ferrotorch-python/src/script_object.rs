@@ -11,7 +11,7 @@
 //! that use objects pay for this; other results are new wrappers as
 //! before.
 
-use crate::convert::{from_ivalue, to_ivalue, wrap};
+use crate::convert::{call_args, from_ivalue, kw_refs, to_ivalue, wrap};
 use crate::errors::{guarded, IntoPy};
 use ferrotorch_core::dispatch::IValue;
 use ferrotorch_core::library::{self, ScriptObject};
@@ -120,6 +120,18 @@ pub(crate) fn has_object(vals: &[IValue]) -> bool {
     vals.iter().any(|v| matches!(v, IValue::Object(_)))
 }
 
+/// A call's arguments, each tensor and object in them remembered.
+fn remembered_args(
+    args: &Bound<'_, PyTuple>,
+    kwargs: Option<&Bound<'_, PyDict>>,
+) -> PyResult<crate::convert::CallArgs> {
+    remember(args.as_any())?;
+    if let Some(k) = kwargs {
+        remember(&k.values().into_any())?;
+    }
+    call_args(args, kwargs)
+}
+
 fn call_method<'py>(
     py: Python<'py>,
     o: &ScriptObject,
@@ -127,25 +139,9 @@ fn call_method<'py>(
     args: &Bound<'py, PyTuple>,
     kwargs: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let pos: Vec<IValue> = args
-        .iter()
-        .map(|a| {
-            remember(&a)?;
-            to_ivalue(&a)
-        })
-        .collect::<PyResult<_>>()?;
-    let mut kw: Vec<(String, IValue)> = Vec::new();
-    if let Some(k) = kwargs {
-        for (key, v) in k.iter() {
-            remember(&v)?;
-            kw.push((key.extract()?, to_ivalue(&v)?));
-        }
-    }
+    let (pos, kw) = remembered_args(args, kwargs)?;
     let full = format!("{}::{name}", o.class().name());
-    let out = guarded(&full, || {
-        let kwr: Vec<(&str, IValue)> = kw.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
-        o.call_method(name, &pos, &kwr)
-    })?;
+    let out = guarded(&full, || o.call_method(name, &pos, &kw_refs(&kw)))?;
     from_ivalue_ids(py, out)
 }
 
@@ -254,23 +250,8 @@ pub fn _construct_class<'py>(
     args: &Bound<'py, PyTuple>,
     kwargs: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let pos: Vec<IValue> = args
-        .iter()
-        .map(|a| {
-            remember(&a)?;
-            to_ivalue(&a)
-        })
-        .collect::<PyResult<_>>()?;
-    let mut kw: Vec<(String, IValue)> = Vec::new();
-    if let Some(k) = kwargs {
-        for (key, v) in k.iter() {
-            kw.push((key.extract()?, to_ivalue(&v)?));
-        }
-    }
-    let o = guarded(name, || {
-        let kwr: Vec<(&str, IValue)> = kw.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
-        library::construct(name, &pos, &kwr)
-    })?;
+    let (pos, kw) = remembered_args(args, kwargs)?;
+    let o = guarded(name, || library::construct(name, &pos, &kw_refs(&kw)))?;
     object(py, o)
 }
 
