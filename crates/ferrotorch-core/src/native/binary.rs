@@ -598,7 +598,14 @@ impl Tensor {
                 "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{m}'"
             ),
         }
-        Ok(out)
+        match &other {
+            Operand::Tensor(o) => {
+                crate::autograd::derivatives::pointwise::zero_derivative("DivBackward1", &[self, o], out)
+            }
+            Operand::Scalar(_) => {
+                crate::autograd::derivatives::pointwise::zero_derivative("DivBackward2", &[self], out)
+            }
+        }
     }
 
     /// `torch.floor_divide` (floor rounding).

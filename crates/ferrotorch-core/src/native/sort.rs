@@ -251,8 +251,13 @@ pub(crate) fn register(r: &mut Registry) {
     );
     r.def_typed(
         "searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor",
-        |seq: Tensor, x: Tensor, _int32: bool, right: bool, side: Option<String>, _sorter: Option<Tensor>| {
-            seq.searchsorted(&x, right || side.as_deref() == Some("right"))
+        |seq: Tensor, x: Tensor, int32: bool, right: bool, side: Option<String>, _sorter: Option<Tensor>| {
+            let out = seq.searchsorted(&x, right || side.as_deref() == Some("right"))?;
+            if int32 {
+                out.to_dtype(crate::DType::I32)
+            } else {
+                Ok(out)
+            }
         },
     );
     r.def_typed(

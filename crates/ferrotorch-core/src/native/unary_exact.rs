@@ -148,7 +148,10 @@ impl Tensor {
             "frac: \"frac_cpu\" not implemented for '{}'",
             self.dtype().name_title()
         );
-        super::unary::unary_float(self, |x: f32| x - x.trunc(), |x: f64| x - x.trunc())
+        let y = crate::autograd::raw(&[self], || {
+            super::unary::unary_float(self, |x: f32| x - x.trunc(), |x: f64| x - x.trunc())
+        })?;
+        crate::autograd::derivatives::pointwise::unary("frac", self, y)
     }
 
     /// `logical_not`: `x == 0`, as a bool tensor.

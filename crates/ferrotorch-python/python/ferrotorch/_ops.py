@@ -108,6 +108,15 @@ def make_op(name, overloads):
     return op
 
 
+def _method_with_self_at(fn, k):
+    def method(self, *args, **kwargs):
+        return fn(*args[:k], self, *args[k:], **kwargs)
+
+    method.__name__ = method.__qualname__ = fn.__name__
+    method.__doc__ = fn.__doc__
+    return method
+
+
 def install(namespace, tensor_cls):
     """Define every op in ``namespace`` and as a method of ``tensor_cls``."""
     for name, overloads in _schemas().items():
@@ -118,3 +127,11 @@ def install(namespace, tensor_cls):
         is_method = any(args and args[0][0] == "self" for _f, args, _n, _t in overloads)
         if is_method and not hasattr(tensor_cls, name):
             setattr(tensor_cls, name, fn)
+        elif not hasattr(tensor_cls, name):
+            # `self` not first (`where.self(Tensor condition, Tensor self,
+            # Tensor other)`): the method fills that slot, as torch's
+            # `x.where(condition, y)`
+            slots = {[a[0] for a in args if not a[3]].index("self")
+                     for _f, args, _n, _t in overloads if any(a[0] == "self" for a in args)}
+            if len(slots) == 1:
+                setattr(tensor_cls, name, _method_with_self_at(fn, slots.pop()))

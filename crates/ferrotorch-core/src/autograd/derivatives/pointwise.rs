@@ -444,6 +444,28 @@ pub(crate) fn clamp(
     )
 }
 
+/// An op whose derivative is zero wherever it exists (`div` with a
+/// rounding mode, as torch's `DivBackward1`): recorded, so its result
+/// requires grad as torch's does, with zero gradients for every input.
+pub(crate) fn zero_derivative(
+    name: &'static str,
+    inputs: &[&Tensor],
+    y: Tensor,
+) -> Result<Tensor> {
+    if !needs_grad(inputs) {
+        return Ok(y);
+    }
+    let like: Vec<(Vec<usize>, crate::DType)> = inputs
+        .iter()
+        .map(|t| (t.shape().to_vec(), t.dtype()))
+        .collect();
+    record1(name, inputs, y, smallvec::smallvec![], move |_c: &Ctx| {
+        like.iter()
+            .map(|(s, d)| Tensor::zeros(s, *d).map(Some))
+            .collect()
+    })
+}
+
 /// `polygamma(n, x)`: ψ⁽ⁿ⁺¹⁾.
 pub(crate) fn polygamma(x: &Tensor, n: u32, y: Tensor) -> Result<Tensor> {
     if !needs_grad(&[x]) {

@@ -62,7 +62,11 @@ pub(crate) fn sum_or_mean(
         None => (0, (0..n).collect::<Vec<_>>(), false),
         Some(d) => (1, reduced_dims(x, d)?, keep),
     };
-    let count: usize = dims.iter().map(|&d| x.shape()[d]).product();
+    // a 0-d tensor reduced over its dim 0 (or -1) counts one element
+    let count: usize = dims
+        .iter()
+        .map(|&d| x.shape().get(d).copied().unwrap_or(1))
+        .product();
     let name = super::node_name(if mean { "mean" } else { "sum" }, overload);
     record1(name, &[x], y, smallvec::smallvec![], move |c: &Ctx| {
         let g = unreduce(c.grad(), &dims, keep, n)?.expand(&shape)?;
@@ -129,7 +133,11 @@ pub(crate) fn var_std_mean(
     let n = x.dim();
     let dims = all_or(x, dims)?;
     let di: Vec<i64> = dims.iter().map(|&d| d as i64).collect();
-    let count: usize = dims.iter().map(|&d| x.shape()[d]).product();
+    // a 0-d tensor reduced over its dim 0 (or -1) counts one element
+    let count: usize = dims
+        .iter()
+        .map(|&d| x.shape().get(d).copied().unwrap_or(1))
+        .product();
     let shape = shape_i64(x.shape());
     crate::autograd::record(
         name,

@@ -170,8 +170,10 @@ impl Tensor {
         }
         // Batch statistics (training, or no running statistics).
         let count = x.numel() / c.max(1);
+        // torch refuses exactly one value per channel (an empty batch is
+        // an empty result)
         crate::ensure!(
-            !training || count > 1,
+            !training || count != 1,
             Value,
             "Expected more than 1 value per channel when training, got input size {:?}",
             self.shape()

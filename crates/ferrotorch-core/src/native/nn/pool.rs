@@ -616,17 +616,12 @@ pub(crate) fn register(r: &mut Registry) {
     r.def_typed(
         "avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor",
         |x: Tensor, k: Vec<usize>, s: Vec<usize>, p: Vec<usize>, ceil: bool, include_pad: bool, divisor: Option<i64>| {
-            let divisor = divisor
-                .map(|d| {
-                    usize::try_from(d).map_err(|_| {
-                        crate::Error::new(
-                            crate::ErrorKind::Runtime,
-                            format!("avg_pool2d(): argument 'divisor_override' must not be negative, got {d}"),
-                        )
-                    })
-                })
-                .transpose()?;
-            x.avg_pool2d(&k, &s, &p, ceil, include_pad, divisor)
+            // torch divides by a negative divisor too (only 0 is refused)
+            let out = x.avg_pool2d(&k, &s, &p, ceil, include_pad, divisor.map(|d| d.unsigned_abs() as usize))?;
+            match divisor {
+                Some(d) if d < 0 => out.neg(),
+                _ => Ok(out),
+            }
         },
     );
     r.def_typed(

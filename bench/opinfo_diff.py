@@ -1,0 +1,295 @@
+#!/usr/bin/env python3
+"""A differential test of ferrotorch against PyTorch on PyTorch's own
+OpInfo samples (``torch.testing._internal.common_methods_invocations.op_db``;
+issue 25's measure).
+
+For every OpInfo entry: its float32 samples are run through torch and
+through ferrotorch (the op found by the same name: ``linalg.solve``,
+``nn.functional.conv2d``, ``special.i0``, else the method of the first
+tensor), and the results compared (structure, shapes, dtypes, values); its
+float64 samples with ``requires_grad`` are differentiated in both (a
+weighted sum of the differentiable outputs, the same weights on both
+sides) and the gradients compared. An entry passes when every sample
+does. A sample torch itself refuses is skipped. Run with a Python that has
+both packages (torch, numpy, expecttest; ferrotorch on PYTHONPATH):
+
+    PYTHONPATH=crates/ferrotorch-python/python /path/to/torch-venv/bin/python \\
+        bench/opinfo_diff.py [--ops add,sum] [--max-samples 12] [--json out.json]
+
+It prints each failing entry's first reason and the counts.
+"""
+import argparse
+import json
+import math
+import sys
+import traceback
+
+import numpy as np
+import torch
+import ferrotorch as ft
+
+RTOL = {torch.float32: 1.3e-5, torch.float64: 1e-7}
+ATOL = {torch.float32: 1e-5, torch.float64: 1e-7}
+
+
+class Unsupported(Exception):
+    """A value ferrotorch has no form for yet (complex, a Generator, ...)."""
+
+
+def dtype_to_ft(d):
+    name = str(d).replace("torch.", "")
+    got = getattr(ft, name, None)
+    if got is None:
+        raise Unsupported(f"dtype {name}")
+    return got
+
+
+def to_ft(x):
+    """A torch value (or a structure of them) as ferrotorch's."""
+    if isinstance(x, torch.Tensor):
+        if x.is_complex():
+            raise Unsupported("complex tensor")
+        if x.layout != torch.strided:
+            raise Unsupported(f"layout {x.layout}")
+        arr = x.detach().cpu().contiguous().numpy().copy()
+        t = ft.tensor(arr) if arr.ndim else ft.tensor(arr.item(), dtype=dtype_to_ft(x.dtype))
+        if t.dtype != dtype_to_ft(x.dtype):
+            t = t.to(dtype_to_ft(x.dtype))
+        if x.requires_grad:
+            t.requires_grad_(True)
+        return t
+    if isinstance(x, torch.dtype):
+        return dtype_to_ft(x)
+    if isinstance(x, torch.Size):
+        return tuple(x)
+    if isinstance(x, torch.device):
+        return str(x)
+    if isinstance(x, (torch.Generator, torch.memory_format, torch.layout)):
+        raise Unsupported(type(x).__name__)
+    if isinstance(x, tuple):
+        return tuple(to_ft(v) for v in x)
+    if isinstance(x, list):
+        return [to_ft(v) for v in x]
+    if isinstance(x, dict):
+        return {k: to_ft(v) for k, v in x.items()}
+    if callable(x) and not isinstance(x, (int, float, bool, str)):
+        raise Unsupported("a callable argument")
+    return x
+
+
+def resolve(name, first):
+    """ferrotorch's function for OpInfo ``name``, or the method of the
+    first tensor argument; None when neither exists."""
+    obj = ft
+    for part in name.split("."):
+        obj = getattr(obj, part, None)
+        if obj is None:
+            break
+    if obj is not None:
+        return obj, False
+    leaf = name.split(".")[-1]
+    if isinstance(first, ft.Tensor) and hasattr(first, leaf):
+        return getattr(first, leaf), True
+    return None, False
+
+
+def flat(out):
+    if isinstance(out, (tuple, list)):
+        r = []
+        for o in out:
+            r.extend(flat(o))
+        return r
+    return [out]
+
+
+def compare(want, got, dtype, where="output"):
+    """None when `got` (ferrotorch) matches `want` (torch), else why not."""
+    if isinstance(want, torch.Tensor):
+        if not isinstance(got, ft.Tensor):
+            return f"{where}: expected a tensor, got {type(got).__name__}"
+        if tuple(want.shape) != tuple(got.shape):
+            return f"{where}: shape {tuple(got.shape)} != torch's {tuple(want.shape)}"
+        wd = str(want.dtype).replace("torch.", "")
+        gd = str(got.dtype).replace("torch.", "").replace("ferrotorch.", "")
+        if wd != gd:
+            return f"{where}: dtype {gd} != torch's {wd}"
+        if want.is_complex():
+            return f"{where}: complex"
+        w = want.detach().cpu().numpy()
+        g = np.asarray(got.detach().numpy())
+        if w.dtype == np.bool_ or np.issubdtype(w.dtype, np.integer):
+            if not np.array_equal(w, g):
+                return f"{where}: values differ"
+            return None
+        tol = want.dtype if want.dtype in RTOL else dtype
+        rtol, atol = RTOL.get(tol, 1e-3), ATOL.get(tol, 1e-3)
+        if w.dtype in (np.float16,) or str(want.dtype) == "torch.bfloat16":
+            rtol, atol = 1e-2, 1e-2
+        w64, g64 = w.astype(np.float64), g.astype(np.float64)
+        if not np.allclose(g64, w64, rtol=rtol, atol=atol, equal_nan=True):
+            err = np.nanmax(np.abs(g64 - w64)) if w64.size else 0
+            return f"{where}: values differ (max abs diff {err:.3g})"
+        return None
+    if isinstance(want, (tuple, list)):
+        if not isinstance(got, (tuple, list)) or len(got) != len(want):
+            return f"{where}: expected a sequence of {len(want)}, got {type(got).__name__}"
+        for i, (a, b) in enumerate(zip(want, got)):
+            why = compare(a, b, dtype, f"{where}[{i}]")
+            if why:
+                return why
+        return None
+    if isinstance(want, bool) or want is None or isinstance(want, str):
+        return None if want == got else f"{where}: {got!r} != torch's {want!r}"
+    if isinstance(want, (int, float)):
+        try:
+            ok = math.isclose(float(got), float(want), rel_tol=1e-5, abs_tol=1e-6) or (
+                math.isnan(float(want)) and math.isnan(float(got)))
+        except (TypeError, ValueError):
+            return f"{where}: {got!r} != torch's {want!r}"
+        return None if ok else f"{where}: {got!r} != torch's {want!r}"
+    if isinstance(want, torch.dtype):
+        return None if str(want).replace("torch.", "") in str(got) else f"{where}: {got} != {want}"
+    if isinstance(want, torch.Size):
+        return None if tuple(want) == tuple(got) else f"{where}: {got} != {want}"
+    return None
+
+
+def call_both(op, sample):
+    """(torch's result, ferrotorch's result, its inputs) for one sample."""
+    args = (sample.input, *sample.args)
+    want = op(*args, **sample.kwargs)
+    f_args = to_ft(args)
+    f_kwargs = to_ft(dict(sample.kwargs))
+    fn, method = resolve(op.name, f_args[0] if f_args else None)
+    if fn is None:
+        raise LookupError(f"ferrotorch has no {op.name}")
+    got = fn(*f_args[1:], **f_kwargs) if method else fn(*f_args, **f_kwargs)
+    return want, got, args, f_args
+
+
+def leaves(xs, lib_tensor):
+    return [x for x in flat(list(xs)) if isinstance(x, lib_tensor) and x.requires_grad]
+
+
+def grads(op, sample):
+    """None when both libraries give the same gradients, else why not."""
+    want, got, args, f_args = call_both(op, sample)
+    t_outs = [o for o in flat(want) if isinstance(o, torch.Tensor) and o.requires_grad]
+    f_outs = [o for o in flat(got) if isinstance(o, ft.Tensor) and o.requires_grad]
+    if not t_outs:
+        return None
+    if len(f_outs) != len(t_outs):
+        return f"{len(f_outs)} differentiable outputs, torch has {len(t_outs)}"
+    t_in, f_in = leaves(args, torch.Tensor), leaves(f_args, ft.Tensor)
+    if len(t_in) != len(f_in):
+        return "inputs differ"
+    gen = np.random.default_rng(0)
+    t_loss, f_loss = 0, 0
+    for a, b in zip(t_outs, f_outs):
+        w = gen.standard_normal(tuple(a.shape)).astype(np.float64)
+        t_loss = t_loss + (a * torch.from_numpy(w).to(a.dtype)).sum()
+        f_loss = f_loss + (b * ft.tensor(w).to(b.dtype)).sum()
+    t_g = torch.autograd.grad(t_loss, t_in, allow_unused=True)
+    f_g = ft.autograd.grad(f_loss, f_in, allow_unused=True)
+    for i, (a, b) in enumerate(zip(t_g, f_g)):
+        if a is None and b is None:
+            continue
+        if a is None:
+            a = torch.zeros_like(t_in[i])
+        if b is None:
+            b = ft.zeros(tuple(f_in[i].shape), dtype=f_in[i].dtype)
+        why = compare(a, b, torch.float64, f"grad[{i}]")
+        if why:
+            return why
+    return None
+
+
+def check_entry(op, max_samples):
+    """(status, reason): 'pass', 'fail', 'missing' or 'unsupported'."""
+    fn, _ = resolve(op.name, None)
+    ran = 0
+    try:
+        samples = list(op.sample_inputs("cpu", torch.float32, requires_grad=False))
+    except Exception as e:  # noqa: BLE001
+        return "skip", f"no float32 samples: {type(e).__name__}"
+    for s in samples[:max_samples]:
+        try:
+            want, got, _, _ = call_both(op, s)
+        except LookupError as e:
+            return "missing", str(e)
+        except Unsupported as e:
+            return "unsupported", str(e)
+        except Exception as e:  # noqa: BLE001
+            # a sample torch refuses is not ours to match
+            try:
+                op(s.input, *s.args, **s.kwargs)
+            except Exception:  # noqa: BLE001
+                continue
+            return "fail", f"raised {type(e).__name__}: {str(e)[:160]}"
+        why = compare(want, got, torch.float32)
+        if why:
+            return "fail", why
+        ran += 1
+    if op.supports_autograd and torch.float64 in op.supported_dtypes("cpu"):
+        try:
+            gsamples = list(op.sample_inputs("cpu", torch.float64, requires_grad=True))
+        except Exception:  # noqa: BLE001
+            gsamples = []
+        for s in gsamples[:max_samples]:
+            try:
+                why = grads(op, s)
+            except Unsupported as e:
+                return "unsupported", str(e)
+            except LookupError as e:
+                return "missing", str(e)
+            except Exception as e:  # noqa: BLE001
+                try:
+                    op(s.input, *s.args, **s.kwargs)
+                except Exception:  # noqa: BLE001
+                    continue
+                return "fail", f"backward raised {type(e).__name__}: {str(e)[:160]}"
+            if why:
+                return "fail", "float64 " + why
+    if ran == 0 and fn is None:
+        return "missing", f"ferrotorch has no {op.name}"
+    return "pass", ""
+
+
+def main():
+    from torch.testing._internal.common_methods_invocations import op_db
+
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--ops", help="comma-separated OpInfo names (default: all)")
+    p.add_argument("--max-samples", type=int, default=12)
+    p.add_argument("--json", help="write {entry: [status, reason]} here")
+    p.add_argument("--quiet", action="store_true")
+    a = p.parse_args()
+    wanted = set(a.ops.split(",")) if a.ops else None
+    torch.set_num_threads(1)
+    results = {}
+    for op in op_db:
+        key = op.name + (f".{op.variant_test_name}" if op.variant_test_name else "")
+        if wanted and op.name not in wanted and key not in wanted:
+            continue
+        torch.manual_seed(0)
+        try:
+            status, why = check_entry(op, a.max_samples)
+        except Exception as e:  # noqa: BLE001
+            status, why = "fail", f"harness: {type(e).__name__}: {e}"
+            if not a.quiet:
+                traceback.print_exc()
+        results[key] = (status, why)
+        if status != "pass" and not a.quiet:
+            print(f"{status:11} {key}: {why}")
+    counts = {}
+    for status, _ in results.values():
+        counts[status] = counts.get(status, 0) + 1
+    print(f"{len(results)} OpInfo entries: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(results, f, indent=0, sort_keys=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

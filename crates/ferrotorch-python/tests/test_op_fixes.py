@@ -1,0 +1,123 @@
+"""Issue 25's list of ops known to be wrong, each checked against torch's
+behaviour written out by hand (values, dtypes, gradients, errors)."""
+
+import pytest
+
+import ferrotorch as torch
+import ferrotorch.nn.functional as F
+
+
+def test_frac_records_a_graph_with_gradient_one():
+    x = torch.tensor([1.5, -2.25, 3.0], dtype=torch.float64, requires_grad=True)
+    y = torch.frac(x)
+    assert y.grad_fn is not None and y.requires_grad
+    assert y.tolist() == [0.5, -0.25, 0.0]
+    y.sum().backward()
+    assert x.grad.tolist() == [1.0, 1.0, 1.0]
+    assert torch.autograd.gradcheck(torch.frac, (torch.tensor([0.3, -1.7], dtype=torch.float64,
+                                                              requires_grad=True),))
+
+
+@pytest.mark.parametrize("mode", ["floor", "trunc"])
+def test_div_with_a_rounding_mode_records_zero_gradients(mode):
+    a = torch.tensor([1.5, -2.5, 7.0], requires_grad=True)
+    b = torch.tensor([2.0, 2.0, -3.0], requires_grad=True)
+    y = torch.div(a, b, rounding_mode=mode)
+    assert y.requires_grad and y.grad_fn is not None
+    want = [0.0, -2.0, -3.0] if mode == "floor" else [0.0, -1.0, -2.0]
+    assert y.tolist() == want
+    (y * torch.tensor([1.0, 2.0, 3.0])).sum().backward()
+    assert a.grad.tolist() == [0.0, 0.0, 0.0] and b.grad.tolist() == [0.0, 0.0, 0.0]
+    s = torch.div(a, 2, rounding_mode=mode)
+    assert s.requires_grad
+    assert torch.floor_divide(a, b).requires_grad
+
+
+def test_searchsorted_out_int32():
+    seq = torch.tensor([1.0, 2.0, 3.0])
+    out = torch.searchsorted(seq, torch.tensor([2.5, 0.0]), out_int32=True)
+    assert out.dtype == torch.int32 and out.tolist() == [2, 0]
+    assert torch.searchsorted(seq, torch.tensor([2.5])).dtype == torch.int64
+
+
+def test_where_as_a_method_and_a_non_bool_condition():
+    x, y = torch.tensor([1.0, 2.0, 3.0]), torch.tensor([9.0, 9.0, 9.0])
+    cond = torch.tensor([True, False, True])
+    assert x.where(cond, y).tolist() == [1.0, 9.0, 3.0]
+    assert x.where(cond, 0.0).tolist() == [1.0, 0.0, 3.0]
+    with pytest.raises(RuntimeError, match="where expected condition to be a boolean tensor"):
+        x.where(torch.tensor([1, 0, 1]), y)
+    with pytest.raises(RuntimeError, match="boolean tensor, but got a tensor with dtype Long"):
+        torch.where(torch.tensor([1, 0, 1]), x, y)
+
+
+def test_batch_norm_edge_shapes():
+    # an empty batch is an empty result; exactly one value per channel is
+    # refused in training, as torch does
+    out = F.batch_norm(torch.ones(2, 3, 0), None, None, training=True)
+    assert out.shape == (2, 3, 0)
+    with pytest.raises(ValueError, match="Expected more than 1 value per channel when training"):
+        F.batch_norm(torch.ones(1, 3), None, None, training=True)
+    x = torch.tensor([[1.0, 4.0], [3.0, 8.0]])
+    y = F.batch_norm(x, None, None, training=True)
+    # (x - mean) / sqrt(var + eps): column variances 1 and 4
+    a, b = 1 / (1 + 1e-5) ** 0.5, 2 / (4 + 1e-5) ** 0.5
+    assert y.flatten().tolist() == pytest.approx([-a, -b, a, b], rel=1e-6)
+    g = F.group_norm(torch.tensor([[1.0, 3.0, 5.0, 9.0]]), 2)
+    assert [round(v, 4) for v in g.flatten().tolist()] == [-1.0, 1.0, -1.0, 1.0]
+
+
+def test_avg_pool2d_divisor_override():
+    x = torch.arange(16.0).reshape(1, 1, 4, 4)
+    # window sums 10, 18, 42, 50
+    assert F.avg_pool2d(x, 2, divisor_override=2).flatten().tolist() == [5.0, 9.0, 21.0, 25.0]
+    assert F.avg_pool2d(x, 2, divisor_override=-2).flatten().tolist() == [-5.0, -9.0, -21.0, -25.0]
+    with pytest.raises(RuntimeError, match="divisor must be not zero"):
+        F.avg_pool2d(x, 2, divisor_override=0)
+
+
+def test_the_rest_of_the_list_stays_right():
+    # sum/mean over an empty dim list of a 0-d tensor
+    assert torch.tensor(3.0).sum(dim=[]).item() == 3.0
+    assert torch.tensor(3.0).mean(dim=[]).item() == 3.0
+    # clamp's gradient for tensor bounds (ties go to the input)
+    x = torch.tensor([0.0, 1.0, 2.0, 3.0], requires_grad=True)
+    lo = torch.tensor([0.5, 0.5, 2.5, 0.5], requires_grad=True)
+    hi = torch.tensor([2.0, 2.0, 2.5, 2.5], requires_grad=True)
+    torch.clamp(x, lo, hi).sum().backward()
+    assert (x.grad.tolist(), lo.grad.tolist(), hi.grad.tolist()) == (
+        [0.0, 1.0, 0.0, 0.0], [1.0, 0.0, 1.0, 0.0], [0.0, 0.0, 0.0, 1.0])
+    # prod's gradient with zeros: no NaN
+    p = torch.tensor([[0.0, 2.0, 3.0], [1.0, 2.0, 3.0]], requires_grad=True)
+    p.prod(1).sum().backward()
+    assert p.grad.tolist() == [[6.0, 0.0, 0.0], [6.0, 3.0, 2.0]]
+    # as_strided on a partial view: offsets are the storage's
+    v = torch.arange(12.0)[2:]
+    assert v.as_strided((2, 2), (1, 2)).tolist() == [[2.0, 4.0], [3.0, 5.0]]
+    assert v.as_strided((2, 2), (1, 2), 1).tolist() == [[1.0, 3.0], [2.0, 4.0]]
+    # nll_loss of one sample is 0-d
+    loss = F.nll_loss(torch.tensor([-1.0, -2.0, -0.5]), torch.tensor(1))
+    assert loss.shape == () and loss.item() == 2.0
+    # gather takes int32 or int64 indices only
+    src = torch.arange(6.0).reshape(2, 3)
+    assert torch.gather(src, 1, torch.tensor([[0], [2]], dtype=torch.int32)).tolist() == [[0.0], [5.0]]
+    with pytest.raises(RuntimeError, match="Expected dtype int32/int64 for index"):
+        torch.gather(src, 1, torch.tensor([[0], [2]], dtype=torch.int16))
+    # negative pads crop
+    assert F.pad(torch.arange(10.0).reshape(2, 5), (-1, 2)).tolist() == [
+        [1.0, 2.0, 3.0, 4.0, 0.0, 0.0], [6.0, 7.0, 8.0, 9.0, 0.0, 0.0]]
+
+
+@pytest.mark.parametrize("op", ["sum", "mean", "std", "var"])
+def test_reductions_of_a_0d_tensor_over_dim_0_differentiate(op):
+    # found by bench/opinfo_diff.py: backward indexed the 0-d tensor's
+    # (empty) shape and panicked
+    x = torch.tensor(2.0, dtype=torch.float64, requires_grad=True)
+    kwargs = {"correction": 0} if op in ("std", "var") else {}
+    for dim, keepdim in ((0, True), (-1, False)):
+        x.grad = None
+        y = getattr(x, op)(dim=dim, keepdim=keepdim, **kwargs)
+        assert y.shape == (1,) * 0 or y.shape == ()
+        y.backward()
+        want = {"sum": 1.0, "mean": 1.0, "std": 0.0, "var": 0.0}[op]
+        assert x.grad.item() == want or (op == "std" and x.grad.isnan().item())
