@@ -121,3 +121,10 @@ def test_reductions_of_a_0d_tensor_over_dim_0_differentiate(op):
         y.backward()
         want = {"sum": 1.0, "mean": 1.0, "std": 0.0, "var": 0.0}[op]
         assert x.grad.item() == want or (op == "std" and x.grad.isnan().item())
+
+
+def test_matmul_folding_with_an_empty_inner_dimension():
+    # found by bench/opinfo_diff.py: the fold to rows used reshape(-1, 0)
+    y = torch.matmul(torch.ones(2, 3, 0), torch.ones(0, 4))
+    assert y.shape == (2, 3, 4) and y.sum().item() == 0.0
+    assert torch.matmul(torch.ones(2, 3, 0), torch.ones(0)).shape == (2, 3)

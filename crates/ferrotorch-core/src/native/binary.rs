@@ -599,12 +599,16 @@ impl Tensor {
             ),
         }
         match &other {
-            Operand::Tensor(o) => {
-                crate::autograd::derivatives::pointwise::zero_derivative("DivBackward1", &[self, o], out)
-            }
-            Operand::Scalar(_) => {
-                crate::autograd::derivatives::pointwise::zero_derivative("DivBackward2", &[self], out)
-            }
+            Operand::Tensor(o) => crate::autograd::derivatives::pointwise::zero_derivative(
+                "DivBackward1",
+                &[self, o],
+                out,
+            ),
+            Operand::Scalar(_) => crate::autograd::derivatives::pointwise::zero_derivative(
+                "DivBackward2",
+                &[self],
+                out,
+            ),
         }
     }
 

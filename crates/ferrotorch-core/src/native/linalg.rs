@@ -283,7 +283,9 @@ impl Tensor {
                 return Err(shape_err("matmul", self.shape(), other.shape(), k, k2));
             }
             check_dtypes("matmul", self, other)?;
-            let rows = self.reshape(&[-1, k as i64])?;
+            // the row count spelled out: -1 is ambiguous when k is 0
+            let n_rows: usize = self.shape()[..da - 1].iter().product();
+            let rows = self.reshape(&[n_rows as i64, k as i64])?;
             let mut shape: Vec<i64> = self.shape()[..da - 1].iter().map(|&s| s as i64).collect();
             return if db == 2 {
                 shape.push(other.shape()[1] as i64);

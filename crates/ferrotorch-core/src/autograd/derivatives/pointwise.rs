@@ -447,11 +447,7 @@ pub(crate) fn clamp(
 /// An op whose derivative is zero wherever it exists (`div` with a
 /// rounding mode, as torch's `DivBackward1`): recorded, so its result
 /// requires grad as torch's does, with zero gradients for every input.
-pub(crate) fn zero_derivative(
-    name: &'static str,
-    inputs: &[&Tensor],
-    y: Tensor,
-) -> Result<Tensor> {
+pub(crate) fn zero_derivative(name: &'static str, inputs: &[&Tensor], y: Tensor) -> Result<Tensor> {
     if !needs_grad(inputs) {
         return Ok(y);
     }
