@@ -128,3 +128,17 @@ def test_matmul_folding_with_an_empty_inner_dimension():
     y = torch.matmul(torch.ones(2, 3, 0), torch.ones(0, 4))
     assert y.shape == (2, 3, 4) and y.sum().item() == 0.0
     assert torch.matmul(torch.ones(2, 3, 0), torch.ones(0)).shape == (2, 3)
+
+
+def test_found_by_the_opinfo_run():
+    # view of a 0-d tensor
+    assert torch.tensor(3.0).view(1).tolist() == [3.0]
+    assert torch.tensor(3.0).view(1, 1).shape == (1, 1)
+    assert torch.ones(1).view(()).shape == ()
+    # take_along_dim counts negative indices from the end
+    x = torch.arange(10.0).reshape(2, 5)
+    idx = torch.tensor([[-1, 0], [-5, 2]])
+    assert torch.take_along_dim(x, idx, 1).tolist() == [[4.0, 0.0], [5.0, 7.0]]
+    # nll_loss of one unbatched sample, unreduced, is 0-d
+    loss = F.nll_loss(torch.tensor([-1.0, -2.0, -0.5]), torch.tensor(2), reduction="none")
+    assert loss.shape == () and loss.item() == 0.5

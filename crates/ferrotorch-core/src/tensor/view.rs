@@ -57,7 +57,8 @@ pub(crate) fn infer_shape(op: &str, shape: &[i64], numel: usize) -> Result<Dims>
 /// possible (ATen's `computeStride`).
 fn compute_stride(sizes: &[usize], strides: &[usize], new: &[usize]) -> Option<Dims> {
     let numel: usize = sizes.iter().product();
-    if numel == 0 {
+    // an empty tensor, or a 0-d one (one element, no strides to follow)
+    if numel == 0 || sizes.is_empty() {
         return Some(contiguous_strides(new));
     }
     let mut out: Dims = SmallVec::from_elem(0, new.len());

@@ -394,6 +394,10 @@ impl Tensor {
         let mut si = sa.clone();
         sa[d] = self.shape()[d] as i64;
         si[d] = indices.shape()[d] as i64;
+        // negative indices count from the end, as torch's take_along_dim
+        // (gather itself refuses them)
+        let n = self.shape()[d] as i64;
+        let indices = indices.add(&indices.lt(0)?.to_dtype(indices.dtype())?.mul(n)?)?;
         self.expand(&sa)?.gather(dim, &indices.expand(&si)?)
     }
 

@@ -242,7 +242,8 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
              reduction="mean"):
-    if input.dim() == 1:
+    unbatched = input.dim() == 1
+    if unbatched:
         input, target = input.unsqueeze(0), target.unsqueeze(0)
     if input.dim() > 2:
         # (N, C, d1, ...) -> (N*d1*..., C)
@@ -265,6 +266,8 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     loss = picked * w
     if reduction == "mean":
         return loss.sum() / w.sum()
+    if unbatched and reduction == "none":
+        return loss.squeeze(0)  # one unbatched sample: a 0-d loss, as torch
     return _reduce(loss, reduction)
 
 

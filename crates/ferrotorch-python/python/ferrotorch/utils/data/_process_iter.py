@@ -107,7 +107,15 @@ class _ProcessIter:
         except StopIteration:
             self._exhausted = True
             return
-        self._conns[next(self._turn)].send((self._epoch, self._sent, indices))
+        i = next(self._turn)
+        try:
+            self._conns[i].send((self._epoch, self._sent, indices))
+        except OSError:
+            # the worker died (EPIPE or ECONNRESET before it is reaped):
+            # the error names its signal
+            self._workers[i].join(5.0)
+            self._check_workers()
+            raise
         self._sent += 1
 
     def __iter__(self):
