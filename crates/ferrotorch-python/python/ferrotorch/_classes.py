@@ -41,7 +41,7 @@ class _ClassNamespace(types.ModuleType):
     """The classes of one namespace (``torch.classes.MyCustomClass``)."""
 
     def __init__(self, name):
-        super().__init__("torch.classes" + name)
+        super().__init__("torch.classes." + name)
         self.name = name
 
     def __getattr__(self, attr):
