@@ -521,33 +521,39 @@ impl Tensor {
 }
 
 pub(crate) fn register(r: &mut Registry) {
-    let opts = |d| TensorOptions {
-        dtype: d,
-        device: None,
-    };
     type Gen = Option<Generator>;
+    type Pin = Option<bool>;
+    use crate::tensor::create_ops::{opts as create_opts, DeviceArg, Strided, OPTS};
     r.def_typed(
-        "rand(SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None) -> Tensor",
-        move |size: Vec<usize>, g: Gen, dt: Option<DType>| {
-            Tensor::rand_with(&size, opts(dt), g.as_ref())
+        &format!("rand(SymInt[] size, *, Generator? generator=None, {OPTS}) -> Tensor"),
+        move |size: Vec<usize>, g: Gen, dt: Option<DType>, _: Strided, dev: DeviceArg, _: Pin| {
+            Tensor::rand_with(&size, create_opts(dt, dev), g.as_ref())
         },
     );
     r.def_typed(
-        "randn(SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None) -> Tensor",
-        move |size: Vec<usize>, g: Gen, dt: Option<DType>| {
-            Tensor::randn_with(&size, opts(dt), g.as_ref())
+        &format!("randn(SymInt[] size, *, Generator? generator=None, {OPTS}) -> Tensor"),
+        move |size: Vec<usize>, g: Gen, dt: Option<DType>, _: Strided, dev: DeviceArg, _: Pin| {
+            Tensor::randn_with(&size, create_opts(dt, dev), g.as_ref())
         },
     );
     r.def_typed(
-        "randint.low(SymInt low, SymInt high, SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None) -> Tensor",
-        move |low: i64, high: i64, size: Vec<usize>, g: Gen, dt: Option<DType>| {
-            Tensor::randint_with(low, high, &size, opts(dt), g.as_ref())
+        &format!("randint.low(SymInt low, SymInt high, SymInt[] size, *, Generator? generator=None, {OPTS}) -> Tensor"),
+        move |low: i64, high: i64, size: Vec<usize>, g: Gen, dt: Option<DType>, _: Strided, dev: DeviceArg, _: Pin| {
+            Tensor::randint_with(low, high, &size, create_opts(dt, dev), g.as_ref())
         },
     );
     r.def_typed(
-        "randint(SymInt high, SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None) -> Tensor",
-        move |high: i64, size: Vec<usize>, g: Gen, dt: Option<DType>| {
-            Tensor::randint_with(0, high, &size, opts(dt), g.as_ref())
+        &format!(
+            "randint(SymInt high, SymInt[] size, *, Generator? generator=None, {OPTS}) -> Tensor"
+        ),
+        move |high: i64,
+              size: Vec<usize>,
+              g: Gen,
+              dt: Option<DType>,
+              _: Strided,
+              dev: DeviceArg,
+              _: Pin| {
+            Tensor::randint_with(0, high, &size, create_opts(dt, dev), g.as_ref())
         },
     );
     r.def_typed(

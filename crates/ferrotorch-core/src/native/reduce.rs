@@ -621,6 +621,15 @@ pub(crate) fn register(r: &mut Registry) {
         "min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
         |x: Tensor, dim: i64, keep: bool| x.min_dim(dim, keep),
     );
+    // `x.max(y)`: the elementwise maximum, as torch's overload
+    r.def_typed(
+        "max.other(Tensor self, Tensor other) -> Tensor",
+        |x: Tensor, o: Tensor| x.maximum(&o),
+    );
+    r.def_typed(
+        "min.other(Tensor self, Tensor other) -> Tensor",
+        |x: Tensor, o: Tensor| x.minimum(&o),
+    );
     r.def_typed(
         "argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor",
         |x: Tensor, dim: Option<i64>, keep: bool| x.argmax(dim, keep),

@@ -241,6 +241,11 @@ pub(crate) fn register(r: &mut Registry) {
         "argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor",
         |x: Tensor, dim: i64, descending: bool| x.argsort(dim, descending),
     );
+    // every sort here is stable, so `stable=` changes nothing
+    r.def_typed(
+        "argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor",
+        |x: Tensor, _stable: bool, dim: i64, descending: bool| x.argsort(dim, descending),
+    );
     r.def_typed(
         "topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)",
         |x: Tensor, k: usize, dim: i64, largest: bool, sorted: bool| x.topk(k, dim, largest, sorted),

@@ -260,6 +260,48 @@ pub(crate) fn register(r: &mut Registry) {
             x.std_mean(dim.as_deref(), f(c), keep)
         },
     );
+    // the older `unbiased=` overloads (torch keeps them beside `correction`)
+    let c = |unbiased: bool| Some(f64::from(u8::from(unbiased)));
+    r.def_typed(
+        "var(Tensor self, bool unbiased=True) -> Tensor",
+        move |x: Tensor, u: bool| x.var(None, c(u), false),
+    );
+    r.def_typed(
+        "var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor",
+        move |x: Tensor, dim: Option<Vec<i64>>, u: bool, keep: bool| {
+            x.var(dim.as_deref(), c(u), keep)
+        },
+    );
+    r.def_typed(
+        "std(Tensor self, bool unbiased=True) -> Tensor",
+        move |x: Tensor, u: bool| x.std(None, c(u), false),
+    );
+    r.def_typed(
+        "std.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor",
+        move |x: Tensor, dim: Option<Vec<i64>>, u: bool, keep: bool| {
+            x.std(dim.as_deref(), c(u), keep)
+        },
+    );
+    r.def_typed(
+        "var_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)",
+        move |x: Tensor, u: bool| x.var_mean(None, c(u), false),
+    );
+    r.def_typed(
+        "var_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)",
+        move |x: Tensor, dim: Option<Vec<i64>>, u: bool, keep: bool| {
+            x.var_mean(dim.as_deref(), c(u), keep)
+        },
+    );
+    r.def_typed(
+        "std_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)",
+        move |x: Tensor, u: bool| x.std_mean(None, c(u), false),
+    );
+    r.def_typed(
+        "std_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)",
+        move |x: Tensor, dim: Option<Vec<i64>>, u: bool, keep: bool| {
+            x.std_mean(dim.as_deref(), c(u), keep)
+        },
+    );
     r.def_typed(
         "logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor",
         |x: Tensor, dim: Vec<i64>, keep: bool| x.logsumexp(&dim, keep),

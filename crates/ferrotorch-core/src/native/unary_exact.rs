@@ -154,6 +154,28 @@ impl Tensor {
         crate::autograd::derivatives::pointwise::unary("frac", self, y)
     }
 
+    /// Round half to even at `decimals` decimal places (`torch.round(x,
+    /// decimals=d)`; a negative `d` rounds to tens, hundreds, ...), as
+    /// torch computes it: `round(x * 10^d) / 10^d`.
+    pub fn round_decimals(&self, decimals: i64) -> Result<Tensor> {
+        crate::enter_op!("round.decimals", self, decimals);
+        if decimals == 0 {
+            return self.round();
+        }
+        crate::ensure!(
+            self.is_floating_point(),
+            NotImplemented,
+            "round: \"round_cpu\" with decimals not implemented for '{}'",
+            self.dtype().name_title()
+        );
+        let ten = 10f64.powi(i32::try_from(decimals.unsigned_abs()).unwrap_or(i32::MAX));
+        if decimals > 0 {
+            self.mul(ten)?.round()?.div(ten)
+        } else {
+            self.div(ten)?.round()?.mul(ten)
+        }
+    }
+
     /// `logical_not`: `x == 0`, as a bool tensor.
     pub fn logical_not(&self) -> Result<Tensor> {
         crate::enter_op!("logical_not", self);
@@ -195,6 +217,10 @@ impl Tensor {
 pub(crate) fn register_misc(r: &mut Registry) {
     // typed kernels: adapters generated from the schemas (Note [Typed kernels])
     r.def_typed("frac(Tensor self) -> Tensor", |x: Tensor| x.frac());
+    r.def_typed(
+        "round.decimals(Tensor self, *, int decimals) -> Tensor",
+        |x: Tensor, d: i64| x.round_decimals(d),
+    );
     r.def_typed("logical_not(Tensor self) -> Tensor", |x: Tensor| {
         x.logical_not()
     });

@@ -12,7 +12,7 @@ use crate::error::Result;
 use crate::scalar::Scalar;
 
 /// A `Device?` argument: `"cpu"`, `"cpu:0"`, `"cuda:1"` or None.
-struct DeviceArg(Option<Device>);
+pub(crate) struct DeviceArg(pub(crate) Option<Device>);
 
 impl FromArg for DeviceArg {
     fn accepts(ty: &Type) -> bool {
@@ -46,7 +46,7 @@ impl FromArg for DeviceArg {
 
 /// A `Layout?` or `MemoryFormat?` argument: strided tensors in their
 /// default format are the only kind there is, so the value is not read.
-struct Strided;
+pub(crate) struct Strided;
 
 impl FromArg for Strided {
     fn accepts(ty: &Type) -> bool {
@@ -59,14 +59,14 @@ impl FromArg for Strided {
 }
 
 /// The `{OPTS}` arguments, as one set of options.
-fn opts(dtype: Option<DType>, device: DeviceArg) -> TensorOptions {
+pub(crate) fn opts(dtype: Option<DType>, device: DeviceArg) -> TensorOptions {
     TensorOptions {
         dtype,
         device: device.0,
     }
 }
 
-const OPTS: &str =
+pub(crate) const OPTS: &str =
     "ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None";
 
 /// `steps` of linspace/logspace, which must not be negative.

@@ -326,6 +326,11 @@ pub(crate) fn register_views(r: &mut crate::dispatch::Registry) {
         "split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]",
         |x: Tensor, sizes: Vec<usize>, dim: i64| x.split_with_sizes(&sizes, dim),
     );
+    // `x.split([2, 3])`
+    r.def_typed(
+        "split.sizes(Tensor(a -> *) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]",
+        |x: Tensor, sizes: Vec<usize>, dim: i64| x.split_with_sizes(&sizes, dim),
+    );
     r.def_typed(
         "chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]",
         |x: Tensor, chunks: usize, dim: i64| x.chunk(chunks, dim),

@@ -93,3 +93,47 @@ class finfo:
 
     def __repr__(self):
         return f"finfo(eps={self.eps}, max={self.max}, min={self.min}, dtype={repr(self.dtype)[6:]})"
+
+
+import builtins as _builtins  # noqa: E402  (int and float are dtypes here)
+
+_nonzero_op = nonzero  # noqa: F821 (generated from the schema above)
+
+
+def nonzero(input, *, as_tuple=False):
+    """``torch.nonzero``: the indices of the non-zero elements, one row
+    each; with ``as_tuple=True`` one index tensor per dimension (a 0-d
+    input counts as 1-d)."""
+    idx = _nonzero_op(input)
+    if not as_tuple:
+        return idx
+    if input.dim() == 0:
+        return (zeros(idx.shape[0], dtype=int64),)  # noqa: F821
+    return tuple(idx.unbind(1))
+
+
+def _nonzero_method(self, *, as_tuple=False):
+    return nonzero(self, as_tuple=as_tuple)
+
+
+_nonzero_method.__name__ = "nonzero"
+Tensor.nonzero = _nonzero_method
+
+
+def tensordot(a, b, dims=2, out=None):
+    """``torch.tensordot``: contract the last ``dims`` dimensions of ``a``
+    with the first ``dims`` of ``b``, or the dimensions two lists name
+    (``dims=([1, 0], [0, 1])``); ``dims`` may be a tensor, as in torch."""
+    if out is not None:
+        raise TypeError("tensordot: out= is not supported")
+    if isinstance(dims, Tensor):
+        dims = dims.item() if dims.dim() == 0 else dims.tolist()
+    if isinstance(dims, _builtins.int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        dims_a, dims_b = list(range(a.dim() - dims, a.dim())), list(range(dims))
+    else:
+        dims_a, dims_b = dims
+        dims_a = [dims_a] if isinstance(dims_a, _builtins.int) else list(dims_a)
+        dims_b = [dims_b] if isinstance(dims_b, _builtins.int) else list(dims_b)
+    return _C._call_op("tensordot", (a, b, dims_a, dims_b), {})

@@ -512,14 +512,16 @@ pub(crate) fn register(r: &mut Registry) {
         |x: Tensor, dims: Vec<usize>| x.tile(&dims),
     );
     r.def_typed(
-        "repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None) -> Tensor",
-        |x: Tensor, repeats: i64, dim: Option<i64>| {
+        "repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor",
+        |x: Tensor, repeats: i64, dim: Option<i64>, _output_size: Option<i64>| {
             x.repeat_interleave(&Tensor::from_slice(&[repeats]), dim)
         },
     );
     r.def_typed(
-        "repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None) -> Tensor",
-        |x: Tensor, repeats: Tensor, dim: Option<i64>| x.repeat_interleave(&repeats, dim),
+        "repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor",
+        |x: Tensor, repeats: Tensor, dim: Option<i64>, _output_size: Option<i64>| {
+            x.repeat_interleave(&repeats, dim)
+        },
     );
     r.def_typed(
         "flip(Tensor self, int[] dims) -> Tensor",
