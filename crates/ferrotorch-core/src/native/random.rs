@@ -297,7 +297,17 @@ impl Tensor {
         let opts = opts.into();
         if generator.is_none() {
             // traced as the op (the JIT records random ops, not their values)
-            crate::enter_op!("rand", shape, crate::dispatch::IValue::None, opts.dtype);
+            // every argument in schema order: generator, dtype, layout,
+            // device, pin_memory
+            crate::enter_op!(
+                "rand",
+                shape,
+                crate::dispatch::IValue::None,
+                opts.dtype,
+                crate::dispatch::IValue::None,
+                crate::dispatch::IValue::None,
+                crate::dispatch::IValue::None
+            );
         }
         let t = Tensor::empty(shape, float_dtype("check_uniform_bounds", opts)?)?;
         t.uniform_(0.0, 1.0, generator)?;
@@ -317,7 +327,17 @@ impl Tensor {
     ) -> Result<Tensor> {
         let opts = opts.into();
         if generator.is_none() {
-            crate::enter_op!("randn", shape, crate::dispatch::IValue::None, opts.dtype);
+            // every argument in schema order: generator, dtype, layout,
+            // device, pin_memory
+            crate::enter_op!(
+                "randn",
+                shape,
+                crate::dispatch::IValue::None,
+                opts.dtype,
+                crate::dispatch::IValue::None,
+                crate::dispatch::IValue::None,
+                crate::dispatch::IValue::None
+            );
         }
         let t = Tensor::empty(shape, float_dtype("normal_kernel_cpu", opts)?)?;
         t.normal_(0.0, 1.0, generator)?;
