@@ -125,6 +125,16 @@ def _lines(p):
     return stamps
 
 
+def _is_tracker(pid):
+    """Whether `pid` is multiprocessing's resource tracker; a process that
+    exited since it was listed is not (nothing to kill)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return "resource_tracker" in f.read().decode("latin-1")
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+
+
 def _one_run(script, rng, victim):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [os.path.join(HERE, "..", "python"), os.environ.get("PYTHONPATH", "")]))
@@ -137,9 +147,7 @@ def _one_run(script, rng, victim):
         if victim == "parent":
             os.kill(p.pid, signal.SIGKILL)
         else:
-            kids = [k for k in _children(p.pid)
-                    if "resource_tracker" not in open(f"/proc/{k}/cmdline", "rb").read().decode(
-                        "latin-1")]
+            kids = [k for k in _children(p.pid) if not _is_tracker(k)]
             if kids:
                 os.kill(rng.choice(kids), signal.SIGKILL)
             else:
