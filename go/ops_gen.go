@@ -1162,6 +1162,41 @@ func (t Tensor) MustArgsort(opts ...Opt) Tensor {
 	return MustArgsort(t, opts...)
 }
 
+// ArgsortStable calls torch's argsort:
+//
+//	argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func ArgsortStable(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_argsort, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_argsort, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustArgsortStable is ArgsortStable, panicking on error.
+func MustArgsortStable(self Tensor, opts ...Opt) Tensor {
+	v, err := ArgsortStable(self, opts...)
+	must(err)
+	return v
+}
+
+// ArgsortStable is ArgsortStable(t, ...).
+func (t Tensor) ArgsortStable(opts ...Opt) (Tensor, error) {
+	return ArgsortStable(t, opts...)
+}
+
+// MustArgsortStable is MustArgsortStable(t, ...).
+func (t Tensor) MustArgsortStable(opts ...Opt) Tensor {
+	return MustArgsortStable(t, opts...)
+}
+
 var op_as_strided = &opRef{name: "as_strided"}
 
 // AsStrided calls torch's as_strided:
@@ -7941,6 +7976,42 @@ func (t Tensor) MustMaxDim(dim int64, opts ...Opt) []Tensor {
 	return MustMaxDim(t, dim, opts...)
 }
 
+// MaxOther calls torch's max:
+//
+//	max.other(Tensor self, Tensor other) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func MaxOther(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_max, 2, self, other, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	a.tensor(other)
+	var r results
+	if err := a.call(op_max, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustMaxOther is MaxOther, panicking on error.
+func MustMaxOther(self Tensor, other Tensor, opts ...Opt) Tensor {
+	v, err := MaxOther(self, other, opts...)
+	must(err)
+	return v
+}
+
+// MaxOther is MaxOther(t, ...).
+func (t Tensor) MaxOther(other Tensor, opts ...Opt) (Tensor, error) {
+	return MaxOther(t, other, opts...)
+}
+
+// MustMaxOther is MustMaxOther(t, ...).
+func (t Tensor) MustMaxOther(other Tensor, opts ...Opt) Tensor {
+	return MustMaxOther(t, other, opts...)
+}
+
 var op_max_pool1d_with_indices = &opRef{name: "max_pool1d_with_indices"}
 
 // MaxPool1dWithIndices calls torch's max_pool1d_with_indices:
@@ -8363,6 +8434,42 @@ func (t Tensor) MinDim(dim int64, opts ...Opt) ([]Tensor, error) {
 // MustMinDim is MustMinDim(t, ...).
 func (t Tensor) MustMinDim(dim int64, opts ...Opt) []Tensor {
 	return MustMinDim(t, dim, opts...)
+}
+
+// MinOther calls torch's min:
+//
+//	min.other(Tensor self, Tensor other) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func MinOther(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_min, 2, self, other, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	a.tensor(other)
+	var r results
+	if err := a.call(op_min, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustMinOther is MinOther, panicking on error.
+func MustMinOther(self Tensor, other Tensor, opts ...Opt) Tensor {
+	v, err := MinOther(self, other, opts...)
+	must(err)
+	return v
+}
+
+// MinOther is MinOther(t, ...).
+func (t Tensor) MinOther(other Tensor, opts ...Opt) (Tensor, error) {
+	return MinOther(t, other, opts...)
+}
+
+// MustMinOther is MustMinOther(t, ...).
+func (t Tensor) MustMinOther(other Tensor, opts ...Opt) Tensor {
+	return MustMinOther(t, other, opts...)
 }
 
 var op_minimum = &opRef{name: "minimum"}
@@ -9748,7 +9855,7 @@ var op_rand = &opRef{name: "rand"}
 
 // Rand calls torch's rand:
 //
-//	rand(SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None) -> Tensor
+//	rand(SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Rand(size []int64, opts ...Opt) (Tensor, error) {
@@ -9772,7 +9879,7 @@ var op_randint = &opRef{name: "randint"}
 
 // RandInt calls torch's randint:
 //
-//	randint(SymInt high, SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None) -> Tensor
+//	randint(SymInt high, SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func RandInt(high int64, size []int64, opts ...Opt) (Tensor, error) {
@@ -9795,7 +9902,7 @@ func MustRandInt(high int64, size []int64, opts ...Opt) Tensor {
 
 // RandIntLow calls torch's randint:
 //
-//	randint.low(SymInt low, SymInt high, SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None) -> Tensor
+//	randint.low(SymInt low, SymInt high, SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func RandIntLow(low int64, high int64, size []int64, opts ...Opt) (Tensor, error) {
@@ -9821,7 +9928,7 @@ var op_randn = &opRef{name: "randn"}
 
 // RandN calls torch's randn:
 //
-//	randn(SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None) -> Tensor
+//	randn(SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func RandN(size []int64, opts ...Opt) (Tensor, error) {
@@ -10231,7 +10338,7 @@ var op_repeat_interleave = &opRef{name: "repeat_interleave"}
 
 // RepeatInterleave calls torch's repeat_interleave:
 //
-//	repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None) -> Tensor
+//	repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func RepeatInterleave(self Tensor, repeats Tensor, opts ...Opt) (Tensor, error) {
@@ -10267,7 +10374,7 @@ func (t Tensor) MustRepeatInterleave(repeats Tensor, opts ...Opt) Tensor {
 
 // RepeatInterleaveSelfInt calls torch's repeat_interleave:
 //
-//	repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None) -> Tensor
+//	repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func RepeatInterleaveSelfInt(self Tensor, repeats int64, opts ...Opt) (Tensor, error) {
@@ -10521,6 +10628,41 @@ func (t Tensor) Round(opts ...Opt) (Tensor, error) {
 // MustRound is MustRound(t, ...).
 func (t Tensor) MustRound(opts ...Opt) Tensor {
 	return MustRound(t, opts...)
+}
+
+// RoundDecimals calls torch's round:
+//
+//	round.decimals(Tensor self, *, int decimals) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func RoundDecimals(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_round, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_round, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustRoundDecimals is RoundDecimals, panicking on error.
+func MustRoundDecimals(self Tensor, opts ...Opt) Tensor {
+	v, err := RoundDecimals(self, opts...)
+	must(err)
+	return v
+}
+
+// RoundDecimals is RoundDecimals(t, ...).
+func (t Tensor) RoundDecimals(opts ...Opt) (Tensor, error) {
+	return RoundDecimals(t, opts...)
+}
+
+// MustRoundDecimals is MustRoundDecimals(t, ...).
+func (t Tensor) MustRoundDecimals(opts ...Opt) Tensor {
+	return MustRoundDecimals(t, opts...)
 }
 
 var op_round_ = &opRef{name: "round_"}
@@ -11601,6 +11743,39 @@ func (t Tensor) MustSplit(splitSize int64, opts ...Opt) []Tensor {
 	return MustSplit(t, splitSize, opts...)
 }
 
+// SplitSizes calls torch's split:
+//
+//	split.sizes(Tensor(a -> *) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SplitSizes(self Tensor, splitSize []int64, opts ...Opt) ([]Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(splitSize)
+	var r results
+	if err := a.call(op_split, opts, &r); err != nil {
+		return nil, err
+	}
+	return r.tensors()
+}
+
+// MustSplitSizes is SplitSizes, panicking on error.
+func MustSplitSizes(self Tensor, splitSize []int64, opts ...Opt) []Tensor {
+	v, err := SplitSizes(self, splitSize, opts...)
+	must(err)
+	return v
+}
+
+// SplitSizes is SplitSizes(t, ...).
+func (t Tensor) SplitSizes(splitSize []int64, opts ...Opt) ([]Tensor, error) {
+	return SplitSizes(t, splitSize, opts...)
+}
+
+// MustSplitSizes is MustSplitSizes(t, ...).
+func (t Tensor) MustSplitSizes(splitSize []int64, opts ...Opt) []Tensor {
+	return MustSplitSizes(t, splitSize, opts...)
+}
+
 var op_split_with_sizes = &opRef{name: "split_with_sizes"}
 
 // SplitWithSizes calls torch's split_with_sizes:
@@ -11808,7 +11983,7 @@ var op_std = &opRef{name: "std"}
 
 // Std calls torch's std:
 //
-//	std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
+//	std(Tensor self, bool unbiased=True) -> Tensor
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Std(self Tensor, opts ...Opt) (Tensor, error) {
@@ -11841,11 +12016,79 @@ func (t Tensor) MustStd(opts ...Opt) Tensor {
 	return MustStd(t, opts...)
 }
 
+// StdCorrection calls torch's std:
+//
+//	std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func StdCorrection(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_std, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_std, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustStdCorrection is StdCorrection, panicking on error.
+func MustStdCorrection(self Tensor, opts ...Opt) Tensor {
+	v, err := StdCorrection(self, opts...)
+	must(err)
+	return v
+}
+
+// StdCorrection is StdCorrection(t, ...).
+func (t Tensor) StdCorrection(opts ...Opt) (Tensor, error) {
+	return StdCorrection(t, opts...)
+}
+
+// MustStdCorrection is MustStdCorrection(t, ...).
+func (t Tensor) MustStdCorrection(opts ...Opt) Tensor {
+	return MustStdCorrection(t, opts...)
+}
+
+// StdDim calls torch's std:
+//
+//	std.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func StdDim(self Tensor, dim []int64, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(dim)
+	var r results
+	if err := a.call(op_std, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustStdDim is StdDim, panicking on error.
+func MustStdDim(self Tensor, dim []int64, opts ...Opt) Tensor {
+	v, err := StdDim(self, dim, opts...)
+	must(err)
+	return v
+}
+
+// StdDim is StdDim(t, ...).
+func (t Tensor) StdDim(dim []int64, opts ...Opt) (Tensor, error) {
+	return StdDim(t, dim, opts...)
+}
+
+// MustStdDim is MustStdDim(t, ...).
+func (t Tensor) MustStdDim(dim []int64, opts ...Opt) Tensor {
+	return MustStdDim(t, dim, opts...)
+}
+
 var op_std_mean = &opRef{name: "std_mean"}
 
 // StdMean calls torch's std_mean:
 //
-//	std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)
+//	std_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func StdMean(self Tensor, opts ...Opt) ([]Tensor, error) {
@@ -11873,6 +12116,71 @@ func (t Tensor) StdMean(opts ...Opt) ([]Tensor, error) {
 // MustStdMean is MustStdMean(t, ...).
 func (t Tensor) MustStdMean(opts ...Opt) []Tensor {
 	return MustStdMean(t, opts...)
+}
+
+// StdMeanCorrection calls torch's std_mean:
+//
+//	std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func StdMeanCorrection(self Tensor, opts ...Opt) ([]Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_std_mean, opts, &r); err != nil {
+		return nil, err
+	}
+	return r.tensors()
+}
+
+// MustStdMeanCorrection is StdMeanCorrection, panicking on error.
+func MustStdMeanCorrection(self Tensor, opts ...Opt) []Tensor {
+	v, err := StdMeanCorrection(self, opts...)
+	must(err)
+	return v
+}
+
+// StdMeanCorrection is StdMeanCorrection(t, ...).
+func (t Tensor) StdMeanCorrection(opts ...Opt) ([]Tensor, error) {
+	return StdMeanCorrection(t, opts...)
+}
+
+// MustStdMeanCorrection is MustStdMeanCorrection(t, ...).
+func (t Tensor) MustStdMeanCorrection(opts ...Opt) []Tensor {
+	return MustStdMeanCorrection(t, opts...)
+}
+
+// StdMeanDim calls torch's std_mean:
+//
+//	std_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func StdMeanDim(self Tensor, dim []int64, opts ...Opt) ([]Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(dim)
+	var r results
+	if err := a.call(op_std_mean, opts, &r); err != nil {
+		return nil, err
+	}
+	return r.tensors()
+}
+
+// MustStdMeanDim is StdMeanDim, panicking on error.
+func MustStdMeanDim(self Tensor, dim []int64, opts ...Opt) []Tensor {
+	v, err := StdMeanDim(self, dim, opts...)
+	must(err)
+	return v
+}
+
+// StdMeanDim is StdMeanDim(t, ...).
+func (t Tensor) StdMeanDim(dim []int64, opts ...Opt) ([]Tensor, error) {
+	return StdMeanDim(t, dim, opts...)
+}
+
+// MustStdMeanDim is MustStdMeanDim(t, ...).
+func (t Tensor) MustStdMeanDim(dim []int64, opts ...Opt) []Tensor {
+	return MustStdMeanDim(t, dim, opts...)
 }
 
 var op_sub = &opRef{name: "sub"}
@@ -13036,7 +13344,7 @@ var op_var = &opRef{name: "var"}
 
 // Var calls torch's var:
 //
-//	var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
+//	var(Tensor self, bool unbiased=True) -> Tensor
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Var(self Tensor, opts ...Opt) (Tensor, error) {
@@ -13069,11 +13377,79 @@ func (t Tensor) MustVar(opts ...Opt) Tensor {
 	return MustVar(t, opts...)
 }
 
+// VarCorrection calls torch's var:
+//
+//	var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func VarCorrection(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_var, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_var, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustVarCorrection is VarCorrection, panicking on error.
+func MustVarCorrection(self Tensor, opts ...Opt) Tensor {
+	v, err := VarCorrection(self, opts...)
+	must(err)
+	return v
+}
+
+// VarCorrection is VarCorrection(t, ...).
+func (t Tensor) VarCorrection(opts ...Opt) (Tensor, error) {
+	return VarCorrection(t, opts...)
+}
+
+// MustVarCorrection is MustVarCorrection(t, ...).
+func (t Tensor) MustVarCorrection(opts ...Opt) Tensor {
+	return MustVarCorrection(t, opts...)
+}
+
+// VarDim calls torch's var:
+//
+//	var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func VarDim(self Tensor, dim []int64, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(dim)
+	var r results
+	if err := a.call(op_var, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustVarDim is VarDim, panicking on error.
+func MustVarDim(self Tensor, dim []int64, opts ...Opt) Tensor {
+	v, err := VarDim(self, dim, opts...)
+	must(err)
+	return v
+}
+
+// VarDim is VarDim(t, ...).
+func (t Tensor) VarDim(dim []int64, opts ...Opt) (Tensor, error) {
+	return VarDim(t, dim, opts...)
+}
+
+// MustVarDim is MustVarDim(t, ...).
+func (t Tensor) MustVarDim(dim []int64, opts ...Opt) Tensor {
+	return MustVarDim(t, dim, opts...)
+}
+
 var op_var_mean = &opRef{name: "var_mean"}
 
 // VarMean calls torch's var_mean:
 //
-//	var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)
+//	var_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func VarMean(self Tensor, opts ...Opt) ([]Tensor, error) {
@@ -13101,6 +13477,71 @@ func (t Tensor) VarMean(opts ...Opt) ([]Tensor, error) {
 // MustVarMean is MustVarMean(t, ...).
 func (t Tensor) MustVarMean(opts ...Opt) []Tensor {
 	return MustVarMean(t, opts...)
+}
+
+// VarMeanCorrection calls torch's var_mean:
+//
+//	var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func VarMeanCorrection(self Tensor, opts ...Opt) ([]Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_var_mean, opts, &r); err != nil {
+		return nil, err
+	}
+	return r.tensors()
+}
+
+// MustVarMeanCorrection is VarMeanCorrection, panicking on error.
+func MustVarMeanCorrection(self Tensor, opts ...Opt) []Tensor {
+	v, err := VarMeanCorrection(self, opts...)
+	must(err)
+	return v
+}
+
+// VarMeanCorrection is VarMeanCorrection(t, ...).
+func (t Tensor) VarMeanCorrection(opts ...Opt) ([]Tensor, error) {
+	return VarMeanCorrection(t, opts...)
+}
+
+// MustVarMeanCorrection is MustVarMeanCorrection(t, ...).
+func (t Tensor) MustVarMeanCorrection(opts ...Opt) []Tensor {
+	return MustVarMeanCorrection(t, opts...)
+}
+
+// VarMeanDim calls torch's var_mean:
+//
+//	var_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func VarMeanDim(self Tensor, dim []int64, opts ...Opt) ([]Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(dim)
+	var r results
+	if err := a.call(op_var_mean, opts, &r); err != nil {
+		return nil, err
+	}
+	return r.tensors()
+}
+
+// MustVarMeanDim is VarMeanDim, panicking on error.
+func MustVarMeanDim(self Tensor, dim []int64, opts ...Opt) []Tensor {
+	v, err := VarMeanDim(self, dim, opts...)
+	must(err)
+	return v
+}
+
+// VarMeanDim is VarMeanDim(t, ...).
+func (t Tensor) VarMeanDim(dim []int64, opts ...Opt) ([]Tensor, error) {
+	return VarMeanDim(t, dim, opts...)
+}
+
+// MustVarMeanDim is MustVarMeanDim(t, ...).
+func (t Tensor) MustVarMeanDim(dim []int64, opts ...Opt) []Tensor {
+	return MustVarMeanDim(t, dim, opts...)
 }
 
 var op_view = &opRef{name: "view"}

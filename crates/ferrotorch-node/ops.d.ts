@@ -144,9 +144,11 @@ declare module './tensor' {
   argmin(options?: { dim?: number | bigint | null; keepdim?: boolean }): Tensor
   /** torch's `argsort`:
    * - `argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor`
+   * - `argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor`
    */
   argsort(dim?: number | bigint, descending?: boolean): Tensor
   argsort(options?: { dim?: number | bigint; descending?: boolean }): Tensor
+  argsort(options?: { stable?: boolean; dim?: number | bigint; descending?: boolean }): Tensor
   /** torch's `as_strided`:
    * - `as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)`
    */
@@ -1101,11 +1103,14 @@ declare module './tensor' {
   /** torch's `max`:
    * - `max(Tensor self) -> Tensor`
    * - `max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`
+   * - `max.other(Tensor self, Tensor other) -> Tensor`
    */
   max(): Tensor
   max(dim: number | bigint, keepdim?: boolean): [Tensor, Tensor] & { values: Tensor; indices: Tensor }
   max(dim: number | bigint, options?: { keepdim?: boolean }): [Tensor, Tensor] & { values: Tensor; indices: Tensor }
   max(options: { dim: number | bigint; keepdim?: boolean }): [Tensor, Tensor] & { values: Tensor; indices: Tensor }
+  max(other: Tensor): Tensor
+  max(options: { other: Tensor }): Tensor
   /** torch's `max_pool1d_with_indices`:
    * - `max_pool1d_with_indices(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0, int[1] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)`
    */
@@ -1174,11 +1179,14 @@ declare module './tensor' {
   /** torch's `min`:
    * - `min(Tensor self) -> Tensor`
    * - `min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`
+   * - `min.other(Tensor self, Tensor other) -> Tensor`
    */
   min(): Tensor
   min(dim: number | bigint, keepdim?: boolean): [Tensor, Tensor] & { values: Tensor; indices: Tensor }
   min(dim: number | bigint, options?: { keepdim?: boolean }): [Tensor, Tensor] & { values: Tensor; indices: Tensor }
   min(options: { dim: number | bigint; keepdim?: boolean }): [Tensor, Tensor] & { values: Tensor; indices: Tensor }
+  min(other: Tensor): Tensor
+  min(options: { other: Tensor }): Tensor
   /** torch's `minimum`:
    * - `minimum(Tensor self, Tensor other) -> Tensor`
    */
@@ -1416,25 +1424,25 @@ declare module './tensor' {
   repeat(options: { repeats: number[] | number }): Tensor
   repeat(...size: number[]): Tensor
   /** torch's `repeat_interleave`:
-   * - `repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None) -> Tensor`
-   * - `repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None) -> Tensor`
+   * - `repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor`
+   * - `repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor`
    */
-  repeat_interleave(repeats: Tensor, dim?: number | bigint | null): Tensor
-  repeat_interleave(repeats: Tensor, options?: { dim?: number | bigint | null }): Tensor
-  repeat_interleave(options: { repeats: Tensor; dim?: number | bigint | null }): Tensor
-  repeat_interleave(repeats: number | bigint, dim?: number | bigint | null): Tensor
-  repeat_interleave(repeats: number | bigint, options?: { dim?: number | bigint | null }): Tensor
-  repeat_interleave(options: { repeats: number | bigint; dim?: number | bigint | null }): Tensor
+  repeat_interleave(repeats: Tensor, dim?: number | bigint | null, options?: { output_size?: number | bigint | null }): Tensor
+  repeat_interleave(repeats: Tensor, options?: { dim?: number | bigint | null; output_size?: number | bigint | null }): Tensor
+  repeat_interleave(options: { repeats: Tensor; dim?: number | bigint | null; output_size?: number | bigint | null }): Tensor
+  repeat_interleave(repeats: number | bigint, dim?: number | bigint | null, options?: { output_size?: number | bigint | null }): Tensor
+  repeat_interleave(repeats: number | bigint, options?: { dim?: number | bigint | null; output_size?: number | bigint | null }): Tensor
+  repeat_interleave(options: { repeats: number | bigint; dim?: number | bigint | null; output_size?: number | bigint | null }): Tensor
   /** torch's `repeat_interleave`:
-   * - `repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None) -> Tensor`
-   * - `repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None) -> Tensor`
+   * - `repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor`
+   * - `repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor`
    */
-  repeatInterleave(repeats: Tensor, dim?: number | bigint | null): Tensor
-  repeatInterleave(repeats: Tensor, options?: { dim?: number | bigint | null }): Tensor
-  repeatInterleave(options: { repeats: Tensor; dim?: number | bigint | null }): Tensor
-  repeatInterleave(repeats: number | bigint, dim?: number | bigint | null): Tensor
-  repeatInterleave(repeats: number | bigint, options?: { dim?: number | bigint | null }): Tensor
-  repeatInterleave(options: { repeats: number | bigint; dim?: number | bigint | null }): Tensor
+  repeatInterleave(repeats: Tensor, dim?: number | bigint | null, options?: { output_size?: number | bigint | null }): Tensor
+  repeatInterleave(repeats: Tensor, options?: { dim?: number | bigint | null; output_size?: number | bigint | null }): Tensor
+  repeatInterleave(options: { repeats: Tensor; dim?: number | bigint | null; output_size?: number | bigint | null }): Tensor
+  repeatInterleave(repeats: number | bigint, dim?: number | bigint | null, options?: { output_size?: number | bigint | null }): Tensor
+  repeatInterleave(repeats: number | bigint, options?: { dim?: number | bigint | null; output_size?: number | bigint | null }): Tensor
+  repeatInterleave(options: { repeats: number | bigint; dim?: number | bigint | null; output_size?: number | bigint | null }): Tensor
   /** torch's `reshape`:
    * - `reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)`
    */
@@ -1449,8 +1457,10 @@ declare module './tensor' {
   roll(options: { shifts: number[] | number; dims?: number[] | number }): Tensor
   /** torch's `round`:
    * - `round(Tensor self) -> Tensor`
+   * - `round.decimals(Tensor self, *, int decimals) -> Tensor`
    */
   round(): Tensor
+  round(options?: { decimals?: number | bigint }): Tensor
   /** torch's `round_`:
    * - `round_(Tensor(a!) self) -> Tensor(a!)`
    */
@@ -1586,10 +1596,14 @@ declare module './tensor' {
   sort(options?: { stable?: boolean | null; dim?: number | bigint; descending?: boolean }): [Tensor, Tensor] & { values: Tensor; indices: Tensor }
   /** torch's `split`:
    * - `split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]`
+   * - `split.sizes(Tensor(a -> *) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]`
    */
   split(split_size: number | bigint, dim?: number | bigint): Tensor[]
   split(split_size: number | bigint, options?: { dim?: number | bigint }): Tensor[]
   split(options: { split_size: number | bigint; dim?: number | bigint }): Tensor[]
+  split(split_size: number[] | number, dim?: number | bigint): Tensor[]
+  split(split_size: number[] | number, options?: { dim?: number | bigint }): Tensor[]
+  split(options: { split_size: number[] | number; dim?: number | bigint }): Tensor[]
   /** torch's `split_with_sizes`:
    * - `split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]`
    */
@@ -1619,20 +1633,41 @@ declare module './tensor' {
   squeeze(options: { dim: number[] | number }): Tensor
   squeeze(...size: number[]): Tensor
   /** torch's `std`:
+   * - `std(Tensor self, bool unbiased=True) -> Tensor`
    * - `std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`
+   * - `std.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor`
    */
+  std(unbiased?: boolean): Tensor
+  std(options?: { unbiased?: boolean }): Tensor
   std(dim?: number[] | number | null, options?: { correction?: number | boolean | bigint | null; keepdim?: boolean }): Tensor
   std(options?: { dim?: number[] | number | null; correction?: number | boolean | bigint | null; keepdim?: boolean }): Tensor
+  std(dim: number[] | number | null, unbiased?: boolean, keepdim?: boolean): Tensor
+  std(dim: number[] | number | null, options?: { unbiased?: boolean; keepdim?: boolean }): Tensor
+  std(options: { dim: number[] | number | null; unbiased?: boolean; keepdim?: boolean }): Tensor
   /** torch's `std_mean`:
+   * - `std_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)`
    * - `std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)`
+   * - `std_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)`
    */
+  std_mean(unbiased?: boolean): [Tensor, Tensor]
+  std_mean(options?: { unbiased?: boolean }): [Tensor, Tensor]
   std_mean(dim?: number[] | number | null, options?: { correction?: number | boolean | bigint | null; keepdim?: boolean }): [Tensor, Tensor]
   std_mean(options?: { dim?: number[] | number | null; correction?: number | boolean | bigint | null; keepdim?: boolean }): [Tensor, Tensor]
+  std_mean(dim: number[] | number | null, unbiased?: boolean, keepdim?: boolean): [Tensor, Tensor]
+  std_mean(dim: number[] | number | null, options?: { unbiased?: boolean; keepdim?: boolean }): [Tensor, Tensor]
+  std_mean(options: { dim: number[] | number | null; unbiased?: boolean; keepdim?: boolean }): [Tensor, Tensor]
   /** torch's `std_mean`:
+   * - `std_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)`
    * - `std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)`
+   * - `std_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)`
    */
+  stdMean(unbiased?: boolean): [Tensor, Tensor]
+  stdMean(options?: { unbiased?: boolean }): [Tensor, Tensor]
   stdMean(dim?: number[] | number | null, options?: { correction?: number | boolean | bigint | null; keepdim?: boolean }): [Tensor, Tensor]
   stdMean(options?: { dim?: number[] | number | null; correction?: number | boolean | bigint | null; keepdim?: boolean }): [Tensor, Tensor]
+  stdMean(dim: number[] | number | null, unbiased?: boolean, keepdim?: boolean): [Tensor, Tensor]
+  stdMean(dim: number[] | number | null, options?: { unbiased?: boolean; keepdim?: boolean }): [Tensor, Tensor]
+  stdMean(options: { dim: number[] | number | null; unbiased?: boolean; keepdim?: boolean }): [Tensor, Tensor]
   /** torch's `sub`:
    * - `sub.Scalar(Tensor self, Scalar other) -> Tensor`
    * - `sub.Tensor(Tensor self, Tensor other) -> Tensor`
@@ -1800,20 +1835,41 @@ declare module './tensor' {
   upsampleNearest2d(output_size: number[] | number, options?: { scales_h?: number | null; scales_w?: number | null }): Tensor
   upsampleNearest2d(options: { output_size: number[] | number; scales_h?: number | null; scales_w?: number | null }): Tensor
   /** torch's `var`:
+   * - `var(Tensor self, bool unbiased=True) -> Tensor`
    * - `var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`
+   * - `var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor`
    */
+  var(unbiased?: boolean): Tensor
+  var(options?: { unbiased?: boolean }): Tensor
   var(dim?: number[] | number | null, options?: { correction?: number | boolean | bigint | null; keepdim?: boolean }): Tensor
   var(options?: { dim?: number[] | number | null; correction?: number | boolean | bigint | null; keepdim?: boolean }): Tensor
+  var(dim: number[] | number | null, unbiased?: boolean, keepdim?: boolean): Tensor
+  var(dim: number[] | number | null, options?: { unbiased?: boolean; keepdim?: boolean }): Tensor
+  var(options: { dim: number[] | number | null; unbiased?: boolean; keepdim?: boolean }): Tensor
   /** torch's `var_mean`:
+   * - `var_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)`
    * - `var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)`
+   * - `var_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)`
    */
+  var_mean(unbiased?: boolean): [Tensor, Tensor]
+  var_mean(options?: { unbiased?: boolean }): [Tensor, Tensor]
   var_mean(dim?: number[] | number | null, options?: { correction?: number | boolean | bigint | null; keepdim?: boolean }): [Tensor, Tensor]
   var_mean(options?: { dim?: number[] | number | null; correction?: number | boolean | bigint | null; keepdim?: boolean }): [Tensor, Tensor]
+  var_mean(dim: number[] | number | null, unbiased?: boolean, keepdim?: boolean): [Tensor, Tensor]
+  var_mean(dim: number[] | number | null, options?: { unbiased?: boolean; keepdim?: boolean }): [Tensor, Tensor]
+  var_mean(options: { dim: number[] | number | null; unbiased?: boolean; keepdim?: boolean }): [Tensor, Tensor]
   /** torch's `var_mean`:
+   * - `var_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)`
    * - `var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)`
+   * - `var_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)`
    */
+  varMean(unbiased?: boolean): [Tensor, Tensor]
+  varMean(options?: { unbiased?: boolean }): [Tensor, Tensor]
   varMean(dim?: number[] | number | null, options?: { correction?: number | boolean | bigint | null; keepdim?: boolean }): [Tensor, Tensor]
   varMean(options?: { dim?: number[] | number | null; correction?: number | boolean | bigint | null; keepdim?: boolean }): [Tensor, Tensor]
+  varMean(dim: number[] | number | null, unbiased?: boolean, keepdim?: boolean): [Tensor, Tensor]
+  varMean(dim: number[] | number | null, options?: { unbiased?: boolean; keepdim?: boolean }): [Tensor, Tensor]
+  varMean(options: { dim: number[] | number | null; unbiased?: boolean; keepdim?: boolean }): [Tensor, Tensor]
   /** torch's `view`:
    * - `view(Tensor(a) self, SymInt[] size) -> Tensor(a)`
    */
@@ -1997,9 +2053,11 @@ export declare function argmin(self: Tensor, dim?: number | bigint | null, keepd
 export declare function argmin(self: Tensor, options?: { dim?: number | bigint | null; keepdim?: boolean }): Tensor
 /** torch's `argsort`:
  * - `argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor`
+ * - `argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor`
  */
 export declare function argsort(self: Tensor, dim?: number | bigint, descending?: boolean): Tensor
 export declare function argsort(self: Tensor, options?: { dim?: number | bigint; descending?: boolean }): Tensor
+export declare function argsort(self: Tensor, options?: { stable?: boolean; dim?: number | bigint; descending?: boolean }): Tensor
 /** torch's `as_strided`:
  * - `as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)`
  */
@@ -2905,11 +2963,14 @@ export declare function matmul(self: Tensor, options: { other: Tensor }): Tensor
 /** torch's `max`:
  * - `max(Tensor self) -> Tensor`
  * - `max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`
+ * - `max.other(Tensor self, Tensor other) -> Tensor`
  */
 export declare function max(self: Tensor): Tensor
 export declare function max(self: Tensor, dim: number | bigint, keepdim?: boolean): [Tensor, Tensor] & { values: Tensor; indices: Tensor }
 export declare function max(self: Tensor, dim: number | bigint, options?: { keepdim?: boolean }): [Tensor, Tensor] & { values: Tensor; indices: Tensor }
 export declare function max(self: Tensor, options: { dim: number | bigint; keepdim?: boolean }): [Tensor, Tensor] & { values: Tensor; indices: Tensor }
+export declare function max(self: Tensor, other: Tensor): Tensor
+export declare function max(self: Tensor, options: { other: Tensor }): Tensor
 /** torch's `max_pool1d_with_indices`:
  * - `max_pool1d_with_indices(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0, int[1] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)`
  */
@@ -2963,11 +3024,14 @@ export declare function median(self: Tensor, options: { dim: number | bigint; ke
 /** torch's `min`:
  * - `min(Tensor self) -> Tensor`
  * - `min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`
+ * - `min.other(Tensor self, Tensor other) -> Tensor`
  */
 export declare function min(self: Tensor): Tensor
 export declare function min(self: Tensor, dim: number | bigint, keepdim?: boolean): [Tensor, Tensor] & { values: Tensor; indices: Tensor }
 export declare function min(self: Tensor, dim: number | bigint, options?: { keepdim?: boolean }): [Tensor, Tensor] & { values: Tensor; indices: Tensor }
 export declare function min(self: Tensor, options: { dim: number | bigint; keepdim?: boolean }): [Tensor, Tensor] & { values: Tensor; indices: Tensor }
+export declare function min(self: Tensor, other: Tensor): Tensor
+export declare function min(self: Tensor, options: { other: Tensor }): Tensor
 /** torch's `minimum`:
  * - `minimum(Tensor self, Tensor other) -> Tensor`
  */
@@ -3154,25 +3218,25 @@ export declare function prod(self: Tensor, dim: number | bigint, keepdim?: boole
 export declare function prod(self: Tensor, dim: number | bigint, options?: { keepdim?: boolean; dtype?: DType | null }): Tensor
 export declare function prod(self: Tensor, options: { dim: number | bigint; keepdim?: boolean; dtype?: DType | null }): Tensor
 /** torch's `rand`:
- * - `rand(SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None) -> Tensor`
+ * - `rand(SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
  */
-export declare function rand(size: number[] | number, options?: { generator?: never | null; dtype?: DType | null; requiresGrad?: boolean }): Tensor
-export declare function rand(options: { size: number[] | number; generator?: never | null; dtype?: DType | null; requiresGrad?: boolean }): Tensor
+export declare function rand(size: number[] | number, options?: { generator?: never | null; dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null; requiresGrad?: boolean }): Tensor
+export declare function rand(options: { size: number[] | number; generator?: never | null; dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null; requiresGrad?: boolean }): Tensor
 export declare function rand(size: number[] | number, requiresGrad: boolean): Tensor
 export declare function rand(...size: number[]): Tensor
 /** torch's `randint`:
- * - `randint(SymInt high, SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None) -> Tensor`
- * - `randint.low(SymInt low, SymInt high, SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None) -> Tensor`
+ * - `randint(SymInt high, SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+ * - `randint.low(SymInt low, SymInt high, SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
  */
-export declare function randint(high: number | bigint, size: number[] | number, options?: { generator?: never | null; dtype?: DType | null; requiresGrad?: boolean }): Tensor
-export declare function randint(options: { high: number | bigint; size: number[] | number; generator?: never | null; dtype?: DType | null; requiresGrad?: boolean }): Tensor
-export declare function randint(low: number | bigint, high: number | bigint, size: number[] | number, options?: { generator?: never | null; dtype?: DType | null; requiresGrad?: boolean }): Tensor
-export declare function randint(options: { low: number | bigint; high: number | bigint; size: number[] | number; generator?: never | null; dtype?: DType | null; requiresGrad?: boolean }): Tensor
+export declare function randint(high: number | bigint, size: number[] | number, options?: { generator?: never | null; dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null; requiresGrad?: boolean }): Tensor
+export declare function randint(options: { high: number | bigint; size: number[] | number; generator?: never | null; dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null; requiresGrad?: boolean }): Tensor
+export declare function randint(low: number | bigint, high: number | bigint, size: number[] | number, options?: { generator?: never | null; dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null; requiresGrad?: boolean }): Tensor
+export declare function randint(options: { low: number | bigint; high: number | bigint; size: number[] | number; generator?: never | null; dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null; requiresGrad?: boolean }): Tensor
 /** torch's `randn`:
- * - `randn(SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None) -> Tensor`
+ * - `randn(SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
  */
-export declare function randn(size: number[] | number, options?: { generator?: never | null; dtype?: DType | null; requiresGrad?: boolean }): Tensor
-export declare function randn(options: { size: number[] | number; generator?: never | null; dtype?: DType | null; requiresGrad?: boolean }): Tensor
+export declare function randn(size: number[] | number, options?: { generator?: never | null; dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null; requiresGrad?: boolean }): Tensor
+export declare function randn(options: { size: number[] | number; generator?: never | null; dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null; requiresGrad?: boolean }): Tensor
 export declare function randn(size: number[] | number, requiresGrad: boolean): Tensor
 export declare function randn(...size: number[]): Tensor
 /** torch's `randperm`:
@@ -3223,15 +3287,15 @@ export declare function repeat(self: Tensor, repeats: number[] | number): Tensor
 export declare function repeat(self: Tensor, options: { repeats: number[] | number }): Tensor
 export declare function repeat(self: Tensor, ...size: number[]): Tensor
 /** torch's `repeat_interleave`:
- * - `repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None) -> Tensor`
- * - `repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None) -> Tensor`
+ * - `repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor`
+ * - `repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor`
  */
-export declare function repeat_interleave(self: Tensor, repeats: Tensor, dim?: number | bigint | null): Tensor
-export declare function repeat_interleave(self: Tensor, repeats: Tensor, options?: { dim?: number | bigint | null }): Tensor
-export declare function repeat_interleave(self: Tensor, options: { repeats: Tensor; dim?: number | bigint | null }): Tensor
-export declare function repeat_interleave(self: Tensor, repeats: number | bigint, dim?: number | bigint | null): Tensor
-export declare function repeat_interleave(self: Tensor, repeats: number | bigint, options?: { dim?: number | bigint | null }): Tensor
-export declare function repeat_interleave(self: Tensor, options: { repeats: number | bigint; dim?: number | bigint | null }): Tensor
+export declare function repeat_interleave(self: Tensor, repeats: Tensor, dim?: number | bigint | null, options?: { output_size?: number | bigint | null }): Tensor
+export declare function repeat_interleave(self: Tensor, repeats: Tensor, options?: { dim?: number | bigint | null; output_size?: number | bigint | null }): Tensor
+export declare function repeat_interleave(self: Tensor, options: { repeats: Tensor; dim?: number | bigint | null; output_size?: number | bigint | null }): Tensor
+export declare function repeat_interleave(self: Tensor, repeats: number | bigint, dim?: number | bigint | null, options?: { output_size?: number | bigint | null }): Tensor
+export declare function repeat_interleave(self: Tensor, repeats: number | bigint, options?: { dim?: number | bigint | null; output_size?: number | bigint | null }): Tensor
+export declare function repeat_interleave(self: Tensor, options: { repeats: number | bigint; dim?: number | bigint | null; output_size?: number | bigint | null }): Tensor
 export { repeat_interleave as repeatInterleave }
 /** torch's `reshape`:
  * - `reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)`
@@ -3273,8 +3337,10 @@ export declare function roll(self: Tensor, shifts: number[] | number, options?: 
 export declare function roll(self: Tensor, options: { shifts: number[] | number; dims?: number[] | number }): Tensor
 /** torch's `round`:
  * - `round(Tensor self) -> Tensor`
+ * - `round.decimals(Tensor self, *, int decimals) -> Tensor`
  */
 export declare function round(self: Tensor): Tensor
+export declare function round(self: Tensor, options?: { decimals?: number | bigint }): Tensor
 /** torch's `round_`:
  * - `round_(Tensor(a!) self) -> Tensor(a!)`
  */
@@ -3409,10 +3475,14 @@ export declare function sort(self: Tensor, options?: { dim?: number | bigint; de
 export declare function sort(self: Tensor, options?: { stable?: boolean | null; dim?: number | bigint; descending?: boolean }): [Tensor, Tensor] & { values: Tensor; indices: Tensor }
 /** torch's `split`:
  * - `split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]`
+ * - `split.sizes(Tensor(a -> *) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]`
  */
 export declare function split(self: Tensor, split_size: number | bigint, dim?: number | bigint): Tensor[]
 export declare function split(self: Tensor, split_size: number | bigint, options?: { dim?: number | bigint }): Tensor[]
 export declare function split(self: Tensor, options: { split_size: number | bigint; dim?: number | bigint }): Tensor[]
+export declare function split(self: Tensor, split_size: number[] | number, dim?: number | bigint): Tensor[]
+export declare function split(self: Tensor, split_size: number[] | number, options?: { dim?: number | bigint }): Tensor[]
+export declare function split(self: Tensor, options: { split_size: number[] | number; dim?: number | bigint }): Tensor[]
 /** torch's `split_with_sizes`:
  * - `split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]`
  */
@@ -3444,15 +3514,29 @@ export declare function stack(tensors: Tensor[], dim?: number | bigint): Tensor
 export declare function stack(tensors: Tensor[], options?: { dim?: number | bigint }): Tensor
 export declare function stack(options: { tensors: Tensor[]; dim?: number | bigint }): Tensor
 /** torch's `std`:
+ * - `std(Tensor self, bool unbiased=True) -> Tensor`
  * - `std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`
+ * - `std.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor`
  */
+export declare function std(self: Tensor, unbiased?: boolean): Tensor
+export declare function std(self: Tensor, options?: { unbiased?: boolean }): Tensor
 export declare function std(self: Tensor, dim?: number[] | number | null, options?: { correction?: number | boolean | bigint | null; keepdim?: boolean }): Tensor
 export declare function std(self: Tensor, options?: { dim?: number[] | number | null; correction?: number | boolean | bigint | null; keepdim?: boolean }): Tensor
+export declare function std(self: Tensor, dim: number[] | number | null, unbiased?: boolean, keepdim?: boolean): Tensor
+export declare function std(self: Tensor, dim: number[] | number | null, options?: { unbiased?: boolean; keepdim?: boolean }): Tensor
+export declare function std(self: Tensor, options: { dim: number[] | number | null; unbiased?: boolean; keepdim?: boolean }): Tensor
 /** torch's `std_mean`:
+ * - `std_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)`
  * - `std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)`
+ * - `std_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)`
  */
+export declare function std_mean(self: Tensor, unbiased?: boolean): [Tensor, Tensor]
+export declare function std_mean(self: Tensor, options?: { unbiased?: boolean }): [Tensor, Tensor]
 export declare function std_mean(self: Tensor, dim?: number[] | number | null, options?: { correction?: number | boolean | bigint | null; keepdim?: boolean }): [Tensor, Tensor]
 export declare function std_mean(self: Tensor, options?: { dim?: number[] | number | null; correction?: number | boolean | bigint | null; keepdim?: boolean }): [Tensor, Tensor]
+export declare function std_mean(self: Tensor, dim: number[] | number | null, unbiased?: boolean, keepdim?: boolean): [Tensor, Tensor]
+export declare function std_mean(self: Tensor, dim: number[] | number | null, options?: { unbiased?: boolean; keepdim?: boolean }): [Tensor, Tensor]
+export declare function std_mean(self: Tensor, options: { dim: number[] | number | null; unbiased?: boolean; keepdim?: boolean }): [Tensor, Tensor]
 export { std_mean as stdMean }
 /** torch's `sub`:
  * - `sub.Scalar(Tensor self, Scalar other) -> Tensor`
@@ -3606,16 +3690,30 @@ export declare function upsample_nearest2d(self: Tensor, output_size: number[] |
 export declare function upsample_nearest2d(self: Tensor, options: { output_size: number[] | number; scales_h?: number | null; scales_w?: number | null }): Tensor
 export { upsample_nearest2d as upsampleNearest2d }
 /** torch's `var`:
+ * - `var(Tensor self, bool unbiased=True) -> Tensor`
  * - `var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`
+ * - `var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor`
  */
+declare function var_(self: Tensor, unbiased?: boolean): Tensor
+declare function var_(self: Tensor, options?: { unbiased?: boolean }): Tensor
 declare function var_(self: Tensor, dim?: number[] | number | null, options?: { correction?: number | boolean | bigint | null; keepdim?: boolean }): Tensor
 declare function var_(self: Tensor, options?: { dim?: number[] | number | null; correction?: number | boolean | bigint | null; keepdim?: boolean }): Tensor
+declare function var_(self: Tensor, dim: number[] | number | null, unbiased?: boolean, keepdim?: boolean): Tensor
+declare function var_(self: Tensor, dim: number[] | number | null, options?: { unbiased?: boolean; keepdim?: boolean }): Tensor
+declare function var_(self: Tensor, options: { dim: number[] | number | null; unbiased?: boolean; keepdim?: boolean }): Tensor
 export { var_ as var }
 /** torch's `var_mean`:
+ * - `var_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)`
  * - `var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)`
+ * - `var_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)`
  */
+export declare function var_mean(self: Tensor, unbiased?: boolean): [Tensor, Tensor]
+export declare function var_mean(self: Tensor, options?: { unbiased?: boolean }): [Tensor, Tensor]
 export declare function var_mean(self: Tensor, dim?: number[] | number | null, options?: { correction?: number | boolean | bigint | null; keepdim?: boolean }): [Tensor, Tensor]
 export declare function var_mean(self: Tensor, options?: { dim?: number[] | number | null; correction?: number | boolean | bigint | null; keepdim?: boolean }): [Tensor, Tensor]
+export declare function var_mean(self: Tensor, dim: number[] | number | null, unbiased?: boolean, keepdim?: boolean): [Tensor, Tensor]
+export declare function var_mean(self: Tensor, dim: number[] | number | null, options?: { unbiased?: boolean; keepdim?: boolean }): [Tensor, Tensor]
+export declare function var_mean(self: Tensor, options: { dim: number[] | number | null; unbiased?: boolean; keepdim?: boolean }): [Tensor, Tensor]
 export { var_mean as varMean }
 /** torch's `view`:
  * - `view(Tensor(a) self, SymInt[] size) -> Tensor(a)`
