@@ -142,3 +142,24 @@ def test_found_by_the_opinfo_run():
     # nll_loss of one unbatched sample, unreduced, is 0-d
     loss = F.nll_loss(torch.tensor([-1.0, -2.0, -0.5]), torch.tensor(2), reduction="none")
     assert loss.shape == () and loss.item() == 0.5
+
+
+def test_clamp_gradient_when_min_exceeds_max():
+    # found by bench/opinfo_diff.py: where min > max the result is max, and
+    # the gradient goes to max alone (torch's clamp_backward_min_max)
+    x = torch.tensor([0.0, 1.0, 2.0, 3.0, 5.0], dtype=torch.float64, requires_grad=True)
+    lo = torch.tensor([0.5, 1.5, 1.0, 4.0, 1.0], dtype=torch.float64, requires_grad=True)
+    hi = torch.tensor([2.0, 1.0, 3.0, 2.0, 4.0], dtype=torch.float64, requires_grad=True)
+    y = torch.clamp(x, lo, hi)
+    assert y.tolist() == [0.5, 1.0, 2.0, 2.0, 4.0]
+    y.sum().backward()
+    assert x.grad.tolist() == [0.0, 0.0, 1.0, 0.0, 0.0]
+    assert lo.grad.tolist() == [1.0, 0.0, 0.0, 0.0, 0.0]
+    assert hi.grad.tolist() == [0.0, 1.0, 0.0, 1.0, 1.0]
+    # equal bounds: the gradient goes to min, as in torch
+    x, lo, hi = (torch.tensor([2.0], requires_grad=True) for _ in range(3))
+    with torch.no_grad():
+        lo.fill_(2.5)
+        hi.fill_(2.5)
+    torch.clamp(x, lo, hi).sum().backward()
+    assert (x.grad.item(), lo.grad.item(), hi.grad.item()) == (0.0, 1.0, 0.0)

@@ -428,6 +428,22 @@ pub(crate) fn clamp(
                 hi_mask = Some(m.logical_not()?);
                 keep = keep.logical_and(&m)?;
             }
+            // with both bounds, min(max(x, lo), hi) is hi wherever lo > hi:
+            // the gradient goes to hi there, never to lo (torch's
+            // clamp_backward_min_max; lo == hi still gives it to lo)
+            if let (Some(l), Some(h)) = (&lo, &hi) {
+                let lo_le_hi = match (l, h) {
+                    (Operand::Tensor(lt), h) => Some(lt.le(h.clone())?),
+                    (Operand::Scalar(ls), Operand::Tensor(ht)) => Some(ht.ge(*ls)?),
+                    _ => None,
+                };
+                if let Some(ok) = lo_le_hi {
+                    lo_mask = lo_mask.map(|m| m.logical_and(&ok)).transpose()?;
+                    hi_mask = hi_mask
+                        .map(|m| m.logical_or(&ok.logical_not()?))
+                        .transpose()?;
+                }
+            }
             let g = c.grad();
             // where, not a product: inf·0 would be NaN (torch selects)
             let mut out = smallvec::smallvec![Some(crate::native::where_(&keep, g, 0.0)?)];
