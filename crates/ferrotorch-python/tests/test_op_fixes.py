@@ -163,3 +163,20 @@ def test_clamp_gradient_when_min_exceeds_max():
         hi.fill_(2.5)
     torch.clamp(x, lo, hi).sum().backward()
     assert (x.grad.item(), lo.grad.item(), hi.grad.item()) == (0.0, 1.0, 0.0)
+
+
+def test_as_strided_gradient_adds_up_overlapping_uses():
+    # found by bench/opinfo_diff.py: a view that reaches one element
+    # several times gave it one use's gradient instead of their sum
+    x = torch.arange(4.0, dtype=torch.float64, requires_grad=True)
+    y = x.as_strided((2, 2), (1, 1))  # [[x0, x1], [x1, x2]]
+    assert y.tolist() == [[0.0, 1.0], [1.0, 2.0]]
+    (y * torch.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=torch.float64)).sum().backward()
+    assert x.grad.tolist() == [1.0, 5.0, 4.0, 0.0]
+    z = torch.arange(3.0, dtype=torch.float64, requires_grad=True)
+    z.as_strided((3,), (0,), 1).sum().backward()  # three uses of z[1]
+    assert z.grad.tolist() == [0.0, 3.0, 0.0]
+    # the diagonal (no overlap) is unchanged
+    m = torch.ones(3, 3, dtype=torch.float64, requires_grad=True)
+    m.diagonal().sum().backward()
+    assert m.grad.tolist() == [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]

@@ -167,8 +167,11 @@ pub(crate) fn to_copy(x: &Tensor, y: Tensor) -> Result<Tensor> {
     simple("ToCopyBackward0", x, y, |g| Ok(g.clone()))
 }
 
-/// `as_strided` and `diagonal`: scatter the gradient through the same view
-/// of a zero buffer laid out like the input's storage (first order).
+/// `as_strided` and `diagonal`: add the gradient into a zero buffer laid
+/// out like the input's storage, at the storage positions of the output's
+/// elements (first order). Added, not copied: an `as_strided` view may
+/// reach one element several times (strides of 0 or overlapping ones),
+/// and each use contributes.
 pub(crate) fn strided_view(name: &'static str, x: &Tensor, y: Tensor) -> Result<Tensor> {
     if !needs_grad(&[x]) {
         return Ok(y);
@@ -177,9 +180,25 @@ pub(crate) fn strided_view(name: &'static str, x: &Tensor, y: Tensor) -> Result<
     let elems = x.storage().nbytes() / x.element_size();
     record1(name, &[x], y, smallvec::smallvec![], move |c: &Ctx| {
         let g = c.grad();
-        let buf = Tensor::zeros(&[elems], g.dtype())?;
-        let region = buf.as_strided(yl.sizes(), yl.strides(), Some(yl.offset()))?;
-        crate::autograd::with_no_grad(|| region.copy_(g))?;
+        // each output element's storage position: offset + sum(i_k * stride_k)
+        let mut pos = Tensor::full(&[], yl.offset() as i64, crate::DType::I64)?;
+        let nd = yl.sizes().len();
+        for (k, (&n, &st)) in yl.sizes().iter().zip(yl.strides()).enumerate() {
+            let mut shape = vec![1i64; nd];
+            shape[k] = n as i64;
+            let steps = Tensor::arange(0i64, n as i64, 1i64, crate::DType::I64)?
+                .mul(st as i64)?
+                .reshape(&shape)?;
+            pos = pos.add(&steps)?;
+        }
+        let pos = pos.expand(&yl.sizes().iter().map(|&s| s as i64).collect::<Vec<_>>())?;
+        let buf = crate::autograd::with_no_grad(|| {
+            Tensor::zeros(&[elems], g.dtype())?.scatter_add(
+                0,
+                &pos.reshape(&[-1])?,
+                &g.reshape(&[-1])?,
+            )
+        })?;
         let gx = buf
             .as_strided(xl.sizes(), xl.strides(), Some(xl.offset()))?
             .contiguous()?;
