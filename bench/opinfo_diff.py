@@ -265,6 +265,21 @@ def _random(op):
     return op.name in RANDOM or op.name.replace("_", "") in RANDOM
 
 
+def _error_verdict(op, sample, e, what):
+    """The entry's status for an error on one sample: missing,
+    unsupported, or a failure; None when torch refuses the sample too
+    (not ours to match)."""
+    if isinstance(e, LookupError):
+        return "missing", str(e)
+    if isinstance(e, Unsupported):
+        return "unsupported", str(e)
+    try:
+        op(sample.input, *sample.args, **sample.kwargs)
+    except Exception:  # noqa: BLE001
+        return None
+    return "fail", f"{what} {type(e).__name__}: {str(e)[:160]}"
+
+
 def check_entry(op, max_samples):
     """(status, reason): 'pass', 'fail', 'missing' or 'unsupported'."""
     fn, _ = resolve(op.name, None)
@@ -276,17 +291,11 @@ def check_entry(op, max_samples):
     for s in samples[:max_samples]:
         try:
             want, got, _, _ = call_both(op, s)
-        except LookupError as e:
-            return "missing", str(e)
-        except Unsupported as e:
-            return "unsupported", str(e)
         except Exception as e:  # noqa: BLE001
-            # a sample torch refuses is not ours to match
-            try:
-                op(s.input, *s.args, **s.kwargs)
-            except Exception:  # noqa: BLE001
+            verdict = _error_verdict(op, s, e, "raised")
+            if verdict is None:
                 continue
-            return "fail", f"raised {type(e).__name__}: {str(e)[:160]}"
+            return verdict
         why = compare(want, got, torch.float32)
         if why and _random(op) and "values differ" in why:
             why = None  # random ops: shapes and dtypes only
@@ -301,16 +310,11 @@ def check_entry(op, max_samples):
         for s in gsamples[:max_samples]:
             try:
                 why = grads(op, s)
-            except Unsupported as e:
-                return "unsupported", str(e)
-            except LookupError as e:
-                return "missing", str(e)
             except Exception as e:  # noqa: BLE001
-                try:
-                    op(s.input, *s.args, **s.kwargs)
-                except Exception:  # noqa: BLE001
+                verdict = _error_verdict(op, s, e, "backward raised")
+                if verdict is None:
                     continue
-                return "fail", f"backward raised {type(e).__name__}: {str(e)[:160]}"
+                return verdict
             if why:
                 return "fail", "float64 " + why
     if ran == 0 and fn is None:
