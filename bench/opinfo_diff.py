@@ -93,7 +93,9 @@ def resolve(name, first, method_first=False):
             break
     if obj is not None and callable(obj) and not isinstance(obj, ft.dtype):
         return obj, False
-    if isinstance(first, ft.Tensor) and hasattr(first, leaf):
+    # a namespaced name (``masked.sum``, ``signal.windows.hann``) is that
+    # namespace's function: the tensor method of the same leaf is another op
+    if "." not in name and isinstance(first, ft.Tensor) and hasattr(first, leaf):
         return getattr(first, leaf), True
     return None, False
 

@@ -181,6 +181,17 @@ impl IntoReturn for (Tensor, Tensor, Tensor) {
     }
 }
 
+impl IntoReturn for (Tensor, Tensor, Tensor, Tensor) {
+    fn into_return(self) -> IValue {
+        IValue::Tuple(vec![
+            self.0.into(),
+            self.1.into(),
+            self.2.into(),
+            self.3.into(),
+        ])
+    }
+}
+
 /// The one value of a `SymInt[1]`-style argument (an empty or longer
 /// list is an error naming it, never an index past the end).
 pub fn single(op: &str, name: &str, v: &[usize]) -> Result<usize> {

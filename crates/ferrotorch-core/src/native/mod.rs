@@ -16,11 +16,15 @@
 //! | `random` | PyTorch-compatible generator, rand/randn/randint/... |
 //! | `nn` | activations, softmax, ... (nn kernels) |
 //! | `special` | special functions used by the kernels |
+//! | `composite` | ops made of other ops: `atleast_*d`, `kron`, `cdist`, `diff`, ... |
+//! | `decomp` | `torch.linalg`: LU, Cholesky, QR, eigh, SVD (faer) and what is built on them |
 //! | `prim` | `size`, `Int`, `NumToTensor`: sizes as graph values |
 
 pub(crate) mod binary;
 pub(crate) mod close;
 pub(crate) mod compare;
+pub(crate) mod composite;
+pub(crate) mod decomp;
 pub(crate) mod einsum;
 pub(crate) mod iter;
 pub(crate) mod linalg;
@@ -67,6 +71,8 @@ pub(crate) fn register_all(r: &mut Registry) {
     random::register(r);
     nn::register(r);
     prim::register(r);
+    composite::register(r);
+    decomp::register(r);
     crate::tensor::register_views(r);
     crate::tensor::create_ops::register_creation(r);
 }

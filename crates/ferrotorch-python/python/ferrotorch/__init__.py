@@ -18,6 +18,8 @@ from .autograd import (no_grad, enable_grad, set_grad_enabled, inference_mode)
 from ._serialization import save, load
 
 _ops.install(globals(), Tensor)
+from . import _namespaces  # noqa: E402
+_namespaces.install(globals())
 
 Generator = _C.Generator
 UntypedStorage = _C.UntypedStorage

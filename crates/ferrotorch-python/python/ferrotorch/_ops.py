@@ -15,6 +15,11 @@ _call = _C._call_op
 # ops whose leading ``int[]`` argument may also be given as varargs:
 # ``zeros(2, 3)``, ``t.view(2, 3)``, ``t.permute(1, 0)``
 _SIZE_TYPES = ("SymInt[]", "int[]", "int[1]", "SymInt[1]")
+# ops whose ``Tensor[]`` argument may also be given as varargs
+# (``torch.meshgrid(a, b)``, ``torch.atleast_1d(a, b)``); their lists come
+# back as tuples, as torch's Python functions return them
+_TENSOR_VARARGS = {"broadcast_tensors", "meshgrid", "block_diag", "cartesian_prod",
+                   "atleast_1d", "atleast_2d", "atleast_3d"}
 _CREATION = {"zeros", "ones", "empty", "full", "rand", "randn", "randint",
              "arange", "linspace", "logspace", "eye", "randperm",
              "zeros_like", "ones_like", "empty_like", "full_like"}
@@ -34,12 +39,20 @@ def _schemas():
 
 
 def _vararg_position(overloads):
-    """Position of the int-list argument that takes varargs, or None."""
+    """Position of the int-list argument that takes varargs, or None
+    (None too where another overload takes one int there:
+    ``hsplit(x, 2)`` is ``hsplit.int``, not ``hsplit.array`` of ``[2]``)."""
+    def takes_int_at(args, k):
+        pos = [a for a in args if not a[3]]
+        return len(pos) > k and pos[k][1] in ("int", "SymInt")
+
     for _full, args, _n, _t in overloads:
         pos = [a for a in args if not a[3]]
         offset = 1 if pos and pos[0][0] == "self" else 0
         # only a trailing list takes varargs (``view(2, 3)``, not ``movedim(0, 1)``)
         if len(pos) == offset + 1 and pos[offset][1] in _SIZE_TYPES:
+            if any(takes_int_at(a, offset) for _f, a, _n2, _t2 in overloads):
+                return None
             return offset
     return None
 
@@ -86,7 +99,16 @@ def make_op(name, overloads):
     named = _named_results(name, overloads)
     writes_self = _writes_self(overloads)
 
+    tensor_varargs = name in _TENSOR_VARARGS
+
     def op(*args, **kwargs):
+        if tensor_varargs:
+            if len(args) == 1 and isinstance(args[0], (list, tuple)):
+                args = (list(args[0]),)
+            elif len(args) > 1 or (args and not name.startswith("atleast")):
+                args = (list(args),)  # atleast_1d(t) alone takes the Tensor overload
+            out = _call(name, args, kwargs)
+            return tuple(out) if isinstance(out, list) else out
         if vpos is not None and len(args) > vpos and all(_is_int(a) for a in args[vpos:]):
             args = args[:vpos] + (tuple(args[vpos:]),)
         if writes_self:

@@ -24,6 +24,7 @@
 //! - [`inplace`]: in-place ops and views of non-leaf tensors
 
 pub(crate) mod conv;
+pub(crate) mod decomp;
 mod fused;
 pub(crate) mod indexing;
 pub(crate) mod inplace;

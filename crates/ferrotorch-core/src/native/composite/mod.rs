@@ -1,0 +1,18 @@
+//! Ops made of other ops (torch's CompositeImplicitAutograd kernels): each
+//! is declared with its schema like any op, and its gradient is that of
+//! the ops it calls, so none has a derivative formula of its own.
+//!
+//! | file | ops |
+//! |---|---|
+//! | `shape` | `atleast_*d`, `*stack`, `*split`, `rot90`, `diag*`, `block_diag`, `meshgrid`, `*_scatter`, ... |
+//! | `math` | `square`, `logaddexp`, `sinc`, `nansum`, `diff`, `trapezoid`, `kron`, `cdist`, `cross`, `cov`, ... |
+
+pub(crate) mod math;
+pub(crate) mod shape;
+
+use crate::dispatch::Registry;
+
+pub(crate) fn register(r: &mut Registry) {
+    shape::register(r);
+    math::register(r);
+}

@@ -1,0 +1,145 @@
+//! `torch.linalg`: factorizations and what is built on them.
+//!
+//! | file | ops |
+//! |---|---|
+//! | `kernels` | one matrix at a time, in `f64`: LU, triangular solve, Cholesky, QR (LAPACK's conventions); faer's LU solve, inverse, eigh, SVD |
+//! | `solve` | `solve`, `inv`, `det`, `slogdet`, `lu_factor`, `lu`, `lu_solve`, `solve_triangular`, `cholesky`, ... |
+//! | `qr` | `qr`, `geqrf`, `householder_product`, `ormqr`, `lstsq` |
+//! | `spectral` | `eigh`, `eigvalsh`, `svd`, `svdvals`, `pinv`, `matrix_rank`, `cond` |
+//! | `misc` | norms, `matrix_power`, `matrix_exp`, `multi_dot`, `vecdot`, `tensorinv`, `tensorsolve`, `vander` |
+//!
+//! # Note [Factorizations in f64]
+//! Every factorization runs in `f64` on a row-major copy of each matrix of
+//! the batch (faer underneath for LU solves, eigh and SVD), and its results
+//! are cast back to the input's dtype: float32 results are the exactly
+//! rounded f64 ones, within torch's float32 tolerance of LAPACK's. The
+//! derivative formulas (`autograd::derivatives::decomp`) are written with
+//! tensor ops, so they are differentiable again.
+
+pub(crate) mod kernels;
+pub(crate) mod misc;
+pub(crate) mod qr;
+pub(crate) mod solve;
+pub(crate) mod spectral;
+
+use crate::dispatch::Registry;
+use crate::dtype::DType;
+use crate::error::Result;
+use crate::tensor::Tensor;
+use kernels::M;
+
+/// Check a linalg input: floating, at least 2-D, square when `square`.
+pub(crate) fn check_matrix(op: &str, a: &Tensor, square: bool) -> Result<()> {
+    crate::ensure!(
+        matches!(a.dtype(), DType::F32 | DType::F64),
+        Runtime,
+        "{op}: Expected a floating point or complex tensor as input. Got {}",
+        a.dtype().name_title()
+    );
+    crate::ensure!(
+        a.dim() >= 2,
+        Runtime,
+        "{op}: The input tensor A must have at least 2 dimensions."
+    );
+    if square {
+        let n = a.dim();
+        crate::ensure!(
+            a.shape()[n - 1] == a.shape()[n - 2],
+            Runtime,
+            "{op}: A must be batches of square matrices, but they are {} by {} matrices",
+            a.shape()[n - 2],
+            a.shape()[n - 1]
+        );
+    }
+    Ok(())
+}
+
+/// The batch dims of a `[..., r, c]` tensor.
+pub(crate) fn batch_of(a: &Tensor) -> Vec<usize> {
+    a.shape()[..a.dim() - 2].to_vec()
+}
+
+/// Each matrix of a `[..., r, c]` tensor, in `f64`.
+pub(crate) fn mats(a: &Tensor) -> Result<Vec<M>> {
+    let (r, c) = (a.shape()[a.dim() - 2], a.shape()[a.dim() - 1]);
+    let data = a
+        .detach()
+        .to_dtype(DType::F64)?
+        .contiguous()?
+        .to_vec::<f64>()?;
+    let per = r * c;
+    let count: usize = batch_of(a).iter().product();
+    Ok((0..count)
+        .map(|b| M {
+            r,
+            c,
+            d: data[b * per..(b + 1) * per].to_vec(),
+        })
+        .collect())
+}
+
+/// A `[batch..., r, c]` tensor of `dtype` from its matrices.
+pub(crate) fn from_mats(
+    batch: &[usize],
+    r: usize,
+    c: usize,
+    ms: &[M],
+    dtype: DType,
+) -> Result<Tensor> {
+    let mut data = Vec::with_capacity(ms.len() * r * c);
+    for m in ms {
+        debug_assert!(m.r == r && m.c == c);
+        data.extend_from_slice(&m.d);
+    }
+    let mut shape = batch.to_vec();
+    shape.extend([r, c]);
+    Tensor::from_vec(data, &shape)?.to_dtype(dtype)
+}
+
+/// A `[batch..., n]` tensor of `dtype` from one vector per matrix.
+pub(crate) fn from_vecs(
+    batch: &[usize],
+    n: usize,
+    vs: &[Vec<f64>],
+    dtype: DType,
+) -> Result<Tensor> {
+    let data: Vec<f64> = vs.iter().flatten().copied().collect();
+    let mut shape = batch.to_vec();
+    shape.push(n);
+    Tensor::from_vec(data, &shape)?.to_dtype(dtype)
+}
+
+/// `[batch...]` integers (an `info` tensor).
+pub(crate) fn from_ints(batch: &[usize], v: Vec<i32>) -> Result<Tensor> {
+    Tensor::from_vec(v, batch)
+}
+
+/// A matrix transposed (the last two dims swapped).
+pub(crate) fn mt(t: &Tensor) -> Result<Tensor> {
+    t.transpose(-1, -2)
+}
+
+/// The first batch index whose `info` is non-zero, for torch's messages
+/// ("(Batch element 3): ...").
+pub(crate) fn first_failure(info: &[i32]) -> Option<(usize, i32)> {
+    info.iter()
+        .enumerate()
+        .find(|(_, &v)| v != 0)
+        .map(|(i, &v)| (i, v))
+}
+
+/// torch's prefix for an error in one matrix of a batch.
+pub(crate) fn batch_prefix(batched: bool, i: usize) -> String {
+    if batched {
+        format!("(Batch element {i}): ")
+    } else {
+        String::new()
+    }
+}
+
+pub(crate) fn register(r: &mut Registry) {
+    solve::register(r);
+    qr::register(r);
+    spectral::register(r);
+    misc::register(r);
+}
