@@ -223,6 +223,7 @@ def leaves(xs, lib_tensor):
 def grads(op, sample):
     """None when both libraries give the same gradients, else why not."""
     want, got, args, f_args = call_both(op, sample)
+    want, got = sample.output_process_fn_grad(want), sample.output_process_fn_grad(got)
     t_outs = [o for o in flat(want) if isinstance(o, torch.Tensor) and o.requires_grad]
     f_outs = [o for o in flat(got) if isinstance(o, ft.Tensor) and o.requires_grad]
     if not t_outs:
@@ -282,6 +283,22 @@ def _error_verdict(op, sample, e, what):
     return "fail", f"{what} {type(e).__name__}: {str(e)[:160]}"
 
 
+def _closer_to_exact(op, sample, got):
+    """Whether ferrotorch's float32 result matches torch's computed in
+    float64 from the same inputs (where torch's own float32 rounding is
+    what differs: matrix_exp, long reductions)."""
+    from torch.utils._pytree import tree_map
+
+    up = lambda x: x.double() if isinstance(x, torch.Tensor) and x.dtype == torch.float32 else x  # noqa: E731
+    down = lambda x: x.float() if isinstance(x, torch.Tensor) and x.dtype == torch.float64 else x  # noqa: E731
+    try:
+        exact = op(*tree_map(up, (sample.input, *sample.args)), **tree_map(up, dict(sample.kwargs)))
+        exact = tree_map(down, sample.output_process_fn_grad(exact))
+    except Exception:  # noqa: BLE001
+        return False
+    return compare(exact, got, torch.float32) is None
+
+
 def check_entry(op, max_samples):
     """(status, reason): 'pass', 'fail', 'missing' or 'unsupported'."""
     fn, _ = resolve(op.name, None)
@@ -293,6 +310,8 @@ def check_entry(op, max_samples):
     for s in samples[:max_samples]:
         try:
             want, got, _, _ = call_both(op, s)
+            # the sample's own gauge fixing (eigenvectors up to sign: abs)
+            want, got = s.output_process_fn_grad(want), s.output_process_fn_grad(got)
         except Exception as e:  # noqa: BLE001
             verdict = _error_verdict(op, s, e, "raised")
             if verdict is None:
@@ -301,6 +320,8 @@ def check_entry(op, max_samples):
         why = compare(want, got, torch.float32)
         if why and _random(op) and "values differ" in why:
             why = None  # random ops: shapes and dtypes only
+        if why and "values differ" in why and _closer_to_exact(op, s, got):
+            why = None  # torch's float32 result is the less exact one
         if why:
             return "fail", why
         ran += 1

@@ -139,3 +139,15 @@ def tensordot(a, b, dims=2, out=None):
         dims_a = [dims_a] if isinstance(dims_a, _builtins.int) else list(dims_a)
         dims_b = [dims_b] if isinstance(dims_b, _builtins.int) else list(dims_b)
     return _C._call_op("tensordot", (a, b, dims_a, dims_b), {})
+
+
+def lu(A, pivot=True, get_infos=False, out=None):
+    """``torch.lu``: the packed LU factorization and pivots (and ``infos``
+    with ``get_infos=True``); ``torch.linalg.lu_factor_ex`` underneath."""
+    if out is not None:
+        raise TypeError("lu: out= is not supported")
+    LU, pivots, infos = linalg.lu_factor_ex(A, pivot=pivot)  # noqa: F821 (installed above)
+    return (LU, pivots, infos) if get_infos else (LU, pivots)
+
+
+Tensor.lu = lu

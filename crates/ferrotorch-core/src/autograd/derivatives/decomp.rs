@@ -154,38 +154,37 @@ fn adjugate_t(a: &Tensor) -> Result<Tensor> {
         .mul(&sign.unsqueeze(-1)?.unsqueeze(-1)?)
 }
 
-/// `log|det A|`: `gA = g A⁻ᵀ`.
-pub(crate) fn slogdet(a: &Tensor, logabs: Tensor) -> Result<Tensor> {
+/// `(sign, log|det A|)`: `gA = g_logabs A⁻ᵀ` (the sign's gradient is zero,
+/// but it is an output of the node, as in torch).
+pub(crate) fn slogdet(a: &Tensor, sign: Tensor, logabs: Tensor) -> Result<(Tensor, Tensor)> {
     if !needs_grad(&[a]) {
-        return Ok(logabs);
+        return Ok((sign, logabs));
     }
-    record1(
+    record(
         "LinalgSlogdetBackward0",
         &[a],
-        logabs,
+        &[&sign, &logabs],
         smallvec::smallvec![Save::Tensor(a)],
         |c: &Ctx| {
             let inv_t = mt(&c.saved(0).linalg_inv_ex(false)?.0)?;
-            Ok(smallvec::smallvec![Some(
-                inv_t.mul(&c.grad().unsqueeze(-1)?.unsqueeze(-1)?)?
-            )])
+            Ok(GradVec::from_iter([Some(
+                inv_t.mul(&c.grad_at(1).unsqueeze(-1)?.unsqueeze(-1)?)?,
+            )]))
         },
-    )
+    )?;
+    Ok((sign, logabs))
 }
 
-/// Packed `LU` of a square `A = P L U`:
-/// `gA = P L⁻ᵀ (tril(Lᵀ gL, -1) + triu(gU Uᵀ)) U⁻ᵀ`.
+/// Packed `LU` of `A = P L U` (PyTorch's `linalg_lu_backward`), with
+/// `gL = tril(g, -1)`, `gU = triu(g)`; tall (and square) `A`:
+/// `gA = P [gL1 + L1⁻ᵀ triu(gU Uᵀ - Lᵀ gL), gL2] U⁻ᵀ`; wide `A`:
+/// `gA = P L⁻ᵀ [gU1 + tril(Lᵀ gL - gU Uᵀ, -1) U1⁻ᵀ, gU2]`.
 pub(crate) fn lu_factor(a: &Tensor, pivots: &Tensor, lu: Tensor) -> Result<Tensor> {
     if !needs_grad(&[a]) {
         return Ok(lu);
     }
     let n = a.dim();
     let (m, k) = (a.shape()[n - 2], a.shape()[n - 1]);
-    crate::ensure!(
-        m == k,
-        NotImplemented,
-        "linalg.lu_factor: the derivative of the LU of a non-square matrix is not implemented"
-    );
     let piv = Clone::clone(pivots);
     record1(
         "LinalgLuFactorExBackward0",
@@ -195,13 +194,25 @@ pub(crate) fn lu_factor(a: &Tensor, pivots: &Tensor, lu: Tensor) -> Result<Tenso
         move |c: &Ctx| {
             let (lu, g) = (c.saved(0), c.grad());
             let (p, l, u) = crate::native::decomp::solve::lu_unpack(lu, &piv, true, true)?;
-            let phi = mt(&l)?
-                .matmul(&g.tril(-1)?)?
-                .tril(-1)?
-                .add(&g.triu(0)?.matmul(&mt(&u)?)?.triu(0)?)?;
-            let x = mt(&u)?.linalg_solve_triangular(&phi, false, false, false)?;
-            let x = mt(&l)?.linalg_solve_triangular(&x, true, true, true)?;
-            Ok(smallvec::smallvec![Some(p.matmul(&x)?)])
+            let r = m.min(k);
+            let gl = g.narrow(-1, 0, r)?.tril(-1)?;
+            let gu = g.narrow(-2, 0, r)?.triu(0)?;
+            let ga = if m >= k {
+                let x = gu.matmul(&mt(&u)?)?.sub(&mt(&l)?.matmul(&gl)?)?;
+                let l1 = l.narrow(-2, 0, r)?;
+                let x = mt(&l1)?.linalg_solve_triangular(&x.triu(0)?, true, true, true)?;
+                let x = x.add(&gl.narrow(-2, 0, r)?)?;
+                let x = crate::native::cat(&[x, gl.narrow(-2, r as i64, m - r)?], -2)?;
+                mt(&u)?.linalg_solve_triangular(&x, false, false, false)?
+            } else {
+                let x = mt(&l)?.matmul(&gl)?.sub(&gu.matmul(&mt(&u)?)?)?;
+                let u1 = u.narrow(-1, 0, r)?;
+                let x = mt(&u1)?.linalg_solve_triangular(&x.tril(-1)?, false, false, false)?;
+                let x = x.add(&gu.narrow(-1, 0, r)?)?;
+                let x = crate::native::cat(&[x, gu.narrow(-1, r as i64, k - r)?], -1)?;
+                mt(&l)?.linalg_solve_triangular(&x, true, true, true)?
+            };
+            Ok(smallvec::smallvec![Some(p.matmul(&ga)?)])
         },
     )
 }
@@ -392,4 +403,41 @@ pub(crate) fn svd(
         },
     )?;
     Ok((u, s, vh))
+}
+
+/// `Y = pinv(A)` (Golub and Pereyra's formula, as torch's `pinv_backward`),
+/// in the order that keeps the products smallest.
+pub(crate) fn pinv(a: &Tensor, y: Tensor) -> Result<Tensor> {
+    if !needs_grad(&[a]) {
+        return Ok(y);
+    }
+    let (m, n) = (a.shape()[a.dim() - 2], a.shape()[a.dim() - 1]);
+    record1(
+        "LinalgPinvBackward0",
+        &[a],
+        y,
+        smallvec::smallvec![Save::Tensor(a), Save::Output(0)],
+        move |c: &Ctx| {
+            let (a, p, g) = (c.saved(0), c.saved(1), c.grad());
+            let (pt, gt) = (mt(p)?, mt(g)?);
+            let ga = if m <= n {
+                let k = gt.matmul(p)?;
+                let kpt = k.matmul(&pt)?;
+                mt(&p.matmul(&k)?)?
+                    .neg()?
+                    .add(&kpt)?
+                    .sub(&a.matmul(p)?.matmul(&kpt)?)?
+                    .add(&pt.matmul(p)?.matmul(&gt.sub(&k.matmul(a)?)?)?)?
+            } else {
+                let k = p.matmul(&gt)?;
+                let ptk = pt.matmul(&k)?;
+                mt(&k.matmul(p)?)?
+                    .neg()?
+                    .add(&gt.sub(&a.matmul(&k)?)?.matmul(p)?.matmul(&pt)?)?
+                    .add(&ptk)?
+                    .sub(&ptk.matmul(p)?.matmul(a)?)?
+            };
+            Ok(smallvec::smallvec![Some(ga)])
+        },
+    )
 }

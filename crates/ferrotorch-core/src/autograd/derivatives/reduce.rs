@@ -227,7 +227,11 @@ pub(crate) fn norm(
                 g.mul(&x.sign()?)?.mul(&hit)?.div(&count)?
             } else {
                 let scale = g.div(&yu.pow(p - 1.0)?)?.masked_fill(&zero, 0.0)?;
-                x.mul(&x.abs()?.pow(p - 2.0)?)?.mul(&scale)?
+                // x |x|^(p-2) is 0 at x = 0 (torch's subgradient), not 0·inf
+                let dir = x
+                    .mul(&x.abs()?.pow(p - 2.0)?)?
+                    .masked_fill(&x.eq(0.0)?, 0.0)?;
+                dir.mul(&scale)?
             };
             Ok(smallvec::smallvec![Some(gx)])
         },

@@ -183,9 +183,10 @@ impl Tensor {
         super::check_matrix("linalg.matrix_power", self, true)?;
         let k = self.shape()[self.dim() - 1];
         if n == 0 {
-            return Tensor::eye(k, None, self.dtype())?
-                .broadcast_to(self.shape())?
-                .deep_clone();
+            // the identity, still an output of `self` (gradient zero), as torch
+            let out = self.deep_clone()?;
+            out.copy_(&Tensor::eye(k, None, self.dtype())?.broadcast_to(self.shape())?)?;
+            return Ok(out);
         }
         let base = if n < 0 {
             self.linalg_inv()?
@@ -233,8 +234,9 @@ impl Tensor {
         } else {
             0
         };
-        let a = self.div(2f64.powi(s))?;
-        let eye = Tensor::eye(k, None, self.dtype())?;
+        // in f64: the squarings multiply rounding errors (Note [Factorizations in f64])
+        let a = self.to_dtype(DType::F64)?.div(2f64.powi(s))?;
+        let eye = Tensor::eye(k, None, DType::F64)?;
         // Horner: I + A/1 (I + A/2 (I + ... (I + A/18)))
         let mut p = eye.broadcast_to(self.shape())?;
         for j in (1..=18).rev() {
@@ -243,7 +245,7 @@ impl Tensor {
         for _ in 0..s {
             p = p.matmul(&p)?;
         }
-        Ok(p)
+        p.to_dtype(self.dtype())
     }
 
     /// `torch.linalg.vecdot(x, y, *, dim=-1)`.
@@ -310,18 +312,15 @@ impl Tensor {
 
     /// `torch.linalg.vander(x, N=None)`: columns `x^0, x^1, ..., x^(N-1)`.
     pub fn linalg_vander(&self, n: Option<i64>) -> Result<Tensor> {
-        crate::ensure!(
-            self.dim() >= 1,
-            Runtime,
-            "linalg.vander: x must have at least one dimension."
-        );
-        let n = n.unwrap_or(self.shape()[self.dim() - 1] as i64);
+        let n = n.unwrap_or(self.shape().last().copied().unwrap_or(1) as i64);
         crate::ensure!(n > 1, Runtime, "N must be greater than 1.");
         let x = if self.dtype() == DType::Bool {
             self.to_dtype(DType::I64)?
         } else {
             Clone::clone(self)
         };
+        // a 0-d x is one point, as torch
+        let x = x.atleast_1d()?;
         let ones = x.unsqueeze(-1)?.ones_like()?;
         let mut shape: Vec<i64> = x.shape().iter().map(|&s| s as i64).collect();
         shape.push(n - 1);

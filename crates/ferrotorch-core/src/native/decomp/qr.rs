@@ -70,7 +70,16 @@ impl Tensor {
     fn householder(&self, tau: &Tensor, cols: usize) -> Result<Tensor> {
         let m = self.shape()[self.dim() - 2];
         let k = tau.shape()[tau.dim() - 1];
-        let mut q = Tensor::eye(m, Some(cols), self.dtype())?;
+        // the identity with self's batch dims, an output of `self` even with
+        // no reflectors (gradient zero), as torch
+        let mut shape = self.shape().to_vec();
+        let last = shape.len() - 1;
+        shape[last] = cols;
+        let q0 = Tensor::eye(m, Some(cols), self.dtype())?.broadcast_to(&shape)?;
+        let zero = self
+            .narrow(-2, 0, 0)?
+            .sum_dim(Some(&[-2, -1]), true, None)?;
+        let mut q = zero.broadcast_to(&shape)?.add(&q0)?;
         for i in (0..k).rev() {
             // v = [0]*i, 1, A[i+1.., i]
             let col = self.select(-1, i as i64)?;
@@ -182,6 +191,8 @@ impl Tensor {
             q.matmul(&mt(&r)?.linalg_solve_triangular(&b2, false, true, false)?)?
         };
         let x = if vector { x.squeeze_dims(&[-1])? } else { x };
+        // an empty residuals tensor is still an output of the solve, as torch's
+        let empty = || x.reshape(&[-1])?.narrow(0, 0, 0);
         let rank = if driver == "gels" {
             Tensor::zeros(&[0], crate::dtype::DType::I64)?
         } else {
@@ -198,7 +209,7 @@ impl Tensor {
                 .sub(&b2)?;
             r.mul(&r)?.sum_dim(Some(&[-2]), false, None)?
         } else {
-            Tensor::zeros(&[0], self.dtype())?
+            empty()?
         };
         let sv = if matches!(driver, "gelsd" | "gelss") {
             let _g = crate::autograd::no_grad();

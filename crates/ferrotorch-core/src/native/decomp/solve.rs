@@ -215,8 +215,7 @@ impl Tensor {
                 Tensor::from_vec(logs, &batch)?.to_dtype(self.dtype())?,
             ))
         })?;
-        let logabs = deriv::slogdet(self, logabs)?;
-        Ok((sign, logabs))
+        deriv::slogdet(self, sign, logabs)
     }
 
     /// `torch.logdet`: `log(det)`, NaN for a negative determinant.
@@ -339,18 +338,27 @@ impl Tensor {
     }
 
     /// `torch.cholesky_solve(B, L, upper=False)`: `A⁻¹ B` for `A = L Lᵀ`.
+    ///
+    /// Its gradient treats the factor as a full matrix of `A = L Lᵀ`, as
+    /// torch's does (not only its triangle).
     pub fn cholesky_solve(&self, l: &Tensor, upper: bool) -> Result<Tensor> {
-        let l = if upper { mt(l)? } else { Clone::clone(l) };
-        let y = l.linalg_solve_triangular(self, false, true, false)?;
-        mt(&l)?.linalg_solve_triangular(&y, true, true, false)
+        let a = if upper {
+            mt(l)?.matmul(l)?
+        } else {
+            l.matmul(&mt(l)?)?
+        };
+        a.linalg_solve(self, true)
     }
 
     /// `torch.cholesky_inverse(L, upper=False)`: `(L Lᵀ)⁻¹`.
     pub fn cholesky_inverse(&self, upper: bool) -> Result<Tensor> {
         check_matrix("cholesky_inverse", self, true)?;
-        let n = self.shape()[self.dim() - 1];
-        let eye = Tensor::eye(n, None, self.dtype())?;
-        eye.cholesky_solve(self, upper)
+        let a = if upper {
+            mt(self)?.matmul(self)?
+        } else {
+            self.matmul(&mt(self)?)?
+        };
+        a.linalg_inv()
     }
 }
 

@@ -117,18 +117,33 @@ impl Tensor {
     }
 
     /// The cutoff below which singular values count as zero: `max(atol,
-    /// rtol * σ_max)`, with torch's default `rtol` (eps · max(m, n)) when
-    /// neither is given.
-    fn rank_cutoff(&self, smax: &Tensor, atol: Option<f64>, rtol: Option<f64>) -> Result<Tensor> {
+    /// rtol * σ_max)` (`smax` is `[..., 1]`; a batched tolerance is one per
+    /// matrix), with torch's default `rtol` (eps · max(m, n), or 0 where
+    /// `atol` > 0) when none is given.
+    fn rank_cutoff(
+        &self,
+        smax: &Tensor,
+        atol: Option<&Tensor>,
+        rtol: Option<&Tensor>,
+    ) -> Result<Tensor> {
         let (m, n) = (self.shape()[self.dim() - 2], self.shape()[self.dim() - 1]);
-        let rtol = match (atol, rtol) {
-            (_, Some(r)) => r,
-            (Some(a), None) if a > 0.0 => 0.0,
-            _ => eps(self.dtype()) * m.max(n) as f64,
+        let default = eps(self.dtype()) * m.max(n) as f64;
+        let lift = |t: &Tensor| -> Result<Tensor> {
+            let t = t.to_dtype(smax.dtype())?;
+            if t.dim() == 0 {
+                Ok(t)
+            } else {
+                t.unsqueeze(-1)
+            }
         };
-        let rel = smax.mul(rtol)?;
+        let rtol = match (rtol, atol) {
+            (Some(r), _) => lift(r)?,
+            (None, Some(a)) => where_(&lift(a)?.gt(0)?, 0.0, default)?.to_dtype(smax.dtype())?,
+            (None, None) => Tensor::scalar_tensor(default).to_dtype(smax.dtype())?,
+        };
+        let rel = smax.mul(&rtol)?;
         match atol {
-            Some(a) => rel.clamp(Some(a), None::<f64>),
+            Some(a) => rel.maximum(&lift(a)?),
             None => Ok(rel),
         }
     }
@@ -140,11 +155,37 @@ impl Tensor {
         rtol: Option<f64>,
         hermitian: bool,
     ) -> Result<Tensor> {
+        let t = |v: Option<f64>| v.map(Tensor::scalar_tensor);
+        self.linalg_pinv_tol(t(atol).as_ref(), t(rtol).as_ref(), hermitian)
+    }
+
+    /// `torch.linalg.pinv` with tensor tolerances (one per matrix of a batch).
+    pub fn linalg_pinv_tol(
+        &self,
+        atol: Option<&Tensor>,
+        rtol: Option<&Tensor>,
+        hermitian: bool,
+    ) -> Result<Tensor> {
         check_matrix("linalg.pinv", self, false)?;
+        let y = crate::autograd::raw(&[self], || self.pinv_values(atol, rtol, hermitian))?;
+        deriv::pinv(self, y)
+    }
+
+    fn pinv_values(
+        &self,
+        atol: Option<&Tensor>,
+        rtol: Option<&Tensor>,
+        hermitian: bool,
+    ) -> Result<Tensor> {
         if hermitian {
             let (l, v) = self.linalg_eigh("L")?;
             let abs = l.abs()?;
-            let cut = self.rank_cutoff(&abs.amax(&[-1], true)?, atol, rtol)?;
+            let smax = if abs.shape()[abs.dim() - 1] == 0 {
+                abs.sum_dim(Some(&[-1]), true, None)?
+            } else {
+                abs.amax(&[-1], true)?
+            };
+            let cut = self.rank_cutoff(&smax, atol, rtol)?;
             let keep = abs.gt(&cut)?;
             let inv = where_(&keep, &where_(&keep, &l, 1.0)?.reciprocal()?, 0.0)?;
             return v.mul(&inv.unsqueeze(-2)?)?.matmul(&mt(&v)?);
@@ -166,6 +207,17 @@ impl Tensor {
         &self,
         atol: Option<f64>,
         rtol: Option<f64>,
+        hermitian: bool,
+    ) -> Result<Tensor> {
+        let t = |v: Option<f64>| v.map(Tensor::scalar_tensor);
+        self.linalg_matrix_rank_tol(t(atol).as_ref(), t(rtol).as_ref(), hermitian)
+    }
+
+    /// `torch.linalg.matrix_rank` with tensor tolerances.
+    pub fn linalg_matrix_rank_tol(
+        &self,
+        atol: Option<&Tensor>,
+        rtol: Option<&Tensor>,
         hermitian: bool,
     ) -> Result<Tensor> {
         check_matrix("linalg.matrix_rank", self, false)?;
@@ -245,6 +297,14 @@ pub(crate) fn register(r: &mut Registry) {
     r.def_typed(
         "pinverse(Tensor self, float rcond=1e-15) -> Tensor",
         |a: T, rc: f64| a.linalg_pinv(Some(0.0), Some(rc), false),
+    );
+    r.def_typed(
+        "linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor",
+        |a: T, at: Option<T>, rt: Option<T>, h: bool| a.linalg_pinv_tol(at.as_ref(), rt.as_ref(), h),
+    );
+    r.def_typed(
+        "linalg_matrix_rank.atol_rtol_tensor(Tensor input, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor",
+        |a: T, at: Option<T>, rt: Option<T>, h: bool| a.linalg_matrix_rank_tol(at.as_ref(), rt.as_ref(), h),
     );
     r.def_typed(
         "linalg_matrix_rank.atol_rtol_float(Tensor self, *, float? atol=None, float? rtol=None, bool hermitian=False) -> Tensor",
