@@ -15,7 +15,8 @@
 //! | `sort` | sort, topk, unique, searchsorted, bincount |
 //! | `random` | PyTorch-compatible generator, rand/randn/randint/... |
 //! | `nn` | activations, softmax, ... (nn kernels) |
-//! | `special` | special functions used by the kernels |
+//! | `special`, `special_fns` | scalar special functions (gamma family, erf, Bessel, normal CDF, polynomials) |
+//! | `special_ops` | `torch.special` ops over them |
 //! | `composite` | ops made of other ops: `atleast_*d`, `kron`, `cdist`, `diff`, ... |
 //! | `decomp` | `torch.linalg`: LU, Cholesky, QR, eigh, SVD (faer) and what is built on them |
 //! | `prim` | `size`, `Int`, `NumToTensor`: sizes as graph values |
@@ -37,6 +38,8 @@ pub(crate) mod reduce;
 pub(crate) mod scan;
 pub(crate) mod sort;
 pub mod special;
+pub mod special_fns;
+pub(crate) mod special_ops;
 pub(crate) mod stats;
 pub(crate) mod unary;
 pub(crate) mod unary_exact;
@@ -73,6 +76,7 @@ pub(crate) fn register_all(r: &mut Registry) {
     prim::register(r);
     composite::register(r);
     decomp::register(r);
+    special_ops::register(r);
     crate::tensor::register_views(r);
     crate::tensor::create_ops::register_creation(r);
 }

@@ -206,6 +206,30 @@ fn hurwitz_zeta(s: f64, q: f64) -> f64 {
     sum
 }
 
+/// The Hurwitz zeta function ζ(x, q) (`torch.special.zeta`), with
+/// Cephes's domain: +inf at x = 1 and at the poles q = 0, -1, ...; NaN
+/// for x < 1 and for negative non-integer q with non-integer x.
+pub fn zeta(x: f64, q: f64) -> f64 {
+    if x.is_nan() || q.is_nan() {
+        return f64::NAN;
+    }
+    if x == 1.0 {
+        return f64::INFINITY;
+    }
+    if x < 1.0 {
+        return f64::NAN;
+    }
+    if q <= 0.0 {
+        if q == q.floor() {
+            return f64::INFINITY;
+        }
+        if x != x.floor() {
+            return f64::NAN;
+        }
+    }
+    hurwitz_zeta(x, q)
+}
+
 /// ψ⁽ⁿ⁾(x), the n-th derivative of digamma (`torch.polygamma`); n = 0 is
 /// digamma itself. ψ⁽ⁿ⁾(x) = (-1)ⁿ⁺¹ n! ζ(n + 1, x).
 pub fn polygamma(n: u32, x: f64) -> f64 {

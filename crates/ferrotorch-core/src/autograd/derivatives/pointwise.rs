@@ -26,6 +26,20 @@ enum Reads {
     Result,
 }
 
+/// `f(x) - h(x)/x` (the derivative of `J₁` and `I₁` from `J₀`/`I₀` and
+/// themselves), `at_zero` where `x` is 0.
+fn over_x_at_zero(
+    x: &Tensor,
+    f: impl Fn(&Tensor) -> Result<Tensor>,
+    h: impl Fn(&Tensor) -> Result<Tensor>,
+    at_zero: f64,
+) -> Result<Tensor> {
+    let zero = x.eq(0.0)?;
+    let safe = crate::native::where_(&zero, 1.0, x)?;
+    let d = f(x)?.sub(&h(x)?.div(&safe)?)?;
+    crate::native::where_(&zero, at_zero, &d)
+}
+
 /// A unary formula: the input gradient from `g` and the tensor it reads.
 type UnaryFormula = fn(&Tensor, &Tensor) -> Result<Tensor>;
 
@@ -74,6 +88,85 @@ fn unary_derivative(op: &str) -> Option<(Reads, UnaryFormula)> {
         "lgamma" => (Input, |g, x| g.mul(x.digamma()?)),
         "digamma" => (Input, |g, x| g.mul(x.polygamma(1)?)),
         "frac" => (Nothing, |g, _| Ok(g.clone())),
+        // torch.special (native::special_ops), as FunctionsManual.cpp
+        "i0" => (Input, |g, x| g.mul(x.special_i1()?)),
+        "special_i0e" => (Input, |g, x| {
+            g.mul(x.special_i1e()?.sub(&x.sign()?.mul(&x.special_i0e()?)?)?)
+        }),
+        "special_i1" => (Input, |g, x| {
+            // I₁'(x) = I₀(x) - I₁(x)/x, ½ at 0
+            let zero = x.eq(0.0)?;
+            let safe = crate::native::where_(&zero, 1.0, x)?;
+            let d = x.i0()?.sub(&x.special_i1()?.div(&safe)?)?;
+            g.mul(&crate::native::where_(&zero, 0.5, &d)?)
+        }),
+        "special_i1e" => (Input, |g, x| {
+            let zero = x.eq(0.0)?;
+            let safe = crate::native::where_(&zero, 1.0, x)?;
+            let d = x
+                .special_i0e()?
+                .sub(&x.special_i1e()?.mul(&x.sign()?.add(&safe.reciprocal()?)?)?)?;
+            g.mul(&crate::native::where_(&zero, 0.5, &d)?)
+        }),
+        "special_ndtr" => (Input, |g, x| {
+            g.mul(&x.mul(x)?.mul(-0.5)?.exp()?.div((2.0 * PI).sqrt())?)
+        }),
+        "special_ndtri" => (Res, |g, y| {
+            g.mul(&y.mul(y)?.mul(0.5)?.exp()?.mul((2.0 * PI).sqrt())?)
+        }),
+        "special_log_ndtr" => (Input, |g, x| {
+            let y = x.special_log_ndtr()?;
+            g.mul(
+                &x.mul(x)?
+                    .mul(-0.5)?
+                    .sub(&y)?
+                    .exp()?
+                    .div((2.0 * PI).sqrt())?,
+            )
+        }),
+        "special_erfcx" => (Input, |g, x| {
+            g.mul(&x.mul(&x.special_erfcx()?)?.mul(2.0)?.sub(2.0 / PI.sqrt())?)
+        }),
+        "special_entr" => (Input, |g, x| g.mul(&x.log()?.add(1.0)?.neg()?)),
+        "special_bessel_j0" => (Input, |g, x| g.mul(&x.special_bessel_j1()?.neg()?)),
+        "special_bessel_j1" => (Input, |g, x| {
+            g.mul(&over_x_at_zero(
+                x,
+                |x| x.special_bessel_j0(),
+                |x| x.special_bessel_j1(),
+                0.5,
+            )?)
+        }),
+        "special_modified_bessel_i0" => (Input, |g, x| g.mul(&x.special_modified_bessel_i1()?)),
+        "special_modified_bessel_i1" => (Input, |g, x| {
+            g.mul(&over_x_at_zero(
+                x,
+                |x| x.special_modified_bessel_i0(),
+                |x| x.special_modified_bessel_i1(),
+                0.5,
+            )?)
+        }),
+        "special_modified_bessel_k0" => {
+            (Input, |g, x| g.mul(&x.special_modified_bessel_k1()?.neg()?))
+        }
+        "special_modified_bessel_k1" => (Input, |g, x| {
+            // K₁' = -K₀ - K₁/x
+            let k1x = x.special_modified_bessel_k1()?.div(x)?;
+            g.mul(&x.special_modified_bessel_k0()?.neg()?.sub(&k1x)?)
+        }),
+        "special_scaled_modified_bessel_k0" => (Input, |g, x| {
+            g.mul(
+                &x.special_scaled_modified_bessel_k0()?
+                    .sub(&x.special_scaled_modified_bessel_k1()?)?,
+            )
+        }),
+        "special_scaled_modified_bessel_k1" => (Input, |g, x| {
+            let k1 = x.special_scaled_modified_bessel_k1()?;
+            g.mul(
+                &k1.sub(&x.special_scaled_modified_bessel_k0()?)?
+                    .sub(&k1.div(x)?)?,
+            )
+        }),
         // where, not a product with the mask: an infinite gradient where
         // the mask is off gives 0, as torch's threshold_backward (inf·0 is NaN)
         "relu" => (Res, |g, y| crate::native::where_(&y.gt(0.0)?, g, 0.0)),
