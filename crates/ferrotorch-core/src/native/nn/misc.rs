@@ -139,7 +139,7 @@ impl Tensor {
                 }
                 "reflect" => {
                     crate::ensure!(
-                        l < n && r < n && l >= 0 && r >= 0,
+                        l < n && r < n && l + r > -n,
                         Runtime,
                         "pad: Argument #4: Padding size should be less than the corresponding input dimension, but got: padding ({l}, {r}) at dimension {d} of input {:?}",
                         self.shape()
@@ -157,20 +157,26 @@ impl Tensor {
                         .collect()
                 }
                 "replicate" => {
+                    // negative amounts crop (the range starts or ends inside)
                     crate::ensure!(
-                        n > 0 && l >= 0 && r >= 0,
+                        n > 0 && l + r > -n,
                         Runtime,
-                        "pad: replicate padding needs a non-empty dim and non-negative pads"
+                        "pad: replicate padding of dim {d} (size {n}) by ({l}, {r}) needs a non-empty result"
                     );
                     (-l..n + r).map(|j| j.clamp(0, n - 1)).collect()
                 }
                 "circular" => {
                     crate::ensure!(
-                        l <= n && r <= n && l >= 0 && r >= 0,
+                        l <= n && r <= n && l + r > -n,
                         Runtime,
                         "pad: Padding value causes wrapping around more than once."
                     );
-                    (-l..n + r).map(|j| j.rem_euclid(n)).collect()
+                    // negative amounts crop first; the wrap-around comes from what is left
+                    let (cl, cr) = ((-l).max(0), (-r).max(0));
+                    let m = n - cl - cr;
+                    (-l.max(0)..m + r.max(0))
+                        .map(|j| cl + j.rem_euclid(m))
+                        .collect()
                 }
                 m => crate::bail!(NotImplemented, "pad: Unrecognised padding mode {m}"),
             };
@@ -183,6 +189,20 @@ impl Tensor {
     /// `size`: `mode` is `"nearest"` or (for 2 spatial dims) `"bilinear"`
     /// (`align_corners` as in PyTorch).
     pub fn interpolate(&self, size: &[usize], mode: &str, align_corners: bool) -> Result<Tensor> {
+        self.interpolate_scaled(size, mode, align_corners, &[])
+    }
+
+    /// [`Tensor::interpolate`] with the user's scale factors per spatial
+    /// dim (`scales[i]`, as `F.interpolate(scale_factor=...)` passes them):
+    /// a given factor `s` maps output index `j` from `j / s` rather than
+    /// `j · in / out`, as torch's kernels do.
+    pub fn interpolate_scaled(
+        &self,
+        size: &[usize],
+        mode: &str,
+        align_corners: bool,
+        scales: &[Option<f64>],
+    ) -> Result<Tensor> {
         // the 2-d modes have torch's schemas
         match (mode, self.dim()) {
             ("nearest", 4) => {
@@ -207,14 +227,19 @@ impl Tensor {
             self.shape()
         );
         match mode {
-            "nearest" => {
+            "nearest" | "nearest-exact" => {
+                // nearest-exact samples pixel centres: floor((j + ½) · scale)
+                let half = if mode == "nearest-exact" { 0.5 } else { 0.0 };
                 let mut out = self.clone();
                 for (i, &o) in size.iter().enumerate() {
                     let d = 2 + i;
                     let n = self.shape()[d];
-                    let scale = n as f64 / o as f64;
+                    let scale = match scales.get(i).copied().flatten() {
+                        Some(f) if f > 0.0 => 1.0 / f,
+                        _ => n as f64 / o as f64,
+                    };
                     let src: Vec<i64> = (0..o)
-                        .map(|j| ((j as f64 * scale).floor() as i64).min(n as i64 - 1))
+                        .map(|j| (((j as f64 + half) * scale).floor() as i64).min(n as i64 - 1))
                         .collect();
                     out = out.index_select(d as i64, &idx(src))?;
                 }
@@ -243,7 +268,10 @@ impl Tensor {
                             0.0
                         }
                     } else {
-                        n as f64 / o as f64
+                        match scales.get(i).copied().flatten() {
+                            Some(f) if f > 0.0 => 1.0 / f,
+                            _ => n as f64 / o as f64,
+                        }
                     };
                     let (mut lo, mut hi, mut w) = (Vec::new(), Vec::new(), Vec::new());
                     for j in 0..o {
@@ -350,14 +378,38 @@ pub(crate) fn register(r: &mut Registry) {
     );
     r.def_typed(
         "upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor",
-        |x: Tensor, size: Vec<usize>, _sh: Option<f64>, _sw: Option<f64>| {
-            x.interpolate(&size, "nearest", false)
+        |x: Tensor, size: Vec<usize>, sh: Option<f64>, sw: Option<f64>| {
+            x.interpolate_scaled(&size, "nearest", false, &[sh, sw])
+        },
+    );
+    r.def_typed(
+        "upsample_nearest3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor",
+        |x: Tensor, size: Vec<usize>, sd: Option<f64>, sh: Option<f64>, sw: Option<f64>| {
+            x.interpolate_scaled(&size, "nearest", false, &[sd, sh, sw])
+        },
+    );
+    r.def_typed(
+        "_upsample_nearest_exact2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor",
+        |x: Tensor, size: Vec<usize>, sh: Option<f64>, sw: Option<f64>| {
+            x.interpolate_scaled(&size, "nearest-exact", false, &[sh, sw])
+        },
+    );
+    r.def_typed(
+        "_upsample_nearest_exact3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor",
+        |x: Tensor, size: Vec<usize>, sd: Option<f64>, sh: Option<f64>, sw: Option<f64>| {
+            x.interpolate_scaled(&size, "nearest-exact", false, &[sd, sh, sw])
+        },
+    );
+    r.def_typed(
+        "upsample_trilinear3d(Tensor self, SymInt[3] output_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor",
+        |x: Tensor, size: Vec<usize>, align: bool, sd: Option<f64>, sh: Option<f64>, sw: Option<f64>| {
+            x.interpolate_scaled(&size, "linear", align, &[sd, sh, sw])
         },
     );
     r.def_typed(
         "upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor",
-        |x: Tensor, size: Vec<usize>, align: bool, _sh: Option<f64>, _sw: Option<f64>| {
-            x.interpolate(&size, "bilinear", align)
+        |x: Tensor, size: Vec<usize>, align: bool, sh: Option<f64>, sw: Option<f64>| {
+            x.interpolate_scaled(&size, "bilinear", align, &[sh, sw])
         },
     );
     r.def_typed(

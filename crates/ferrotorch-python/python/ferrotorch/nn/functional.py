@@ -119,7 +119,12 @@ def linear(input, weight, bias=None):
 
 
 def bilinear(input1, input2, weight, bias=None):
-    out = _call("einsum", ("bi,oij,bj->bo", [input1, weight, input2]))
+    # any leading dims (none for one sample) are the batch
+    lead = tuple(input1.shape[:-1])
+    x1 = input1.reshape(-1, input1.size(-1))
+    x2 = input2.reshape(-1, input2.size(-1))
+    out = _call("einsum", ("bi,oij,bj->bo", [x1, weight, x2]))
+    out = out.reshape(*lead, weight.size(0))
     return out if bias is None else out + bias
 
 
@@ -148,15 +153,45 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
                momentum=0.1, eps=1e-5):
+    if input.dim() == 1 and input.numel() == 0:
+        return input.clone()  # torch passes an empty 1-D input through
     return _call("batch_norm", (input, weight, bias, running_mean, running_var, training,
                                 momentum, eps, False))
 
 
+def _string_padding(name, input, weight, stride, padding, dilation, nsp):
+    """(input, padding) for ``padding='valid'|'same'``: 'same' pads so the
+    output keeps the input's size (stride 1); an odd total goes to the
+    right, as torch, by padding the input first."""
+    if padding == "valid":
+        return input, 0
+    if padding != "same":
+        raise ValueError(f"Invalid padding string '{padding}', should be one of {{'valid', 'same'}}")
+    strides = [stride] * nsp if isinstance(stride, int) else list(stride)
+    if any(s != 1 for s in strides):
+        raise RuntimeError("padding='same' is not supported for strided convolutions")
+    dil = [dilation] * nsp if isinstance(dilation, int) else list(dilation)
+    ks = list(weight.shape[2:])
+    total = [d * (k - 1) for d, k in zip(dil, ks)]
+    sym = [t // 2 for t in total]
+    extra = [t - 2 * s for t, s in zip(total, sym)]
+    if any(extra):
+        pads = []
+        for e in reversed(extra):
+            pads += [0, e]
+        input = pad(input, pads)
+    return input, sym
+
+
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    if isinstance(padding, str):
+        input, padding = _string_padding("conv1d", input, weight, stride, padding, dilation, 1)
     return _call("conv1d", (input, weight, bias, stride, padding, dilation, groups))
 
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    if isinstance(padding, str):
+        input, padding = _string_padding("conv2d", input, weight, stride, padding, dilation, 2)
     return _call("conv2d", (input, weight, bias, stride, padding, dilation, groups))
 
 
@@ -176,8 +211,15 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                                 count_include_pad, divisor_override))
 
 
+def _adaptive_size(input, output_size, n):
+    """``output_size`` with ``None`` entries (keep that input size) filled in."""
+    if isinstance(output_size, int):
+        return [output_size] * n
+    return [input.size(input.dim() - n + i) if s is None else s for i, s in enumerate(output_size)]
+
+
 def adaptive_avg_pool2d(input, output_size):
-    return _call("adaptive_avg_pool2d", (input, output_size))
+    return _call("adaptive_avg_pool2d", (input, _adaptive_size(input, output_size, 2)))
 
 
 def one_hot(tensor, num_classes=-1):
@@ -362,7 +404,7 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 
 def adaptive_max_pool2d(input, output_size, return_indices=False):
-    out = _call("adaptive_max_pool2d", (input, output_size))
+    out = _call("adaptive_max_pool2d", (input, _adaptive_size(input, output_size, 2)))
     return out if return_indices else out[0]
 
 
@@ -425,3 +467,13 @@ def alpha_dropout(input, p=0.5, training=False, inplace=False):
 
 def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
     return _alpha_dropout(input, p, training, inplace, True)
+
+
+from ._functional_more import (  # noqa: E402,F401  (the rest of nn.functional)
+    hardshrink, softshrink, tanhshrink, rrelu, pixel_shuffle, pixel_unshuffle, channel_shuffle,
+    native_channel_shuffle, cosine_similarity, pairwise_distance, pdist, margin_ranking_loss,
+    hinge_embedding_loss, soft_margin_loss, multilabel_soft_margin_loss, cosine_embedding_loss,
+    poisson_nll_loss, gaussian_nll_loss, triplet_margin_loss, triplet_margin_with_distance_loss,
+    multi_margin_loss, multilabel_margin_loss, instance_norm, local_response_norm, avg_pool1d,
+    adaptive_avg_pool1d, adaptive_max_pool1d, conv_transpose1d, dropout3d, interpolate, upsample,
+    upsample_nearest, upsample_bilinear, unfold, fold)
