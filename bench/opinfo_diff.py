@@ -16,7 +16,12 @@ both packages (torch, numpy, expecttest; ferrotorch on PYTHONPATH):
     PYTHONPATH=crates/ferrotorch-python/python /path/to/torch-venv/bin/python \\
         bench/opinfo_diff.py [--ops add,sum] [--max-samples 12] [--json out.json]
 
-It prints each failing entry's first reason and the counts.
+It prints each failing entry's first reason and the counts. With
+``--fixtures FILE`` it also stores the passing entries' samples and torch's
+results (values and float64 gradients) for
+``crates/ferrotorch-python/tests/test_opinfo_fixtures.py``, which replays
+them without torch (the committed file is
+``crates/ferrotorch-python/tests/fixtures/opinfo.json.gz``).
 """
 import argparse
 import json
@@ -345,6 +350,96 @@ def check_entry(op, max_samples):
     return "pass", ""
 
 
+# --- committed fixtures: the harness's verdicts replayed without torch ----
+
+FIXTURE_MAX_ELEMS = 600
+
+
+def _enc(x):
+    """A JSON form of a sample value (tensors as dtype, shape, values)."""
+    if isinstance(x, torch.Tensor):
+        if x.is_complex() or x.layout != torch.strided or x.numel() > FIXTURE_MAX_ELEMS:
+            raise Unsupported("not stored")
+        return {"t": str(x.dtype).replace("torch.", ""), "s": list(x.shape),
+                "v": x.detach().reshape(-1).tolist(), "g": bool(x.requires_grad)}
+    if isinstance(x, torch.dtype):
+        return {"dtype": str(x).replace("torch.", "")}
+    if isinstance(x, (tuple, list)):  # torch.Size included
+        return {"seq": [_enc(v) for v in x], "tuple": isinstance(x, tuple)}
+    if isinstance(x, dict):
+        return {"dict": {k: _enc(v) for k, v in x.items()}}
+    if x is None or isinstance(x, (bool, int, float, str)):
+        return {"py": x}
+    raise Unsupported(type(x).__name__)
+
+
+def _identity_gauge(sample):
+    """Whether the sample's output_process_fn_grad leaves outputs as they
+    are (it is there to fix a gauge: eigenvector signs, ...)."""
+    probe = (torch.ones(2, 2), torch.ones(2, 2))
+    try:
+        out = sample.output_process_fn_grad(probe)
+    except Exception:  # noqa: BLE001
+        return False
+    if out is probe:
+        return True
+    return isinstance(out, tuple) and len(out) == 2 and out[0] is probe[0] and out[1] is probe[1]
+
+
+def fixture_records(op, max_samples=2):
+    """Stored samples of a passing entry: inputs, torch's outputs, and for
+    one float64 sample the output weights and torch's input gradients.
+    Only entries called by name (no OpInfo wrapper) whose samples need no
+    gauge fixing are stored."""
+    if _rebound(op.op) is not None or _random(op):
+        return []
+    recs = []
+    for s in list(op.sample_inputs("cpu", torch.float32, requires_grad=False)):
+        if len(recs) >= max_samples:
+            break
+        if not _identity_gauge(s):
+            return []
+        try:
+            args = (s.input, *s.args)
+            want = op(*args, **s.kwargs)
+            rec = {"args": _enc(args), "kwargs": _enc(dict(s.kwargs)), "out": _enc(want)}
+            # where torch's float32 rounding is what the harness forgave
+            # (_closer_to_exact), the float64 result is stored beside it
+            from torch.utils._pytree import tree_map
+
+            up = lambda x: x.double() if isinstance(x, torch.Tensor) and x.dtype == torch.float32 else x  # noqa: E731
+            down = lambda x: x.float() if isinstance(x, torch.Tensor) and x.dtype == torch.float64 else x  # noqa: E731
+            exact = tree_map(down, op(*tree_map(up, args), **tree_map(up, dict(s.kwargs))))
+            if any(isinstance(a, torch.Tensor) and a.is_floating_point() and not torch.allclose(
+                    a, b, rtol=RTOL[torch.float32], atol=ATOL[torch.float32], equal_nan=True)
+                   for a, b in zip(flat(want), flat(exact)) if isinstance(b, torch.Tensor)
+                   and a.shape == b.shape and a.dtype == b.dtype):
+                rec["exact"] = _enc(exact)
+            recs.append(rec)
+        except Exception:  # noqa: BLE001
+            continue
+    if op.supports_autograd and torch.float64 in op.supported_dtypes("cpu"):
+        for s in list(op.sample_inputs("cpu", torch.float64, requires_grad=True))[:3]:
+            try:
+                args = (s.input, *s.args)
+                want = op(*args, **s.kwargs)
+                outs = [o for o in flat(want) if isinstance(o, torch.Tensor) and o.requires_grad]
+                ins = leaves(args, torch.Tensor)
+                if not outs or not ins:
+                    continue
+                gen = np.random.default_rng(0)
+                ws = [torch.from_numpy(gen.standard_normal(tuple(o.shape))).to(o.dtype) for o in outs]
+                loss = sum((o * w).sum() for o, w in zip(outs, ws))
+                gs = torch.autograd.grad(loss, ins, allow_unused=True)
+                gs = [torch.zeros_like(i) if g is None else g for g, i in zip(gs, ins)]
+                recs.append({"args": _enc(args), "kwargs": _enc(dict(s.kwargs)),
+                             "weights": _enc(ws), "grads": _enc(list(gs))})
+                break
+            except Exception:  # noqa: BLE001
+                continue
+    return recs
+
+
 def main():
     from torch.testing._internal.common_methods_invocations import op_db
 
@@ -353,10 +448,12 @@ def main():
     p.add_argument("--max-samples", type=int, default=12)
     p.add_argument("--json", help="write {entry: [status, reason]} here")
     p.add_argument("--quiet", action="store_true")
+    p.add_argument("--fixtures", help="write the passing entries' samples (gzipped JSON) here")
     a = p.parse_args()
     wanted = set(a.ops.split(",")) if a.ops else None
     torch.set_num_threads(1)
     results = {}
+    fixtures = {}
     for op in op_db:
         key = op.name + (f".{op.variant_test_name}" if op.variant_test_name else "")
         if wanted and op.name not in wanted and key not in wanted:
@@ -369,6 +466,15 @@ def main():
             if not a.quiet:
                 traceback.print_exc()
         results[key] = (status, why)
+        if a.fixtures and status == "pass":
+            try:
+                recs = fixture_records(op)
+            except Exception:  # noqa: BLE001
+                recs = []
+            if recs:
+                fixtures[key] = {"name": op.name, "method_first": op.method_variant is not None
+                                 and op.name.split(".")[0] not in ("nn", "special", "linalg", "fft"),
+                                 "records": recs}
         if status != "pass" and not a.quiet:
             print(f"{status:11} {key}: {why}")
     counts = {}
@@ -378,6 +484,12 @@ def main():
     if a.json:
         with open(a.json, "w") as f:
             json.dump(results, f, indent=0, sort_keys=True)
+    if a.fixtures:
+        import gzip
+
+        with gzip.open(a.fixtures, "wt") as f:
+            json.dump({"torch": torch.__version__, "entries": fixtures}, f, sort_keys=True)
+        print(f"{len(fixtures)} entries stored in {a.fixtures}")
     return 0
 
 

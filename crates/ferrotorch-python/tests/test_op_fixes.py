@@ -180,3 +180,70 @@ def test_as_strided_gradient_adds_up_overlapping_uses():
     m = torch.ones(3, 3, dtype=torch.float64, requires_grad=True)
     m.diagonal().sum().backward()
     assert m.grad.tolist() == [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+
+
+# --- session 21: found by the OpInfo run (each failed before its fix) ----
+
+def test_linspace_with_one_step_is_start():
+    assert torch.linspace(-2.0, 5.0, 1).tolist() == [-2.0]
+    assert torch.logspace(1.0, 3.0, 1).tolist() == [10.0]
+
+
+def test_integer_linspace_truncates_its_endpoints_first():
+    # torch casts 0.5 and 9.7 to 0 and 9, then steps by 1.5
+    assert torch.linspace(0.5, 9.7, 7, dtype=torch.int64).tolist() == [0, 1, 3, 4, 6, 7, 9]
+    assert torch.logspace(-0.3, 0.7, 3, dtype=torch.int64).tolist() == [1, 1, 1]
+
+
+def test_pad_with_negative_amounts_crops_in_every_mode():
+    x = torch.arange(4.0).reshape(1, 1, 4)
+    F = torch.nn.functional
+    # circular crops first and wraps what is left: [1, 2, 3] + [1]
+    assert F.pad(x, (-1, 1), mode="circular").tolist() == [[[1.0, 2.0, 3.0, 1.0]]]
+    assert F.pad(x, (1, -1), mode="circular").tolist() == [[[2.0, 0.0, 1.0, 2.0]]]
+    assert F.pad(x, (-1, 1), mode="replicate").tolist() == [[[1.0, 2.0, 3.0, 3.0]]]
+    assert F.pad(x, (-1, 1), mode="reflect").tolist() == [[[1.0, 2.0, 3.0, 2.0]]]
+
+
+def test_empty_uint8_index_gathers_nothing():
+    x = torch.arange(5.0)
+    assert tuple(torch.gather(x, 0, torch.zeros(0, dtype=torch.uint8)).shape) == (0,)
+    with pytest.raises(RuntimeError, match="int32/int64"):
+        torch.gather(x, 0, torch.zeros(2, dtype=torch.uint8))
+
+
+def test_scatter_with_the_old_reduce_argument():
+    x = torch.ones(2, 3)
+    idx = torch.tensor([[0, 1, 0]])
+    src = torch.tensor([[2.0, 3.0, 4.0]])
+    assert x.scatter(0, idx, src, reduce="add").tolist() == [[3.0, 1.0, 5.0], [1.0, 4.0, 1.0]]
+    assert x.scatter(0, idx, src, reduce="multiply").tolist() == [[2.0, 1.0, 4.0], [1.0, 3.0, 1.0]]
+    assert x.scatter(0, idx, 5.0, reduce="add").tolist() == [[6.0, 1.0, 6.0], [1.0, 6.0, 1.0]]
+
+
+def test_p_norm_subgradient_at_zero_is_zero():
+    for p in (0.5, 1, -1, -2, 3.5):
+        z = torch.zeros(3, dtype=torch.float64, requires_grad=True)
+        torch.linalg.norm(z, p).backward()
+        assert z.grad.tolist() == [0.0, 0.0, 0.0], p
+
+
+def test_int_overload_is_not_taken_for_a_list():
+    # hsplit(x, 2) is two equal sections, not a split at index 2
+    x = torch.arange(6.0)
+    assert [t.tolist() for t in torch.hsplit(x, 2)] == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    assert [t.tolist() for t in x.hsplit([2])] == [[0.0, 1.0], [2.0, 3.0, 4.0, 5.0]]
+
+
+def test_meshgrid_xy_swaps_the_first_two_grids():
+    a, b = torch.arange(3.0), torch.arange(2.0)
+    gx, gy = torch.meshgrid(a, b, indexing="xy")
+    assert tuple(gx.shape) == (2, 3) and gx.tolist() == [[0.0, 1.0, 2.0], [0.0, 1.0, 2.0]]
+    assert gy.tolist() == [[0.0, 0.0, 0.0], [1.0, 1.0, 1.0]]
+
+
+def test_nearest_interpolate_uses_the_given_scale_factor():
+    # torch maps output j to floor(j / 1.5) with scale_factor=1.5 (not in/out)
+    x = torch.arange(4.0).reshape(1, 1, 4)
+    y = torch.nn.functional.interpolate(x, scale_factor=1.5, mode="nearest")
+    assert y.tolist() == [[[0.0, 0.0, 1.0, 2.0, 2.0, 3.0]]]

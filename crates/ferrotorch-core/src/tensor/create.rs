@@ -284,6 +284,12 @@ impl Tensor {
         opts: impl Into<TensorOptions>,
     ) -> Result<Tensor> {
         let dtype = opts.into().resolve("linspace", get_default_dtype())?;
+        // an integer dtype takes its endpoints as that dtype first, as torch
+        let (start, end) = if dtype.is_floating_point() {
+            (start, end)
+        } else {
+            (start.trunc(), end.trunc())
+        };
         let t = Tensor::empty(&[steps], dtype)?;
         let step = if steps > 1 {
             (end - start) / (steps - 1) as f64
@@ -294,7 +300,9 @@ impl Tensor {
         crate::dispatch_dtype!(dtype, T => {
             let p = t.data_ptr() as *mut T;
             for i in 0..steps {
-                let v = if i < half { start + step * i as f64 } else { end - step * (steps - 1 - i) as f64 };
+                // the first half counts up from start, the rest down from end
+                // (one step: start, as torch)
+                let v = if i < half || steps == 1 { start + step * i as f64 } else { end - step * (steps - 1 - i) as f64 };
                 // SAFETY: i < steps elements of fresh storage.
                 unsafe { *p.add(i) = T::from_f64(v) };
             }
@@ -311,6 +319,11 @@ impl Tensor {
         opts: impl Into<TensorOptions>,
     ) -> Result<Tensor> {
         let dtype = opts.into().resolve("logspace", get_default_dtype())?;
+        let (start, end) = if dtype.is_floating_point() {
+            (start, end)
+        } else {
+            (start.trunc(), end.trunc())
+        };
         let e = Tensor::linspace(start, end, steps, DType::F64)?;
         let v: Vec<f64> = e
             .to_vec::<f64>()?

@@ -11,6 +11,7 @@ mod custom_classes;
 mod custom_ops;
 mod dispatch;
 mod hardening;
+mod linalg_special;
 mod nn_kernels;
 mod printing;
 mod random;

@@ -53,8 +53,10 @@ fn indices(op: &str, index: &Tensor, dim: usize, n: usize) -> Result<Vec<usize>>
     } else {
         crate::ErrorKind::Index
     };
+    // an empty index of another integer dtype selects nothing: torch accepts it
     crate::ensure!(
-        matches!(index.dtype(), DType::I64 | DType::I32),
+        matches!(index.dtype(), DType::I64 | DType::I32)
+            || (index.numel() == 0 && !index.is_floating_point() && index.dtype() != DType::Bool),
         Runtime,
         "{op}(): Expected dtype int32/int64 for index but got: {}",
         index.dtype()
@@ -478,6 +480,31 @@ pub(crate) fn register(r: &mut Registry) {
         |x: Tensor, dim: i64, index: Tensor, value: crate::Scalar| {
             let v = Tensor::full(&[], value, x.dtype())?;
             x.scatter(dim, &index, &v)
+        },
+    );
+    // the old `reduce=` forms: "add" and "multiply" are scatter_reduce's
+    // "sum" and "prod" with the input included
+    fn old_reduce(reduce: &str) -> Result<&'static str> {
+        match reduce {
+            "add" => Ok("sum"),
+            "multiply" => Ok("prod"),
+            r => crate::bail!(
+                Runtime,
+                "reduce argument must be either add or multiply. Got {r}"
+            ),
+        }
+    }
+    r.def_typed(
+        "scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor",
+        |x: Tensor, dim: i64, index: Tensor, src: Tensor, reduce: String| {
+            x.scatter_reduce(dim, &index, &src, Some(old_reduce(&reduce)?), true)
+        },
+    );
+    r.def_typed(
+        "scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor",
+        |x: Tensor, dim: i64, index: Tensor, value: crate::Scalar, reduce: String| {
+            let v = Tensor::full(index.shape(), value, x.dtype())?;
+            x.scatter_reduce(dim, &index, &v, Some(old_reduce(&reduce)?), true)
         },
     );
     r.def_typed(
