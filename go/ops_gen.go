@@ -556,6 +556,45 @@ func (t Tensor) MustAdd_TensorAlpha(other Tensor, opts ...Opt) Tensor {
 	return MustAdd_TensorAlpha(t, other, opts...)
 }
 
+var op_addbmm = &opRef{name: "addbmm"}
+
+// Addbmm calls torch's addbmm:
+//
+//	addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Addbmm(self Tensor, batch1 Tensor, batch2 Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_addbmm, 3, self, batch1, batch2)
+	}
+	var a argBuf
+	a.tensor(self)
+	a.tensor(batch1)
+	a.tensor(batch2)
+	var r results
+	if err := a.call(op_addbmm, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustAddbmm is Addbmm, panicking on error.
+func MustAddbmm(self Tensor, batch1 Tensor, batch2 Tensor, opts ...Opt) Tensor {
+	v, err := Addbmm(self, batch1, batch2, opts...)
+	must(err)
+	return v
+}
+
+// Addbmm is Addbmm(t, ...).
+func (t Tensor) Addbmm(batch1 Tensor, batch2 Tensor, opts ...Opt) (Tensor, error) {
+	return Addbmm(t, batch1, batch2, opts...)
+}
+
+// MustAddbmm is MustAddbmm(t, ...).
+func (t Tensor) MustAddbmm(batch1 Tensor, batch2 Tensor, opts ...Opt) Tensor {
+	return MustAddbmm(t, batch1, batch2, opts...)
+}
+
 var op_addcdiv = &opRef{name: "addcdiv"}
 
 // Addcdiv calls torch's addcdiv:
@@ -751,6 +790,84 @@ func (t Tensor) MustAddMM(mat1 Tensor, mat2 Tensor, opts ...Opt) Tensor {
 	return MustAddMM(t, mat1, mat2, opts...)
 }
 
+var op_addmv = &opRef{name: "addmv"}
+
+// Addmv calls torch's addmv:
+//
+//	addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Addmv(self Tensor, mat Tensor, vec Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_addmv, 3, self, mat, vec)
+	}
+	var a argBuf
+	a.tensor(self)
+	a.tensor(mat)
+	a.tensor(vec)
+	var r results
+	if err := a.call(op_addmv, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustAddmv is Addmv, panicking on error.
+func MustAddmv(self Tensor, mat Tensor, vec Tensor, opts ...Opt) Tensor {
+	v, err := Addmv(self, mat, vec, opts...)
+	must(err)
+	return v
+}
+
+// Addmv is Addmv(t, ...).
+func (t Tensor) Addmv(mat Tensor, vec Tensor, opts ...Opt) (Tensor, error) {
+	return Addmv(t, mat, vec, opts...)
+}
+
+// MustAddmv is MustAddmv(t, ...).
+func (t Tensor) MustAddmv(mat Tensor, vec Tensor, opts ...Opt) Tensor {
+	return MustAddmv(t, mat, vec, opts...)
+}
+
+var op_addr = &opRef{name: "addr"}
+
+// Addr calls torch's addr:
+//
+//	addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Addr(self Tensor, vec1 Tensor, vec2 Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_addr, 3, self, vec1, vec2)
+	}
+	var a argBuf
+	a.tensor(self)
+	a.tensor(vec1)
+	a.tensor(vec2)
+	var r results
+	if err := a.call(op_addr, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustAddr is Addr, panicking on error.
+func MustAddr(self Tensor, vec1 Tensor, vec2 Tensor, opts ...Opt) Tensor {
+	v, err := Addr(self, vec1, vec2, opts...)
+	must(err)
+	return v
+}
+
+// Addr is Addr(t, ...).
+func (t Tensor) Addr(vec1 Tensor, vec2 Tensor, opts ...Opt) (Tensor, error) {
+	return Addr(t, vec1, vec2, opts...)
+}
+
+// MustAddr is MustAddr(t, ...).
+func (t Tensor) MustAddr(vec1 Tensor, vec2 Tensor, opts ...Opt) Tensor {
+	return MustAddr(t, vec1, vec2, opts...)
+}
+
 var op_all = &opRef{name: "all"}
 
 // All calls torch's all:
@@ -930,6 +1047,40 @@ func (t Tensor) Amin(opts ...Opt) (Tensor, error) {
 // MustAmin is MustAmin(t, ...).
 func (t Tensor) MustAmin(opts ...Opt) Tensor {
 	return MustAmin(t, opts...)
+}
+
+var op_aminmax = &opRef{name: "aminmax"}
+
+// Aminmax calls torch's aminmax:
+//
+//	aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Aminmax(self Tensor, opts ...Opt) ([]Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_aminmax, opts, &r); err != nil {
+		return nil, err
+	}
+	return r.tensors()
+}
+
+// MustAminmax is Aminmax, panicking on error.
+func MustAminmax(self Tensor, opts ...Opt) []Tensor {
+	v, err := Aminmax(self, opts...)
+	must(err)
+	return v
+}
+
+// Aminmax is Aminmax(t, ...).
+func (t Tensor) Aminmax(opts ...Opt) ([]Tensor, error) {
+	return Aminmax(t, opts...)
+}
+
+// MustAminmax is MustAminmax(t, ...).
+func (t Tensor) MustAminmax(opts ...Opt) []Tensor {
+	return MustAminmax(t, opts...)
 }
 
 var op_any = &opRef{name: "any"}
@@ -1636,6 +1787,183 @@ func (t Tensor) Atanh_(opts ...Opt) (Tensor, error) {
 // MustAtanh_ is MustAtanh_(t, ...).
 func (t Tensor) MustAtanh_(opts ...Opt) Tensor {
 	return MustAtanh_(t, opts...)
+}
+
+var op_atleast_1d = &opRef{name: "atleast_1d"}
+
+// Atleast1d calls torch's atleast_1d:
+//
+//	atleast_1d(Tensor self) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Atleast1d(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_atleast_1d, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_atleast_1d, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustAtleast1d is Atleast1d, panicking on error.
+func MustAtleast1d(self Tensor, opts ...Opt) Tensor {
+	v, err := Atleast1d(self, opts...)
+	must(err)
+	return v
+}
+
+// Atleast1d is Atleast1d(t, ...).
+func (t Tensor) Atleast1d(opts ...Opt) (Tensor, error) {
+	return Atleast1d(t, opts...)
+}
+
+// MustAtleast1d is MustAtleast1d(t, ...).
+func (t Tensor) MustAtleast1d(opts ...Opt) Tensor {
+	return MustAtleast1d(t, opts...)
+}
+
+// Atleast1dSequence calls torch's atleast_1d:
+//
+//	atleast_1d.Sequence(Tensor[] tensors) -> Tensor[]
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Atleast1dSequence(tensors []Tensor, opts ...Opt) ([]Tensor, error) {
+	var a argBuf
+	a.any(tensors)
+	var r results
+	if err := a.call(op_atleast_1d, opts, &r); err != nil {
+		return nil, err
+	}
+	return r.tensors()
+}
+
+// MustAtleast1dSequence is Atleast1dSequence, panicking on error.
+func MustAtleast1dSequence(tensors []Tensor, opts ...Opt) []Tensor {
+	v, err := Atleast1dSequence(tensors, opts...)
+	must(err)
+	return v
+}
+
+var op_atleast_2d = &opRef{name: "atleast_2d"}
+
+// Atleast2d calls torch's atleast_2d:
+//
+//	atleast_2d(Tensor self) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Atleast2d(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_atleast_2d, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_atleast_2d, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustAtleast2d is Atleast2d, panicking on error.
+func MustAtleast2d(self Tensor, opts ...Opt) Tensor {
+	v, err := Atleast2d(self, opts...)
+	must(err)
+	return v
+}
+
+// Atleast2d is Atleast2d(t, ...).
+func (t Tensor) Atleast2d(opts ...Opt) (Tensor, error) {
+	return Atleast2d(t, opts...)
+}
+
+// MustAtleast2d is MustAtleast2d(t, ...).
+func (t Tensor) MustAtleast2d(opts ...Opt) Tensor {
+	return MustAtleast2d(t, opts...)
+}
+
+// Atleast2dSequence calls torch's atleast_2d:
+//
+//	atleast_2d.Sequence(Tensor[] tensors) -> Tensor[]
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Atleast2dSequence(tensors []Tensor, opts ...Opt) ([]Tensor, error) {
+	var a argBuf
+	a.any(tensors)
+	var r results
+	if err := a.call(op_atleast_2d, opts, &r); err != nil {
+		return nil, err
+	}
+	return r.tensors()
+}
+
+// MustAtleast2dSequence is Atleast2dSequence, panicking on error.
+func MustAtleast2dSequence(tensors []Tensor, opts ...Opt) []Tensor {
+	v, err := Atleast2dSequence(tensors, opts...)
+	must(err)
+	return v
+}
+
+var op_atleast_3d = &opRef{name: "atleast_3d"}
+
+// Atleast3d calls torch's atleast_3d:
+//
+//	atleast_3d(Tensor self) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Atleast3d(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_atleast_3d, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_atleast_3d, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustAtleast3d is Atleast3d, panicking on error.
+func MustAtleast3d(self Tensor, opts ...Opt) Tensor {
+	v, err := Atleast3d(self, opts...)
+	must(err)
+	return v
+}
+
+// Atleast3d is Atleast3d(t, ...).
+func (t Tensor) Atleast3d(opts ...Opt) (Tensor, error) {
+	return Atleast3d(t, opts...)
+}
+
+// MustAtleast3d is MustAtleast3d(t, ...).
+func (t Tensor) MustAtleast3d(opts ...Opt) Tensor {
+	return MustAtleast3d(t, opts...)
+}
+
+// Atleast3dSequence calls torch's atleast_3d:
+//
+//	atleast_3d.Sequence(Tensor[] tensors) -> Tensor[]
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Atleast3dSequence(tensors []Tensor, opts ...Opt) ([]Tensor, error) {
+	var a argBuf
+	a.any(tensors)
+	var r results
+	if err := a.call(op_atleast_3d, opts, &r); err != nil {
+		return nil, err
+	}
+	return r.tensors()
+}
+
+// MustAtleast3dSequence is Atleast3dSequence, panicking on error.
+func MustAtleast3dSequence(tensors []Tensor, opts ...Opt) []Tensor {
+	v, err := Atleast3dSequence(tensors, opts...)
+	must(err)
+	return v
 }
 
 var op_avg_pool2d = &opRef{name: "avg_pool2d"}
@@ -2393,6 +2721,30 @@ func (t Tensor) MustBitwiseXor(other Tensor, opts ...Opt) Tensor {
 	return MustBitwiseXor(t, other, opts...)
 }
 
+var op_block_diag = &opRef{name: "block_diag"}
+
+// BlockDiag calls torch's block_diag:
+//
+//	block_diag(Tensor[] tensors) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func BlockDiag(tensors []Tensor, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.any(tensors)
+	var r results
+	if err := a.call(op_block_diag, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustBlockDiag is BlockDiag, panicking on error.
+func MustBlockDiag(tensors []Tensor, opts ...Opt) Tensor {
+	v, err := BlockDiag(tensors, opts...)
+	must(err)
+	return v
+}
+
 var op_bmm = &opRef{name: "bmm"}
 
 // BMM calls torch's bmm:
@@ -2431,6 +2783,30 @@ func (t Tensor) MustBMM(mat2 Tensor, opts ...Opt) Tensor {
 	return MustBMM(t, mat2, opts...)
 }
 
+var op_broadcast_tensors = &opRef{name: "broadcast_tensors"}
+
+// BroadcastTensors calls torch's broadcast_tensors:
+//
+//	broadcast_tensors(Tensor[] tensors) -> Tensor[]
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func BroadcastTensors(tensors []Tensor, opts ...Opt) ([]Tensor, error) {
+	var a argBuf
+	a.any(tensors)
+	var r results
+	if err := a.call(op_broadcast_tensors, opts, &r); err != nil {
+		return nil, err
+	}
+	return r.tensors()
+}
+
+// MustBroadcastTensors is BroadcastTensors, panicking on error.
+func MustBroadcastTensors(tensors []Tensor, opts ...Opt) []Tensor {
+	v, err := BroadcastTensors(tensors, opts...)
+	must(err)
+	return v
+}
+
 var op_broadcast_to = &opRef{name: "broadcast_to"}
 
 // BroadcastTo calls torch's broadcast_to:
@@ -2466,6 +2842,30 @@ func (t Tensor) MustBroadcastTo(size []int64, opts ...Opt) Tensor {
 	return MustBroadcastTo(t, size, opts...)
 }
 
+var op_cartesian_prod = &opRef{name: "cartesian_prod"}
+
+// CartesianProd calls torch's cartesian_prod:
+//
+//	cartesian_prod(Tensor[] tensors) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func CartesianProd(tensors []Tensor, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.any(tensors)
+	var r results
+	if err := a.call(op_cartesian_prod, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustCartesianProd is CartesianProd, panicking on error.
+func MustCartesianProd(tensors []Tensor, opts ...Opt) Tensor {
+	v, err := CartesianProd(tensors, opts...)
+	must(err)
+	return v
+}
+
 var op_cat = &opRef{name: "cat"}
 
 // Cat calls torch's cat:
@@ -2486,6 +2886,34 @@ func Cat(tensors []Tensor, opts ...Opt) (Tensor, error) {
 // MustCat is Cat, panicking on error.
 func MustCat(tensors []Tensor, opts ...Opt) Tensor {
 	v, err := Cat(tensors, opts...)
+	must(err)
+	return v
+}
+
+var op_cdist = &opRef{name: "cdist"}
+
+// Cdist calls torch's cdist:
+//
+//	cdist(Tensor x1, Tensor x2, float p=2, str? compute_mode=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Cdist(x1 Tensor, x2 Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_cdist, 2, x1, x2, Tensor{})
+	}
+	var a argBuf
+	a.tensor(x1)
+	a.tensor(x2)
+	var r results
+	if err := a.call(op_cdist, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustCdist is Cdist, panicking on error.
+func MustCdist(x1 Tensor, x2 Tensor, opts ...Opt) Tensor {
+	v, err := Cdist(x1, x2, opts...)
 	must(err)
 	return v
 }
@@ -2599,6 +3027,142 @@ func (t Tensor) Celu(opts ...Opt) (Tensor, error) {
 // MustCelu is MustCelu(t, ...).
 func (t Tensor) MustCelu(opts ...Opt) Tensor {
 	return MustCelu(t, opts...)
+}
+
+var op_chain_matmul = &opRef{name: "chain_matmul"}
+
+// ChainMatmul calls torch's chain_matmul:
+//
+//	chain_matmul(Tensor[] matrices) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func ChainMatmul(matrices []Tensor, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.any(matrices)
+	var r results
+	if err := a.call(op_chain_matmul, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustChainMatmul is ChainMatmul, panicking on error.
+func MustChainMatmul(matrices []Tensor, opts ...Opt) Tensor {
+	v, err := ChainMatmul(matrices, opts...)
+	must(err)
+	return v
+}
+
+var op_cholesky = &opRef{name: "cholesky"}
+
+// Cholesky calls torch's cholesky:
+//
+//	cholesky(Tensor self, bool upper=False) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Cholesky(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_cholesky, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_cholesky, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustCholesky is Cholesky, panicking on error.
+func MustCholesky(self Tensor, opts ...Opt) Tensor {
+	v, err := Cholesky(self, opts...)
+	must(err)
+	return v
+}
+
+// Cholesky is Cholesky(t, ...).
+func (t Tensor) Cholesky(opts ...Opt) (Tensor, error) {
+	return Cholesky(t, opts...)
+}
+
+// MustCholesky is MustCholesky(t, ...).
+func (t Tensor) MustCholesky(opts ...Opt) Tensor {
+	return MustCholesky(t, opts...)
+}
+
+var op_cholesky_inverse = &opRef{name: "cholesky_inverse"}
+
+// CholeskyInverse calls torch's cholesky_inverse:
+//
+//	cholesky_inverse(Tensor self, bool upper=False) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func CholeskyInverse(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_cholesky_inverse, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_cholesky_inverse, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustCholeskyInverse is CholeskyInverse, panicking on error.
+func MustCholeskyInverse(self Tensor, opts ...Opt) Tensor {
+	v, err := CholeskyInverse(self, opts...)
+	must(err)
+	return v
+}
+
+// CholeskyInverse is CholeskyInverse(t, ...).
+func (t Tensor) CholeskyInverse(opts ...Opt) (Tensor, error) {
+	return CholeskyInverse(t, opts...)
+}
+
+// MustCholeskyInverse is MustCholeskyInverse(t, ...).
+func (t Tensor) MustCholeskyInverse(opts ...Opt) Tensor {
+	return MustCholeskyInverse(t, opts...)
+}
+
+var op_cholesky_solve = &opRef{name: "cholesky_solve"}
+
+// CholeskySolve calls torch's cholesky_solve:
+//
+//	cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func CholeskySolve(self Tensor, input2 Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_cholesky_solve, 2, self, input2, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	a.tensor(input2)
+	var r results
+	if err := a.call(op_cholesky_solve, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustCholeskySolve is CholeskySolve, panicking on error.
+func MustCholeskySolve(self Tensor, input2 Tensor, opts ...Opt) Tensor {
+	v, err := CholeskySolve(self, input2, opts...)
+	must(err)
+	return v
+}
+
+// CholeskySolve is CholeskySolve(t, ...).
+func (t Tensor) CholeskySolve(input2 Tensor, opts ...Opt) (Tensor, error) {
+	return CholeskySolve(t, input2, opts...)
+}
+
+// MustCholeskySolve is MustCholeskySolve(t, ...).
+func (t Tensor) MustCholeskySolve(input2 Tensor, opts ...Opt) Tensor {
+	return MustCholeskySolve(t, input2, opts...)
 }
 
 var op_chunk = &opRef{name: "chunk"}
@@ -2959,6 +3523,30 @@ func (t Tensor) MustClone(opts ...Opt) Tensor {
 	return MustClone(t, opts...)
 }
 
+var op_column_stack = &opRef{name: "column_stack"}
+
+// ColumnStack calls torch's column_stack:
+//
+//	column_stack(Tensor[] tensors) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func ColumnStack(tensors []Tensor, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.any(tensors)
+	var r results
+	if err := a.call(op_column_stack, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustColumnStack is ColumnStack, panicking on error.
+func MustColumnStack(tensors []Tensor, opts ...Opt) Tensor {
+	v, err := ColumnStack(tensors, opts...)
+	must(err)
+	return v
+}
+
 var op_contiguous = &opRef{name: "contiguous"}
 
 // Contiguous calls torch's contiguous:
@@ -3260,6 +3848,43 @@ func (t Tensor) MustCopysign_(other Tensor, opts ...Opt) Tensor {
 	return MustCopysign_(t, other, opts...)
 }
 
+var op_corrcoef = &opRef{name: "corrcoef"}
+
+// Corrcoef calls torch's corrcoef:
+//
+//	corrcoef(Tensor self) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Corrcoef(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_corrcoef, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_corrcoef, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustCorrcoef is Corrcoef, panicking on error.
+func MustCorrcoef(self Tensor, opts ...Opt) Tensor {
+	v, err := Corrcoef(self, opts...)
+	must(err)
+	return v
+}
+
+// Corrcoef is Corrcoef(t, ...).
+func (t Tensor) Corrcoef(opts ...Opt) (Tensor, error) {
+	return Corrcoef(t, opts...)
+}
+
+// MustCorrcoef is MustCorrcoef(t, ...).
+func (t Tensor) MustCorrcoef(opts ...Opt) Tensor {
+	return MustCorrcoef(t, opts...)
+}
+
 var op_cos = &opRef{name: "cos"}
 
 // Cos calls torch's cos:
@@ -3478,6 +4103,81 @@ func (t Tensor) MustCountNonzeroDimIntList(dim []int64, opts ...Opt) Tensor {
 	return MustCountNonzeroDimIntList(t, dim, opts...)
 }
 
+var op_cov = &opRef{name: "cov"}
+
+// Cov calls torch's cov:
+//
+//	cov(Tensor self, *, int correction=1, Tensor? fweights=None, Tensor? aweights=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Cov(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_cov, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_cov, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustCov is Cov, panicking on error.
+func MustCov(self Tensor, opts ...Opt) Tensor {
+	v, err := Cov(self, opts...)
+	must(err)
+	return v
+}
+
+// Cov is Cov(t, ...).
+func (t Tensor) Cov(opts ...Opt) (Tensor, error) {
+	return Cov(t, opts...)
+}
+
+// MustCov is MustCov(t, ...).
+func (t Tensor) MustCov(opts ...Opt) Tensor {
+	return MustCov(t, opts...)
+}
+
+var op_cross = &opRef{name: "cross"}
+
+// Cross calls torch's cross:
+//
+//	cross(Tensor self, Tensor other, int? dim=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Cross(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_cross, 2, self, other, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	a.tensor(other)
+	var r results
+	if err := a.call(op_cross, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustCross is Cross, panicking on error.
+func MustCross(self Tensor, other Tensor, opts ...Opt) Tensor {
+	v, err := Cross(self, other, opts...)
+	must(err)
+	return v
+}
+
+// Cross is Cross(t, ...).
+func (t Tensor) Cross(other Tensor, opts ...Opt) (Tensor, error) {
+	return Cross(t, other, opts...)
+}
+
+// MustCross is MustCross(t, ...).
+func (t Tensor) MustCross(other Tensor, opts ...Opt) Tensor {
+	return MustCross(t, other, opts...)
+}
+
 var op_cross_entropy_loss = &opRef{name: "cross_entropy_loss"}
 
 // CrossEntropyLoss calls torch's cross_entropy_loss:
@@ -3656,6 +4356,133 @@ func (t Tensor) MustCumsum(dim int64, opts ...Opt) Tensor {
 	return MustCumsum(t, dim, opts...)
 }
 
+var op_cumulative_trapezoid = &opRef{name: "cumulative_trapezoid"}
+
+// CumulativeTrapezoid calls torch's cumulative_trapezoid:
+//
+//	cumulative_trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func CumulativeTrapezoid(y Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_cumulative_trapezoid, 1, y, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(y)
+	var r results
+	if err := a.call(op_cumulative_trapezoid, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustCumulativeTrapezoid is CumulativeTrapezoid, panicking on error.
+func MustCumulativeTrapezoid(y Tensor, opts ...Opt) Tensor {
+	v, err := CumulativeTrapezoid(y, opts...)
+	must(err)
+	return v
+}
+
+// CumulativeTrapezoidX calls torch's cumulative_trapezoid:
+//
+//	cumulative_trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func CumulativeTrapezoidX(y Tensor, x Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_cumulative_trapezoid, 2, y, x, Tensor{})
+	}
+	var a argBuf
+	a.tensor(y)
+	a.tensor(x)
+	var r results
+	if err := a.call(op_cumulative_trapezoid, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustCumulativeTrapezoidX is CumulativeTrapezoidX, panicking on error.
+func MustCumulativeTrapezoidX(y Tensor, x Tensor, opts ...Opt) Tensor {
+	v, err := CumulativeTrapezoidX(y, x, opts...)
+	must(err)
+	return v
+}
+
+var op_deg2rad = &opRef{name: "deg2rad"}
+
+// Deg2rad calls torch's deg2rad:
+//
+//	deg2rad(Tensor self) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Deg2rad(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_deg2rad, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_deg2rad, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustDeg2rad is Deg2rad, panicking on error.
+func MustDeg2rad(self Tensor, opts ...Opt) Tensor {
+	v, err := Deg2rad(self, opts...)
+	must(err)
+	return v
+}
+
+// Deg2rad is Deg2rad(t, ...).
+func (t Tensor) Deg2rad(opts ...Opt) (Tensor, error) {
+	return Deg2rad(t, opts...)
+}
+
+// MustDeg2rad is MustDeg2rad(t, ...).
+func (t Tensor) MustDeg2rad(opts ...Opt) Tensor {
+	return MustDeg2rad(t, opts...)
+}
+
+var op_det = &opRef{name: "det"}
+
+// Det calls torch's det:
+//
+//	det(Tensor self) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Det(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_det, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_det, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustDet is Det, panicking on error.
+func MustDet(self Tensor, opts ...Opt) Tensor {
+	v, err := Det(self, opts...)
+	must(err)
+	return v
+}
+
+// Det is Det(t, ...).
+func (t Tensor) Det(opts ...Opt) (Tensor, error) {
+	return Det(t, opts...)
+}
+
+// MustDet is MustDet(t, ...).
+func (t Tensor) MustDet(opts ...Opt) Tensor {
+	return MustDet(t, opts...)
+}
+
 var op_detach = &opRef{name: "detach"}
 
 // Detach0 calls torch's detach:
@@ -3693,6 +4520,117 @@ func (t Tensor) MustDetach0(opts ...Opt) Tensor {
 	return MustDetach0(t, opts...)
 }
 
+var op_diag = &opRef{name: "diag"}
+
+// Diag calls torch's diag:
+//
+//	diag(Tensor self, int diagonal=0) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Diag(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_diag, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_diag, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustDiag is Diag, panicking on error.
+func MustDiag(self Tensor, opts ...Opt) Tensor {
+	v, err := Diag(self, opts...)
+	must(err)
+	return v
+}
+
+// Diag is Diag(t, ...).
+func (t Tensor) Diag(opts ...Opt) (Tensor, error) {
+	return Diag(t, opts...)
+}
+
+// MustDiag is MustDiag(t, ...).
+func (t Tensor) MustDiag(opts ...Opt) Tensor {
+	return MustDiag(t, opts...)
+}
+
+var op_diag_embed = &opRef{name: "diag_embed"}
+
+// DiagEmbed calls torch's diag_embed:
+//
+//	diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func DiagEmbed(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_diag_embed, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_diag_embed, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustDiagEmbed is DiagEmbed, panicking on error.
+func MustDiagEmbed(self Tensor, opts ...Opt) Tensor {
+	v, err := DiagEmbed(self, opts...)
+	must(err)
+	return v
+}
+
+// DiagEmbed is DiagEmbed(t, ...).
+func (t Tensor) DiagEmbed(opts ...Opt) (Tensor, error) {
+	return DiagEmbed(t, opts...)
+}
+
+// MustDiagEmbed is MustDiagEmbed(t, ...).
+func (t Tensor) MustDiagEmbed(opts ...Opt) Tensor {
+	return MustDiagEmbed(t, opts...)
+}
+
+var op_diagflat = &opRef{name: "diagflat"}
+
+// Diagflat calls torch's diagflat:
+//
+//	diagflat(Tensor self, int offset=0) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Diagflat(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_diagflat, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_diagflat, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustDiagflat is Diagflat, panicking on error.
+func MustDiagflat(self Tensor, opts ...Opt) Tensor {
+	v, err := Diagflat(self, opts...)
+	must(err)
+	return v
+}
+
+// Diagflat is Diagflat(t, ...).
+func (t Tensor) Diagflat(opts ...Opt) (Tensor, error) {
+	return Diagflat(t, opts...)
+}
+
+// MustDiagflat is MustDiagflat(t, ...).
+func (t Tensor) MustDiagflat(opts ...Opt) Tensor {
+	return MustDiagflat(t, opts...)
+}
+
 var op_diagonal = &opRef{name: "diagonal"}
 
 // Diagonal calls torch's diagonal:
@@ -3728,6 +4666,81 @@ func (t Tensor) Diagonal(opts ...Opt) (Tensor, error) {
 // MustDiagonal is MustDiagonal(t, ...).
 func (t Tensor) MustDiagonal(opts ...Opt) Tensor {
 	return MustDiagonal(t, opts...)
+}
+
+var op_diagonal_scatter = &opRef{name: "diagonal_scatter"}
+
+// DiagonalScatter calls torch's diagonal_scatter:
+//
+//	diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func DiagonalScatter(self Tensor, src Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_diagonal_scatter, 2, self, src, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	a.tensor(src)
+	var r results
+	if err := a.call(op_diagonal_scatter, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustDiagonalScatter is DiagonalScatter, panicking on error.
+func MustDiagonalScatter(self Tensor, src Tensor, opts ...Opt) Tensor {
+	v, err := DiagonalScatter(self, src, opts...)
+	must(err)
+	return v
+}
+
+// DiagonalScatter is DiagonalScatter(t, ...).
+func (t Tensor) DiagonalScatter(src Tensor, opts ...Opt) (Tensor, error) {
+	return DiagonalScatter(t, src, opts...)
+}
+
+// MustDiagonalScatter is MustDiagonalScatter(t, ...).
+func (t Tensor) MustDiagonalScatter(src Tensor, opts ...Opt) Tensor {
+	return MustDiagonalScatter(t, src, opts...)
+}
+
+var op_diff = &opRef{name: "diff"}
+
+// Diff calls torch's diff:
+//
+//	diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Diff(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_diff, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_diff, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustDiff is Diff, panicking on error.
+func MustDiff(self Tensor, opts ...Opt) Tensor {
+	v, err := Diff(self, opts...)
+	must(err)
+	return v
+}
+
+// Diff is Diff(t, ...).
+func (t Tensor) Diff(opts ...Opt) (Tensor, error) {
+	return Diff(t, opts...)
+}
+
+// MustDiff is MustDiff(t, ...).
+func (t Tensor) MustDiff(opts ...Opt) Tensor {
+	return MustDiff(t, opts...)
 }
 
 var op_digamma = &opRef{name: "digamma"}
@@ -3802,6 +4815,44 @@ func (t Tensor) Digamma_(opts ...Opt) (Tensor, error) {
 // MustDigamma_ is MustDigamma_(t, ...).
 func (t Tensor) MustDigamma_(opts ...Opt) Tensor {
 	return MustDigamma_(t, opts...)
+}
+
+var op_dist = &opRef{name: "dist"}
+
+// Dist calls torch's dist:
+//
+//	dist(Tensor self, Tensor other, Scalar p=2) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Dist(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_dist, 2, self, other, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	a.tensor(other)
+	var r results
+	if err := a.call(op_dist, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustDist is Dist, panicking on error.
+func MustDist(self Tensor, other Tensor, opts ...Opt) Tensor {
+	v, err := Dist(self, other, opts...)
+	must(err)
+	return v
+}
+
+// Dist is Dist(t, ...).
+func (t Tensor) Dist(other Tensor, opts ...Opt) (Tensor, error) {
+	return Dist(t, other, opts...)
+}
+
+// MustDist is MustDist(t, ...).
+func (t Tensor) MustDist(other Tensor, opts ...Opt) Tensor {
+	return MustDist(t, other, opts...)
 }
 
 var op_div = &opRef{name: "div"}
@@ -4075,6 +5126,98 @@ func Dropout(input Tensor, p float64, train bool, opts ...Opt) (Tensor, error) {
 // MustDropout is Dropout, panicking on error.
 func MustDropout(input Tensor, p float64, train bool, opts ...Opt) Tensor {
 	v, err := Dropout(input, p, train, opts...)
+	must(err)
+	return v
+}
+
+var op_dsplit = &opRef{name: "dsplit"}
+
+// Dsplit calls torch's dsplit:
+//
+//	dsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Dsplit(self Tensor, indices []int64, opts ...Opt) ([]Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(indices)
+	var r results
+	if err := a.call(op_dsplit, opts, &r); err != nil {
+		return nil, err
+	}
+	return r.tensors()
+}
+
+// MustDsplit is Dsplit, panicking on error.
+func MustDsplit(self Tensor, indices []int64, opts ...Opt) []Tensor {
+	v, err := Dsplit(self, indices, opts...)
+	must(err)
+	return v
+}
+
+// Dsplit is Dsplit(t, ...).
+func (t Tensor) Dsplit(indices []int64, opts ...Opt) ([]Tensor, error) {
+	return Dsplit(t, indices, opts...)
+}
+
+// MustDsplit is MustDsplit(t, ...).
+func (t Tensor) MustDsplit(indices []int64, opts ...Opt) []Tensor {
+	return MustDsplit(t, indices, opts...)
+}
+
+// DsplitInt calls torch's dsplit:
+//
+//	dsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func DsplitInt(self Tensor, sections int64, opts ...Opt) ([]Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(sections)
+	var r results
+	if err := a.call(op_dsplit, opts, &r); err != nil {
+		return nil, err
+	}
+	return r.tensors()
+}
+
+// MustDsplitInt is DsplitInt, panicking on error.
+func MustDsplitInt(self Tensor, sections int64, opts ...Opt) []Tensor {
+	v, err := DsplitInt(self, sections, opts...)
+	must(err)
+	return v
+}
+
+// DsplitInt is DsplitInt(t, ...).
+func (t Tensor) DsplitInt(sections int64, opts ...Opt) ([]Tensor, error) {
+	return DsplitInt(t, sections, opts...)
+}
+
+// MustDsplitInt is MustDsplitInt(t, ...).
+func (t Tensor) MustDsplitInt(sections int64, opts ...Opt) []Tensor {
+	return MustDsplitInt(t, sections, opts...)
+}
+
+var op_dstack = &opRef{name: "dstack"}
+
+// Dstack calls torch's dstack:
+//
+//	dstack(Tensor[] tensors) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Dstack(tensors []Tensor, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.any(tensors)
+	var r results
+	if err := a.call(op_dstack, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustDstack is Dstack, panicking on error.
+func MustDstack(tensors []Tensor, opts ...Opt) Tensor {
+	v, err := Dstack(tensors, opts...)
 	must(err)
 	return v
 }
@@ -4946,6 +6089,174 @@ func (t Tensor) MustFlip(dims []int64, opts ...Opt) Tensor {
 	return MustFlip(t, dims, opts...)
 }
 
+var op_fliplr = &opRef{name: "fliplr"}
+
+// Fliplr calls torch's fliplr:
+//
+//	fliplr(Tensor self) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Fliplr(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_fliplr, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_fliplr, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustFliplr is Fliplr, panicking on error.
+func MustFliplr(self Tensor, opts ...Opt) Tensor {
+	v, err := Fliplr(self, opts...)
+	must(err)
+	return v
+}
+
+// Fliplr is Fliplr(t, ...).
+func (t Tensor) Fliplr(opts ...Opt) (Tensor, error) {
+	return Fliplr(t, opts...)
+}
+
+// MustFliplr is MustFliplr(t, ...).
+func (t Tensor) MustFliplr(opts ...Opt) Tensor {
+	return MustFliplr(t, opts...)
+}
+
+var op_flipud = &opRef{name: "flipud"}
+
+// Flipud calls torch's flipud:
+//
+//	flipud(Tensor self) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Flipud(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_flipud, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_flipud, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustFlipud is Flipud, panicking on error.
+func MustFlipud(self Tensor, opts ...Opt) Tensor {
+	v, err := Flipud(self, opts...)
+	must(err)
+	return v
+}
+
+// Flipud is Flipud(t, ...).
+func (t Tensor) Flipud(opts ...Opt) (Tensor, error) {
+	return Flipud(t, opts...)
+}
+
+// MustFlipud is MustFlipud(t, ...).
+func (t Tensor) MustFlipud(opts ...Opt) Tensor {
+	return MustFlipud(t, opts...)
+}
+
+var op_float_power = &opRef{name: "float_power"}
+
+// FloatPower calls torch's float_power:
+//
+//	float_power.Scalar(Scalar self, Tensor exponent) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func FloatPower(self Scalar, exponent Tensor, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.any(self)
+	a.tensor(exponent)
+	var r results
+	if err := a.call(op_float_power, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustFloatPower is FloatPower, panicking on error.
+func MustFloatPower(self Scalar, exponent Tensor, opts ...Opt) Tensor {
+	v, err := FloatPower(self, exponent, opts...)
+	must(err)
+	return v
+}
+
+// FloatPowerTensorScalar calls torch's float_power:
+//
+//	float_power.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func FloatPowerTensorScalar(self Tensor, exponent Scalar, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(exponent)
+	var r results
+	if err := a.call(op_float_power, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustFloatPowerTensorScalar is FloatPowerTensorScalar, panicking on error.
+func MustFloatPowerTensorScalar(self Tensor, exponent Scalar, opts ...Opt) Tensor {
+	v, err := FloatPowerTensorScalar(self, exponent, opts...)
+	must(err)
+	return v
+}
+
+// FloatPowerTensorScalar is FloatPowerTensorScalar(t, ...).
+func (t Tensor) FloatPowerTensorScalar(exponent Scalar, opts ...Opt) (Tensor, error) {
+	return FloatPowerTensorScalar(t, exponent, opts...)
+}
+
+// MustFloatPowerTensorScalar is MustFloatPowerTensorScalar(t, ...).
+func (t Tensor) MustFloatPowerTensorScalar(exponent Scalar, opts ...Opt) Tensor {
+	return MustFloatPowerTensorScalar(t, exponent, opts...)
+}
+
+// FloatPowerTensorTensor calls torch's float_power:
+//
+//	float_power.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func FloatPowerTensorTensor(self Tensor, exponent Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_float_power, 2, self, exponent, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	a.tensor(exponent)
+	var r results
+	if err := a.call(op_float_power, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustFloatPowerTensorTensor is FloatPowerTensorTensor, panicking on error.
+func MustFloatPowerTensorTensor(self Tensor, exponent Tensor, opts ...Opt) Tensor {
+	v, err := FloatPowerTensorTensor(self, exponent, opts...)
+	must(err)
+	return v
+}
+
+// FloatPowerTensorTensor is FloatPowerTensorTensor(t, ...).
+func (t Tensor) FloatPowerTensorTensor(exponent Tensor, opts ...Opt) (Tensor, error) {
+	return FloatPowerTensorTensor(t, exponent, opts...)
+}
+
+// MustFloatPowerTensorTensor is MustFloatPowerTensorTensor(t, ...).
+func (t Tensor) MustFloatPowerTensorTensor(exponent Tensor, opts ...Opt) Tensor {
+	return MustFloatPowerTensorTensor(t, exponent, opts...)
+}
+
 var op_floor = &opRef{name: "floor"}
 
 // Floor calls torch's floor:
@@ -5692,6 +7003,40 @@ func (t Tensor) MustGelu(opts ...Opt) Tensor {
 	return MustGelu(t, opts...)
 }
 
+var op_geqrf = &opRef{name: "geqrf"}
+
+// Geqrf calls torch's geqrf:
+//
+//	geqrf(Tensor self) -> (Tensor a, Tensor tau)
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Geqrf(self Tensor, opts ...Opt) ([]Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_geqrf, opts, &r); err != nil {
+		return nil, err
+	}
+	return r.tensors()
+}
+
+// MustGeqrf is Geqrf, panicking on error.
+func MustGeqrf(self Tensor, opts ...Opt) []Tensor {
+	v, err := Geqrf(self, opts...)
+	must(err)
+	return v
+}
+
+// Geqrf is Geqrf(t, ...).
+func (t Tensor) Geqrf(opts ...Opt) ([]Tensor, error) {
+	return Geqrf(t, opts...)
+}
+
+// MustGeqrf is MustGeqrf(t, ...).
+func (t Tensor) MustGeqrf(opts ...Opt) []Tensor {
+	return MustGeqrf(t, opts...)
+}
+
 var op_glu = &opRef{name: "glu"}
 
 // Glu calls torch's glu:
@@ -5995,6 +7340,136 @@ func (t Tensor) MustHardtanh(opts ...Opt) Tensor {
 	return MustHardtanh(t, opts...)
 }
 
+var op_heaviside = &opRef{name: "heaviside"}
+
+// Heaviside calls torch's heaviside:
+//
+//	heaviside(Tensor self, Tensor values) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Heaviside(self Tensor, values Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_heaviside, 2, self, values, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	a.tensor(values)
+	var r results
+	if err := a.call(op_heaviside, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustHeaviside is Heaviside, panicking on error.
+func MustHeaviside(self Tensor, values Tensor, opts ...Opt) Tensor {
+	v, err := Heaviside(self, values, opts...)
+	must(err)
+	return v
+}
+
+// Heaviside is Heaviside(t, ...).
+func (t Tensor) Heaviside(values Tensor, opts ...Opt) (Tensor, error) {
+	return Heaviside(t, values, opts...)
+}
+
+// MustHeaviside is MustHeaviside(t, ...).
+func (t Tensor) MustHeaviside(values Tensor, opts ...Opt) Tensor {
+	return MustHeaviside(t, values, opts...)
+}
+
+var op_hsplit = &opRef{name: "hsplit"}
+
+// Hsplit calls torch's hsplit:
+//
+//	hsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Hsplit(self Tensor, indices []int64, opts ...Opt) ([]Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(indices)
+	var r results
+	if err := a.call(op_hsplit, opts, &r); err != nil {
+		return nil, err
+	}
+	return r.tensors()
+}
+
+// MustHsplit is Hsplit, panicking on error.
+func MustHsplit(self Tensor, indices []int64, opts ...Opt) []Tensor {
+	v, err := Hsplit(self, indices, opts...)
+	must(err)
+	return v
+}
+
+// Hsplit is Hsplit(t, ...).
+func (t Tensor) Hsplit(indices []int64, opts ...Opt) ([]Tensor, error) {
+	return Hsplit(t, indices, opts...)
+}
+
+// MustHsplit is MustHsplit(t, ...).
+func (t Tensor) MustHsplit(indices []int64, opts ...Opt) []Tensor {
+	return MustHsplit(t, indices, opts...)
+}
+
+// HsplitInt calls torch's hsplit:
+//
+//	hsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func HsplitInt(self Tensor, sections int64, opts ...Opt) ([]Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(sections)
+	var r results
+	if err := a.call(op_hsplit, opts, &r); err != nil {
+		return nil, err
+	}
+	return r.tensors()
+}
+
+// MustHsplitInt is HsplitInt, panicking on error.
+func MustHsplitInt(self Tensor, sections int64, opts ...Opt) []Tensor {
+	v, err := HsplitInt(self, sections, opts...)
+	must(err)
+	return v
+}
+
+// HsplitInt is HsplitInt(t, ...).
+func (t Tensor) HsplitInt(sections int64, opts ...Opt) ([]Tensor, error) {
+	return HsplitInt(t, sections, opts...)
+}
+
+// MustHsplitInt is MustHsplitInt(t, ...).
+func (t Tensor) MustHsplitInt(sections int64, opts ...Opt) []Tensor {
+	return MustHsplitInt(t, sections, opts...)
+}
+
+var op_hstack = &opRef{name: "hstack"}
+
+// Hstack calls torch's hstack:
+//
+//	hstack(Tensor[] tensors) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Hstack(tensors []Tensor, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.any(tensors)
+	var r results
+	if err := a.call(op_hstack, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustHstack is Hstack, panicking on error.
+func MustHstack(tensors []Tensor, opts ...Opt) Tensor {
+	v, err := Hstack(tensors, opts...)
+	must(err)
+	return v
+}
+
 var op_huber_loss = &opRef{name: "huber_loss"}
 
 // HuberLoss calls torch's huber_loss:
@@ -6142,6 +7617,43 @@ func (t Tensor) MustHypot_(other Tensor, opts ...Opt) Tensor {
 	return MustHypot_(t, other, opts...)
 }
 
+var op_i0 = &opRef{name: "i0"}
+
+// I0 calls torch's i0:
+//
+//	i0(Tensor self) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func I0(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_i0, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_i0, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustI0 is I0, panicking on error.
+func MustI0(self Tensor, opts ...Opt) Tensor {
+	v, err := I0(self, opts...)
+	must(err)
+	return v
+}
+
+// I0 is I0(t, ...).
+func (t Tensor) I0(opts ...Opt) (Tensor, error) {
+	return I0(t, opts...)
+}
+
+// MustI0 is MustI0(t, ...).
+func (t Tensor) MustI0(opts ...Opt) Tensor {
+	return MustI0(t, opts...)
+}
+
 var op_index = &opRef{name: "index"}
 
 // Index calls torch's index:
@@ -6283,6 +7795,81 @@ func (t Tensor) IndexSelect(dim int64, index Tensor, opts ...Opt) (Tensor, error
 // MustIndexSelect is MustIndexSelect(t, ...).
 func (t Tensor) MustIndexSelect(dim int64, index Tensor, opts ...Opt) Tensor {
 	return MustIndexSelect(t, dim, index, opts...)
+}
+
+var op_inner = &opRef{name: "inner"}
+
+// Inner calls torch's inner:
+//
+//	inner(Tensor self, Tensor other) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Inner(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_inner, 2, self, other, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	a.tensor(other)
+	var r results
+	if err := a.call(op_inner, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustInner is Inner, panicking on error.
+func MustInner(self Tensor, other Tensor, opts ...Opt) Tensor {
+	v, err := Inner(self, other, opts...)
+	must(err)
+	return v
+}
+
+// Inner is Inner(t, ...).
+func (t Tensor) Inner(other Tensor, opts ...Opt) (Tensor, error) {
+	return Inner(t, other, opts...)
+}
+
+// MustInner is MustInner(t, ...).
+func (t Tensor) MustInner(other Tensor, opts ...Opt) Tensor {
+	return MustInner(t, other, opts...)
+}
+
+var op_inverse = &opRef{name: "inverse"}
+
+// Inverse calls torch's inverse:
+//
+//	inverse(Tensor self) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Inverse(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_inverse, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_inverse, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustInverse is Inverse, panicking on error.
+func MustInverse(self Tensor, opts ...Opt) Tensor {
+	v, err := Inverse(self, opts...)
+	must(err)
+	return v
+}
+
+// Inverse is Inverse(t, ...).
+func (t Tensor) Inverse(opts ...Opt) (Tensor, error) {
+	return Inverse(t, opts...)
+}
+
+// MustInverse is MustInverse(t, ...).
+func (t Tensor) MustInverse(opts ...Opt) Tensor {
+	return MustInverse(t, opts...)
 }
 
 var op_isclose = &opRef{name: "isclose"}
@@ -6434,6 +8021,155 @@ func (t Tensor) MustIsnan(opts ...Opt) Tensor {
 	return MustIsnan(t, opts...)
 }
 
+var op_isneginf = &opRef{name: "isneginf"}
+
+// Isneginf calls torch's isneginf:
+//
+//	isneginf(Tensor self) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Isneginf(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_isneginf, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_isneginf, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustIsneginf is Isneginf, panicking on error.
+func MustIsneginf(self Tensor, opts ...Opt) Tensor {
+	v, err := Isneginf(self, opts...)
+	must(err)
+	return v
+}
+
+// Isneginf is Isneginf(t, ...).
+func (t Tensor) Isneginf(opts ...Opt) (Tensor, error) {
+	return Isneginf(t, opts...)
+}
+
+// MustIsneginf is MustIsneginf(t, ...).
+func (t Tensor) MustIsneginf(opts ...Opt) Tensor {
+	return MustIsneginf(t, opts...)
+}
+
+var op_isposinf = &opRef{name: "isposinf"}
+
+// Isposinf calls torch's isposinf:
+//
+//	isposinf(Tensor self) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Isposinf(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_isposinf, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_isposinf, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustIsposinf is Isposinf, panicking on error.
+func MustIsposinf(self Tensor, opts ...Opt) Tensor {
+	v, err := Isposinf(self, opts...)
+	must(err)
+	return v
+}
+
+// Isposinf is Isposinf(t, ...).
+func (t Tensor) Isposinf(opts ...Opt) (Tensor, error) {
+	return Isposinf(t, opts...)
+}
+
+// MustIsposinf is MustIsposinf(t, ...).
+func (t Tensor) MustIsposinf(opts ...Opt) Tensor {
+	return MustIsposinf(t, opts...)
+}
+
+var op_isreal = &opRef{name: "isreal"}
+
+// Isreal calls torch's isreal:
+//
+//	isreal(Tensor self) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Isreal(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_isreal, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_isreal, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustIsreal is Isreal, panicking on error.
+func MustIsreal(self Tensor, opts ...Opt) Tensor {
+	v, err := Isreal(self, opts...)
+	must(err)
+	return v
+}
+
+// Isreal is Isreal(t, ...).
+func (t Tensor) Isreal(opts ...Opt) (Tensor, error) {
+	return Isreal(t, opts...)
+}
+
+// MustIsreal is MustIsreal(t, ...).
+func (t Tensor) MustIsreal(opts ...Opt) Tensor {
+	return MustIsreal(t, opts...)
+}
+
+var op_kron = &opRef{name: "kron"}
+
+// Kron calls torch's kron:
+//
+//	kron(Tensor self, Tensor other) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Kron(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_kron, 2, self, other, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	a.tensor(other)
+	var r results
+	if err := a.call(op_kron, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustKron is Kron, panicking on error.
+func MustKron(self Tensor, other Tensor, opts ...Opt) Tensor {
+	v, err := Kron(self, other, opts...)
+	must(err)
+	return v
+}
+
+// Kron is Kron(t, ...).
+func (t Tensor) Kron(other Tensor, opts ...Opt) (Tensor, error) {
+	return Kron(t, other, opts...)
+}
+
+// MustKron is MustKron(t, ...).
+func (t Tensor) MustKron(other Tensor, opts ...Opt) Tensor {
+	return MustKron(t, other, opts...)
+}
+
 var op_l1_loss = &opRef{name: "l1_loss"}
 
 // L1Loss calls torch's l1_loss:
@@ -6495,6 +8231,44 @@ func MustLayerNorm(input Tensor, normalizedShape []int64, opts ...Opt) Tensor {
 	v, err := LayerNorm(input, normalizedShape, opts...)
 	must(err)
 	return v
+}
+
+var op_ldexp = &opRef{name: "ldexp"}
+
+// Ldexp calls torch's ldexp:
+//
+//	ldexp.Tensor(Tensor self, Tensor other) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Ldexp(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_ldexp, 2, self, other, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	a.tensor(other)
+	var r results
+	if err := a.call(op_ldexp, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustLdexp is Ldexp, panicking on error.
+func MustLdexp(self Tensor, other Tensor, opts ...Opt) Tensor {
+	v, err := Ldexp(self, other, opts...)
+	must(err)
+	return v
+}
+
+// Ldexp is Ldexp(t, ...).
+func (t Tensor) Ldexp(other Tensor, opts ...Opt) (Tensor, error) {
+	return Ldexp(t, other, opts...)
+}
+
+// MustLdexp is MustLdexp(t, ...).
+func (t Tensor) MustLdexp(other Tensor, opts ...Opt) Tensor {
+	return MustLdexp(t, other, opts...)
 }
 
 var op_le = &opRef{name: "le"}
@@ -6823,6 +8597,1318 @@ func (t Tensor) Lgamma_(opts ...Opt) (Tensor, error) {
 // MustLgamma_ is MustLgamma_(t, ...).
 func (t Tensor) MustLgamma_(opts ...Opt) Tensor {
 	return MustLgamma_(t, opts...)
+}
+
+var op_linalg_cholesky = &opRef{name: "linalg_cholesky"}
+
+// LinalgCholesky calls torch's linalg_cholesky:
+//
+//	linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func LinalgCholesky(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_linalg_cholesky, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_linalg_cholesky, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustLinalgCholesky is LinalgCholesky, panicking on error.
+func MustLinalgCholesky(self Tensor, opts ...Opt) Tensor {
+	v, err := LinalgCholesky(self, opts...)
+	must(err)
+	return v
+}
+
+// LinalgCholesky is LinalgCholesky(t, ...).
+func (t Tensor) LinalgCholesky(opts ...Opt) (Tensor, error) {
+	return LinalgCholesky(t, opts...)
+}
+
+// MustLinalgCholesky is MustLinalgCholesky(t, ...).
+func (t Tensor) MustLinalgCholesky(opts ...Opt) Tensor {
+	return MustLinalgCholesky(t, opts...)
+}
+
+var op_linalg_cholesky_ex = &opRef{name: "linalg_cholesky_ex"}
+
+// LinalgCholeskyEx calls torch's linalg_cholesky_ex:
+//
+//	linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> (Tensor L, Tensor info)
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func LinalgCholeskyEx(self Tensor, opts ...Opt) ([]Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_linalg_cholesky_ex, opts, &r); err != nil {
+		return nil, err
+	}
+	return r.tensors()
+}
+
+// MustLinalgCholeskyEx is LinalgCholeskyEx, panicking on error.
+func MustLinalgCholeskyEx(self Tensor, opts ...Opt) []Tensor {
+	v, err := LinalgCholeskyEx(self, opts...)
+	must(err)
+	return v
+}
+
+// LinalgCholeskyEx is LinalgCholeskyEx(t, ...).
+func (t Tensor) LinalgCholeskyEx(opts ...Opt) ([]Tensor, error) {
+	return LinalgCholeskyEx(t, opts...)
+}
+
+// MustLinalgCholeskyEx is MustLinalgCholeskyEx(t, ...).
+func (t Tensor) MustLinalgCholeskyEx(opts ...Opt) []Tensor {
+	return MustLinalgCholeskyEx(t, opts...)
+}
+
+var op_linalg_cond = &opRef{name: "linalg_cond"}
+
+// LinalgCond calls torch's linalg_cond:
+//
+//	linalg_cond(Tensor self, Scalar? p=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func LinalgCond(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_linalg_cond, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_linalg_cond, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustLinalgCond is LinalgCond, panicking on error.
+func MustLinalgCond(self Tensor, opts ...Opt) Tensor {
+	v, err := LinalgCond(self, opts...)
+	must(err)
+	return v
+}
+
+// LinalgCond is LinalgCond(t, ...).
+func (t Tensor) LinalgCond(opts ...Opt) (Tensor, error) {
+	return LinalgCond(t, opts...)
+}
+
+// MustLinalgCond is MustLinalgCond(t, ...).
+func (t Tensor) MustLinalgCond(opts ...Opt) Tensor {
+	return MustLinalgCond(t, opts...)
+}
+
+// LinalgCondPStr calls torch's linalg_cond:
+//
+//	linalg_cond.p_str(Tensor self, str p) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func LinalgCondPStr(self Tensor, p string, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(p)
+	var r results
+	if err := a.call(op_linalg_cond, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustLinalgCondPStr is LinalgCondPStr, panicking on error.
+func MustLinalgCondPStr(self Tensor, p string, opts ...Opt) Tensor {
+	v, err := LinalgCondPStr(self, p, opts...)
+	must(err)
+	return v
+}
+
+// LinalgCondPStr is LinalgCondPStr(t, ...).
+func (t Tensor) LinalgCondPStr(p string, opts ...Opt) (Tensor, error) {
+	return LinalgCondPStr(t, p, opts...)
+}
+
+// MustLinalgCondPStr is MustLinalgCondPStr(t, ...).
+func (t Tensor) MustLinalgCondPStr(p string, opts ...Opt) Tensor {
+	return MustLinalgCondPStr(t, p, opts...)
+}
+
+var op_linalg_cross = &opRef{name: "linalg_cross"}
+
+// LinalgCross calls torch's linalg_cross:
+//
+//	linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func LinalgCross(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_linalg_cross, 2, self, other, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	a.tensor(other)
+	var r results
+	if err := a.call(op_linalg_cross, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustLinalgCross is LinalgCross, panicking on error.
+func MustLinalgCross(self Tensor, other Tensor, opts ...Opt) Tensor {
+	v, err := LinalgCross(self, other, opts...)
+	must(err)
+	return v
+}
+
+// LinalgCross is LinalgCross(t, ...).
+func (t Tensor) LinalgCross(other Tensor, opts ...Opt) (Tensor, error) {
+	return LinalgCross(t, other, opts...)
+}
+
+// MustLinalgCross is MustLinalgCross(t, ...).
+func (t Tensor) MustLinalgCross(other Tensor, opts ...Opt) Tensor {
+	return MustLinalgCross(t, other, opts...)
+}
+
+var op_linalg_det = &opRef{name: "linalg_det"}
+
+// LinalgDet calls torch's linalg_det:
+//
+//	linalg_det(Tensor A) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func LinalgDet(A Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_linalg_det, 1, A, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(A)
+	var r results
+	if err := a.call(op_linalg_det, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustLinalgDet is LinalgDet, panicking on error.
+func MustLinalgDet(A Tensor, opts ...Opt) Tensor {
+	v, err := LinalgDet(A, opts...)
+	must(err)
+	return v
+}
+
+var op_linalg_diagonal = &opRef{name: "linalg_diagonal"}
+
+// LinalgDiagonal calls torch's linalg_diagonal:
+//
+//	linalg_diagonal(Tensor(a) A, *, int offset=0, int dim1=-2, int dim2=-1) -> Tensor(a)
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func LinalgDiagonal(A Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_linalg_diagonal, 1, A, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(A)
+	var r results
+	if err := a.call(op_linalg_diagonal, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustLinalgDiagonal is LinalgDiagonal, panicking on error.
+func MustLinalgDiagonal(A Tensor, opts ...Opt) Tensor {
+	v, err := LinalgDiagonal(A, opts...)
+	must(err)
+	return v
+}
+
+var op_linalg_eigh = &opRef{name: "linalg_eigh"}
+
+// LinalgEigh calls torch's linalg_eigh:
+//
+//	linalg_eigh(Tensor self, str UPLO="L") -> (Tensor eigenvalues, Tensor eigenvectors)
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func LinalgEigh(self Tensor, opts ...Opt) ([]Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_linalg_eigh, opts, &r); err != nil {
+		return nil, err
+	}
+	return r.tensors()
+}
+
+// MustLinalgEigh is LinalgEigh, panicking on error.
+func MustLinalgEigh(self Tensor, opts ...Opt) []Tensor {
+	v, err := LinalgEigh(self, opts...)
+	must(err)
+	return v
+}
+
+// LinalgEigh is LinalgEigh(t, ...).
+func (t Tensor) LinalgEigh(opts ...Opt) ([]Tensor, error) {
+	return LinalgEigh(t, opts...)
+}
+
+// MustLinalgEigh is MustLinalgEigh(t, ...).
+func (t Tensor) MustLinalgEigh(opts ...Opt) []Tensor {
+	return MustLinalgEigh(t, opts...)
+}
+
+var op_linalg_eigvalsh = &opRef{name: "linalg_eigvalsh"}
+
+// LinalgEigvalsh calls torch's linalg_eigvalsh:
+//
+//	linalg_eigvalsh(Tensor self, str UPLO="L") -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func LinalgEigvalsh(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_linalg_eigvalsh, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_linalg_eigvalsh, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustLinalgEigvalsh is LinalgEigvalsh, panicking on error.
+func MustLinalgEigvalsh(self Tensor, opts ...Opt) Tensor {
+	v, err := LinalgEigvalsh(self, opts...)
+	must(err)
+	return v
+}
+
+// LinalgEigvalsh is LinalgEigvalsh(t, ...).
+func (t Tensor) LinalgEigvalsh(opts ...Opt) (Tensor, error) {
+	return LinalgEigvalsh(t, opts...)
+}
+
+// MustLinalgEigvalsh is MustLinalgEigvalsh(t, ...).
+func (t Tensor) MustLinalgEigvalsh(opts ...Opt) Tensor {
+	return MustLinalgEigvalsh(t, opts...)
+}
+
+var op_linalg_householder_product = &opRef{name: "linalg_householder_product"}
+
+// LinalgHouseholderProduct calls torch's linalg_householder_product:
+//
+//	linalg_householder_product(Tensor input, Tensor tau) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func LinalgHouseholderProduct(input Tensor, tau Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_linalg_householder_product, 2, input, tau, Tensor{})
+	}
+	var a argBuf
+	a.tensor(input)
+	a.tensor(tau)
+	var r results
+	if err := a.call(op_linalg_householder_product, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustLinalgHouseholderProduct is LinalgHouseholderProduct, panicking on error.
+func MustLinalgHouseholderProduct(input Tensor, tau Tensor, opts ...Opt) Tensor {
+	v, err := LinalgHouseholderProduct(input, tau, opts...)
+	must(err)
+	return v
+}
+
+var op_linalg_inv = &opRef{name: "linalg_inv"}
+
+// LinalgInv calls torch's linalg_inv:
+//
+//	linalg_inv(Tensor A) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func LinalgInv(A Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_linalg_inv, 1, A, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(A)
+	var r results
+	if err := a.call(op_linalg_inv, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustLinalgInv is LinalgInv, panicking on error.
+func MustLinalgInv(A Tensor, opts ...Opt) Tensor {
+	v, err := LinalgInv(A, opts...)
+	must(err)
+	return v
+}
+
+var op_linalg_inv_ex = &opRef{name: "linalg_inv_ex"}
+
+// LinalgInvEx calls torch's linalg_inv_ex:
+//
+//	linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func LinalgInvEx(A Tensor, opts ...Opt) ([]Tensor, error) {
+	var a argBuf
+	a.tensor(A)
+	var r results
+	if err := a.call(op_linalg_inv_ex, opts, &r); err != nil {
+		return nil, err
+	}
+	return r.tensors()
+}
+
+// MustLinalgInvEx is LinalgInvEx, panicking on error.
+func MustLinalgInvEx(A Tensor, opts ...Opt) []Tensor {
+	v, err := LinalgInvEx(A, opts...)
+	must(err)
+	return v
+}
+
+var op_linalg_lstsq = &opRef{name: "linalg_lstsq"}
+
+// LinalgLstsq calls torch's linalg_lstsq:
+//
+//	linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, str? driver=None) -> (Tensor solution, Tensor residuals, Tensor rank, Tensor singular_values)
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func LinalgLstsq(self Tensor, b Tensor, opts ...Opt) ([]Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.tensor(b)
+	var r results
+	if err := a.call(op_linalg_lstsq, opts, &r); err != nil {
+		return nil, err
+	}
+	return r.tensors()
+}
+
+// MustLinalgLstsq is LinalgLstsq, panicking on error.
+func MustLinalgLstsq(self Tensor, b Tensor, opts ...Opt) []Tensor {
+	v, err := LinalgLstsq(self, b, opts...)
+	must(err)
+	return v
+}
+
+// LinalgLstsq is LinalgLstsq(t, ...).
+func (t Tensor) LinalgLstsq(b Tensor, opts ...Opt) ([]Tensor, error) {
+	return LinalgLstsq(t, b, opts...)
+}
+
+// MustLinalgLstsq is MustLinalgLstsq(t, ...).
+func (t Tensor) MustLinalgLstsq(b Tensor, opts ...Opt) []Tensor {
+	return MustLinalgLstsq(t, b, opts...)
+}
+
+var op_linalg_lu = &opRef{name: "linalg_lu"}
+
+// LinalgLu calls torch's linalg_lu:
+//
+//	linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U)
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func LinalgLu(A Tensor, opts ...Opt) ([]Tensor, error) {
+	var a argBuf
+	a.tensor(A)
+	var r results
+	if err := a.call(op_linalg_lu, opts, &r); err != nil {
+		return nil, err
+	}
+	return r.tensors()
+}
+
+// MustLinalgLu is LinalgLu, panicking on error.
+func MustLinalgLu(A Tensor, opts ...Opt) []Tensor {
+	v, err := LinalgLu(A, opts...)
+	must(err)
+	return v
+}
+
+var op_linalg_lu_factor = &opRef{name: "linalg_lu_factor"}
+
+// LinalgLuFactor calls torch's linalg_lu_factor:
+//
+//	linalg_lu_factor(Tensor A, *, bool pivot=True) -> (Tensor LU, Tensor pivots)
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func LinalgLuFactor(A Tensor, opts ...Opt) ([]Tensor, error) {
+	var a argBuf
+	a.tensor(A)
+	var r results
+	if err := a.call(op_linalg_lu_factor, opts, &r); err != nil {
+		return nil, err
+	}
+	return r.tensors()
+}
+
+// MustLinalgLuFactor is LinalgLuFactor, panicking on error.
+func MustLinalgLuFactor(A Tensor, opts ...Opt) []Tensor {
+	v, err := LinalgLuFactor(A, opts...)
+	must(err)
+	return v
+}
+
+var op_linalg_lu_factor_ex = &opRef{name: "linalg_lu_factor_ex"}
+
+// LinalgLuFactorEx calls torch's linalg_lu_factor_ex:
+//
+//	linalg_lu_factor_ex(Tensor A, *, bool pivot=True, bool check_errors=False) -> (Tensor LU, Tensor pivots, Tensor info)
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func LinalgLuFactorEx(A Tensor, opts ...Opt) ([]Tensor, error) {
+	var a argBuf
+	a.tensor(A)
+	var r results
+	if err := a.call(op_linalg_lu_factor_ex, opts, &r); err != nil {
+		return nil, err
+	}
+	return r.tensors()
+}
+
+// MustLinalgLuFactorEx is LinalgLuFactorEx, panicking on error.
+func MustLinalgLuFactorEx(A Tensor, opts ...Opt) []Tensor {
+	v, err := LinalgLuFactorEx(A, opts...)
+	must(err)
+	return v
+}
+
+var op_linalg_lu_solve = &opRef{name: "linalg_lu_solve"}
+
+// LinalgLuSolve calls torch's linalg_lu_solve:
+//
+//	linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, bool adjoint=False) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func LinalgLuSolve(LU Tensor, pivots Tensor, B Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_linalg_lu_solve, 3, LU, pivots, B)
+	}
+	var a argBuf
+	a.tensor(LU)
+	a.tensor(pivots)
+	a.tensor(B)
+	var r results
+	if err := a.call(op_linalg_lu_solve, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustLinalgLuSolve is LinalgLuSolve, panicking on error.
+func MustLinalgLuSolve(LU Tensor, pivots Tensor, B Tensor, opts ...Opt) Tensor {
+	v, err := LinalgLuSolve(LU, pivots, B, opts...)
+	must(err)
+	return v
+}
+
+var op_linalg_matrix_exp = &opRef{name: "linalg_matrix_exp"}
+
+// LinalgMatrixExp calls torch's linalg_matrix_exp:
+//
+//	linalg_matrix_exp(Tensor self) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func LinalgMatrixExp(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_linalg_matrix_exp, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_linalg_matrix_exp, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustLinalgMatrixExp is LinalgMatrixExp, panicking on error.
+func MustLinalgMatrixExp(self Tensor, opts ...Opt) Tensor {
+	v, err := LinalgMatrixExp(self, opts...)
+	must(err)
+	return v
+}
+
+// LinalgMatrixExp is LinalgMatrixExp(t, ...).
+func (t Tensor) LinalgMatrixExp(opts ...Opt) (Tensor, error) {
+	return LinalgMatrixExp(t, opts...)
+}
+
+// MustLinalgMatrixExp is MustLinalgMatrixExp(t, ...).
+func (t Tensor) MustLinalgMatrixExp(opts ...Opt) Tensor {
+	return MustLinalgMatrixExp(t, opts...)
+}
+
+var op_linalg_matrix_norm = &opRef{name: "linalg_matrix_norm"}
+
+// LinalgMatrixNorm calls torch's linalg_matrix_norm:
+//
+//	linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func LinalgMatrixNorm(self Tensor, ord Scalar, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(ord)
+	var r results
+	if err := a.call(op_linalg_matrix_norm, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustLinalgMatrixNorm is LinalgMatrixNorm, panicking on error.
+func MustLinalgMatrixNorm(self Tensor, ord Scalar, opts ...Opt) Tensor {
+	v, err := LinalgMatrixNorm(self, ord, opts...)
+	must(err)
+	return v
+}
+
+// LinalgMatrixNorm is LinalgMatrixNorm(t, ...).
+func (t Tensor) LinalgMatrixNorm(ord Scalar, opts ...Opt) (Tensor, error) {
+	return LinalgMatrixNorm(t, ord, opts...)
+}
+
+// MustLinalgMatrixNorm is MustLinalgMatrixNorm(t, ...).
+func (t Tensor) MustLinalgMatrixNorm(ord Scalar, opts ...Opt) Tensor {
+	return MustLinalgMatrixNorm(t, ord, opts...)
+}
+
+// LinalgMatrixNormStrOrd calls torch's linalg_matrix_norm:
+//
+//	linalg_matrix_norm.str_ord(Tensor self, str ord='fro', int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func LinalgMatrixNormStrOrd(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_linalg_matrix_norm, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_linalg_matrix_norm, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustLinalgMatrixNormStrOrd is LinalgMatrixNormStrOrd, panicking on error.
+func MustLinalgMatrixNormStrOrd(self Tensor, opts ...Opt) Tensor {
+	v, err := LinalgMatrixNormStrOrd(self, opts...)
+	must(err)
+	return v
+}
+
+// LinalgMatrixNormStrOrd is LinalgMatrixNormStrOrd(t, ...).
+func (t Tensor) LinalgMatrixNormStrOrd(opts ...Opt) (Tensor, error) {
+	return LinalgMatrixNormStrOrd(t, opts...)
+}
+
+// MustLinalgMatrixNormStrOrd is MustLinalgMatrixNormStrOrd(t, ...).
+func (t Tensor) MustLinalgMatrixNormStrOrd(opts ...Opt) Tensor {
+	return MustLinalgMatrixNormStrOrd(t, opts...)
+}
+
+var op_linalg_matrix_power = &opRef{name: "linalg_matrix_power"}
+
+// LinalgMatrixPower calls torch's linalg_matrix_power:
+//
+//	linalg_matrix_power(Tensor self, int n) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func LinalgMatrixPower(self Tensor, n int64, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(n)
+	var r results
+	if err := a.call(op_linalg_matrix_power, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustLinalgMatrixPower is LinalgMatrixPower, panicking on error.
+func MustLinalgMatrixPower(self Tensor, n int64, opts ...Opt) Tensor {
+	v, err := LinalgMatrixPower(self, n, opts...)
+	must(err)
+	return v
+}
+
+// LinalgMatrixPower is LinalgMatrixPower(t, ...).
+func (t Tensor) LinalgMatrixPower(n int64, opts ...Opt) (Tensor, error) {
+	return LinalgMatrixPower(t, n, opts...)
+}
+
+// MustLinalgMatrixPower is MustLinalgMatrixPower(t, ...).
+func (t Tensor) MustLinalgMatrixPower(n int64, opts ...Opt) Tensor {
+	return MustLinalgMatrixPower(t, n, opts...)
+}
+
+var op_linalg_matrix_rank = &opRef{name: "linalg_matrix_rank"}
+
+// LinalgMatrixRank calls torch's linalg_matrix_rank:
+//
+//	linalg_matrix_rank(Tensor self, float tol, bool hermitian=False) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func LinalgMatrixRank(self Tensor, tol float64, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(tol)
+	var r results
+	if err := a.call(op_linalg_matrix_rank, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustLinalgMatrixRank is LinalgMatrixRank, panicking on error.
+func MustLinalgMatrixRank(self Tensor, tol float64, opts ...Opt) Tensor {
+	v, err := LinalgMatrixRank(self, tol, opts...)
+	must(err)
+	return v
+}
+
+// LinalgMatrixRank is LinalgMatrixRank(t, ...).
+func (t Tensor) LinalgMatrixRank(tol float64, opts ...Opt) (Tensor, error) {
+	return LinalgMatrixRank(t, tol, opts...)
+}
+
+// MustLinalgMatrixRank is MustLinalgMatrixRank(t, ...).
+func (t Tensor) MustLinalgMatrixRank(tol float64, opts ...Opt) Tensor {
+	return MustLinalgMatrixRank(t, tol, opts...)
+}
+
+// LinalgMatrixRankAtolRtolFloat calls torch's linalg_matrix_rank:
+//
+//	linalg_matrix_rank.atol_rtol_float(Tensor self, *, float? atol=None, float? rtol=None, bool hermitian=False) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func LinalgMatrixRankAtolRtolFloat(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_linalg_matrix_rank, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_linalg_matrix_rank, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustLinalgMatrixRankAtolRtolFloat is LinalgMatrixRankAtolRtolFloat, panicking on error.
+func MustLinalgMatrixRankAtolRtolFloat(self Tensor, opts ...Opt) Tensor {
+	v, err := LinalgMatrixRankAtolRtolFloat(self, opts...)
+	must(err)
+	return v
+}
+
+// LinalgMatrixRankAtolRtolFloat is LinalgMatrixRankAtolRtolFloat(t, ...).
+func (t Tensor) LinalgMatrixRankAtolRtolFloat(opts ...Opt) (Tensor, error) {
+	return LinalgMatrixRankAtolRtolFloat(t, opts...)
+}
+
+// MustLinalgMatrixRankAtolRtolFloat is MustLinalgMatrixRankAtolRtolFloat(t, ...).
+func (t Tensor) MustLinalgMatrixRankAtolRtolFloat(opts ...Opt) Tensor {
+	return MustLinalgMatrixRankAtolRtolFloat(t, opts...)
+}
+
+// LinalgMatrixRankAtolRtolTensor calls torch's linalg_matrix_rank:
+//
+//	linalg_matrix_rank.atol_rtol_tensor(Tensor input, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func LinalgMatrixRankAtolRtolTensor(input Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_linalg_matrix_rank, 1, input, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(input)
+	var r results
+	if err := a.call(op_linalg_matrix_rank, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustLinalgMatrixRankAtolRtolTensor is LinalgMatrixRankAtolRtolTensor, panicking on error.
+func MustLinalgMatrixRankAtolRtolTensor(input Tensor, opts ...Opt) Tensor {
+	v, err := LinalgMatrixRankAtolRtolTensor(input, opts...)
+	must(err)
+	return v
+}
+
+var op_linalg_multi_dot = &opRef{name: "linalg_multi_dot"}
+
+// LinalgMultiDot calls torch's linalg_multi_dot:
+//
+//	linalg_multi_dot(Tensor[] tensors) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func LinalgMultiDot(tensors []Tensor, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.any(tensors)
+	var r results
+	if err := a.call(op_linalg_multi_dot, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustLinalgMultiDot is LinalgMultiDot, panicking on error.
+func MustLinalgMultiDot(tensors []Tensor, opts ...Opt) Tensor {
+	v, err := LinalgMultiDot(tensors, opts...)
+	must(err)
+	return v
+}
+
+var op_linalg_norm = &opRef{name: "linalg_norm"}
+
+// LinalgNorm calls torch's linalg_norm:
+//
+//	linalg_norm(Tensor self, Scalar? ord=None, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func LinalgNorm(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_linalg_norm, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_linalg_norm, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustLinalgNorm is LinalgNorm, panicking on error.
+func MustLinalgNorm(self Tensor, opts ...Opt) Tensor {
+	v, err := LinalgNorm(self, opts...)
+	must(err)
+	return v
+}
+
+// LinalgNorm is LinalgNorm(t, ...).
+func (t Tensor) LinalgNorm(opts ...Opt) (Tensor, error) {
+	return LinalgNorm(t, opts...)
+}
+
+// MustLinalgNorm is MustLinalgNorm(t, ...).
+func (t Tensor) MustLinalgNorm(opts ...Opt) Tensor {
+	return MustLinalgNorm(t, opts...)
+}
+
+// LinalgNormOrdStr calls torch's linalg_norm:
+//
+//	linalg_norm.ord_str(Tensor self, str ord, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func LinalgNormOrdStr(self Tensor, ord string, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(ord)
+	var r results
+	if err := a.call(op_linalg_norm, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustLinalgNormOrdStr is LinalgNormOrdStr, panicking on error.
+func MustLinalgNormOrdStr(self Tensor, ord string, opts ...Opt) Tensor {
+	v, err := LinalgNormOrdStr(self, ord, opts...)
+	must(err)
+	return v
+}
+
+// LinalgNormOrdStr is LinalgNormOrdStr(t, ...).
+func (t Tensor) LinalgNormOrdStr(ord string, opts ...Opt) (Tensor, error) {
+	return LinalgNormOrdStr(t, ord, opts...)
+}
+
+// MustLinalgNormOrdStr is MustLinalgNormOrdStr(t, ...).
+func (t Tensor) MustLinalgNormOrdStr(ord string, opts ...Opt) Tensor {
+	return MustLinalgNormOrdStr(t, ord, opts...)
+}
+
+var op_linalg_pinv = &opRef{name: "linalg_pinv"}
+
+// LinalgPinv calls torch's linalg_pinv:
+//
+//	linalg_pinv(Tensor self, float rcond, bool hermitian=False) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func LinalgPinv(self Tensor, rcond float64, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(rcond)
+	var r results
+	if err := a.call(op_linalg_pinv, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustLinalgPinv is LinalgPinv, panicking on error.
+func MustLinalgPinv(self Tensor, rcond float64, opts ...Opt) Tensor {
+	v, err := LinalgPinv(self, rcond, opts...)
+	must(err)
+	return v
+}
+
+// LinalgPinv is LinalgPinv(t, ...).
+func (t Tensor) LinalgPinv(rcond float64, opts ...Opt) (Tensor, error) {
+	return LinalgPinv(t, rcond, opts...)
+}
+
+// MustLinalgPinv is MustLinalgPinv(t, ...).
+func (t Tensor) MustLinalgPinv(rcond float64, opts ...Opt) Tensor {
+	return MustLinalgPinv(t, rcond, opts...)
+}
+
+// LinalgPinvAtolRtolFloat calls torch's linalg_pinv:
+//
+//	linalg_pinv.atol_rtol_float(Tensor self, *, float? atol=None, float? rtol=None, bool hermitian=False) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func LinalgPinvAtolRtolFloat(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_linalg_pinv, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_linalg_pinv, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustLinalgPinvAtolRtolFloat is LinalgPinvAtolRtolFloat, panicking on error.
+func MustLinalgPinvAtolRtolFloat(self Tensor, opts ...Opt) Tensor {
+	v, err := LinalgPinvAtolRtolFloat(self, opts...)
+	must(err)
+	return v
+}
+
+// LinalgPinvAtolRtolFloat is LinalgPinvAtolRtolFloat(t, ...).
+func (t Tensor) LinalgPinvAtolRtolFloat(opts ...Opt) (Tensor, error) {
+	return LinalgPinvAtolRtolFloat(t, opts...)
+}
+
+// MustLinalgPinvAtolRtolFloat is MustLinalgPinvAtolRtolFloat(t, ...).
+func (t Tensor) MustLinalgPinvAtolRtolFloat(opts ...Opt) Tensor {
+	return MustLinalgPinvAtolRtolFloat(t, opts...)
+}
+
+// LinalgPinvAtolRtolTensor calls torch's linalg_pinv:
+//
+//	linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func LinalgPinvAtolRtolTensor(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_linalg_pinv, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_linalg_pinv, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustLinalgPinvAtolRtolTensor is LinalgPinvAtolRtolTensor, panicking on error.
+func MustLinalgPinvAtolRtolTensor(self Tensor, opts ...Opt) Tensor {
+	v, err := LinalgPinvAtolRtolTensor(self, opts...)
+	must(err)
+	return v
+}
+
+// LinalgPinvAtolRtolTensor is LinalgPinvAtolRtolTensor(t, ...).
+func (t Tensor) LinalgPinvAtolRtolTensor(opts ...Opt) (Tensor, error) {
+	return LinalgPinvAtolRtolTensor(t, opts...)
+}
+
+// MustLinalgPinvAtolRtolTensor is MustLinalgPinvAtolRtolTensor(t, ...).
+func (t Tensor) MustLinalgPinvAtolRtolTensor(opts ...Opt) Tensor {
+	return MustLinalgPinvAtolRtolTensor(t, opts...)
+}
+
+var op_linalg_qr = &opRef{name: "linalg_qr"}
+
+// LinalgQr calls torch's linalg_qr:
+//
+//	linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func LinalgQr(A Tensor, opts ...Opt) ([]Tensor, error) {
+	var a argBuf
+	a.tensor(A)
+	var r results
+	if err := a.call(op_linalg_qr, opts, &r); err != nil {
+		return nil, err
+	}
+	return r.tensors()
+}
+
+// MustLinalgQr is LinalgQr, panicking on error.
+func MustLinalgQr(A Tensor, opts ...Opt) []Tensor {
+	v, err := LinalgQr(A, opts...)
+	must(err)
+	return v
+}
+
+var op_linalg_slogdet = &opRef{name: "linalg_slogdet"}
+
+// LinalgSlogdet calls torch's linalg_slogdet:
+//
+//	linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func LinalgSlogdet(A Tensor, opts ...Opt) ([]Tensor, error) {
+	var a argBuf
+	a.tensor(A)
+	var r results
+	if err := a.call(op_linalg_slogdet, opts, &r); err != nil {
+		return nil, err
+	}
+	return r.tensors()
+}
+
+// MustLinalgSlogdet is LinalgSlogdet, panicking on error.
+func MustLinalgSlogdet(A Tensor, opts ...Opt) []Tensor {
+	v, err := LinalgSlogdet(A, opts...)
+	must(err)
+	return v
+}
+
+var op_linalg_solve = &opRef{name: "linalg_solve"}
+
+// LinalgSolve calls torch's linalg_solve:
+//
+//	linalg_solve(Tensor A, Tensor B, *, bool left=True) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func LinalgSolve(A Tensor, B Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_linalg_solve, 2, A, B, Tensor{})
+	}
+	var a argBuf
+	a.tensor(A)
+	a.tensor(B)
+	var r results
+	if err := a.call(op_linalg_solve, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustLinalgSolve is LinalgSolve, panicking on error.
+func MustLinalgSolve(A Tensor, B Tensor, opts ...Opt) Tensor {
+	v, err := LinalgSolve(A, B, opts...)
+	must(err)
+	return v
+}
+
+var op_linalg_solve_ex = &opRef{name: "linalg_solve_ex"}
+
+// LinalgSolveEx calls torch's linalg_solve_ex:
+//
+//	linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor info)
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func LinalgSolveEx(A Tensor, B Tensor, opts ...Opt) ([]Tensor, error) {
+	var a argBuf
+	a.tensor(A)
+	a.tensor(B)
+	var r results
+	if err := a.call(op_linalg_solve_ex, opts, &r); err != nil {
+		return nil, err
+	}
+	return r.tensors()
+}
+
+// MustLinalgSolveEx is LinalgSolveEx, panicking on error.
+func MustLinalgSolveEx(A Tensor, B Tensor, opts ...Opt) []Tensor {
+	v, err := LinalgSolveEx(A, B, opts...)
+	must(err)
+	return v
+}
+
+var op_linalg_solve_triangular = &opRef{name: "linalg_solve_triangular"}
+
+// LinalgSolveTriangular calls torch's linalg_solve_triangular:
+//
+//	linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True, bool unitriangular=False) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func LinalgSolveTriangular(self Tensor, B Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_linalg_solve_triangular, 2, self, B, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	a.tensor(B)
+	var r results
+	if err := a.call(op_linalg_solve_triangular, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustLinalgSolveTriangular is LinalgSolveTriangular, panicking on error.
+func MustLinalgSolveTriangular(self Tensor, B Tensor, opts ...Opt) Tensor {
+	v, err := LinalgSolveTriangular(self, B, opts...)
+	must(err)
+	return v
+}
+
+// LinalgSolveTriangular is LinalgSolveTriangular(t, ...).
+func (t Tensor) LinalgSolveTriangular(B Tensor, opts ...Opt) (Tensor, error) {
+	return LinalgSolveTriangular(t, B, opts...)
+}
+
+// MustLinalgSolveTriangular is MustLinalgSolveTriangular(t, ...).
+func (t Tensor) MustLinalgSolveTriangular(B Tensor, opts ...Opt) Tensor {
+	return MustLinalgSolveTriangular(t, B, opts...)
+}
+
+var op_linalg_svd = &opRef{name: "linalg_svd"}
+
+// LinalgSvd calls torch's linalg_svd:
+//
+//	linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func LinalgSvd(A Tensor, opts ...Opt) ([]Tensor, error) {
+	var a argBuf
+	a.tensor(A)
+	var r results
+	if err := a.call(op_linalg_svd, opts, &r); err != nil {
+		return nil, err
+	}
+	return r.tensors()
+}
+
+// MustLinalgSvd is LinalgSvd, panicking on error.
+func MustLinalgSvd(A Tensor, opts ...Opt) []Tensor {
+	v, err := LinalgSvd(A, opts...)
+	must(err)
+	return v
+}
+
+var op_linalg_svdvals = &opRef{name: "linalg_svdvals"}
+
+// LinalgSvdvals calls torch's linalg_svdvals:
+//
+//	linalg_svdvals(Tensor A, *, str? driver=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func LinalgSvdvals(A Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_linalg_svdvals, 1, A, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(A)
+	var r results
+	if err := a.call(op_linalg_svdvals, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustLinalgSvdvals is LinalgSvdvals, panicking on error.
+func MustLinalgSvdvals(A Tensor, opts ...Opt) Tensor {
+	v, err := LinalgSvdvals(A, opts...)
+	must(err)
+	return v
+}
+
+var op_linalg_tensorinv = &opRef{name: "linalg_tensorinv"}
+
+// LinalgTensorinv calls torch's linalg_tensorinv:
+//
+//	linalg_tensorinv(Tensor self, int ind=2) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func LinalgTensorinv(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_linalg_tensorinv, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_linalg_tensorinv, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustLinalgTensorinv is LinalgTensorinv, panicking on error.
+func MustLinalgTensorinv(self Tensor, opts ...Opt) Tensor {
+	v, err := LinalgTensorinv(self, opts...)
+	must(err)
+	return v
+}
+
+// LinalgTensorinv is LinalgTensorinv(t, ...).
+func (t Tensor) LinalgTensorinv(opts ...Opt) (Tensor, error) {
+	return LinalgTensorinv(t, opts...)
+}
+
+// MustLinalgTensorinv is MustLinalgTensorinv(t, ...).
+func (t Tensor) MustLinalgTensorinv(opts ...Opt) Tensor {
+	return MustLinalgTensorinv(t, opts...)
+}
+
+var op_linalg_tensorsolve = &opRef{name: "linalg_tensorsolve"}
+
+// LinalgTensorsolve calls torch's linalg_tensorsolve:
+//
+//	linalg_tensorsolve(Tensor self, Tensor other, int[]? dims=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func LinalgTensorsolve(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_linalg_tensorsolve, 2, self, other, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	a.tensor(other)
+	var r results
+	if err := a.call(op_linalg_tensorsolve, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustLinalgTensorsolve is LinalgTensorsolve, panicking on error.
+func MustLinalgTensorsolve(self Tensor, other Tensor, opts ...Opt) Tensor {
+	v, err := LinalgTensorsolve(self, other, opts...)
+	must(err)
+	return v
+}
+
+// LinalgTensorsolve is LinalgTensorsolve(t, ...).
+func (t Tensor) LinalgTensorsolve(other Tensor, opts ...Opt) (Tensor, error) {
+	return LinalgTensorsolve(t, other, opts...)
+}
+
+// MustLinalgTensorsolve is MustLinalgTensorsolve(t, ...).
+func (t Tensor) MustLinalgTensorsolve(other Tensor, opts ...Opt) Tensor {
+	return MustLinalgTensorsolve(t, other, opts...)
+}
+
+var op_linalg_vander = &opRef{name: "linalg_vander"}
+
+// LinalgVander calls torch's linalg_vander:
+//
+//	linalg_vander(Tensor x, *, SymInt? N=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func LinalgVander(x Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_linalg_vander, 1, x, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(x)
+	var r results
+	if err := a.call(op_linalg_vander, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustLinalgVander is LinalgVander, panicking on error.
+func MustLinalgVander(x Tensor, opts ...Opt) Tensor {
+	v, err := LinalgVander(x, opts...)
+	must(err)
+	return v
+}
+
+var op_linalg_vecdot = &opRef{name: "linalg_vecdot"}
+
+// LinalgVecdot calls torch's linalg_vecdot:
+//
+//	linalg_vecdot(Tensor x, Tensor y, *, int dim=-1) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func LinalgVecdot(x Tensor, y Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_linalg_vecdot, 2, x, y, Tensor{})
+	}
+	var a argBuf
+	a.tensor(x)
+	a.tensor(y)
+	var r results
+	if err := a.call(op_linalg_vecdot, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustLinalgVecdot is LinalgVecdot, panicking on error.
+func MustLinalgVecdot(x Tensor, y Tensor, opts ...Opt) Tensor {
+	v, err := LinalgVecdot(x, y, opts...)
+	must(err)
+	return v
+}
+
+var op_linalg_vector_norm = &opRef{name: "linalg_vector_norm"}
+
+// LinalgVectorNorm calls torch's linalg_vector_norm:
+//
+//	linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func LinalgVectorNorm(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_linalg_vector_norm, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_linalg_vector_norm, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustLinalgVectorNorm is LinalgVectorNorm, panicking on error.
+func MustLinalgVectorNorm(self Tensor, opts ...Opt) Tensor {
+	v, err := LinalgVectorNorm(self, opts...)
+	must(err)
+	return v
+}
+
+// LinalgVectorNorm is LinalgVectorNorm(t, ...).
+func (t Tensor) LinalgVectorNorm(opts ...Opt) (Tensor, error) {
+	return LinalgVectorNorm(t, opts...)
+}
+
+// MustLinalgVectorNorm is MustLinalgVectorNorm(t, ...).
+func (t Tensor) MustLinalgVectorNorm(opts ...Opt) Tensor {
+	return MustLinalgVectorNorm(t, opts...)
 }
 
 var op_linear = &opRef{name: "linear"}
@@ -7247,6 +10333,82 @@ func (t Tensor) MustLogSoftmax(dim int64, opts ...Opt) Tensor {
 	return MustLogSoftmax(t, dim, opts...)
 }
 
+var op_logaddexp = &opRef{name: "logaddexp"}
+
+// Logaddexp calls torch's logaddexp:
+//
+//	logaddexp(Tensor self, Tensor other) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Logaddexp(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_logaddexp, 2, self, other, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	a.tensor(other)
+	var r results
+	if err := a.call(op_logaddexp, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustLogaddexp is Logaddexp, panicking on error.
+func MustLogaddexp(self Tensor, other Tensor, opts ...Opt) Tensor {
+	v, err := Logaddexp(self, other, opts...)
+	must(err)
+	return v
+}
+
+// Logaddexp is Logaddexp(t, ...).
+func (t Tensor) Logaddexp(other Tensor, opts ...Opt) (Tensor, error) {
+	return Logaddexp(t, other, opts...)
+}
+
+// MustLogaddexp is MustLogaddexp(t, ...).
+func (t Tensor) MustLogaddexp(other Tensor, opts ...Opt) Tensor {
+	return MustLogaddexp(t, other, opts...)
+}
+
+var op_logaddexp2 = &opRef{name: "logaddexp2"}
+
+// Logaddexp2 calls torch's logaddexp2:
+//
+//	logaddexp2(Tensor self, Tensor other) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Logaddexp2(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_logaddexp2, 2, self, other, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	a.tensor(other)
+	var r results
+	if err := a.call(op_logaddexp2, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustLogaddexp2 is Logaddexp2, panicking on error.
+func MustLogaddexp2(self Tensor, other Tensor, opts ...Opt) Tensor {
+	v, err := Logaddexp2(self, other, opts...)
+	must(err)
+	return v
+}
+
+// Logaddexp2 is Logaddexp2(t, ...).
+func (t Tensor) Logaddexp2(other Tensor, opts ...Opt) (Tensor, error) {
+	return Logaddexp2(t, other, opts...)
+}
+
+// MustLogaddexp2 is MustLogaddexp2(t, ...).
+func (t Tensor) MustLogaddexp2(other Tensor, opts ...Opt) Tensor {
+	return MustLogaddexp2(t, other, opts...)
+}
+
 var op_logcumsumexp = &opRef{name: "logcumsumexp"}
 
 // Logcumsumexp calls torch's logcumsumexp:
@@ -7280,6 +10442,43 @@ func (t Tensor) Logcumsumexp(dim int64, opts ...Opt) (Tensor, error) {
 // MustLogcumsumexp is MustLogcumsumexp(t, ...).
 func (t Tensor) MustLogcumsumexp(dim int64, opts ...Opt) Tensor {
 	return MustLogcumsumexp(t, dim, opts...)
+}
+
+var op_logdet = &opRef{name: "logdet"}
+
+// Logdet calls torch's logdet:
+//
+//	logdet(Tensor self) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Logdet(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_logdet, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_logdet, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustLogdet is Logdet, panicking on error.
+func MustLogdet(self Tensor, opts ...Opt) Tensor {
+	v, err := Logdet(self, opts...)
+	must(err)
+	return v
+}
+
+// Logdet is Logdet(t, ...).
+func (t Tensor) Logdet(opts ...Opt) (Tensor, error) {
+	return Logdet(t, opts...)
+}
+
+// MustLogdet is MustLogdet(t, ...).
+func (t Tensor) MustLogdet(opts ...Opt) Tensor {
+	return MustLogdet(t, opts...)
 }
 
 var op_logical_and = &opRef{name: "logical_and"}
@@ -7661,6 +10860,70 @@ func (t Tensor) MustLt(other Tensor, opts ...Opt) Tensor {
 	return MustLt(t, other, opts...)
 }
 
+var op_lu_solve = &opRef{name: "lu_solve"}
+
+// LuSolve calls torch's lu_solve:
+//
+//	lu_solve(Tensor self, Tensor LU_data, Tensor LU_pivots) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func LuSolve(self Tensor, LUData Tensor, LUPivots Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_lu_solve, 3, self, LUData, LUPivots)
+	}
+	var a argBuf
+	a.tensor(self)
+	a.tensor(LUData)
+	a.tensor(LUPivots)
+	var r results
+	if err := a.call(op_lu_solve, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustLuSolve is LuSolve, panicking on error.
+func MustLuSolve(self Tensor, LUData Tensor, LUPivots Tensor, opts ...Opt) Tensor {
+	v, err := LuSolve(self, LUData, LUPivots, opts...)
+	must(err)
+	return v
+}
+
+// LuSolve is LuSolve(t, ...).
+func (t Tensor) LuSolve(LUData Tensor, LUPivots Tensor, opts ...Opt) (Tensor, error) {
+	return LuSolve(t, LUData, LUPivots, opts...)
+}
+
+// MustLuSolve is MustLuSolve(t, ...).
+func (t Tensor) MustLuSolve(LUData Tensor, LUPivots Tensor, opts ...Opt) Tensor {
+	return MustLuSolve(t, LUData, LUPivots, opts...)
+}
+
+var op_lu_unpack = &opRef{name: "lu_unpack"}
+
+// LuUnpack calls torch's lu_unpack:
+//
+//	lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, bool unpack_pivots=True) -> (Tensor P, Tensor L, Tensor U)
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func LuUnpack(LUData Tensor, LUPivots Tensor, opts ...Opt) ([]Tensor, error) {
+	var a argBuf
+	a.tensor(LUData)
+	a.tensor(LUPivots)
+	var r results
+	if err := a.call(op_lu_unpack, opts, &r); err != nil {
+		return nil, err
+	}
+	return r.tensors()
+}
+
+// MustLuUnpack is LuUnpack, panicking on error.
+func MustLuUnpack(LUData Tensor, LUPivots Tensor, opts ...Opt) []Tensor {
+	v, err := LuUnpack(LUData, LUPivots, opts...)
+	must(err)
+	return v
+}
+
 var op_manual_seed = &opRef{name: "manual_seed"}
 
 // ManualSeed0 calls torch's manual_seed:
@@ -7904,6 +11167,78 @@ func (t Tensor) MatMul(other Tensor, opts ...Opt) (Tensor, error) {
 // MustMatMul is MustMatMul(t, ...).
 func (t Tensor) MustMatMul(other Tensor, opts ...Opt) Tensor {
 	return MustMatMul(t, other, opts...)
+}
+
+var op_matrix_exp = &opRef{name: "matrix_exp"}
+
+// MatrixExp calls torch's matrix_exp:
+//
+//	matrix_exp(Tensor self) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func MatrixExp(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_matrix_exp, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_matrix_exp, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustMatrixExp is MatrixExp, panicking on error.
+func MustMatrixExp(self Tensor, opts ...Opt) Tensor {
+	v, err := MatrixExp(self, opts...)
+	must(err)
+	return v
+}
+
+// MatrixExp is MatrixExp(t, ...).
+func (t Tensor) MatrixExp(opts ...Opt) (Tensor, error) {
+	return MatrixExp(t, opts...)
+}
+
+// MustMatrixExp is MustMatrixExp(t, ...).
+func (t Tensor) MustMatrixExp(opts ...Opt) Tensor {
+	return MustMatrixExp(t, opts...)
+}
+
+var op_matrix_power = &opRef{name: "matrix_power"}
+
+// MatrixPower calls torch's matrix_power:
+//
+//	matrix_power(Tensor self, int n) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func MatrixPower(self Tensor, n int64, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(n)
+	var r results
+	if err := a.call(op_matrix_power, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustMatrixPower is MatrixPower, panicking on error.
+func MustMatrixPower(self Tensor, n int64, opts ...Opt) Tensor {
+	v, err := MatrixPower(self, n, opts...)
+	must(err)
+	return v
+}
+
+// MatrixPower is MatrixPower(t, ...).
+func (t Tensor) MatrixPower(n int64, opts ...Opt) (Tensor, error) {
+	return MatrixPower(t, n, opts...)
+}
+
+// MustMatrixPower is MustMatrixPower(t, ...).
+func (t Tensor) MustMatrixPower(n int64, opts ...Opt) Tensor {
+	return MustMatrixPower(t, n, opts...)
 }
 
 var op_max = &opRef{name: "max"}
@@ -8366,6 +11701,52 @@ func (t Tensor) MustMedianDim(dim int64, opts ...Opt) []Tensor {
 	return MustMedianDim(t, dim, opts...)
 }
 
+var op_meshgrid = &opRef{name: "meshgrid"}
+
+// Meshgrid calls torch's meshgrid:
+//
+//	meshgrid(Tensor[] tensors) -> Tensor[]
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Meshgrid(tensors []Tensor, opts ...Opt) ([]Tensor, error) {
+	var a argBuf
+	a.any(tensors)
+	var r results
+	if err := a.call(op_meshgrid, opts, &r); err != nil {
+		return nil, err
+	}
+	return r.tensors()
+}
+
+// MustMeshgrid is Meshgrid, panicking on error.
+func MustMeshgrid(tensors []Tensor, opts ...Opt) []Tensor {
+	v, err := Meshgrid(tensors, opts...)
+	must(err)
+	return v
+}
+
+// MeshgridIndexing calls torch's meshgrid:
+//
+//	meshgrid.indexing(Tensor[] tensors, *, str indexing) -> Tensor[]
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func MeshgridIndexing(tensors []Tensor, opts ...Opt) ([]Tensor, error) {
+	var a argBuf
+	a.any(tensors)
+	var r results
+	if err := a.call(op_meshgrid, opts, &r); err != nil {
+		return nil, err
+	}
+	return r.tensors()
+}
+
+// MustMeshgridIndexing is MeshgridIndexing, panicking on error.
+func MustMeshgridIndexing(tensors []Tensor, opts ...Opt) []Tensor {
+	v, err := MeshgridIndexing(tensors, opts...)
+	must(err)
+	return v
+}
+
 var op_min = &opRef{name: "min"}
 
 // Min calls torch's min:
@@ -8730,6 +12111,43 @@ func (t Tensor) MustMseLoss(target Tensor, opts ...Opt) Tensor {
 	return MustMseLoss(t, target, opts...)
 }
 
+var op_msort = &opRef{name: "msort"}
+
+// Msort calls torch's msort:
+//
+//	msort(Tensor self) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Msort(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_msort, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_msort, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustMsort is Msort, panicking on error.
+func MustMsort(self Tensor, opts ...Opt) Tensor {
+	v, err := Msort(self, opts...)
+	must(err)
+	return v
+}
+
+// Msort is Msort(t, ...).
+func (t Tensor) Msort(opts ...Opt) (Tensor, error) {
+	return Msort(t, opts...)
+}
+
+// MustMsort is MustMsort(t, ...).
+func (t Tensor) MustMsort(opts ...Opt) Tensor {
+	return MustMsort(t, opts...)
+}
+
 var op_mul = &opRef{name: "mul"}
 
 // MulScalar calls torch's mul:
@@ -8945,6 +12363,41 @@ func (t Tensor) MustMv(vec Tensor, opts ...Opt) Tensor {
 	return MustMv(t, vec, opts...)
 }
 
+var op_mvlgamma = &opRef{name: "mvlgamma"}
+
+// Mvlgamma calls torch's mvlgamma:
+//
+//	mvlgamma(Tensor self, int p) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Mvlgamma(self Tensor, p int64, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(p)
+	var r results
+	if err := a.call(op_mvlgamma, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustMvlgamma is Mvlgamma, panicking on error.
+func MustMvlgamma(self Tensor, p int64, opts ...Opt) Tensor {
+	v, err := Mvlgamma(self, p, opts...)
+	must(err)
+	return v
+}
+
+// Mvlgamma is Mvlgamma(t, ...).
+func (t Tensor) Mvlgamma(p int64, opts ...Opt) (Tensor, error) {
+	return Mvlgamma(t, p, opts...)
+}
+
+// MustMvlgamma is MustMvlgamma(t, ...).
+func (t Tensor) MustMvlgamma(p int64, opts ...Opt) Tensor {
+	return MustMvlgamma(t, p, opts...)
+}
+
 var op_nan_to_num = &opRef{name: "nan_to_num"}
 
 // NanToNum calls torch's nan_to_num:
@@ -8980,6 +12433,80 @@ func (t Tensor) NanToNum(opts ...Opt) (Tensor, error) {
 // MustNanToNum is MustNanToNum(t, ...).
 func (t Tensor) MustNanToNum(opts ...Opt) Tensor {
 	return MustNanToNum(t, opts...)
+}
+
+var op_nanmean = &opRef{name: "nanmean"}
+
+// Nanmean calls torch's nanmean:
+//
+//	nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Nanmean(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_nanmean, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_nanmean, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustNanmean is Nanmean, panicking on error.
+func MustNanmean(self Tensor, opts ...Opt) Tensor {
+	v, err := Nanmean(self, opts...)
+	must(err)
+	return v
+}
+
+// Nanmean is Nanmean(t, ...).
+func (t Tensor) Nanmean(opts ...Opt) (Tensor, error) {
+	return Nanmean(t, opts...)
+}
+
+// MustNanmean is MustNanmean(t, ...).
+func (t Tensor) MustNanmean(opts ...Opt) Tensor {
+	return MustNanmean(t, opts...)
+}
+
+var op_nansum = &opRef{name: "nansum"}
+
+// Nansum calls torch's nansum:
+//
+//	nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Nansum(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_nansum, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_nansum, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustNansum is Nansum, panicking on error.
+func MustNansum(self Tensor, opts ...Opt) Tensor {
+	v, err := Nansum(self, opts...)
+	must(err)
+	return v
+}
+
+// Nansum is Nansum(t, ...).
+func (t Tensor) Nansum(opts ...Opt) (Tensor, error) {
+	return Nansum(t, opts...)
+}
+
+// MustNansum is MustNansum(t, ...).
+func (t Tensor) MustNansum(opts ...Opt) Tensor {
+	return MustNansum(t, opts...)
 }
 
 var op_narrow = &opRef{name: "narrow"}
@@ -9310,6 +12837,39 @@ func (t Tensor) MustNormScalarOptDim(p Scalar, dim []int64, opts ...Opt) Tensor 
 	return MustNormScalarOptDim(t, p, dim, opts...)
 }
 
+// NormStr calls torch's norm:
+//
+//	norm.str(Tensor self, str p, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func NormStr(self Tensor, p string, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(p)
+	var r results
+	if err := a.call(op_norm, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustNormStr is NormStr, panicking on error.
+func MustNormStr(self Tensor, p string, opts ...Opt) Tensor {
+	v, err := NormStr(self, p, opts...)
+	must(err)
+	return v
+}
+
+// NormStr is NormStr(t, ...).
+func (t Tensor) NormStr(p string, opts ...Opt) (Tensor, error) {
+	return NormStr(t, p, opts...)
+}
+
+// MustNormStr is MustNormStr(t, ...).
+func (t Tensor) MustNormStr(p string, opts ...Opt) Tensor {
+	return MustNormStr(t, p, opts...)
+}
+
 var op_normal_ = &opRef{name: "normal_"}
 
 // Normal_ calls torch's normal_:
@@ -9445,6 +13005,83 @@ func (t Tensor) MustOnesLike(opts ...Opt) Tensor {
 	return MustOnesLike(t, opts...)
 }
 
+var op_orgqr = &opRef{name: "orgqr"}
+
+// Orgqr calls torch's orgqr:
+//
+//	orgqr(Tensor self, Tensor input2) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Orgqr(self Tensor, input2 Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_orgqr, 2, self, input2, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	a.tensor(input2)
+	var r results
+	if err := a.call(op_orgqr, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustOrgqr is Orgqr, panicking on error.
+func MustOrgqr(self Tensor, input2 Tensor, opts ...Opt) Tensor {
+	v, err := Orgqr(self, input2, opts...)
+	must(err)
+	return v
+}
+
+// Orgqr is Orgqr(t, ...).
+func (t Tensor) Orgqr(input2 Tensor, opts ...Opt) (Tensor, error) {
+	return Orgqr(t, input2, opts...)
+}
+
+// MustOrgqr is MustOrgqr(t, ...).
+func (t Tensor) MustOrgqr(input2 Tensor, opts ...Opt) Tensor {
+	return MustOrgqr(t, input2, opts...)
+}
+
+var op_ormqr = &opRef{name: "ormqr"}
+
+// Ormqr calls torch's ormqr:
+//
+//	ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Ormqr(self Tensor, input2 Tensor, input3 Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_ormqr, 3, self, input2, input3)
+	}
+	var a argBuf
+	a.tensor(self)
+	a.tensor(input2)
+	a.tensor(input3)
+	var r results
+	if err := a.call(op_ormqr, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustOrmqr is Ormqr, panicking on error.
+func MustOrmqr(self Tensor, input2 Tensor, input3 Tensor, opts ...Opt) Tensor {
+	v, err := Ormqr(self, input2, input3, opts...)
+	must(err)
+	return v
+}
+
+// Ormqr is Ormqr(t, ...).
+func (t Tensor) Ormqr(input2 Tensor, input3 Tensor, opts ...Opt) (Tensor, error) {
+	return Ormqr(t, input2, input3, opts...)
+}
+
+// MustOrmqr is MustOrmqr(t, ...).
+func (t Tensor) MustOrmqr(input2 Tensor, input3 Tensor, opts ...Opt) Tensor {
+	return MustOrmqr(t, input2, input3, opts...)
+}
+
 var op_outer = &opRef{name: "outer"}
 
 // Outer calls torch's outer:
@@ -9553,6 +13190,43 @@ func (t Tensor) MustPermute(dims []int64, opts ...Opt) Tensor {
 	return MustPermute(t, dims, opts...)
 }
 
+var op_pinverse = &opRef{name: "pinverse"}
+
+// Pinverse calls torch's pinverse:
+//
+//	pinverse(Tensor self, float rcond=1e-15) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Pinverse(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_pinverse, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_pinverse, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustPinverse is Pinverse, panicking on error.
+func MustPinverse(self Tensor, opts ...Opt) Tensor {
+	v, err := Pinverse(self, opts...)
+	must(err)
+	return v
+}
+
+// Pinverse is Pinverse(t, ...).
+func (t Tensor) Pinverse(opts ...Opt) (Tensor, error) {
+	return Pinverse(t, opts...)
+}
+
+// MustPinverse is MustPinverse(t, ...).
+func (t Tensor) MustPinverse(opts ...Opt) Tensor {
+	return MustPinverse(t, opts...)
+}
+
 var op_polygamma = &opRef{name: "polygamma"}
 
 // Polygamma calls torch's polygamma:
@@ -9576,6 +13250,43 @@ func MustPolygamma(n int64, self Tensor, opts ...Opt) Tensor {
 	v, err := Polygamma(n, self, opts...)
 	must(err)
 	return v
+}
+
+var op_positive = &opRef{name: "positive"}
+
+// Positive calls torch's positive:
+//
+//	positive(Tensor(a) self) -> Tensor(a)
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Positive(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_positive, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_positive, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustPositive is Positive, panicking on error.
+func MustPositive(self Tensor, opts ...Opt) Tensor {
+	v, err := Positive(self, opts...)
+	must(err)
+	return v
+}
+
+// Positive is Positive(t, ...).
+func (t Tensor) Positive(opts ...Opt) (Tensor, error) {
+	return Positive(t, opts...)
+}
+
+// MustPositive is MustPositive(t, ...).
+func (t Tensor) MustPositive(opts ...Opt) Tensor {
+	return MustPositive(t, opts...)
 }
 
 var op_pow = &opRef{name: "pow"}
@@ -9851,6 +13562,77 @@ func (t Tensor) MustProdDimInt(dim int64, opts ...Opt) Tensor {
 	return MustProdDimInt(t, dim, opts...)
 }
 
+var op_qr = &opRef{name: "qr"}
+
+// Qr calls torch's qr:
+//
+//	qr(Tensor self, bool some=True) -> (Tensor Q, Tensor R)
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Qr(self Tensor, opts ...Opt) ([]Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_qr, opts, &r); err != nil {
+		return nil, err
+	}
+	return r.tensors()
+}
+
+// MustQr is Qr, panicking on error.
+func MustQr(self Tensor, opts ...Opt) []Tensor {
+	v, err := Qr(self, opts...)
+	must(err)
+	return v
+}
+
+// Qr is Qr(t, ...).
+func (t Tensor) Qr(opts ...Opt) ([]Tensor, error) {
+	return Qr(t, opts...)
+}
+
+// MustQr is MustQr(t, ...).
+func (t Tensor) MustQr(opts ...Opt) []Tensor {
+	return MustQr(t, opts...)
+}
+
+var op_rad2deg = &opRef{name: "rad2deg"}
+
+// Rad2deg calls torch's rad2deg:
+//
+//	rad2deg(Tensor self) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Rad2deg(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_rad2deg, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_rad2deg, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustRad2deg is Rad2deg, panicking on error.
+func MustRad2deg(self Tensor, opts ...Opt) Tensor {
+	v, err := Rad2deg(self, opts...)
+	must(err)
+	return v
+}
+
+// Rad2deg is Rad2deg(t, ...).
+func (t Tensor) Rad2deg(opts ...Opt) (Tensor, error) {
+	return Rad2deg(t, opts...)
+}
+
+// MustRad2deg is MustRad2deg(t, ...).
+func (t Tensor) MustRad2deg(opts ...Opt) Tensor {
+	return MustRad2deg(t, opts...)
+}
+
 var op_rand = &opRef{name: "rand"}
 
 // Rand calls torch's rand:
@@ -9970,6 +13752,43 @@ func MustRandPerm(n int64, opts ...Opt) Tensor {
 	v, err := RandPerm(n, opts...)
 	must(err)
 	return v
+}
+
+var op_ravel = &opRef{name: "ravel"}
+
+// Ravel calls torch's ravel:
+//
+//	ravel(Tensor(a) self) -> Tensor(a)
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Ravel(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_ravel, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_ravel, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustRavel is Ravel, panicking on error.
+func MustRavel(self Tensor, opts ...Opt) Tensor {
+	v, err := Ravel(self, opts...)
+	must(err)
+	return v
+}
+
+// Ravel is Ravel(t, ...).
+func (t Tensor) Ravel(opts ...Opt) (Tensor, error) {
+	return Ravel(t, opts...)
+}
+
+// MustRavel is MustRavel(t, ...).
+func (t Tensor) MustRavel(opts ...Opt) Tensor {
+	return MustRavel(t, opts...)
 }
 
 var op_reciprocal = &opRef{name: "reciprocal"}
@@ -10299,6 +14118,43 @@ func (t Tensor) MustRemainder_(other Tensor, opts ...Opt) Tensor {
 	return MustRemainder_(t, other, opts...)
 }
 
+var op_renorm = &opRef{name: "renorm"}
+
+// Renorm calls torch's renorm:
+//
+//	renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Renorm(self Tensor, p Scalar, dim int64, maxnorm Scalar, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(p)
+	a.any(dim)
+	a.any(maxnorm)
+	var r results
+	if err := a.call(op_renorm, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustRenorm is Renorm, panicking on error.
+func MustRenorm(self Tensor, p Scalar, dim int64, maxnorm Scalar, opts ...Opt) Tensor {
+	v, err := Renorm(self, p, dim, maxnorm, opts...)
+	must(err)
+	return v
+}
+
+// Renorm is Renorm(t, ...).
+func (t Tensor) Renorm(p Scalar, dim int64, maxnorm Scalar, opts ...Opt) (Tensor, error) {
+	return Renorm(t, p, dim, maxnorm, opts...)
+}
+
+// MustRenorm is MustRenorm(t, ...).
+func (t Tensor) MustRenorm(p Scalar, dim int64, maxnorm Scalar, opts ...Opt) Tensor {
+	return MustRenorm(t, p, dim, maxnorm, opts...)
+}
+
 var op_repeat = &opRef{name: "repeat"}
 
 // Repeat calls torch's repeat:
@@ -10593,6 +14449,43 @@ func (t Tensor) MustRoll(shifts []int64, opts ...Opt) Tensor {
 	return MustRoll(t, shifts, opts...)
 }
 
+var op_rot90 = &opRef{name: "rot90"}
+
+// Rot90 calls torch's rot90:
+//
+//	rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Rot90(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_rot90, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_rot90, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustRot90 is Rot90, panicking on error.
+func MustRot90(self Tensor, opts ...Opt) Tensor {
+	v, err := Rot90(self, opts...)
+	must(err)
+	return v
+}
+
+// Rot90 is Rot90(t, ...).
+func (t Tensor) Rot90(opts ...Opt) (Tensor, error) {
+	return Rot90(t, opts...)
+}
+
+// MustRot90 is MustRot90(t, ...).
+func (t Tensor) MustRot90(opts ...Opt) Tensor {
+	return MustRot90(t, opts...)
+}
+
 var op_round = &opRef{name: "round"}
 
 // Round calls torch's round:
@@ -10702,6 +14595,30 @@ func (t Tensor) MustRound_(opts ...Opt) Tensor {
 	return MustRound_(t, opts...)
 }
 
+var op_row_stack = &opRef{name: "row_stack"}
+
+// RowStack calls torch's row_stack:
+//
+//	row_stack(Tensor[] tensors) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func RowStack(tensors []Tensor, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.any(tensors)
+	var r results
+	if err := a.call(op_row_stack, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustRowStack is RowStack, panicking on error.
+func MustRowStack(tensors []Tensor, opts ...Opt) Tensor {
+	v, err := RowStack(tensors, opts...)
+	must(err)
+	return v
+}
+
 var op_rsqrt = &opRef{name: "rsqrt"}
 
 // Rsqrt calls torch's rsqrt:
@@ -10776,6 +14693,77 @@ func (t Tensor) MustRsqrt_(opts ...Opt) Tensor {
 	return MustRsqrt_(t, opts...)
 }
 
+var op_rsub = &opRef{name: "rsub"}
+
+// RsubScalar calls torch's rsub:
+//
+//	rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func RsubScalar(self Tensor, other Scalar, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(other)
+	var r results
+	if err := a.call(op_rsub, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustRsubScalar is RsubScalar, panicking on error.
+func MustRsubScalar(self Tensor, other Scalar, opts ...Opt) Tensor {
+	v, err := RsubScalar(self, other, opts...)
+	must(err)
+	return v
+}
+
+// RsubScalar is RsubScalar(t, ...).
+func (t Tensor) RsubScalar(other Scalar, opts ...Opt) (Tensor, error) {
+	return RsubScalar(t, other, opts...)
+}
+
+// MustRsubScalar is MustRsubScalar(t, ...).
+func (t Tensor) MustRsubScalar(other Scalar, opts ...Opt) Tensor {
+	return MustRsubScalar(t, other, opts...)
+}
+
+// Rsub calls torch's rsub:
+//
+//	rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Rsub(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_rsub, 2, self, other, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	a.tensor(other)
+	var r results
+	if err := a.call(op_rsub, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustRsub is Rsub, panicking on error.
+func MustRsub(self Tensor, other Tensor, opts ...Opt) Tensor {
+	v, err := Rsub(self, other, opts...)
+	must(err)
+	return v
+}
+
+// Rsub is Rsub(t, ...).
+func (t Tensor) Rsub(other Tensor, opts ...Opt) (Tensor, error) {
+	return Rsub(t, other, opts...)
+}
+
+// MustRsub is MustRsub(t, ...).
+func (t Tensor) MustRsub(other Tensor, opts ...Opt) Tensor {
+	return MustRsub(t, other, opts...)
+}
+
 var op_scaled_dot_product_attention = &opRef{name: "scaled_dot_product_attention"}
 
 // ScaledDotProductAttention calls torch's scaled_dot_product_attention:
@@ -10809,7 +14797,7 @@ var op_scatter = &opRef{name: "scatter"}
 
 // Scatter calls torch's scatter:
 //
-//	scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
+//	scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Scatter(self Tensor, dim int64, index Tensor, src Tensor, opts ...Opt) (Tensor, error) {
@@ -10840,6 +14828,41 @@ func (t Tensor) Scatter(dim int64, index Tensor, src Tensor, opts ...Opt) (Tenso
 // MustScatter is MustScatter(t, ...).
 func (t Tensor) MustScatter(dim int64, index Tensor, src Tensor, opts ...Opt) Tensor {
 	return MustScatter(t, dim, index, src, opts...)
+}
+
+// ScatterSrc calls torch's scatter:
+//
+//	scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func ScatterSrc(self Tensor, dim int64, index Tensor, src Tensor, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(dim)
+	a.tensor(index)
+	a.tensor(src)
+	var r results
+	if err := a.call(op_scatter, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustScatterSrc is ScatterSrc, panicking on error.
+func MustScatterSrc(self Tensor, dim int64, index Tensor, src Tensor, opts ...Opt) Tensor {
+	v, err := ScatterSrc(self, dim, index, src, opts...)
+	must(err)
+	return v
+}
+
+// ScatterSrc is ScatterSrc(t, ...).
+func (t Tensor) ScatterSrc(dim int64, index Tensor, src Tensor, opts ...Opt) (Tensor, error) {
+	return ScatterSrc(t, dim, index, src, opts...)
+}
+
+// MustScatterSrc is MustScatterSrc(t, ...).
+func (t Tensor) MustScatterSrc(dim int64, index Tensor, src Tensor, opts ...Opt) Tensor {
+	return MustScatterSrc(t, dim, index, src, opts...)
 }
 
 // ScatterValue calls torch's scatter:
@@ -10875,6 +14898,41 @@ func (t Tensor) ScatterValue(dim int64, index Tensor, value Scalar, opts ...Opt)
 // MustScatterValue is MustScatterValue(t, ...).
 func (t Tensor) MustScatterValue(dim int64, index Tensor, value Scalar, opts ...Opt) Tensor {
 	return MustScatterValue(t, dim, index, value, opts...)
+}
+
+// ScatterValueReduce calls torch's scatter:
+//
+//	scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func ScatterValueReduce(self Tensor, dim int64, index Tensor, value Scalar, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(dim)
+	a.tensor(index)
+	a.any(value)
+	var r results
+	if err := a.call(op_scatter, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustScatterValueReduce is ScatterValueReduce, panicking on error.
+func MustScatterValueReduce(self Tensor, dim int64, index Tensor, value Scalar, opts ...Opt) Tensor {
+	v, err := ScatterValueReduce(self, dim, index, value, opts...)
+	must(err)
+	return v
+}
+
+// ScatterValueReduce is ScatterValueReduce(t, ...).
+func (t Tensor) ScatterValueReduce(dim int64, index Tensor, value Scalar, opts ...Opt) (Tensor, error) {
+	return ScatterValueReduce(t, dim, index, value, opts...)
+}
+
+// MustScatterValueReduce is MustScatterValueReduce(t, ...).
+func (t Tensor) MustScatterValueReduce(dim int64, index Tensor, value Scalar, opts ...Opt) Tensor {
+	return MustScatterValueReduce(t, dim, index, value, opts...)
 }
 
 var op_scatter_add = &opRef{name: "scatter_add"}
@@ -11014,6 +15072,43 @@ func (t Tensor) Select(dim int64, index int64, opts ...Opt) (Tensor, error) {
 // MustSelect is MustSelect(t, ...).
 func (t Tensor) MustSelect(dim int64, index int64, opts ...Opt) Tensor {
 	return MustSelect(t, dim, index, opts...)
+}
+
+var op_select_scatter = &opRef{name: "select_scatter"}
+
+// SelectScatter calls torch's select_scatter:
+//
+//	select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SelectScatter(self Tensor, src Tensor, dim int64, index int64, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.tensor(src)
+	a.any(dim)
+	a.any(index)
+	var r results
+	if err := a.call(op_select_scatter, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSelectScatter is SelectScatter, panicking on error.
+func MustSelectScatter(self Tensor, src Tensor, dim int64, index int64, opts ...Opt) Tensor {
+	v, err := SelectScatter(self, src, dim, index, opts...)
+	must(err)
+	return v
+}
+
+// SelectScatter is SelectScatter(t, ...).
+func (t Tensor) SelectScatter(src Tensor, dim int64, index int64, opts ...Opt) (Tensor, error) {
+	return SelectScatter(t, src, dim, index, opts...)
+}
+
+// MustSelectScatter is MustSelectScatter(t, ...).
+func (t Tensor) MustSelectScatter(src Tensor, dim int64, index int64, opts ...Opt) Tensor {
+	return MustSelectScatter(t, src, dim, index, opts...)
 }
 
 var op_selu = &opRef{name: "selu"}
@@ -11349,6 +15444,43 @@ func (t Tensor) MustSin_(opts ...Opt) Tensor {
 	return MustSin_(t, opts...)
 }
 
+var op_sinc = &opRef{name: "sinc"}
+
+// Sinc calls torch's sinc:
+//
+//	sinc(Tensor self) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Sinc(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_sinc, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_sinc, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSinc is Sinc, panicking on error.
+func MustSinc(self Tensor, opts ...Opt) Tensor {
+	v, err := Sinc(self, opts...)
+	must(err)
+	return v
+}
+
+// Sinc is Sinc(t, ...).
+func (t Tensor) Sinc(opts ...Opt) (Tensor, error) {
+	return Sinc(t, opts...)
+}
+
+// MustSinc is MustSinc(t, ...).
+func (t Tensor) MustSinc(opts ...Opt) Tensor {
+	return MustSinc(t, opts...)
+}
+
 var op_sinh = &opRef{name: "sinh"}
 
 // Sinh calls torch's sinh:
@@ -11493,6 +15625,78 @@ func (t Tensor) Slice(opts ...Opt) (Tensor, error) {
 // MustSlice is MustSlice(t, ...).
 func (t Tensor) MustSlice(opts ...Opt) Tensor {
 	return MustSlice(t, opts...)
+}
+
+var op_slice_scatter = &opRef{name: "slice_scatter"}
+
+// SliceScatter calls torch's slice_scatter:
+//
+//	slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SliceScatter(self Tensor, src Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_slice_scatter, 2, self, src, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	a.tensor(src)
+	var r results
+	if err := a.call(op_slice_scatter, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSliceScatter is SliceScatter, panicking on error.
+func MustSliceScatter(self Tensor, src Tensor, opts ...Opt) Tensor {
+	v, err := SliceScatter(self, src, opts...)
+	must(err)
+	return v
+}
+
+// SliceScatter is SliceScatter(t, ...).
+func (t Tensor) SliceScatter(src Tensor, opts ...Opt) (Tensor, error) {
+	return SliceScatter(t, src, opts...)
+}
+
+// MustSliceScatter is MustSliceScatter(t, ...).
+func (t Tensor) MustSliceScatter(src Tensor, opts ...Opt) Tensor {
+	return MustSliceScatter(t, src, opts...)
+}
+
+var op_slogdet = &opRef{name: "slogdet"}
+
+// Slogdet calls torch's slogdet:
+//
+//	slogdet(Tensor self) -> (Tensor sign, Tensor logabsdet)
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Slogdet(self Tensor, opts ...Opt) ([]Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_slogdet, opts, &r); err != nil {
+		return nil, err
+	}
+	return r.tensors()
+}
+
+// MustSlogdet is Slogdet, panicking on error.
+func MustSlogdet(self Tensor, opts ...Opt) []Tensor {
+	v, err := Slogdet(self, opts...)
+	must(err)
+	return v
+}
+
+// Slogdet is Slogdet(t, ...).
+func (t Tensor) Slogdet(opts ...Opt) ([]Tensor, error) {
+	return Slogdet(t, opts...)
+}
+
+// MustSlogdet is MustSlogdet(t, ...).
+func (t Tensor) MustSlogdet(opts ...Opt) []Tensor {
+	return MustSlogdet(t, opts...)
 }
 
 var op_smooth_l1_loss = &opRef{name: "smooth_l1_loss"}
@@ -11708,6 +15912,1746 @@ func (t Tensor) MustSortStable(opts ...Opt) []Tensor {
 	return MustSortStable(t, opts...)
 }
 
+var op_special_bessel_j0 = &opRef{name: "special_bessel_j0"}
+
+// SpecialBesselJ0 calls torch's special_bessel_j0:
+//
+//	special_bessel_j0(Tensor self) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialBesselJ0(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_special_bessel_j0, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_special_bessel_j0, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialBesselJ0 is SpecialBesselJ0, panicking on error.
+func MustSpecialBesselJ0(self Tensor, opts ...Opt) Tensor {
+	v, err := SpecialBesselJ0(self, opts...)
+	must(err)
+	return v
+}
+
+// SpecialBesselJ0 is SpecialBesselJ0(t, ...).
+func (t Tensor) SpecialBesselJ0(opts ...Opt) (Tensor, error) {
+	return SpecialBesselJ0(t, opts...)
+}
+
+// MustSpecialBesselJ0 is MustSpecialBesselJ0(t, ...).
+func (t Tensor) MustSpecialBesselJ0(opts ...Opt) Tensor {
+	return MustSpecialBesselJ0(t, opts...)
+}
+
+var op_special_bessel_j1 = &opRef{name: "special_bessel_j1"}
+
+// SpecialBesselJ1 calls torch's special_bessel_j1:
+//
+//	special_bessel_j1(Tensor self) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialBesselJ1(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_special_bessel_j1, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_special_bessel_j1, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialBesselJ1 is SpecialBesselJ1, panicking on error.
+func MustSpecialBesselJ1(self Tensor, opts ...Opt) Tensor {
+	v, err := SpecialBesselJ1(self, opts...)
+	must(err)
+	return v
+}
+
+// SpecialBesselJ1 is SpecialBesselJ1(t, ...).
+func (t Tensor) SpecialBesselJ1(opts ...Opt) (Tensor, error) {
+	return SpecialBesselJ1(t, opts...)
+}
+
+// MustSpecialBesselJ1 is MustSpecialBesselJ1(t, ...).
+func (t Tensor) MustSpecialBesselJ1(opts ...Opt) Tensor {
+	return MustSpecialBesselJ1(t, opts...)
+}
+
+var op_special_chebyshev_polynomial_t = &opRef{name: "special_chebyshev_polynomial_t"}
+
+// SpecialChebyshevPolynomialT calls torch's special_chebyshev_polynomial_t:
+//
+//	special_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialChebyshevPolynomialT(x Tensor, n Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_special_chebyshev_polynomial_t, 2, x, n, Tensor{})
+	}
+	var a argBuf
+	a.tensor(x)
+	a.tensor(n)
+	var r results
+	if err := a.call(op_special_chebyshev_polynomial_t, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialChebyshevPolynomialT is SpecialChebyshevPolynomialT, panicking on error.
+func MustSpecialChebyshevPolynomialT(x Tensor, n Tensor, opts ...Opt) Tensor {
+	v, err := SpecialChebyshevPolynomialT(x, n, opts...)
+	must(err)
+	return v
+}
+
+// SpecialChebyshevPolynomialTNScalar calls torch's special_chebyshev_polynomial_t:
+//
+//	special_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialChebyshevPolynomialTNScalar(x Tensor, n Scalar, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(x)
+	a.any(n)
+	var r results
+	if err := a.call(op_special_chebyshev_polynomial_t, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialChebyshevPolynomialTNScalar is SpecialChebyshevPolynomialTNScalar, panicking on error.
+func MustSpecialChebyshevPolynomialTNScalar(x Tensor, n Scalar, opts ...Opt) Tensor {
+	v, err := SpecialChebyshevPolynomialTNScalar(x, n, opts...)
+	must(err)
+	return v
+}
+
+// SpecialChebyshevPolynomialTXScalar calls torch's special_chebyshev_polynomial_t:
+//
+//	special_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialChebyshevPolynomialTXScalar(x Scalar, n Tensor, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.any(x)
+	a.tensor(n)
+	var r results
+	if err := a.call(op_special_chebyshev_polynomial_t, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialChebyshevPolynomialTXScalar is SpecialChebyshevPolynomialTXScalar, panicking on error.
+func MustSpecialChebyshevPolynomialTXScalar(x Scalar, n Tensor, opts ...Opt) Tensor {
+	v, err := SpecialChebyshevPolynomialTXScalar(x, n, opts...)
+	must(err)
+	return v
+}
+
+var op_special_chebyshev_polynomial_u = &opRef{name: "special_chebyshev_polynomial_u"}
+
+// SpecialChebyshevPolynomialU calls torch's special_chebyshev_polynomial_u:
+//
+//	special_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialChebyshevPolynomialU(x Tensor, n Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_special_chebyshev_polynomial_u, 2, x, n, Tensor{})
+	}
+	var a argBuf
+	a.tensor(x)
+	a.tensor(n)
+	var r results
+	if err := a.call(op_special_chebyshev_polynomial_u, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialChebyshevPolynomialU is SpecialChebyshevPolynomialU, panicking on error.
+func MustSpecialChebyshevPolynomialU(x Tensor, n Tensor, opts ...Opt) Tensor {
+	v, err := SpecialChebyshevPolynomialU(x, n, opts...)
+	must(err)
+	return v
+}
+
+// SpecialChebyshevPolynomialUNScalar calls torch's special_chebyshev_polynomial_u:
+//
+//	special_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialChebyshevPolynomialUNScalar(x Tensor, n Scalar, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(x)
+	a.any(n)
+	var r results
+	if err := a.call(op_special_chebyshev_polynomial_u, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialChebyshevPolynomialUNScalar is SpecialChebyshevPolynomialUNScalar, panicking on error.
+func MustSpecialChebyshevPolynomialUNScalar(x Tensor, n Scalar, opts ...Opt) Tensor {
+	v, err := SpecialChebyshevPolynomialUNScalar(x, n, opts...)
+	must(err)
+	return v
+}
+
+// SpecialChebyshevPolynomialUXScalar calls torch's special_chebyshev_polynomial_u:
+//
+//	special_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialChebyshevPolynomialUXScalar(x Scalar, n Tensor, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.any(x)
+	a.tensor(n)
+	var r results
+	if err := a.call(op_special_chebyshev_polynomial_u, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialChebyshevPolynomialUXScalar is SpecialChebyshevPolynomialUXScalar, panicking on error.
+func MustSpecialChebyshevPolynomialUXScalar(x Scalar, n Tensor, opts ...Opt) Tensor {
+	v, err := SpecialChebyshevPolynomialUXScalar(x, n, opts...)
+	must(err)
+	return v
+}
+
+var op_special_chebyshev_polynomial_v = &opRef{name: "special_chebyshev_polynomial_v"}
+
+// SpecialChebyshevPolynomialV calls torch's special_chebyshev_polynomial_v:
+//
+//	special_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialChebyshevPolynomialV(x Tensor, n Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_special_chebyshev_polynomial_v, 2, x, n, Tensor{})
+	}
+	var a argBuf
+	a.tensor(x)
+	a.tensor(n)
+	var r results
+	if err := a.call(op_special_chebyshev_polynomial_v, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialChebyshevPolynomialV is SpecialChebyshevPolynomialV, panicking on error.
+func MustSpecialChebyshevPolynomialV(x Tensor, n Tensor, opts ...Opt) Tensor {
+	v, err := SpecialChebyshevPolynomialV(x, n, opts...)
+	must(err)
+	return v
+}
+
+// SpecialChebyshevPolynomialVNScalar calls torch's special_chebyshev_polynomial_v:
+//
+//	special_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialChebyshevPolynomialVNScalar(x Tensor, n Scalar, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(x)
+	a.any(n)
+	var r results
+	if err := a.call(op_special_chebyshev_polynomial_v, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialChebyshevPolynomialVNScalar is SpecialChebyshevPolynomialVNScalar, panicking on error.
+func MustSpecialChebyshevPolynomialVNScalar(x Tensor, n Scalar, opts ...Opt) Tensor {
+	v, err := SpecialChebyshevPolynomialVNScalar(x, n, opts...)
+	must(err)
+	return v
+}
+
+// SpecialChebyshevPolynomialVXScalar calls torch's special_chebyshev_polynomial_v:
+//
+//	special_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialChebyshevPolynomialVXScalar(x Scalar, n Tensor, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.any(x)
+	a.tensor(n)
+	var r results
+	if err := a.call(op_special_chebyshev_polynomial_v, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialChebyshevPolynomialVXScalar is SpecialChebyshevPolynomialVXScalar, panicking on error.
+func MustSpecialChebyshevPolynomialVXScalar(x Scalar, n Tensor, opts ...Opt) Tensor {
+	v, err := SpecialChebyshevPolynomialVXScalar(x, n, opts...)
+	must(err)
+	return v
+}
+
+var op_special_chebyshev_polynomial_w = &opRef{name: "special_chebyshev_polynomial_w"}
+
+// SpecialChebyshevPolynomialW calls torch's special_chebyshev_polynomial_w:
+//
+//	special_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialChebyshevPolynomialW(x Tensor, n Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_special_chebyshev_polynomial_w, 2, x, n, Tensor{})
+	}
+	var a argBuf
+	a.tensor(x)
+	a.tensor(n)
+	var r results
+	if err := a.call(op_special_chebyshev_polynomial_w, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialChebyshevPolynomialW is SpecialChebyshevPolynomialW, panicking on error.
+func MustSpecialChebyshevPolynomialW(x Tensor, n Tensor, opts ...Opt) Tensor {
+	v, err := SpecialChebyshevPolynomialW(x, n, opts...)
+	must(err)
+	return v
+}
+
+// SpecialChebyshevPolynomialWNScalar calls torch's special_chebyshev_polynomial_w:
+//
+//	special_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialChebyshevPolynomialWNScalar(x Tensor, n Scalar, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(x)
+	a.any(n)
+	var r results
+	if err := a.call(op_special_chebyshev_polynomial_w, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialChebyshevPolynomialWNScalar is SpecialChebyshevPolynomialWNScalar, panicking on error.
+func MustSpecialChebyshevPolynomialWNScalar(x Tensor, n Scalar, opts ...Opt) Tensor {
+	v, err := SpecialChebyshevPolynomialWNScalar(x, n, opts...)
+	must(err)
+	return v
+}
+
+// SpecialChebyshevPolynomialWXScalar calls torch's special_chebyshev_polynomial_w:
+//
+//	special_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialChebyshevPolynomialWXScalar(x Scalar, n Tensor, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.any(x)
+	a.tensor(n)
+	var r results
+	if err := a.call(op_special_chebyshev_polynomial_w, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialChebyshevPolynomialWXScalar is SpecialChebyshevPolynomialWXScalar, panicking on error.
+func MustSpecialChebyshevPolynomialWXScalar(x Scalar, n Tensor, opts ...Opt) Tensor {
+	v, err := SpecialChebyshevPolynomialWXScalar(x, n, opts...)
+	must(err)
+	return v
+}
+
+var op_special_entr = &opRef{name: "special_entr"}
+
+// SpecialEntr calls torch's special_entr:
+//
+//	special_entr(Tensor self) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialEntr(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_special_entr, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_special_entr, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialEntr is SpecialEntr, panicking on error.
+func MustSpecialEntr(self Tensor, opts ...Opt) Tensor {
+	v, err := SpecialEntr(self, opts...)
+	must(err)
+	return v
+}
+
+// SpecialEntr is SpecialEntr(t, ...).
+func (t Tensor) SpecialEntr(opts ...Opt) (Tensor, error) {
+	return SpecialEntr(t, opts...)
+}
+
+// MustSpecialEntr is MustSpecialEntr(t, ...).
+func (t Tensor) MustSpecialEntr(opts ...Opt) Tensor {
+	return MustSpecialEntr(t, opts...)
+}
+
+var op_special_erfcx = &opRef{name: "special_erfcx"}
+
+// SpecialErfcx calls torch's special_erfcx:
+//
+//	special_erfcx(Tensor self) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialErfcx(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_special_erfcx, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_special_erfcx, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialErfcx is SpecialErfcx, panicking on error.
+func MustSpecialErfcx(self Tensor, opts ...Opt) Tensor {
+	v, err := SpecialErfcx(self, opts...)
+	must(err)
+	return v
+}
+
+// SpecialErfcx is SpecialErfcx(t, ...).
+func (t Tensor) SpecialErfcx(opts ...Opt) (Tensor, error) {
+	return SpecialErfcx(t, opts...)
+}
+
+// MustSpecialErfcx is MustSpecialErfcx(t, ...).
+func (t Tensor) MustSpecialErfcx(opts ...Opt) Tensor {
+	return MustSpecialErfcx(t, opts...)
+}
+
+var op_special_hermite_polynomial_h = &opRef{name: "special_hermite_polynomial_h"}
+
+// SpecialHermitePolynomialH calls torch's special_hermite_polynomial_h:
+//
+//	special_hermite_polynomial_h(Tensor x, Tensor n) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialHermitePolynomialH(x Tensor, n Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_special_hermite_polynomial_h, 2, x, n, Tensor{})
+	}
+	var a argBuf
+	a.tensor(x)
+	a.tensor(n)
+	var r results
+	if err := a.call(op_special_hermite_polynomial_h, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialHermitePolynomialH is SpecialHermitePolynomialH, panicking on error.
+func MustSpecialHermitePolynomialH(x Tensor, n Tensor, opts ...Opt) Tensor {
+	v, err := SpecialHermitePolynomialH(x, n, opts...)
+	must(err)
+	return v
+}
+
+// SpecialHermitePolynomialHNScalar calls torch's special_hermite_polynomial_h:
+//
+//	special_hermite_polynomial_h.n_scalar(Tensor x, Scalar n) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialHermitePolynomialHNScalar(x Tensor, n Scalar, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(x)
+	a.any(n)
+	var r results
+	if err := a.call(op_special_hermite_polynomial_h, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialHermitePolynomialHNScalar is SpecialHermitePolynomialHNScalar, panicking on error.
+func MustSpecialHermitePolynomialHNScalar(x Tensor, n Scalar, opts ...Opt) Tensor {
+	v, err := SpecialHermitePolynomialHNScalar(x, n, opts...)
+	must(err)
+	return v
+}
+
+// SpecialHermitePolynomialHXScalar calls torch's special_hermite_polynomial_h:
+//
+//	special_hermite_polynomial_h.x_scalar(Scalar x, Tensor n) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialHermitePolynomialHXScalar(x Scalar, n Tensor, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.any(x)
+	a.tensor(n)
+	var r results
+	if err := a.call(op_special_hermite_polynomial_h, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialHermitePolynomialHXScalar is SpecialHermitePolynomialHXScalar, panicking on error.
+func MustSpecialHermitePolynomialHXScalar(x Scalar, n Tensor, opts ...Opt) Tensor {
+	v, err := SpecialHermitePolynomialHXScalar(x, n, opts...)
+	must(err)
+	return v
+}
+
+var op_special_hermite_polynomial_he = &opRef{name: "special_hermite_polynomial_he"}
+
+// SpecialHermitePolynomialHe calls torch's special_hermite_polynomial_he:
+//
+//	special_hermite_polynomial_he(Tensor x, Tensor n) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialHermitePolynomialHe(x Tensor, n Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_special_hermite_polynomial_he, 2, x, n, Tensor{})
+	}
+	var a argBuf
+	a.tensor(x)
+	a.tensor(n)
+	var r results
+	if err := a.call(op_special_hermite_polynomial_he, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialHermitePolynomialHe is SpecialHermitePolynomialHe, panicking on error.
+func MustSpecialHermitePolynomialHe(x Tensor, n Tensor, opts ...Opt) Tensor {
+	v, err := SpecialHermitePolynomialHe(x, n, opts...)
+	must(err)
+	return v
+}
+
+// SpecialHermitePolynomialHeNScalar calls torch's special_hermite_polynomial_he:
+//
+//	special_hermite_polynomial_he.n_scalar(Tensor x, Scalar n) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialHermitePolynomialHeNScalar(x Tensor, n Scalar, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(x)
+	a.any(n)
+	var r results
+	if err := a.call(op_special_hermite_polynomial_he, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialHermitePolynomialHeNScalar is SpecialHermitePolynomialHeNScalar, panicking on error.
+func MustSpecialHermitePolynomialHeNScalar(x Tensor, n Scalar, opts ...Opt) Tensor {
+	v, err := SpecialHermitePolynomialHeNScalar(x, n, opts...)
+	must(err)
+	return v
+}
+
+// SpecialHermitePolynomialHeXScalar calls torch's special_hermite_polynomial_he:
+//
+//	special_hermite_polynomial_he.x_scalar(Scalar x, Tensor n) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialHermitePolynomialHeXScalar(x Scalar, n Tensor, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.any(x)
+	a.tensor(n)
+	var r results
+	if err := a.call(op_special_hermite_polynomial_he, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialHermitePolynomialHeXScalar is SpecialHermitePolynomialHeXScalar, panicking on error.
+func MustSpecialHermitePolynomialHeXScalar(x Scalar, n Tensor, opts ...Opt) Tensor {
+	v, err := SpecialHermitePolynomialHeXScalar(x, n, opts...)
+	must(err)
+	return v
+}
+
+var op_special_i0e = &opRef{name: "special_i0e"}
+
+// SpecialI0e calls torch's special_i0e:
+//
+//	special_i0e(Tensor self) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialI0e(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_special_i0e, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_special_i0e, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialI0e is SpecialI0e, panicking on error.
+func MustSpecialI0e(self Tensor, opts ...Opt) Tensor {
+	v, err := SpecialI0e(self, opts...)
+	must(err)
+	return v
+}
+
+// SpecialI0e is SpecialI0e(t, ...).
+func (t Tensor) SpecialI0e(opts ...Opt) (Tensor, error) {
+	return SpecialI0e(t, opts...)
+}
+
+// MustSpecialI0e is MustSpecialI0e(t, ...).
+func (t Tensor) MustSpecialI0e(opts ...Opt) Tensor {
+	return MustSpecialI0e(t, opts...)
+}
+
+var op_special_i1 = &opRef{name: "special_i1"}
+
+// SpecialI1 calls torch's special_i1:
+//
+//	special_i1(Tensor self) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialI1(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_special_i1, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_special_i1, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialI1 is SpecialI1, panicking on error.
+func MustSpecialI1(self Tensor, opts ...Opt) Tensor {
+	v, err := SpecialI1(self, opts...)
+	must(err)
+	return v
+}
+
+// SpecialI1 is SpecialI1(t, ...).
+func (t Tensor) SpecialI1(opts ...Opt) (Tensor, error) {
+	return SpecialI1(t, opts...)
+}
+
+// MustSpecialI1 is MustSpecialI1(t, ...).
+func (t Tensor) MustSpecialI1(opts ...Opt) Tensor {
+	return MustSpecialI1(t, opts...)
+}
+
+var op_special_i1e = &opRef{name: "special_i1e"}
+
+// SpecialI1e calls torch's special_i1e:
+//
+//	special_i1e(Tensor self) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialI1e(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_special_i1e, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_special_i1e, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialI1e is SpecialI1e, panicking on error.
+func MustSpecialI1e(self Tensor, opts ...Opt) Tensor {
+	v, err := SpecialI1e(self, opts...)
+	must(err)
+	return v
+}
+
+// SpecialI1e is SpecialI1e(t, ...).
+func (t Tensor) SpecialI1e(opts ...Opt) (Tensor, error) {
+	return SpecialI1e(t, opts...)
+}
+
+// MustSpecialI1e is MustSpecialI1e(t, ...).
+func (t Tensor) MustSpecialI1e(opts ...Opt) Tensor {
+	return MustSpecialI1e(t, opts...)
+}
+
+var op_special_laguerre_polynomial_l = &opRef{name: "special_laguerre_polynomial_l"}
+
+// SpecialLaguerrePolynomialL calls torch's special_laguerre_polynomial_l:
+//
+//	special_laguerre_polynomial_l(Tensor x, Tensor n) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialLaguerrePolynomialL(x Tensor, n Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_special_laguerre_polynomial_l, 2, x, n, Tensor{})
+	}
+	var a argBuf
+	a.tensor(x)
+	a.tensor(n)
+	var r results
+	if err := a.call(op_special_laguerre_polynomial_l, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialLaguerrePolynomialL is SpecialLaguerrePolynomialL, panicking on error.
+func MustSpecialLaguerrePolynomialL(x Tensor, n Tensor, opts ...Opt) Tensor {
+	v, err := SpecialLaguerrePolynomialL(x, n, opts...)
+	must(err)
+	return v
+}
+
+// SpecialLaguerrePolynomialLNScalar calls torch's special_laguerre_polynomial_l:
+//
+//	special_laguerre_polynomial_l.n_scalar(Tensor x, Scalar n) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialLaguerrePolynomialLNScalar(x Tensor, n Scalar, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(x)
+	a.any(n)
+	var r results
+	if err := a.call(op_special_laguerre_polynomial_l, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialLaguerrePolynomialLNScalar is SpecialLaguerrePolynomialLNScalar, panicking on error.
+func MustSpecialLaguerrePolynomialLNScalar(x Tensor, n Scalar, opts ...Opt) Tensor {
+	v, err := SpecialLaguerrePolynomialLNScalar(x, n, opts...)
+	must(err)
+	return v
+}
+
+// SpecialLaguerrePolynomialLXScalar calls torch's special_laguerre_polynomial_l:
+//
+//	special_laguerre_polynomial_l.x_scalar(Scalar x, Tensor n) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialLaguerrePolynomialLXScalar(x Scalar, n Tensor, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.any(x)
+	a.tensor(n)
+	var r results
+	if err := a.call(op_special_laguerre_polynomial_l, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialLaguerrePolynomialLXScalar is SpecialLaguerrePolynomialLXScalar, panicking on error.
+func MustSpecialLaguerrePolynomialLXScalar(x Scalar, n Tensor, opts ...Opt) Tensor {
+	v, err := SpecialLaguerrePolynomialLXScalar(x, n, opts...)
+	must(err)
+	return v
+}
+
+var op_special_legendre_polynomial_p = &opRef{name: "special_legendre_polynomial_p"}
+
+// SpecialLegendrePolynomialP calls torch's special_legendre_polynomial_p:
+//
+//	special_legendre_polynomial_p(Tensor x, Tensor n) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialLegendrePolynomialP(x Tensor, n Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_special_legendre_polynomial_p, 2, x, n, Tensor{})
+	}
+	var a argBuf
+	a.tensor(x)
+	a.tensor(n)
+	var r results
+	if err := a.call(op_special_legendre_polynomial_p, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialLegendrePolynomialP is SpecialLegendrePolynomialP, panicking on error.
+func MustSpecialLegendrePolynomialP(x Tensor, n Tensor, opts ...Opt) Tensor {
+	v, err := SpecialLegendrePolynomialP(x, n, opts...)
+	must(err)
+	return v
+}
+
+// SpecialLegendrePolynomialPNScalar calls torch's special_legendre_polynomial_p:
+//
+//	special_legendre_polynomial_p.n_scalar(Tensor x, Scalar n) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialLegendrePolynomialPNScalar(x Tensor, n Scalar, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(x)
+	a.any(n)
+	var r results
+	if err := a.call(op_special_legendre_polynomial_p, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialLegendrePolynomialPNScalar is SpecialLegendrePolynomialPNScalar, panicking on error.
+func MustSpecialLegendrePolynomialPNScalar(x Tensor, n Scalar, opts ...Opt) Tensor {
+	v, err := SpecialLegendrePolynomialPNScalar(x, n, opts...)
+	must(err)
+	return v
+}
+
+// SpecialLegendrePolynomialPXScalar calls torch's special_legendre_polynomial_p:
+//
+//	special_legendre_polynomial_p.x_scalar(Scalar x, Tensor n) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialLegendrePolynomialPXScalar(x Scalar, n Tensor, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.any(x)
+	a.tensor(n)
+	var r results
+	if err := a.call(op_special_legendre_polynomial_p, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialLegendrePolynomialPXScalar is SpecialLegendrePolynomialPXScalar, panicking on error.
+func MustSpecialLegendrePolynomialPXScalar(x Scalar, n Tensor, opts ...Opt) Tensor {
+	v, err := SpecialLegendrePolynomialPXScalar(x, n, opts...)
+	must(err)
+	return v
+}
+
+var op_special_log_ndtr = &opRef{name: "special_log_ndtr"}
+
+// SpecialLogNdtr calls torch's special_log_ndtr:
+//
+//	special_log_ndtr(Tensor self) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialLogNdtr(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_special_log_ndtr, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_special_log_ndtr, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialLogNdtr is SpecialLogNdtr, panicking on error.
+func MustSpecialLogNdtr(self Tensor, opts ...Opt) Tensor {
+	v, err := SpecialLogNdtr(self, opts...)
+	must(err)
+	return v
+}
+
+// SpecialLogNdtr is SpecialLogNdtr(t, ...).
+func (t Tensor) SpecialLogNdtr(opts ...Opt) (Tensor, error) {
+	return SpecialLogNdtr(t, opts...)
+}
+
+// MustSpecialLogNdtr is MustSpecialLogNdtr(t, ...).
+func (t Tensor) MustSpecialLogNdtr(opts ...Opt) Tensor {
+	return MustSpecialLogNdtr(t, opts...)
+}
+
+var op_special_modified_bessel_i0 = &opRef{name: "special_modified_bessel_i0"}
+
+// SpecialModifiedBesselI0 calls torch's special_modified_bessel_i0:
+//
+//	special_modified_bessel_i0(Tensor self) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialModifiedBesselI0(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_special_modified_bessel_i0, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_special_modified_bessel_i0, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialModifiedBesselI0 is SpecialModifiedBesselI0, panicking on error.
+func MustSpecialModifiedBesselI0(self Tensor, opts ...Opt) Tensor {
+	v, err := SpecialModifiedBesselI0(self, opts...)
+	must(err)
+	return v
+}
+
+// SpecialModifiedBesselI0 is SpecialModifiedBesselI0(t, ...).
+func (t Tensor) SpecialModifiedBesselI0(opts ...Opt) (Tensor, error) {
+	return SpecialModifiedBesselI0(t, opts...)
+}
+
+// MustSpecialModifiedBesselI0 is MustSpecialModifiedBesselI0(t, ...).
+func (t Tensor) MustSpecialModifiedBesselI0(opts ...Opt) Tensor {
+	return MustSpecialModifiedBesselI0(t, opts...)
+}
+
+var op_special_modified_bessel_i1 = &opRef{name: "special_modified_bessel_i1"}
+
+// SpecialModifiedBesselI1 calls torch's special_modified_bessel_i1:
+//
+//	special_modified_bessel_i1(Tensor self) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialModifiedBesselI1(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_special_modified_bessel_i1, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_special_modified_bessel_i1, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialModifiedBesselI1 is SpecialModifiedBesselI1, panicking on error.
+func MustSpecialModifiedBesselI1(self Tensor, opts ...Opt) Tensor {
+	v, err := SpecialModifiedBesselI1(self, opts...)
+	must(err)
+	return v
+}
+
+// SpecialModifiedBesselI1 is SpecialModifiedBesselI1(t, ...).
+func (t Tensor) SpecialModifiedBesselI1(opts ...Opt) (Tensor, error) {
+	return SpecialModifiedBesselI1(t, opts...)
+}
+
+// MustSpecialModifiedBesselI1 is MustSpecialModifiedBesselI1(t, ...).
+func (t Tensor) MustSpecialModifiedBesselI1(opts ...Opt) Tensor {
+	return MustSpecialModifiedBesselI1(t, opts...)
+}
+
+var op_special_modified_bessel_k0 = &opRef{name: "special_modified_bessel_k0"}
+
+// SpecialModifiedBesselK0 calls torch's special_modified_bessel_k0:
+//
+//	special_modified_bessel_k0(Tensor self) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialModifiedBesselK0(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_special_modified_bessel_k0, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_special_modified_bessel_k0, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialModifiedBesselK0 is SpecialModifiedBesselK0, panicking on error.
+func MustSpecialModifiedBesselK0(self Tensor, opts ...Opt) Tensor {
+	v, err := SpecialModifiedBesselK0(self, opts...)
+	must(err)
+	return v
+}
+
+// SpecialModifiedBesselK0 is SpecialModifiedBesselK0(t, ...).
+func (t Tensor) SpecialModifiedBesselK0(opts ...Opt) (Tensor, error) {
+	return SpecialModifiedBesselK0(t, opts...)
+}
+
+// MustSpecialModifiedBesselK0 is MustSpecialModifiedBesselK0(t, ...).
+func (t Tensor) MustSpecialModifiedBesselK0(opts ...Opt) Tensor {
+	return MustSpecialModifiedBesselK0(t, opts...)
+}
+
+var op_special_modified_bessel_k1 = &opRef{name: "special_modified_bessel_k1"}
+
+// SpecialModifiedBesselK1 calls torch's special_modified_bessel_k1:
+//
+//	special_modified_bessel_k1(Tensor self) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialModifiedBesselK1(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_special_modified_bessel_k1, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_special_modified_bessel_k1, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialModifiedBesselK1 is SpecialModifiedBesselK1, panicking on error.
+func MustSpecialModifiedBesselK1(self Tensor, opts ...Opt) Tensor {
+	v, err := SpecialModifiedBesselK1(self, opts...)
+	must(err)
+	return v
+}
+
+// SpecialModifiedBesselK1 is SpecialModifiedBesselK1(t, ...).
+func (t Tensor) SpecialModifiedBesselK1(opts ...Opt) (Tensor, error) {
+	return SpecialModifiedBesselK1(t, opts...)
+}
+
+// MustSpecialModifiedBesselK1 is MustSpecialModifiedBesselK1(t, ...).
+func (t Tensor) MustSpecialModifiedBesselK1(opts ...Opt) Tensor {
+	return MustSpecialModifiedBesselK1(t, opts...)
+}
+
+var op_special_multigammaln = &opRef{name: "special_multigammaln"}
+
+// SpecialMultigammaln calls torch's special_multigammaln:
+//
+//	special_multigammaln(Tensor self, int p) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialMultigammaln(self Tensor, p int64, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(p)
+	var r results
+	if err := a.call(op_special_multigammaln, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialMultigammaln is SpecialMultigammaln, panicking on error.
+func MustSpecialMultigammaln(self Tensor, p int64, opts ...Opt) Tensor {
+	v, err := SpecialMultigammaln(self, p, opts...)
+	must(err)
+	return v
+}
+
+// SpecialMultigammaln is SpecialMultigammaln(t, ...).
+func (t Tensor) SpecialMultigammaln(p int64, opts ...Opt) (Tensor, error) {
+	return SpecialMultigammaln(t, p, opts...)
+}
+
+// MustSpecialMultigammaln is MustSpecialMultigammaln(t, ...).
+func (t Tensor) MustSpecialMultigammaln(p int64, opts ...Opt) Tensor {
+	return MustSpecialMultigammaln(t, p, opts...)
+}
+
+var op_special_ndtr = &opRef{name: "special_ndtr"}
+
+// SpecialNdtr calls torch's special_ndtr:
+//
+//	special_ndtr(Tensor self) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialNdtr(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_special_ndtr, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_special_ndtr, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialNdtr is SpecialNdtr, panicking on error.
+func MustSpecialNdtr(self Tensor, opts ...Opt) Tensor {
+	v, err := SpecialNdtr(self, opts...)
+	must(err)
+	return v
+}
+
+// SpecialNdtr is SpecialNdtr(t, ...).
+func (t Tensor) SpecialNdtr(opts ...Opt) (Tensor, error) {
+	return SpecialNdtr(t, opts...)
+}
+
+// MustSpecialNdtr is MustSpecialNdtr(t, ...).
+func (t Tensor) MustSpecialNdtr(opts ...Opt) Tensor {
+	return MustSpecialNdtr(t, opts...)
+}
+
+var op_special_ndtri = &opRef{name: "special_ndtri"}
+
+// SpecialNdtri calls torch's special_ndtri:
+//
+//	special_ndtri(Tensor self) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialNdtri(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_special_ndtri, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_special_ndtri, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialNdtri is SpecialNdtri, panicking on error.
+func MustSpecialNdtri(self Tensor, opts ...Opt) Tensor {
+	v, err := SpecialNdtri(self, opts...)
+	must(err)
+	return v
+}
+
+// SpecialNdtri is SpecialNdtri(t, ...).
+func (t Tensor) SpecialNdtri(opts ...Opt) (Tensor, error) {
+	return SpecialNdtri(t, opts...)
+}
+
+// MustSpecialNdtri is MustSpecialNdtri(t, ...).
+func (t Tensor) MustSpecialNdtri(opts ...Opt) Tensor {
+	return MustSpecialNdtri(t, opts...)
+}
+
+var op_special_scaled_modified_bessel_k0 = &opRef{name: "special_scaled_modified_bessel_k0"}
+
+// SpecialScaledModifiedBesselK0 calls torch's special_scaled_modified_bessel_k0:
+//
+//	special_scaled_modified_bessel_k0(Tensor self) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialScaledModifiedBesselK0(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_special_scaled_modified_bessel_k0, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_special_scaled_modified_bessel_k0, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialScaledModifiedBesselK0 is SpecialScaledModifiedBesselK0, panicking on error.
+func MustSpecialScaledModifiedBesselK0(self Tensor, opts ...Opt) Tensor {
+	v, err := SpecialScaledModifiedBesselK0(self, opts...)
+	must(err)
+	return v
+}
+
+// SpecialScaledModifiedBesselK0 is SpecialScaledModifiedBesselK0(t, ...).
+func (t Tensor) SpecialScaledModifiedBesselK0(opts ...Opt) (Tensor, error) {
+	return SpecialScaledModifiedBesselK0(t, opts...)
+}
+
+// MustSpecialScaledModifiedBesselK0 is MustSpecialScaledModifiedBesselK0(t, ...).
+func (t Tensor) MustSpecialScaledModifiedBesselK0(opts ...Opt) Tensor {
+	return MustSpecialScaledModifiedBesselK0(t, opts...)
+}
+
+var op_special_scaled_modified_bessel_k1 = &opRef{name: "special_scaled_modified_bessel_k1"}
+
+// SpecialScaledModifiedBesselK1 calls torch's special_scaled_modified_bessel_k1:
+//
+//	special_scaled_modified_bessel_k1(Tensor self) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialScaledModifiedBesselK1(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_special_scaled_modified_bessel_k1, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_special_scaled_modified_bessel_k1, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialScaledModifiedBesselK1 is SpecialScaledModifiedBesselK1, panicking on error.
+func MustSpecialScaledModifiedBesselK1(self Tensor, opts ...Opt) Tensor {
+	v, err := SpecialScaledModifiedBesselK1(self, opts...)
+	must(err)
+	return v
+}
+
+// SpecialScaledModifiedBesselK1 is SpecialScaledModifiedBesselK1(t, ...).
+func (t Tensor) SpecialScaledModifiedBesselK1(opts ...Opt) (Tensor, error) {
+	return SpecialScaledModifiedBesselK1(t, opts...)
+}
+
+// MustSpecialScaledModifiedBesselK1 is MustSpecialScaledModifiedBesselK1(t, ...).
+func (t Tensor) MustSpecialScaledModifiedBesselK1(opts ...Opt) Tensor {
+	return MustSpecialScaledModifiedBesselK1(t, opts...)
+}
+
+var op_special_shifted_chebyshev_polynomial_t = &opRef{name: "special_shifted_chebyshev_polynomial_t"}
+
+// SpecialShiftedChebyshevPolynomialT calls torch's special_shifted_chebyshev_polynomial_t:
+//
+//	special_shifted_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialShiftedChebyshevPolynomialT(x Tensor, n Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_special_shifted_chebyshev_polynomial_t, 2, x, n, Tensor{})
+	}
+	var a argBuf
+	a.tensor(x)
+	a.tensor(n)
+	var r results
+	if err := a.call(op_special_shifted_chebyshev_polynomial_t, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialShiftedChebyshevPolynomialT is SpecialShiftedChebyshevPolynomialT, panicking on error.
+func MustSpecialShiftedChebyshevPolynomialT(x Tensor, n Tensor, opts ...Opt) Tensor {
+	v, err := SpecialShiftedChebyshevPolynomialT(x, n, opts...)
+	must(err)
+	return v
+}
+
+// SpecialShiftedChebyshevPolynomialTNScalar calls torch's special_shifted_chebyshev_polynomial_t:
+//
+//	special_shifted_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialShiftedChebyshevPolynomialTNScalar(x Tensor, n Scalar, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(x)
+	a.any(n)
+	var r results
+	if err := a.call(op_special_shifted_chebyshev_polynomial_t, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialShiftedChebyshevPolynomialTNScalar is SpecialShiftedChebyshevPolynomialTNScalar, panicking on error.
+func MustSpecialShiftedChebyshevPolynomialTNScalar(x Tensor, n Scalar, opts ...Opt) Tensor {
+	v, err := SpecialShiftedChebyshevPolynomialTNScalar(x, n, opts...)
+	must(err)
+	return v
+}
+
+// SpecialShiftedChebyshevPolynomialTXScalar calls torch's special_shifted_chebyshev_polynomial_t:
+//
+//	special_shifted_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialShiftedChebyshevPolynomialTXScalar(x Scalar, n Tensor, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.any(x)
+	a.tensor(n)
+	var r results
+	if err := a.call(op_special_shifted_chebyshev_polynomial_t, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialShiftedChebyshevPolynomialTXScalar is SpecialShiftedChebyshevPolynomialTXScalar, panicking on error.
+func MustSpecialShiftedChebyshevPolynomialTXScalar(x Scalar, n Tensor, opts ...Opt) Tensor {
+	v, err := SpecialShiftedChebyshevPolynomialTXScalar(x, n, opts...)
+	must(err)
+	return v
+}
+
+var op_special_shifted_chebyshev_polynomial_u = &opRef{name: "special_shifted_chebyshev_polynomial_u"}
+
+// SpecialShiftedChebyshevPolynomialU calls torch's special_shifted_chebyshev_polynomial_u:
+//
+//	special_shifted_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialShiftedChebyshevPolynomialU(x Tensor, n Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_special_shifted_chebyshev_polynomial_u, 2, x, n, Tensor{})
+	}
+	var a argBuf
+	a.tensor(x)
+	a.tensor(n)
+	var r results
+	if err := a.call(op_special_shifted_chebyshev_polynomial_u, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialShiftedChebyshevPolynomialU is SpecialShiftedChebyshevPolynomialU, panicking on error.
+func MustSpecialShiftedChebyshevPolynomialU(x Tensor, n Tensor, opts ...Opt) Tensor {
+	v, err := SpecialShiftedChebyshevPolynomialU(x, n, opts...)
+	must(err)
+	return v
+}
+
+// SpecialShiftedChebyshevPolynomialUNScalar calls torch's special_shifted_chebyshev_polynomial_u:
+//
+//	special_shifted_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialShiftedChebyshevPolynomialUNScalar(x Tensor, n Scalar, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(x)
+	a.any(n)
+	var r results
+	if err := a.call(op_special_shifted_chebyshev_polynomial_u, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialShiftedChebyshevPolynomialUNScalar is SpecialShiftedChebyshevPolynomialUNScalar, panicking on error.
+func MustSpecialShiftedChebyshevPolynomialUNScalar(x Tensor, n Scalar, opts ...Opt) Tensor {
+	v, err := SpecialShiftedChebyshevPolynomialUNScalar(x, n, opts...)
+	must(err)
+	return v
+}
+
+// SpecialShiftedChebyshevPolynomialUXScalar calls torch's special_shifted_chebyshev_polynomial_u:
+//
+//	special_shifted_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialShiftedChebyshevPolynomialUXScalar(x Scalar, n Tensor, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.any(x)
+	a.tensor(n)
+	var r results
+	if err := a.call(op_special_shifted_chebyshev_polynomial_u, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialShiftedChebyshevPolynomialUXScalar is SpecialShiftedChebyshevPolynomialUXScalar, panicking on error.
+func MustSpecialShiftedChebyshevPolynomialUXScalar(x Scalar, n Tensor, opts ...Opt) Tensor {
+	v, err := SpecialShiftedChebyshevPolynomialUXScalar(x, n, opts...)
+	must(err)
+	return v
+}
+
+var op_special_shifted_chebyshev_polynomial_v = &opRef{name: "special_shifted_chebyshev_polynomial_v"}
+
+// SpecialShiftedChebyshevPolynomialV calls torch's special_shifted_chebyshev_polynomial_v:
+//
+//	special_shifted_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialShiftedChebyshevPolynomialV(x Tensor, n Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_special_shifted_chebyshev_polynomial_v, 2, x, n, Tensor{})
+	}
+	var a argBuf
+	a.tensor(x)
+	a.tensor(n)
+	var r results
+	if err := a.call(op_special_shifted_chebyshev_polynomial_v, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialShiftedChebyshevPolynomialV is SpecialShiftedChebyshevPolynomialV, panicking on error.
+func MustSpecialShiftedChebyshevPolynomialV(x Tensor, n Tensor, opts ...Opt) Tensor {
+	v, err := SpecialShiftedChebyshevPolynomialV(x, n, opts...)
+	must(err)
+	return v
+}
+
+// SpecialShiftedChebyshevPolynomialVNScalar calls torch's special_shifted_chebyshev_polynomial_v:
+//
+//	special_shifted_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialShiftedChebyshevPolynomialVNScalar(x Tensor, n Scalar, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(x)
+	a.any(n)
+	var r results
+	if err := a.call(op_special_shifted_chebyshev_polynomial_v, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialShiftedChebyshevPolynomialVNScalar is SpecialShiftedChebyshevPolynomialVNScalar, panicking on error.
+func MustSpecialShiftedChebyshevPolynomialVNScalar(x Tensor, n Scalar, opts ...Opt) Tensor {
+	v, err := SpecialShiftedChebyshevPolynomialVNScalar(x, n, opts...)
+	must(err)
+	return v
+}
+
+// SpecialShiftedChebyshevPolynomialVXScalar calls torch's special_shifted_chebyshev_polynomial_v:
+//
+//	special_shifted_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialShiftedChebyshevPolynomialVXScalar(x Scalar, n Tensor, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.any(x)
+	a.tensor(n)
+	var r results
+	if err := a.call(op_special_shifted_chebyshev_polynomial_v, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialShiftedChebyshevPolynomialVXScalar is SpecialShiftedChebyshevPolynomialVXScalar, panicking on error.
+func MustSpecialShiftedChebyshevPolynomialVXScalar(x Scalar, n Tensor, opts ...Opt) Tensor {
+	v, err := SpecialShiftedChebyshevPolynomialVXScalar(x, n, opts...)
+	must(err)
+	return v
+}
+
+var op_special_shifted_chebyshev_polynomial_w = &opRef{name: "special_shifted_chebyshev_polynomial_w"}
+
+// SpecialShiftedChebyshevPolynomialW calls torch's special_shifted_chebyshev_polynomial_w:
+//
+//	special_shifted_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialShiftedChebyshevPolynomialW(x Tensor, n Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_special_shifted_chebyshev_polynomial_w, 2, x, n, Tensor{})
+	}
+	var a argBuf
+	a.tensor(x)
+	a.tensor(n)
+	var r results
+	if err := a.call(op_special_shifted_chebyshev_polynomial_w, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialShiftedChebyshevPolynomialW is SpecialShiftedChebyshevPolynomialW, panicking on error.
+func MustSpecialShiftedChebyshevPolynomialW(x Tensor, n Tensor, opts ...Opt) Tensor {
+	v, err := SpecialShiftedChebyshevPolynomialW(x, n, opts...)
+	must(err)
+	return v
+}
+
+// SpecialShiftedChebyshevPolynomialWNScalar calls torch's special_shifted_chebyshev_polynomial_w:
+//
+//	special_shifted_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialShiftedChebyshevPolynomialWNScalar(x Tensor, n Scalar, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(x)
+	a.any(n)
+	var r results
+	if err := a.call(op_special_shifted_chebyshev_polynomial_w, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialShiftedChebyshevPolynomialWNScalar is SpecialShiftedChebyshevPolynomialWNScalar, panicking on error.
+func MustSpecialShiftedChebyshevPolynomialWNScalar(x Tensor, n Scalar, opts ...Opt) Tensor {
+	v, err := SpecialShiftedChebyshevPolynomialWNScalar(x, n, opts...)
+	must(err)
+	return v
+}
+
+// SpecialShiftedChebyshevPolynomialWXScalar calls torch's special_shifted_chebyshev_polynomial_w:
+//
+//	special_shifted_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialShiftedChebyshevPolynomialWXScalar(x Scalar, n Tensor, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.any(x)
+	a.tensor(n)
+	var r results
+	if err := a.call(op_special_shifted_chebyshev_polynomial_w, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialShiftedChebyshevPolynomialWXScalar is SpecialShiftedChebyshevPolynomialWXScalar, panicking on error.
+func MustSpecialShiftedChebyshevPolynomialWXScalar(x Scalar, n Tensor, opts ...Opt) Tensor {
+	v, err := SpecialShiftedChebyshevPolynomialWXScalar(x, n, opts...)
+	must(err)
+	return v
+}
+
+var op_special_spherical_bessel_j0 = &opRef{name: "special_spherical_bessel_j0"}
+
+// SpecialSphericalBesselJ0 calls torch's special_spherical_bessel_j0:
+//
+//	special_spherical_bessel_j0(Tensor self) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialSphericalBesselJ0(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_special_spherical_bessel_j0, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_special_spherical_bessel_j0, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialSphericalBesselJ0 is SpecialSphericalBesselJ0, panicking on error.
+func MustSpecialSphericalBesselJ0(self Tensor, opts ...Opt) Tensor {
+	v, err := SpecialSphericalBesselJ0(self, opts...)
+	must(err)
+	return v
+}
+
+// SpecialSphericalBesselJ0 is SpecialSphericalBesselJ0(t, ...).
+func (t Tensor) SpecialSphericalBesselJ0(opts ...Opt) (Tensor, error) {
+	return SpecialSphericalBesselJ0(t, opts...)
+}
+
+// MustSpecialSphericalBesselJ0 is MustSpecialSphericalBesselJ0(t, ...).
+func (t Tensor) MustSpecialSphericalBesselJ0(opts ...Opt) Tensor {
+	return MustSpecialSphericalBesselJ0(t, opts...)
+}
+
+var op_special_xlog1py = &opRef{name: "special_xlog1py"}
+
+// SpecialXlog1py calls torch's special_xlog1py:
+//
+//	special_xlog1py(Tensor self, Tensor other) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialXlog1py(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_special_xlog1py, 2, self, other, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	a.tensor(other)
+	var r results
+	if err := a.call(op_special_xlog1py, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialXlog1py is SpecialXlog1py, panicking on error.
+func MustSpecialXlog1py(self Tensor, other Tensor, opts ...Opt) Tensor {
+	v, err := SpecialXlog1py(self, other, opts...)
+	must(err)
+	return v
+}
+
+// SpecialXlog1py is SpecialXlog1py(t, ...).
+func (t Tensor) SpecialXlog1py(other Tensor, opts ...Opt) (Tensor, error) {
+	return SpecialXlog1py(t, other, opts...)
+}
+
+// MustSpecialXlog1py is MustSpecialXlog1py(t, ...).
+func (t Tensor) MustSpecialXlog1py(other Tensor, opts ...Opt) Tensor {
+	return MustSpecialXlog1py(t, other, opts...)
+}
+
+// SpecialXlog1pyOtherScalar calls torch's special_xlog1py:
+//
+//	special_xlog1py.other_scalar(Tensor self, Scalar other) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialXlog1pyOtherScalar(self Tensor, other Scalar, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(other)
+	var r results
+	if err := a.call(op_special_xlog1py, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialXlog1pyOtherScalar is SpecialXlog1pyOtherScalar, panicking on error.
+func MustSpecialXlog1pyOtherScalar(self Tensor, other Scalar, opts ...Opt) Tensor {
+	v, err := SpecialXlog1pyOtherScalar(self, other, opts...)
+	must(err)
+	return v
+}
+
+// SpecialXlog1pyOtherScalar is SpecialXlog1pyOtherScalar(t, ...).
+func (t Tensor) SpecialXlog1pyOtherScalar(other Scalar, opts ...Opt) (Tensor, error) {
+	return SpecialXlog1pyOtherScalar(t, other, opts...)
+}
+
+// MustSpecialXlog1pyOtherScalar is MustSpecialXlog1pyOtherScalar(t, ...).
+func (t Tensor) MustSpecialXlog1pyOtherScalar(other Scalar, opts ...Opt) Tensor {
+	return MustSpecialXlog1pyOtherScalar(t, other, opts...)
+}
+
+// SpecialXlog1pySelfScalar calls torch's special_xlog1py:
+//
+//	special_xlog1py.self_scalar(Scalar self, Tensor other) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialXlog1pySelfScalar(self Scalar, other Tensor, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.any(self)
+	a.tensor(other)
+	var r results
+	if err := a.call(op_special_xlog1py, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialXlog1pySelfScalar is SpecialXlog1pySelfScalar, panicking on error.
+func MustSpecialXlog1pySelfScalar(self Scalar, other Tensor, opts ...Opt) Tensor {
+	v, err := SpecialXlog1pySelfScalar(self, other, opts...)
+	must(err)
+	return v
+}
+
+var op_special_zeta = &opRef{name: "special_zeta"}
+
+// SpecialZeta calls torch's special_zeta:
+//
+//	special_zeta(Tensor self, Tensor other) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialZeta(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_special_zeta, 2, self, other, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	a.tensor(other)
+	var r results
+	if err := a.call(op_special_zeta, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialZeta is SpecialZeta, panicking on error.
+func MustSpecialZeta(self Tensor, other Tensor, opts ...Opt) Tensor {
+	v, err := SpecialZeta(self, other, opts...)
+	must(err)
+	return v
+}
+
+// SpecialZeta is SpecialZeta(t, ...).
+func (t Tensor) SpecialZeta(other Tensor, opts ...Opt) (Tensor, error) {
+	return SpecialZeta(t, other, opts...)
+}
+
+// MustSpecialZeta is MustSpecialZeta(t, ...).
+func (t Tensor) MustSpecialZeta(other Tensor, opts ...Opt) Tensor {
+	return MustSpecialZeta(t, other, opts...)
+}
+
+// SpecialZetaOtherScalar calls torch's special_zeta:
+//
+//	special_zeta.other_scalar(Tensor self, Scalar other) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialZetaOtherScalar(self Tensor, other Scalar, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(other)
+	var r results
+	if err := a.call(op_special_zeta, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialZetaOtherScalar is SpecialZetaOtherScalar, panicking on error.
+func MustSpecialZetaOtherScalar(self Tensor, other Scalar, opts ...Opt) Tensor {
+	v, err := SpecialZetaOtherScalar(self, other, opts...)
+	must(err)
+	return v
+}
+
+// SpecialZetaOtherScalar is SpecialZetaOtherScalar(t, ...).
+func (t Tensor) SpecialZetaOtherScalar(other Scalar, opts ...Opt) (Tensor, error) {
+	return SpecialZetaOtherScalar(t, other, opts...)
+}
+
+// MustSpecialZetaOtherScalar is MustSpecialZetaOtherScalar(t, ...).
+func (t Tensor) MustSpecialZetaOtherScalar(other Scalar, opts ...Opt) Tensor {
+	return MustSpecialZetaOtherScalar(t, other, opts...)
+}
+
+// SpecialZetaSelfScalar calls torch's special_zeta:
+//
+//	special_zeta.self_scalar(Scalar self, Tensor other) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialZetaSelfScalar(self Scalar, other Tensor, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.any(self)
+	a.tensor(other)
+	var r results
+	if err := a.call(op_special_zeta, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialZetaSelfScalar is SpecialZetaSelfScalar, panicking on error.
+func MustSpecialZetaSelfScalar(self Scalar, other Tensor, opts ...Opt) Tensor {
+	v, err := SpecialZetaSelfScalar(self, other, opts...)
+	must(err)
+	return v
+}
+
 var op_split = &opRef{name: "split"}
 
 // Split calls torch's split:
@@ -11883,6 +17827,43 @@ func (t Tensor) Sqrt_(opts ...Opt) (Tensor, error) {
 // MustSqrt_ is MustSqrt_(t, ...).
 func (t Tensor) MustSqrt_(opts ...Opt) Tensor {
 	return MustSqrt_(t, opts...)
+}
+
+var op_square = &opRef{name: "square"}
+
+// Square calls torch's square:
+//
+//	square(Tensor self) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Square(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_square, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_square, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSquare is Square, panicking on error.
+func MustSquare(self Tensor, opts ...Opt) Tensor {
+	v, err := Square(self, opts...)
+	must(err)
+	return v
+}
+
+// Square is Square(t, ...).
+func (t Tensor) Square(opts ...Opt) (Tensor, error) {
+	return Square(t, opts...)
+}
+
+// MustSquare is MustSquare(t, ...).
+func (t Tensor) MustSquare(opts ...Opt) Tensor {
+	return MustSquare(t, opts...)
 }
 
 var op_squeeze = &opRef{name: "squeeze"}
@@ -12467,6 +18448,40 @@ func (t Tensor) MustSumDimIntList(dim []int64, opts ...Opt) Tensor {
 	return MustSumDimIntList(t, dim, opts...)
 }
 
+var op_svd = &opRef{name: "svd"}
+
+// Svd calls torch's svd:
+//
+//	svd(Tensor self, bool some=True, bool compute_uv=True) -> (Tensor U, Tensor S, Tensor V)
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Svd(self Tensor, opts ...Opt) ([]Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_svd, opts, &r); err != nil {
+		return nil, err
+	}
+	return r.tensors()
+}
+
+// MustSvd is Svd, panicking on error.
+func MustSvd(self Tensor, opts ...Opt) []Tensor {
+	v, err := Svd(self, opts...)
+	must(err)
+	return v
+}
+
+// Svd is Svd(t, ...).
+func (t Tensor) Svd(opts ...Opt) ([]Tensor, error) {
+	return Svd(t, opts...)
+}
+
+// MustSvd is MustSvd(t, ...).
+func (t Tensor) MustSvd(opts ...Opt) []Tensor {
+	return MustSvd(t, opts...)
+}
+
 var op_t = &opRef{name: "t"}
 
 // T calls torch's t:
@@ -12728,6 +18743,107 @@ func (t Tensor) MustTanh_(opts ...Opt) Tensor {
 	return MustTanh_(t, opts...)
 }
 
+var op_tensor_split = &opRef{name: "tensor_split"}
+
+// TensorSplit calls torch's tensor_split:
+//
+//	tensor_split.indices(Tensor(a -> *) self, SymInt[] indices, int dim=0) -> Tensor(a)[]
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func TensorSplit(self Tensor, indices []int64, opts ...Opt) ([]Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(indices)
+	var r results
+	if err := a.call(op_tensor_split, opts, &r); err != nil {
+		return nil, err
+	}
+	return r.tensors()
+}
+
+// MustTensorSplit is TensorSplit, panicking on error.
+func MustTensorSplit(self Tensor, indices []int64, opts ...Opt) []Tensor {
+	v, err := TensorSplit(self, indices, opts...)
+	must(err)
+	return v
+}
+
+// TensorSplit is TensorSplit(t, ...).
+func (t Tensor) TensorSplit(indices []int64, opts ...Opt) ([]Tensor, error) {
+	return TensorSplit(t, indices, opts...)
+}
+
+// MustTensorSplit is MustTensorSplit(t, ...).
+func (t Tensor) MustTensorSplit(indices []int64, opts ...Opt) []Tensor {
+	return MustTensorSplit(t, indices, opts...)
+}
+
+// TensorSplitSections calls torch's tensor_split:
+//
+//	tensor_split.sections(Tensor(a -> *) self, SymInt sections, int dim=0) -> Tensor(a)[]
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func TensorSplitSections(self Tensor, sections int64, opts ...Opt) ([]Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(sections)
+	var r results
+	if err := a.call(op_tensor_split, opts, &r); err != nil {
+		return nil, err
+	}
+	return r.tensors()
+}
+
+// MustTensorSplitSections is TensorSplitSections, panicking on error.
+func MustTensorSplitSections(self Tensor, sections int64, opts ...Opt) []Tensor {
+	v, err := TensorSplitSections(self, sections, opts...)
+	must(err)
+	return v
+}
+
+// TensorSplitSections is TensorSplitSections(t, ...).
+func (t Tensor) TensorSplitSections(sections int64, opts ...Opt) ([]Tensor, error) {
+	return TensorSplitSections(t, sections, opts...)
+}
+
+// MustTensorSplitSections is MustTensorSplitSections(t, ...).
+func (t Tensor) MustTensorSplitSections(sections int64, opts ...Opt) []Tensor {
+	return MustTensorSplitSections(t, sections, opts...)
+}
+
+// TensorSplitTensorIndicesOrSections calls torch's tensor_split:
+//
+//	tensor_split.tensor_indices_or_sections(Tensor(a -> *) self, Tensor tensor_indices_or_sections, int dim=0) -> Tensor(a)[]
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func TensorSplitTensorIndicesOrSections(self Tensor, tensorIndicesOrSections Tensor, opts ...Opt) ([]Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.tensor(tensorIndicesOrSections)
+	var r results
+	if err := a.call(op_tensor_split, opts, &r); err != nil {
+		return nil, err
+	}
+	return r.tensors()
+}
+
+// MustTensorSplitTensorIndicesOrSections is TensorSplitTensorIndicesOrSections, panicking on error.
+func MustTensorSplitTensorIndicesOrSections(self Tensor, tensorIndicesOrSections Tensor, opts ...Opt) []Tensor {
+	v, err := TensorSplitTensorIndicesOrSections(self, tensorIndicesOrSections, opts...)
+	must(err)
+	return v
+}
+
+// TensorSplitTensorIndicesOrSections is TensorSplitTensorIndicesOrSections(t, ...).
+func (t Tensor) TensorSplitTensorIndicesOrSections(tensorIndicesOrSections Tensor, opts ...Opt) ([]Tensor, error) {
+	return TensorSplitTensorIndicesOrSections(t, tensorIndicesOrSections, opts...)
+}
+
+// MustTensorSplitTensorIndicesOrSections is MustTensorSplitTensorIndicesOrSections(t, ...).
+func (t Tensor) MustTensorSplitTensorIndicesOrSections(tensorIndicesOrSections Tensor, opts ...Opt) []Tensor {
+	return MustTensorSplitTensorIndicesOrSections(t, tensorIndicesOrSections, opts...)
+}
+
 var op_tensordot = &opRef{name: "tensordot"}
 
 // Tensordot calls torch's tensordot:
@@ -12906,6 +19022,43 @@ func (t Tensor) MustTopk(k int64, opts ...Opt) []Tensor {
 	return MustTopk(t, k, opts...)
 }
 
+var op_trace = &opRef{name: "trace"}
+
+// Trace calls torch's trace:
+//
+//	trace(Tensor self) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Trace(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_trace, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_trace, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustTrace is Trace, panicking on error.
+func MustTrace(self Tensor, opts ...Opt) Tensor {
+	v, err := Trace(self, opts...)
+	must(err)
+	return v
+}
+
+// Trace is Trace(t, ...).
+func (t Tensor) Trace(opts ...Opt) (Tensor, error) {
+	return Trace(t, opts...)
+}
+
+// MustTrace is MustTrace(t, ...).
+func (t Tensor) MustTrace(opts ...Opt) Tensor {
+	return MustTrace(t, opts...)
+}
+
 var op_transpose = &opRef{name: "transpose"}
 
 // Transpose calls torch's transpose:
@@ -12940,6 +19093,147 @@ func (t Tensor) Transpose(dim0 int64, dim1 int64, opts ...Opt) (Tensor, error) {
 // MustTranspose is MustTranspose(t, ...).
 func (t Tensor) MustTranspose(dim0 int64, dim1 int64, opts ...Opt) Tensor {
 	return MustTranspose(t, dim0, dim1, opts...)
+}
+
+var op_trapezoid = &opRef{name: "trapezoid"}
+
+// Trapezoid calls torch's trapezoid:
+//
+//	trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Trapezoid(y Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_trapezoid, 1, y, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(y)
+	var r results
+	if err := a.call(op_trapezoid, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustTrapezoid is Trapezoid, panicking on error.
+func MustTrapezoid(y Tensor, opts ...Opt) Tensor {
+	v, err := Trapezoid(y, opts...)
+	must(err)
+	return v
+}
+
+// TrapezoidX calls torch's trapezoid:
+//
+//	trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func TrapezoidX(y Tensor, x Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_trapezoid, 2, y, x, Tensor{})
+	}
+	var a argBuf
+	a.tensor(y)
+	a.tensor(x)
+	var r results
+	if err := a.call(op_trapezoid, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustTrapezoidX is TrapezoidX, panicking on error.
+func MustTrapezoidX(y Tensor, x Tensor, opts ...Opt) Tensor {
+	v, err := TrapezoidX(y, x, opts...)
+	must(err)
+	return v
+}
+
+var op_trapz = &opRef{name: "trapz"}
+
+// Trapz calls torch's trapz:
+//
+//	trapz.dx(Tensor y, *, float dx=1, int dim=-1) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Trapz(y Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_trapz, 1, y, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(y)
+	var r results
+	if err := a.call(op_trapz, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustTrapz is Trapz, panicking on error.
+func MustTrapz(y Tensor, opts ...Opt) Tensor {
+	v, err := Trapz(y, opts...)
+	must(err)
+	return v
+}
+
+// TrapzX calls torch's trapz:
+//
+//	trapz.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func TrapzX(y Tensor, x Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_trapz, 2, y, x, Tensor{})
+	}
+	var a argBuf
+	a.tensor(y)
+	a.tensor(x)
+	var r results
+	if err := a.call(op_trapz, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustTrapzX is TrapzX, panicking on error.
+func MustTrapzX(y Tensor, x Tensor, opts ...Opt) Tensor {
+	v, err := TrapzX(y, x, opts...)
+	must(err)
+	return v
+}
+
+var op_triangular_solve = &opRef{name: "triangular_solve"}
+
+// TriangularSolve calls torch's triangular_solve:
+//
+//	triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func TriangularSolve(self Tensor, A Tensor, opts ...Opt) ([]Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.tensor(A)
+	var r results
+	if err := a.call(op_triangular_solve, opts, &r); err != nil {
+		return nil, err
+	}
+	return r.tensors()
+}
+
+// MustTriangularSolve is TriangularSolve, panicking on error.
+func MustTriangularSolve(self Tensor, A Tensor, opts ...Opt) []Tensor {
+	v, err := TriangularSolve(self, A, opts...)
+	must(err)
+	return v
+}
+
+// TriangularSolve is TriangularSolve(t, ...).
+func (t Tensor) TriangularSolve(A Tensor, opts ...Opt) ([]Tensor, error) {
+	return TriangularSolve(t, A, opts...)
+}
+
+// MustTriangularSolve is MustTriangularSolve(t, ...).
+func (t Tensor) MustTriangularSolve(A Tensor, opts ...Opt) []Tensor {
+	return MustTriangularSolve(t, A, opts...)
 }
 
 var op_tril = &opRef{name: "tril"}
@@ -12979,6 +19273,31 @@ func (t Tensor) MustTril(opts ...Opt) Tensor {
 	return MustTril(t, opts...)
 }
 
+var op_tril_indices = &opRef{name: "tril_indices"}
+
+// TrilIndices calls torch's tril_indices:
+//
+//	tril_indices(int row, int col, int offset=0, *, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func TrilIndices(row int64, col int64, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.any(row)
+	a.any(col)
+	var r results
+	if err := a.call(op_tril_indices, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustTrilIndices is TrilIndices, panicking on error.
+func MustTrilIndices(row int64, col int64, opts ...Opt) Tensor {
+	v, err := TrilIndices(row, col, opts...)
+	must(err)
+	return v
+}
+
 var op_triu = &opRef{name: "triu"}
 
 // Triu calls torch's triu:
@@ -13014,6 +19333,102 @@ func (t Tensor) Triu(opts ...Opt) (Tensor, error) {
 // MustTriu is MustTriu(t, ...).
 func (t Tensor) MustTriu(opts ...Opt) Tensor {
 	return MustTriu(t, opts...)
+}
+
+var op_triu_indices = &opRef{name: "triu_indices"}
+
+// TriuIndices calls torch's triu_indices:
+//
+//	triu_indices(int row, int col, int offset=0, *, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func TriuIndices(row int64, col int64, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.any(row)
+	a.any(col)
+	var r results
+	if err := a.call(op_triu_indices, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustTriuIndices is TriuIndices, panicking on error.
+func MustTriuIndices(row int64, col int64, opts ...Opt) Tensor {
+	v, err := TriuIndices(row, col, opts...)
+	must(err)
+	return v
+}
+
+var op_true_divide = &opRef{name: "true_divide"}
+
+// TrueDivideScalar calls torch's true_divide:
+//
+//	true_divide.Scalar(Tensor self, Scalar other) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func TrueDivideScalar(self Tensor, other Scalar, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(other)
+	var r results
+	if err := a.call(op_true_divide, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustTrueDivideScalar is TrueDivideScalar, panicking on error.
+func MustTrueDivideScalar(self Tensor, other Scalar, opts ...Opt) Tensor {
+	v, err := TrueDivideScalar(self, other, opts...)
+	must(err)
+	return v
+}
+
+// TrueDivideScalar is TrueDivideScalar(t, ...).
+func (t Tensor) TrueDivideScalar(other Scalar, opts ...Opt) (Tensor, error) {
+	return TrueDivideScalar(t, other, opts...)
+}
+
+// MustTrueDivideScalar is MustTrueDivideScalar(t, ...).
+func (t Tensor) MustTrueDivideScalar(other Scalar, opts ...Opt) Tensor {
+	return MustTrueDivideScalar(t, other, opts...)
+}
+
+// TrueDivide calls torch's true_divide:
+//
+//	true_divide.Tensor(Tensor self, Tensor other) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func TrueDivide(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_true_divide, 2, self, other, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	a.tensor(other)
+	var r results
+	if err := a.call(op_true_divide, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustTrueDivide is TrueDivide, panicking on error.
+func MustTrueDivide(self Tensor, other Tensor, opts ...Opt) Tensor {
+	v, err := TrueDivide(self, other, opts...)
+	must(err)
+	return v
+}
+
+// TrueDivide is TrueDivide(t, ...).
+func (t Tensor) TrueDivide(other Tensor, opts ...Opt) (Tensor, error) {
+	return TrueDivide(t, other, opts...)
+}
+
+// MustTrueDivide is MustTrueDivide(t, ...).
+func (t Tensor) MustTrueDivide(other Tensor, opts ...Opt) Tensor {
+	return MustTrueDivide(t, other, opts...)
 }
 
 var op_trunc = &opRef{name: "trunc"}
@@ -13234,6 +19649,31 @@ func (t Tensor) MustUniform_(opts ...Opt) Tensor {
 	return MustUniform_(t, opts...)
 }
 
+var op_unravel_index = &opRef{name: "unravel_index"}
+
+// UnravelIndex calls torch's unravel_index:
+//
+//	unravel_index(Tensor indices, int[] shape) -> Tensor[]
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func UnravelIndex(indices Tensor, shape []int64, opts ...Opt) ([]Tensor, error) {
+	var a argBuf
+	a.tensor(indices)
+	a.any(shape)
+	var r results
+	if err := a.call(op_unravel_index, opts, &r); err != nil {
+		return nil, err
+	}
+	return r.tensors()
+}
+
+// MustUnravelIndex is UnravelIndex, panicking on error.
+func MustUnravelIndex(indices Tensor, shape []int64, opts ...Opt) []Tensor {
+	v, err := UnravelIndex(indices, shape, opts...)
+	must(err)
+	return v
+}
+
 var op_unsqueeze = &opRef{name: "unsqueeze"}
 
 // Unsqueeze calls torch's unsqueeze:
@@ -13338,6 +19778,77 @@ func (t Tensor) UpsampleNearest2d(outputSize []int64, opts ...Opt) (Tensor, erro
 // MustUpsampleNearest2d is MustUpsampleNearest2d(t, ...).
 func (t Tensor) MustUpsampleNearest2d(outputSize []int64, opts ...Opt) Tensor {
 	return MustUpsampleNearest2d(t, outputSize, opts...)
+}
+
+var op_upsample_nearest3d = &opRef{name: "upsample_nearest3d"}
+
+// UpsampleNearest3d calls torch's upsample_nearest3d:
+//
+//	upsample_nearest3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func UpsampleNearest3d(self Tensor, outputSize []int64, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(outputSize)
+	var r results
+	if err := a.call(op_upsample_nearest3d, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustUpsampleNearest3d is UpsampleNearest3d, panicking on error.
+func MustUpsampleNearest3d(self Tensor, outputSize []int64, opts ...Opt) Tensor {
+	v, err := UpsampleNearest3d(self, outputSize, opts...)
+	must(err)
+	return v
+}
+
+// UpsampleNearest3d is UpsampleNearest3d(t, ...).
+func (t Tensor) UpsampleNearest3d(outputSize []int64, opts ...Opt) (Tensor, error) {
+	return UpsampleNearest3d(t, outputSize, opts...)
+}
+
+// MustUpsampleNearest3d is MustUpsampleNearest3d(t, ...).
+func (t Tensor) MustUpsampleNearest3d(outputSize []int64, opts ...Opt) Tensor {
+	return MustUpsampleNearest3d(t, outputSize, opts...)
+}
+
+var op_upsample_trilinear3d = &opRef{name: "upsample_trilinear3d"}
+
+// UpsampleTrilinear3d calls torch's upsample_trilinear3d:
+//
+//	upsample_trilinear3d(Tensor self, SymInt[3] output_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func UpsampleTrilinear3d(self Tensor, outputSize []int64, alignCorners bool, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(outputSize)
+	a.any(alignCorners)
+	var r results
+	if err := a.call(op_upsample_trilinear3d, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustUpsampleTrilinear3d is UpsampleTrilinear3d, panicking on error.
+func MustUpsampleTrilinear3d(self Tensor, outputSize []int64, alignCorners bool, opts ...Opt) Tensor {
+	v, err := UpsampleTrilinear3d(self, outputSize, alignCorners, opts...)
+	must(err)
+	return v
+}
+
+// UpsampleTrilinear3d is UpsampleTrilinear3d(t, ...).
+func (t Tensor) UpsampleTrilinear3d(outputSize []int64, alignCorners bool, opts ...Opt) (Tensor, error) {
+	return UpsampleTrilinear3d(t, outputSize, alignCorners, opts...)
+}
+
+// MustUpsampleTrilinear3d is MustUpsampleTrilinear3d(t, ...).
+func (t Tensor) MustUpsampleTrilinear3d(outputSize []int64, alignCorners bool, opts ...Opt) Tensor {
+	return MustUpsampleTrilinear3d(t, outputSize, alignCorners, opts...)
 }
 
 var op_var = &opRef{name: "var"}
@@ -13544,6 +20055,44 @@ func (t Tensor) MustVarMeanDim(dim []int64, opts ...Opt) []Tensor {
 	return MustVarMeanDim(t, dim, opts...)
 }
 
+var op_vdot = &opRef{name: "vdot"}
+
+// Vdot calls torch's vdot:
+//
+//	vdot(Tensor self, Tensor other) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Vdot(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_vdot, 2, self, other, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	a.tensor(other)
+	var r results
+	if err := a.call(op_vdot, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustVdot is Vdot, panicking on error.
+func MustVdot(self Tensor, other Tensor, opts ...Opt) Tensor {
+	v, err := Vdot(self, other, opts...)
+	must(err)
+	return v
+}
+
+// Vdot is Vdot(t, ...).
+func (t Tensor) Vdot(other Tensor, opts ...Opt) (Tensor, error) {
+	return Vdot(t, other, opts...)
+}
+
+// MustVdot is MustVdot(t, ...).
+func (t Tensor) MustVdot(other Tensor, opts ...Opt) Tensor {
+	return MustVdot(t, other, opts...)
+}
+
 var op_view = &opRef{name: "view"}
 
 // View calls torch's view:
@@ -13577,6 +20126,98 @@ func (t Tensor) View(size []int64, opts ...Opt) (Tensor, error) {
 // MustView is MustView(t, ...).
 func (t Tensor) MustView(size []int64, opts ...Opt) Tensor {
 	return MustView(t, size, opts...)
+}
+
+var op_vsplit = &opRef{name: "vsplit"}
+
+// Vsplit calls torch's vsplit:
+//
+//	vsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Vsplit(self Tensor, indices []int64, opts ...Opt) ([]Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(indices)
+	var r results
+	if err := a.call(op_vsplit, opts, &r); err != nil {
+		return nil, err
+	}
+	return r.tensors()
+}
+
+// MustVsplit is Vsplit, panicking on error.
+func MustVsplit(self Tensor, indices []int64, opts ...Opt) []Tensor {
+	v, err := Vsplit(self, indices, opts...)
+	must(err)
+	return v
+}
+
+// Vsplit is Vsplit(t, ...).
+func (t Tensor) Vsplit(indices []int64, opts ...Opt) ([]Tensor, error) {
+	return Vsplit(t, indices, opts...)
+}
+
+// MustVsplit is MustVsplit(t, ...).
+func (t Tensor) MustVsplit(indices []int64, opts ...Opt) []Tensor {
+	return MustVsplit(t, indices, opts...)
+}
+
+// VsplitInt calls torch's vsplit:
+//
+//	vsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func VsplitInt(self Tensor, sections int64, opts ...Opt) ([]Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(sections)
+	var r results
+	if err := a.call(op_vsplit, opts, &r); err != nil {
+		return nil, err
+	}
+	return r.tensors()
+}
+
+// MustVsplitInt is VsplitInt, panicking on error.
+func MustVsplitInt(self Tensor, sections int64, opts ...Opt) []Tensor {
+	v, err := VsplitInt(self, sections, opts...)
+	must(err)
+	return v
+}
+
+// VsplitInt is VsplitInt(t, ...).
+func (t Tensor) VsplitInt(sections int64, opts ...Opt) ([]Tensor, error) {
+	return VsplitInt(t, sections, opts...)
+}
+
+// MustVsplitInt is MustVsplitInt(t, ...).
+func (t Tensor) MustVsplitInt(sections int64, opts ...Opt) []Tensor {
+	return MustVsplitInt(t, sections, opts...)
+}
+
+var op_vstack = &opRef{name: "vstack"}
+
+// Vstack calls torch's vstack:
+//
+//	vstack(Tensor[] tensors) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Vstack(tensors []Tensor, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.any(tensors)
+	var r results
+	if err := a.call(op_vstack, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustVstack is Vstack, panicking on error.
+func MustVstack(tensors []Tensor, opts ...Opt) Tensor {
+	v, err := Vstack(tensors, opts...)
+	must(err)
+	return v
 }
 
 var op_where = &opRef{name: "where"}

@@ -77,6 +77,11 @@ declare module './tensor' {
   add_(options: { other: Tensor }): Tensor
   add_(other: Tensor, options?: { alpha?: number | boolean | bigint }): Tensor
   add_(options: { other: Tensor; alpha?: number | boolean | bigint }): Tensor
+  /** torch's `addbmm`:
+   * - `addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`
+   */
+  addbmm(batch1: Tensor, batch2: Tensor, options?: { beta?: number | boolean | bigint; alpha?: number | boolean | bigint }): Tensor
+  addbmm(options: { batch1: Tensor; batch2: Tensor; beta?: number | boolean | bigint; alpha?: number | boolean | bigint }): Tensor
   /** torch's `addcdiv`:
    * - `addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor`
    */
@@ -102,6 +107,16 @@ declare module './tensor' {
    */
   addmm(mat1: Tensor, mat2: Tensor, options?: { beta?: number | boolean | bigint; alpha?: number | boolean | bigint }): Tensor
   addmm(options: { mat1: Tensor; mat2: Tensor; beta?: number | boolean | bigint; alpha?: number | boolean | bigint }): Tensor
+  /** torch's `addmv`:
+   * - `addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor`
+   */
+  addmv(mat: Tensor, vec: Tensor, options?: { beta?: number | boolean | bigint; alpha?: number | boolean | bigint }): Tensor
+  addmv(options: { mat: Tensor; vec: Tensor; beta?: number | boolean | bigint; alpha?: number | boolean | bigint }): Tensor
+  /** torch's `addr`:
+   * - `addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`
+   */
+  addr(vec1: Tensor, vec2: Tensor, options?: { beta?: number | boolean | bigint; alpha?: number | boolean | bigint }): Tensor
+  addr(options: { vec1: Tensor; vec2: Tensor; beta?: number | boolean | bigint; alpha?: number | boolean | bigint }): Tensor
   /** torch's `all`:
    * - `all(Tensor self) -> Tensor`
    * - `all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor`
@@ -125,6 +140,10 @@ declare module './tensor' {
    */
   amin(dim?: number[] | number, keepdim?: boolean): Tensor
   amin(options?: { dim?: number[] | number; keepdim?: boolean }): Tensor
+  /** torch's `aminmax`:
+   * - `aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)`
+   */
+  aminmax(options?: { dim?: number | bigint | null; keepdim?: boolean }): [Tensor, Tensor] & { min: Tensor; max: Tensor }
   /** torch's `any`:
    * - `any(Tensor self) -> Tensor`
    * - `any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor`
@@ -206,6 +225,36 @@ declare module './tensor' {
    * - `atanh_(Tensor(a!) self) -> Tensor(a!)`
    */
   atanh_(): Tensor
+  /** torch's `atleast_1d`:
+   * - `atleast_1d(Tensor self) -> Tensor`
+   * - `atleast_1d.Sequence(Tensor[] tensors) -> Tensor[]`
+   */
+  atleast_1d(): Tensor
+  /** torch's `atleast_1d`:
+   * - `atleast_1d(Tensor self) -> Tensor`
+   * - `atleast_1d.Sequence(Tensor[] tensors) -> Tensor[]`
+   */
+  atleast1d(): Tensor
+  /** torch's `atleast_2d`:
+   * - `atleast_2d(Tensor self) -> Tensor`
+   * - `atleast_2d.Sequence(Tensor[] tensors) -> Tensor[]`
+   */
+  atleast_2d(): Tensor
+  /** torch's `atleast_2d`:
+   * - `atleast_2d(Tensor self) -> Tensor`
+   * - `atleast_2d.Sequence(Tensor[] tensors) -> Tensor[]`
+   */
+  atleast2d(): Tensor
+  /** torch's `atleast_3d`:
+   * - `atleast_3d(Tensor self) -> Tensor`
+   * - `atleast_3d.Sequence(Tensor[] tensors) -> Tensor[]`
+   */
+  atleast_3d(): Tensor
+  /** torch's `atleast_3d`:
+   * - `atleast_3d(Tensor self) -> Tensor`
+   * - `atleast_3d.Sequence(Tensor[] tensors) -> Tensor[]`
+   */
+  atleast3d(): Tensor
   /** torch's `avg_pool2d`:
    * - `avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor`
    */
@@ -390,6 +439,33 @@ declare module './tensor' {
    */
   celu(alpha?: number | boolean | bigint): Tensor
   celu(options?: { alpha?: number | boolean | bigint }): Tensor
+  /** torch's `cholesky`:
+   * - `cholesky(Tensor self, bool upper=False) -> Tensor`
+   */
+  cholesky(upper?: boolean): Tensor
+  cholesky(options?: { upper?: boolean }): Tensor
+  /** torch's `cholesky_inverse`:
+   * - `cholesky_inverse(Tensor self, bool upper=False) -> Tensor`
+   */
+  cholesky_inverse(upper?: boolean): Tensor
+  cholesky_inverse(options?: { upper?: boolean }): Tensor
+  /** torch's `cholesky_inverse`:
+   * - `cholesky_inverse(Tensor self, bool upper=False) -> Tensor`
+   */
+  choleskyInverse(upper?: boolean): Tensor
+  choleskyInverse(options?: { upper?: boolean }): Tensor
+  /** torch's `cholesky_solve`:
+   * - `cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor`
+   */
+  cholesky_solve(input2: Tensor, upper?: boolean): Tensor
+  cholesky_solve(input2: Tensor, options?: { upper?: boolean }): Tensor
+  cholesky_solve(options: { input2: Tensor; upper?: boolean }): Tensor
+  /** torch's `cholesky_solve`:
+   * - `cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor`
+   */
+  choleskySolve(input2: Tensor, upper?: boolean): Tensor
+  choleskySolve(input2: Tensor, options?: { upper?: boolean }): Tensor
+  choleskySolve(options: { input2: Tensor; upper?: boolean }): Tensor
   /** torch's `chunk`:
    * - `chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]`
    */
@@ -474,6 +550,10 @@ declare module './tensor' {
   copysign_(options: { other: number | boolean | bigint }): Tensor
   copysign_(other: Tensor): Tensor
   copysign_(options: { other: Tensor }): Tensor
+  /** torch's `corrcoef`:
+   * - `corrcoef(Tensor self) -> Tensor`
+   */
+  corrcoef(): Tensor
   /** torch's `cos`:
    * - `cos(Tensor self) -> Tensor`
    */
@@ -508,6 +588,16 @@ declare module './tensor' {
   countNonzero(dim: number[] | number): Tensor
   countNonzero(options: { dim: number[] | number }): Tensor
   countNonzero(...size: number[]): Tensor
+  /** torch's `cov`:
+   * - `cov(Tensor self, *, int correction=1, Tensor? fweights=None, Tensor? aweights=None) -> Tensor`
+   */
+  cov(options?: { correction?: number | bigint; fweights?: Tensor | null; aweights?: Tensor | null }): Tensor
+  /** torch's `cross`:
+   * - `cross(Tensor self, Tensor other, int? dim=None) -> Tensor`
+   */
+  cross(other: Tensor, dim?: number | bigint | null): Tensor
+  cross(other: Tensor, options?: { dim?: number | bigint | null }): Tensor
+  cross(options: { other: Tensor; dim?: number | bigint | null }): Tensor
   /** torch's `cross_entropy_loss`:
    * - `cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, int ignore_index=-100, float label_smoothing=0.0) -> Tensor`
    */
@@ -540,15 +630,60 @@ declare module './tensor' {
    */
   cumsum(dim: number | bigint, options?: { dtype?: DType | null }): Tensor
   cumsum(options: { dim: number | bigint; dtype?: DType | null }): Tensor
+  /** torch's `deg2rad`:
+   * - `deg2rad(Tensor self) -> Tensor`
+   */
+  deg2rad(): Tensor
+  /** torch's `det`:
+   * - `det(Tensor self) -> Tensor`
+   */
+  det(): Tensor
   /** torch's `detach`:
    * - `detach(Tensor(a) self) -> Tensor(a)`
    */
   detach(): Tensor
+  /** torch's `diag`:
+   * - `diag(Tensor self, int diagonal=0) -> Tensor`
+   */
+  diag(diagonal?: number | bigint): Tensor
+  diag(options?: { diagonal?: number | bigint }): Tensor
+  /** torch's `diag_embed`:
+   * - `diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor`
+   */
+  diag_embed(offset?: number | bigint, dim1?: number | bigint, dim2?: number | bigint): Tensor
+  diag_embed(options?: { offset?: number | bigint; dim1?: number | bigint; dim2?: number | bigint }): Tensor
+  /** torch's `diag_embed`:
+   * - `diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor`
+   */
+  diagEmbed(offset?: number | bigint, dim1?: number | bigint, dim2?: number | bigint): Tensor
+  diagEmbed(options?: { offset?: number | bigint; dim1?: number | bigint; dim2?: number | bigint }): Tensor
+  /** torch's `diagflat`:
+   * - `diagflat(Tensor self, int offset=0) -> Tensor`
+   */
+  diagflat(offset?: number | bigint): Tensor
+  diagflat(options?: { offset?: number | bigint }): Tensor
   /** torch's `diagonal`:
    * - `diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)`
    */
   diagonal(offset?: number | bigint, dim1?: number | bigint, dim2?: number | bigint): Tensor
   diagonal(options?: { offset?: number | bigint; dim1?: number | bigint; dim2?: number | bigint }): Tensor
+  /** torch's `diagonal_scatter`:
+   * - `diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor`
+   */
+  diagonal_scatter(src: Tensor, offset?: number | bigint, dim1?: number | bigint, dim2?: number | bigint): Tensor
+  diagonal_scatter(src: Tensor, options?: { offset?: number | bigint; dim1?: number | bigint; dim2?: number | bigint }): Tensor
+  diagonal_scatter(options: { src: Tensor; offset?: number | bigint; dim1?: number | bigint; dim2?: number | bigint }): Tensor
+  /** torch's `diagonal_scatter`:
+   * - `diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor`
+   */
+  diagonalScatter(src: Tensor, offset?: number | bigint, dim1?: number | bigint, dim2?: number | bigint): Tensor
+  diagonalScatter(src: Tensor, options?: { offset?: number | bigint; dim1?: number | bigint; dim2?: number | bigint }): Tensor
+  diagonalScatter(options: { src: Tensor; offset?: number | bigint; dim1?: number | bigint; dim2?: number | bigint }): Tensor
+  /** torch's `diff`:
+   * - `diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor`
+   */
+  diff(n?: number | bigint, dim?: number | bigint, prepend?: Tensor | null, append?: Tensor | null): Tensor
+  diff(options?: { n?: number | bigint; dim?: number | bigint; prepend?: Tensor | null; append?: Tensor | null }): Tensor
   /** torch's `digamma`:
    * - `digamma(Tensor self) -> Tensor`
    */
@@ -557,6 +692,12 @@ declare module './tensor' {
    * - `digamma_(Tensor(a!) self) -> Tensor(a!)`
    */
   digamma_(): Tensor
+  /** torch's `dist`:
+   * - `dist(Tensor self, Tensor other, Scalar p=2) -> Tensor`
+   */
+  dist(other: Tensor, p?: number | boolean | bigint): Tensor
+  dist(other: Tensor, options?: { p?: number | boolean | bigint }): Tensor
+  dist(options: { other: Tensor; p?: number | boolean | bigint }): Tensor
   /** torch's `div`:
    * - `div.Scalar(Tensor self, Scalar other) -> Tensor`
    * - `div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor`
@@ -584,6 +725,15 @@ declare module './tensor' {
    */
   dot(tensor: Tensor): Tensor
   dot(options: { tensor: Tensor }): Tensor
+  /** torch's `dsplit`:
+   * - `dsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]`
+   * - `dsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]`
+   */
+  dsplit(indices: number[] | number): Tensor[]
+  dsplit(options: { indices: number[] | number }): Tensor[]
+  dsplit(...size: number[]): Tensor[]
+  dsplit(sections: number | bigint): Tensor[]
+  dsplit(options: { sections: number | bigint }): Tensor[]
   /** torch's `elu`:
    * - `elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor`
    */
@@ -680,6 +830,32 @@ declare module './tensor' {
   flip(dims: number[] | number): Tensor
   flip(options: { dims: number[] | number }): Tensor
   flip(...size: number[]): Tensor
+  /** torch's `fliplr`:
+   * - `fliplr(Tensor self) -> Tensor`
+   */
+  fliplr(): Tensor
+  /** torch's `flipud`:
+   * - `flipud(Tensor self) -> Tensor`
+   */
+  flipud(): Tensor
+  /** torch's `float_power`:
+   * - `float_power.Scalar(Scalar self, Tensor exponent) -> Tensor`
+   * - `float_power.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor`
+   * - `float_power.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor`
+   */
+  float_power(exponent: Tensor): Tensor
+  float_power(options: { exponent: Tensor }): Tensor
+  float_power(exponent: number | boolean | bigint): Tensor
+  float_power(options: { exponent: number | boolean | bigint }): Tensor
+  /** torch's `float_power`:
+   * - `float_power.Scalar(Scalar self, Tensor exponent) -> Tensor`
+   * - `float_power.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor`
+   * - `float_power.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor`
+   */
+  floatPower(exponent: Tensor): Tensor
+  floatPower(options: { exponent: Tensor }): Tensor
+  floatPower(exponent: number | boolean | bigint): Tensor
+  floatPower(options: { exponent: number | boolean | bigint }): Tensor
   /** torch's `floor`:
    * - `floor(Tensor self) -> Tensor`
    */
@@ -777,6 +953,10 @@ declare module './tensor' {
    * - `gelu(Tensor self, *, str approximate='none') -> Tensor`
    */
   gelu(options?: { approximate?: string }): Tensor
+  /** torch's `geqrf`:
+   * - `geqrf(Tensor self) -> (Tensor a, Tensor tau)`
+   */
+  geqrf(): [Tensor, Tensor] & { a: Tensor; tau: Tensor }
   /** torch's `glu`:
    * - `glu(Tensor self, int dim=-1) -> Tensor`
    */
@@ -803,6 +983,20 @@ declare module './tensor' {
    */
   hardtanh(min_val?: number | boolean | bigint, max_val?: number | boolean | bigint): Tensor
   hardtanh(options?: { min_val?: number | boolean | bigint; max_val?: number | boolean | bigint }): Tensor
+  /** torch's `heaviside`:
+   * - `heaviside(Tensor self, Tensor values) -> Tensor`
+   */
+  heaviside(values: Tensor): Tensor
+  heaviside(options: { values: Tensor }): Tensor
+  /** torch's `hsplit`:
+   * - `hsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]`
+   * - `hsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]`
+   */
+  hsplit(indices: number[] | number): Tensor[]
+  hsplit(options: { indices: number[] | number }): Tensor[]
+  hsplit(...size: number[]): Tensor[]
+  hsplit(sections: number | bigint): Tensor[]
+  hsplit(options: { sections: number | bigint }): Tensor[]
   /** torch's `huber_loss`:
    * - `huber_loss(Tensor self, Tensor target, int reduction=1, float delta=1.0) -> Tensor`
    */
@@ -828,6 +1022,10 @@ declare module './tensor' {
   hypot_(options: { other: number | boolean | bigint }): Tensor
   hypot_(other: Tensor): Tensor
   hypot_(options: { other: Tensor }): Tensor
+  /** torch's `i0`:
+   * - `i0(Tensor self) -> Tensor`
+   */
+  i0(): Tensor
   /** torch's `index`:
    * - `index.Tensor(Tensor self, Tensor?[] indices) -> Tensor`
    */
@@ -867,6 +1065,15 @@ declare module './tensor' {
    */
   indexSelect(dim: number | bigint, index: Tensor): Tensor
   indexSelect(options: { dim: number | bigint; index: Tensor }): Tensor
+  /** torch's `inner`:
+   * - `inner(Tensor self, Tensor other) -> Tensor`
+   */
+  inner(other: Tensor): Tensor
+  inner(options: { other: Tensor }): Tensor
+  /** torch's `inverse`:
+   * - `inverse(Tensor self) -> Tensor`
+   */
+  inverse(): Tensor
   /** torch's `isclose`:
    * - `isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor`
    */
@@ -885,6 +1092,23 @@ declare module './tensor' {
    * - `isnan(Tensor self) -> Tensor`
    */
   isnan(): Tensor
+  /** torch's `isneginf`:
+   * - `isneginf(Tensor self) -> Tensor`
+   */
+  isneginf(): Tensor
+  /** torch's `isposinf`:
+   * - `isposinf(Tensor self) -> Tensor`
+   */
+  isposinf(): Tensor
+  /** torch's `isreal`:
+   * - `isreal(Tensor self) -> Tensor`
+   */
+  isreal(): Tensor
+  /** torch's `kron`:
+   * - `kron(Tensor self, Tensor other) -> Tensor`
+   */
+  kron(other: Tensor): Tensor
+  kron(options: { other: Tensor }): Tensor
   /** torch's `l1_loss`:
    * - `l1_loss(Tensor self, Tensor target, int reduction=1) -> Tensor`
    */
@@ -897,6 +1121,11 @@ declare module './tensor' {
   l1Loss(target: Tensor, reduction?: number | bigint): Tensor
   l1Loss(target: Tensor, options?: { reduction?: number | bigint }): Tensor
   l1Loss(options: { target: Tensor; reduction?: number | bigint }): Tensor
+  /** torch's `ldexp`:
+   * - `ldexp.Tensor(Tensor self, Tensor other) -> Tensor`
+   */
+  ldexp(other: Tensor): Tensor
+  ldexp(options: { other: Tensor }): Tensor
   /** torch's `le`:
    * - `le.Scalar(Tensor self, Scalar other) -> Tensor`
    * - `le.Tensor(Tensor self, Tensor other) -> Tensor`
@@ -939,6 +1168,214 @@ declare module './tensor' {
    * - `lgamma_(Tensor(a!) self) -> Tensor(a!)`
    */
   lgamma_(): Tensor
+  /** torch's `linalg_cholesky`:
+   * - `linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor`
+   */
+  linalg_cholesky(options?: { upper?: boolean }): Tensor
+  /** torch's `linalg_cholesky`:
+   * - `linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor`
+   */
+  linalgCholesky(options?: { upper?: boolean }): Tensor
+  /** torch's `linalg_cholesky_ex`:
+   * - `linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> (Tensor L, Tensor info)`
+   */
+  linalg_cholesky_ex(options?: { upper?: boolean; check_errors?: boolean }): [Tensor, Tensor] & { L: Tensor; info: Tensor }
+  /** torch's `linalg_cholesky_ex`:
+   * - `linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> (Tensor L, Tensor info)`
+   */
+  linalgCholeskyEx(options?: { upper?: boolean; check_errors?: boolean }): [Tensor, Tensor] & { L: Tensor; info: Tensor }
+  /** torch's `linalg_cond`:
+   * - `linalg_cond(Tensor self, Scalar? p=None) -> Tensor`
+   * - `linalg_cond.p_str(Tensor self, str p) -> Tensor`
+   */
+  linalg_cond(p?: number | boolean | bigint | null): Tensor
+  linalg_cond(options?: { p?: number | boolean | bigint | null }): Tensor
+  linalg_cond(p: string): Tensor
+  linalg_cond(options: { p: string }): Tensor
+  /** torch's `linalg_cond`:
+   * - `linalg_cond(Tensor self, Scalar? p=None) -> Tensor`
+   * - `linalg_cond.p_str(Tensor self, str p) -> Tensor`
+   */
+  linalgCond(p?: number | boolean | bigint | null): Tensor
+  linalgCond(options?: { p?: number | boolean | bigint | null }): Tensor
+  linalgCond(p: string): Tensor
+  linalgCond(options: { p: string }): Tensor
+  /** torch's `linalg_cross`:
+   * - `linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor`
+   */
+  linalg_cross(other: Tensor, options?: { dim?: number | bigint }): Tensor
+  linalg_cross(options: { other: Tensor; dim?: number | bigint }): Tensor
+  /** torch's `linalg_cross`:
+   * - `linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor`
+   */
+  linalgCross(other: Tensor, options?: { dim?: number | bigint }): Tensor
+  linalgCross(options: { other: Tensor; dim?: number | bigint }): Tensor
+  /** torch's `linalg_eigh`:
+   * - `linalg_eigh(Tensor self, str UPLO="L") -> (Tensor eigenvalues, Tensor eigenvectors)`
+   */
+  linalg_eigh(UPLO?: string): [Tensor, Tensor] & { eigenvalues: Tensor; eigenvectors: Tensor }
+  linalg_eigh(options?: { UPLO?: string }): [Tensor, Tensor] & { eigenvalues: Tensor; eigenvectors: Tensor }
+  /** torch's `linalg_eigh`:
+   * - `linalg_eigh(Tensor self, str UPLO="L") -> (Tensor eigenvalues, Tensor eigenvectors)`
+   */
+  linalgEigh(UPLO?: string): [Tensor, Tensor] & { eigenvalues: Tensor; eigenvectors: Tensor }
+  linalgEigh(options?: { UPLO?: string }): [Tensor, Tensor] & { eigenvalues: Tensor; eigenvectors: Tensor }
+  /** torch's `linalg_eigvalsh`:
+   * - `linalg_eigvalsh(Tensor self, str UPLO="L") -> Tensor`
+   */
+  linalg_eigvalsh(UPLO?: string): Tensor
+  linalg_eigvalsh(options?: { UPLO?: string }): Tensor
+  /** torch's `linalg_eigvalsh`:
+   * - `linalg_eigvalsh(Tensor self, str UPLO="L") -> Tensor`
+   */
+  linalgEigvalsh(UPLO?: string): Tensor
+  linalgEigvalsh(options?: { UPLO?: string }): Tensor
+  /** torch's `linalg_lstsq`:
+   * - `linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, str? driver=None) -> (Tensor solution, Tensor residuals, Tensor rank, Tensor singular_values)`
+   */
+  linalg_lstsq(b: Tensor, rcond?: number | null, options?: { driver?: string | null }): [Tensor, Tensor, Tensor, Tensor] & { solution: Tensor; residuals: Tensor; rank: Tensor; singular_values: Tensor }
+  linalg_lstsq(b: Tensor, options?: { rcond?: number | null; driver?: string | null }): [Tensor, Tensor, Tensor, Tensor] & { solution: Tensor; residuals: Tensor; rank: Tensor; singular_values: Tensor }
+  linalg_lstsq(options: { b: Tensor; rcond?: number | null; driver?: string | null }): [Tensor, Tensor, Tensor, Tensor] & { solution: Tensor; residuals: Tensor; rank: Tensor; singular_values: Tensor }
+  /** torch's `linalg_lstsq`:
+   * - `linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, str? driver=None) -> (Tensor solution, Tensor residuals, Tensor rank, Tensor singular_values)`
+   */
+  linalgLstsq(b: Tensor, rcond?: number | null, options?: { driver?: string | null }): [Tensor, Tensor, Tensor, Tensor] & { solution: Tensor; residuals: Tensor; rank: Tensor; singular_values: Tensor }
+  linalgLstsq(b: Tensor, options?: { rcond?: number | null; driver?: string | null }): [Tensor, Tensor, Tensor, Tensor] & { solution: Tensor; residuals: Tensor; rank: Tensor; singular_values: Tensor }
+  linalgLstsq(options: { b: Tensor; rcond?: number | null; driver?: string | null }): [Tensor, Tensor, Tensor, Tensor] & { solution: Tensor; residuals: Tensor; rank: Tensor; singular_values: Tensor }
+  /** torch's `linalg_matrix_exp`:
+   * - `linalg_matrix_exp(Tensor self) -> Tensor`
+   */
+  linalg_matrix_exp(): Tensor
+  /** torch's `linalg_matrix_exp`:
+   * - `linalg_matrix_exp(Tensor self) -> Tensor`
+   */
+  linalgMatrixExp(): Tensor
+  /** torch's `linalg_matrix_norm`:
+   * - `linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
+   * - `linalg_matrix_norm.str_ord(Tensor self, str ord='fro', int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
+   */
+  linalg_matrix_norm(ord: number | boolean | bigint, dim?: number[] | number, keepdim?: boolean, options?: { dtype?: DType | null }): Tensor
+  linalg_matrix_norm(ord: number | boolean | bigint, options?: { dim?: number[] | number; keepdim?: boolean; dtype?: DType | null }): Tensor
+  linalg_matrix_norm(options: { ord: number | boolean | bigint; dim?: number[] | number; keepdim?: boolean; dtype?: DType | null }): Tensor
+  linalg_matrix_norm(ord?: string, dim?: number[] | number, keepdim?: boolean, options?: { dtype?: DType | null }): Tensor
+  linalg_matrix_norm(options?: { ord?: string; dim?: number[] | number; keepdim?: boolean; dtype?: DType | null }): Tensor
+  /** torch's `linalg_matrix_norm`:
+   * - `linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
+   * - `linalg_matrix_norm.str_ord(Tensor self, str ord='fro', int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
+   */
+  linalgMatrixNorm(ord: number | boolean | bigint, dim?: number[] | number, keepdim?: boolean, options?: { dtype?: DType | null }): Tensor
+  linalgMatrixNorm(ord: number | boolean | bigint, options?: { dim?: number[] | number; keepdim?: boolean; dtype?: DType | null }): Tensor
+  linalgMatrixNorm(options: { ord: number | boolean | bigint; dim?: number[] | number; keepdim?: boolean; dtype?: DType | null }): Tensor
+  linalgMatrixNorm(ord?: string, dim?: number[] | number, keepdim?: boolean, options?: { dtype?: DType | null }): Tensor
+  linalgMatrixNorm(options?: { ord?: string; dim?: number[] | number; keepdim?: boolean; dtype?: DType | null }): Tensor
+  /** torch's `linalg_matrix_power`:
+   * - `linalg_matrix_power(Tensor self, int n) -> Tensor`
+   */
+  linalg_matrix_power(n: number | bigint): Tensor
+  linalg_matrix_power(options: { n: number | bigint }): Tensor
+  /** torch's `linalg_matrix_power`:
+   * - `linalg_matrix_power(Tensor self, int n) -> Tensor`
+   */
+  linalgMatrixPower(n: number | bigint): Tensor
+  linalgMatrixPower(options: { n: number | bigint }): Tensor
+  /** torch's `linalg_matrix_rank`:
+   * - `linalg_matrix_rank(Tensor self, float tol, bool hermitian=False) -> Tensor`
+   * - `linalg_matrix_rank.atol_rtol_float(Tensor self, *, float? atol=None, float? rtol=None, bool hermitian=False) -> Tensor`
+   * - `linalg_matrix_rank.atol_rtol_tensor(Tensor input, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor`
+   */
+  linalg_matrix_rank(tol: number, hermitian?: boolean): Tensor
+  linalg_matrix_rank(tol: number, options?: { hermitian?: boolean }): Tensor
+  linalg_matrix_rank(options: { tol: number; hermitian?: boolean }): Tensor
+  linalg_matrix_rank(options?: { atol?: number | null; rtol?: number | null; hermitian?: boolean }): Tensor
+  /** torch's `linalg_matrix_rank`:
+   * - `linalg_matrix_rank(Tensor self, float tol, bool hermitian=False) -> Tensor`
+   * - `linalg_matrix_rank.atol_rtol_float(Tensor self, *, float? atol=None, float? rtol=None, bool hermitian=False) -> Tensor`
+   * - `linalg_matrix_rank.atol_rtol_tensor(Tensor input, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor`
+   */
+  linalgMatrixRank(tol: number, hermitian?: boolean): Tensor
+  linalgMatrixRank(tol: number, options?: { hermitian?: boolean }): Tensor
+  linalgMatrixRank(options: { tol: number; hermitian?: boolean }): Tensor
+  linalgMatrixRank(options?: { atol?: number | null; rtol?: number | null; hermitian?: boolean }): Tensor
+  /** torch's `linalg_norm`:
+   * - `linalg_norm(Tensor self, Scalar? ord=None, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
+   * - `linalg_norm.ord_str(Tensor self, str ord, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
+   */
+  linalg_norm(ord?: number | boolean | bigint | null, dim?: number[] | number | null, keepdim?: boolean, options?: { dtype?: DType | null }): Tensor
+  linalg_norm(options?: { ord?: number | boolean | bigint | null; dim?: number[] | number | null; keepdim?: boolean; dtype?: DType | null }): Tensor
+  linalg_norm(ord: string, dim?: number[] | number | null, keepdim?: boolean, options?: { dtype?: DType | null }): Tensor
+  linalg_norm(ord: string, options?: { dim?: number[] | number | null; keepdim?: boolean; dtype?: DType | null }): Tensor
+  linalg_norm(options: { ord: string; dim?: number[] | number | null; keepdim?: boolean; dtype?: DType | null }): Tensor
+  /** torch's `linalg_norm`:
+   * - `linalg_norm(Tensor self, Scalar? ord=None, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
+   * - `linalg_norm.ord_str(Tensor self, str ord, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
+   */
+  linalgNorm(ord?: number | boolean | bigint | null, dim?: number[] | number | null, keepdim?: boolean, options?: { dtype?: DType | null }): Tensor
+  linalgNorm(options?: { ord?: number | boolean | bigint | null; dim?: number[] | number | null; keepdim?: boolean; dtype?: DType | null }): Tensor
+  linalgNorm(ord: string, dim?: number[] | number | null, keepdim?: boolean, options?: { dtype?: DType | null }): Tensor
+  linalgNorm(ord: string, options?: { dim?: number[] | number | null; keepdim?: boolean; dtype?: DType | null }): Tensor
+  linalgNorm(options: { ord: string; dim?: number[] | number | null; keepdim?: boolean; dtype?: DType | null }): Tensor
+  /** torch's `linalg_pinv`:
+   * - `linalg_pinv(Tensor self, float rcond, bool hermitian=False) -> Tensor`
+   * - `linalg_pinv.atol_rtol_float(Tensor self, *, float? atol=None, float? rtol=None, bool hermitian=False) -> Tensor`
+   * - `linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor`
+   */
+  linalg_pinv(rcond: number, hermitian?: boolean): Tensor
+  linalg_pinv(rcond: number, options?: { hermitian?: boolean }): Tensor
+  linalg_pinv(options: { rcond: number; hermitian?: boolean }): Tensor
+  linalg_pinv(options?: { atol?: number | null; rtol?: number | null; hermitian?: boolean }): Tensor
+  linalg_pinv(options?: { atol?: Tensor | null; rtol?: Tensor | null; hermitian?: boolean }): Tensor
+  /** torch's `linalg_pinv`:
+   * - `linalg_pinv(Tensor self, float rcond, bool hermitian=False) -> Tensor`
+   * - `linalg_pinv.atol_rtol_float(Tensor self, *, float? atol=None, float? rtol=None, bool hermitian=False) -> Tensor`
+   * - `linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor`
+   */
+  linalgPinv(rcond: number, hermitian?: boolean): Tensor
+  linalgPinv(rcond: number, options?: { hermitian?: boolean }): Tensor
+  linalgPinv(options: { rcond: number; hermitian?: boolean }): Tensor
+  linalgPinv(options?: { atol?: number | null; rtol?: number | null; hermitian?: boolean }): Tensor
+  linalgPinv(options?: { atol?: Tensor | null; rtol?: Tensor | null; hermitian?: boolean }): Tensor
+  /** torch's `linalg_solve_triangular`:
+   * - `linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True, bool unitriangular=False) -> Tensor`
+   */
+  linalg_solve_triangular(B: Tensor, options?: { upper?: boolean; left?: boolean; unitriangular?: boolean }): Tensor
+  linalg_solve_triangular(options: { B: Tensor; upper?: boolean; left?: boolean; unitriangular?: boolean }): Tensor
+  /** torch's `linalg_solve_triangular`:
+   * - `linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True, bool unitriangular=False) -> Tensor`
+   */
+  linalgSolveTriangular(B: Tensor, options?: { upper?: boolean; left?: boolean; unitriangular?: boolean }): Tensor
+  linalgSolveTriangular(options: { B: Tensor; upper?: boolean; left?: boolean; unitriangular?: boolean }): Tensor
+  /** torch's `linalg_tensorinv`:
+   * - `linalg_tensorinv(Tensor self, int ind=2) -> Tensor`
+   */
+  linalg_tensorinv(ind?: number | bigint): Tensor
+  linalg_tensorinv(options?: { ind?: number | bigint }): Tensor
+  /** torch's `linalg_tensorinv`:
+   * - `linalg_tensorinv(Tensor self, int ind=2) -> Tensor`
+   */
+  linalgTensorinv(ind?: number | bigint): Tensor
+  linalgTensorinv(options?: { ind?: number | bigint }): Tensor
+  /** torch's `linalg_tensorsolve`:
+   * - `linalg_tensorsolve(Tensor self, Tensor other, int[]? dims=None) -> Tensor`
+   */
+  linalg_tensorsolve(other: Tensor, dims?: number[] | number | null): Tensor
+  linalg_tensorsolve(other: Tensor, options?: { dims?: number[] | number | null }): Tensor
+  linalg_tensorsolve(options: { other: Tensor; dims?: number[] | number | null }): Tensor
+  /** torch's `linalg_tensorsolve`:
+   * - `linalg_tensorsolve(Tensor self, Tensor other, int[]? dims=None) -> Tensor`
+   */
+  linalgTensorsolve(other: Tensor, dims?: number[] | number | null): Tensor
+  linalgTensorsolve(other: Tensor, options?: { dims?: number[] | number | null }): Tensor
+  linalgTensorsolve(options: { other: Tensor; dims?: number[] | number | null }): Tensor
+  /** torch's `linalg_vector_norm`:
+   * - `linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
+   */
+  linalg_vector_norm(ord?: number | boolean | bigint, dim?: number[] | number | null, keepdim?: boolean, options?: { dtype?: DType | null }): Tensor
+  linalg_vector_norm(options?: { ord?: number | boolean | bigint; dim?: number[] | number | null; keepdim?: boolean; dtype?: DType | null }): Tensor
+  /** torch's `linalg_vector_norm`:
+   * - `linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
+   */
+  linalgVectorNorm(ord?: number | boolean | bigint, dim?: number[] | number | null, keepdim?: boolean, options?: { dtype?: DType | null }): Tensor
+  linalgVectorNorm(options?: { ord?: number | boolean | bigint; dim?: number[] | number | null; keepdim?: boolean; dtype?: DType | null }): Tensor
   /** torch's `log`:
    * - `log(Tensor self) -> Tensor`
    */
@@ -991,11 +1428,25 @@ declare module './tensor' {
   logSoftmax(dim: number | bigint, dtype?: DType | null): Tensor
   logSoftmax(dim: number | bigint, options?: { dtype?: DType | null }): Tensor
   logSoftmax(options: { dim: number | bigint; dtype?: DType | null }): Tensor
+  /** torch's `logaddexp`:
+   * - `logaddexp(Tensor self, Tensor other) -> Tensor`
+   */
+  logaddexp(other: Tensor): Tensor
+  logaddexp(options: { other: Tensor }): Tensor
+  /** torch's `logaddexp2`:
+   * - `logaddexp2(Tensor self, Tensor other) -> Tensor`
+   */
+  logaddexp2(other: Tensor): Tensor
+  logaddexp2(options: { other: Tensor }): Tensor
   /** torch's `logcumsumexp`:
    * - `logcumsumexp(Tensor self, int dim) -> Tensor`
    */
   logcumsumexp(dim: number | bigint): Tensor
   logcumsumexp(options: { dim: number | bigint }): Tensor
+  /** torch's `logdet`:
+   * - `logdet(Tensor self) -> Tensor`
+   */
+  logdet(): Tensor
   /** torch's `logical_and`:
    * - `logical_and(Tensor self, Tensor other) -> Tensor`
    */
@@ -1053,6 +1504,16 @@ declare module './tensor' {
   lt(options: { other: number | boolean | bigint }): Tensor
   lt(other: Tensor): Tensor
   lt(options: { other: Tensor }): Tensor
+  /** torch's `lu_solve`:
+   * - `lu_solve(Tensor self, Tensor LU_data, Tensor LU_pivots) -> Tensor`
+   */
+  lu_solve(LU_data: Tensor, LU_pivots: Tensor): Tensor
+  lu_solve(options: { LU_data: Tensor; LU_pivots: Tensor }): Tensor
+  /** torch's `lu_solve`:
+   * - `lu_solve(Tensor self, Tensor LU_data, Tensor LU_pivots) -> Tensor`
+   */
+  luSolve(LU_data: Tensor, LU_pivots: Tensor): Tensor
+  luSolve(options: { LU_data: Tensor; LU_pivots: Tensor }): Tensor
   /** torch's `masked_fill`:
    * - `masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor`
    * - `masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor`
@@ -1100,6 +1561,24 @@ declare module './tensor' {
    */
   matmul(other: Tensor): Tensor
   matmul(options: { other: Tensor }): Tensor
+  /** torch's `matrix_exp`:
+   * - `matrix_exp(Tensor self) -> Tensor`
+   */
+  matrix_exp(): Tensor
+  /** torch's `matrix_exp`:
+   * - `matrix_exp(Tensor self) -> Tensor`
+   */
+  matrixExp(): Tensor
+  /** torch's `matrix_power`:
+   * - `matrix_power(Tensor self, int n) -> Tensor`
+   */
+  matrix_power(n: number | bigint): Tensor
+  matrix_power(options: { n: number | bigint }): Tensor
+  /** torch's `matrix_power`:
+   * - `matrix_power(Tensor self, int n) -> Tensor`
+   */
+  matrixPower(n: number | bigint): Tensor
+  matrixPower(options: { n: number | bigint }): Tensor
   /** torch's `max`:
    * - `max(Tensor self) -> Tensor`
    * - `max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`
@@ -1226,6 +1705,10 @@ declare module './tensor' {
   mseLoss(target: Tensor, reduction?: number | bigint): Tensor
   mseLoss(target: Tensor, options?: { reduction?: number | bigint }): Tensor
   mseLoss(options: { target: Tensor; reduction?: number | bigint }): Tensor
+  /** torch's `msort`:
+   * - `msort(Tensor self) -> Tensor`
+   */
+  msort(): Tensor
   /** torch's `mul`:
    * - `mul.Scalar(Tensor self, Scalar other) -> Tensor`
    * - `mul.Tensor(Tensor self, Tensor other) -> Tensor`
@@ -1253,6 +1736,11 @@ declare module './tensor' {
    */
   mv(vec: Tensor): Tensor
   mv(options: { vec: Tensor }): Tensor
+  /** torch's `mvlgamma`:
+   * - `mvlgamma(Tensor self, int p) -> Tensor`
+   */
+  mvlgamma(p: number | bigint): Tensor
+  mvlgamma(options: { p: number | bigint }): Tensor
   /** torch's `nan_to_num`:
    * - `nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor`
    */
@@ -1263,6 +1751,16 @@ declare module './tensor' {
    */
   nanToNum(nan?: number | null, posinf?: number | null, neginf?: number | null): Tensor
   nanToNum(options?: { nan?: number | null; posinf?: number | null; neginf?: number | null }): Tensor
+  /** torch's `nanmean`:
+   * - `nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
+   */
+  nanmean(dim?: number[] | number | null, keepdim?: boolean, options?: { dtype?: DType | null }): Tensor
+  nanmean(options?: { dim?: number[] | number | null; keepdim?: boolean; dtype?: DType | null }): Tensor
+  /** torch's `nansum`:
+   * - `nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
+   */
+  nansum(dim?: number[] | number | null, keepdim?: boolean, options?: { dtype?: DType | null }): Tensor
+  nansum(options?: { dim?: number[] | number | null; keepdim?: boolean; dtype?: DType | null }): Tensor
   /** torch's `narrow`:
    * - `narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)`
    */
@@ -1303,12 +1801,16 @@ declare module './tensor' {
   /** torch's `norm`:
    * - `norm.Scalar(Tensor self, Scalar p=2) -> Tensor`
    * - `norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor`
+   * - `norm.str(Tensor self, str p, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
    */
   norm(p?: number | boolean | bigint): Tensor
   norm(options?: { p?: number | boolean | bigint }): Tensor
   norm(p: number | boolean | bigint | null, dim: number[] | number, keepdim?: boolean): Tensor
   norm(p: number | boolean | bigint | null, dim: number[] | number, options?: { keepdim?: boolean }): Tensor
   norm(options: { p: number | boolean | bigint | null; dim: number[] | number; keepdim?: boolean }): Tensor
+  norm(p: string, dim?: number[] | number | null, keepdim?: boolean, options?: { dtype?: DType | null }): Tensor
+  norm(p: string, options?: { dim?: number[] | number | null; keepdim?: boolean; dtype?: DType | null }): Tensor
+  norm(options: { p: string; dim?: number[] | number | null; keepdim?: boolean; dtype?: DType | null }): Tensor
   /** torch's `normal_`:
    * - `normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)`
    */
@@ -1332,6 +1834,17 @@ declare module './tensor' {
    * - `ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor`
    */
   onesLike(options?: { dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null; memory_format?: string | null; requiresGrad?: boolean }): Tensor
+  /** torch's `orgqr`:
+   * - `orgqr(Tensor self, Tensor input2) -> Tensor`
+   */
+  orgqr(input2: Tensor): Tensor
+  orgqr(options: { input2: Tensor }): Tensor
+  /** torch's `ormqr`:
+   * - `ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor`
+   */
+  ormqr(input2: Tensor, input3: Tensor, left?: boolean, transpose?: boolean): Tensor
+  ormqr(input2: Tensor, input3: Tensor, options?: { left?: boolean; transpose?: boolean }): Tensor
+  ormqr(options: { input2: Tensor; input3: Tensor; left?: boolean; transpose?: boolean }): Tensor
   /** torch's `outer`:
    * - `outer(Tensor self, Tensor vec2) -> Tensor`
    */
@@ -1349,6 +1862,15 @@ declare module './tensor' {
   permute(dims: number[] | number): Tensor
   permute(options: { dims: number[] | number }): Tensor
   permute(...size: number[]): Tensor
+  /** torch's `pinverse`:
+   * - `pinverse(Tensor self, float rcond=1e-15) -> Tensor`
+   */
+  pinverse(rcond?: number): Tensor
+  pinverse(options?: { rcond?: number }): Tensor
+  /** torch's `positive`:
+   * - `positive(Tensor(a) self) -> Tensor(a)`
+   */
+  positive(): Tensor
   /** torch's `pow`:
    * - `pow.Scalar(Scalar self, Tensor exponent) -> Tensor`
    * - `pow.Tensor_Scalar(Tensor self, Scalar other) -> Tensor`
@@ -1381,6 +1903,19 @@ declare module './tensor' {
   prod(dim: number | bigint, keepdim?: boolean, options?: { dtype?: DType | null }): Tensor
   prod(dim: number | bigint, options?: { keepdim?: boolean; dtype?: DType | null }): Tensor
   prod(options: { dim: number | bigint; keepdim?: boolean; dtype?: DType | null }): Tensor
+  /** torch's `qr`:
+   * - `qr(Tensor self, bool some=True) -> (Tensor Q, Tensor R)`
+   */
+  qr(some?: boolean): [Tensor, Tensor] & { Q: Tensor; R: Tensor }
+  qr(options?: { some?: boolean }): [Tensor, Tensor] & { Q: Tensor; R: Tensor }
+  /** torch's `rad2deg`:
+   * - `rad2deg(Tensor self) -> Tensor`
+   */
+  rad2deg(): Tensor
+  /** torch's `ravel`:
+   * - `ravel(Tensor(a) self) -> Tensor(a)`
+   */
+  ravel(): Tensor
   /** torch's `reciprocal`:
    * - `reciprocal(Tensor self) -> Tensor`
    */
@@ -1417,6 +1952,11 @@ declare module './tensor' {
   remainder_(options: { other: number | boolean | bigint }): Tensor
   remainder_(other: Tensor): Tensor
   remainder_(options: { other: Tensor }): Tensor
+  /** torch's `renorm`:
+   * - `renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor`
+   */
+  renorm(p: number | boolean | bigint, dim: number | bigint, maxnorm: number | boolean | bigint): Tensor
+  renorm(options: { p: number | boolean | bigint; dim: number | bigint; maxnorm: number | boolean | bigint }): Tensor
   /** torch's `repeat`:
    * - `repeat(Tensor self, SymInt[] repeats) -> Tensor`
    */
@@ -1455,6 +1995,11 @@ declare module './tensor' {
   roll(shifts: number[] | number, dims?: number[] | number): Tensor
   roll(shifts: number[] | number, options?: { dims?: number[] | number }): Tensor
   roll(options: { shifts: number[] | number; dims?: number[] | number }): Tensor
+  /** torch's `rot90`:
+   * - `rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor`
+   */
+  rot90(k?: number | bigint, dims?: number[] | number): Tensor
+  rot90(options?: { k?: number | bigint; dims?: number[] | number }): Tensor
   /** torch's `round`:
    * - `round(Tensor self) -> Tensor`
    * - `round.decimals(Tensor self, *, int decimals) -> Tensor`
@@ -1473,14 +2018,29 @@ declare module './tensor' {
    * - `rsqrt_(Tensor(a!) self) -> Tensor(a!)`
    */
   rsqrt_(): Tensor
+  /** torch's `rsub`:
+   * - `rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor`
+   * - `rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`
+   */
+  rsub(other: number | boolean | bigint, alpha?: number | boolean | bigint): Tensor
+  rsub(other: number | boolean | bigint, options?: { alpha?: number | boolean | bigint }): Tensor
+  rsub(options: { other: number | boolean | bigint; alpha?: number | boolean | bigint }): Tensor
+  rsub(other: Tensor, options?: { alpha?: number | boolean | bigint }): Tensor
+  rsub(options: { other: Tensor; alpha?: number | boolean | bigint }): Tensor
   /** torch's `scatter`:
+   * - `scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor`
    * - `scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor`
    * - `scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor`
+   * - `scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor`
    */
+  scatter(dim: number | bigint, index: Tensor, src: Tensor, options?: { reduce?: string }): Tensor
+  scatter(options: { dim: number | bigint; index: Tensor; src: Tensor; reduce?: string }): Tensor
   scatter(dim: number | bigint, index: Tensor, src: Tensor): Tensor
   scatter(options: { dim: number | bigint; index: Tensor; src: Tensor }): Tensor
   scatter(dim: number | bigint, index: Tensor, value: number | boolean | bigint): Tensor
   scatter(options: { dim: number | bigint; index: Tensor; value: number | boolean | bigint }): Tensor
+  scatter(dim: number | bigint, index: Tensor, value: number | boolean | bigint, options?: { reduce?: string }): Tensor
+  scatter(options: { dim: number | bigint; index: Tensor; value: number | boolean | bigint; reduce?: string }): Tensor
   /** torch's `scatter_add`:
    * - `scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor`
    */
@@ -1506,6 +2066,16 @@ declare module './tensor' {
    */
   select(dim: number | bigint, index: number | bigint): Tensor
   select(options: { dim: number | bigint; index: number | bigint }): Tensor
+  /** torch's `select_scatter`:
+   * - `select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor`
+   */
+  select_scatter(src: Tensor, dim: number | bigint, index: number | bigint): Tensor
+  select_scatter(options: { src: Tensor; dim: number | bigint; index: number | bigint }): Tensor
+  /** torch's `select_scatter`:
+   * - `select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor`
+   */
+  selectScatter(src: Tensor, dim: number | bigint, index: number | bigint): Tensor
+  selectScatter(options: { src: Tensor; dim: number | bigint; index: number | bigint }): Tensor
   /** torch's `selu`:
    * - `selu(Tensor self) -> Tensor`
    */
@@ -1542,6 +2112,10 @@ declare module './tensor' {
    * - `sin_(Tensor(a!) self) -> Tensor(a!)`
    */
   sin_(): Tensor
+  /** torch's `sinc`:
+   * - `sinc(Tensor self) -> Tensor`
+   */
+  sinc(): Tensor
   /** torch's `sinh`:
    * - `sinh(Tensor self) -> Tensor`
    */
@@ -1560,6 +2134,22 @@ declare module './tensor' {
    */
   slice(dim?: number | bigint, start?: number | bigint | null, end?: number | bigint | null, step?: number | bigint): Tensor
   slice(options?: { dim?: number | bigint; start?: number | bigint | null; end?: number | bigint | null; step?: number | bigint }): Tensor
+  /** torch's `slice_scatter`:
+   * - `slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor`
+   */
+  slice_scatter(src: Tensor, dim?: number | bigint, start?: number | bigint | null, end?: number | bigint | null, step?: number | bigint): Tensor
+  slice_scatter(src: Tensor, options?: { dim?: number | bigint; start?: number | bigint | null; end?: number | bigint | null; step?: number | bigint }): Tensor
+  slice_scatter(options: { src: Tensor; dim?: number | bigint; start?: number | bigint | null; end?: number | bigint | null; step?: number | bigint }): Tensor
+  /** torch's `slice_scatter`:
+   * - `slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor`
+   */
+  sliceScatter(src: Tensor, dim?: number | bigint, start?: number | bigint | null, end?: number | bigint | null, step?: number | bigint): Tensor
+  sliceScatter(src: Tensor, options?: { dim?: number | bigint; start?: number | bigint | null; end?: number | bigint | null; step?: number | bigint }): Tensor
+  sliceScatter(options: { src: Tensor; dim?: number | bigint; start?: number | bigint | null; end?: number | bigint | null; step?: number | bigint }): Tensor
+  /** torch's `slogdet`:
+   * - `slogdet(Tensor self) -> (Tensor sign, Tensor logabsdet)`
+   */
+  slogdet(): [Tensor, Tensor] & { sign: Tensor; logabsdet: Tensor }
   /** torch's `smooth_l1_loss`:
    * - `smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.0) -> Tensor`
    */
@@ -1594,6 +2184,188 @@ declare module './tensor' {
   sort(dim?: number | bigint, descending?: boolean): [Tensor, Tensor] & { values: Tensor; indices: Tensor }
   sort(options?: { dim?: number | bigint; descending?: boolean }): [Tensor, Tensor] & { values: Tensor; indices: Tensor }
   sort(options?: { stable?: boolean | null; dim?: number | bigint; descending?: boolean }): [Tensor, Tensor] & { values: Tensor; indices: Tensor }
+  /** torch's `special_bessel_j0`:
+   * - `special_bessel_j0(Tensor self) -> Tensor`
+   */
+  special_bessel_j0(): Tensor
+  /** torch's `special_bessel_j0`:
+   * - `special_bessel_j0(Tensor self) -> Tensor`
+   */
+  specialBesselJ0(): Tensor
+  /** torch's `special_bessel_j1`:
+   * - `special_bessel_j1(Tensor self) -> Tensor`
+   */
+  special_bessel_j1(): Tensor
+  /** torch's `special_bessel_j1`:
+   * - `special_bessel_j1(Tensor self) -> Tensor`
+   */
+  specialBesselJ1(): Tensor
+  /** torch's `special_entr`:
+   * - `special_entr(Tensor self) -> Tensor`
+   */
+  special_entr(): Tensor
+  /** torch's `special_entr`:
+   * - `special_entr(Tensor self) -> Tensor`
+   */
+  specialEntr(): Tensor
+  /** torch's `special_erfcx`:
+   * - `special_erfcx(Tensor self) -> Tensor`
+   */
+  special_erfcx(): Tensor
+  /** torch's `special_erfcx`:
+   * - `special_erfcx(Tensor self) -> Tensor`
+   */
+  specialErfcx(): Tensor
+  /** torch's `special_i0e`:
+   * - `special_i0e(Tensor self) -> Tensor`
+   */
+  special_i0e(): Tensor
+  /** torch's `special_i0e`:
+   * - `special_i0e(Tensor self) -> Tensor`
+   */
+  specialI0e(): Tensor
+  /** torch's `special_i1`:
+   * - `special_i1(Tensor self) -> Tensor`
+   */
+  special_i1(): Tensor
+  /** torch's `special_i1`:
+   * - `special_i1(Tensor self) -> Tensor`
+   */
+  specialI1(): Tensor
+  /** torch's `special_i1e`:
+   * - `special_i1e(Tensor self) -> Tensor`
+   */
+  special_i1e(): Tensor
+  /** torch's `special_i1e`:
+   * - `special_i1e(Tensor self) -> Tensor`
+   */
+  specialI1e(): Tensor
+  /** torch's `special_log_ndtr`:
+   * - `special_log_ndtr(Tensor self) -> Tensor`
+   */
+  special_log_ndtr(): Tensor
+  /** torch's `special_log_ndtr`:
+   * - `special_log_ndtr(Tensor self) -> Tensor`
+   */
+  specialLogNdtr(): Tensor
+  /** torch's `special_modified_bessel_i0`:
+   * - `special_modified_bessel_i0(Tensor self) -> Tensor`
+   */
+  special_modified_bessel_i0(): Tensor
+  /** torch's `special_modified_bessel_i0`:
+   * - `special_modified_bessel_i0(Tensor self) -> Tensor`
+   */
+  specialModifiedBesselI0(): Tensor
+  /** torch's `special_modified_bessel_i1`:
+   * - `special_modified_bessel_i1(Tensor self) -> Tensor`
+   */
+  special_modified_bessel_i1(): Tensor
+  /** torch's `special_modified_bessel_i1`:
+   * - `special_modified_bessel_i1(Tensor self) -> Tensor`
+   */
+  specialModifiedBesselI1(): Tensor
+  /** torch's `special_modified_bessel_k0`:
+   * - `special_modified_bessel_k0(Tensor self) -> Tensor`
+   */
+  special_modified_bessel_k0(): Tensor
+  /** torch's `special_modified_bessel_k0`:
+   * - `special_modified_bessel_k0(Tensor self) -> Tensor`
+   */
+  specialModifiedBesselK0(): Tensor
+  /** torch's `special_modified_bessel_k1`:
+   * - `special_modified_bessel_k1(Tensor self) -> Tensor`
+   */
+  special_modified_bessel_k1(): Tensor
+  /** torch's `special_modified_bessel_k1`:
+   * - `special_modified_bessel_k1(Tensor self) -> Tensor`
+   */
+  specialModifiedBesselK1(): Tensor
+  /** torch's `special_multigammaln`:
+   * - `special_multigammaln(Tensor self, int p) -> Tensor`
+   */
+  special_multigammaln(p: number | bigint): Tensor
+  special_multigammaln(options: { p: number | bigint }): Tensor
+  /** torch's `special_multigammaln`:
+   * - `special_multigammaln(Tensor self, int p) -> Tensor`
+   */
+  specialMultigammaln(p: number | bigint): Tensor
+  specialMultigammaln(options: { p: number | bigint }): Tensor
+  /** torch's `special_ndtr`:
+   * - `special_ndtr(Tensor self) -> Tensor`
+   */
+  special_ndtr(): Tensor
+  /** torch's `special_ndtr`:
+   * - `special_ndtr(Tensor self) -> Tensor`
+   */
+  specialNdtr(): Tensor
+  /** torch's `special_ndtri`:
+   * - `special_ndtri(Tensor self) -> Tensor`
+   */
+  special_ndtri(): Tensor
+  /** torch's `special_ndtri`:
+   * - `special_ndtri(Tensor self) -> Tensor`
+   */
+  specialNdtri(): Tensor
+  /** torch's `special_scaled_modified_bessel_k0`:
+   * - `special_scaled_modified_bessel_k0(Tensor self) -> Tensor`
+   */
+  special_scaled_modified_bessel_k0(): Tensor
+  /** torch's `special_scaled_modified_bessel_k0`:
+   * - `special_scaled_modified_bessel_k0(Tensor self) -> Tensor`
+   */
+  specialScaledModifiedBesselK0(): Tensor
+  /** torch's `special_scaled_modified_bessel_k1`:
+   * - `special_scaled_modified_bessel_k1(Tensor self) -> Tensor`
+   */
+  special_scaled_modified_bessel_k1(): Tensor
+  /** torch's `special_scaled_modified_bessel_k1`:
+   * - `special_scaled_modified_bessel_k1(Tensor self) -> Tensor`
+   */
+  specialScaledModifiedBesselK1(): Tensor
+  /** torch's `special_spherical_bessel_j0`:
+   * - `special_spherical_bessel_j0(Tensor self) -> Tensor`
+   */
+  special_spherical_bessel_j0(): Tensor
+  /** torch's `special_spherical_bessel_j0`:
+   * - `special_spherical_bessel_j0(Tensor self) -> Tensor`
+   */
+  specialSphericalBesselJ0(): Tensor
+  /** torch's `special_xlog1py`:
+   * - `special_xlog1py(Tensor self, Tensor other) -> Tensor`
+   * - `special_xlog1py.other_scalar(Tensor self, Scalar other) -> Tensor`
+   * - `special_xlog1py.self_scalar(Scalar self, Tensor other) -> Tensor`
+   */
+  special_xlog1py(other: Tensor): Tensor
+  special_xlog1py(options: { other: Tensor }): Tensor
+  special_xlog1py(other: number | boolean | bigint): Tensor
+  special_xlog1py(options: { other: number | boolean | bigint }): Tensor
+  /** torch's `special_xlog1py`:
+   * - `special_xlog1py(Tensor self, Tensor other) -> Tensor`
+   * - `special_xlog1py.other_scalar(Tensor self, Scalar other) -> Tensor`
+   * - `special_xlog1py.self_scalar(Scalar self, Tensor other) -> Tensor`
+   */
+  specialXlog1py(other: Tensor): Tensor
+  specialXlog1py(options: { other: Tensor }): Tensor
+  specialXlog1py(other: number | boolean | bigint): Tensor
+  specialXlog1py(options: { other: number | boolean | bigint }): Tensor
+  /** torch's `special_zeta`:
+   * - `special_zeta(Tensor self, Tensor other) -> Tensor`
+   * - `special_zeta.other_scalar(Tensor self, Scalar other) -> Tensor`
+   * - `special_zeta.self_scalar(Scalar self, Tensor other) -> Tensor`
+   */
+  special_zeta(other: Tensor): Tensor
+  special_zeta(options: { other: Tensor }): Tensor
+  special_zeta(other: number | boolean | bigint): Tensor
+  special_zeta(options: { other: number | boolean | bigint }): Tensor
+  /** torch's `special_zeta`:
+   * - `special_zeta(Tensor self, Tensor other) -> Tensor`
+   * - `special_zeta.other_scalar(Tensor self, Scalar other) -> Tensor`
+   * - `special_zeta.self_scalar(Scalar self, Tensor other) -> Tensor`
+   */
+  specialZeta(other: Tensor): Tensor
+  specialZeta(options: { other: Tensor }): Tensor
+  specialZeta(other: number | boolean | bigint): Tensor
+  specialZeta(options: { other: number | boolean | bigint }): Tensor
   /** torch's `split`:
    * - `split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]`
    * - `split.sizes(Tensor(a -> *) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]`
@@ -1624,6 +2396,10 @@ declare module './tensor' {
    * - `sqrt_(Tensor(a!) self) -> Tensor(a!)`
    */
   sqrt_(): Tensor
+  /** torch's `square`:
+   * - `square(Tensor self) -> Tensor`
+   */
+  square(): Tensor
   /** torch's `squeeze`:
    * - `squeeze(Tensor(a) self) -> Tensor(a)`
    * - `squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)`
@@ -1698,6 +2474,11 @@ declare module './tensor' {
   sum(dim: number[] | number | null, keepdim?: boolean, options?: { dtype?: DType | null }): Tensor
   sum(dim: number[] | number | null, options?: { keepdim?: boolean; dtype?: DType | null }): Tensor
   sum(options: { dim: number[] | number | null; keepdim?: boolean; dtype?: DType | null }): Tensor
+  /** torch's `svd`:
+   * - `svd(Tensor self, bool some=True, bool compute_uv=True) -> (Tensor U, Tensor S, Tensor V)`
+   */
+  svd(some?: boolean, compute_uv?: boolean): [Tensor, Tensor, Tensor] & { U: Tensor; S: Tensor; V: Tensor }
+  svd(options?: { some?: boolean; compute_uv?: boolean }): [Tensor, Tensor, Tensor] & { U: Tensor; S: Tensor; V: Tensor }
   /** torch's `t`:
    * - `t(Tensor(a) self) -> Tensor(a)`
    */
@@ -1735,6 +2516,34 @@ declare module './tensor' {
    * - `tanh_(Tensor(a!) self) -> Tensor(a!)`
    */
   tanh_(): Tensor
+  /** torch's `tensor_split`:
+   * - `tensor_split.indices(Tensor(a -> *) self, SymInt[] indices, int dim=0) -> Tensor(a)[]`
+   * - `tensor_split.sections(Tensor(a -> *) self, SymInt sections, int dim=0) -> Tensor(a)[]`
+   * - `tensor_split.tensor_indices_or_sections(Tensor(a -> *) self, Tensor tensor_indices_or_sections, int dim=0) -> Tensor(a)[]`
+   */
+  tensor_split(indices: number[] | number, dim?: number | bigint): Tensor[]
+  tensor_split(indices: number[] | number, options?: { dim?: number | bigint }): Tensor[]
+  tensor_split(options: { indices: number[] | number; dim?: number | bigint }): Tensor[]
+  tensor_split(sections: number | bigint, dim?: number | bigint): Tensor[]
+  tensor_split(sections: number | bigint, options?: { dim?: number | bigint }): Tensor[]
+  tensor_split(options: { sections: number | bigint; dim?: number | bigint }): Tensor[]
+  tensor_split(tensor_indices_or_sections: Tensor, dim?: number | bigint): Tensor[]
+  tensor_split(tensor_indices_or_sections: Tensor, options?: { dim?: number | bigint }): Tensor[]
+  tensor_split(options: { tensor_indices_or_sections: Tensor; dim?: number | bigint }): Tensor[]
+  /** torch's `tensor_split`:
+   * - `tensor_split.indices(Tensor(a -> *) self, SymInt[] indices, int dim=0) -> Tensor(a)[]`
+   * - `tensor_split.sections(Tensor(a -> *) self, SymInt sections, int dim=0) -> Tensor(a)[]`
+   * - `tensor_split.tensor_indices_or_sections(Tensor(a -> *) self, Tensor tensor_indices_or_sections, int dim=0) -> Tensor(a)[]`
+   */
+  tensorSplit(indices: number[] | number, dim?: number | bigint): Tensor[]
+  tensorSplit(indices: number[] | number, options?: { dim?: number | bigint }): Tensor[]
+  tensorSplit(options: { indices: number[] | number; dim?: number | bigint }): Tensor[]
+  tensorSplit(sections: number | bigint, dim?: number | bigint): Tensor[]
+  tensorSplit(sections: number | bigint, options?: { dim?: number | bigint }): Tensor[]
+  tensorSplit(options: { sections: number | bigint; dim?: number | bigint }): Tensor[]
+  tensorSplit(tensor_indices_or_sections: Tensor, dim?: number | bigint): Tensor[]
+  tensorSplit(tensor_indices_or_sections: Tensor, options?: { dim?: number | bigint }): Tensor[]
+  tensorSplit(options: { tensor_indices_or_sections: Tensor; dim?: number | bigint }): Tensor[]
   /** torch's `tensordot`:
    * - `tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tensor`
    */
@@ -1762,11 +2571,27 @@ declare module './tensor' {
   topk(k: number | bigint, dim?: number | bigint, largest?: boolean, sorted?: boolean): [Tensor, Tensor] & { values: Tensor; indices: Tensor }
   topk(k: number | bigint, options?: { dim?: number | bigint; largest?: boolean; sorted?: boolean }): [Tensor, Tensor] & { values: Tensor; indices: Tensor }
   topk(options: { k: number | bigint; dim?: number | bigint; largest?: boolean; sorted?: boolean }): [Tensor, Tensor] & { values: Tensor; indices: Tensor }
+  /** torch's `trace`:
+   * - `trace(Tensor self) -> Tensor`
+   */
+  trace(): Tensor
   /** torch's `transpose`:
    * - `transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)`
    */
   transpose(dim0: number | bigint, dim1: number | bigint): Tensor
   transpose(options: { dim0: number | bigint; dim1: number | bigint }): Tensor
+  /** torch's `triangular_solve`:
+   * - `triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)`
+   */
+  triangular_solve(A: Tensor, upper?: boolean, transpose?: boolean, unitriangular?: boolean): [Tensor, Tensor] & { solution: Tensor; cloned_coefficient: Tensor }
+  triangular_solve(A: Tensor, options?: { upper?: boolean; transpose?: boolean; unitriangular?: boolean }): [Tensor, Tensor] & { solution: Tensor; cloned_coefficient: Tensor }
+  triangular_solve(options: { A: Tensor; upper?: boolean; transpose?: boolean; unitriangular?: boolean }): [Tensor, Tensor] & { solution: Tensor; cloned_coefficient: Tensor }
+  /** torch's `triangular_solve`:
+   * - `triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)`
+   */
+  triangularSolve(A: Tensor, upper?: boolean, transpose?: boolean, unitriangular?: boolean): [Tensor, Tensor] & { solution: Tensor; cloned_coefficient: Tensor }
+  triangularSolve(A: Tensor, options?: { upper?: boolean; transpose?: boolean; unitriangular?: boolean }): [Tensor, Tensor] & { solution: Tensor; cloned_coefficient: Tensor }
+  triangularSolve(options: { A: Tensor; upper?: boolean; transpose?: boolean; unitriangular?: boolean }): [Tensor, Tensor] & { solution: Tensor; cloned_coefficient: Tensor }
   /** torch's `tril`:
    * - `tril(Tensor self, int diagonal=0) -> Tensor`
    */
@@ -1777,6 +2602,22 @@ declare module './tensor' {
    */
   triu(diagonal?: number | bigint): Tensor
   triu(options?: { diagonal?: number | bigint }): Tensor
+  /** torch's `true_divide`:
+   * - `true_divide.Scalar(Tensor self, Scalar other) -> Tensor`
+   * - `true_divide.Tensor(Tensor self, Tensor other) -> Tensor`
+   */
+  true_divide(other: number | boolean | bigint): Tensor
+  true_divide(options: { other: number | boolean | bigint }): Tensor
+  true_divide(other: Tensor): Tensor
+  true_divide(options: { other: Tensor }): Tensor
+  /** torch's `true_divide`:
+   * - `true_divide.Scalar(Tensor self, Scalar other) -> Tensor`
+   * - `true_divide.Tensor(Tensor self, Tensor other) -> Tensor`
+   */
+  trueDivide(other: number | boolean | bigint): Tensor
+  trueDivide(options: { other: number | boolean | bigint }): Tensor
+  trueDivide(other: Tensor): Tensor
+  trueDivide(options: { other: Tensor }): Tensor
   /** torch's `trunc`:
    * - `trunc(Tensor self) -> Tensor`
    */
@@ -1834,6 +2675,30 @@ declare module './tensor' {
   upsampleNearest2d(output_size: number[] | number, scales_h?: number | null, scales_w?: number | null): Tensor
   upsampleNearest2d(output_size: number[] | number, options?: { scales_h?: number | null; scales_w?: number | null }): Tensor
   upsampleNearest2d(options: { output_size: number[] | number; scales_h?: number | null; scales_w?: number | null }): Tensor
+  /** torch's `upsample_nearest3d`:
+   * - `upsample_nearest3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor`
+   */
+  upsample_nearest3d(output_size: number[] | number, scales_d?: number | null, scales_h?: number | null, scales_w?: number | null): Tensor
+  upsample_nearest3d(output_size: number[] | number, options?: { scales_d?: number | null; scales_h?: number | null; scales_w?: number | null }): Tensor
+  upsample_nearest3d(options: { output_size: number[] | number; scales_d?: number | null; scales_h?: number | null; scales_w?: number | null }): Tensor
+  /** torch's `upsample_nearest3d`:
+   * - `upsample_nearest3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor`
+   */
+  upsampleNearest3d(output_size: number[] | number, scales_d?: number | null, scales_h?: number | null, scales_w?: number | null): Tensor
+  upsampleNearest3d(output_size: number[] | number, options?: { scales_d?: number | null; scales_h?: number | null; scales_w?: number | null }): Tensor
+  upsampleNearest3d(options: { output_size: number[] | number; scales_d?: number | null; scales_h?: number | null; scales_w?: number | null }): Tensor
+  /** torch's `upsample_trilinear3d`:
+   * - `upsample_trilinear3d(Tensor self, SymInt[3] output_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor`
+   */
+  upsample_trilinear3d(output_size: number[] | number, align_corners: boolean, scales_d?: number | null, scales_h?: number | null, scales_w?: number | null): Tensor
+  upsample_trilinear3d(output_size: number[] | number, align_corners: boolean, options?: { scales_d?: number | null; scales_h?: number | null; scales_w?: number | null }): Tensor
+  upsample_trilinear3d(options: { output_size: number[] | number; align_corners: boolean; scales_d?: number | null; scales_h?: number | null; scales_w?: number | null }): Tensor
+  /** torch's `upsample_trilinear3d`:
+   * - `upsample_trilinear3d(Tensor self, SymInt[3] output_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor`
+   */
+  upsampleTrilinear3d(output_size: number[] | number, align_corners: boolean, scales_d?: number | null, scales_h?: number | null, scales_w?: number | null): Tensor
+  upsampleTrilinear3d(output_size: number[] | number, align_corners: boolean, options?: { scales_d?: number | null; scales_h?: number | null; scales_w?: number | null }): Tensor
+  upsampleTrilinear3d(options: { output_size: number[] | number; align_corners: boolean; scales_d?: number | null; scales_h?: number | null; scales_w?: number | null }): Tensor
   /** torch's `var`:
    * - `var(Tensor self, bool unbiased=True) -> Tensor`
    * - `var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`
@@ -1870,12 +2735,26 @@ declare module './tensor' {
   varMean(dim: number[] | number | null, unbiased?: boolean, keepdim?: boolean): [Tensor, Tensor]
   varMean(dim: number[] | number | null, options?: { unbiased?: boolean; keepdim?: boolean }): [Tensor, Tensor]
   varMean(options: { dim: number[] | number | null; unbiased?: boolean; keepdim?: boolean }): [Tensor, Tensor]
+  /** torch's `vdot`:
+   * - `vdot(Tensor self, Tensor other) -> Tensor`
+   */
+  vdot(other: Tensor): Tensor
+  vdot(options: { other: Tensor }): Tensor
   /** torch's `view`:
    * - `view(Tensor(a) self, SymInt[] size) -> Tensor(a)`
    */
   view(size: number[] | number): Tensor
   view(options: { size: number[] | number }): Tensor
   view(...size: number[]): Tensor
+  /** torch's `vsplit`:
+   * - `vsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]`
+   * - `vsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]`
+   */
+  vsplit(indices: number[] | number): Tensor[]
+  vsplit(options: { indices: number[] | number }): Tensor[]
+  vsplit(...size: number[]): Tensor[]
+  vsplit(sections: number | bigint): Tensor[]
+  vsplit(options: { sections: number | bigint }): Tensor[]
   /** torch's `xlogy`:
    * - `xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor`
    * - `xlogy.Tensor(Tensor self, Tensor other) -> Tensor`
@@ -1977,6 +2856,11 @@ export declare function add_(self: Tensor, other: Tensor): Tensor
 export declare function add_(self: Tensor, options: { other: Tensor }): Tensor
 export declare function add_(self: Tensor, other: Tensor, options?: { alpha?: number | boolean | bigint }): Tensor
 export declare function add_(self: Tensor, options: { other: Tensor; alpha?: number | boolean | bigint }): Tensor
+/** torch's `addbmm`:
+ * - `addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`
+ */
+export declare function addbmm(self: Tensor, batch1: Tensor, batch2: Tensor, options?: { beta?: number | boolean | bigint; alpha?: number | boolean | bigint }): Tensor
+export declare function addbmm(self: Tensor, options: { batch1: Tensor; batch2: Tensor; beta?: number | boolean | bigint; alpha?: number | boolean | bigint }): Tensor
 /** torch's `addcdiv`:
  * - `addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor`
  */
@@ -2002,6 +2886,16 @@ export declare function addcmul_(self: Tensor, options: { tensor1: Tensor; tenso
  */
 export declare function addmm(self: Tensor, mat1: Tensor, mat2: Tensor, options?: { beta?: number | boolean | bigint; alpha?: number | boolean | bigint }): Tensor
 export declare function addmm(self: Tensor, options: { mat1: Tensor; mat2: Tensor; beta?: number | boolean | bigint; alpha?: number | boolean | bigint }): Tensor
+/** torch's `addmv`:
+ * - `addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor`
+ */
+export declare function addmv(self: Tensor, mat: Tensor, vec: Tensor, options?: { beta?: number | boolean | bigint; alpha?: number | boolean | bigint }): Tensor
+export declare function addmv(self: Tensor, options: { mat: Tensor; vec: Tensor; beta?: number | boolean | bigint; alpha?: number | boolean | bigint }): Tensor
+/** torch's `addr`:
+ * - `addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`
+ */
+export declare function addr(self: Tensor, vec1: Tensor, vec2: Tensor, options?: { beta?: number | boolean | bigint; alpha?: number | boolean | bigint }): Tensor
+export declare function addr(self: Tensor, options: { vec1: Tensor; vec2: Tensor; beta?: number | boolean | bigint; alpha?: number | boolean | bigint }): Tensor
 /** torch's `all`:
  * - `all(Tensor self) -> Tensor`
  * - `all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor`
@@ -2025,6 +2919,10 @@ export declare function amax(self: Tensor, options?: { dim?: number[] | number; 
  */
 export declare function amin(self: Tensor, dim?: number[] | number, keepdim?: boolean): Tensor
 export declare function amin(self: Tensor, options?: { dim?: number[] | number; keepdim?: boolean }): Tensor
+/** torch's `aminmax`:
+ * - `aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)`
+ */
+export declare function aminmax(self: Tensor, options?: { dim?: number | bigint | null; keepdim?: boolean }): [Tensor, Tensor] & { min: Tensor; max: Tensor }
 /** torch's `any`:
  * - `any(Tensor self) -> Tensor`
  * - `any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor`
@@ -2110,6 +3008,30 @@ export declare function atanh(self: Tensor): Tensor
  * - `atanh_(Tensor(a!) self) -> Tensor(a!)`
  */
 export declare function atanh_(self: Tensor): Tensor
+/** torch's `atleast_1d`:
+ * - `atleast_1d(Tensor self) -> Tensor`
+ * - `atleast_1d.Sequence(Tensor[] tensors) -> Tensor[]`
+ */
+export declare function atleast_1d(self: Tensor): Tensor
+export declare function atleast_1d(tensors: Tensor[]): Tensor[]
+export declare function atleast_1d(options: { tensors: Tensor[] }): Tensor[]
+export { atleast_1d as atleast1d }
+/** torch's `atleast_2d`:
+ * - `atleast_2d(Tensor self) -> Tensor`
+ * - `atleast_2d.Sequence(Tensor[] tensors) -> Tensor[]`
+ */
+export declare function atleast_2d(self: Tensor): Tensor
+export declare function atleast_2d(tensors: Tensor[]): Tensor[]
+export declare function atleast_2d(options: { tensors: Tensor[] }): Tensor[]
+export { atleast_2d as atleast2d }
+/** torch's `atleast_3d`:
+ * - `atleast_3d(Tensor self) -> Tensor`
+ * - `atleast_3d.Sequence(Tensor[] tensors) -> Tensor[]`
+ */
+export declare function atleast_3d(self: Tensor): Tensor
+export declare function atleast_3d(tensors: Tensor[]): Tensor[]
+export declare function atleast_3d(options: { tensors: Tensor[] }): Tensor[]
+export { atleast_3d as atleast3d }
 /** torch's `avg_pool2d`:
  * - `avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor`
  */
@@ -2214,11 +3136,23 @@ export declare function bitwise_xor(self: Tensor, options: { other: number | boo
 export declare function bitwise_xor(self: Tensor, other: Tensor): Tensor
 export declare function bitwise_xor(self: Tensor, options: { other: Tensor }): Tensor
 export { bitwise_xor as bitwiseXor }
+/** torch's `block_diag`:
+ * - `block_diag(Tensor[] tensors) -> Tensor`
+ */
+export declare function block_diag(tensors: Tensor[]): Tensor
+export declare function block_diag(options: { tensors: Tensor[] }): Tensor
+export { block_diag as blockDiag }
 /** torch's `bmm`:
  * - `bmm(Tensor self, Tensor mat2) -> Tensor`
  */
 export declare function bmm(self: Tensor, mat2: Tensor): Tensor
 export declare function bmm(self: Tensor, options: { mat2: Tensor }): Tensor
+/** torch's `broadcast_tensors`:
+ * - `broadcast_tensors(Tensor[] tensors) -> Tensor[]`
+ */
+export declare function broadcast_tensors(tensors: Tensor[]): Tensor[]
+export declare function broadcast_tensors(options: { tensors: Tensor[] }): Tensor[]
+export { broadcast_tensors as broadcastTensors }
 /** torch's `broadcast_to`:
  * - `broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a)`
  */
@@ -2226,12 +3160,24 @@ export declare function broadcast_to(self: Tensor, size: number[] | number): Ten
 export declare function broadcast_to(self: Tensor, options: { size: number[] | number }): Tensor
 export declare function broadcast_to(self: Tensor, ...size: number[]): Tensor
 export { broadcast_to as broadcastTo }
+/** torch's `cartesian_prod`:
+ * - `cartesian_prod(Tensor[] tensors) -> Tensor`
+ */
+export declare function cartesian_prod(tensors: Tensor[]): Tensor
+export declare function cartesian_prod(options: { tensors: Tensor[] }): Tensor
+export { cartesian_prod as cartesianProd }
 /** torch's `cat`:
  * - `cat(Tensor[] tensors, int dim=0) -> Tensor`
  */
 export declare function cat(tensors: Tensor[], dim?: number | bigint): Tensor
 export declare function cat(tensors: Tensor[], options?: { dim?: number | bigint }): Tensor
 export declare function cat(options: { tensors: Tensor[]; dim?: number | bigint }): Tensor
+/** torch's `cdist`:
+ * - `cdist(Tensor x1, Tensor x2, float p=2, str? compute_mode=None) -> Tensor`
+ */
+export declare function cdist(x1: Tensor, x2: Tensor, p?: number, compute_mode?: string | null): Tensor
+export declare function cdist(x1: Tensor, x2: Tensor, options?: { p?: number; compute_mode?: string | null }): Tensor
+export declare function cdist(options: { x1: Tensor; x2: Tensor; p?: number; compute_mode?: string | null }): Tensor
 /** torch's `ceil`:
  * - `ceil(Tensor self) -> Tensor`
  */
@@ -2245,6 +3191,30 @@ export declare function ceil_(self: Tensor): Tensor
  */
 export declare function celu(self: Tensor, alpha?: number | boolean | bigint): Tensor
 export declare function celu(self: Tensor, options?: { alpha?: number | boolean | bigint }): Tensor
+/** torch's `chain_matmul`:
+ * - `chain_matmul(Tensor[] matrices) -> Tensor`
+ */
+export declare function chain_matmul(matrices: Tensor[]): Tensor
+export declare function chain_matmul(options: { matrices: Tensor[] }): Tensor
+export { chain_matmul as chainMatmul }
+/** torch's `cholesky`:
+ * - `cholesky(Tensor self, bool upper=False) -> Tensor`
+ */
+export declare function cholesky(self: Tensor, upper?: boolean): Tensor
+export declare function cholesky(self: Tensor, options?: { upper?: boolean }): Tensor
+/** torch's `cholesky_inverse`:
+ * - `cholesky_inverse(Tensor self, bool upper=False) -> Tensor`
+ */
+export declare function cholesky_inverse(self: Tensor, upper?: boolean): Tensor
+export declare function cholesky_inverse(self: Tensor, options?: { upper?: boolean }): Tensor
+export { cholesky_inverse as choleskyInverse }
+/** torch's `cholesky_solve`:
+ * - `cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor`
+ */
+export declare function cholesky_solve(self: Tensor, input2: Tensor, upper?: boolean): Tensor
+export declare function cholesky_solve(self: Tensor, input2: Tensor, options?: { upper?: boolean }): Tensor
+export declare function cholesky_solve(self: Tensor, options: { input2: Tensor; upper?: boolean }): Tensor
+export { cholesky_solve as choleskySolve }
 /** torch's `chunk`:
  * - `chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]`
  */
@@ -2289,6 +3259,12 @@ export { clamp_min as clampMin }
  * - `clone(Tensor self) -> Tensor`
  */
 export declare function clone(self: Tensor): Tensor
+/** torch's `column_stack`:
+ * - `column_stack(Tensor[] tensors) -> Tensor`
+ */
+export declare function column_stack(tensors: Tensor[]): Tensor
+export declare function column_stack(options: { tensors: Tensor[] }): Tensor
+export { column_stack as columnStack }
 /** torch's `contiguous`:
  * - `contiguous(Tensor(a) self) -> Tensor(a)`
  */
@@ -2334,6 +3310,10 @@ export declare function copysign_(self: Tensor, other: number | boolean | bigint
 export declare function copysign_(self: Tensor, options: { other: number | boolean | bigint }): Tensor
 export declare function copysign_(self: Tensor, other: Tensor): Tensor
 export declare function copysign_(self: Tensor, options: { other: Tensor }): Tensor
+/** torch's `corrcoef`:
+ * - `corrcoef(Tensor self) -> Tensor`
+ */
+export declare function corrcoef(self: Tensor): Tensor
 /** torch's `cos`:
  * - `cos(Tensor self) -> Tensor`
  */
@@ -2361,6 +3341,16 @@ export declare function count_nonzero(self: Tensor, dim: number[] | number): Ten
 export declare function count_nonzero(self: Tensor, options: { dim: number[] | number }): Tensor
 export declare function count_nonzero(self: Tensor, ...size: number[]): Tensor
 export { count_nonzero as countNonzero }
+/** torch's `cov`:
+ * - `cov(Tensor self, *, int correction=1, Tensor? fweights=None, Tensor? aweights=None) -> Tensor`
+ */
+export declare function cov(self: Tensor, options?: { correction?: number | bigint; fweights?: Tensor | null; aweights?: Tensor | null }): Tensor
+/** torch's `cross`:
+ * - `cross(Tensor self, Tensor other, int? dim=None) -> Tensor`
+ */
+export declare function cross(self: Tensor, other: Tensor, dim?: number | bigint | null): Tensor
+export declare function cross(self: Tensor, other: Tensor, options?: { dim?: number | bigint | null }): Tensor
+export declare function cross(self: Tensor, options: { other: Tensor; dim?: number | bigint | null }): Tensor
 /** torch's `cross_entropy_loss`:
  * - `cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, int ignore_index=-100, float label_smoothing=0.0) -> Tensor`
  */
@@ -2388,15 +3378,60 @@ export declare function cumprod(self: Tensor, options: { dim: number | bigint; d
  */
 export declare function cumsum(self: Tensor, dim: number | bigint, options?: { dtype?: DType | null }): Tensor
 export declare function cumsum(self: Tensor, options: { dim: number | bigint; dtype?: DType | null }): Tensor
+/** torch's `cumulative_trapezoid`:
+ * - `cumulative_trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor`
+ * - `cumulative_trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor`
+ */
+export declare function cumulative_trapezoid(y: Tensor, options?: { dx?: number | boolean | bigint; dim?: number | bigint }): Tensor
+export declare function cumulative_trapezoid(options: { y: Tensor; dx?: number | boolean | bigint; dim?: number | bigint }): Tensor
+export declare function cumulative_trapezoid(y: Tensor, x: Tensor, options?: { dim?: number | bigint }): Tensor
+export declare function cumulative_trapezoid(options: { y: Tensor; x: Tensor; dim?: number | bigint }): Tensor
+export { cumulative_trapezoid as cumulativeTrapezoid }
+/** torch's `deg2rad`:
+ * - `deg2rad(Tensor self) -> Tensor`
+ */
+export declare function deg2rad(self: Tensor): Tensor
+/** torch's `det`:
+ * - `det(Tensor self) -> Tensor`
+ */
+export declare function det(self: Tensor): Tensor
 /** torch's `detach`:
  * - `detach(Tensor(a) self) -> Tensor(a)`
  */
 export declare function detach(self: Tensor): Tensor
+/** torch's `diag`:
+ * - `diag(Tensor self, int diagonal=0) -> Tensor`
+ */
+export declare function diag(self: Tensor, diagonal?: number | bigint): Tensor
+export declare function diag(self: Tensor, options?: { diagonal?: number | bigint }): Tensor
+/** torch's `diag_embed`:
+ * - `diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor`
+ */
+export declare function diag_embed(self: Tensor, offset?: number | bigint, dim1?: number | bigint, dim2?: number | bigint): Tensor
+export declare function diag_embed(self: Tensor, options?: { offset?: number | bigint; dim1?: number | bigint; dim2?: number | bigint }): Tensor
+export { diag_embed as diagEmbed }
+/** torch's `diagflat`:
+ * - `diagflat(Tensor self, int offset=0) -> Tensor`
+ */
+export declare function diagflat(self: Tensor, offset?: number | bigint): Tensor
+export declare function diagflat(self: Tensor, options?: { offset?: number | bigint }): Tensor
 /** torch's `diagonal`:
  * - `diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)`
  */
 export declare function diagonal(self: Tensor, offset?: number | bigint, dim1?: number | bigint, dim2?: number | bigint): Tensor
 export declare function diagonal(self: Tensor, options?: { offset?: number | bigint; dim1?: number | bigint; dim2?: number | bigint }): Tensor
+/** torch's `diagonal_scatter`:
+ * - `diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor`
+ */
+export declare function diagonal_scatter(self: Tensor, src: Tensor, offset?: number | bigint, dim1?: number | bigint, dim2?: number | bigint): Tensor
+export declare function diagonal_scatter(self: Tensor, src: Tensor, options?: { offset?: number | bigint; dim1?: number | bigint; dim2?: number | bigint }): Tensor
+export declare function diagonal_scatter(self: Tensor, options: { src: Tensor; offset?: number | bigint; dim1?: number | bigint; dim2?: number | bigint }): Tensor
+export { diagonal_scatter as diagonalScatter }
+/** torch's `diff`:
+ * - `diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor`
+ */
+export declare function diff(self: Tensor, n?: number | bigint, dim?: number | bigint, prepend?: Tensor | null, append?: Tensor | null): Tensor
+export declare function diff(self: Tensor, options?: { n?: number | bigint; dim?: number | bigint; prepend?: Tensor | null; append?: Tensor | null }): Tensor
 /** torch's `digamma`:
  * - `digamma(Tensor self) -> Tensor`
  */
@@ -2405,6 +3440,12 @@ export declare function digamma(self: Tensor): Tensor
  * - `digamma_(Tensor(a!) self) -> Tensor(a!)`
  */
 export declare function digamma_(self: Tensor): Tensor
+/** torch's `dist`:
+ * - `dist(Tensor self, Tensor other, Scalar p=2) -> Tensor`
+ */
+export declare function dist(self: Tensor, other: Tensor, p?: number | boolean | bigint): Tensor
+export declare function dist(self: Tensor, other: Tensor, options?: { p?: number | boolean | bigint }): Tensor
+export declare function dist(self: Tensor, options: { other: Tensor; p?: number | boolean | bigint }): Tensor
 /** torch's `div`:
  * - `div.Scalar(Tensor self, Scalar other) -> Tensor`
  * - `div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor`
@@ -2437,6 +3478,20 @@ export declare function dot(self: Tensor, options: { tensor: Tensor }): Tensor
  */
 export declare function dropout(input: Tensor, p: number, train: boolean): Tensor
 export declare function dropout(options: { input: Tensor; p: number; train: boolean }): Tensor
+/** torch's `dsplit`:
+ * - `dsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]`
+ * - `dsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]`
+ */
+export declare function dsplit(self: Tensor, indices: number[] | number): Tensor[]
+export declare function dsplit(self: Tensor, options: { indices: number[] | number }): Tensor[]
+export declare function dsplit(self: Tensor, ...size: number[]): Tensor[]
+export declare function dsplit(self: Tensor, sections: number | bigint): Tensor[]
+export declare function dsplit(self: Tensor, options: { sections: number | bigint }): Tensor[]
+/** torch's `dstack`:
+ * - `dstack(Tensor[] tensors) -> Tensor`
+ */
+export declare function dstack(tensors: Tensor[]): Tensor
+export declare function dstack(options: { tensors: Tensor[] }): Tensor
 /** torch's `einsum`:
  * - `einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor`
  */
@@ -2554,6 +3609,26 @@ export declare function flatten(self: Tensor, options?: { start_dim?: number | b
 export declare function flip(self: Tensor, dims: number[] | number): Tensor
 export declare function flip(self: Tensor, options: { dims: number[] | number }): Tensor
 export declare function flip(self: Tensor, ...size: number[]): Tensor
+/** torch's `fliplr`:
+ * - `fliplr(Tensor self) -> Tensor`
+ */
+export declare function fliplr(self: Tensor): Tensor
+/** torch's `flipud`:
+ * - `flipud(Tensor self) -> Tensor`
+ */
+export declare function flipud(self: Tensor): Tensor
+/** torch's `float_power`:
+ * - `float_power.Scalar(Scalar self, Tensor exponent) -> Tensor`
+ * - `float_power.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor`
+ * - `float_power.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor`
+ */
+export declare function float_power(self: number | boolean | bigint, exponent: Tensor): Tensor
+export declare function float_power(self: number | boolean | bigint, options: { exponent: Tensor }): Tensor
+export declare function float_power(self: Tensor, exponent: number | boolean | bigint): Tensor
+export declare function float_power(self: Tensor, options: { exponent: number | boolean | bigint }): Tensor
+export declare function float_power(self: Tensor, exponent: Tensor): Tensor
+export declare function float_power(self: Tensor, options: { exponent: Tensor }): Tensor
+export { float_power as floatPower }
 /** torch's `floor`:
  * - `floor(Tensor self) -> Tensor`
  */
@@ -2645,6 +3720,10 @@ export declare function ge(self: Tensor, options: { other: Tensor }): Tensor
  * - `gelu(Tensor self, *, str approximate='none') -> Tensor`
  */
 export declare function gelu(self: Tensor, options?: { approximate?: string }): Tensor
+/** torch's `geqrf`:
+ * - `geqrf(Tensor self) -> (Tensor a, Tensor tau)`
+ */
+export declare function geqrf(self: Tensor): [Tensor, Tensor] & { a: Tensor; tau: Tensor }
 /** torch's `glu`:
  * - `glu(Tensor self, int dim=-1) -> Tensor`
  */
@@ -2690,6 +3769,25 @@ export declare function hardswish(self: Tensor): Tensor
  */
 export declare function hardtanh(self: Tensor, min_val?: number | boolean | bigint, max_val?: number | boolean | bigint): Tensor
 export declare function hardtanh(self: Tensor, options?: { min_val?: number | boolean | bigint; max_val?: number | boolean | bigint }): Tensor
+/** torch's `heaviside`:
+ * - `heaviside(Tensor self, Tensor values) -> Tensor`
+ */
+export declare function heaviside(self: Tensor, values: Tensor): Tensor
+export declare function heaviside(self: Tensor, options: { values: Tensor }): Tensor
+/** torch's `hsplit`:
+ * - `hsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]`
+ * - `hsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]`
+ */
+export declare function hsplit(self: Tensor, indices: number[] | number): Tensor[]
+export declare function hsplit(self: Tensor, options: { indices: number[] | number }): Tensor[]
+export declare function hsplit(self: Tensor, ...size: number[]): Tensor[]
+export declare function hsplit(self: Tensor, sections: number | bigint): Tensor[]
+export declare function hsplit(self: Tensor, options: { sections: number | bigint }): Tensor[]
+/** torch's `hstack`:
+ * - `hstack(Tensor[] tensors) -> Tensor`
+ */
+export declare function hstack(tensors: Tensor[]): Tensor
+export declare function hstack(options: { tensors: Tensor[] }): Tensor
 /** torch's `huber_loss`:
  * - `huber_loss(Tensor self, Tensor target, int reduction=1, float delta=1.0) -> Tensor`
  */
@@ -2710,6 +3808,10 @@ export declare function hypot_(self: Tensor, other: number | boolean | bigint): 
 export declare function hypot_(self: Tensor, options: { other: number | boolean | bigint }): Tensor
 export declare function hypot_(self: Tensor, other: Tensor): Tensor
 export declare function hypot_(self: Tensor, options: { other: Tensor }): Tensor
+/** torch's `i0`:
+ * - `i0(Tensor self) -> Tensor`
+ */
+export declare function i0(self: Tensor): Tensor
 /** torch's `index`:
  * - `index.Tensor(Tensor self, Tensor?[] indices) -> Tensor`
  */
@@ -2735,6 +3837,15 @@ export { index_put_ as indexPut_ }
 export declare function index_select(self: Tensor, dim: number | bigint, index: Tensor): Tensor
 export declare function index_select(self: Tensor, options: { dim: number | bigint; index: Tensor }): Tensor
 export { index_select as indexSelect }
+/** torch's `inner`:
+ * - `inner(Tensor self, Tensor other) -> Tensor`
+ */
+export declare function inner(self: Tensor, other: Tensor): Tensor
+export declare function inner(self: Tensor, options: { other: Tensor }): Tensor
+/** torch's `inverse`:
+ * - `inverse(Tensor self) -> Tensor`
+ */
+export declare function inverse(self: Tensor): Tensor
 /** torch's `isclose`:
  * - `isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor`
  */
@@ -2753,6 +3864,23 @@ export declare function isinf(self: Tensor): Tensor
  * - `isnan(Tensor self) -> Tensor`
  */
 export declare function isnan(self: Tensor): Tensor
+/** torch's `isneginf`:
+ * - `isneginf(Tensor self) -> Tensor`
+ */
+export declare function isneginf(self: Tensor): Tensor
+/** torch's `isposinf`:
+ * - `isposinf(Tensor self) -> Tensor`
+ */
+export declare function isposinf(self: Tensor): Tensor
+/** torch's `isreal`:
+ * - `isreal(Tensor self) -> Tensor`
+ */
+export declare function isreal(self: Tensor): Tensor
+/** torch's `kron`:
+ * - `kron(Tensor self, Tensor other) -> Tensor`
+ */
+export declare function kron(self: Tensor, other: Tensor): Tensor
+export declare function kron(self: Tensor, options: { other: Tensor }): Tensor
 /** torch's `l1_loss`:
  * - `l1_loss(Tensor self, Tensor target, int reduction=1) -> Tensor`
  */
@@ -2767,6 +3895,11 @@ export declare function layer_norm(input: Tensor, normalized_shape: number[] | n
 export declare function layer_norm(input: Tensor, normalized_shape: number[] | number, options?: { weight?: Tensor | null; bias?: Tensor | null; eps?: number; cudnn_enable?: boolean }): Tensor
 export declare function layer_norm(options: { input: Tensor; normalized_shape: number[] | number; weight?: Tensor | null; bias?: Tensor | null; eps?: number; cudnn_enable?: boolean }): Tensor
 export { layer_norm as layerNorm }
+/** torch's `ldexp`:
+ * - `ldexp.Tensor(Tensor self, Tensor other) -> Tensor`
+ */
+export declare function ldexp(self: Tensor, other: Tensor): Tensor
+export declare function ldexp(self: Tensor, options: { other: Tensor }): Tensor
 /** torch's `le`:
  * - `le.Scalar(Tensor self, Scalar other) -> Tensor`
  * - `le.Tensor(Tensor self, Tensor other) -> Tensor`
@@ -2805,6 +3938,239 @@ export declare function lgamma(self: Tensor): Tensor
  * - `lgamma_(Tensor(a!) self) -> Tensor(a!)`
  */
 export declare function lgamma_(self: Tensor): Tensor
+/** torch's `linalg_cholesky`:
+ * - `linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor`
+ */
+export declare function linalg_cholesky(self: Tensor, options?: { upper?: boolean }): Tensor
+export { linalg_cholesky as linalgCholesky }
+/** torch's `linalg_cholesky_ex`:
+ * - `linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> (Tensor L, Tensor info)`
+ */
+export declare function linalg_cholesky_ex(self: Tensor, options?: { upper?: boolean; check_errors?: boolean }): [Tensor, Tensor] & { L: Tensor; info: Tensor }
+export { linalg_cholesky_ex as linalgCholeskyEx }
+/** torch's `linalg_cond`:
+ * - `linalg_cond(Tensor self, Scalar? p=None) -> Tensor`
+ * - `linalg_cond.p_str(Tensor self, str p) -> Tensor`
+ */
+export declare function linalg_cond(self: Tensor, p?: number | boolean | bigint | null): Tensor
+export declare function linalg_cond(self: Tensor, options?: { p?: number | boolean | bigint | null }): Tensor
+export declare function linalg_cond(self: Tensor, p: string): Tensor
+export declare function linalg_cond(self: Tensor, options: { p: string }): Tensor
+export { linalg_cond as linalgCond }
+/** torch's `linalg_cross`:
+ * - `linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor`
+ */
+export declare function linalg_cross(self: Tensor, other: Tensor, options?: { dim?: number | bigint }): Tensor
+export declare function linalg_cross(self: Tensor, options: { other: Tensor; dim?: number | bigint }): Tensor
+export { linalg_cross as linalgCross }
+/** torch's `linalg_det`:
+ * - `linalg_det(Tensor A) -> Tensor`
+ */
+export declare function linalg_det(A: Tensor): Tensor
+export declare function linalg_det(options: { A: Tensor }): Tensor
+export { linalg_det as linalgDet }
+/** torch's `linalg_diagonal`:
+ * - `linalg_diagonal(Tensor(a) A, *, int offset=0, int dim1=-2, int dim2=-1) -> Tensor(a)`
+ */
+export declare function linalg_diagonal(A: Tensor, options?: { offset?: number | bigint; dim1?: number | bigint; dim2?: number | bigint }): Tensor
+export declare function linalg_diagonal(options: { A: Tensor; offset?: number | bigint; dim1?: number | bigint; dim2?: number | bigint }): Tensor
+export { linalg_diagonal as linalgDiagonal }
+/** torch's `linalg_eigh`:
+ * - `linalg_eigh(Tensor self, str UPLO="L") -> (Tensor eigenvalues, Tensor eigenvectors)`
+ */
+export declare function linalg_eigh(self: Tensor, UPLO?: string): [Tensor, Tensor] & { eigenvalues: Tensor; eigenvectors: Tensor }
+export declare function linalg_eigh(self: Tensor, options?: { UPLO?: string }): [Tensor, Tensor] & { eigenvalues: Tensor; eigenvectors: Tensor }
+export { linalg_eigh as linalgEigh }
+/** torch's `linalg_eigvalsh`:
+ * - `linalg_eigvalsh(Tensor self, str UPLO="L") -> Tensor`
+ */
+export declare function linalg_eigvalsh(self: Tensor, UPLO?: string): Tensor
+export declare function linalg_eigvalsh(self: Tensor, options?: { UPLO?: string }): Tensor
+export { linalg_eigvalsh as linalgEigvalsh }
+/** torch's `linalg_householder_product`:
+ * - `linalg_householder_product(Tensor input, Tensor tau) -> Tensor`
+ */
+export declare function linalg_householder_product(input: Tensor, tau: Tensor): Tensor
+export declare function linalg_householder_product(options: { input: Tensor; tau: Tensor }): Tensor
+export { linalg_householder_product as linalgHouseholderProduct }
+/** torch's `linalg_inv`:
+ * - `linalg_inv(Tensor A) -> Tensor`
+ */
+export declare function linalg_inv(A: Tensor): Tensor
+export declare function linalg_inv(options: { A: Tensor }): Tensor
+export { linalg_inv as linalgInv }
+/** torch's `linalg_inv_ex`:
+ * - `linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)`
+ */
+export declare function linalg_inv_ex(A: Tensor, options?: { check_errors?: boolean }): [Tensor, Tensor] & { inverse: Tensor; info: Tensor }
+export declare function linalg_inv_ex(options: { A: Tensor; check_errors?: boolean }): [Tensor, Tensor] & { inverse: Tensor; info: Tensor }
+export { linalg_inv_ex as linalgInvEx }
+/** torch's `linalg_lstsq`:
+ * - `linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, str? driver=None) -> (Tensor solution, Tensor residuals, Tensor rank, Tensor singular_values)`
+ */
+export declare function linalg_lstsq(self: Tensor, b: Tensor, rcond?: number | null, options?: { driver?: string | null }): [Tensor, Tensor, Tensor, Tensor] & { solution: Tensor; residuals: Tensor; rank: Tensor; singular_values: Tensor }
+export declare function linalg_lstsq(self: Tensor, b: Tensor, options?: { rcond?: number | null; driver?: string | null }): [Tensor, Tensor, Tensor, Tensor] & { solution: Tensor; residuals: Tensor; rank: Tensor; singular_values: Tensor }
+export declare function linalg_lstsq(self: Tensor, options: { b: Tensor; rcond?: number | null; driver?: string | null }): [Tensor, Tensor, Tensor, Tensor] & { solution: Tensor; residuals: Tensor; rank: Tensor; singular_values: Tensor }
+export { linalg_lstsq as linalgLstsq }
+/** torch's `linalg_lu`:
+ * - `linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U)`
+ */
+export declare function linalg_lu(A: Tensor, options?: { pivot?: boolean }): [Tensor, Tensor, Tensor] & { P: Tensor; L: Tensor; U: Tensor }
+export declare function linalg_lu(options: { A: Tensor; pivot?: boolean }): [Tensor, Tensor, Tensor] & { P: Tensor; L: Tensor; U: Tensor }
+export { linalg_lu as linalgLu }
+/** torch's `linalg_lu_factor`:
+ * - `linalg_lu_factor(Tensor A, *, bool pivot=True) -> (Tensor LU, Tensor pivots)`
+ */
+export declare function linalg_lu_factor(A: Tensor, options?: { pivot?: boolean }): [Tensor, Tensor] & { LU: Tensor; pivots: Tensor }
+export declare function linalg_lu_factor(options: { A: Tensor; pivot?: boolean }): [Tensor, Tensor] & { LU: Tensor; pivots: Tensor }
+export { linalg_lu_factor as linalgLuFactor }
+/** torch's `linalg_lu_factor_ex`:
+ * - `linalg_lu_factor_ex(Tensor A, *, bool pivot=True, bool check_errors=False) -> (Tensor LU, Tensor pivots, Tensor info)`
+ */
+export declare function linalg_lu_factor_ex(A: Tensor, options?: { pivot?: boolean; check_errors?: boolean }): [Tensor, Tensor, Tensor] & { LU: Tensor; pivots: Tensor; info: Tensor }
+export declare function linalg_lu_factor_ex(options: { A: Tensor; pivot?: boolean; check_errors?: boolean }): [Tensor, Tensor, Tensor] & { LU: Tensor; pivots: Tensor; info: Tensor }
+export { linalg_lu_factor_ex as linalgLuFactorEx }
+/** torch's `linalg_lu_solve`:
+ * - `linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, bool adjoint=False) -> Tensor`
+ */
+export declare function linalg_lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, options?: { left?: boolean; adjoint?: boolean }): Tensor
+export declare function linalg_lu_solve(options: { LU: Tensor; pivots: Tensor; B: Tensor; left?: boolean; adjoint?: boolean }): Tensor
+export { linalg_lu_solve as linalgLuSolve }
+/** torch's `linalg_matrix_exp`:
+ * - `linalg_matrix_exp(Tensor self) -> Tensor`
+ */
+export declare function linalg_matrix_exp(self: Tensor): Tensor
+export { linalg_matrix_exp as linalgMatrixExp }
+/** torch's `linalg_matrix_norm`:
+ * - `linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
+ * - `linalg_matrix_norm.str_ord(Tensor self, str ord='fro', int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
+ */
+export declare function linalg_matrix_norm(self: Tensor, ord: number | boolean | bigint, dim?: number[] | number, keepdim?: boolean, options?: { dtype?: DType | null }): Tensor
+export declare function linalg_matrix_norm(self: Tensor, ord: number | boolean | bigint, options?: { dim?: number[] | number; keepdim?: boolean; dtype?: DType | null }): Tensor
+export declare function linalg_matrix_norm(self: Tensor, options: { ord: number | boolean | bigint; dim?: number[] | number; keepdim?: boolean; dtype?: DType | null }): Tensor
+export declare function linalg_matrix_norm(self: Tensor, ord?: string, dim?: number[] | number, keepdim?: boolean, options?: { dtype?: DType | null }): Tensor
+export declare function linalg_matrix_norm(self: Tensor, options?: { ord?: string; dim?: number[] | number; keepdim?: boolean; dtype?: DType | null }): Tensor
+export { linalg_matrix_norm as linalgMatrixNorm }
+/** torch's `linalg_matrix_power`:
+ * - `linalg_matrix_power(Tensor self, int n) -> Tensor`
+ */
+export declare function linalg_matrix_power(self: Tensor, n: number | bigint): Tensor
+export declare function linalg_matrix_power(self: Tensor, options: { n: number | bigint }): Tensor
+export { linalg_matrix_power as linalgMatrixPower }
+/** torch's `linalg_matrix_rank`:
+ * - `linalg_matrix_rank(Tensor self, float tol, bool hermitian=False) -> Tensor`
+ * - `linalg_matrix_rank.atol_rtol_float(Tensor self, *, float? atol=None, float? rtol=None, bool hermitian=False) -> Tensor`
+ * - `linalg_matrix_rank.atol_rtol_tensor(Tensor input, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor`
+ */
+export declare function linalg_matrix_rank(self: Tensor, tol: number, hermitian?: boolean): Tensor
+export declare function linalg_matrix_rank(self: Tensor, tol: number, options?: { hermitian?: boolean }): Tensor
+export declare function linalg_matrix_rank(self: Tensor, options: { tol: number; hermitian?: boolean }): Tensor
+export declare function linalg_matrix_rank(self: Tensor, options?: { atol?: number | null; rtol?: number | null; hermitian?: boolean }): Tensor
+export declare function linalg_matrix_rank(input: Tensor, options?: { atol?: Tensor | null; rtol?: Tensor | null; hermitian?: boolean }): Tensor
+export declare function linalg_matrix_rank(options: { input: Tensor; atol?: Tensor | null; rtol?: Tensor | null; hermitian?: boolean }): Tensor
+export { linalg_matrix_rank as linalgMatrixRank }
+/** torch's `linalg_multi_dot`:
+ * - `linalg_multi_dot(Tensor[] tensors) -> Tensor`
+ */
+export declare function linalg_multi_dot(tensors: Tensor[]): Tensor
+export declare function linalg_multi_dot(options: { tensors: Tensor[] }): Tensor
+export { linalg_multi_dot as linalgMultiDot }
+/** torch's `linalg_norm`:
+ * - `linalg_norm(Tensor self, Scalar? ord=None, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
+ * - `linalg_norm.ord_str(Tensor self, str ord, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
+ */
+export declare function linalg_norm(self: Tensor, ord?: number | boolean | bigint | null, dim?: number[] | number | null, keepdim?: boolean, options?: { dtype?: DType | null }): Tensor
+export declare function linalg_norm(self: Tensor, options?: { ord?: number | boolean | bigint | null; dim?: number[] | number | null; keepdim?: boolean; dtype?: DType | null }): Tensor
+export declare function linalg_norm(self: Tensor, ord: string, dim?: number[] | number | null, keepdim?: boolean, options?: { dtype?: DType | null }): Tensor
+export declare function linalg_norm(self: Tensor, ord: string, options?: { dim?: number[] | number | null; keepdim?: boolean; dtype?: DType | null }): Tensor
+export declare function linalg_norm(self: Tensor, options: { ord: string; dim?: number[] | number | null; keepdim?: boolean; dtype?: DType | null }): Tensor
+export { linalg_norm as linalgNorm }
+/** torch's `linalg_pinv`:
+ * - `linalg_pinv(Tensor self, float rcond, bool hermitian=False) -> Tensor`
+ * - `linalg_pinv.atol_rtol_float(Tensor self, *, float? atol=None, float? rtol=None, bool hermitian=False) -> Tensor`
+ * - `linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor`
+ */
+export declare function linalg_pinv(self: Tensor, rcond: number, hermitian?: boolean): Tensor
+export declare function linalg_pinv(self: Tensor, rcond: number, options?: { hermitian?: boolean }): Tensor
+export declare function linalg_pinv(self: Tensor, options: { rcond: number; hermitian?: boolean }): Tensor
+export declare function linalg_pinv(self: Tensor, options?: { atol?: number | null; rtol?: number | null; hermitian?: boolean }): Tensor
+export declare function linalg_pinv(self: Tensor, options?: { atol?: Tensor | null; rtol?: Tensor | null; hermitian?: boolean }): Tensor
+export { linalg_pinv as linalgPinv }
+/** torch's `linalg_qr`:
+ * - `linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)`
+ */
+export declare function linalg_qr(A: Tensor, mode?: string): [Tensor, Tensor] & { Q: Tensor; R: Tensor }
+export declare function linalg_qr(A: Tensor, options?: { mode?: string }): [Tensor, Tensor] & { Q: Tensor; R: Tensor }
+export declare function linalg_qr(options: { A: Tensor; mode?: string }): [Tensor, Tensor] & { Q: Tensor; R: Tensor }
+export { linalg_qr as linalgQr }
+/** torch's `linalg_slogdet`:
+ * - `linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)`
+ */
+export declare function linalg_slogdet(A: Tensor): [Tensor, Tensor] & { sign: Tensor; logabsdet: Tensor }
+export declare function linalg_slogdet(options: { A: Tensor }): [Tensor, Tensor] & { sign: Tensor; logabsdet: Tensor }
+export { linalg_slogdet as linalgSlogdet }
+/** torch's `linalg_solve`:
+ * - `linalg_solve(Tensor A, Tensor B, *, bool left=True) -> Tensor`
+ */
+export declare function linalg_solve(A: Tensor, B: Tensor, options?: { left?: boolean }): Tensor
+export declare function linalg_solve(options: { A: Tensor; B: Tensor; left?: boolean }): Tensor
+export { linalg_solve as linalgSolve }
+/** torch's `linalg_solve_ex`:
+ * - `linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor info)`
+ */
+export declare function linalg_solve_ex(A: Tensor, B: Tensor, options?: { left?: boolean; check_errors?: boolean }): [Tensor, Tensor] & { result: Tensor; info: Tensor }
+export declare function linalg_solve_ex(options: { A: Tensor; B: Tensor; left?: boolean; check_errors?: boolean }): [Tensor, Tensor] & { result: Tensor; info: Tensor }
+export { linalg_solve_ex as linalgSolveEx }
+/** torch's `linalg_solve_triangular`:
+ * - `linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True, bool unitriangular=False) -> Tensor`
+ */
+export declare function linalg_solve_triangular(self: Tensor, B: Tensor, options?: { upper?: boolean; left?: boolean; unitriangular?: boolean }): Tensor
+export declare function linalg_solve_triangular(self: Tensor, options: { B: Tensor; upper?: boolean; left?: boolean; unitriangular?: boolean }): Tensor
+export { linalg_solve_triangular as linalgSolveTriangular }
+/** torch's `linalg_svd`:
+ * - `linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)`
+ */
+export declare function linalg_svd(A: Tensor, full_matrices?: boolean, options?: { driver?: string | null }): [Tensor, Tensor, Tensor] & { U: Tensor; S: Tensor; Vh: Tensor }
+export declare function linalg_svd(A: Tensor, options?: { full_matrices?: boolean; driver?: string | null }): [Tensor, Tensor, Tensor] & { U: Tensor; S: Tensor; Vh: Tensor }
+export declare function linalg_svd(options: { A: Tensor; full_matrices?: boolean; driver?: string | null }): [Tensor, Tensor, Tensor] & { U: Tensor; S: Tensor; Vh: Tensor }
+export { linalg_svd as linalgSvd }
+/** torch's `linalg_svdvals`:
+ * - `linalg_svdvals(Tensor A, *, str? driver=None) -> Tensor`
+ */
+export declare function linalg_svdvals(A: Tensor, options?: { driver?: string | null }): Tensor
+export declare function linalg_svdvals(options: { A: Tensor; driver?: string | null }): Tensor
+export { linalg_svdvals as linalgSvdvals }
+/** torch's `linalg_tensorinv`:
+ * - `linalg_tensorinv(Tensor self, int ind=2) -> Tensor`
+ */
+export declare function linalg_tensorinv(self: Tensor, ind?: number | bigint): Tensor
+export declare function linalg_tensorinv(self: Tensor, options?: { ind?: number | bigint }): Tensor
+export { linalg_tensorinv as linalgTensorinv }
+/** torch's `linalg_tensorsolve`:
+ * - `linalg_tensorsolve(Tensor self, Tensor other, int[]? dims=None) -> Tensor`
+ */
+export declare function linalg_tensorsolve(self: Tensor, other: Tensor, dims?: number[] | number | null): Tensor
+export declare function linalg_tensorsolve(self: Tensor, other: Tensor, options?: { dims?: number[] | number | null }): Tensor
+export declare function linalg_tensorsolve(self: Tensor, options: { other: Tensor; dims?: number[] | number | null }): Tensor
+export { linalg_tensorsolve as linalgTensorsolve }
+/** torch's `linalg_vander`:
+ * - `linalg_vander(Tensor x, *, SymInt? N=None) -> Tensor`
+ */
+export declare function linalg_vander(x: Tensor, options?: { N?: number | bigint | null }): Tensor
+export declare function linalg_vander(options: { x: Tensor; N?: number | bigint | null }): Tensor
+export { linalg_vander as linalgVander }
+/** torch's `linalg_vecdot`:
+ * - `linalg_vecdot(Tensor x, Tensor y, *, int dim=-1) -> Tensor`
+ */
+export declare function linalg_vecdot(x: Tensor, y: Tensor, options?: { dim?: number | bigint }): Tensor
+export declare function linalg_vecdot(options: { x: Tensor; y: Tensor; dim?: number | bigint }): Tensor
+export { linalg_vecdot as linalgVecdot }
+/** torch's `linalg_vector_norm`:
+ * - `linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
+ */
+export declare function linalg_vector_norm(self: Tensor, ord?: number | boolean | bigint, dim?: number[] | number | null, keepdim?: boolean, options?: { dtype?: DType | null }): Tensor
+export declare function linalg_vector_norm(self: Tensor, options?: { ord?: number | boolean | bigint; dim?: number[] | number | null; keepdim?: boolean; dtype?: DType | null }): Tensor
+export { linalg_vector_norm as linalgVectorNorm }
 /** torch's `linear`:
  * - `linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor`
  */
@@ -2860,11 +4226,25 @@ export declare function log_softmax(self: Tensor, dim: number | bigint, dtype?: 
 export declare function log_softmax(self: Tensor, dim: number | bigint, options?: { dtype?: DType | null }): Tensor
 export declare function log_softmax(self: Tensor, options: { dim: number | bigint; dtype?: DType | null }): Tensor
 export { log_softmax as logSoftmax }
+/** torch's `logaddexp`:
+ * - `logaddexp(Tensor self, Tensor other) -> Tensor`
+ */
+export declare function logaddexp(self: Tensor, other: Tensor): Tensor
+export declare function logaddexp(self: Tensor, options: { other: Tensor }): Tensor
+/** torch's `logaddexp2`:
+ * - `logaddexp2(Tensor self, Tensor other) -> Tensor`
+ */
+export declare function logaddexp2(self: Tensor, other: Tensor): Tensor
+export declare function logaddexp2(self: Tensor, options: { other: Tensor }): Tensor
 /** torch's `logcumsumexp`:
  * - `logcumsumexp(Tensor self, int dim) -> Tensor`
  */
 export declare function logcumsumexp(self: Tensor, dim: number | bigint): Tensor
 export declare function logcumsumexp(self: Tensor, options: { dim: number | bigint }): Tensor
+/** torch's `logdet`:
+ * - `logdet(Tensor self) -> Tensor`
+ */
+export declare function logdet(self: Tensor): Tensor
 /** torch's `logical_and`:
  * - `logical_and(Tensor self, Tensor other) -> Tensor`
  */
@@ -2925,6 +4305,19 @@ export declare function lt(self: Tensor, other: number | boolean | bigint): Tens
 export declare function lt(self: Tensor, options: { other: number | boolean | bigint }): Tensor
 export declare function lt(self: Tensor, other: Tensor): Tensor
 export declare function lt(self: Tensor, options: { other: Tensor }): Tensor
+/** torch's `lu_solve`:
+ * - `lu_solve(Tensor self, Tensor LU_data, Tensor LU_pivots) -> Tensor`
+ */
+export declare function lu_solve(self: Tensor, LU_data: Tensor, LU_pivots: Tensor): Tensor
+export declare function lu_solve(self: Tensor, options: { LU_data: Tensor; LU_pivots: Tensor }): Tensor
+export { lu_solve as luSolve }
+/** torch's `lu_unpack`:
+ * - `lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, bool unpack_pivots=True) -> (Tensor P, Tensor L, Tensor U)`
+ */
+export declare function lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data?: boolean, unpack_pivots?: boolean): [Tensor, Tensor, Tensor] & { P: Tensor; L: Tensor; U: Tensor }
+export declare function lu_unpack(LU_data: Tensor, LU_pivots: Tensor, options?: { unpack_data?: boolean; unpack_pivots?: boolean }): [Tensor, Tensor, Tensor] & { P: Tensor; L: Tensor; U: Tensor }
+export declare function lu_unpack(options: { LU_data: Tensor; LU_pivots: Tensor; unpack_data?: boolean; unpack_pivots?: boolean }): [Tensor, Tensor, Tensor] & { P: Tensor; L: Tensor; U: Tensor }
+export { lu_unpack as luUnpack }
 /** torch's `manual_seed`:
  * - `manual_seed(int seed) -> ()`
  */
@@ -2960,6 +4353,17 @@ export { masked_select as maskedSelect }
  */
 export declare function matmul(self: Tensor, other: Tensor): Tensor
 export declare function matmul(self: Tensor, options: { other: Tensor }): Tensor
+/** torch's `matrix_exp`:
+ * - `matrix_exp(Tensor self) -> Tensor`
+ */
+export declare function matrix_exp(self: Tensor): Tensor
+export { matrix_exp as matrixExp }
+/** torch's `matrix_power`:
+ * - `matrix_power(Tensor self, int n) -> Tensor`
+ */
+export declare function matrix_power(self: Tensor, n: number | bigint): Tensor
+export declare function matrix_power(self: Tensor, options: { n: number | bigint }): Tensor
+export { matrix_power as matrixPower }
 /** torch's `max`:
  * - `max(Tensor self) -> Tensor`
  * - `max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`
@@ -3021,6 +4425,14 @@ export declare function median(self: Tensor): Tensor
 export declare function median(self: Tensor, dim: number | bigint, keepdim?: boolean): [Tensor, Tensor] & { values: Tensor; indices: Tensor }
 export declare function median(self: Tensor, dim: number | bigint, options?: { keepdim?: boolean }): [Tensor, Tensor] & { values: Tensor; indices: Tensor }
 export declare function median(self: Tensor, options: { dim: number | bigint; keepdim?: boolean }): [Tensor, Tensor] & { values: Tensor; indices: Tensor }
+/** torch's `meshgrid`:
+ * - `meshgrid(Tensor[] tensors) -> Tensor[]`
+ * - `meshgrid.indexing(Tensor[] tensors, *, str indexing) -> Tensor[]`
+ */
+export declare function meshgrid(tensors: Tensor[]): Tensor[]
+export declare function meshgrid(options: { tensors: Tensor[] }): Tensor[]
+export declare function meshgrid(tensors: Tensor[], options?: { indexing?: string }): Tensor[]
+export declare function meshgrid(options: { tensors: Tensor[]; indexing?: string }): Tensor[]
 /** torch's `min`:
  * - `min(Tensor self) -> Tensor`
  * - `min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`
@@ -3066,6 +4478,10 @@ export declare function mse_loss(self: Tensor, target: Tensor, reduction?: numbe
 export declare function mse_loss(self: Tensor, target: Tensor, options?: { reduction?: number | bigint }): Tensor
 export declare function mse_loss(self: Tensor, options: { target: Tensor; reduction?: number | bigint }): Tensor
 export { mse_loss as mseLoss }
+/** torch's `msort`:
+ * - `msort(Tensor self) -> Tensor`
+ */
+export declare function msort(self: Tensor): Tensor
 /** torch's `mul`:
  * - `mul.Scalar(Tensor self, Scalar other) -> Tensor`
  * - `mul.Tensor(Tensor self, Tensor other) -> Tensor`
@@ -3093,12 +4509,27 @@ export declare function multinomial(self: Tensor, options: { num_samples: number
  */
 export declare function mv(self: Tensor, vec: Tensor): Tensor
 export declare function mv(self: Tensor, options: { vec: Tensor }): Tensor
+/** torch's `mvlgamma`:
+ * - `mvlgamma(Tensor self, int p) -> Tensor`
+ */
+export declare function mvlgamma(self: Tensor, p: number | bigint): Tensor
+export declare function mvlgamma(self: Tensor, options: { p: number | bigint }): Tensor
 /** torch's `nan_to_num`:
  * - `nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor`
  */
 export declare function nan_to_num(self: Tensor, nan?: number | null, posinf?: number | null, neginf?: number | null): Tensor
 export declare function nan_to_num(self: Tensor, options?: { nan?: number | null; posinf?: number | null; neginf?: number | null }): Tensor
 export { nan_to_num as nanToNum }
+/** torch's `nanmean`:
+ * - `nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
+ */
+export declare function nanmean(self: Tensor, dim?: number[] | number | null, keepdim?: boolean, options?: { dtype?: DType | null }): Tensor
+export declare function nanmean(self: Tensor, options?: { dim?: number[] | number | null; keepdim?: boolean; dtype?: DType | null }): Tensor
+/** torch's `nansum`:
+ * - `nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
+ */
+export declare function nansum(self: Tensor, dim?: number[] | number | null, keepdim?: boolean, options?: { dtype?: DType | null }): Tensor
+export declare function nansum(self: Tensor, options?: { dim?: number[] | number | null; keepdim?: boolean; dtype?: DType | null }): Tensor
 /** torch's `narrow`:
  * - `narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)`
  */
@@ -3134,12 +4565,16 @@ export declare function nonzero(self: Tensor): Tensor
 /** torch's `norm`:
  * - `norm.Scalar(Tensor self, Scalar p=2) -> Tensor`
  * - `norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor`
+ * - `norm.str(Tensor self, str p, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
  */
 export declare function norm(self: Tensor, p?: number | boolean | bigint): Tensor
 export declare function norm(self: Tensor, options?: { p?: number | boolean | bigint }): Tensor
 export declare function norm(self: Tensor, p: number | boolean | bigint | null, dim: number[] | number, keepdim?: boolean): Tensor
 export declare function norm(self: Tensor, p: number | boolean | bigint | null, dim: number[] | number, options?: { keepdim?: boolean }): Tensor
 export declare function norm(self: Tensor, options: { p: number | boolean | bigint | null; dim: number[] | number; keepdim?: boolean }): Tensor
+export declare function norm(self: Tensor, p: string, dim?: number[] | number | null, keepdim?: boolean, options?: { dtype?: DType | null }): Tensor
+export declare function norm(self: Tensor, p: string, options?: { dim?: number[] | number | null; keepdim?: boolean; dtype?: DType | null }): Tensor
+export declare function norm(self: Tensor, options: { p: string; dim?: number[] | number | null; keepdim?: boolean; dtype?: DType | null }): Tensor
 /** torch's `normal_`:
  * - `normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)`
  */
@@ -3163,6 +4598,17 @@ export declare function ones(...size: number[]): Tensor
  */
 export declare function ones_like(self: Tensor, options?: { dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null; memory_format?: string | null; requiresGrad?: boolean }): Tensor
 export { ones_like as onesLike }
+/** torch's `orgqr`:
+ * - `orgqr(Tensor self, Tensor input2) -> Tensor`
+ */
+export declare function orgqr(self: Tensor, input2: Tensor): Tensor
+export declare function orgqr(self: Tensor, options: { input2: Tensor }): Tensor
+/** torch's `ormqr`:
+ * - `ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor`
+ */
+export declare function ormqr(self: Tensor, input2: Tensor, input3: Tensor, left?: boolean, transpose?: boolean): Tensor
+export declare function ormqr(self: Tensor, input2: Tensor, input3: Tensor, options?: { left?: boolean; transpose?: boolean }): Tensor
+export declare function ormqr(self: Tensor, options: { input2: Tensor; input3: Tensor; left?: boolean; transpose?: boolean }): Tensor
 /** torch's `outer`:
  * - `outer(Tensor self, Tensor vec2) -> Tensor`
  */
@@ -3180,11 +4626,20 @@ export declare function pad(self: Tensor, options: { pad: number[] | number; mod
 export declare function permute(self: Tensor, dims: number[] | number): Tensor
 export declare function permute(self: Tensor, options: { dims: number[] | number }): Tensor
 export declare function permute(self: Tensor, ...size: number[]): Tensor
+/** torch's `pinverse`:
+ * - `pinverse(Tensor self, float rcond=1e-15) -> Tensor`
+ */
+export declare function pinverse(self: Tensor, rcond?: number): Tensor
+export declare function pinverse(self: Tensor, options?: { rcond?: number }): Tensor
 /** torch's `polygamma`:
  * - `polygamma(int n, Tensor self) -> Tensor`
  */
 export declare function polygamma(n: number | bigint, self: Tensor): Tensor
 export declare function polygamma(self: Tensor, options: { n: number | bigint }): Tensor
+/** torch's `positive`:
+ * - `positive(Tensor(a) self) -> Tensor(a)`
+ */
+export declare function positive(self: Tensor): Tensor
 /** torch's `pow`:
  * - `pow.Scalar(Scalar self, Tensor exponent) -> Tensor`
  * - `pow.Tensor_Scalar(Tensor self, Scalar other) -> Tensor`
@@ -3217,6 +4672,15 @@ export declare function prod(self: Tensor, options?: { dtype?: DType | null }): 
 export declare function prod(self: Tensor, dim: number | bigint, keepdim?: boolean, options?: { dtype?: DType | null }): Tensor
 export declare function prod(self: Tensor, dim: number | bigint, options?: { keepdim?: boolean; dtype?: DType | null }): Tensor
 export declare function prod(self: Tensor, options: { dim: number | bigint; keepdim?: boolean; dtype?: DType | null }): Tensor
+/** torch's `qr`:
+ * - `qr(Tensor self, bool some=True) -> (Tensor Q, Tensor R)`
+ */
+export declare function qr(self: Tensor, some?: boolean): [Tensor, Tensor] & { Q: Tensor; R: Tensor }
+export declare function qr(self: Tensor, options?: { some?: boolean }): [Tensor, Tensor] & { Q: Tensor; R: Tensor }
+/** torch's `rad2deg`:
+ * - `rad2deg(Tensor self) -> Tensor`
+ */
+export declare function rad2deg(self: Tensor): Tensor
 /** torch's `rand`:
  * - `rand(SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
  */
@@ -3244,6 +4708,10 @@ export declare function randn(...size: number[]): Tensor
  */
 export declare function randperm(n: number | bigint, options?: { generator?: never | null; dtype?: DType | null; requiresGrad?: boolean }): Tensor
 export declare function randperm(options: { n: number | bigint; generator?: never | null; dtype?: DType | null; requiresGrad?: boolean }): Tensor
+/** torch's `ravel`:
+ * - `ravel(Tensor(a) self) -> Tensor(a)`
+ */
+export declare function ravel(self: Tensor): Tensor
 /** torch's `reciprocal`:
  * - `reciprocal(Tensor self) -> Tensor`
  */
@@ -3280,6 +4748,11 @@ export declare function remainder_(self: Tensor, other: number | boolean | bigin
 export declare function remainder_(self: Tensor, options: { other: number | boolean | bigint }): Tensor
 export declare function remainder_(self: Tensor, other: Tensor): Tensor
 export declare function remainder_(self: Tensor, options: { other: Tensor }): Tensor
+/** torch's `renorm`:
+ * - `renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor`
+ */
+export declare function renorm(self: Tensor, p: number | boolean | bigint, dim: number | bigint, maxnorm: number | boolean | bigint): Tensor
+export declare function renorm(self: Tensor, options: { p: number | boolean | bigint; dim: number | bigint; maxnorm: number | boolean | bigint }): Tensor
 /** torch's `repeat`:
  * - `repeat(Tensor self, SymInt[] repeats) -> Tensor`
  */
@@ -3335,6 +4808,11 @@ export { rnn_tanh_cell as rnnTanhCell }
 export declare function roll(self: Tensor, shifts: number[] | number, dims?: number[] | number): Tensor
 export declare function roll(self: Tensor, shifts: number[] | number, options?: { dims?: number[] | number }): Tensor
 export declare function roll(self: Tensor, options: { shifts: number[] | number; dims?: number[] | number }): Tensor
+/** torch's `rot90`:
+ * - `rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor`
+ */
+export declare function rot90(self: Tensor, k?: number | bigint, dims?: number[] | number): Tensor
+export declare function rot90(self: Tensor, options?: { k?: number | bigint; dims?: number[] | number }): Tensor
 /** torch's `round`:
  * - `round(Tensor self) -> Tensor`
  * - `round.decimals(Tensor self, *, int decimals) -> Tensor`
@@ -3345,6 +4823,12 @@ export declare function round(self: Tensor, options?: { decimals?: number | bigi
  * - `round_(Tensor(a!) self) -> Tensor(a!)`
  */
 export declare function round_(self: Tensor): Tensor
+/** torch's `row_stack`:
+ * - `row_stack(Tensor[] tensors) -> Tensor`
+ */
+export declare function row_stack(tensors: Tensor[]): Tensor
+export declare function row_stack(options: { tensors: Tensor[] }): Tensor
+export { row_stack as rowStack }
 /** torch's `rsqrt`:
  * - `rsqrt(Tensor self) -> Tensor`
  */
@@ -3353,6 +4837,15 @@ export declare function rsqrt(self: Tensor): Tensor
  * - `rsqrt_(Tensor(a!) self) -> Tensor(a!)`
  */
 export declare function rsqrt_(self: Tensor): Tensor
+/** torch's `rsub`:
+ * - `rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor`
+ * - `rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`
+ */
+export declare function rsub(self: Tensor, other: number | boolean | bigint, alpha?: number | boolean | bigint): Tensor
+export declare function rsub(self: Tensor, other: number | boolean | bigint, options?: { alpha?: number | boolean | bigint }): Tensor
+export declare function rsub(self: Tensor, options: { other: number | boolean | bigint; alpha?: number | boolean | bigint }): Tensor
+export declare function rsub(self: Tensor, other: Tensor, options?: { alpha?: number | boolean | bigint }): Tensor
+export declare function rsub(self: Tensor, options: { other: Tensor; alpha?: number | boolean | bigint }): Tensor
 /** torch's `scaled_dot_product_attention`:
  * - `scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, float? scale=None) -> Tensor`
  */
@@ -3361,13 +4854,19 @@ export declare function scaled_dot_product_attention(query: Tensor, key: Tensor,
 export declare function scaled_dot_product_attention(options: { query: Tensor; key: Tensor; value: Tensor; attn_mask?: Tensor | null; dropout_p?: number; is_causal?: boolean; scale?: number | null }): Tensor
 export { scaled_dot_product_attention as scaledDotProductAttention }
 /** torch's `scatter`:
+ * - `scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor`
  * - `scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor`
  * - `scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor`
+ * - `scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor`
  */
+export declare function scatter(self: Tensor, dim: number | bigint, index: Tensor, src: Tensor, options?: { reduce?: string }): Tensor
+export declare function scatter(self: Tensor, options: { dim: number | bigint; index: Tensor; src: Tensor; reduce?: string }): Tensor
 export declare function scatter(self: Tensor, dim: number | bigint, index: Tensor, src: Tensor): Tensor
 export declare function scatter(self: Tensor, options: { dim: number | bigint; index: Tensor; src: Tensor }): Tensor
 export declare function scatter(self: Tensor, dim: number | bigint, index: Tensor, value: number | boolean | bigint): Tensor
 export declare function scatter(self: Tensor, options: { dim: number | bigint; index: Tensor; value: number | boolean | bigint }): Tensor
+export declare function scatter(self: Tensor, dim: number | bigint, index: Tensor, value: number | boolean | bigint, options?: { reduce?: string }): Tensor
+export declare function scatter(self: Tensor, options: { dim: number | bigint; index: Tensor; value: number | boolean | bigint; reduce?: string }): Tensor
 /** torch's `scatter_add`:
  * - `scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor`
  */
@@ -3390,6 +4889,12 @@ export declare function searchsorted(self: Tensor, options: { sorted_sequence: T
  */
 export declare function select(self: Tensor, dim: number | bigint, index: number | bigint): Tensor
 export declare function select(self: Tensor, options: { dim: number | bigint; index: number | bigint }): Tensor
+/** torch's `select_scatter`:
+ * - `select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor`
+ */
+export declare function select_scatter(self: Tensor, src: Tensor, dim: number | bigint, index: number | bigint): Tensor
+export declare function select_scatter(self: Tensor, options: { src: Tensor; dim: number | bigint; index: number | bigint }): Tensor
+export { select_scatter as selectScatter }
 /** torch's `selu`:
  * - `selu(Tensor self) -> Tensor`
  */
@@ -3426,6 +4931,10 @@ export declare function sin(self: Tensor): Tensor
  * - `sin_(Tensor(a!) self) -> Tensor(a!)`
  */
 export declare function sin_(self: Tensor): Tensor
+/** torch's `sinc`:
+ * - `sinc(Tensor self) -> Tensor`
+ */
+export declare function sinc(self: Tensor): Tensor
 /** torch's `sinh`:
  * - `sinh(Tensor self) -> Tensor`
  */
@@ -3444,6 +4953,17 @@ export declare function size(self: Tensor, options: { dim: number | bigint }): n
  */
 export declare function slice(self: Tensor, dim?: number | bigint, start?: number | bigint | null, end?: number | bigint | null, step?: number | bigint): Tensor
 export declare function slice(self: Tensor, options?: { dim?: number | bigint; start?: number | bigint | null; end?: number | bigint | null; step?: number | bigint }): Tensor
+/** torch's `slice_scatter`:
+ * - `slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor`
+ */
+export declare function slice_scatter(self: Tensor, src: Tensor, dim?: number | bigint, start?: number | bigint | null, end?: number | bigint | null, step?: number | bigint): Tensor
+export declare function slice_scatter(self: Tensor, src: Tensor, options?: { dim?: number | bigint; start?: number | bigint | null; end?: number | bigint | null; step?: number | bigint }): Tensor
+export declare function slice_scatter(self: Tensor, options: { src: Tensor; dim?: number | bigint; start?: number | bigint | null; end?: number | bigint | null; step?: number | bigint }): Tensor
+export { slice_scatter as sliceScatter }
+/** torch's `slogdet`:
+ * - `slogdet(Tensor self) -> (Tensor sign, Tensor logabsdet)`
+ */
+export declare function slogdet(self: Tensor): [Tensor, Tensor] & { sign: Tensor; logabsdet: Tensor }
 /** torch's `smooth_l1_loss`:
  * - `smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.0) -> Tensor`
  */
@@ -3473,6 +4993,265 @@ export declare function softsign(self: Tensor): Tensor
 export declare function sort(self: Tensor, dim?: number | bigint, descending?: boolean): [Tensor, Tensor] & { values: Tensor; indices: Tensor }
 export declare function sort(self: Tensor, options?: { dim?: number | bigint; descending?: boolean }): [Tensor, Tensor] & { values: Tensor; indices: Tensor }
 export declare function sort(self: Tensor, options?: { stable?: boolean | null; dim?: number | bigint; descending?: boolean }): [Tensor, Tensor] & { values: Tensor; indices: Tensor }
+/** torch's `special_bessel_j0`:
+ * - `special_bessel_j0(Tensor self) -> Tensor`
+ */
+export declare function special_bessel_j0(self: Tensor): Tensor
+export { special_bessel_j0 as specialBesselJ0 }
+/** torch's `special_bessel_j1`:
+ * - `special_bessel_j1(Tensor self) -> Tensor`
+ */
+export declare function special_bessel_j1(self: Tensor): Tensor
+export { special_bessel_j1 as specialBesselJ1 }
+/** torch's `special_chebyshev_polynomial_t`:
+ * - `special_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor`
+ * - `special_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor`
+ * - `special_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor`
+ */
+export declare function special_chebyshev_polynomial_t(x: Tensor, n: Tensor): Tensor
+export declare function special_chebyshev_polynomial_t(options: { x: Tensor; n: Tensor }): Tensor
+export declare function special_chebyshev_polynomial_t(x: Tensor, n: number | boolean | bigint): Tensor
+export declare function special_chebyshev_polynomial_t(options: { x: Tensor; n: number | boolean | bigint }): Tensor
+export declare function special_chebyshev_polynomial_t(x: number | boolean | bigint, n: Tensor): Tensor
+export declare function special_chebyshev_polynomial_t(options: { x: number | boolean | bigint; n: Tensor }): Tensor
+export { special_chebyshev_polynomial_t as specialChebyshevPolynomialT }
+/** torch's `special_chebyshev_polynomial_u`:
+ * - `special_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor`
+ * - `special_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor`
+ * - `special_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor`
+ */
+export declare function special_chebyshev_polynomial_u(x: Tensor, n: Tensor): Tensor
+export declare function special_chebyshev_polynomial_u(options: { x: Tensor; n: Tensor }): Tensor
+export declare function special_chebyshev_polynomial_u(x: Tensor, n: number | boolean | bigint): Tensor
+export declare function special_chebyshev_polynomial_u(options: { x: Tensor; n: number | boolean | bigint }): Tensor
+export declare function special_chebyshev_polynomial_u(x: number | boolean | bigint, n: Tensor): Tensor
+export declare function special_chebyshev_polynomial_u(options: { x: number | boolean | bigint; n: Tensor }): Tensor
+export { special_chebyshev_polynomial_u as specialChebyshevPolynomialU }
+/** torch's `special_chebyshev_polynomial_v`:
+ * - `special_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor`
+ * - `special_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor`
+ * - `special_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor`
+ */
+export declare function special_chebyshev_polynomial_v(x: Tensor, n: Tensor): Tensor
+export declare function special_chebyshev_polynomial_v(options: { x: Tensor; n: Tensor }): Tensor
+export declare function special_chebyshev_polynomial_v(x: Tensor, n: number | boolean | bigint): Tensor
+export declare function special_chebyshev_polynomial_v(options: { x: Tensor; n: number | boolean | bigint }): Tensor
+export declare function special_chebyshev_polynomial_v(x: number | boolean | bigint, n: Tensor): Tensor
+export declare function special_chebyshev_polynomial_v(options: { x: number | boolean | bigint; n: Tensor }): Tensor
+export { special_chebyshev_polynomial_v as specialChebyshevPolynomialV }
+/** torch's `special_chebyshev_polynomial_w`:
+ * - `special_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor`
+ * - `special_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor`
+ * - `special_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor`
+ */
+export declare function special_chebyshev_polynomial_w(x: Tensor, n: Tensor): Tensor
+export declare function special_chebyshev_polynomial_w(options: { x: Tensor; n: Tensor }): Tensor
+export declare function special_chebyshev_polynomial_w(x: Tensor, n: number | boolean | bigint): Tensor
+export declare function special_chebyshev_polynomial_w(options: { x: Tensor; n: number | boolean | bigint }): Tensor
+export declare function special_chebyshev_polynomial_w(x: number | boolean | bigint, n: Tensor): Tensor
+export declare function special_chebyshev_polynomial_w(options: { x: number | boolean | bigint; n: Tensor }): Tensor
+export { special_chebyshev_polynomial_w as specialChebyshevPolynomialW }
+/** torch's `special_entr`:
+ * - `special_entr(Tensor self) -> Tensor`
+ */
+export declare function special_entr(self: Tensor): Tensor
+export { special_entr as specialEntr }
+/** torch's `special_erfcx`:
+ * - `special_erfcx(Tensor self) -> Tensor`
+ */
+export declare function special_erfcx(self: Tensor): Tensor
+export { special_erfcx as specialErfcx }
+/** torch's `special_hermite_polynomial_h`:
+ * - `special_hermite_polynomial_h(Tensor x, Tensor n) -> Tensor`
+ * - `special_hermite_polynomial_h.n_scalar(Tensor x, Scalar n) -> Tensor`
+ * - `special_hermite_polynomial_h.x_scalar(Scalar x, Tensor n) -> Tensor`
+ */
+export declare function special_hermite_polynomial_h(x: Tensor, n: Tensor): Tensor
+export declare function special_hermite_polynomial_h(options: { x: Tensor; n: Tensor }): Tensor
+export declare function special_hermite_polynomial_h(x: Tensor, n: number | boolean | bigint): Tensor
+export declare function special_hermite_polynomial_h(options: { x: Tensor; n: number | boolean | bigint }): Tensor
+export declare function special_hermite_polynomial_h(x: number | boolean | bigint, n: Tensor): Tensor
+export declare function special_hermite_polynomial_h(options: { x: number | boolean | bigint; n: Tensor }): Tensor
+export { special_hermite_polynomial_h as specialHermitePolynomialH }
+/** torch's `special_hermite_polynomial_he`:
+ * - `special_hermite_polynomial_he(Tensor x, Tensor n) -> Tensor`
+ * - `special_hermite_polynomial_he.n_scalar(Tensor x, Scalar n) -> Tensor`
+ * - `special_hermite_polynomial_he.x_scalar(Scalar x, Tensor n) -> Tensor`
+ */
+export declare function special_hermite_polynomial_he(x: Tensor, n: Tensor): Tensor
+export declare function special_hermite_polynomial_he(options: { x: Tensor; n: Tensor }): Tensor
+export declare function special_hermite_polynomial_he(x: Tensor, n: number | boolean | bigint): Tensor
+export declare function special_hermite_polynomial_he(options: { x: Tensor; n: number | boolean | bigint }): Tensor
+export declare function special_hermite_polynomial_he(x: number | boolean | bigint, n: Tensor): Tensor
+export declare function special_hermite_polynomial_he(options: { x: number | boolean | bigint; n: Tensor }): Tensor
+export { special_hermite_polynomial_he as specialHermitePolynomialHe }
+/** torch's `special_i0e`:
+ * - `special_i0e(Tensor self) -> Tensor`
+ */
+export declare function special_i0e(self: Tensor): Tensor
+export { special_i0e as specialI0e }
+/** torch's `special_i1`:
+ * - `special_i1(Tensor self) -> Tensor`
+ */
+export declare function special_i1(self: Tensor): Tensor
+export { special_i1 as specialI1 }
+/** torch's `special_i1e`:
+ * - `special_i1e(Tensor self) -> Tensor`
+ */
+export declare function special_i1e(self: Tensor): Tensor
+export { special_i1e as specialI1e }
+/** torch's `special_laguerre_polynomial_l`:
+ * - `special_laguerre_polynomial_l(Tensor x, Tensor n) -> Tensor`
+ * - `special_laguerre_polynomial_l.n_scalar(Tensor x, Scalar n) -> Tensor`
+ * - `special_laguerre_polynomial_l.x_scalar(Scalar x, Tensor n) -> Tensor`
+ */
+export declare function special_laguerre_polynomial_l(x: Tensor, n: Tensor): Tensor
+export declare function special_laguerre_polynomial_l(options: { x: Tensor; n: Tensor }): Tensor
+export declare function special_laguerre_polynomial_l(x: Tensor, n: number | boolean | bigint): Tensor
+export declare function special_laguerre_polynomial_l(options: { x: Tensor; n: number | boolean | bigint }): Tensor
+export declare function special_laguerre_polynomial_l(x: number | boolean | bigint, n: Tensor): Tensor
+export declare function special_laguerre_polynomial_l(options: { x: number | boolean | bigint; n: Tensor }): Tensor
+export { special_laguerre_polynomial_l as specialLaguerrePolynomialL }
+/** torch's `special_legendre_polynomial_p`:
+ * - `special_legendre_polynomial_p(Tensor x, Tensor n) -> Tensor`
+ * - `special_legendre_polynomial_p.n_scalar(Tensor x, Scalar n) -> Tensor`
+ * - `special_legendre_polynomial_p.x_scalar(Scalar x, Tensor n) -> Tensor`
+ */
+export declare function special_legendre_polynomial_p(x: Tensor, n: Tensor): Tensor
+export declare function special_legendre_polynomial_p(options: { x: Tensor; n: Tensor }): Tensor
+export declare function special_legendre_polynomial_p(x: Tensor, n: number | boolean | bigint): Tensor
+export declare function special_legendre_polynomial_p(options: { x: Tensor; n: number | boolean | bigint }): Tensor
+export declare function special_legendre_polynomial_p(x: number | boolean | bigint, n: Tensor): Tensor
+export declare function special_legendre_polynomial_p(options: { x: number | boolean | bigint; n: Tensor }): Tensor
+export { special_legendre_polynomial_p as specialLegendrePolynomialP }
+/** torch's `special_log_ndtr`:
+ * - `special_log_ndtr(Tensor self) -> Tensor`
+ */
+export declare function special_log_ndtr(self: Tensor): Tensor
+export { special_log_ndtr as specialLogNdtr }
+/** torch's `special_modified_bessel_i0`:
+ * - `special_modified_bessel_i0(Tensor self) -> Tensor`
+ */
+export declare function special_modified_bessel_i0(self: Tensor): Tensor
+export { special_modified_bessel_i0 as specialModifiedBesselI0 }
+/** torch's `special_modified_bessel_i1`:
+ * - `special_modified_bessel_i1(Tensor self) -> Tensor`
+ */
+export declare function special_modified_bessel_i1(self: Tensor): Tensor
+export { special_modified_bessel_i1 as specialModifiedBesselI1 }
+/** torch's `special_modified_bessel_k0`:
+ * - `special_modified_bessel_k0(Tensor self) -> Tensor`
+ */
+export declare function special_modified_bessel_k0(self: Tensor): Tensor
+export { special_modified_bessel_k0 as specialModifiedBesselK0 }
+/** torch's `special_modified_bessel_k1`:
+ * - `special_modified_bessel_k1(Tensor self) -> Tensor`
+ */
+export declare function special_modified_bessel_k1(self: Tensor): Tensor
+export { special_modified_bessel_k1 as specialModifiedBesselK1 }
+/** torch's `special_multigammaln`:
+ * - `special_multigammaln(Tensor self, int p) -> Tensor`
+ */
+export declare function special_multigammaln(self: Tensor, p: number | bigint): Tensor
+export declare function special_multigammaln(self: Tensor, options: { p: number | bigint }): Tensor
+export { special_multigammaln as specialMultigammaln }
+/** torch's `special_ndtr`:
+ * - `special_ndtr(Tensor self) -> Tensor`
+ */
+export declare function special_ndtr(self: Tensor): Tensor
+export { special_ndtr as specialNdtr }
+/** torch's `special_ndtri`:
+ * - `special_ndtri(Tensor self) -> Tensor`
+ */
+export declare function special_ndtri(self: Tensor): Tensor
+export { special_ndtri as specialNdtri }
+/** torch's `special_scaled_modified_bessel_k0`:
+ * - `special_scaled_modified_bessel_k0(Tensor self) -> Tensor`
+ */
+export declare function special_scaled_modified_bessel_k0(self: Tensor): Tensor
+export { special_scaled_modified_bessel_k0 as specialScaledModifiedBesselK0 }
+/** torch's `special_scaled_modified_bessel_k1`:
+ * - `special_scaled_modified_bessel_k1(Tensor self) -> Tensor`
+ */
+export declare function special_scaled_modified_bessel_k1(self: Tensor): Tensor
+export { special_scaled_modified_bessel_k1 as specialScaledModifiedBesselK1 }
+/** torch's `special_shifted_chebyshev_polynomial_t`:
+ * - `special_shifted_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor`
+ * - `special_shifted_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor`
+ * - `special_shifted_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor`
+ */
+export declare function special_shifted_chebyshev_polynomial_t(x: Tensor, n: Tensor): Tensor
+export declare function special_shifted_chebyshev_polynomial_t(options: { x: Tensor; n: Tensor }): Tensor
+export declare function special_shifted_chebyshev_polynomial_t(x: Tensor, n: number | boolean | bigint): Tensor
+export declare function special_shifted_chebyshev_polynomial_t(options: { x: Tensor; n: number | boolean | bigint }): Tensor
+export declare function special_shifted_chebyshev_polynomial_t(x: number | boolean | bigint, n: Tensor): Tensor
+export declare function special_shifted_chebyshev_polynomial_t(options: { x: number | boolean | bigint; n: Tensor }): Tensor
+export { special_shifted_chebyshev_polynomial_t as specialShiftedChebyshevPolynomialT }
+/** torch's `special_shifted_chebyshev_polynomial_u`:
+ * - `special_shifted_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor`
+ * - `special_shifted_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor`
+ * - `special_shifted_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor`
+ */
+export declare function special_shifted_chebyshev_polynomial_u(x: Tensor, n: Tensor): Tensor
+export declare function special_shifted_chebyshev_polynomial_u(options: { x: Tensor; n: Tensor }): Tensor
+export declare function special_shifted_chebyshev_polynomial_u(x: Tensor, n: number | boolean | bigint): Tensor
+export declare function special_shifted_chebyshev_polynomial_u(options: { x: Tensor; n: number | boolean | bigint }): Tensor
+export declare function special_shifted_chebyshev_polynomial_u(x: number | boolean | bigint, n: Tensor): Tensor
+export declare function special_shifted_chebyshev_polynomial_u(options: { x: number | boolean | bigint; n: Tensor }): Tensor
+export { special_shifted_chebyshev_polynomial_u as specialShiftedChebyshevPolynomialU }
+/** torch's `special_shifted_chebyshev_polynomial_v`:
+ * - `special_shifted_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor`
+ * - `special_shifted_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor`
+ * - `special_shifted_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor`
+ */
+export declare function special_shifted_chebyshev_polynomial_v(x: Tensor, n: Tensor): Tensor
+export declare function special_shifted_chebyshev_polynomial_v(options: { x: Tensor; n: Tensor }): Tensor
+export declare function special_shifted_chebyshev_polynomial_v(x: Tensor, n: number | boolean | bigint): Tensor
+export declare function special_shifted_chebyshev_polynomial_v(options: { x: Tensor; n: number | boolean | bigint }): Tensor
+export declare function special_shifted_chebyshev_polynomial_v(x: number | boolean | bigint, n: Tensor): Tensor
+export declare function special_shifted_chebyshev_polynomial_v(options: { x: number | boolean | bigint; n: Tensor }): Tensor
+export { special_shifted_chebyshev_polynomial_v as specialShiftedChebyshevPolynomialV }
+/** torch's `special_shifted_chebyshev_polynomial_w`:
+ * - `special_shifted_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor`
+ * - `special_shifted_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor`
+ * - `special_shifted_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor`
+ */
+export declare function special_shifted_chebyshev_polynomial_w(x: Tensor, n: Tensor): Tensor
+export declare function special_shifted_chebyshev_polynomial_w(options: { x: Tensor; n: Tensor }): Tensor
+export declare function special_shifted_chebyshev_polynomial_w(x: Tensor, n: number | boolean | bigint): Tensor
+export declare function special_shifted_chebyshev_polynomial_w(options: { x: Tensor; n: number | boolean | bigint }): Tensor
+export declare function special_shifted_chebyshev_polynomial_w(x: number | boolean | bigint, n: Tensor): Tensor
+export declare function special_shifted_chebyshev_polynomial_w(options: { x: number | boolean | bigint; n: Tensor }): Tensor
+export { special_shifted_chebyshev_polynomial_w as specialShiftedChebyshevPolynomialW }
+/** torch's `special_spherical_bessel_j0`:
+ * - `special_spherical_bessel_j0(Tensor self) -> Tensor`
+ */
+export declare function special_spherical_bessel_j0(self: Tensor): Tensor
+export { special_spherical_bessel_j0 as specialSphericalBesselJ0 }
+/** torch's `special_xlog1py`:
+ * - `special_xlog1py(Tensor self, Tensor other) -> Tensor`
+ * - `special_xlog1py.other_scalar(Tensor self, Scalar other) -> Tensor`
+ * - `special_xlog1py.self_scalar(Scalar self, Tensor other) -> Tensor`
+ */
+export declare function special_xlog1py(self: Tensor, other: Tensor): Tensor
+export declare function special_xlog1py(self: Tensor, options: { other: Tensor }): Tensor
+export declare function special_xlog1py(self: Tensor, other: number | boolean | bigint): Tensor
+export declare function special_xlog1py(self: Tensor, options: { other: number | boolean | bigint }): Tensor
+export declare function special_xlog1py(self: number | boolean | bigint, other: Tensor): Tensor
+export declare function special_xlog1py(self: number | boolean | bigint, options: { other: Tensor }): Tensor
+export { special_xlog1py as specialXlog1py }
+/** torch's `special_zeta`:
+ * - `special_zeta(Tensor self, Tensor other) -> Tensor`
+ * - `special_zeta.other_scalar(Tensor self, Scalar other) -> Tensor`
+ * - `special_zeta.self_scalar(Scalar self, Tensor other) -> Tensor`
+ */
+export declare function special_zeta(self: Tensor, other: Tensor): Tensor
+export declare function special_zeta(self: Tensor, options: { other: Tensor }): Tensor
+export declare function special_zeta(self: Tensor, other: number | boolean | bigint): Tensor
+export declare function special_zeta(self: Tensor, options: { other: number | boolean | bigint }): Tensor
+export declare function special_zeta(self: number | boolean | bigint, other: Tensor): Tensor
+export declare function special_zeta(self: number | boolean | bigint, options: { other: Tensor }): Tensor
+export { special_zeta as specialZeta }
 /** torch's `split`:
  * - `split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]`
  * - `split.sizes(Tensor(a -> *) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]`
@@ -3498,6 +5277,10 @@ export declare function sqrt(self: Tensor): Tensor
  * - `sqrt_(Tensor(a!) self) -> Tensor(a!)`
  */
 export declare function sqrt_(self: Tensor): Tensor
+/** torch's `square`:
+ * - `square(Tensor self) -> Tensor`
+ */
+export declare function square(self: Tensor): Tensor
 /** torch's `squeeze`:
  * - `squeeze(Tensor(a) self) -> Tensor(a)`
  * - `squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)`
@@ -3568,6 +5351,11 @@ export declare function sum(self: Tensor, options?: { dtype?: DType | null }): T
 export declare function sum(self: Tensor, dim: number[] | number | null, keepdim?: boolean, options?: { dtype?: DType | null }): Tensor
 export declare function sum(self: Tensor, dim: number[] | number | null, options?: { keepdim?: boolean; dtype?: DType | null }): Tensor
 export declare function sum(self: Tensor, options: { dim: number[] | number | null; keepdim?: boolean; dtype?: DType | null }): Tensor
+/** torch's `svd`:
+ * - `svd(Tensor self, bool some=True, bool compute_uv=True) -> (Tensor U, Tensor S, Tensor V)`
+ */
+export declare function svd(self: Tensor, some?: boolean, compute_uv?: boolean): [Tensor, Tensor, Tensor] & { U: Tensor; S: Tensor; V: Tensor }
+export declare function svd(self: Tensor, options?: { some?: boolean; compute_uv?: boolean }): [Tensor, Tensor, Tensor] & { U: Tensor; S: Tensor; V: Tensor }
 /** torch's `t`:
  * - `t(Tensor(a) self) -> Tensor(a)`
  */
@@ -3600,6 +5388,21 @@ export declare function tanh(self: Tensor): Tensor
  * - `tanh_(Tensor(a!) self) -> Tensor(a!)`
  */
 export declare function tanh_(self: Tensor): Tensor
+/** torch's `tensor_split`:
+ * - `tensor_split.indices(Tensor(a -> *) self, SymInt[] indices, int dim=0) -> Tensor(a)[]`
+ * - `tensor_split.sections(Tensor(a -> *) self, SymInt sections, int dim=0) -> Tensor(a)[]`
+ * - `tensor_split.tensor_indices_or_sections(Tensor(a -> *) self, Tensor tensor_indices_or_sections, int dim=0) -> Tensor(a)[]`
+ */
+export declare function tensor_split(self: Tensor, indices: number[] | number, dim?: number | bigint): Tensor[]
+export declare function tensor_split(self: Tensor, indices: number[] | number, options?: { dim?: number | bigint }): Tensor[]
+export declare function tensor_split(self: Tensor, options: { indices: number[] | number; dim?: number | bigint }): Tensor[]
+export declare function tensor_split(self: Tensor, sections: number | bigint, dim?: number | bigint): Tensor[]
+export declare function tensor_split(self: Tensor, sections: number | bigint, options?: { dim?: number | bigint }): Tensor[]
+export declare function tensor_split(self: Tensor, options: { sections: number | bigint; dim?: number | bigint }): Tensor[]
+export declare function tensor_split(self: Tensor, tensor_indices_or_sections: Tensor, dim?: number | bigint): Tensor[]
+export declare function tensor_split(self: Tensor, tensor_indices_or_sections: Tensor, options?: { dim?: number | bigint }): Tensor[]
+export declare function tensor_split(self: Tensor, options: { tensor_indices_or_sections: Tensor; dim?: number | bigint }): Tensor[]
+export { tensor_split as tensorSplit }
 /** torch's `tensordot`:
  * - `tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tensor`
  */
@@ -3627,21 +5430,71 @@ export declare function to(self: Tensor, options: { dtype: DType }): Tensor
 export declare function topk(self: Tensor, k: number | bigint, dim?: number | bigint, largest?: boolean, sorted?: boolean): [Tensor, Tensor] & { values: Tensor; indices: Tensor }
 export declare function topk(self: Tensor, k: number | bigint, options?: { dim?: number | bigint; largest?: boolean; sorted?: boolean }): [Tensor, Tensor] & { values: Tensor; indices: Tensor }
 export declare function topk(self: Tensor, options: { k: number | bigint; dim?: number | bigint; largest?: boolean; sorted?: boolean }): [Tensor, Tensor] & { values: Tensor; indices: Tensor }
+/** torch's `trace`:
+ * - `trace(Tensor self) -> Tensor`
+ */
+export declare function trace(self: Tensor): Tensor
 /** torch's `transpose`:
  * - `transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)`
  */
 export declare function transpose(self: Tensor, dim0: number | bigint, dim1: number | bigint): Tensor
 export declare function transpose(self: Tensor, options: { dim0: number | bigint; dim1: number | bigint }): Tensor
+/** torch's `trapezoid`:
+ * - `trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor`
+ * - `trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor`
+ */
+export declare function trapezoid(y: Tensor, options?: { dx?: number | boolean | bigint; dim?: number | bigint }): Tensor
+export declare function trapezoid(options: { y: Tensor; dx?: number | boolean | bigint; dim?: number | bigint }): Tensor
+export declare function trapezoid(y: Tensor, x: Tensor, options?: { dim?: number | bigint }): Tensor
+export declare function trapezoid(options: { y: Tensor; x: Tensor; dim?: number | bigint }): Tensor
+/** torch's `trapz`:
+ * - `trapz.dx(Tensor y, *, float dx=1, int dim=-1) -> Tensor`
+ * - `trapz.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor`
+ */
+export declare function trapz(y: Tensor, options?: { dx?: number; dim?: number | bigint }): Tensor
+export declare function trapz(options: { y: Tensor; dx?: number; dim?: number | bigint }): Tensor
+export declare function trapz(y: Tensor, x: Tensor, options?: { dim?: number | bigint }): Tensor
+export declare function trapz(options: { y: Tensor; x: Tensor; dim?: number | bigint }): Tensor
+/** torch's `triangular_solve`:
+ * - `triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)`
+ */
+export declare function triangular_solve(self: Tensor, A: Tensor, upper?: boolean, transpose?: boolean, unitriangular?: boolean): [Tensor, Tensor] & { solution: Tensor; cloned_coefficient: Tensor }
+export declare function triangular_solve(self: Tensor, A: Tensor, options?: { upper?: boolean; transpose?: boolean; unitriangular?: boolean }): [Tensor, Tensor] & { solution: Tensor; cloned_coefficient: Tensor }
+export declare function triangular_solve(self: Tensor, options: { A: Tensor; upper?: boolean; transpose?: boolean; unitriangular?: boolean }): [Tensor, Tensor] & { solution: Tensor; cloned_coefficient: Tensor }
+export { triangular_solve as triangularSolve }
 /** torch's `tril`:
  * - `tril(Tensor self, int diagonal=0) -> Tensor`
  */
 export declare function tril(self: Tensor, diagonal?: number | bigint): Tensor
 export declare function tril(self: Tensor, options?: { diagonal?: number | bigint }): Tensor
+/** torch's `tril_indices`:
+ * - `tril_indices(int row, int col, int offset=0, *, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+ */
+export declare function tril_indices(row: number | bigint, col: number | bigint, offset?: number | bigint, options?: { dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null }): Tensor
+export declare function tril_indices(row: number | bigint, col: number | bigint, options?: { offset?: number | bigint; dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null }): Tensor
+export declare function tril_indices(options: { row: number | bigint; col: number | bigint; offset?: number | bigint; dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null }): Tensor
+export { tril_indices as trilIndices }
 /** torch's `triu`:
  * - `triu(Tensor self, int diagonal=0) -> Tensor`
  */
 export declare function triu(self: Tensor, diagonal?: number | bigint): Tensor
 export declare function triu(self: Tensor, options?: { diagonal?: number | bigint }): Tensor
+/** torch's `triu_indices`:
+ * - `triu_indices(int row, int col, int offset=0, *, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+ */
+export declare function triu_indices(row: number | bigint, col: number | bigint, offset?: number | bigint, options?: { dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null }): Tensor
+export declare function triu_indices(row: number | bigint, col: number | bigint, options?: { offset?: number | bigint; dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null }): Tensor
+export declare function triu_indices(options: { row: number | bigint; col: number | bigint; offset?: number | bigint; dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null }): Tensor
+export { triu_indices as triuIndices }
+/** torch's `true_divide`:
+ * - `true_divide.Scalar(Tensor self, Scalar other) -> Tensor`
+ * - `true_divide.Tensor(Tensor self, Tensor other) -> Tensor`
+ */
+export declare function true_divide(self: Tensor, other: number | boolean | bigint): Tensor
+export declare function true_divide(self: Tensor, options: { other: number | boolean | bigint }): Tensor
+export declare function true_divide(self: Tensor, other: Tensor): Tensor
+export declare function true_divide(self: Tensor, options: { other: Tensor }): Tensor
+export { true_divide as trueDivide }
 /** torch's `trunc`:
  * - `trunc(Tensor self) -> Tensor`
  */
@@ -3670,6 +5523,12 @@ export declare function unfold(self: Tensor, options: { dimension: number | bigi
  */
 export declare function uniform_(self: Tensor, from?: number, to?: number, options?: { generator?: never | null }): Tensor
 export declare function uniform_(self: Tensor, options?: { from?: number; to?: number; generator?: never | null }): Tensor
+/** torch's `unravel_index`:
+ * - `unravel_index(Tensor indices, int[] shape) -> Tensor[]`
+ */
+export declare function unravel_index(indices: Tensor, shape: number[] | number): Tensor[]
+export declare function unravel_index(options: { indices: Tensor; shape: number[] | number }): Tensor[]
+export { unravel_index as unravelIndex }
 /** torch's `unsqueeze`:
  * - `unsqueeze(Tensor(a) self, int dim) -> Tensor(a)`
  */
@@ -3689,6 +5548,20 @@ export declare function upsample_nearest2d(self: Tensor, output_size: number[] |
 export declare function upsample_nearest2d(self: Tensor, output_size: number[] | number, options?: { scales_h?: number | null; scales_w?: number | null }): Tensor
 export declare function upsample_nearest2d(self: Tensor, options: { output_size: number[] | number; scales_h?: number | null; scales_w?: number | null }): Tensor
 export { upsample_nearest2d as upsampleNearest2d }
+/** torch's `upsample_nearest3d`:
+ * - `upsample_nearest3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor`
+ */
+export declare function upsample_nearest3d(self: Tensor, output_size: number[] | number, scales_d?: number | null, scales_h?: number | null, scales_w?: number | null): Tensor
+export declare function upsample_nearest3d(self: Tensor, output_size: number[] | number, options?: { scales_d?: number | null; scales_h?: number | null; scales_w?: number | null }): Tensor
+export declare function upsample_nearest3d(self: Tensor, options: { output_size: number[] | number; scales_d?: number | null; scales_h?: number | null; scales_w?: number | null }): Tensor
+export { upsample_nearest3d as upsampleNearest3d }
+/** torch's `upsample_trilinear3d`:
+ * - `upsample_trilinear3d(Tensor self, SymInt[3] output_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor`
+ */
+export declare function upsample_trilinear3d(self: Tensor, output_size: number[] | number, align_corners: boolean, scales_d?: number | null, scales_h?: number | null, scales_w?: number | null): Tensor
+export declare function upsample_trilinear3d(self: Tensor, output_size: number[] | number, align_corners: boolean, options?: { scales_d?: number | null; scales_h?: number | null; scales_w?: number | null }): Tensor
+export declare function upsample_trilinear3d(self: Tensor, options: { output_size: number[] | number; align_corners: boolean; scales_d?: number | null; scales_h?: number | null; scales_w?: number | null }): Tensor
+export { upsample_trilinear3d as upsampleTrilinear3d }
 /** torch's `var`:
  * - `var(Tensor self, bool unbiased=True) -> Tensor`
  * - `var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`
@@ -3715,12 +5588,31 @@ export declare function var_mean(self: Tensor, dim: number[] | number | null, un
 export declare function var_mean(self: Tensor, dim: number[] | number | null, options?: { unbiased?: boolean; keepdim?: boolean }): [Tensor, Tensor]
 export declare function var_mean(self: Tensor, options: { dim: number[] | number | null; unbiased?: boolean; keepdim?: boolean }): [Tensor, Tensor]
 export { var_mean as varMean }
+/** torch's `vdot`:
+ * - `vdot(Tensor self, Tensor other) -> Tensor`
+ */
+export declare function vdot(self: Tensor, other: Tensor): Tensor
+export declare function vdot(self: Tensor, options: { other: Tensor }): Tensor
 /** torch's `view`:
  * - `view(Tensor(a) self, SymInt[] size) -> Tensor(a)`
  */
 export declare function view(self: Tensor, size: number[] | number): Tensor
 export declare function view(self: Tensor, options: { size: number[] | number }): Tensor
 export declare function view(self: Tensor, ...size: number[]): Tensor
+/** torch's `vsplit`:
+ * - `vsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]`
+ * - `vsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]`
+ */
+export declare function vsplit(self: Tensor, indices: number[] | number): Tensor[]
+export declare function vsplit(self: Tensor, options: { indices: number[] | number }): Tensor[]
+export declare function vsplit(self: Tensor, ...size: number[]): Tensor[]
+export declare function vsplit(self: Tensor, sections: number | bigint): Tensor[]
+export declare function vsplit(self: Tensor, options: { sections: number | bigint }): Tensor[]
+/** torch's `vstack`:
+ * - `vstack(Tensor[] tensors) -> Tensor`
+ */
+export declare function vstack(tensors: Tensor[]): Tensor
+export declare function vstack(options: { tensors: Tensor[] }): Tensor
 /** torch's `where`:
  * - `where.Scalar(Tensor condition, Scalar self, Scalar other) -> Tensor`
  * - `where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor`
