@@ -276,11 +276,7 @@ mod tests {
             1.266_065_877_752_008_4,
             1e-14
         ));
-        assert!(close(
-            bessel_i(1, 1.0, false),
-            0.565_159_103_992_485,
-            1e-14
-        ));
+        assert!(close(bessel_i(1, 1.0, false), 0.565_159_103_992_485, 1e-14));
         assert!(close(
             bessel_i(0, 10.0, false),
             2_815.716_628_466_254,
