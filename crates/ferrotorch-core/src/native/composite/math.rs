@@ -231,6 +231,11 @@ impl Tensor {
 
     /// The trapezoid terms `(y[i+1] + y[i]) / 2 * dx[i]` along `dim`.
     fn trapezoid_terms(&self, x: Option<&Tensor>, dx: f64, dim: i64) -> Result<(Tensor, i64)> {
+        crate::ensure!(
+            self.dim() >= 1,
+            Index,
+            "trapezoid: Dimension out of range (expected to be in range of [-1, 0], but got {dim})"
+        );
         let y = floating(self)?;
         let d = wrap_dim(dim, y.dim())? as i64;
         let len = y.shape()[d as usize];
@@ -430,6 +435,11 @@ impl Tensor {
             self.dim() == other.dim(),
             Runtime,
             "linalg.cross: inputs must have the same number of dimensions."
+        );
+        crate::ensure!(
+            self.dim() >= 1,
+            Runtime,
+            "linalg.cross: inputs dimension -1 must have length 3. Got 0-d tensors"
         );
         let shape = crate::tensor::layout::broadcast_shapes(self.shape(), other.shape())?;
         let d = match dim {

@@ -5,8 +5,10 @@
 //! | file | ops |
 //! |---|---|
 //! | `shape` | `atleast_*d`, `*stack`, `*split`, `rot90`, `diag*`, `block_diag`, `meshgrid`, `*_scatter`, ... |
+//! | `indexing` | `index_add`/`copy`/`fill`, `masked_scatter`, `put`, `kthvalue`, `bucketize`, `isin`, `combinations`, the `*_copy` view ops |
 //! | `math` | `square`, `logaddexp`, `sinc`, `nansum`, `diff`, `trapezoid`, `kron`, `cdist`, `cross`, `cov`, ... |
 
+pub(crate) mod indexing;
 pub(crate) mod math;
 pub(crate) mod shape;
 
@@ -15,4 +17,5 @@ use crate::dispatch::Registry;
 pub(crate) fn register(r: &mut Registry) {
     shape::register(r);
     math::register(r);
+    indexing::register(r);
 }

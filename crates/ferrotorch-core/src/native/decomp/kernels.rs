@@ -256,16 +256,25 @@ pub(crate) fn orgqr(v: &M, tau: &[f64], cols: usize) -> M {
     q
 }
 
-/// `A⁻¹ B` by faer's LU with partial pivoting.
-pub(crate) fn lu_solve_dense(a: &M, b: &M) -> M {
-    let lu = a.to_faer().partial_piv_lu();
-    M::from_faer(lu.solve(b.to_faer()).as_ref())
+/// LAPACK's `info` of an LU: 0, or the 1-based index of the first zero
+/// on U's diagonal.
+fn lu_info(lu: &faer::linalg::solvers::PartialPivLu<f64>) -> i32 {
+    let u = lu.U();
+    (0..u.nrows().min(u.ncols()))
+        .find(|&i| u[(i, i)] == 0.0)
+        .map_or(0, |i| i as i32 + 1)
 }
 
-/// `A⁻¹` by faer's LU with partial pivoting.
-pub(crate) fn inverse(a: &M) -> M {
+/// `A⁻¹ B` by faer's LU with partial pivoting, and the LU's `info`.
+pub(crate) fn lu_solve_dense(a: &M, b: &M) -> (M, i32) {
     let lu = a.to_faer().partial_piv_lu();
-    M::from_faer(lu.inverse().as_ref())
+    (M::from_faer(lu.solve(b.to_faer()).as_ref()), lu_info(&lu))
+}
+
+/// `A⁻¹` by faer's LU with partial pivoting, and the LU's `info`.
+pub(crate) fn inverse(a: &M) -> (M, i32) {
+    let lu = a.to_faer().partial_piv_lu();
+    (M::from_faer(lu.inverse().as_ref()), lu_info(&lu))
 }
 
 /// Symmetric eigendecomposition from the `lower` (or upper) triangle:

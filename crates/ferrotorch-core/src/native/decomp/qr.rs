@@ -169,6 +169,11 @@ impl Tensor {
             "{op}: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)"
         );
         let vector = b.dim() + 1 == self.dim();
+        crate::ensure!(
+            vector || b.dim() >= 2,
+            Runtime,
+            "{op}: input.dim() must be greater or equal to other.dim() and (input.dim() - other.dim()) <= 1"
+        );
         let b2 = if vector {
             b.unsqueeze(-1)?
         } else {

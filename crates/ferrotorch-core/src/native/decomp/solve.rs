@@ -111,13 +111,11 @@ impl Tensor {
         let (a3, b3) = broadcast_batch(self, &b2)?;
         let k = b3.shape()[b3.dim() - 1];
         let (x, info) = crate::autograd::raw(&[self, b], || -> Result<(Tensor, Vec<i32>)> {
-            let am = mats(&a3)?;
-            let infos: Vec<i32> = am.iter().map(|a| kernels::lu_factor(a).2).collect();
-            let xs: Vec<M> = am
+            let (xs, infos): (Vec<M>, Vec<i32>) = mats(&a3)?
                 .iter()
                 .zip(mats(&b3)?)
                 .map(|(a, b)| kernels::lu_solve_dense(a, &b))
-                .collect();
+                .unzip();
             Ok((from_mats(&batch_of(&a3), n, k, &xs, self.dtype())?, infos))
         })?;
         if check_errors {
@@ -140,9 +138,7 @@ impl Tensor {
         check_matrix(op, self, true)?;
         let n = self.shape()[self.dim() - 1];
         let (y, info) = crate::autograd::raw(&[self], || -> Result<(Tensor, Vec<i32>)> {
-            let am = mats(self)?;
-            let infos: Vec<i32> = am.iter().map(|a| kernels::lu_factor(a).2).collect();
-            let ys: Vec<M> = am.iter().map(kernels::inverse).collect();
+            let (ys, infos): (Vec<M>, Vec<i32>) = mats(self)?.iter().map(kernels::inverse).unzip();
             Ok((from_mats(&batch_of(self), n, n, &ys, self.dtype())?, infos))
         })?;
         if let Some((i, _)) = first_failure(&info) {
