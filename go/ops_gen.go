@@ -868,6 +868,43 @@ func (t Tensor) MustAddr(vec1 Tensor, vec2 Tensor, opts ...Opt) Tensor {
 	return MustAddr(t, vec1, vec2, opts...)
 }
 
+var op_alias_copy = &opRef{name: "alias_copy"}
+
+// AliasCopy calls torch's alias_copy:
+//
+//	alias_copy(Tensor self) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func AliasCopy(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_alias_copy, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_alias_copy, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustAliasCopy is AliasCopy, panicking on error.
+func MustAliasCopy(self Tensor, opts ...Opt) Tensor {
+	v, err := AliasCopy(self, opts...)
+	must(err)
+	return v
+}
+
+// AliasCopy is AliasCopy(t, ...).
+func (t Tensor) AliasCopy(opts ...Opt) (Tensor, error) {
+	return AliasCopy(t, opts...)
+}
+
+// MustAliasCopy is MustAliasCopy(t, ...).
+func (t Tensor) MustAliasCopy(opts ...Opt) Tensor {
+	return MustAliasCopy(t, opts...)
+}
+
 var op_all = &opRef{name: "all"}
 
 // All calls torch's all:
@@ -1348,6 +1385,43 @@ func (t Tensor) MustArgsortStable(opts ...Opt) Tensor {
 	return MustArgsortStable(t, opts...)
 }
 
+var op_argwhere = &opRef{name: "argwhere"}
+
+// Argwhere calls torch's argwhere:
+//
+//	argwhere(Tensor self) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Argwhere(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_argwhere, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_argwhere, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustArgwhere is Argwhere, panicking on error.
+func MustArgwhere(self Tensor, opts ...Opt) Tensor {
+	v, err := Argwhere(self, opts...)
+	must(err)
+	return v
+}
+
+// Argwhere is Argwhere(t, ...).
+func (t Tensor) Argwhere(opts ...Opt) (Tensor, error) {
+	return Argwhere(t, opts...)
+}
+
+// MustArgwhere is MustArgwhere(t, ...).
+func (t Tensor) MustArgwhere(opts ...Opt) Tensor {
+	return MustArgwhere(t, opts...)
+}
+
 var op_as_strided = &opRef{name: "as_strided"}
 
 // AsStrided calls torch's as_strided:
@@ -1382,6 +1456,42 @@ func (t Tensor) AsStrided(size []int64, stride []int64, opts ...Opt) (Tensor, er
 // MustAsStrided is MustAsStrided(t, ...).
 func (t Tensor) MustAsStrided(size []int64, stride []int64, opts ...Opt) Tensor {
 	return MustAsStrided(t, size, stride, opts...)
+}
+
+var op_as_strided_copy = &opRef{name: "as_strided_copy"}
+
+// AsStridedCopy calls torch's as_strided_copy:
+//
+//	as_strided_copy(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func AsStridedCopy(self Tensor, size []int64, stride []int64, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(size)
+	a.any(stride)
+	var r results
+	if err := a.call(op_as_strided_copy, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustAsStridedCopy is AsStridedCopy, panicking on error.
+func MustAsStridedCopy(self Tensor, size []int64, stride []int64, opts ...Opt) Tensor {
+	v, err := AsStridedCopy(self, size, stride, opts...)
+	must(err)
+	return v
+}
+
+// AsStridedCopy is AsStridedCopy(t, ...).
+func (t Tensor) AsStridedCopy(size []int64, stride []int64, opts ...Opt) (Tensor, error) {
+	return AsStridedCopy(t, size, stride, opts...)
+}
+
+// MustAsStridedCopy is MustAsStridedCopy(t, ...).
+func (t Tensor) MustAsStridedCopy(size []int64, stride []int64, opts ...Opt) Tensor {
+	return MustAsStridedCopy(t, size, stride, opts...)
 }
 
 var op_asin = &opRef{name: "asin"}
@@ -2842,6 +2952,67 @@ func (t Tensor) MustBroadcastTo(size []int64, opts ...Opt) Tensor {
 	return MustBroadcastTo(t, size, opts...)
 }
 
+var op_bucketize = &opRef{name: "bucketize"}
+
+// BucketizeScalar calls torch's bucketize:
+//
+//	bucketize.Scalar(Scalar self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func BucketizeScalar(self Scalar, boundaries Tensor, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.any(self)
+	a.tensor(boundaries)
+	var r results
+	if err := a.call(op_bucketize, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustBucketizeScalar is BucketizeScalar, panicking on error.
+func MustBucketizeScalar(self Scalar, boundaries Tensor, opts ...Opt) Tensor {
+	v, err := BucketizeScalar(self, boundaries, opts...)
+	must(err)
+	return v
+}
+
+// Bucketize calls torch's bucketize:
+//
+//	bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Bucketize(self Tensor, boundaries Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_bucketize, 2, self, boundaries, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	a.tensor(boundaries)
+	var r results
+	if err := a.call(op_bucketize, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustBucketize is Bucketize, panicking on error.
+func MustBucketize(self Tensor, boundaries Tensor, opts ...Opt) Tensor {
+	v, err := Bucketize(self, boundaries, opts...)
+	must(err)
+	return v
+}
+
+// Bucketize is Bucketize(t, ...).
+func (t Tensor) Bucketize(boundaries Tensor, opts ...Opt) (Tensor, error) {
+	return Bucketize(t, boundaries, opts...)
+}
+
+// MustBucketize is MustBucketize(t, ...).
+func (t Tensor) MustBucketize(boundaries Tensor, opts ...Opt) Tensor {
+	return MustBucketize(t, boundaries, opts...)
+}
+
 var op_cartesian_prod = &opRef{name: "cartesian_prod"}
 
 // CartesianProd calls torch's cartesian_prod:
@@ -3545,6 +3716,43 @@ func MustColumnStack(tensors []Tensor, opts ...Opt) Tensor {
 	v, err := ColumnStack(tensors, opts...)
 	must(err)
 	return v
+}
+
+var op_combinations = &opRef{name: "combinations"}
+
+// Combinations calls torch's combinations:
+//
+//	combinations(Tensor self, int r=2, bool with_replacement=False) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Combinations(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_combinations, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_combinations, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustCombinations is Combinations, panicking on error.
+func MustCombinations(self Tensor, opts ...Opt) Tensor {
+	v, err := Combinations(self, opts...)
+	must(err)
+	return v
+}
+
+// Combinations is Combinations(t, ...).
+func (t Tensor) Combinations(opts ...Opt) (Tensor, error) {
+	return Combinations(t, opts...)
+}
+
+// MustCombinations is MustCombinations(t, ...).
+func (t Tensor) MustCombinations(opts ...Opt) Tensor {
+	return MustCombinations(t, opts...)
 }
 
 var op_contiguous = &opRef{name: "contiguous"}
@@ -4666,6 +4874,43 @@ func (t Tensor) Diagonal(opts ...Opt) (Tensor, error) {
 // MustDiagonal is MustDiagonal(t, ...).
 func (t Tensor) MustDiagonal(opts ...Opt) Tensor {
 	return MustDiagonal(t, opts...)
+}
+
+var op_diagonal_copy = &opRef{name: "diagonal_copy"}
+
+// DiagonalCopy calls torch's diagonal_copy:
+//
+//	diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func DiagonalCopy(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_diagonal_copy, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_diagonal_copy, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustDiagonalCopy is DiagonalCopy, panicking on error.
+func MustDiagonalCopy(self Tensor, opts ...Opt) Tensor {
+	v, err := DiagonalCopy(self, opts...)
+	must(err)
+	return v
+}
+
+// DiagonalCopy is DiagonalCopy(t, ...).
+func (t Tensor) DiagonalCopy(opts ...Opt) (Tensor, error) {
+	return DiagonalCopy(t, opts...)
+}
+
+// MustDiagonalCopy is MustDiagonalCopy(t, ...).
+func (t Tensor) MustDiagonalCopy(opts ...Opt) Tensor {
+	return MustDiagonalCopy(t, opts...)
 }
 
 var op_diagonal_scatter = &opRef{name: "diagonal_scatter"}
@@ -5882,6 +6127,41 @@ func (t Tensor) Expand(size []int64, opts ...Opt) (Tensor, error) {
 // MustExpand is MustExpand(t, ...).
 func (t Tensor) MustExpand(size []int64, opts ...Opt) Tensor {
 	return MustExpand(t, size, opts...)
+}
+
+var op_expand_copy = &opRef{name: "expand_copy"}
+
+// ExpandCopy calls torch's expand_copy:
+//
+//	expand_copy(Tensor self, SymInt[] size, *, bool implicit=False) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func ExpandCopy(self Tensor, size []int64, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(size)
+	var r results
+	if err := a.call(op_expand_copy, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustExpandCopy is ExpandCopy, panicking on error.
+func MustExpandCopy(self Tensor, size []int64, opts ...Opt) Tensor {
+	v, err := ExpandCopy(self, size, opts...)
+	must(err)
+	return v
+}
+
+// ExpandCopy is ExpandCopy(t, ...).
+func (t Tensor) ExpandCopy(size []int64, opts ...Opt) (Tensor, error) {
+	return ExpandCopy(t, size, opts...)
+}
+
+// MustExpandCopy is MustExpandCopy(t, ...).
+func (t Tensor) MustExpandCopy(size []int64, opts ...Opt) Tensor {
+	return MustExpandCopy(t, size, opts...)
 }
 
 var op_expm1 = &opRef{name: "expm1"}
@@ -7689,6 +7969,152 @@ func (t Tensor) MustIndex(indices []Tensor, opts ...Opt) Tensor {
 	return MustIndex(t, indices, opts...)
 }
 
+var op_index_add = &opRef{name: "index_add"}
+
+// IndexAdd calls torch's index_add:
+//
+//	index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func IndexAdd(self Tensor, dim int64, index Tensor, source Tensor, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(dim)
+	a.tensor(index)
+	a.tensor(source)
+	var r results
+	if err := a.call(op_index_add, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustIndexAdd is IndexAdd, panicking on error.
+func MustIndexAdd(self Tensor, dim int64, index Tensor, source Tensor, opts ...Opt) Tensor {
+	v, err := IndexAdd(self, dim, index, source, opts...)
+	must(err)
+	return v
+}
+
+// IndexAdd is IndexAdd(t, ...).
+func (t Tensor) IndexAdd(dim int64, index Tensor, source Tensor, opts ...Opt) (Tensor, error) {
+	return IndexAdd(t, dim, index, source, opts...)
+}
+
+// MustIndexAdd is MustIndexAdd(t, ...).
+func (t Tensor) MustIndexAdd(dim int64, index Tensor, source Tensor, opts ...Opt) Tensor {
+	return MustIndexAdd(t, dim, index, source, opts...)
+}
+
+var op_index_copy = &opRef{name: "index_copy"}
+
+// IndexCopy calls torch's index_copy:
+//
+//	index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func IndexCopy(self Tensor, dim int64, index Tensor, source Tensor, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(dim)
+	a.tensor(index)
+	a.tensor(source)
+	var r results
+	if err := a.call(op_index_copy, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustIndexCopy is IndexCopy, panicking on error.
+func MustIndexCopy(self Tensor, dim int64, index Tensor, source Tensor, opts ...Opt) Tensor {
+	v, err := IndexCopy(self, dim, index, source, opts...)
+	must(err)
+	return v
+}
+
+// IndexCopy is IndexCopy(t, ...).
+func (t Tensor) IndexCopy(dim int64, index Tensor, source Tensor, opts ...Opt) (Tensor, error) {
+	return IndexCopy(t, dim, index, source, opts...)
+}
+
+// MustIndexCopy is MustIndexCopy(t, ...).
+func (t Tensor) MustIndexCopy(dim int64, index Tensor, source Tensor, opts ...Opt) Tensor {
+	return MustIndexCopy(t, dim, index, source, opts...)
+}
+
+var op_index_fill = &opRef{name: "index_fill"}
+
+// IndexFill calls torch's index_fill:
+//
+//	index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func IndexFill(self Tensor, dim int64, index Tensor, value Scalar, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(dim)
+	a.tensor(index)
+	a.any(value)
+	var r results
+	if err := a.call(op_index_fill, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustIndexFill is IndexFill, panicking on error.
+func MustIndexFill(self Tensor, dim int64, index Tensor, value Scalar, opts ...Opt) Tensor {
+	v, err := IndexFill(self, dim, index, value, opts...)
+	must(err)
+	return v
+}
+
+// IndexFill is IndexFill(t, ...).
+func (t Tensor) IndexFill(dim int64, index Tensor, value Scalar, opts ...Opt) (Tensor, error) {
+	return IndexFill(t, dim, index, value, opts...)
+}
+
+// MustIndexFill is MustIndexFill(t, ...).
+func (t Tensor) MustIndexFill(dim int64, index Tensor, value Scalar, opts ...Opt) Tensor {
+	return MustIndexFill(t, dim, index, value, opts...)
+}
+
+// IndexFillIntTensor calls torch's index_fill:
+//
+//	index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func IndexFillIntTensor(self Tensor, dim int64, index Tensor, value Tensor, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(dim)
+	a.tensor(index)
+	a.tensor(value)
+	var r results
+	if err := a.call(op_index_fill, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustIndexFillIntTensor is IndexFillIntTensor, panicking on error.
+func MustIndexFillIntTensor(self Tensor, dim int64, index Tensor, value Tensor, opts ...Opt) Tensor {
+	v, err := IndexFillIntTensor(self, dim, index, value, opts...)
+	must(err)
+	return v
+}
+
+// IndexFillIntTensor is IndexFillIntTensor(t, ...).
+func (t Tensor) IndexFillIntTensor(dim int64, index Tensor, value Tensor, opts ...Opt) (Tensor, error) {
+	return IndexFillIntTensor(t, dim, index, value, opts...)
+}
+
+// MustIndexFillIntTensor is MustIndexFillIntTensor(t, ...).
+func (t Tensor) MustIndexFillIntTensor(dim int64, index Tensor, value Tensor, opts ...Opt) Tensor {
+	return MustIndexFillIntTensor(t, dim, index, value, opts...)
+}
+
 var op_index_put = &opRef{name: "index_put"}
 
 // IndexPut calls torch's index_put:
@@ -7947,6 +8373,80 @@ func (t Tensor) MustIsfinite(opts ...Opt) Tensor {
 	return MustIsfinite(t, opts...)
 }
 
+var op_isin = &opRef{name: "isin"}
+
+// Isin calls torch's isin:
+//
+//	isin.Scalar_Tensor(Scalar element, Tensor test_elements, *, bool assume_unique=False, bool invert=False) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Isin(element Scalar, testElements Tensor, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.any(element)
+	a.tensor(testElements)
+	var r results
+	if err := a.call(op_isin, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustIsin is Isin, panicking on error.
+func MustIsin(element Scalar, testElements Tensor, opts ...Opt) Tensor {
+	v, err := Isin(element, testElements, opts...)
+	must(err)
+	return v
+}
+
+// IsinTensorScalar calls torch's isin:
+//
+//	isin.Tensor_Scalar(Tensor elements, Scalar test_element, *, bool assume_unique=False, bool invert=False) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func IsinTensorScalar(elements Tensor, testElement Scalar, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(elements)
+	a.any(testElement)
+	var r results
+	if err := a.call(op_isin, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustIsinTensorScalar is IsinTensorScalar, panicking on error.
+func MustIsinTensorScalar(elements Tensor, testElement Scalar, opts ...Opt) Tensor {
+	v, err := IsinTensorScalar(elements, testElement, opts...)
+	must(err)
+	return v
+}
+
+// IsinTensorTensor calls torch's isin:
+//
+//	isin.Tensor_Tensor(Tensor elements, Tensor test_elements, *, bool assume_unique=False, bool invert=False) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func IsinTensorTensor(elements Tensor, testElements Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_isin, 2, elements, testElements, Tensor{})
+	}
+	var a argBuf
+	a.tensor(elements)
+	a.tensor(testElements)
+	var r results
+	if err := a.call(op_isin, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustIsinTensorTensor is IsinTensorTensor, panicking on error.
+func MustIsinTensorTensor(elements Tensor, testElements Tensor, opts ...Opt) Tensor {
+	v, err := IsinTensorTensor(elements, testElements, opts...)
+	must(err)
+	return v
+}
+
 var op_isinf = &opRef{name: "isinf"}
 
 // Isinf calls torch's isinf:
@@ -8168,6 +8668,41 @@ func (t Tensor) Kron(other Tensor, opts ...Opt) (Tensor, error) {
 // MustKron is MustKron(t, ...).
 func (t Tensor) MustKron(other Tensor, opts ...Opt) Tensor {
 	return MustKron(t, other, opts...)
+}
+
+var op_kthvalue = &opRef{name: "kthvalue"}
+
+// Kthvalue calls torch's kthvalue:
+//
+//	kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Kthvalue(self Tensor, k int64, opts ...Opt) ([]Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(k)
+	var r results
+	if err := a.call(op_kthvalue, opts, &r); err != nil {
+		return nil, err
+	}
+	return r.tensors()
+}
+
+// MustKthvalue is Kthvalue, panicking on error.
+func MustKthvalue(self Tensor, k int64, opts ...Opt) []Tensor {
+	v, err := Kthvalue(self, k, opts...)
+	must(err)
+	return v
+}
+
+// Kthvalue is Kthvalue(t, ...).
+func (t Tensor) Kthvalue(k int64, opts ...Opt) ([]Tensor, error) {
+	return Kthvalue(t, k, opts...)
+}
+
+// MustKthvalue is MustKthvalue(t, ...).
+func (t Tensor) MustKthvalue(k int64, opts ...Opt) []Tensor {
+	return MustKthvalue(t, k, opts...)
 }
 
 var op_l1_loss = &opRef{name: "l1_loss"}
@@ -11093,6 +11628,45 @@ func (t Tensor) MustMaskedFill_(mask Tensor, value Tensor, opts ...Opt) Tensor {
 	return MustMaskedFill_(t, mask, value, opts...)
 }
 
+var op_masked_scatter = &opRef{name: "masked_scatter"}
+
+// MaskedScatter calls torch's masked_scatter:
+//
+//	masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func MaskedScatter(self Tensor, mask Tensor, source Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_masked_scatter, 3, self, mask, source)
+	}
+	var a argBuf
+	a.tensor(self)
+	a.tensor(mask)
+	a.tensor(source)
+	var r results
+	if err := a.call(op_masked_scatter, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustMaskedScatter is MaskedScatter, panicking on error.
+func MustMaskedScatter(self Tensor, mask Tensor, source Tensor, opts ...Opt) Tensor {
+	v, err := MaskedScatter(self, mask, source, opts...)
+	must(err)
+	return v
+}
+
+// MaskedScatter is MaskedScatter(t, ...).
+func (t Tensor) MaskedScatter(mask Tensor, source Tensor, opts ...Opt) (Tensor, error) {
+	return MaskedScatter(t, mask, source, opts...)
+}
+
+// MustMaskedScatter is MustMaskedScatter(t, ...).
+func (t Tensor) MustMaskedScatter(mask Tensor, source Tensor, opts ...Opt) Tensor {
+	return MustMaskedScatter(t, mask, source, opts...)
+}
+
 var op_masked_select = &opRef{name: "masked_select"}
 
 // MaskedSelect calls torch's masked_select:
@@ -12546,6 +13120,43 @@ func (t Tensor) MustNarrow(dim int64, start int64, length int64, opts ...Opt) Te
 	return MustNarrow(t, dim, start, length, opts...)
 }
 
+var op_narrow_copy = &opRef{name: "narrow_copy"}
+
+// NarrowCopy calls torch's narrow_copy:
+//
+//	narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func NarrowCopy(self Tensor, dim int64, start int64, length int64, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(dim)
+	a.any(start)
+	a.any(length)
+	var r results
+	if err := a.call(op_narrow_copy, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustNarrowCopy is NarrowCopy, panicking on error.
+func MustNarrowCopy(self Tensor, dim int64, start int64, length int64, opts ...Opt) Tensor {
+	v, err := NarrowCopy(self, dim, start, length, opts...)
+	must(err)
+	return v
+}
+
+// NarrowCopy is NarrowCopy(t, ...).
+func (t Tensor) NarrowCopy(dim int64, start int64, length int64, opts ...Opt) (Tensor, error) {
+	return NarrowCopy(t, dim, start, length, opts...)
+}
+
+// MustNarrowCopy is MustNarrowCopy(t, ...).
+func (t Tensor) MustNarrowCopy(dim int64, start int64, length int64, opts ...Opt) Tensor {
+	return MustNarrowCopy(t, dim, start, length, opts...)
+}
+
 var op_ne = &opRef{name: "ne"}
 
 // NeScalar calls torch's ne:
@@ -13190,6 +13801,41 @@ func (t Tensor) MustPermute(dims []int64, opts ...Opt) Tensor {
 	return MustPermute(t, dims, opts...)
 }
 
+var op_permute_copy = &opRef{name: "permute_copy"}
+
+// PermuteCopy calls torch's permute_copy:
+//
+//	permute_copy(Tensor self, int[] dims) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func PermuteCopy(self Tensor, dims []int64, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(dims)
+	var r results
+	if err := a.call(op_permute_copy, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustPermuteCopy is PermuteCopy, panicking on error.
+func MustPermuteCopy(self Tensor, dims []int64, opts ...Opt) Tensor {
+	v, err := PermuteCopy(self, dims, opts...)
+	must(err)
+	return v
+}
+
+// PermuteCopy is PermuteCopy(t, ...).
+func (t Tensor) PermuteCopy(dims []int64, opts ...Opt) (Tensor, error) {
+	return PermuteCopy(t, dims, opts...)
+}
+
+// MustPermuteCopy is MustPermuteCopy(t, ...).
+func (t Tensor) MustPermuteCopy(dims []int64, opts ...Opt) Tensor {
+	return MustPermuteCopy(t, dims, opts...)
+}
+
 var op_pinverse = &opRef{name: "pinverse"}
 
 // Pinverse calls torch's pinverse:
@@ -13560,6 +14206,45 @@ func (t Tensor) ProdDimInt(dim int64, opts ...Opt) (Tensor, error) {
 // MustProdDimInt is MustProdDimInt(t, ...).
 func (t Tensor) MustProdDimInt(dim int64, opts ...Opt) Tensor {
 	return MustProdDimInt(t, dim, opts...)
+}
+
+var op_put = &opRef{name: "put"}
+
+// Put calls torch's put:
+//
+//	put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Put(self Tensor, index Tensor, source Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_put, 3, self, index, source)
+	}
+	var a argBuf
+	a.tensor(self)
+	a.tensor(index)
+	a.tensor(source)
+	var r results
+	if err := a.call(op_put, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustPut is Put, panicking on error.
+func MustPut(self Tensor, index Tensor, source Tensor, opts ...Opt) Tensor {
+	v, err := Put(self, index, source, opts...)
+	must(err)
+	return v
+}
+
+// Put is Put(t, ...).
+func (t Tensor) Put(index Tensor, source Tensor, opts ...Opt) (Tensor, error) {
+	return Put(t, index, source, opts...)
+}
+
+// MustPut is MustPut(t, ...).
+func (t Tensor) MustPut(index Tensor, source Tensor, opts ...Opt) Tensor {
+	return MustPut(t, index, source, opts...)
 }
 
 var op_qr = &opRef{name: "qr"}
@@ -17755,6 +18440,41 @@ func (t Tensor) MustSplitWithSizes(splitSizes []int64, opts ...Opt) []Tensor {
 	return MustSplitWithSizes(t, splitSizes, opts...)
 }
 
+var op_split_with_sizes_copy = &opRef{name: "split_with_sizes_copy"}
+
+// SplitWithSizesCopy calls torch's split_with_sizes_copy:
+//
+//	split_with_sizes_copy(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SplitWithSizesCopy(self Tensor, splitSizes []int64, opts ...Opt) ([]Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(splitSizes)
+	var r results
+	if err := a.call(op_split_with_sizes_copy, opts, &r); err != nil {
+		return nil, err
+	}
+	return r.tensors()
+}
+
+// MustSplitWithSizesCopy is SplitWithSizesCopy, panicking on error.
+func MustSplitWithSizesCopy(self Tensor, splitSizes []int64, opts ...Opt) []Tensor {
+	v, err := SplitWithSizesCopy(self, splitSizes, opts...)
+	must(err)
+	return v
+}
+
+// SplitWithSizesCopy is SplitWithSizesCopy(t, ...).
+func (t Tensor) SplitWithSizesCopy(splitSizes []int64, opts ...Opt) ([]Tensor, error) {
+	return SplitWithSizesCopy(t, splitSizes, opts...)
+}
+
+// MustSplitWithSizesCopy is MustSplitWithSizesCopy(t, ...).
+func (t Tensor) MustSplitWithSizesCopy(splitSizes []int64, opts ...Opt) []Tensor {
+	return MustSplitWithSizesCopy(t, splitSizes, opts...)
+}
+
 var op_sqrt = &opRef{name: "sqrt"}
 
 // Sqrt calls torch's sqrt:
@@ -17934,6 +18654,109 @@ func (t Tensor) SqueezeDims(dim []int64, opts ...Opt) (Tensor, error) {
 // MustSqueezeDims is MustSqueezeDims(t, ...).
 func (t Tensor) MustSqueezeDims(dim []int64, opts ...Opt) Tensor {
 	return MustSqueezeDims(t, dim, opts...)
+}
+
+var op_squeeze_copy = &opRef{name: "squeeze_copy"}
+
+// SqueezeCopy calls torch's squeeze_copy:
+//
+//	squeeze_copy(Tensor self) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SqueezeCopy(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_squeeze_copy, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_squeeze_copy, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSqueezeCopy is SqueezeCopy, panicking on error.
+func MustSqueezeCopy(self Tensor, opts ...Opt) Tensor {
+	v, err := SqueezeCopy(self, opts...)
+	must(err)
+	return v
+}
+
+// SqueezeCopy is SqueezeCopy(t, ...).
+func (t Tensor) SqueezeCopy(opts ...Opt) (Tensor, error) {
+	return SqueezeCopy(t, opts...)
+}
+
+// MustSqueezeCopy is MustSqueezeCopy(t, ...).
+func (t Tensor) MustSqueezeCopy(opts ...Opt) Tensor {
+	return MustSqueezeCopy(t, opts...)
+}
+
+// SqueezeCopyDim calls torch's squeeze_copy:
+//
+//	squeeze_copy.dim(Tensor self, int dim) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SqueezeCopyDim(self Tensor, dim int64, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(dim)
+	var r results
+	if err := a.call(op_squeeze_copy, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSqueezeCopyDim is SqueezeCopyDim, panicking on error.
+func MustSqueezeCopyDim(self Tensor, dim int64, opts ...Opt) Tensor {
+	v, err := SqueezeCopyDim(self, dim, opts...)
+	must(err)
+	return v
+}
+
+// SqueezeCopyDim is SqueezeCopyDim(t, ...).
+func (t Tensor) SqueezeCopyDim(dim int64, opts ...Opt) (Tensor, error) {
+	return SqueezeCopyDim(t, dim, opts...)
+}
+
+// MustSqueezeCopyDim is MustSqueezeCopyDim(t, ...).
+func (t Tensor) MustSqueezeCopyDim(dim int64, opts ...Opt) Tensor {
+	return MustSqueezeCopyDim(t, dim, opts...)
+}
+
+// SqueezeCopyDims calls torch's squeeze_copy:
+//
+//	squeeze_copy.dims(Tensor self, int[] dim) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SqueezeCopyDims(self Tensor, dim []int64, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(dim)
+	var r results
+	if err := a.call(op_squeeze_copy, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSqueezeCopyDims is SqueezeCopyDims, panicking on error.
+func MustSqueezeCopyDims(self Tensor, dim []int64, opts ...Opt) Tensor {
+	v, err := SqueezeCopyDims(self, dim, opts...)
+	must(err)
+	return v
+}
+
+// SqueezeCopyDims is SqueezeCopyDims(t, ...).
+func (t Tensor) SqueezeCopyDims(dim []int64, opts ...Opt) (Tensor, error) {
+	return SqueezeCopyDims(t, dim, opts...)
+}
+
+// MustSqueezeCopyDims is MustSqueezeCopyDims(t, ...).
+func (t Tensor) MustSqueezeCopyDims(dim []int64, opts ...Opt) Tensor {
+	return MustSqueezeCopyDims(t, dim, opts...)
 }
 
 var op_stack = &opRef{name: "stack"}
@@ -18448,6 +19271,41 @@ func (t Tensor) MustSumDimIntList(dim []int64, opts ...Opt) Tensor {
 	return MustSumDimIntList(t, dim, opts...)
 }
 
+var op_sum_to_size = &opRef{name: "sum_to_size"}
+
+// SumToSize calls torch's sum_to_size:
+//
+//	sum_to_size(Tensor self, SymInt[] size) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SumToSize(self Tensor, size []int64, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(size)
+	var r results
+	if err := a.call(op_sum_to_size, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSumToSize is SumToSize, panicking on error.
+func MustSumToSize(self Tensor, size []int64, opts ...Opt) Tensor {
+	v, err := SumToSize(self, size, opts...)
+	must(err)
+	return v
+}
+
+// SumToSize is SumToSize(t, ...).
+func (t Tensor) SumToSize(size []int64, opts ...Opt) (Tensor, error) {
+	return SumToSize(t, size, opts...)
+}
+
+// MustSumToSize is MustSumToSize(t, ...).
+func (t Tensor) MustSumToSize(size []int64, opts ...Opt) Tensor {
+	return MustSumToSize(t, size, opts...)
+}
+
 var op_svd = &opRef{name: "svd"}
 
 // Svd calls torch's svd:
@@ -18517,6 +19375,43 @@ func (t Tensor) T(opts ...Opt) (Tensor, error) {
 // MustT is MustT(t, ...).
 func (t Tensor) MustT(opts ...Opt) Tensor {
 	return MustT(t, opts...)
+}
+
+var op_t_copy = &opRef{name: "t_copy"}
+
+// TCopy calls torch's t_copy:
+//
+//	t_copy(Tensor self) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func TCopy(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_t_copy, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_t_copy, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustTCopy is TCopy, panicking on error.
+func MustTCopy(self Tensor, opts ...Opt) Tensor {
+	v, err := TCopy(self, opts...)
+	must(err)
+	return v
+}
+
+// TCopy is TCopy(t, ...).
+func (t Tensor) TCopy(opts ...Opt) (Tensor, error) {
+	return TCopy(t, opts...)
+}
+
+// MustTCopy is MustTCopy(t, ...).
+func (t Tensor) MustTCopy(opts ...Opt) Tensor {
+	return MustTCopy(t, opts...)
 }
 
 var op_take = &opRef{name: "take"}
@@ -19095,6 +19990,42 @@ func (t Tensor) MustTranspose(dim0 int64, dim1 int64, opts ...Opt) Tensor {
 	return MustTranspose(t, dim0, dim1, opts...)
 }
 
+var op_transpose_copy = &opRef{name: "transpose_copy"}
+
+// TransposeCopy calls torch's transpose_copy:
+//
+//	transpose_copy.int(Tensor self, int dim0, int dim1) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func TransposeCopy(self Tensor, dim0 int64, dim1 int64, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(dim0)
+	a.any(dim1)
+	var r results
+	if err := a.call(op_transpose_copy, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustTransposeCopy is TransposeCopy, panicking on error.
+func MustTransposeCopy(self Tensor, dim0 int64, dim1 int64, opts ...Opt) Tensor {
+	v, err := TransposeCopy(self, dim0, dim1, opts...)
+	must(err)
+	return v
+}
+
+// TransposeCopy is TransposeCopy(t, ...).
+func (t Tensor) TransposeCopy(dim0 int64, dim1 int64, opts ...Opt) (Tensor, error) {
+	return TransposeCopy(t, dim0, dim1, opts...)
+}
+
+// MustTransposeCopy is MustTransposeCopy(t, ...).
+func (t Tensor) MustTransposeCopy(dim0 int64, dim1 int64, opts ...Opt) Tensor {
+	return MustTransposeCopy(t, dim0, dim1, opts...)
+}
+
 var op_trapezoid = &opRef{name: "trapezoid"}
 
 // Trapezoid calls torch's trapezoid:
@@ -19539,6 +20470,40 @@ func (t Tensor) MustUnbind(opts ...Opt) []Tensor {
 	return MustUnbind(t, opts...)
 }
 
+var op_unbind_copy = &opRef{name: "unbind_copy"}
+
+// UnbindCopy calls torch's unbind_copy:
+//
+//	unbind_copy.int(Tensor self, int dim=0) -> Tensor[]
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func UnbindCopy(self Tensor, opts ...Opt) ([]Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_unbind_copy, opts, &r); err != nil {
+		return nil, err
+	}
+	return r.tensors()
+}
+
+// MustUnbindCopy is UnbindCopy, panicking on error.
+func MustUnbindCopy(self Tensor, opts ...Opt) []Tensor {
+	v, err := UnbindCopy(self, opts...)
+	must(err)
+	return v
+}
+
+// UnbindCopy is UnbindCopy(t, ...).
+func (t Tensor) UnbindCopy(opts ...Opt) ([]Tensor, error) {
+	return UnbindCopy(t, opts...)
+}
+
+// MustUnbindCopy is MustUnbindCopy(t, ...).
+func (t Tensor) MustUnbindCopy(opts ...Opt) []Tensor {
+	return MustUnbindCopy(t, opts...)
+}
+
 var op_unflatten = &opRef{name: "unflatten"}
 
 // Unflatten calls torch's unflatten:
@@ -19610,6 +20575,43 @@ func (t Tensor) Unfold(dimension int64, size int64, step int64, opts ...Opt) (Te
 // MustUnfold is MustUnfold(t, ...).
 func (t Tensor) MustUnfold(dimension int64, size int64, step int64, opts ...Opt) Tensor {
 	return MustUnfold(t, dimension, size, step, opts...)
+}
+
+var op_unfold_copy = &opRef{name: "unfold_copy"}
+
+// UnfoldCopy calls torch's unfold_copy:
+//
+//	unfold_copy(Tensor self, int dimension, int size, int step) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func UnfoldCopy(self Tensor, dimension int64, size int64, step int64, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(dimension)
+	a.any(size)
+	a.any(step)
+	var r results
+	if err := a.call(op_unfold_copy, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustUnfoldCopy is UnfoldCopy, panicking on error.
+func MustUnfoldCopy(self Tensor, dimension int64, size int64, step int64, opts ...Opt) Tensor {
+	v, err := UnfoldCopy(self, dimension, size, step, opts...)
+	must(err)
+	return v
+}
+
+// UnfoldCopy is UnfoldCopy(t, ...).
+func (t Tensor) UnfoldCopy(dimension int64, size int64, step int64, opts ...Opt) (Tensor, error) {
+	return UnfoldCopy(t, dimension, size, step, opts...)
+}
+
+// MustUnfoldCopy is MustUnfoldCopy(t, ...).
+func (t Tensor) MustUnfoldCopy(dimension int64, size int64, step int64, opts ...Opt) Tensor {
+	return MustUnfoldCopy(t, dimension, size, step, opts...)
 }
 
 var op_uniform_ = &opRef{name: "uniform_"}
@@ -19707,6 +20709,41 @@ func (t Tensor) Unsqueeze(dim int64, opts ...Opt) (Tensor, error) {
 // MustUnsqueeze is MustUnsqueeze(t, ...).
 func (t Tensor) MustUnsqueeze(dim int64, opts ...Opt) Tensor {
 	return MustUnsqueeze(t, dim, opts...)
+}
+
+var op_unsqueeze_copy = &opRef{name: "unsqueeze_copy"}
+
+// UnsqueezeCopy calls torch's unsqueeze_copy:
+//
+//	unsqueeze_copy(Tensor self, int dim) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func UnsqueezeCopy(self Tensor, dim int64, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(dim)
+	var r results
+	if err := a.call(op_unsqueeze_copy, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustUnsqueezeCopy is UnsqueezeCopy, panicking on error.
+func MustUnsqueezeCopy(self Tensor, dim int64, opts ...Opt) Tensor {
+	v, err := UnsqueezeCopy(self, dim, opts...)
+	must(err)
+	return v
+}
+
+// UnsqueezeCopy is UnsqueezeCopy(t, ...).
+func (t Tensor) UnsqueezeCopy(dim int64, opts ...Opt) (Tensor, error) {
+	return UnsqueezeCopy(t, dim, opts...)
+}
+
+// MustUnsqueezeCopy is MustUnsqueezeCopy(t, ...).
+func (t Tensor) MustUnsqueezeCopy(dim int64, opts ...Opt) Tensor {
+	return MustUnsqueezeCopy(t, dim, opts...)
 }
 
 var op_upsample_bilinear2d = &opRef{name: "upsample_bilinear2d"}
@@ -20126,6 +21163,41 @@ func (t Tensor) View(size []int64, opts ...Opt) (Tensor, error) {
 // MustView is MustView(t, ...).
 func (t Tensor) MustView(size []int64, opts ...Opt) Tensor {
 	return MustView(t, size, opts...)
+}
+
+var op_view_copy = &opRef{name: "view_copy"}
+
+// ViewCopy calls torch's view_copy:
+//
+//	view_copy(Tensor self, SymInt[] size) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func ViewCopy(self Tensor, size []int64, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(size)
+	var r results
+	if err := a.call(op_view_copy, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustViewCopy is ViewCopy, panicking on error.
+func MustViewCopy(self Tensor, size []int64, opts ...Opt) Tensor {
+	v, err := ViewCopy(self, size, opts...)
+	must(err)
+	return v
+}
+
+// ViewCopy is ViewCopy(t, ...).
+func (t Tensor) ViewCopy(size []int64, opts ...Opt) (Tensor, error) {
+	return ViewCopy(t, size, opts...)
+}
+
+// MustViewCopy is MustViewCopy(t, ...).
+func (t Tensor) MustViewCopy(size []int64, opts ...Opt) Tensor {
+	return MustViewCopy(t, size, opts...)
 }
 
 var op_vsplit = &opRef{name: "vsplit"}

@@ -117,6 +117,14 @@ declare module './tensor' {
    */
   addr(vec1: Tensor, vec2: Tensor, options?: { beta?: number | boolean | bigint; alpha?: number | boolean | bigint }): Tensor
   addr(options: { vec1: Tensor; vec2: Tensor; beta?: number | boolean | bigint; alpha?: number | boolean | bigint }): Tensor
+  /** torch's `alias_copy`:
+   * - `alias_copy(Tensor self) -> Tensor`
+   */
+  alias_copy(): Tensor
+  /** torch's `alias_copy`:
+   * - `alias_copy(Tensor self) -> Tensor`
+   */
+  aliasCopy(): Tensor
   /** torch's `all`:
    * - `all(Tensor self) -> Tensor`
    * - `all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor`
@@ -168,6 +176,10 @@ declare module './tensor' {
   argsort(dim?: number | bigint, descending?: boolean): Tensor
   argsort(options?: { dim?: number | bigint; descending?: boolean }): Tensor
   argsort(options?: { stable?: boolean; dim?: number | bigint; descending?: boolean }): Tensor
+  /** torch's `argwhere`:
+   * - `argwhere(Tensor self) -> Tensor`
+   */
+  argwhere(): Tensor
   /** torch's `as_strided`:
    * - `as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)`
    */
@@ -180,6 +192,18 @@ declare module './tensor' {
   asStrided(size: number[] | number, stride: number[] | number, storage_offset?: number | bigint | null): Tensor
   asStrided(size: number[] | number, stride: number[] | number, options?: { storage_offset?: number | bigint | null }): Tensor
   asStrided(options: { size: number[] | number; stride: number[] | number; storage_offset?: number | bigint | null }): Tensor
+  /** torch's `as_strided_copy`:
+   * - `as_strided_copy(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor`
+   */
+  as_strided_copy(size: number[] | number, stride: number[] | number, storage_offset?: number | bigint | null): Tensor
+  as_strided_copy(size: number[] | number, stride: number[] | number, options?: { storage_offset?: number | bigint | null }): Tensor
+  as_strided_copy(options: { size: number[] | number; stride: number[] | number; storage_offset?: number | bigint | null }): Tensor
+  /** torch's `as_strided_copy`:
+   * - `as_strided_copy(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor`
+   */
+  asStridedCopy(size: number[] | number, stride: number[] | number, storage_offset?: number | bigint | null): Tensor
+  asStridedCopy(size: number[] | number, stride: number[] | number, options?: { storage_offset?: number | bigint | null }): Tensor
+  asStridedCopy(options: { size: number[] | number; stride: number[] | number; storage_offset?: number | bigint | null }): Tensor
   /** torch's `asin`:
    * - `asin(Tensor self) -> Tensor`
    */
@@ -426,6 +450,12 @@ declare module './tensor' {
   broadcastTo(size: number[] | number): Tensor
   broadcastTo(options: { size: number[] | number }): Tensor
   broadcastTo(...size: number[]): Tensor
+  /** torch's `bucketize`:
+   * - `bucketize.Scalar(Scalar self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor`
+   * - `bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor`
+   */
+  bucketize(boundaries: Tensor, options?: { out_int32?: boolean; right?: boolean }): Tensor
+  bucketize(options: { boundaries: Tensor; out_int32?: boolean; right?: boolean }): Tensor
   /** torch's `ceil`:
    * - `ceil(Tensor self) -> Tensor`
    */
@@ -524,6 +554,11 @@ declare module './tensor' {
    * - `clone(Tensor self) -> Tensor`
    */
   clone(): Tensor
+  /** torch's `combinations`:
+   * - `combinations(Tensor self, int r=2, bool with_replacement=False) -> Tensor`
+   */
+  combinations(r?: number | bigint, with_replacement?: boolean): Tensor
+  combinations(options?: { r?: number | bigint; with_replacement?: boolean }): Tensor
   /** torch's `contiguous`:
    * - `contiguous(Tensor(a) self) -> Tensor(a)`
    */
@@ -667,6 +702,16 @@ declare module './tensor' {
    */
   diagonal(offset?: number | bigint, dim1?: number | bigint, dim2?: number | bigint): Tensor
   diagonal(options?: { offset?: number | bigint; dim1?: number | bigint; dim2?: number | bigint }): Tensor
+  /** torch's `diagonal_copy`:
+   * - `diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor`
+   */
+  diagonal_copy(offset?: number | bigint, dim1?: number | bigint, dim2?: number | bigint): Tensor
+  diagonal_copy(options?: { offset?: number | bigint; dim1?: number | bigint; dim2?: number | bigint }): Tensor
+  /** torch's `diagonal_copy`:
+   * - `diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor`
+   */
+  diagonalCopy(offset?: number | bigint, dim1?: number | bigint, dim2?: number | bigint): Tensor
+  diagonalCopy(options?: { offset?: number | bigint; dim1?: number | bigint; dim2?: number | bigint }): Tensor
   /** torch's `diagonal_scatter`:
    * - `diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor`
    */
@@ -806,6 +851,18 @@ declare module './tensor' {
   expand(size: number[] | number, options?: { implicit?: boolean }): Tensor
   expand(options: { size: number[] | number; implicit?: boolean }): Tensor
   expand(...size: number[]): Tensor
+  /** torch's `expand_copy`:
+   * - `expand_copy(Tensor self, SymInt[] size, *, bool implicit=False) -> Tensor`
+   */
+  expand_copy(size: number[] | number, options?: { implicit?: boolean }): Tensor
+  expand_copy(options: { size: number[] | number; implicit?: boolean }): Tensor
+  expand_copy(...size: number[]): Tensor
+  /** torch's `expand_copy`:
+   * - `expand_copy(Tensor self, SymInt[] size, *, bool implicit=False) -> Tensor`
+   */
+  expandCopy(size: number[] | number, options?: { implicit?: boolean }): Tensor
+  expandCopy(options: { size: number[] | number; implicit?: boolean }): Tensor
+  expandCopy(...size: number[]): Tensor
   /** torch's `expm1`:
    * - `expm1(Tensor self) -> Tensor`
    */
@@ -1031,6 +1088,42 @@ declare module './tensor' {
    */
   index(indices: (Tensor | null)[]): Tensor
   index(options: { indices: (Tensor | null)[] }): Tensor
+  /** torch's `index_add`:
+   * - `index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor`
+   */
+  index_add(dim: number | bigint, index: Tensor, source: Tensor, options?: { alpha?: number | boolean | bigint }): Tensor
+  index_add(options: { dim: number | bigint; index: Tensor; source: Tensor; alpha?: number | boolean | bigint }): Tensor
+  /** torch's `index_add`:
+   * - `index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor`
+   */
+  indexAdd(dim: number | bigint, index: Tensor, source: Tensor, options?: { alpha?: number | boolean | bigint }): Tensor
+  indexAdd(options: { dim: number | bigint; index: Tensor; source: Tensor; alpha?: number | boolean | bigint }): Tensor
+  /** torch's `index_copy`:
+   * - `index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor`
+   */
+  index_copy(dim: number | bigint, index: Tensor, source: Tensor): Tensor
+  index_copy(options: { dim: number | bigint; index: Tensor; source: Tensor }): Tensor
+  /** torch's `index_copy`:
+   * - `index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor`
+   */
+  indexCopy(dim: number | bigint, index: Tensor, source: Tensor): Tensor
+  indexCopy(options: { dim: number | bigint; index: Tensor; source: Tensor }): Tensor
+  /** torch's `index_fill`:
+   * - `index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor`
+   * - `index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor`
+   */
+  index_fill(dim: number | bigint, index: Tensor, value: number | boolean | bigint): Tensor
+  index_fill(options: { dim: number | bigint; index: Tensor; value: number | boolean | bigint }): Tensor
+  index_fill(dim: number | bigint, index: Tensor, value: Tensor): Tensor
+  index_fill(options: { dim: number | bigint; index: Tensor; value: Tensor }): Tensor
+  /** torch's `index_fill`:
+   * - `index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor`
+   * - `index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor`
+   */
+  indexFill(dim: number | bigint, index: Tensor, value: number | boolean | bigint): Tensor
+  indexFill(options: { dim: number | bigint; index: Tensor; value: number | boolean | bigint }): Tensor
+  indexFill(dim: number | bigint, index: Tensor, value: Tensor): Tensor
+  indexFill(options: { dim: number | bigint; index: Tensor; value: Tensor }): Tensor
   /** torch's `index_put`:
    * - `index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor`
    */
@@ -1109,6 +1202,12 @@ declare module './tensor' {
    */
   kron(other: Tensor): Tensor
   kron(options: { other: Tensor }): Tensor
+  /** torch's `kthvalue`:
+   * - `kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)`
+   */
+  kthvalue(k: number | bigint, dim?: number | bigint, keepdim?: boolean): [Tensor, Tensor] & { values: Tensor; indices: Tensor }
+  kthvalue(k: number | bigint, options?: { dim?: number | bigint; keepdim?: boolean }): [Tensor, Tensor] & { values: Tensor; indices: Tensor }
+  kthvalue(options: { k: number | bigint; dim?: number | bigint; keepdim?: boolean }): [Tensor, Tensor] & { values: Tensor; indices: Tensor }
   /** torch's `l1_loss`:
    * - `l1_loss(Tensor self, Tensor target, int reduction=1) -> Tensor`
    */
@@ -1546,6 +1645,16 @@ declare module './tensor' {
   maskedFill_(options: { mask: Tensor; value: number | boolean | bigint }): Tensor
   maskedFill_(mask: Tensor, value: Tensor): Tensor
   maskedFill_(options: { mask: Tensor; value: Tensor }): Tensor
+  /** torch's `masked_scatter`:
+   * - `masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor`
+   */
+  masked_scatter(mask: Tensor, source: Tensor): Tensor
+  masked_scatter(options: { mask: Tensor; source: Tensor }): Tensor
+  /** torch's `masked_scatter`:
+   * - `masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor`
+   */
+  maskedScatter(mask: Tensor, source: Tensor): Tensor
+  maskedScatter(options: { mask: Tensor; source: Tensor }): Tensor
   /** torch's `masked_select`:
    * - `masked_select(Tensor self, Tensor mask) -> Tensor`
    */
@@ -1766,6 +1875,16 @@ declare module './tensor' {
    */
   narrow(dim: number | bigint, start: number | bigint, length: number | bigint): Tensor
   narrow(options: { dim: number | bigint; start: number | bigint; length: number | bigint }): Tensor
+  /** torch's `narrow_copy`:
+   * - `narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor`
+   */
+  narrow_copy(dim: number | bigint, start: number | bigint, length: number | bigint): Tensor
+  narrow_copy(options: { dim: number | bigint; start: number | bigint; length: number | bigint }): Tensor
+  /** torch's `narrow_copy`:
+   * - `narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor`
+   */
+  narrowCopy(dim: number | bigint, start: number | bigint, length: number | bigint): Tensor
+  narrowCopy(options: { dim: number | bigint; start: number | bigint; length: number | bigint }): Tensor
   /** torch's `ne`:
    * - `ne.Scalar(Tensor self, Scalar other) -> Tensor`
    * - `ne.Tensor(Tensor self, Tensor other) -> Tensor`
@@ -1862,6 +1981,18 @@ declare module './tensor' {
   permute(dims: number[] | number): Tensor
   permute(options: { dims: number[] | number }): Tensor
   permute(...size: number[]): Tensor
+  /** torch's `permute_copy`:
+   * - `permute_copy(Tensor self, int[] dims) -> Tensor`
+   */
+  permute_copy(dims: number[] | number): Tensor
+  permute_copy(options: { dims: number[] | number }): Tensor
+  permute_copy(...size: number[]): Tensor
+  /** torch's `permute_copy`:
+   * - `permute_copy(Tensor self, int[] dims) -> Tensor`
+   */
+  permuteCopy(dims: number[] | number): Tensor
+  permuteCopy(options: { dims: number[] | number }): Tensor
+  permuteCopy(...size: number[]): Tensor
   /** torch's `pinverse`:
    * - `pinverse(Tensor self, float rcond=1e-15) -> Tensor`
    */
@@ -1903,6 +2034,12 @@ declare module './tensor' {
   prod(dim: number | bigint, keepdim?: boolean, options?: { dtype?: DType | null }): Tensor
   prod(dim: number | bigint, options?: { keepdim?: boolean; dtype?: DType | null }): Tensor
   prod(options: { dim: number | bigint; keepdim?: boolean; dtype?: DType | null }): Tensor
+  /** torch's `put`:
+   * - `put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor`
+   */
+  put(index: Tensor, source: Tensor, accumulate?: boolean): Tensor
+  put(index: Tensor, source: Tensor, options?: { accumulate?: boolean }): Tensor
+  put(options: { index: Tensor; source: Tensor; accumulate?: boolean }): Tensor
   /** torch's `qr`:
    * - `qr(Tensor self, bool some=True) -> (Tensor Q, Tensor R)`
    */
@@ -2388,6 +2525,18 @@ declare module './tensor' {
   splitWithSizes(split_sizes: number[] | number, dim?: number | bigint): Tensor[]
   splitWithSizes(split_sizes: number[] | number, options?: { dim?: number | bigint }): Tensor[]
   splitWithSizes(options: { split_sizes: number[] | number; dim?: number | bigint }): Tensor[]
+  /** torch's `split_with_sizes_copy`:
+   * - `split_with_sizes_copy(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]`
+   */
+  split_with_sizes_copy(split_sizes: number[] | number, dim?: number | bigint): Tensor[]
+  split_with_sizes_copy(split_sizes: number[] | number, options?: { dim?: number | bigint }): Tensor[]
+  split_with_sizes_copy(options: { split_sizes: number[] | number; dim?: number | bigint }): Tensor[]
+  /** torch's `split_with_sizes_copy`:
+   * - `split_with_sizes_copy(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]`
+   */
+  splitWithSizesCopy(split_sizes: number[] | number, dim?: number | bigint): Tensor[]
+  splitWithSizesCopy(split_sizes: number[] | number, options?: { dim?: number | bigint }): Tensor[]
+  splitWithSizesCopy(options: { split_sizes: number[] | number; dim?: number | bigint }): Tensor[]
   /** torch's `sqrt`:
    * - `sqrt(Tensor self) -> Tensor`
    */
@@ -2408,6 +2557,28 @@ declare module './tensor' {
   squeeze(dim: number[] | number): Tensor
   squeeze(options: { dim: number[] | number }): Tensor
   squeeze(...size: number[]): Tensor
+  /** torch's `squeeze_copy`:
+   * - `squeeze_copy(Tensor self) -> Tensor`
+   * - `squeeze_copy.dim(Tensor self, int dim) -> Tensor`
+   * - `squeeze_copy.dims(Tensor self, int[] dim) -> Tensor`
+   */
+  squeeze_copy(): Tensor
+  squeeze_copy(dim: number | bigint): Tensor
+  squeeze_copy(options: { dim: number | bigint }): Tensor
+  squeeze_copy(...size: number[]): Tensor
+  squeeze_copy(dim: number[] | number): Tensor
+  squeeze_copy(options: { dim: number[] | number }): Tensor
+  /** torch's `squeeze_copy`:
+   * - `squeeze_copy(Tensor self) -> Tensor`
+   * - `squeeze_copy.dim(Tensor self, int dim) -> Tensor`
+   * - `squeeze_copy.dims(Tensor self, int[] dim) -> Tensor`
+   */
+  squeezeCopy(): Tensor
+  squeezeCopy(dim: number | bigint): Tensor
+  squeezeCopy(options: { dim: number | bigint }): Tensor
+  squeezeCopy(...size: number[]): Tensor
+  squeezeCopy(dim: number[] | number): Tensor
+  squeezeCopy(options: { dim: number[] | number }): Tensor
   /** torch's `std`:
    * - `std(Tensor self, bool unbiased=True) -> Tensor`
    * - `std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`
@@ -2474,6 +2645,18 @@ declare module './tensor' {
   sum(dim: number[] | number | null, keepdim?: boolean, options?: { dtype?: DType | null }): Tensor
   sum(dim: number[] | number | null, options?: { keepdim?: boolean; dtype?: DType | null }): Tensor
   sum(options: { dim: number[] | number | null; keepdim?: boolean; dtype?: DType | null }): Tensor
+  /** torch's `sum_to_size`:
+   * - `sum_to_size(Tensor self, SymInt[] size) -> Tensor`
+   */
+  sum_to_size(size: number[] | number): Tensor
+  sum_to_size(options: { size: number[] | number }): Tensor
+  sum_to_size(...size: number[]): Tensor
+  /** torch's `sum_to_size`:
+   * - `sum_to_size(Tensor self, SymInt[] size) -> Tensor`
+   */
+  sumToSize(size: number[] | number): Tensor
+  sumToSize(options: { size: number[] | number }): Tensor
+  sumToSize(...size: number[]): Tensor
   /** torch's `svd`:
    * - `svd(Tensor self, bool some=True, bool compute_uv=True) -> (Tensor U, Tensor S, Tensor V)`
    */
@@ -2483,6 +2666,14 @@ declare module './tensor' {
    * - `t(Tensor(a) self) -> Tensor(a)`
    */
   t(): Tensor
+  /** torch's `t_copy`:
+   * - `t_copy(Tensor self) -> Tensor`
+   */
+  t_copy(): Tensor
+  /** torch's `t_copy`:
+   * - `t_copy(Tensor self) -> Tensor`
+   */
+  tCopy(): Tensor
   /** torch's `take`:
    * - `take(Tensor self, Tensor index) -> Tensor`
    */
@@ -2580,6 +2771,16 @@ declare module './tensor' {
    */
   transpose(dim0: number | bigint, dim1: number | bigint): Tensor
   transpose(options: { dim0: number | bigint; dim1: number | bigint }): Tensor
+  /** torch's `transpose_copy`:
+   * - `transpose_copy.int(Tensor self, int dim0, int dim1) -> Tensor`
+   */
+  transpose_copy(dim0: number | bigint, dim1: number | bigint): Tensor
+  transpose_copy(options: { dim0: number | bigint; dim1: number | bigint }): Tensor
+  /** torch's `transpose_copy`:
+   * - `transpose_copy.int(Tensor self, int dim0, int dim1) -> Tensor`
+   */
+  transposeCopy(dim0: number | bigint, dim1: number | bigint): Tensor
+  transposeCopy(options: { dim0: number | bigint; dim1: number | bigint }): Tensor
   /** torch's `triangular_solve`:
    * - `triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)`
    */
@@ -2631,6 +2832,16 @@ declare module './tensor' {
    */
   unbind(dim?: number | bigint): Tensor[]
   unbind(options?: { dim?: number | bigint }): Tensor[]
+  /** torch's `unbind_copy`:
+   * - `unbind_copy.int(Tensor self, int dim=0) -> Tensor[]`
+   */
+  unbind_copy(dim?: number | bigint): Tensor[]
+  unbind_copy(options?: { dim?: number | bigint }): Tensor[]
+  /** torch's `unbind_copy`:
+   * - `unbind_copy.int(Tensor self, int dim=0) -> Tensor[]`
+   */
+  unbindCopy(dim?: number | bigint): Tensor[]
+  unbindCopy(options?: { dim?: number | bigint }): Tensor[]
   /** torch's `unflatten`:
    * - `unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)`
    */
@@ -2641,6 +2852,16 @@ declare module './tensor' {
    */
   unfold(dimension: number | bigint, size: number | bigint, step: number | bigint): Tensor
   unfold(options: { dimension: number | bigint; size: number | bigint; step: number | bigint }): Tensor
+  /** torch's `unfold_copy`:
+   * - `unfold_copy(Tensor self, int dimension, int size, int step) -> Tensor`
+   */
+  unfold_copy(dimension: number | bigint, size: number | bigint, step: number | bigint): Tensor
+  unfold_copy(options: { dimension: number | bigint; size: number | bigint; step: number | bigint }): Tensor
+  /** torch's `unfold_copy`:
+   * - `unfold_copy(Tensor self, int dimension, int size, int step) -> Tensor`
+   */
+  unfoldCopy(dimension: number | bigint, size: number | bigint, step: number | bigint): Tensor
+  unfoldCopy(options: { dimension: number | bigint; size: number | bigint; step: number | bigint }): Tensor
   /** torch's `uniform_`:
    * - `uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None) -> Tensor(a!)`
    */
@@ -2651,6 +2872,16 @@ declare module './tensor' {
    */
   unsqueeze(dim: number | bigint): Tensor
   unsqueeze(options: { dim: number | bigint }): Tensor
+  /** torch's `unsqueeze_copy`:
+   * - `unsqueeze_copy(Tensor self, int dim) -> Tensor`
+   */
+  unsqueeze_copy(dim: number | bigint): Tensor
+  unsqueeze_copy(options: { dim: number | bigint }): Tensor
+  /** torch's `unsqueeze_copy`:
+   * - `unsqueeze_copy(Tensor self, int dim) -> Tensor`
+   */
+  unsqueezeCopy(dim: number | bigint): Tensor
+  unsqueezeCopy(options: { dim: number | bigint }): Tensor
   /** torch's `upsample_bilinear2d`:
    * - `upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor`
    */
@@ -2746,6 +2977,18 @@ declare module './tensor' {
   view(size: number[] | number): Tensor
   view(options: { size: number[] | number }): Tensor
   view(...size: number[]): Tensor
+  /** torch's `view_copy`:
+   * - `view_copy(Tensor self, SymInt[] size) -> Tensor`
+   */
+  view_copy(size: number[] | number): Tensor
+  view_copy(options: { size: number[] | number }): Tensor
+  view_copy(...size: number[]): Tensor
+  /** torch's `view_copy`:
+   * - `view_copy(Tensor self, SymInt[] size) -> Tensor`
+   */
+  viewCopy(size: number[] | number): Tensor
+  viewCopy(options: { size: number[] | number }): Tensor
+  viewCopy(...size: number[]): Tensor
   /** torch's `vsplit`:
    * - `vsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]`
    * - `vsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]`
@@ -2896,6 +3139,11 @@ export declare function addmv(self: Tensor, options: { mat: Tensor; vec: Tensor;
  */
 export declare function addr(self: Tensor, vec1: Tensor, vec2: Tensor, options?: { beta?: number | boolean | bigint; alpha?: number | boolean | bigint }): Tensor
 export declare function addr(self: Tensor, options: { vec1: Tensor; vec2: Tensor; beta?: number | boolean | bigint; alpha?: number | boolean | bigint }): Tensor
+/** torch's `alias_copy`:
+ * - `alias_copy(Tensor self) -> Tensor`
+ */
+export declare function alias_copy(self: Tensor): Tensor
+export { alias_copy as aliasCopy }
 /** torch's `all`:
  * - `all(Tensor self) -> Tensor`
  * - `all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor`
@@ -2956,6 +3204,10 @@ export declare function argmin(self: Tensor, options?: { dim?: number | bigint |
 export declare function argsort(self: Tensor, dim?: number | bigint, descending?: boolean): Tensor
 export declare function argsort(self: Tensor, options?: { dim?: number | bigint; descending?: boolean }): Tensor
 export declare function argsort(self: Tensor, options?: { stable?: boolean; dim?: number | bigint; descending?: boolean }): Tensor
+/** torch's `argwhere`:
+ * - `argwhere(Tensor self) -> Tensor`
+ */
+export declare function argwhere(self: Tensor): Tensor
 /** torch's `as_strided`:
  * - `as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)`
  */
@@ -2963,6 +3215,13 @@ export declare function as_strided(self: Tensor, size: number[] | number, stride
 export declare function as_strided(self: Tensor, size: number[] | number, stride: number[] | number, options?: { storage_offset?: number | bigint | null }): Tensor
 export declare function as_strided(self: Tensor, options: { size: number[] | number; stride: number[] | number; storage_offset?: number | bigint | null }): Tensor
 export { as_strided as asStrided }
+/** torch's `as_strided_copy`:
+ * - `as_strided_copy(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor`
+ */
+export declare function as_strided_copy(self: Tensor, size: number[] | number, stride: number[] | number, storage_offset?: number | bigint | null): Tensor
+export declare function as_strided_copy(self: Tensor, size: number[] | number, stride: number[] | number, options?: { storage_offset?: number | bigint | null }): Tensor
+export declare function as_strided_copy(self: Tensor, options: { size: number[] | number; stride: number[] | number; storage_offset?: number | bigint | null }): Tensor
+export { as_strided_copy as asStridedCopy }
 /** torch's `asin`:
  * - `asin(Tensor self) -> Tensor`
  */
@@ -3160,6 +3419,14 @@ export declare function broadcast_to(self: Tensor, size: number[] | number): Ten
 export declare function broadcast_to(self: Tensor, options: { size: number[] | number }): Tensor
 export declare function broadcast_to(self: Tensor, ...size: number[]): Tensor
 export { broadcast_to as broadcastTo }
+/** torch's `bucketize`:
+ * - `bucketize.Scalar(Scalar self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor`
+ * - `bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor`
+ */
+export declare function bucketize(self: number | boolean | bigint, boundaries: Tensor, options?: { out_int32?: boolean; right?: boolean }): Tensor
+export declare function bucketize(self: number | boolean | bigint, options: { boundaries: Tensor; out_int32?: boolean; right?: boolean }): Tensor
+export declare function bucketize(self: Tensor, boundaries: Tensor, options?: { out_int32?: boolean; right?: boolean }): Tensor
+export declare function bucketize(self: Tensor, options: { boundaries: Tensor; out_int32?: boolean; right?: boolean }): Tensor
 /** torch's `cartesian_prod`:
  * - `cartesian_prod(Tensor[] tensors) -> Tensor`
  */
@@ -3265,6 +3532,11 @@ export declare function clone(self: Tensor): Tensor
 export declare function column_stack(tensors: Tensor[]): Tensor
 export declare function column_stack(options: { tensors: Tensor[] }): Tensor
 export { column_stack as columnStack }
+/** torch's `combinations`:
+ * - `combinations(Tensor self, int r=2, bool with_replacement=False) -> Tensor`
+ */
+export declare function combinations(self: Tensor, r?: number | bigint, with_replacement?: boolean): Tensor
+export declare function combinations(self: Tensor, options?: { r?: number | bigint; with_replacement?: boolean }): Tensor
 /** torch's `contiguous`:
  * - `contiguous(Tensor(a) self) -> Tensor(a)`
  */
@@ -3420,6 +3692,12 @@ export declare function diagflat(self: Tensor, options?: { offset?: number | big
  */
 export declare function diagonal(self: Tensor, offset?: number | bigint, dim1?: number | bigint, dim2?: number | bigint): Tensor
 export declare function diagonal(self: Tensor, options?: { offset?: number | bigint; dim1?: number | bigint; dim2?: number | bigint }): Tensor
+/** torch's `diagonal_copy`:
+ * - `diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor`
+ */
+export declare function diagonal_copy(self: Tensor, offset?: number | bigint, dim1?: number | bigint, dim2?: number | bigint): Tensor
+export declare function diagonal_copy(self: Tensor, options?: { offset?: number | bigint; dim1?: number | bigint; dim2?: number | bigint }): Tensor
+export { diagonal_copy as diagonalCopy }
 /** torch's `diagonal_scatter`:
  * - `diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor`
  */
@@ -3579,6 +3857,13 @@ export declare function exp_(self: Tensor): Tensor
 export declare function expand(self: Tensor, size: number[] | number, options?: { implicit?: boolean }): Tensor
 export declare function expand(self: Tensor, options: { size: number[] | number; implicit?: boolean }): Tensor
 export declare function expand(self: Tensor, ...size: number[]): Tensor
+/** torch's `expand_copy`:
+ * - `expand_copy(Tensor self, SymInt[] size, *, bool implicit=False) -> Tensor`
+ */
+export declare function expand_copy(self: Tensor, size: number[] | number, options?: { implicit?: boolean }): Tensor
+export declare function expand_copy(self: Tensor, options: { size: number[] | number; implicit?: boolean }): Tensor
+export declare function expand_copy(self: Tensor, ...size: number[]): Tensor
+export { expand_copy as expandCopy }
 /** torch's `expm1`:
  * - `expm1(Tensor self) -> Tensor`
  */
@@ -3817,6 +4102,27 @@ export declare function i0(self: Tensor): Tensor
  */
 export declare function index(self: Tensor, indices: (Tensor | null)[]): Tensor
 export declare function index(self: Tensor, options: { indices: (Tensor | null)[] }): Tensor
+/** torch's `index_add`:
+ * - `index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor`
+ */
+export declare function index_add(self: Tensor, dim: number | bigint, index: Tensor, source: Tensor, options?: { alpha?: number | boolean | bigint }): Tensor
+export declare function index_add(self: Tensor, options: { dim: number | bigint; index: Tensor; source: Tensor; alpha?: number | boolean | bigint }): Tensor
+export { index_add as indexAdd }
+/** torch's `index_copy`:
+ * - `index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor`
+ */
+export declare function index_copy(self: Tensor, dim: number | bigint, index: Tensor, source: Tensor): Tensor
+export declare function index_copy(self: Tensor, options: { dim: number | bigint; index: Tensor; source: Tensor }): Tensor
+export { index_copy as indexCopy }
+/** torch's `index_fill`:
+ * - `index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor`
+ * - `index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor`
+ */
+export declare function index_fill(self: Tensor, dim: number | bigint, index: Tensor, value: number | boolean | bigint): Tensor
+export declare function index_fill(self: Tensor, options: { dim: number | bigint; index: Tensor; value: number | boolean | bigint }): Tensor
+export declare function index_fill(self: Tensor, dim: number | bigint, index: Tensor, value: Tensor): Tensor
+export declare function index_fill(self: Tensor, options: { dim: number | bigint; index: Tensor; value: Tensor }): Tensor
+export { index_fill as indexFill }
 /** torch's `index_put`:
  * - `index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor`
  */
@@ -3856,6 +4162,17 @@ export declare function isclose(self: Tensor, options: { other: Tensor; rtol?: n
  * - `isfinite(Tensor self) -> Tensor`
  */
 export declare function isfinite(self: Tensor): Tensor
+/** torch's `isin`:
+ * - `isin.Scalar_Tensor(Scalar element, Tensor test_elements, *, bool assume_unique=False, bool invert=False) -> Tensor`
+ * - `isin.Tensor_Scalar(Tensor elements, Scalar test_element, *, bool assume_unique=False, bool invert=False) -> Tensor`
+ * - `isin.Tensor_Tensor(Tensor elements, Tensor test_elements, *, bool assume_unique=False, bool invert=False) -> Tensor`
+ */
+export declare function isin(element: number | boolean | bigint, test_elements: Tensor, options?: { assume_unique?: boolean; invert?: boolean }): Tensor
+export declare function isin(options: { element: number | boolean | bigint; test_elements: Tensor; assume_unique?: boolean; invert?: boolean }): Tensor
+export declare function isin(elements: Tensor, test_element: number | boolean | bigint, options?: { assume_unique?: boolean; invert?: boolean }): Tensor
+export declare function isin(options: { elements: Tensor; test_element: number | boolean | bigint; assume_unique?: boolean; invert?: boolean }): Tensor
+export declare function isin(elements: Tensor, test_elements: Tensor, options?: { assume_unique?: boolean; invert?: boolean }): Tensor
+export declare function isin(options: { elements: Tensor; test_elements: Tensor; assume_unique?: boolean; invert?: boolean }): Tensor
 /** torch's `isinf`:
  * - `isinf(Tensor self) -> Tensor`
  */
@@ -3881,6 +4198,12 @@ export declare function isreal(self: Tensor): Tensor
  */
 export declare function kron(self: Tensor, other: Tensor): Tensor
 export declare function kron(self: Tensor, options: { other: Tensor }): Tensor
+/** torch's `kthvalue`:
+ * - `kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)`
+ */
+export declare function kthvalue(self: Tensor, k: number | bigint, dim?: number | bigint, keepdim?: boolean): [Tensor, Tensor] & { values: Tensor; indices: Tensor }
+export declare function kthvalue(self: Tensor, k: number | bigint, options?: { dim?: number | bigint; keepdim?: boolean }): [Tensor, Tensor] & { values: Tensor; indices: Tensor }
+export declare function kthvalue(self: Tensor, options: { k: number | bigint; dim?: number | bigint; keepdim?: boolean }): [Tensor, Tensor] & { values: Tensor; indices: Tensor }
 /** torch's `l1_loss`:
  * - `l1_loss(Tensor self, Tensor target, int reduction=1) -> Tensor`
  */
@@ -4342,6 +4665,12 @@ export declare function masked_fill_(self: Tensor, options: { mask: Tensor; valu
 export declare function masked_fill_(self: Tensor, mask: Tensor, value: Tensor): Tensor
 export declare function masked_fill_(self: Tensor, options: { mask: Tensor; value: Tensor }): Tensor
 export { masked_fill_ as maskedFill_ }
+/** torch's `masked_scatter`:
+ * - `masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor`
+ */
+export declare function masked_scatter(self: Tensor, mask: Tensor, source: Tensor): Tensor
+export declare function masked_scatter(self: Tensor, options: { mask: Tensor; source: Tensor }): Tensor
+export { masked_scatter as maskedScatter }
 /** torch's `masked_select`:
  * - `masked_select(Tensor self, Tensor mask) -> Tensor`
  */
@@ -4535,6 +4864,12 @@ export declare function nansum(self: Tensor, options?: { dim?: number[] | number
  */
 export declare function narrow(self: Tensor, dim: number | bigint, start: number | bigint, length: number | bigint): Tensor
 export declare function narrow(self: Tensor, options: { dim: number | bigint; start: number | bigint; length: number | bigint }): Tensor
+/** torch's `narrow_copy`:
+ * - `narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor`
+ */
+export declare function narrow_copy(self: Tensor, dim: number | bigint, start: number | bigint, length: number | bigint): Tensor
+export declare function narrow_copy(self: Tensor, options: { dim: number | bigint; start: number | bigint; length: number | bigint }): Tensor
+export { narrow_copy as narrowCopy }
 /** torch's `ne`:
  * - `ne.Scalar(Tensor self, Scalar other) -> Tensor`
  * - `ne.Tensor(Tensor self, Tensor other) -> Tensor`
@@ -4626,6 +4961,13 @@ export declare function pad(self: Tensor, options: { pad: number[] | number; mod
 export declare function permute(self: Tensor, dims: number[] | number): Tensor
 export declare function permute(self: Tensor, options: { dims: number[] | number }): Tensor
 export declare function permute(self: Tensor, ...size: number[]): Tensor
+/** torch's `permute_copy`:
+ * - `permute_copy(Tensor self, int[] dims) -> Tensor`
+ */
+export declare function permute_copy(self: Tensor, dims: number[] | number): Tensor
+export declare function permute_copy(self: Tensor, options: { dims: number[] | number }): Tensor
+export declare function permute_copy(self: Tensor, ...size: number[]): Tensor
+export { permute_copy as permuteCopy }
 /** torch's `pinverse`:
  * - `pinverse(Tensor self, float rcond=1e-15) -> Tensor`
  */
@@ -4672,6 +5014,12 @@ export declare function prod(self: Tensor, options?: { dtype?: DType | null }): 
 export declare function prod(self: Tensor, dim: number | bigint, keepdim?: boolean, options?: { dtype?: DType | null }): Tensor
 export declare function prod(self: Tensor, dim: number | bigint, options?: { keepdim?: boolean; dtype?: DType | null }): Tensor
 export declare function prod(self: Tensor, options: { dim: number | bigint; keepdim?: boolean; dtype?: DType | null }): Tensor
+/** torch's `put`:
+ * - `put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor`
+ */
+export declare function put(self: Tensor, index: Tensor, source: Tensor, accumulate?: boolean): Tensor
+export declare function put(self: Tensor, index: Tensor, source: Tensor, options?: { accumulate?: boolean }): Tensor
+export declare function put(self: Tensor, options: { index: Tensor; source: Tensor; accumulate?: boolean }): Tensor
 /** torch's `qr`:
  * - `qr(Tensor self, bool some=True) -> (Tensor Q, Tensor R)`
  */
@@ -5269,6 +5617,13 @@ export declare function split_with_sizes(self: Tensor, split_sizes: number[] | n
 export declare function split_with_sizes(self: Tensor, split_sizes: number[] | number, options?: { dim?: number | bigint }): Tensor[]
 export declare function split_with_sizes(self: Tensor, options: { split_sizes: number[] | number; dim?: number | bigint }): Tensor[]
 export { split_with_sizes as splitWithSizes }
+/** torch's `split_with_sizes_copy`:
+ * - `split_with_sizes_copy(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]`
+ */
+export declare function split_with_sizes_copy(self: Tensor, split_sizes: number[] | number, dim?: number | bigint): Tensor[]
+export declare function split_with_sizes_copy(self: Tensor, split_sizes: number[] | number, options?: { dim?: number | bigint }): Tensor[]
+export declare function split_with_sizes_copy(self: Tensor, options: { split_sizes: number[] | number; dim?: number | bigint }): Tensor[]
+export { split_with_sizes_copy as splitWithSizesCopy }
 /** torch's `sqrt`:
  * - `sqrt(Tensor self) -> Tensor`
  */
@@ -5290,6 +5645,19 @@ export declare function squeeze(...size: number[]): Tensor
 export declare function squeeze(self: Tensor, dim: number[] | number): Tensor
 export declare function squeeze(self: Tensor, options: { dim: number[] | number }): Tensor
 export declare function squeeze(self: Tensor, ...size: number[]): Tensor
+/** torch's `squeeze_copy`:
+ * - `squeeze_copy(Tensor self) -> Tensor`
+ * - `squeeze_copy.dim(Tensor self, int dim) -> Tensor`
+ * - `squeeze_copy.dims(Tensor self, int[] dim) -> Tensor`
+ */
+export declare function squeeze_copy(self: Tensor): Tensor
+export declare function squeeze_copy(...size: number[]): Tensor
+export declare function squeeze_copy(self: Tensor, dim: number | bigint): Tensor
+export declare function squeeze_copy(self: Tensor, options: { dim: number | bigint }): Tensor
+export declare function squeeze_copy(self: Tensor, ...size: number[]): Tensor
+export declare function squeeze_copy(self: Tensor, dim: number[] | number): Tensor
+export declare function squeeze_copy(self: Tensor, options: { dim: number[] | number }): Tensor
+export { squeeze_copy as squeezeCopy }
 /** torch's `stack`:
  * - `stack(Tensor[] tensors, int dim=0) -> Tensor`
  */
@@ -5351,6 +5719,13 @@ export declare function sum(self: Tensor, options?: { dtype?: DType | null }): T
 export declare function sum(self: Tensor, dim: number[] | number | null, keepdim?: boolean, options?: { dtype?: DType | null }): Tensor
 export declare function sum(self: Tensor, dim: number[] | number | null, options?: { keepdim?: boolean; dtype?: DType | null }): Tensor
 export declare function sum(self: Tensor, options: { dim: number[] | number | null; keepdim?: boolean; dtype?: DType | null }): Tensor
+/** torch's `sum_to_size`:
+ * - `sum_to_size(Tensor self, SymInt[] size) -> Tensor`
+ */
+export declare function sum_to_size(self: Tensor, size: number[] | number): Tensor
+export declare function sum_to_size(self: Tensor, options: { size: number[] | number }): Tensor
+export declare function sum_to_size(self: Tensor, ...size: number[]): Tensor
+export { sum_to_size as sumToSize }
 /** torch's `svd`:
  * - `svd(Tensor self, bool some=True, bool compute_uv=True) -> (Tensor U, Tensor S, Tensor V)`
  */
@@ -5360,6 +5735,11 @@ export declare function svd(self: Tensor, options?: { some?: boolean; compute_uv
  * - `t(Tensor(a) self) -> Tensor(a)`
  */
 export declare function t(self: Tensor): Tensor
+/** torch's `t_copy`:
+ * - `t_copy(Tensor self) -> Tensor`
+ */
+export declare function t_copy(self: Tensor): Tensor
+export { t_copy as tCopy }
 /** torch's `take`:
  * - `take(Tensor self, Tensor index) -> Tensor`
  */
@@ -5439,6 +5819,12 @@ export declare function trace(self: Tensor): Tensor
  */
 export declare function transpose(self: Tensor, dim0: number | bigint, dim1: number | bigint): Tensor
 export declare function transpose(self: Tensor, options: { dim0: number | bigint; dim1: number | bigint }): Tensor
+/** torch's `transpose_copy`:
+ * - `transpose_copy.int(Tensor self, int dim0, int dim1) -> Tensor`
+ */
+export declare function transpose_copy(self: Tensor, dim0: number | bigint, dim1: number | bigint): Tensor
+export declare function transpose_copy(self: Tensor, options: { dim0: number | bigint; dim1: number | bigint }): Tensor
+export { transpose_copy as transposeCopy }
 /** torch's `trapezoid`:
  * - `trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor`
  * - `trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor`
@@ -5508,6 +5894,12 @@ export declare function trunc_(self: Tensor): Tensor
  */
 export declare function unbind(self: Tensor, dim?: number | bigint): Tensor[]
 export declare function unbind(self: Tensor, options?: { dim?: number | bigint }): Tensor[]
+/** torch's `unbind_copy`:
+ * - `unbind_copy.int(Tensor self, int dim=0) -> Tensor[]`
+ */
+export declare function unbind_copy(self: Tensor, dim?: number | bigint): Tensor[]
+export declare function unbind_copy(self: Tensor, options?: { dim?: number | bigint }): Tensor[]
+export { unbind_copy as unbindCopy }
 /** torch's `unflatten`:
  * - `unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)`
  */
@@ -5518,6 +5910,12 @@ export declare function unflatten(self: Tensor, options: { dim: number | bigint;
  */
 export declare function unfold(self: Tensor, dimension: number | bigint, size: number | bigint, step: number | bigint): Tensor
 export declare function unfold(self: Tensor, options: { dimension: number | bigint; size: number | bigint; step: number | bigint }): Tensor
+/** torch's `unfold_copy`:
+ * - `unfold_copy(Tensor self, int dimension, int size, int step) -> Tensor`
+ */
+export declare function unfold_copy(self: Tensor, dimension: number | bigint, size: number | bigint, step: number | bigint): Tensor
+export declare function unfold_copy(self: Tensor, options: { dimension: number | bigint; size: number | bigint; step: number | bigint }): Tensor
+export { unfold_copy as unfoldCopy }
 /** torch's `uniform_`:
  * - `uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None) -> Tensor(a!)`
  */
@@ -5534,6 +5932,12 @@ export { unravel_index as unravelIndex }
  */
 export declare function unsqueeze(self: Tensor, dim: number | bigint): Tensor
 export declare function unsqueeze(self: Tensor, options: { dim: number | bigint }): Tensor
+/** torch's `unsqueeze_copy`:
+ * - `unsqueeze_copy(Tensor self, int dim) -> Tensor`
+ */
+export declare function unsqueeze_copy(self: Tensor, dim: number | bigint): Tensor
+export declare function unsqueeze_copy(self: Tensor, options: { dim: number | bigint }): Tensor
+export { unsqueeze_copy as unsqueezeCopy }
 /** torch's `upsample_bilinear2d`:
  * - `upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor`
  */
@@ -5599,6 +6003,13 @@ export declare function vdot(self: Tensor, options: { other: Tensor }): Tensor
 export declare function view(self: Tensor, size: number[] | number): Tensor
 export declare function view(self: Tensor, options: { size: number[] | number }): Tensor
 export declare function view(self: Tensor, ...size: number[]): Tensor
+/** torch's `view_copy`:
+ * - `view_copy(Tensor self, SymInt[] size) -> Tensor`
+ */
+export declare function view_copy(self: Tensor, size: number[] | number): Tensor
+export declare function view_copy(self: Tensor, options: { size: number[] | number }): Tensor
+export declare function view_copy(self: Tensor, ...size: number[]): Tensor
+export { view_copy as viewCopy }
 /** torch's `vsplit`:
  * - `vsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]`
  * - `vsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]`
