@@ -12,6 +12,16 @@ use crate::native::where_;
 use crate::scalar::Scalar;
 use crate::tensor::Tensor;
 
+/// The largest of each row of non-negative values, kept as `[..., 1]` (0
+/// for an empty row).
+fn largest(v: &Tensor) -> Result<Tensor> {
+    if v.shape()[v.dim() - 1] == 0 {
+        v.sum_dim(Some(&[-1]), true, None)
+    } else {
+        v.amax(&[-1], true)
+    }
+}
+
 fn eps(dtype: DType) -> f64 {
     if dtype == DType::F32 {
         f32::EPSILON as f64
@@ -177,29 +187,20 @@ impl Tensor {
         rtol: Option<&Tensor>,
         hermitian: bool,
     ) -> Result<Tensor> {
-        if hermitian {
+        // A⁺ = V diag(1/σ) Uᵀ over the values above the cutoff (eigenvalues
+        // by magnitude for a symmetric A, whose U is V)
+        let (left, vals, right_t) = if hermitian {
             let (l, v) = self.linalg_eigh("L")?;
-            let abs = l.abs()?;
-            let smax = if abs.shape()[abs.dim() - 1] == 0 {
-                abs.sum_dim(Some(&[-1]), true, None)?
-            } else {
-                abs.amax(&[-1], true)?
-            };
-            let cut = self.rank_cutoff(&smax, atol, rtol)?;
-            let keep = abs.gt(&cut)?;
-            let inv = where_(&keep, &where_(&keep, &l, 1.0)?.reciprocal()?, 0.0)?;
-            return v.mul(&inv.unsqueeze(-2)?)?.matmul(&mt(&v)?);
-        }
-        let (u, s, vh) = self.linalg_svd(false)?;
-        let smax = if s.shape()[s.dim() - 1] == 0 {
-            s.sum_dim(Some(&[-1]), true, None)?
+            (Clone::clone(&v), l, v)
         } else {
-            s.narrow(-1, 0, 1)?
+            let (u, s, vh) = self.linalg_svd(false)?;
+            (u, s, mt(&vh)?)
         };
-        let cut = self.rank_cutoff(&smax, atol, rtol)?;
-        let keep = s.gt(&cut)?;
-        let inv = where_(&keep, &where_(&keep, &s, 1.0)?.reciprocal()?, 0.0)?;
-        mt(&vh)?.mul(&inv.unsqueeze(-2)?)?.matmul(&mt(&u)?)
+        let abs = vals.abs()?;
+        let cut = self.rank_cutoff(&largest(&abs)?, atol, rtol)?;
+        let keep = abs.gt(&cut)?;
+        let inv = where_(&keep, &where_(&keep, &vals, 1.0)?.reciprocal()?, 0.0)?;
+        right_t.mul(&inv.unsqueeze(-2)?)?.matmul(&mt(&left)?)
     }
 
     /// `torch.linalg.matrix_rank(A, *, atol=None, rtol=None, hermitian=False)` (int64).

@@ -12,14 +12,7 @@ from .. import _C
 _call = _C._call_op
 
 
-def _reduce(loss, reduction):
-    if reduction == "mean":
-        return loss.mean()
-    if reduction == "sum":
-        return loss.sum()
-    if reduction == "none":
-        return loss
-    raise ValueError(f"{reduction} is not a valid value for reduction")
+from .functional import _reduce  # noqa: E402  (defined before functional imports this module)
 
 
 def _where(c, a, b):
