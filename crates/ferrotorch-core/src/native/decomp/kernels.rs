@@ -265,16 +265,42 @@ fn lu_info(lu: &faer::linalg::solvers::PartialPivLu<f64>) -> i32 {
         .map_or(0, |i| i as i32 + 1)
 }
 
-/// `A⁻¹ B` by faer's LU with partial pivoting, and the LU's `info`.
-pub(crate) fn lu_solve_dense(a: &M, b: &M) -> (M, i32) {
-    let lu = a.to_faer().partial_piv_lu();
-    (M::from_faer(lu.solve(b.to_faer()).as_ref()), lu_info(&lu))
+/// `Aᵀ`, without a copy: the row-major buffer of `A` read column-major.
+fn transposed_view(a: &M) -> faer::MatRef<'_, f64> {
+    faer::MatRef::from_column_major_slice(&a.d, a.c, a.r)
 }
 
-/// `A⁻¹` by faer's LU with partial pivoting, and the LU's `info`.
+/// LAPACK's `info` for `A` when faer's LU of `Aᵀ` found it singular (the
+/// first zero pivot of `A`'s own LU: the slow path, singular matrices only).
+fn info_of(a: &M, lu_t: &faer::linalg::solvers::PartialPivLu<f64>) -> i32 {
+    if lu_info(lu_t) == 0 {
+        0
+    } else {
+        lu_factor(a).2.max(1)
+    }
+}
+
+/// `A⁻¹ B` by faer's LU with partial pivoting (of `Aᵀ`, read in place,
+/// then solved transposed: no transposing copy of `A`), and `info`.
+pub(crate) fn lu_solve_dense(a: &M, b: &M) -> (M, i32) {
+    let lu = transposed_view(a).partial_piv_lu();
+    let x = lu.solve_transpose(b.to_faer());
+    (M::from_faer(x.as_ref()), info_of(a, &lu))
+}
+
+/// `A⁻¹` by faer's LU of `Aᵀ`: `(Aᵀ)⁻¹ = (A⁻¹)ᵀ`, whose column-major
+/// buffer is `A⁻¹` row-major; and `info`.
 pub(crate) fn inverse(a: &M) -> (M, i32) {
-    let lu = a.to_faer().partial_piv_lu();
-    (M::from_faer(lu.inverse().as_ref()), lu_info(&lu))
+    let lu = transposed_view(a).partial_piv_lu();
+    let inv_t = lu.inverse();
+    let n = a.r;
+    let mut out = M::zeros(n, n);
+    for j in 0..n {
+        for i in 0..n {
+            out.d[j * n + i] = inv_t[(i, j)];
+        }
+    }
+    (out, info_of(a, &lu))
 }
 
 /// Symmetric eigendecomposition from the `lower` (or upper) triangle:
@@ -368,6 +394,20 @@ mod tests {
         let (l, info) = cholesky(&m(2, 2, &[4.0, 2.0, 2.0, 2.0]));
         assert_eq!(info, 0);
         assert!(close(&l, &m(2, 2, &[2.0, 0.0, 1.0, 1.0])));
+    }
+
+    #[test]
+    fn solve_and_inverse_of_a_non_symmetric_matrix() {
+        // [[1, 2], [3, 4]]⁻¹ = [[-2, 1], [1.5, -0.5]]; A x = [5, 6] at x = [-4, 4.5]
+        let a = m(2, 2, &[1.0, 2.0, 3.0, 4.0]);
+        let (inv, info) = inverse(&a);
+        assert_eq!(info, 0);
+        assert!(close(&inv, &m(2, 2, &[-2.0, 1.0, 1.5, -0.5])));
+        let (x, info) = lu_solve_dense(&a, &m(2, 1, &[5.0, 6.0]));
+        assert_eq!(info, 0);
+        assert!(close(&x, &m(2, 1, &[-4.0, 4.5])));
+        // singular: LAPACK's info from A's own LU (U[2, 2] = 0)
+        assert_eq!(inverse(&m(2, 2, &[1.0, 2.0, 2.0, 4.0])).1, 2);
     }
 
     #[test]
