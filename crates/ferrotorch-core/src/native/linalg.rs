@@ -532,8 +532,9 @@ impl Tensor {
     }
 }
 
-/// `beta * input + alpha * product`, with `input` broadcast to the product.
-fn add_scaled(
+/// `beta * input + alpha * product`, with `input` broadcast to the product
+/// (`addmm`, `baddbmm`, and the composites `addmv`, `addr`, `addbmm`).
+pub(crate) fn add_scaled(
     op: &str,
     input: &Tensor,
     product: Tensor,

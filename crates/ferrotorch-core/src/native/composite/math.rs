@@ -9,6 +9,7 @@ use crate::dispatch::Registry;
 use crate::dtype::DType;
 use crate::error::Result;
 use crate::native::binary::Operand;
+use crate::native::linalg::add_scaled;
 use crate::native::movement::{cat, stack};
 use crate::native::where_;
 use crate::scalar::Scalar;
@@ -67,24 +68,26 @@ impl Tensor {
         floating(self)?.mul(180.0 / std::f64::consts::PI)
     }
 
-    /// `torch.logaddexp`: `log(exp(a) + exp(b))` without overflow.
-    pub fn logaddexp(&self, other: &Tensor) -> Result<Tensor> {
+    /// `max(a, b)` and `-|a - b|` of the float forms of `self` and `other`,
+    /// the latter -inf where both are the same infinity (inf - inf would be
+    /// NaN): `logaddexp` in any base is `m + log_base(1 + base^d)`.
+    fn logaddexp_parts(&self, other: &Tensor) -> Result<(Tensor, Tensor)> {
         let (a, b) = (floating(self)?, floating(other)?);
         let m = a.maximum(&b)?;
         let d = a.sub(&b)?.abs()?.neg()?;
-        // equal infinities: the sum is that infinity (inf - inf would be NaN)
         let same_inf = a.isinf()?.logical_and(&a.eq(&b)?)?;
-        let d = where_(&same_inf, -f64::INFINITY, &d)?;
+        Ok((m, where_(&same_inf, -f64::INFINITY, &d)?))
+    }
+
+    /// `torch.logaddexp`: `log(exp(a) + exp(b))` without overflow.
+    pub fn logaddexp(&self, other: &Tensor) -> Result<Tensor> {
+        let (m, d) = self.logaddexp_parts(other)?;
         m.add(&d.exp()?.log1p()?)
     }
 
     /// `torch.logaddexp2`: `log2(2^a + 2^b)`.
     pub fn logaddexp2(&self, other: &Tensor) -> Result<Tensor> {
-        let (a, b) = (floating(self)?, floating(other)?);
-        let m = a.maximum(&b)?;
-        let d = a.sub(&b)?.abs()?.neg()?;
-        let same_inf = a.isinf()?.logical_and(&a.eq(&b)?)?;
-        let d = where_(&same_inf, -f64::INFINITY, &d)?;
+        let (m, d) = self.logaddexp_parts(other)?;
         m.add(&d.exp2()?.log1p()?.div(std::f64::consts::LN_2)?)
     }
 
@@ -368,7 +371,7 @@ impl Tensor {
 
     /// `torch.addmv`: `beta * self + alpha * (mat @ vec)`.
     pub fn addmv(&self, mat: &Tensor, vec: &Tensor, beta: Scalar, alpha: Scalar) -> Result<Tensor> {
-        add_scaled(self, &mat.mv(vec)?, beta, alpha)
+        add_scaled("addmv", self, mat.mv(vec)?, beta, alpha)
     }
 
     /// `torch.addr`: `beta * self + alpha * outer(vec1, vec2)`.
@@ -379,7 +382,7 @@ impl Tensor {
         beta: Scalar,
         alpha: Scalar,
     ) -> Result<Tensor> {
-        add_scaled(self, &vec1.outer(vec2)?, beta, alpha)
+        add_scaled("addr", self, vec1.outer(vec2)?, beta, alpha)
     }
 
     /// `torch.addbmm`: `beta * self + alpha * sum_b(batch1[b] @ batch2[b])`.
@@ -390,7 +393,7 @@ impl Tensor {
             "batch1 must be a 3D tensor"
         );
         let p = b1.bmm(b2)?.sum_dim(Some(&[0]), false, None)?;
-        add_scaled(self, &p, beta, alpha)
+        add_scaled("addbmm", self, p, beta, alpha)
     }
 
     /// `torch.dist`: the `p`-norm of `self - other`.
@@ -584,24 +587,6 @@ impl Tensor {
         )?;
         self.mul(&factor)
     }
-}
-
-fn add_scaled(input: &Tensor, prod: &Tensor, beta: Scalar, alpha: Scalar) -> Result<Tensor> {
-    let p = if alpha.to_f64() == 1.0 {
-        Clone::clone(prod)
-    } else {
-        prod.mul(alpha)?
-    };
-    if beta.to_f64() == 0.0 {
-        // beta = 0 ignores input, NaN and inf included
-        return p.add(&input.zeros_like()?);
-    }
-    let i = if beta.to_f64() == 1.0 {
-        Clone::clone(input)
-    } else {
-        input.mul(beta)?
-    };
-    i.add(&p)
 }
 
 pub(crate) fn register(r: &mut Registry) {
