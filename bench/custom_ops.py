@@ -14,13 +14,11 @@
 """
 import argparse
 import os
-import shutil
 import statistics
-import subprocess
 import sys
-import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _sidebyside  # noqa: E402
 
 WORKLOAD = r'''
 import sys, time, statistics
@@ -59,13 +57,11 @@ print(" ".join(f"{k}={v:.3f}" for k, v in out.items()))
 '''
 
 
+ENV = {"FERROTORCH_TEST_OPS": "1"}
+
+
 def run(python, lib, pythonpath):
-    env = dict(os.environ, PYTHONPATH=pythonpath, FERROTORCH_TEST_OPS="1")
-    r = subprocess.run([python, "-c", WORKLOAD, lib], capture_output=True, text=True, env=env,
-                       timeout=600)
-    if r.returncode != 0:
-        raise SystemExit(f"{lib} failed:\n{r.stderr[-3000:]}")
-    return {k: float(v) for k, v in (w.split("=") for w in r.stdout.split())}
+    return _sidebyside.run(python, WORKLOAD, lib, pythonpath, ENV, timeout=600)
 
 
 def main():
@@ -74,12 +70,7 @@ def main():
     ap.add_argument("--torch-python", default=os.environ.get("TORCH_PYTHON"))
     ap.add_argument("--python", default=sys.executable)
     args = ap.parse_args()
-    ext = os.path.join(ROOT, "target", "release", "lib_C.so")
-    with tempfile.TemporaryDirectory() as tmp:
-        pkg = os.path.join(tmp, "ferrotorch")
-        shutil.copytree(os.path.join(ROOT, "crates", "ferrotorch-python", "python", "ferrotorch"),
-                        pkg, ignore=shutil.ignore_patterns("_C*.so", "__pycache__"))
-        shutil.copy(ext, os.path.join(pkg, "_C.so"))
+    with _sidebyside.release_package() as tmp:
         ours, theirs = [], []
         for i in range(args.rounds):
             ours.append(run(args.python, "ferrotorch", tmp))

@@ -288,17 +288,24 @@ def _error_verdict(op, sample, e, what):
     return "fail", f"{what} {type(e).__name__}: {str(e)[:160]}"
 
 
-def _closer_to_exact(op, sample, got):
-    """Whether ferrotorch's float32 result matches torch's computed in
-    float64 from the same inputs (where torch's own float32 rounding is
-    what differs: matrix_exp, long reductions)."""
+def _float64_result(op, sample):
+    """torch's result for the sample computed in float64 from the same
+    inputs, cast back to float32 (without the sample's gauge fixing)."""
     from torch.utils._pytree import tree_map
 
     up = lambda x: x.double() if isinstance(x, torch.Tensor) and x.dtype == torch.float32 else x  # noqa: E731
     down = lambda x: x.float() if isinstance(x, torch.Tensor) and x.dtype == torch.float64 else x  # noqa: E731
+    return tree_map(down, op(*tree_map(up, (sample.input, *sample.args)),
+                             **tree_map(up, dict(sample.kwargs))))
+
+
+def _closer_to_exact(op, sample, got):
+    """Whether ferrotorch's float32 result matches torch's computed in
+    float64 from the same inputs (where torch's own float32 rounding is
+    what differs: matrix_exp, long reductions)."""
     try:
-        exact = op(*tree_map(up, (sample.input, *sample.args)), **tree_map(up, dict(sample.kwargs)))
-        exact = tree_map(down, sample.output_process_fn_grad(exact))
+        exact = _float64_result(op, sample)
+        exact = sample.output_process_fn_grad(exact)
     except Exception:  # noqa: BLE001
         return False
     return compare(exact, got, torch.float32) is None
@@ -405,11 +412,7 @@ def fixture_records(op, max_samples=2):
             rec = {"args": _enc(args), "kwargs": _enc(dict(s.kwargs)), "out": _enc(want)}
             # where torch's float32 rounding is what the harness forgave
             # (_closer_to_exact), the float64 result is stored beside it
-            from torch.utils._pytree import tree_map
-
-            up = lambda x: x.double() if isinstance(x, torch.Tensor) and x.dtype == torch.float32 else x  # noqa: E731
-            down = lambda x: x.float() if isinstance(x, torch.Tensor) and x.dtype == torch.float64 else x  # noqa: E731
-            exact = tree_map(down, op(*tree_map(up, args), **tree_map(up, dict(s.kwargs))))
+            exact = _float64_result(op, s)
             if any(isinstance(a, torch.Tensor) and a.is_floating_point() and not torch.allclose(
                     a, b, rtol=RTOL[torch.float32], atol=ATOL[torch.float32], equal_nan=True)
                    for a, b in zip(flat(want), flat(exact)) if isinstance(b, torch.Tensor)

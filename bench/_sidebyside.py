@@ -1,0 +1,34 @@
+"""What the side-by-side benchmarks share: the release build of the Python
+package in a scratch folder, and one process per library and round whose
+``name=value`` output comes back as a dict."""
+import contextlib
+import os
+import shutil
+import subprocess
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@contextlib.contextmanager
+def release_package():
+    """A PYTHONPATH holding the package sources with the release
+    ``target/release/lib_C.so`` as its extension."""
+    ext = os.path.join(ROOT, "target", "release", "lib_C.so")
+    with tempfile.TemporaryDirectory() as tmp:
+        pkg = os.path.join(tmp, "ferrotorch")
+        shutil.copytree(os.path.join(ROOT, "crates", "ferrotorch-python", "python", "ferrotorch"),
+                        pkg, ignore=shutil.ignore_patterns("_C*.so", "__pycache__"))
+        shutil.copy(ext, os.path.join(pkg, "_C.so"))
+        yield tmp
+
+
+def run(python, workload, lib, pythonpath, env=None, timeout=900):
+    """Run ``workload`` (a script taking the library name) in a fresh
+    process; its ``name=value`` words as floats."""
+    full = dict(os.environ, PYTHONPATH=pythonpath, **(env or {}))
+    r = subprocess.run([python, "-c", workload, lib], capture_output=True, text=True, env=full,
+                       timeout=timeout)
+    if r.returncode != 0:
+        raise SystemExit(f"{lib} failed:\n{r.stderr[-3000:]}")
+    return {k: float(v) for k, v in (w.split("=") for w in r.stdout.split())}
