@@ -14,6 +14,8 @@ pub enum Scalar {
     Int(i64),
     /// A floating-point number.
     Float(f64),
+    /// A complex number `(re, im)` (Python's `complex`).
+    Complex(f64, f64),
 }
 
 impl Scalar {
@@ -23,6 +25,7 @@ impl Scalar {
             Scalar::Bool(b) => b as u8 as f64,
             Scalar::Int(i) => i as f64,
             Scalar::Float(f) => f,
+            Scalar::Complex(re, _) => re,
         }
     }
 
@@ -32,6 +35,7 @@ impl Scalar {
             Scalar::Bool(b) => b as i64,
             Scalar::Int(i) => i,
             Scalar::Float(f) => f as i64,
+            Scalar::Complex(re, _) => re as i64,
         }
     }
 
@@ -41,6 +45,7 @@ impl Scalar {
             Scalar::Bool(b) => b,
             Scalar::Int(i) => i != 0,
             Scalar::Float(f) => f != 0.0,
+            Scalar::Complex(re, im) => re != 0.0 || im != 0.0,
         }
     }
 
@@ -56,6 +61,7 @@ impl Scalar {
                 }
             }
             Scalar::Float(f) => T::from_f64(f),
+            Scalar::Complex(re, im) => T::from_complex(re, im),
         }
     }
 
@@ -66,6 +72,11 @@ impl Scalar {
     /// integer type, finite values must be in range for a float type (±inf
     /// converts to any float type), and anything converts to bool.
     pub fn fits(self, dtype: DType) -> bool {
+        if let Scalar::Complex(re, im) = self {
+            // c10: a complex value with a nonzero imaginary part overflows
+            // every real type.
+            return dtype.is_complex() || (im == 0.0 && Scalar::Float(re).fits(dtype));
+        }
         let (lo, hi) = match dtype {
             DType::Bool => return true,
             DType::U8 => (0.0, 255.0),
@@ -76,7 +87,7 @@ impl Scalar {
             DType::F16 => (-65504.0, 65504.0),
             DType::BF16 => (-3.3895313892515355e38, 3.3895313892515355e38),
             DType::F32 => (f32::MIN as f64, f32::MAX as f64),
-            DType::F64 => return true,
+            DType::F64 | DType::C64 | DType::C128 => return true,
         };
         match self {
             Scalar::Bool(_) => true,
@@ -89,6 +100,7 @@ impl Scalar {
             // 2^63 itself is out of int64's range: compare below it.
             Scalar::Float(f) if dtype == DType::I64 => f >= lo && f < 9223372036854775808.0,
             Scalar::Float(f) => (lo..=hi).contains(&f),
+            Scalar::Complex(..) => true,
         }
     }
 
@@ -111,6 +123,8 @@ impl Scalar {
                 DType::BF16 => "c10::BFloat16",
                 DType::F32 => "float",
                 DType::F64 => "double",
+                DType::C64 => "c10::complex<float>",
+                DType::C128 => "c10::complex<double>",
             }
         );
         Ok(())
@@ -121,12 +135,26 @@ impl Scalar {
         matches!(self, Scalar::Float(_))
     }
 
+    /// As `(re, im)`.
+    pub fn to_complex(self) -> (f64, f64) {
+        match self {
+            Scalar::Complex(re, im) => (re, im),
+            s => (s.to_f64(), 0.0),
+        }
+    }
+
+    /// True for `Complex`.
+    pub fn is_complex(self) -> bool {
+        matches!(self, Scalar::Complex(..))
+    }
+
     /// The dtype a tensor made from this scalar alone gets (`torch.tensor(x)`).
     pub fn natural_dtype(self) -> DType {
         match self {
             Scalar::Bool(_) => DType::Bool,
             Scalar::Int(_) => DType::I64,
             Scalar::Float(_) => crate::dtype::get_default_dtype(),
+            Scalar::Complex(..) => crate::dtype::default_complex_dtype(),
         }
     }
 }
@@ -137,6 +165,7 @@ impl fmt::Display for Scalar {
             Scalar::Bool(b) => write!(f, "{}", if *b { "True" } else { "False" }),
             Scalar::Int(i) => write!(f, "{i}"),
             Scalar::Float(x) => write!(f, "{x}"),
+            Scalar::Complex(re, im) => write!(f, "({re}{im:+}j)"),
         }
     }
 }
@@ -170,5 +199,17 @@ impl From<half::f16> for Scalar {
 impl From<half::bf16> for Scalar {
     fn from(v: half::bf16) -> Scalar {
         Scalar::Float(v.to_f64())
+    }
+}
+
+impl From<crate::dtype::Complex128> for Scalar {
+    fn from(v: crate::dtype::Complex128) -> Scalar {
+        Scalar::Complex(v.re, v.im)
+    }
+}
+
+impl From<crate::dtype::Complex64> for Scalar {
+    fn from(v: crate::dtype::Complex64) -> Scalar {
+        Scalar::Complex(v.re as f64, v.im as f64)
     }
 }

@@ -41,7 +41,7 @@ impl Function for Checkpoint {
             .enumerate()
             .map(|(i, t)| {
                 t.detach()
-                    .requires_grad_(ctx.needs_input_grad(i) && t.is_floating_point())
+                    .requires_grad_(ctx.needs_input_grad(i) && t.dtype().is_differentiable())
             })
             .collect::<Result<_>>()?;
         let outputs = {

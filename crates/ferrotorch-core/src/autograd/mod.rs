@@ -93,7 +93,7 @@ pub(crate) fn record(
             .then(|| std::backtrace::Backtrace::force_capture().to_string()),
     });
     for (i, o) in outputs.iter().enumerate() {
-        if o.is_floating_point() {
+        if o.dtype().is_differentiable() {
             meta::set_grad_fn(o, node.clone(), i);
         }
     }

@@ -19,7 +19,7 @@ impl Tensor {
     /// same tensor for chaining. Only floating tensors can require grad.
     pub fn requires_grad_(&self, requires_grad: bool) -> Result<Tensor> {
         crate::ensure!(
-            !requires_grad || self.is_floating_point(),
+            !requires_grad || self.dtype().is_differentiable(),
             Runtime,
             "only Tensors of floating point and complex dtype can require gradients"
         );

@@ -19,6 +19,8 @@ pub enum IValue {
     Int(i64),
     /// A float.
     Float(f64),
+    /// A complex number `(re, im)`.
+    Complex(f64, f64),
     /// A string.
     Str(String),
     /// A dtype (`ScalarType`).
@@ -67,6 +69,7 @@ impl IValue {
             IValue::Bool(_) => "bool",
             IValue::Int(_) => "int",
             IValue::Float(_) => "float",
+            IValue::Complex(..) => "complex",
             IValue::Str(_) => "str",
             IValue::DType(_) => "ScalarType",
             IValue::IntList(_) => "int[]",
@@ -142,6 +145,7 @@ impl IValue {
             IValue::Bool(b) => Some(Scalar::Bool(*b)),
             IValue::Int(i) => Some(Scalar::Int(*i)),
             IValue::Float(x) => Some(Scalar::Float(*x)),
+            IValue::Complex(re, im) => Some(Scalar::Complex(*re, *im)),
             _ => None,
         }
     }
@@ -199,6 +203,7 @@ impl From<Scalar> for IValue {
             Scalar::Bool(b) => IValue::Bool(b),
             Scalar::Int(i) => IValue::Int(i),
             Scalar::Float(x) => IValue::Float(x),
+            Scalar::Complex(re, im) => IValue::Complex(re, im),
         }
     }
 }

@@ -42,6 +42,9 @@ pub struct OpEntry {
     /// Its parsed schema.
     pub schema: Arc<Schema>,
     kernels: [OnceLock<Kernel>; keys::NUM_KEYS],
+    /// Whether its backend kernel takes complex tensors (Note [Complex
+    /// support is opt-in]).
+    complex: std::sync::atomic::AtomicBool,
 }
 
 impl OpEntry {
@@ -258,6 +261,7 @@ impl Registry {
         let entry = OpEntry {
             schema: Arc::new(s),
             kernels: Default::default(),
+            complex: Default::default(),
         };
         self.ops.insert(full.clone(), Arc::new(entry));
         Ok(full)
@@ -277,6 +281,42 @@ impl Registry {
     }
 }
 
+impl Registry {
+    /// Let every overload of these ops take complex tensors (Note
+    /// [Complex support is opt-in]).
+    pub(crate) fn allow_complex(&mut self, names: &[&str]) {
+        for n in names {
+            for full in self.overloads.get(*n).into_iter().flatten() {
+                self.ops[full]
+                    .complex
+                    .store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+/// Refuse a complex tensor argument to an op that has not opted in
+/// (Note [Complex support is opt-in]).
+fn check_complex(e: &OpEntry, a: &Args) -> Result<()> {
+    if e.complex.load(std::sync::atomic::Ordering::Relaxed) {
+        return Ok(());
+    }
+    let complex = |t: &Tensor| t.dtype().is_complex();
+    for v in &a.vals {
+        let hit = match v {
+            IValue::Tensor(t) => complex(t).then(|| t.dtype()),
+            IValue::TensorList(l) => l.iter().find(|t| complex(t)).map(|t| t.dtype()),
+            IValue::OptTensorList(l) => l.iter().flatten().find(|t| complex(t)).map(|t| t.dtype()),
+            IValue::Complex(..) => Some(crate::dtype::default_complex_dtype()),
+            _ => None,
+        };
+        if let Some(d) = hit {
+            return Err(crate::native::complex::not_implemented(&e.schema.name, d));
+        }
+    }
+    Ok(())
+}
+
 fn registry() -> &'static RwLock<Registry> {
     static REG: OnceLock<RwLock<Registry>> = OnceLock::new();
     REG.get_or_init(|| {
@@ -291,12 +331,24 @@ pub fn register_op(
     schema: &str,
     kernel: impl Fn(&Args) -> Result<IValue> + Send + Sync + 'static,
 ) -> Result<()> {
-    registry().write().add(schema, kernel)
+    let mut r = registry().write();
+    r.add(schema, kernel)?;
+    // a user's kernel decides for itself what it takes
+    let name = Schema::parse(schema)?.full_name();
+    r.ops[&name]
+        .complex
+        .store(true, std::sync::atomic::Ordering::Relaxed);
+    Ok(())
 }
 
 /// Declare a user op with no kernel yet (Note [Custom ops]); its full name.
 pub fn declare_op(schema: &str) -> Result<String> {
-    registry().write().declare(schema)
+    let mut r = registry().write();
+    let name = r.declare(schema)?;
+    r.ops[&name]
+        .complex
+        .store(true, std::sync::atomic::Ordering::Relaxed);
+    Ok(name)
 }
 
 /// `values` (one per schema argument, in order) bound to `e`'s schema.
@@ -452,6 +504,7 @@ pub fn redispatch(e: &Arc<OpEntry>, a: &Args, ks: DispatchKeySet) -> Result<IVal
     for key in ks.iter() {
         if let Some(k) = e.kernel(key) {
             if key.is_backend() {
+                check_complex(e, a)?;
                 let _below_modes = keys::ExcludeGuard::modes();
                 return k(a);
             }

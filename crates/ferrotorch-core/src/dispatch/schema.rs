@@ -485,7 +485,10 @@ fn fits_as_is(ty: &Type, v: &IValue) -> bool {
         | (Type::Bool, IValue::Bool(_))
         | (Type::Str, IValue::Str(_))
         | (Type::ScalarType, IValue::DType(_))
-        | (Type::Scalar, IValue::Int(_) | IValue::Float(_) | IValue::Bool(_))
+        | (
+            Type::Scalar,
+            IValue::Int(_) | IValue::Float(_) | IValue::Bool(_) | IValue::Complex(..),
+        )
         | (Type::Optional(_), IValue::None)
         | (Type::Any, _) => true,
         (Type::Optional(t), IValue::Tensor(_)) => **t == Type::Tensor,
@@ -523,7 +526,10 @@ fn coerce(op: &str, a: &Argument, v: IValue) -> Result<IValue> {
             (Type::Optional(_), IValue::None) => IValue::None,
             (Type::Optional(t), v) => go(t, v)?,
             (Type::Tensor, v @ IValue::Tensor(_)) => v,
-            (Type::Scalar, v @ (IValue::Int(_) | IValue::Float(_) | IValue::Bool(_))) => v,
+            (
+                Type::Scalar,
+                v @ (IValue::Int(_) | IValue::Float(_) | IValue::Bool(_) | IValue::Complex(..)),
+            ) => v,
             // a 0-dim tensor stands for a number, as in torch: while
             // tracing, an integer one is a traced int (`arange(x.size(0))`)
             // and any other a traced scalar; outside, its value. One that

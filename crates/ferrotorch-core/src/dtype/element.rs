@@ -12,8 +12,11 @@ use std::fmt::Debug;
 pub trait Element: Copy + Send + Sync + PartialEq + PartialOrd + Default + Debug + 'static {
     /// The matching runtime dtype.
     const DTYPE: DType;
-    /// Whether this is a floating type.
+    /// Whether this is a floating type (complex types count: their casts
+    /// go through floating point).
     const IS_FLOAT: bool;
+    /// Whether this is a complex type (Note [Complex numbers]).
+    const IS_COMPLEX: bool = false;
     /// Zero.
     fn zero() -> Self;
     /// One.
@@ -31,10 +34,24 @@ pub trait Element: Copy + Send + Sync + PartialEq + PartialOrd + Default + Debug
     /// `true` → 1, `false` → 0.
     fn from_bool(b: bool) -> Self;
 
+    /// As `(re, im)`; a real value has imaginary part 0.
+    #[inline(always)]
+    fn to_complex(self) -> (f64, f64) {
+        (self.to_f64(), 0.0)
+    }
+    /// From `(re, im)`; a real type keeps the real part.
+    #[inline(always)]
+    fn from_complex(re: f64, _im: f64) -> Self {
+        Self::from_f64(re)
+    }
+
     /// Convert to another element type with PyTorch's cast semantics.
     #[inline(always)]
     fn cast<U: Element>(self) -> U {
-        if U::DTYPE as u8 == DType::Bool as u8 {
+        if U::IS_COMPLEX {
+            let (re, im) = self.to_complex();
+            U::from_complex(re, im)
+        } else if U::DTYPE as u8 == DType::Bool as u8 {
             U::from_bool(self.to_bool())
         } else if U::IS_FLOAT || Self::IS_FLOAT {
             U::from_f64(self.to_f64())

@@ -1,10 +1,12 @@
 //! Element types (`torch.dtype`), the default float dtype, and type promotion.
 
+mod complex;
 mod element;
 mod promote;
 
+pub use complex::{Complex, Complex128, Complex64};
 pub use element::{Element, FloatElem, IntElem};
-pub use promote::{promote_types, result_type, ResultTypeArg};
+pub use promote::{default_complex_dtype, promote_types, result_type, ResultTypeArg};
 
 use crate::error::Result;
 use std::fmt;
@@ -34,11 +36,15 @@ pub enum DType {
     F32,
     /// `torch.float64` (`torch.double`)
     F64,
+    /// `torch.complex64` (`torch.cfloat`): two f32s.
+    C64,
+    /// `torch.complex128` (`torch.cdouble`): two f64s.
+    C128,
 }
 
 impl DType {
     /// Every dtype, in promotion-lattice order.
-    pub const ALL: [DType; 10] = [
+    pub const ALL: [DType; 12] = [
         DType::Bool,
         DType::U8,
         DType::I8,
@@ -49,6 +55,8 @@ impl DType {
         DType::BF16,
         DType::F32,
         DType::F64,
+        DType::C64,
+        DType::C128,
     ];
 
     /// Largest finite value of a floating dtype (`torch.finfo(dtype).max`);
@@ -81,13 +89,46 @@ impl DType {
             DType::Bool | DType::U8 | DType::I8 => 1,
             DType::I16 | DType::F16 | DType::BF16 => 2,
             DType::I32 | DType::F32 => 4,
-            DType::I64 | DType::F64 => 8,
+            DType::I64 | DType::F64 | DType::C64 => 8,
+            DType::C128 => 16,
         }
     }
 
     /// `dtype.is_floating_point`.
     pub const fn is_floating_point(self) -> bool {
         matches!(self, DType::F16 | DType::BF16 | DType::F32 | DType::F64)
+    }
+
+    /// Whether tensors of this dtype can require gradients (floating or
+    /// complex).
+    pub const fn is_differentiable(self) -> bool {
+        self.is_floating_point() || self.is_complex()
+    }
+
+    /// `dtype.is_complex`.
+    pub const fn is_complex(self) -> bool {
+        matches!(self, DType::C64 | DType::C128)
+    }
+
+    /// The real dtype of a complex dtype's parts (`complex64` → `float32`);
+    /// other dtypes map to themselves (`torch.real`'s result dtype).
+    pub const fn to_real(self) -> DType {
+        match self {
+            DType::C64 => DType::F32,
+            DType::C128 => DType::F64,
+            d => d,
+        }
+    }
+
+    /// The complex dtype with parts of this float dtype (`float64` →
+    /// `complex128`; half types and `float32` → `complex64`); complex
+    /// dtypes map to themselves, others to `None`.
+    pub const fn to_complex(self) -> Option<DType> {
+        match self {
+            DType::F16 | DType::BF16 | DType::F32 | DType::C64 => Some(DType::C64),
+            DType::F64 | DType::C128 => Some(DType::C128),
+            _ => None,
+        }
     }
 
     /// True for integer dtypes, and for bool when `include_bool`
@@ -118,6 +159,8 @@ impl DType {
             DType::BF16 => "bfloat16",
             DType::F32 => "float32",
             DType::F64 => "float64",
+            DType::C64 => "complex64",
+            DType::C128 => "complex128",
         }
     }
 
@@ -135,6 +178,8 @@ impl DType {
             "bfloat16" => DType::BF16,
             "float32" | "float" => DType::F32,
             "float64" | "double" => DType::F64,
+            "complex64" | "cfloat" => DType::C64,
+            "complex128" | "cdouble" => DType::C128,
             _ => return None,
         })
     }
@@ -152,6 +197,8 @@ impl DType {
             DType::BF16 => "BFloat16",
             DType::F32 => "Float",
             DType::F64 => "Double",
+            DType::C64 => "ComplexFloat",
+            DType::C128 => "ComplexDouble",
         }
     }
 }
@@ -227,6 +274,14 @@ macro_rules! dispatch_dtype {
             }
             $crate::DType::F64 => {
                 type $T = f64;
+                $body
+            }
+            $crate::DType::C64 => {
+                type $T = $crate::dtype::Complex64;
+                $body
+            }
+            $crate::DType::C128 => {
+                type $T = $crate::dtype::Complex128;
                 $body
             }
         }

@@ -24,6 +24,12 @@ pub fn promote_types(a: DType, b: DType) -> DType {
     if b == Bool {
         return a;
     }
+    if a.is_complex() || b.is_complex() {
+        // complex wins; its parts are at least as wide as either side's
+        // (float64 + complex64 → complex128, as torch).
+        let wide = |d: DType| matches!(d, C128 | F64);
+        return if wide(a) || wide(b) { C128 } else { C64 };
+    }
     match (a.is_floating_point(), b.is_floating_point()) {
         (true, false) => a,
         (false, true) => b,
@@ -70,11 +76,14 @@ enum Cat {
     Bool,
     Int,
     Float,
+    Complex,
 }
 
 fn category(d: DType) -> Cat {
     if d == DType::Bool {
         Cat::Bool
+    } else if d.is_complex() {
+        Cat::Complex
     } else if d.is_floating_point() {
         Cat::Float
     } else {
@@ -86,10 +95,21 @@ fn combine(higher: Option<DType>, lower: Option<DType>) -> Option<DType> {
     let Some(h) = higher else { return lower };
     let Some(l) = lower else { return Some(h) };
     match (category(h), category(l)) {
+        (Cat::Complex, _) => Some(h),
+        // c10's combine_categories: a float side keeps its width
+        // (float32 tensor + complex128 0-d tensor → complex64).
+        (Cat::Float, Cat::Complex) => h.to_complex(),
+        (_, Cat::Complex) => Some(l),
         (Cat::Float, _) => Some(h),
         (Cat::Bool, _) | (_, Cat::Float) => Some(promote_types(h, l)),
         _ => Some(h),
     }
+}
+
+/// The dtype a Python `complex` gets: complex64, or complex128 when the
+/// default dtype is float64 (as torch).
+pub fn default_complex_dtype() -> DType {
+    get_default_dtype().to_complex().unwrap_or(DType::C64)
 }
 
 /// `torch.result_type` over any mix of tensors and scalars. See
@@ -110,6 +130,7 @@ pub fn result_type(args: &[ResultTypeArg]) -> DType {
                     Scalar::Bool(_) => DType::Bool,
                     Scalar::Int(_) => DType::I64,
                     Scalar::Float(_) => get_default_dtype(),
+                    Scalar::Complex(..) => default_complex_dtype(),
                 };
                 up(&mut wrapped, d)
             }

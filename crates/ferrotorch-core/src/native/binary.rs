@@ -47,7 +47,7 @@ impl Operand {
         }
     }
 
-    fn arg(&self) -> ResultTypeArg {
+    pub(crate) fn arg(&self) -> ResultTypeArg {
         match self {
             Operand::Tensor(t) => ResultTypeArg::Tensor(t.dtype(), t.dim()),
             Operand::Scalar(s) => ResultTypeArg::Scalar(*s),
@@ -147,6 +147,9 @@ macro_rules! binary_each_dtype {
             $crate::DType::I8 => binary_each_dtype!(@arm $kind, i8, a, b, out, |$i, $j| $ib),
             $crate::DType::U8 => binary_each_dtype!(@arm $kind, u8, a, b, out, |$i, $j| $ib),
             $crate::DType::Bool => binary_each_dtype!(@arm $kind, bool, a, b, out, |$p, $q| $bb),
+            d @ ($crate::DType::C64 | $crate::DType::C128) => {
+                return Err($crate::native::complex::not_implemented("this op", d))
+            }
         }
     }};
 }
@@ -171,7 +174,7 @@ pub(crate) fn prepare(
     promote: Promote,
 ) -> Result<(DType, Tensor, Tensor, crate::tensor::layout::Dims)> {
     let mut dt = result_type(&[ResultTypeArg::Tensor(a.dtype(), a.dim()), b.arg()]);
-    if promote == Promote::Float && !dt.is_floating_point() {
+    if promote == Promote::Float && !dt.is_floating_point() && !dt.is_complex() {
         dt = get_default_dtype();
     }
     let shape = broadcast_shapes(a.shape(), b.shape()).map_err(|e| e.context(op))?;
@@ -198,6 +201,8 @@ fn scalar_operand(s: Scalar, dt: DType) -> Result<Tensor> {
         Scalar::Bool(b) => (dt, 0, b as u64),
         Scalar::Int(i) => (dt, 1, i as u64),
         Scalar::Float(f) => (dt, 2, f.to_bits()),
+        // Complex scalars are not cached (rare; the key has one word).
+        Scalar::Complex(..) => return Tensor::full_cast(&[], s, dt),
     };
     let hit = CACHE.try_with(|c| {
         c.borrow()
@@ -231,7 +236,9 @@ pub(crate) fn check_int_divisor(op: &str, b: &Tensor) -> Result<()> {
 /// `dtype` can be written into a tensor of `to` by an in-place op
 /// (c10 `canCast`): no float → integer, no non-bool → bool.
 pub(crate) fn can_cast(from: DType, to: DType) -> bool {
-    !(from.is_floating_point() && to.is_integral(true) || from != DType::Bool && to == DType::Bool)
+    !(from.is_floating_point() && to.is_integral(true)
+        || from.is_complex() && !to.is_complex()
+        || from != DType::Bool && to == DType::Bool)
 }
 
 /// # Note [In-place kernels]
@@ -297,6 +304,9 @@ macro_rules! binary_ops {
                             return r;
                         }
                     }
+                    if crate::native::complex::involves_complex(self, &other) {
+                        return crate::native::complex::binary(stringify!($name), self, &other);
+                    }
                     let raw = || -> Result<Tensor> {
                         let (dt, a, b, shape) = prepare(stringify!($name), self, &other, Promote::$promote)?;
                         let check: fn(&str, DType, &Operand, &Tensor) -> Result<()> = $check;
@@ -319,6 +329,9 @@ macro_rules! binary_ops {
                         if let Some(r) = crate::dispatch::handle::intercept(&OP, || vec![self.into(), b]) {
                             return r.map(|_| ());
                         }
+                    }
+                    if crate::native::complex::involves_complex(self, &other) {
+                        return inplace_from(stringify!($name_), self, &[], |t| t.$name(other));
                     }
                     if crate::autograd::derivatives::inplace::check(stringify!($name_), self, other.tensors())? {
                         let uses_old = !matches!(stringify!($name), "add" | "sub");
@@ -521,6 +534,10 @@ impl Tensor {
         match other.into() {
             o if alpha == Scalar::Int(1) => self.add(o),
             Operand::Tensor(t) => self.add(t.mul(alpha)?),
+            Operand::Scalar(s) if s.is_complex() || alpha.is_complex() => {
+                let ((a, b), (c, d)) = (s.to_complex(), alpha.to_complex());
+                self.add(Scalar::Complex(a * c - b * d, a * d + b * c))
+            }
             Operand::Scalar(s) => self.add(Scalar::Float(s.to_f64() * alpha.to_f64())),
         }
     }
@@ -530,6 +547,7 @@ impl Tensor {
         match alpha.into() {
             Scalar::Int(1) => self.sub(other),
             Scalar::Int(i) => self.add_alpha(other, Scalar::Int(i.wrapping_neg())),
+            Scalar::Complex(re, im) => self.add_alpha(other, Scalar::Complex(-re, -im)),
             a => self.add_alpha(other, Scalar::Float(-a.to_f64())),
         }
     }

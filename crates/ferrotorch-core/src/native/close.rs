@@ -35,7 +35,7 @@ impl Tensor {
         if self.dtype() == DType::Bool {
             return Ok(close);
         }
-        if equal_nan && self.is_floating_point() {
+        if equal_nan && (self.is_floating_point() || self.is_complex()) {
             close = close.logical_or(&self.isnan()?.logical_and(&other.isnan()?)?)?;
         }
         if rtol == 0.0 && atol == 0.0 {

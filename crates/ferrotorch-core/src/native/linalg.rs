@@ -136,6 +136,9 @@ impl Tensor {
     /// Matrix product of 2-D tensors (`torch.mm`).
     pub fn mm(&self, other: &Tensor) -> Result<Tensor> {
         crate::enter_op!("mm", self, other);
+        if self.dtype().is_complex() || other.dtype().is_complex() {
+            return crate::native::complex::product(self, other, |a, b| a.mm(b));
+        }
         let y = crate::autograd::raw(&[self, other], || self.mm_impl(other))?;
         crate::autograd::derivatives::linalg::matmul("MmBackward0", self, other, y)
     }
@@ -169,6 +172,9 @@ impl Tensor {
     /// Batched matrix product of 3-D tensors (`torch.bmm`).
     pub fn bmm(&self, other: &Tensor) -> Result<Tensor> {
         crate::enter_op!("bmm", self, other);
+        if self.dtype().is_complex() || other.dtype().is_complex() {
+            return crate::native::complex::product(self, other, |a, b| a.bmm(b));
+        }
         let y = crate::autograd::raw(&[self, other], || self.bmm_impl(other))?;
         crate::autograd::derivatives::linalg::matmul("BmmBackward0", self, other, y)
     }
@@ -269,6 +275,9 @@ impl Tensor {
     /// with broadcast batch dims, depending on the operands' ranks.
     pub fn matmul(&self, other: &Tensor) -> Result<Tensor> {
         crate::enter_op!("matmul", self, other);
+        if self.dtype().is_complex() || other.dtype().is_complex() {
+            return crate::native::complex::product(self, other, |a, b| a.matmul(b));
+        }
         // Note [Folded matmul]: a batch of rows times one shared matrix (a
         // linear layer on 3-D input) is one 2-D product over the folded
         // rows, and is *recorded* as such (reshape, mm, reshape), as in

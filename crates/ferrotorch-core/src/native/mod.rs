@@ -19,11 +19,13 @@
 //! | `special_ops` | `torch.special` ops over them |
 //! | `composite` | ops made of other ops: `atleast_*d`, `kron`, `cdist`, `diff`, ... |
 //! | `decomp` | `torch.linalg`: LU, Cholesky, QR, eigh, SVD (faer) and what is built on them |
+//! | `complex` | complex ↔ real views, `complex`, `polar`, complex arithmetic on the real view |
 //! | `prim` | `size`, `Int`, `NumToTensor`: sizes as graph values |
 
 pub(crate) mod binary;
 pub(crate) mod close;
 pub(crate) mod compare;
+pub mod complex;
 pub(crate) mod composite;
 pub(crate) mod decomp;
 pub(crate) mod einsum;
@@ -45,6 +47,7 @@ pub(crate) mod unary;
 pub(crate) mod unary_exact;
 
 pub use binary::Operand;
+pub use complex::{complex, polar};
 pub use einsum::einsum;
 pub use movement::{cat, stack};
 pub use nn::rnn::{rnn, rnn_cell, RnnArgs, RnnMode};
@@ -79,4 +82,6 @@ pub(crate) fn register_all(r: &mut Registry) {
     special_ops::register(r);
     crate::tensor::register_views(r);
     crate::tensor::create_ops::register_creation(r);
+    // last: it marks the ops above that take complex tensors
+    complex::register(r);
 }

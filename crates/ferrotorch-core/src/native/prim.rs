@@ -29,6 +29,12 @@ fn int(a: Tensor) -> Result<i64> {
     Ok(match a.item()? {
         Scalar::Int(i) => i,
         Scalar::Bool(b) => i64::from(b),
+        Scalar::Complex(..) => {
+            crate::bail!(
+                Runtime,
+                "Int(): a complex tensor cannot be converted to an int"
+            )
+        }
         // torch truncates toward zero
         Scalar::Float(f) => {
             crate::ensure!(

@@ -271,6 +271,11 @@ impl Tensor {
         dtype: Option<DType>,
     ) -> Result<Tensor> {
         crate::enter_op!("sum.dim_IntList", self, dims, keepdim, dtype);
+        if self.dtype().is_complex() {
+            return crate::native::complex::reduce_real_view(self, dims, |r, d| {
+                r.sum_dim(Some(d), keepdim, dtype.map(DType::to_real))
+            });
+        }
         let y = crate::autograd::raw(&[self], || self.sum_dim_impl(dims, keepdim, dtype))?;
         crate::autograd::derivatives::reduce::sum_or_mean(false, self, dims, keepdim, y)
     }
@@ -308,6 +313,11 @@ impl Tensor {
         dtype: Option<DType>,
     ) -> Result<Tensor> {
         crate::enter_op!("mean.dim", self, dims, keepdim, dtype);
+        if self.dtype().is_complex() {
+            return crate::native::complex::reduce_real_view(self, dims, |r, d| {
+                r.mean_dim(Some(d), keepdim, dtype.map(DType::to_real))
+            });
+        }
         let y = crate::autograd::raw(&[self], || self.mean_dim_impl(dims, keepdim, dtype))?;
         crate::autograd::derivatives::reduce::sum_or_mean(true, self, dims, keepdim, y)
     }

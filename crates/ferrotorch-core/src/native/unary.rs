@@ -98,6 +98,9 @@ macro_rules! float_unary_ops {
                     if let Some(r) = crate::dispatch::handle::intercept_tensor(&OP, || vec![self.into()]) {
                         return r;
                     }
+                    if self.dtype().is_complex() {
+                        return crate::native::complex::unary(stringify!($name), self);
+                    }
                     let y = crate::autograd::raw(&[self], || unary_float(self, $f32, $f64))?;
                     crate::autograd::derivatives::pointwise::unary(stringify!($name), self, y)
                 }
@@ -106,6 +109,9 @@ macro_rules! float_unary_ops {
                     static OP: crate::dispatch::OpHandle = crate::dispatch::OpHandle::new(stringify!($name_));
                     if let Some(r) = crate::dispatch::handle::intercept(&OP, || vec![self.into()]) {
                         return r.map(|_| ());
+                    }
+                    if self.dtype().is_complex() {
+                        return crate::native::binary::inplace_from(stringify!($name_), self, &[], |t| t.$name());
                     }
                     if crate::autograd::derivatives::inplace::check(stringify!($name_), self, &[])? {
                         return crate::autograd::derivatives::inplace::run(self, true, |old| old.$name());

@@ -35,6 +35,9 @@ macro_rules! map_each_dtype {
             DType::I8 => map_unary::<i8, i8>(src, out, |$i: i8| $ib),
             DType::U8 => map_unary::<u8, u8>(src, out, |$i: u8| $ib),
             DType::Bool => map_unary::<bool, bool>(src, out, |$b: bool| $bb),
+            d @ (DType::C64 | DType::C128) => {
+                return Err($crate::native::complex::not_implemented($op, d))
+            }
         }
     }};
 }
@@ -75,6 +78,9 @@ macro_rules! exact_unary_ops {
                     if let Some(r) = crate::dispatch::handle::intercept_tensor(&OP, || vec![self.into()]) {
                         return r;
                     }
+                    if self.dtype().is_complex() && matches!(stringify!($name), "neg" | "abs") {
+                        return crate::native::complex::unary(stringify!($name), self);
+                    }
                     reject(stringify!($name), self, $fl, $bo)?;
                     let out = empty_like_layout(self.shape(), self.dtype(), Some(self))?;
                     map_each_dtype!(stringify!($name), self, &out, float |$f| $fb, int |$i| $ib, bool |$b| $bb);
@@ -87,6 +93,9 @@ macro_rules! exact_unary_ops {
                         return r.map(|_| ());
                     }
                     reject(stringify!($name_), self, $fl, $bo)?;
+                    if self.dtype().is_complex() && stringify!($name) == "neg" {
+                        return crate::native::binary::inplace_from(stringify!($name_), self, &[], |t| t.$name());
+                    }
                     if crate::autograd::derivatives::inplace::check(stringify!($name_), self, &[])? {
                         return crate::autograd::derivatives::inplace::run(self, true, |old| old.$name());
                     }

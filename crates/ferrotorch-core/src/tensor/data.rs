@@ -164,6 +164,7 @@ impl Tensor {
             // SAFETY: one element at data_ptr.
             let v = unsafe { *(self.data_ptr() as *const T) };
             if self.dtype() == DType::Bool { Scalar::Bool(v.to_bool()) }
+            else if T::IS_COMPLEX { let (re, im) = v.to_complex(); Scalar::Complex(re, im) }
             else if T::IS_FLOAT { Scalar::Float(v.to_f64()) }
             else { Scalar::Int(v.to_i64()) }
         }))

@@ -182,7 +182,7 @@ impl Formatter {
 
 /// Values of a row-major array with `shape`, reduced to the edge items of
 /// every summarised dimension (`get_summarized_data`).
-fn summarized(vals: &[f64], shape: &[usize], summarize: bool, edge: usize) -> Vec<f64> {
+fn summarized<V: Copy>(vals: &[V], shape: &[usize], summarize: bool, edge: usize) -> Vec<V> {
     if shape.is_empty() {
         return vals.to_vec();
     }
@@ -204,30 +204,33 @@ fn summarized(vals: &[f64], shape: &[usize], summarize: bool, edge: usize) -> Ve
         .collect()
 }
 
-fn tensor_str(
-    vals: &[f64],
+/// The nested-list text of `vals` (row-major, `shape`), each element
+/// written by `fmt` in a column `width` wide.
+fn tensor_str<V: Copy>(
+    vals: &[V],
     shape: &[usize],
     indent: usize,
     summarize: bool,
-    f: &Formatter,
+    fmt: &dyn Fn(V) -> String,
+    width: usize,
     o: &PrintOptions,
 ) -> String {
     if shape.is_empty() {
-        return f.format(vals[0]);
+        return fmt(vals[0]);
     }
     let n = shape[0];
     let inner: usize = shape[1..].iter().product();
     let edge = o.edgeitems;
     if shape.len() == 1 {
-        let elem_len = f.width + 2;
+        let elem_len = width + 2;
         let per_line = ((o.linewidth.saturating_sub(indent)) / elem_len).max(1);
         let data: Vec<String> = if summarize && n > 2 * edge {
-            let mut d: Vec<String> = vals[..edge].iter().map(|&v| f.format(v)).collect();
+            let mut d: Vec<String> = vals[..edge].iter().map(|&v| fmt(v)).collect();
             d.push(" ...".into());
-            d.extend(vals[n - edge..].iter().map(|&v| f.format(v)));
+            d.extend(vals[n - edge..].iter().map(|&v| fmt(v)));
             d
         } else {
-            vals.iter().map(|&v| f.format(v)).collect()
+            vals.iter().map(|&v| fmt(v)).collect()
         };
         let lines: Vec<String> = data.chunks(per_line).map(|c| c.join(", ")).collect();
         return format!(
@@ -241,7 +244,8 @@ fn tensor_str(
             &shape[1..],
             indent + 1,
             summarize,
-            f,
+            fmt,
+            width,
             o,
         )
     };
@@ -277,6 +281,52 @@ fn add_suffixes(s: String, suffixes: &[String], indent: usize, linewidth: usize)
     out
 }
 
+/// A complex tensor's data as torch writes it: the real parts in one
+/// column format, the imaginary parts in another, `1.+2.j`.
+fn complex_str(t: &Tensor, indent: usize, o: &PrintOptions) -> String {
+    let parts = t
+        .detach()
+        .real_view_raw()
+        .to_dtype(DType::F64)
+        .and_then(|r| r.to_vec::<f64>());
+    let flat = match parts {
+        Ok(v) => v,
+        Err(e) => return format!("<unprintable: {e}>"),
+    };
+    let vals: Vec<(f64, f64)> = flat.chunks(2).map(|p| (p[0], p[1])).collect();
+    let summarize = t.numel() > o.threshold;
+    let shown = if summarize {
+        summarized(&vals, t.shape(), true, o.edgeitems)
+    } else {
+        vals.clone()
+    };
+    let re: Vec<f64> = shown.iter().map(|v| v.0).collect();
+    let im: Vec<f64> = shown.iter().map(|v| v.1).collect();
+    let (f1, f2) = (
+        Formatter::new(Kind::Float, &re, o),
+        Formatter::new(Kind::Float, &im, o),
+    );
+    let fmt = |(a, b): (f64, f64)| {
+        let real = f1.format(a);
+        let imag = format!("{}j", f2.format(b));
+        let imag = imag.trim_start();
+        if imag.starts_with('+') || imag.starts_with('-') {
+            format!("{real}{imag}")
+        } else {
+            format!("{real}+{imag}")
+        }
+    };
+    tensor_str(
+        &vals,
+        t.shape(),
+        indent,
+        summarize,
+        &fmt,
+        f1.width + f2.width + 1,
+        o,
+    )
+}
+
 /// Suffixes after the data (`dtype=...`), plus any the caller adds
 /// (autograd adds `requires_grad=True`, `grad_fn=<...>`).
 pub(crate) fn render(t: &Tensor, extra: &[String]) -> String {
@@ -284,7 +334,10 @@ pub(crate) fn render(t: &Tensor, extra: &[String]) -> String {
     let prefix = "tensor(";
     let indent = prefix.len();
     let dt = t.dtype();
-    let default_like = dt == get_default_dtype() || dt == DType::I64 || dt == DType::Bool;
+    let default_like = dt == get_default_dtype()
+        || dt == crate::dtype::default_complex_dtype()
+        || dt == DType::I64
+        || dt == DType::Bool;
     let mut suffixes = Vec::new();
     let body = if t.numel() == 0 {
         if t.dim() != 1 {
@@ -304,6 +357,14 @@ pub(crate) fn render(t: &Tensor, extra: &[String]) -> String {
         if !default_like {
             suffixes.push(format!("dtype={dt}"));
         }
+        if dt.is_complex() {
+            return add_suffixes(
+                format!("{prefix}{}", complex_str(t, indent, &o)),
+                &[suffixes, extra.to_vec()].concat(),
+                indent,
+                o.linewidth,
+            );
+        }
         let vals = match t.to_vec_f64() {
             Ok(v) => v,
             Err(e) => return format!("tensor(<unprintable: {e}>)"),
@@ -322,7 +383,15 @@ pub(crate) fn render(t: &Tensor, extra: &[String]) -> String {
             vals.clone()
         };
         let f = Formatter::new(kind, &fvals, &o);
-        tensor_str(&vals, t.shape(), indent, summarize, &f, &o)
+        tensor_str(
+            &vals,
+            t.shape(),
+            indent,
+            summarize,
+            &|v| f.format(v),
+            f.width,
+            &o,
+        )
     };
     suffixes.extend(extra.iter().cloned());
     add_suffixes(format!("{prefix}{body}"), &suffixes, indent, o.linewidth)

@@ -112,6 +112,8 @@ pub fn dl_dtype(d: DType) -> DLDataType {
         DType::BF16 => (4, 16),
         DType::F32 => (2, 32),
         DType::F64 => (2, 64),
+        DType::C64 => (5, 64),
+        DType::C128 => (5, 128),
     };
     DLDataType {
         code,
@@ -139,6 +141,8 @@ pub fn from_dl_dtype(t: DLDataType) -> Result<DType> {
         (4, 16) => DType::BF16,
         (2, 32) => DType::F32,
         (2, 64) => DType::F64,
+        (5, 64) => DType::C64,
+        (5, 128) => DType::C128,
         (c, b) => bail!(
             NotImplemented,
             "from_dlpack: unsupported DLPack dtype (code {c}, bits {b})"

@@ -80,7 +80,12 @@ impl Tensor {
         Tensor::with_base(storage, layout, dtype, None)
     }
 
-    fn with_base(storage: Storage, layout: Layout, dtype: DType, base: Option<Tensor>) -> Tensor {
+    pub(crate) fn with_base(
+        storage: Storage,
+        layout: Layout,
+        dtype: DType,
+        base: Option<Tensor>,
+    ) -> Tensor {
         Tensor(Arc::new(TensorImpl {
             storage,
             layout,

@@ -7,6 +7,7 @@
 //! tests that seed the global generator share [`rng_lock`].
 
 mod autograd;
+mod complex;
 mod custom_classes;
 mod custom_ops;
 mod dispatch;

@@ -41,6 +41,7 @@ fn tensor(v: &Value) -> Tensor {
         DType::Bool => {
             Tensor::from_vec(data.iter().map(|x| x.as_bool().unwrap()).collect(), &shape)
         }
+        d => panic!("the reference fixtures hold no {d} tensors"),
     }
     .unwrap()
 }

@@ -364,9 +364,9 @@ impl Tensor {
         a.matmul(&b.t()?)?.reshape(&shape)
     }
 
-    /// `torch.vdot`: the dot product (real tensors: `dot`).
+    /// `torch.vdot`: the dot product with `self` conjugated.
     pub fn vdot(&self, other: &Tensor) -> Result<Tensor> {
-        self.dot(other)
+        self.conj()?.dot(other)
     }
 
     /// `torch.addmv`: `beta * self + alpha * (mat @ vec)`.

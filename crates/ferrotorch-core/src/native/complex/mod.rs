@@ -1,0 +1,245 @@
+//! Complex tensors (Note [Complex numbers]): the views between complex and
+//! real (`view_as_real`, `view_as_complex`, `real`, `imag`), construction
+//! (`complex`, `polar`), and complex arithmetic written on the real view.
+//!
+//! # Note [Complex support is opt-in]
+//! Generic kernels take complex elements (they are `Element`s), which is
+//! right for moving them and wrong for ordering or arithmetic written for
+//! real numbers. So an op accepts complex tensors only when it says so:
+//! ops registered under [`COMPLEX_OPS`] (movement ops, and the arithmetic
+//! this module implements) pass; any other op called with a complex tensor
+//! is refused at the dispatcher with torch's message
+//! (`"max" not implemented for 'ComplexFloat'`), and typed Rust methods
+//! whose kernels would misread complex elements check for themselves.
+
+mod arith;
+mod views;
+
+pub use views::{complex, polar};
+
+pub(crate) use arith::{binary, involves_complex, product, reduce_real_view, unary};
+
+use crate::dispatch::Registry;
+use crate::dtype::DType;
+use crate::error::{Error, ErrorKind};
+use crate::tensor::Tensor;
+
+/// torch's error for an op without a complex kernel.
+pub(crate) fn not_implemented(op: &str, d: DType) -> Error {
+    Error::new(
+        ErrorKind::NotImplemented,
+        format!("\"{op}\" not implemented for '{}'", d.name_title()),
+    )
+}
+
+/// The ops that take complex tensors (Note [Complex support is opt-in]):
+/// moving and viewing elements, and the arithmetic of this module.
+pub const COMPLEX_OPS: &[&str] = &[
+    // complex <-> real
+    "view_as_real",
+    "view_as_complex",
+    "real",
+    "imag",
+    "complex",
+    "polar",
+    "conj",
+    "conj_physical",
+    "resolve_conj",
+    "resolve_neg",
+    "angle",
+    "sgn",
+    "abs",
+    "absolute",
+    // arithmetic
+    "add",
+    "add_",
+    "sub",
+    "sub_",
+    "mul",
+    "mul_",
+    "div",
+    "div_",
+    "true_divide",
+    "neg",
+    "neg_",
+    "negative",
+    "rsub",
+    "pow",
+    "pow_",
+    "exp",
+    "exp_",
+    "log",
+    "log_",
+    "log2",
+    "log10",
+    "sqrt",
+    "sqrt_",
+    "rsqrt",
+    "reciprocal",
+    "reciprocal_",
+    "sin",
+    "cos",
+    "tan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "sigmoid",
+    "square",
+    "expm1",
+    "log1p",
+    "isnan",
+    "isinf",
+    "isfinite",
+    "eq",
+    "ne",
+    "isclose",
+    "allclose",
+    "equal",
+    "sum",
+    "mean",
+    "matmul",
+    "mm",
+    "bmm",
+    "mv",
+    "dot",
+    "vdot",
+    "inner",
+    "outer",
+    "einsum",
+    "tensordot",
+    "kron",
+    // creation and copies
+    "zeros_like",
+    "ones_like",
+    "empty_like",
+    "full_like",
+    "zeros",
+    "ones",
+    "empty",
+    "full",
+    "scalar_tensor",
+    "clone",
+    "contiguous",
+    "detach",
+    "to",
+    "_to_copy",
+    "type_as",
+    "copy_",
+    "fill_",
+    "zero_",
+    "alias",
+    // views
+    "view",
+    "reshape",
+    "as_strided",
+    "transpose",
+    "t",
+    "permute",
+    "movedim",
+    "moveaxis",
+    "narrow",
+    "slice",
+    "select",
+    "squeeze",
+    "unsqueeze",
+    "expand",
+    "expand_as",
+    "broadcast_to",
+    "broadcast_tensors",
+    "flatten",
+    "unflatten",
+    "unfold",
+    "diagonal",
+    "split",
+    "split_with_sizes",
+    "chunk",
+    "unbind",
+    "view_as",
+    "reshape_as",
+    "swapaxes",
+    "swapdims",
+    "squeeze_",
+    "unsqueeze_",
+    "t_",
+    "transpose_",
+    "ravel",
+    "atleast_1d",
+    "atleast_2d",
+    "atleast_3d",
+    "tensor_split",
+    "hsplit",
+    "vsplit",
+    "dsplit",
+    // movement
+    "cat",
+    "concat",
+    "concatenate",
+    "stack",
+    "hstack",
+    "vstack",
+    "dstack",
+    "column_stack",
+    "row_stack",
+    "flip",
+    "fliplr",
+    "flipud",
+    "roll",
+    "rot90",
+    "repeat",
+    "tile",
+    "gather",
+    "index_select",
+    "take",
+    "take_along_dim",
+    "masked_select",
+    "masked_fill",
+    "masked_fill_",
+    "where",
+    "tril",
+    "triu",
+    "diag",
+    "diag_embed",
+    "diagflat",
+    "index",
+    "index_put",
+    "index_put_",
+    "nonzero",
+    "count_nonzero",
+    "numel",
+    "size",
+    "block_diag",
+];
+
+pub(crate) fn register(r: &mut Registry) {
+    type T = Tensor;
+    r.def_typed("view_as_real(Tensor(a) self) -> Tensor(a)", |x: T| {
+        x.view_as_real()
+    });
+    r.def_typed("view_as_complex(Tensor(a) self) -> Tensor(a)", |x: T| {
+        x.view_as_complex()
+    });
+    r.def_typed("real(Tensor(a) self) -> Tensor(a)", |x: T| x.real());
+    r.def_typed("imag(Tensor(a) self) -> Tensor(a)", |x: T| x.imag());
+    r.def_typed(
+        "complex(Tensor real, Tensor imag) -> Tensor",
+        |a: T, b: T| complex(&a, &b),
+    );
+    r.def_typed("polar(Tensor abs, Tensor angle) -> Tensor", |a: T, b: T| {
+        polar(&a, &b)
+    });
+    r.def_typed("conj(Tensor(a) self) -> Tensor(a)", |x: T| x.conj());
+    r.def_typed("conj_physical(Tensor self) -> Tensor", |x: T| {
+        x.conj_physical()
+    });
+    r.def_typed("resolve_conj(Tensor(a) self) -> Tensor(a)", |x: T| {
+        x.resolve_conj()
+    });
+    r.def_typed("resolve_neg(Tensor(a) self) -> Tensor(a)", |x: T| {
+        x.resolve_conj()
+    });
+    r.def_typed("is_complex(Tensor self) -> bool", |x: T| Ok(x.is_complex()));
+    r.def_typed("is_conj(Tensor self) -> bool", |x: T| Ok(x.is_conj()));
+    r.def_typed("angle(Tensor self) -> Tensor", |x: T| x.angle());
+    r.def_typed("sgn(Tensor self) -> Tensor", |x: T| x.sgn());
+    r.allow_complex(COMPLEX_OPS);
+}

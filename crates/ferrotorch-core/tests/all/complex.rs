@@ -1,0 +1,269 @@
+//! Complex tensors from Rust: values against hand-computed complex
+//! arithmetic, the real/complex views sharing storage, torch's printing,
+//! gradients in torch's convention (∂L/∂x + i ∂L/∂y) and gradcheck of each
+//! complex op through its real view.
+
+use ferrotorch_core::autograd::{gradcheck, GradcheckOptions};
+use ferrotorch_core::dtype::Complex128;
+use ferrotorch_core::{DType, Result, Scalar, Tensor};
+
+/// A complex128 tensor from `(re, im)` pairs.
+fn c(v: &[(f64, f64)], shape: &[usize]) -> Tensor {
+    let flat: Vec<f64> = v.iter().flat_map(|&(a, b)| [a, b]).collect();
+    let mut s = shape.to_vec();
+    s.push(2);
+    Tensor::from_vec(flat, &s)
+        .unwrap()
+        .view_as_complex()
+        .unwrap()
+}
+
+/// `(re, im)` pairs of a complex tensor.
+fn pairs(z: &Tensor) -> Vec<(f64, f64)> {
+    let v = z
+        .view_as_real()
+        .unwrap()
+        .contiguous()
+        .unwrap()
+        .to_vec_f64()
+        .unwrap();
+    v.chunks(2).map(|p| (p[0], p[1])).collect()
+}
+
+#[track_caller]
+fn close(z: &Tensor, want: &[(f64, f64)]) {
+    let got = pairs(z);
+    assert_eq!(got.len(), want.len(), "{got:?} vs {want:?}");
+    for (g, w) in got.iter().zip(want) {
+        assert!(
+            (g.0 - w.0).abs() < 1e-9 * (1.0 + w.0.abs())
+                && (g.1 - w.1).abs() < 1e-9 * (1.0 + w.1.abs()),
+            "{got:?} vs {want:?}"
+        );
+    }
+}
+
+fn cm(a: (f64, f64), b: (f64, f64)) -> (f64, f64) {
+    (a.0 * b.0 - a.1 * b.1, a.0 * b.1 + a.1 * b.0)
+}
+
+#[test]
+fn arithmetic_matches_complex_formulas() {
+    let (p, q) = ((1.0, 2.0), (-3.0, 0.5));
+    let a = c(&[p, q], &[2]);
+    let b = c(&[(0.5, -1.0), (2.0, 2.0)], &[2]);
+    close(&a.add(&b).unwrap(), &[(1.5, 1.0), (-1.0, 2.5)]);
+    close(&a.sub(&b).unwrap(), &[(0.5, 3.0), (-5.0, -1.5)]);
+    close(
+        &a.mul(&b).unwrap(),
+        &[cm(p, (0.5, -1.0)), cm(q, (2.0, 2.0))],
+    );
+    // (a / b) * b == a
+    close(&a.div(&b).unwrap().mul(&b).unwrap(), &[p, q]);
+    // a real tensor promotes; a complex scalar too
+    let r = Tensor::from_vec(vec![2.0f64, 3.0], &[2]).unwrap();
+    close(&a.mul(&r).unwrap(), &[(2.0, 4.0), (-9.0, 1.5)]);
+    close(
+        &r.add(Scalar::Complex(0.0, 1.0)).unwrap(),
+        &[(2.0, 1.0), (3.0, 1.0)],
+    );
+    // float32 + complex scalar -> complex64
+    let r32 = Tensor::from_vec(vec![1.0f32], &[1]).unwrap();
+    assert_eq!(
+        r32.mul(Scalar::Complex(0.0, 1.0)).unwrap().dtype(),
+        DType::C64
+    );
+    // float64 tensor with a complex64 tensor -> complex128, as torch
+    let z64 = c(&[(1.0, 1.0)], &[1]).to_dtype(DType::C64).unwrap();
+    assert_eq!(
+        r.mul(&z64.expand(&[2]).unwrap()).unwrap().dtype(),
+        DType::C128
+    );
+    // exp(iπ) = -1, |3+4i| = 5, angle(i) = π/2
+    let e = c(&[(0.0, std::f64::consts::PI)], &[1]).exp().unwrap();
+    close(&e, &[(-1.0, 0.0)]);
+    let z = c(&[(3.0, 4.0), (0.0, 1.0)], &[2]);
+    assert_eq!(z.abs().unwrap().to_vec_f64().unwrap(), vec![5.0, 1.0]);
+    assert_eq!(z.abs().unwrap().dtype(), DType::F64);
+    assert!(
+        (z.angle().unwrap().to_vec_f64().unwrap()[1] - std::f64::consts::FRAC_PI_2).abs() < 1e-15
+    );
+    // sqrt(-4) = 2i, log(-1) = iπ, z**2 by multiplication
+    close(&c(&[(-4.0, 0.0)], &[1]).sqrt().unwrap(), &[(0.0, 2.0)]);
+    close(
+        &c(&[(-1.0, 0.0)], &[1]).log().unwrap(),
+        &[(0.0, std::f64::consts::PI)],
+    );
+    close(
+        &z.pow(2).unwrap(),
+        &[cm((3.0, 4.0), (3.0, 4.0)), (-1.0, 0.0)],
+    );
+    close(&z.conj().unwrap(), &[(3.0, -4.0), (0.0, -1.0)]);
+    close(&z.reciprocal().unwrap(), &[(0.12, -0.16), (0.0, -1.0)]);
+    close(&z.sgn().unwrap(), &[(0.6, 0.8), (0.0, 1.0)]);
+}
+
+#[test]
+fn reductions_and_products() {
+    let a = c(&[(1.0, 2.0), (3.0, -1.0), (0.0, 1.0), (2.0, 2.0)], &[2, 2]);
+    close(&a.sum().unwrap(), &[(6.0, 4.0)]);
+    close(
+        &a.sum_dim(Some(&[0]), false, None).unwrap(),
+        &[(1.0, 3.0), (5.0, 1.0)],
+    );
+    close(
+        &a.mean_dim(Some(&[-1]), true, None).unwrap(),
+        &[(2.0, 0.5), (1.0, 1.5)],
+    );
+    let b = c(&[(1.0, 0.0), (0.0, 1.0), (2.0, -1.0), (1.0, 1.0)], &[2, 2]);
+    let m = a.matmul(&b).unwrap();
+    let (av, bv) = (pairs(&a), pairs(&b));
+    let add = |x: (f64, f64), y: (f64, f64)| (x.0 + y.0, x.1 + y.1);
+    let want: Vec<(f64, f64)> = (0..2)
+        .flat_map(|i| (0..2).map(move |j| (i, j)))
+        .map(|(i, j)| add(cm(av[2 * i], bv[j]), cm(av[2 * i + 1], bv[2 + j])))
+        .collect();
+    close(&m, &want);
+    // vdot conjugates its first argument: vdot(z, z) = |z|²
+    let v = c(&[(1.0, 2.0), (3.0, -1.0)], &[2]);
+    close(&v.vdot(&v).unwrap(), &[(15.0, 0.0)]);
+}
+
+#[test]
+fn views_share_storage_and_check_layout() {
+    let z = c(&[(1.0, 2.0), (3.0, 4.0)], &[2]);
+    let r = z.real().unwrap();
+    r.mul_(10.0).unwrap();
+    close(&z, &[(10.0, 2.0), (30.0, 4.0)]);
+    z.imag().unwrap().fill_(Scalar::Float(-1.0)).unwrap();
+    close(&z, &[(10.0, -1.0), (30.0, -1.0)]);
+    assert_eq!(z.view_as_real().unwrap().shape(), &[2, 2]);
+    // a real tensor whose last dim is not (re, im) pairs
+    let bad = Tensor::from_vec(vec![1.0f64; 6], &[2, 3]).unwrap();
+    let e = bad.view_as_complex().unwrap_err().to_string();
+    assert!(e.contains("last dimension of size 2"), "{e}");
+    let e = bad
+        .t()
+        .unwrap()
+        .contiguous()
+        .unwrap()
+        .reshape(&[3, 2])
+        .unwrap()
+        .t()
+        .unwrap();
+    assert!(e.view_as_complex().is_err());
+    let e = Tensor::from_vec(vec![1i64, 2], &[1, 2])
+        .unwrap()
+        .view_as_complex()
+        .unwrap_err();
+    assert!(e.to_string().contains("float and double"), "{e}");
+    assert!(Tensor::from_vec(vec![1.0f64], &[1])
+        .unwrap()
+        .imag()
+        .is_err());
+    // transposed complex views stay views
+    let m = c(&[(1.0, 1.0), (2.0, 2.0), (3.0, 3.0), (4.0, 4.0)], &[2, 2]);
+    close(
+        &m.t().unwrap().contiguous().unwrap(),
+        &[(1.0, 1.0), (3.0, 3.0), (2.0, 2.0), (4.0, 4.0)],
+    );
+    assert_eq!(m.item().is_err(), true);
+    assert_eq!(
+        c(&[(1.5, -2.0)], &[]).item().unwrap(),
+        Scalar::Complex(1.5, -2.0)
+    );
+}
+
+#[test]
+fn ops_without_complex_meaning_refuse_complex_tensors() {
+    let z = c(&[(1.0, 2.0)], &[1]);
+    use ferrotorch_core::dispatch::{call, IValue};
+    let one = |t: &Tensor| -> Vec<IValue> { vec![t.clone().into()] };
+    let two = |t: &Tensor| -> Vec<IValue> { vec![t.clone().into(), 0.into()] };
+    for (op, args) in [
+        ("max", one(&z)),
+        ("sort", one(&z)),
+        ("floor", one(&z)),
+        ("clamp", two(&z)),
+        ("lt", two(&z)),
+    ] {
+        let e = call(op, &args, &[]).unwrap_err().to_string();
+        assert!(
+            e.contains("not implemented for 'ComplexDouble'"),
+            "{op}: {e}"
+        );
+    }
+    assert!(z.floor().is_err());
+}
+
+#[test]
+fn prints_as_torch() {
+    let z = c(&[(1.0, 2.0), (-3.5, -1.0)], &[2])
+        .to_dtype(DType::C64)
+        .unwrap();
+    assert_eq!(format!("{z}"), "tensor([ 1.0000+2.j, -3.5000-1.j])");
+    let z = c(&[(1.0, 0.0)], &[1]);
+    assert_eq!(format!("{z}"), "tensor([1.+0.j], dtype=torch.complex128)");
+}
+
+#[test]
+fn gradients_follow_torchs_convention() -> Result<()> {
+    // L = |z|² gives dL/dz = 2z in torch's convention
+    let z = c(&[(1.0, 2.0), (-0.5, 3.0)], &[2]).requires_grad_(true)?;
+    z.abs()?.pow(2)?.sum()?.backward()?;
+    close(&z.grad().unwrap(), &[(2.0, 4.0), (-1.0, 6.0)]);
+    // L = Re(w·z) gives conj(w)
+    let z = c(&[(1.0, 2.0)], &[1]).requires_grad_(true)?;
+    let w = c(&[(3.0, -1.0)], &[1]);
+    z.mul(&w)?.real()?.sum()?.backward()?;
+    close(&z.grad().unwrap(), &[(3.0, 1.0)]);
+    Ok(())
+}
+
+#[test]
+fn gradcheck_each_op_through_the_real_view() -> Result<()> {
+    let x = Tensor::from_vec(vec![0.7f64, -0.4, 1.3, 0.9, -1.1, 0.2], &[3, 2])?;
+    let y = Tensor::from_vec(vec![0.3f64, 0.8, -0.6, 0.5, 1.2, -0.7], &[3, 2])?;
+    type Op = fn(&Tensor, &Tensor) -> Result<Tensor>;
+    let ops: Vec<(&str, Op)> = vec![
+        ("add", |a, b| a.add(b)),
+        ("mul", |a, b| a.mul(b)),
+        ("div", |a, b| a.div(b)),
+        ("pow", |a, b| a.pow(b)),
+        ("exp", |a, _| a.exp()),
+        ("log", |a, _| a.log()),
+        ("sqrt", |a, _| a.sqrt()),
+        ("sin", |a, _| a.sin()),
+        ("tanh", |a, _| a.tanh()),
+        ("sigmoid", |a, _| a.sigmoid()),
+        ("reciprocal", |a, _| a.reciprocal()),
+        ("abs", |a, _| a.abs()),
+        ("angle", |a, _| a.angle()),
+        ("sgn", |a, _| a.sgn()),
+        ("conj", |a, _| a.conj()),
+        ("matmul", |a, b| a.unsqueeze(1)?.matmul(&b.unsqueeze(0)?)),
+        ("sum", |a, _| a.sum()),
+        ("mean", |a, _| a.mean()),
+        ("polar", |a, _| {
+            ferrotorch_core::native::complex::polar(&a.abs()?, &a.angle()?)
+        }),
+    ];
+    for (name, op) in ops {
+        let r = gradcheck(
+            |xs| {
+                let (a, b) = (xs[0].view_as_complex()?, xs[1].view_as_complex()?);
+                let out = op(&a, &b)?;
+                Ok(vec![if out.is_complex() {
+                    out.view_as_real()?
+                } else {
+                    out
+                }])
+            },
+            &[x.requires_grad_(true)?, y.requires_grad_(true)?],
+            GradcheckOptions::default(),
+        );
+        assert!(r.is_ok(), "{name}: {r:?}");
+    }
+    let _ = Complex128::new(0.0, 0.0);
+    Ok(())
+}
