@@ -107,6 +107,10 @@ enum FtDType
   FT_FLOAT32 = 6,
   // `torch.float64`
   FT_FLOAT64 = 7,
+  // `torch.complex64`
+  FT_COMPLEX64 = 9,
+  // `torch.complex128`
+  FT_COMPLEX128 = 10,
   // `torch.bool`
   FT_BOOL = 11,
   // `torch.bfloat16`

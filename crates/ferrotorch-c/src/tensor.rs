@@ -34,6 +34,10 @@ pub enum FtDType {
     FtFloat32 = 6,
     /// `torch.float64`
     FtFloat64 = 7,
+    /// `torch.complex64`
+    FtComplex64 = 9,
+    /// `torch.complex128`
+    FtComplex128 = 10,
     /// `torch.bool`
     FtBool = 11,
     /// `torch.bfloat16`
@@ -51,6 +55,8 @@ pub(crate) fn dtype_of(what: &str, code: i32) -> Res<DType> {
         5 => DType::F16,
         6 => DType::F32,
         7 => DType::F64,
+        9 => DType::C64,
+        10 => DType::C128,
         11 => DType::Bool,
         15 => DType::BF16,
         c => {
@@ -73,6 +79,8 @@ pub(crate) fn code_of(d: DType) -> i32 {
         DType::F16 => 5,
         DType::F32 => 6,
         DType::F64 => 7,
+        DType::C64 => 9,
+        DType::C128 => 10,
         DType::Bool => 11,
         DType::BF16 => 15,
     }

@@ -27,6 +27,8 @@ pub enum ValueType {
     Int,
     /// `float`
     Float,
+    /// `complex`
+    Complex,
     /// `bool`
     Bool,
     /// `str`
@@ -61,6 +63,7 @@ impl ValueType {
             IValue::SymScalar(t) if t.dtype() == DType::Bool => ValueType::Bool,
             IValue::SymScalar(_) => ValueType::Int,
             IValue::Float(_) => ValueType::Float,
+            IValue::Complex(..) => ValueType::Complex,
             IValue::Bool(_) => ValueType::Bool,
             IValue::Str(_) => ValueType::Str,
             IValue::DType(_) => ValueType::ScalarType,

@@ -42,6 +42,7 @@ impl fmt::Display for ValueType {
             }
             ValueType::Int => write!(f, "int"),
             ValueType::Float => write!(f, "float"),
+            ValueType::Complex => write!(f, "complex"),
             ValueType::Bool => write!(f, "bool"),
             ValueType::Str => write!(f, "str"),
             ValueType::ScalarType => write!(f, "ScalarType"),
@@ -80,6 +81,12 @@ pub(crate) fn literal(v: &IValue) -> String {
         IValue::None => "None".into(),
         IValue::Int(i) => i.to_string(),
         IValue::Float(x) => py_float(*x),
+        IValue::Complex(re, im) => format!(
+            "{}{}{}j",
+            py_float(*re),
+            if *im < 0.0 { "-" } else { "+" },
+            py_float(im.abs())
+        ),
         IValue::Bool(b) => if *b { "True" } else { "False" }.into(),
         IValue::Str(s) => format!("{s:?}"),
         IValue::DType(d) => d.to_string(),
@@ -97,6 +104,7 @@ fn constant_attr(v: &IValue) -> String {
         IValue::None => return String::new(),
         IValue::Int(i) => i.to_string(),
         IValue::Float(x) => py_float(*x),
+        IValue::Complex(..) => literal(v),
         IValue::Bool(b) => u8::from(*b).to_string(),
         IValue::Str(s) => format!("{s:?}"),
         IValue::DType(d) => d.to_string(),

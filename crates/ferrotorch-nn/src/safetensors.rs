@@ -35,6 +35,11 @@ fn code(dtype: DType) -> Result<&'static str> {
         DType::I8 => "I8",
         DType::U8 => "U8",
         DType::Bool => "BOOL",
+        DType::C64 => "C64",
+        DType::C128 => bail!(
+            Runtime,
+            "safetensors: the format has no complex128 dtype (complex64 is C64)"
+        ),
     })
 }
 
@@ -50,6 +55,7 @@ fn parse_code(s: &str) -> Result<DType> {
         "I8" => DType::I8,
         "U8" => DType::U8,
         "BOOL" => DType::Bool,
+        "C64" => DType::C64,
         other => bail!(Runtime, "safetensors: unsupported dtype {other:?}"),
     })
 }
@@ -66,8 +72,10 @@ fn rank(dtype: DType) -> u8 {
         DType::BF16 => 5,
         DType::I32 => 6,
         DType::F32 => 7,
-        DType::F64 => 8,
-        DType::I64 => 9,
+        DType::C64 => 8,
+        DType::F64 => 9,
+        DType::I64 => 10,
+        DType::C128 => 11,
     }
 }
 

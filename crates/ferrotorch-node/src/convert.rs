@@ -135,7 +135,7 @@ pub(crate) fn to_kwargs(js: Js, obj: sys::napi_value) -> napi::Result<Vec<(Strin
 }
 
 /// A JavaScript array of converted values.
-fn array(
+pub(crate) fn array(
     js: Js,
     vals: impl Iterator<Item = napi::Result<sys::napi_value>>,
 ) -> napi::Result<sys::napi_value> {
@@ -154,6 +154,7 @@ pub(crate) fn from_ivalue_handles(js: Js, v: IValue) -> napi::Result<sys::napi_v
         IValue::Bool(b) => js.boolean(b),
         IValue::Int(i) => js.number(i as f64),
         IValue::Float(f) => js.number(f),
+        IValue::Complex(re, im) => array(js, [js.number(re), js.number(im)].into_iter()),
         IValue::Str(s) => js.string(&s),
         IValue::DType(d) => js.string(d.name()),
         IValue::IntList(l) => array(js, l.into_iter().map(|i| js.number(i as f64))),

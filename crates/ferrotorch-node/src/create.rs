@@ -104,17 +104,20 @@ fn array_kind(ty: i32) -> &'static str {
     }
 }
 
-/// The TypedArray class that holds a dtype's elements.
-fn array_type_of(d: DType) -> i32 {
+/// The TypedArray class that holds a dtype's elements, and how many of
+/// its entries one element takes (complex numbers: `re, im`).
+fn array_type_of(d: DType) -> (i32, usize) {
     match d {
-        DType::F32 => TA::float32_array,
-        DType::F64 => TA::float64_array,
-        DType::I32 => TA::int32_array,
-        DType::I64 => TA::bigint64_array,
-        DType::I16 => TA::int16_array,
-        DType::I8 => TA::int8_array,
-        DType::U8 | DType::Bool => TA::uint8_array,
-        DType::F16 | DType::BF16 => TA::uint16_array,
+        DType::F32 => (TA::float32_array, 1),
+        DType::F64 => (TA::float64_array, 1),
+        DType::I32 => (TA::int32_array, 1),
+        DType::I64 => (TA::bigint64_array, 1),
+        DType::I16 => (TA::int16_array, 1),
+        DType::I8 => (TA::int8_array, 1),
+        DType::U8 | DType::Bool => (TA::uint8_array, 1),
+        DType::F16 | DType::BF16 => (TA::uint16_array, 1),
+        DType::C64 => (TA::float32_array, 2),
+        DType::C128 => (TA::float64_array, 2),
     }
 }
 
@@ -250,8 +253,8 @@ unsafe extern "C" fn drop_tensor(
 /// A TypedArray over a contiguous tensor's bytes (Note [Shared JavaScript
 /// memory]).
 pub(crate) fn typed_view(env: sys::napi_env, t: Core) -> napi::Result<sys::napi_value> {
-    let ty = array_type_of(t.dtype());
-    let len = t.numel();
+    let (ty, lanes) = array_type_of(t.dtype());
+    let len = t.numel() * lanes;
     let nbytes = len * t.element_size();
     t.storage().mark_exported(); // Note [Moving a storage into shared memory]
     let ptr = t.data_ptr();

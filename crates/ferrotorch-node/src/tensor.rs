@@ -204,6 +204,10 @@ fn scalar_value(js: Js, s: Scalar) -> napi::Result<sys::napi_value> {
         Scalar::Bool(b) => js.boolean(b),
         Scalar::Int(i) => js.number(i as f64),
         Scalar::Float(f) => js.number(f),
+        // JavaScript has no complex numbers: `[re, im]`
+        Scalar::Complex(re, im) => {
+            crate::convert::array(js, [js.number(re), js.number(im)].into_iter())
+        }
     }
 }
 

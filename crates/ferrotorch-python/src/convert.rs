@@ -12,7 +12,7 @@ use ferrotorch_core::dispatch::IValue;
 use ferrotorch_core::{Scalar, Tensor};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyFloat, PyInt, PyList, PyString, PyTuple};
+use pyo3::types::{PyBool, PyComplex, PyFloat, PyInt, PyList, PyString, PyTuple};
 
 /// Convert one Python argument.
 pub fn to_ivalue(obj: &Bound<'_, PyAny>) -> PyResult<IValue> {
@@ -30,6 +30,9 @@ pub fn to_ivalue(obj: &Bound<'_, PyAny>) -> PyResult<IValue> {
     }
     if obj.is_instance_of::<PyFloat>() {
         return Ok(IValue::Float(obj.extract()?));
+    }
+    if let Some((re, im)) = complex_of(obj)? {
+        return Ok(IValue::Complex(re, im));
     }
     if obj.is_instance_of::<PyString>() {
         return Ok(IValue::Str(obj.extract()?));
@@ -136,6 +139,22 @@ pub fn to_scalar(obj: &Bound<'_, PyAny>) -> PyResult<Option<Scalar>> {
     if obj.is_instance_of::<PyFloat>() {
         return Ok(Some(Scalar::Float(obj.extract()?)));
     }
+    if let Some((re, im)) = complex_of(obj)? {
+        return Ok(Some(Scalar::Complex(re, im)));
+    }
+    Ok(None)
+}
+
+/// A Python `complex` or a NumPy complex scalar as `(re, im)`.
+pub fn complex_of(obj: &Bound<'_, PyAny>) -> PyResult<Option<(f64, f64)>> {
+    if let Ok(c) = obj.cast::<PyComplex>() {
+        return Ok(Some((c.real(), c.imag())));
+    }
+    if obj.get_type().name()?.to_str()?.starts_with("complex") && obj.hasattr("__complex__")? {
+        let c = obj.call_method0("__complex__")?;
+        let c = c.cast::<PyComplex>()?;
+        return Ok(Some((c.real(), c.imag())));
+    }
     Ok(None)
 }
 
@@ -152,6 +171,7 @@ pub fn from_ivalue(py: Python<'_>, v: IValue) -> PyResult<Bound<'_, PyAny>> {
         IValue::Bool(b) => PyBool::new(py, b).to_owned().into_any(),
         IValue::Int(i) => i.into_pyobject(py)?.into_any(),
         IValue::Float(f) => f.into_pyobject(py)?.into_any(),
+        IValue::Complex(re, im) => PyComplex::from_doubles(py, re, im).into_any(),
         IValue::Str(s) => s.into_pyobject(py)?.into_any(),
         IValue::DType(d) => dtype_object(py, d).into_any(),
         IValue::Generator(g) => Bound::new(py, crate::generator::PyGenerator { g })?.into_any(),

@@ -16,11 +16,14 @@ enum Kind {
     Bool,
     Int,
     Float,
+    Complex,
 }
 
 struct Walk {
     shape: Vec<usize>,
     vals: Vec<f64>,
+    /// Imaginary parts, kept once a complex number is seen (zeros before).
+    imag: Vec<f64>,
     ints: Vec<i64>,
     kind: Kind,
     seen_any: bool,
@@ -36,12 +39,19 @@ fn leaf(w: &mut Walk, s: Scalar, big_int: bool) {
         Scalar::Int(_) => Kind::Int,
         Scalar::Float(_) if big_int => Kind::Int,
         Scalar::Float(_) => Kind::Float,
+        Scalar::Complex(..) => Kind::Complex,
     };
     w.big_int |= big_int;
     if !w.seen_any || k > w.kind {
         w.kind = if w.seen_any { w.kind.max(k) } else { k };
     }
     w.seen_any = true;
+    if k == Kind::Complex && w.imag.len() < w.vals.len() {
+        w.imag.resize(w.vals.len(), 0.0);
+    }
+    if w.kind == Kind::Complex {
+        w.imag.push(s.to_complex().1);
+    }
     w.vals.push(s.to_f64());
     w.ints.push(s.to_i64());
 }
@@ -63,6 +73,9 @@ fn scalar_of(obj: &Bound<'_, PyAny>, big: &mut bool) -> PyResult<Option<Scalar>>
     }
     if obj.is_instance_of::<PyFloat>() {
         return Ok(Some(Scalar::Float(obj.extract()?)));
+    }
+    if let Some((re, im)) = crate::convert::complex_of(obj)? {
+        return Ok(Some(Scalar::Complex(re, im)));
     }
     if let Ok(t) = obj.cast::<PyTensor>() {
         let t = &t.borrow().t;
@@ -166,7 +179,14 @@ fn walk(w: &mut Walk, obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<()> {
 /// an integer dtype's range (RuntimeError; floats into float dtypes
 /// round to ±inf unchecked, as in torch).
 fn check_values_fit(w: &Walk, target: DType) -> PyResult<()> {
-    if target.is_floating_point() || target == DType::Bool {
+    if w.kind == Kind::Complex && !target.is_complex() {
+        return Err(PyTypeError::new_err(if target.is_floating_point() {
+            "must be real number, not complex"
+        } else {
+            "can't convert complex to int"
+        }));
+    }
+    if target.is_floating_point() || target.is_complex() || target == DType::Bool {
         return Ok(());
     }
     if w.big_int {
@@ -207,6 +227,7 @@ pub fn tensor_from_data(data: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResu
     let mut w = Walk {
         shape: Vec::new(),
         vals: Vec::new(),
+        imag: Vec::new(),
         ints: Vec::new(),
         kind: Kind::Bool,
         seen_any: false,
@@ -220,11 +241,25 @@ pub fn tensor_from_data(data: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResu
             Kind::Bool => DType::Bool,
             Kind::Int => DType::I64,
             Kind::Float => get_default_dtype(),
+            Kind::Complex => ferrotorch_core::dtype::default_complex_dtype(),
         }
     };
     let target = dtype.unwrap_or(inferred);
     check_values_fit(&w, target)?;
-    let t = if w.kind == Kind::Float || !w.seen_any || w.big_int {
+    let t = if w.kind == Kind::Complex {
+        let flat: Vec<f64> = w
+            .vals
+            .iter()
+            .zip(&w.imag)
+            .flat_map(|(&a, &b)| [a, b])
+            .collect();
+        let mut shape = w.shape.clone();
+        shape.push(2);
+        Tensor::from_vec(flat, &shape)
+            .py()?
+            .view_as_complex()
+            .py()?
+    } else if w.kind == Kind::Float || !w.seen_any || w.big_int {
         Tensor::from_vec(w.vals, &w.shape).py()?
     } else if w.kind == Kind::Bool {
         Tensor::from_vec(

@@ -25,6 +25,29 @@ impl PyDType {
         self.dtype.is_floating_point()
     }
 
+    /// Whether this is a complex dtype.
+    #[getter]
+    fn is_complex(&self) -> bool {
+        self.dtype.is_complex()
+    }
+
+    /// The dtype of a complex dtype's parts (`complex64.to_real()` is
+    /// `float32`); real dtypes give themselves.
+    fn to_real<'py>(&self, py: Python<'py>) -> Bound<'py, PyDType> {
+        dtype_object(py, self.dtype.to_real())
+    }
+
+    /// The complex dtype with parts of this float dtype.
+    fn to_complex<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDType>> {
+        match self.dtype.to_complex() {
+            Some(d) if self.dtype != DType::BF16 => Ok(dtype_object(py, d)),
+            _ => Err(pyo3::exceptions::PyRuntimeError::new_err(format!(
+                "Unknown Complex ScalarType for {}",
+                self.dtype.name_title()
+            ))),
+        }
+    }
+
     /// Whether this dtype is signed.
     #[getter]
     fn is_signed(&self) -> bool {
@@ -61,6 +84,10 @@ const ALIASES: &[(&str, DType)] = &[
     ("float", DType::F32),
     ("float64", DType::F64),
     ("double", DType::F64),
+    ("complex64", DType::C64),
+    ("cfloat", DType::C64),
+    ("complex128", DType::C128),
+    ("cdouble", DType::C128),
 ];
 
 static SINGLETONS: PyOnceLock<Vec<Py<PyDType>>> = PyOnceLock::new();

@@ -93,6 +93,8 @@ fn dtype_of_format(format: &str, itemsize: usize) -> PyResult<Option<DType>> {
         ("d", 8) => Some(DType::F64),
         ("f", 4) => Some(DType::F32),
         ("e", 2) => Some(DType::F16),
+        ("Zf", 8) => Some(DType::C64),
+        ("Zd", 16) => Some(DType::C128),
         ("q" | "l", 8) => Some(DType::I64),
         ("i" | "l", 4) => Some(DType::I32),
         ("h", 2) => Some(DType::I16),
@@ -237,7 +239,7 @@ pub fn from_numpy(array: &Bound<'_, PyAny>, misaligned: Misaligned) -> PyResult<
 fn unsupported_dtype(array: &Bound<'_, PyAny>) -> Option<PyErr> {
     let name = array.getattr("dtype").ok()?.str().ok()?.to_string();
     Some(PyTypeError::new_err(format!(
-        "can't convert np.ndarray of type numpy.{name}. The only supported types are: float64, float32, float16, int64, int32, int16, int8, uint8, and bool."
+        "can't convert np.ndarray of type numpy.{name}. The only supported types are: float64, float32, float16, complex64, complex128, int64, int32, int16, int8, uint8, and bool."
     )))
 }
 
@@ -254,6 +256,10 @@ fn typestr_of_dtype(d: DType) -> PyResult<&'static str> {
         (DType::I64, '<') => "<i8",
         (DType::I32, '<') => "<i4",
         (DType::I16, '<') => "<i2",
+        (DType::C64, '<') => "<c8",
+        (DType::C128, '<') => "<c16",
+        (DType::C64, _) => ">c8",
+        (DType::C128, _) => ">c16",
         (DType::F64, _) => ">f8",
         (DType::F32, _) => ">f4",
         (DType::F16, _) => ">f2",

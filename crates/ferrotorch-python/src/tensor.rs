@@ -77,10 +77,32 @@ fn nested<'py>(py: Python<'py>, t: &Tensor) -> PyResult<Bound<'py, PyAny>> {
     if t.dtype() == DType::Bool {
         let v: Vec<bool> = t.to_vec::<bool>().py()?;
         build(py, &v, &shape)
+    } else if t.dtype().is_complex() {
+        let flat = t.detach().view_as_real().py()?.to_vec_f64().py()?;
+        let v: Vec<Bound<'_, PyAny>> = flat
+            .chunks(2)
+            .map(|p| pyo3::types::PyComplex::from_doubles(py, p[0], p[1]).into_any())
+            .collect();
+        build(py, &v, &shape)
     } else if t.dtype().is_floating_point() {
         build(py, &t.to_vec_f64().py()?, &shape)
     } else {
         build(py, &t.to_vec_i64().py()?, &shape)
+    }
+}
+
+/// `t.real = value` / `t.imag = value`: copy a tensor or fill a number
+/// into the part's view.
+fn write_part(part: &Tensor, value: &Bound<'_, PyAny>) -> PyResult<()> {
+    match crate::convert::to_ivalue(value)? {
+        ferrotorch_core::dispatch::IValue::Tensor(v) => part.copy_(&v).py(),
+        v => match v.to_scalar() {
+            Some(s) => part.fill_(s).py(),
+            None => Err(PyTypeError::new_err(format!(
+                "can't assign a {} to a part of a Tensor",
+                value.get_type().name()?
+            ))),
+        },
     }
 }
 
@@ -90,6 +112,7 @@ pub fn scalar_object(py: Python<'_>, s: Scalar) -> PyResult<Bound<'_, PyAny>> {
         Scalar::Bool(b) => PyBool::new(py, b).to_owned().into_any(),
         Scalar::Int(i) => i.into_pyobject(py)?.into_any(),
         Scalar::Float(f) => f.into_pyobject(py)?.into_any(),
+        Scalar::Complex(re, im) => pyo3::types::PyComplex::from_doubles(py, re, im).into_any(),
     })
 }
 
@@ -302,6 +325,30 @@ impl PyTensor {
         dtype_object(py, self.t.dtype())
     }
 
+    /// `t.real`: the real parts, a view (the tensor itself when real).
+    #[getter]
+    fn real<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        crate::convert::wrap(py, self.t.real().py()?)
+    }
+
+    /// `t.real = value`: write the real parts.
+    #[setter]
+    fn set_real(&self, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        write_part(&self.t.real().py()?, value)
+    }
+
+    /// `t.imag`: the imaginary parts of a complex tensor, a view.
+    #[getter]
+    fn imag<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        crate::convert::wrap(py, self.t.imag().py()?)
+    }
+
+    /// `t.imag = value`: write the imaginary parts.
+    #[setter]
+    fn set_imag(&self, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        write_part(&self.t.imag().py()?, value)
+    }
+
     #[getter]
     fn device<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let cls = DEVICE.import(py, "ferrotorch._device", "device")?;
@@ -486,8 +533,16 @@ impl PyTensor {
         Ok(self.t.item().py()?.to_bool())
     }
 
+    fn __complex__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let (re, im) = self.t.item().py()?.to_complex();
+        Ok(pyo3::types::PyComplex::from_doubles(py, re, im).into_any())
+    }
+
     fn __float__(&self, py: Python<'_>) -> PyResult<f64> {
         crate::jit::warn_if_tracing(py, "Converting a tensor to a Python float")?;
+        if self.t.is_complex() {
+            return Err(PyTypeError::new_err("can't convert complex to float"));
+        }
         self.t.item_f64().py()
     }
 
@@ -496,6 +551,9 @@ impl PyTensor {
     /// (as torch); integer and bool tensors give their value.
     fn __int__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         crate::jit::warn_if_tracing(py, "Converting a tensor to a Python integer")?;
+        if self.t.is_complex() {
+            return Err(PyTypeError::new_err("can't convert complex to int"));
+        }
         match self.t.item().py()? {
             ferrotorch_core::Scalar::Float(f) => py.get_type::<pyo3::types::PyInt>().call1((f,)),
             s => Ok(s.to_i64().into_pyobject(py)?.into_any()),
@@ -503,7 +561,7 @@ impl PyTensor {
     }
 
     fn __index__(&self) -> PyResult<i64> {
-        if self.t.dtype().is_floating_point() || self.t.numel() != 1 {
+        if !self.t.dtype().is_integral(true) || self.t.numel() != 1 {
             return Err(PyTypeError::new_err(
                 "only integer tensors of a single element can be converted to an index",
             ));

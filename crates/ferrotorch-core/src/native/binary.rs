@@ -133,7 +133,7 @@ macro_rules! binary_each_dtype {
             $body
         })
     };
-    ($kind:ident, $dt:expr, $a:expr, $b:expr, $out:expr,
+    ($op:expr, $kind:ident, $dt:expr, $a:expr, $b:expr, $out:expr,
      float |$x:ident, $y:ident| $fb:expr, int |$i:ident, $j:ident| $ib:expr, bool |$p:ident, $q:ident| $bb:expr) => {{
         let (a, b, out): (&$crate::Tensor, &$crate::Tensor, &$crate::Tensor) = ($a, $b, $out);
         match $dt {
@@ -148,7 +148,7 @@ macro_rules! binary_each_dtype {
             $crate::DType::U8 => binary_each_dtype!(@arm $kind, u8, a, b, out, |$i, $j| $ib),
             $crate::DType::Bool => binary_each_dtype!(@arm $kind, bool, a, b, out, |$p, $q| $bb),
             d @ ($crate::DType::C64 | $crate::DType::C128) => {
-                return Err($crate::native::complex::not_implemented("this op", d))
+                return Err($crate::native::complex::not_implemented($op, d))
             }
         }
     }};
@@ -313,7 +313,7 @@ macro_rules! binary_ops {
                         check(stringify!($name), dt, &other, &b)?;
                         let like = if a.shape() == shape.as_slice() { Some(&a) } else { None };
                         let out = empty_like_layout(&shape, dt, like)?;
-                        binary_each_dtype!(same, dt, &a, &b, &out,
+                        binary_each_dtype!(stringify!($name), same, dt, &a, &b, &out,
                             float |$x, $y| $fb, int |$i, $j| $ib, bool |$p, $q| $bb);
                         Ok(out)
                     };
@@ -347,7 +347,7 @@ macro_rules! binary_ops {
                     check(stringify!($name_), dt, &other, &b)?;
                     check_inplace(stringify!($name_), self)?;
                     let b = detach_alias(self, b)?;
-                    binary_each_dtype!(same, dt, self, &b, self,
+                    binary_each_dtype!(stringify!($name_), same, dt, self, &b, self,
                         float |$x, $y| $fb, int |$i, $j| $ib, bool |$p, $q| $bb);
                     self.storage().bump_version();
                     Ok(())
@@ -578,6 +578,7 @@ impl Tensor {
         )?;
         match mode {
             "trunc" => binary_each_dtype!(
+                "div",
                 same,
                 dt,
                 &a,
@@ -591,6 +592,7 @@ impl Tensor {
                 _q | p
             ),
             "floor" => binary_each_dtype!(
+                "div",
                 same,
                 dt,
                 &a,

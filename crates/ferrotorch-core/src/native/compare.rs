@@ -22,9 +22,12 @@ macro_rules! predicate_ops {
                     if let Some(r) = crate::dispatch::handle::intercept_tensor(&OP, || vec![self.into(), other.boxed()]) {
                         return r;
                     }
+                    if crate::native::complex::involves_complex(self, &other) {
+                        return crate::native::complex::binary(stringify!($name), self, &other);
+                    }
                     let (dt, a, b, shape) = prepare(stringify!($name), self, &other, Promote::Same)?;
                     let out = empty_like_layout(&shape, DType::Bool, if a.shape() == shape.as_slice() { Some(&a) } else { None })?;
-                    binary_each_dtype!(bool, dt, &a, &b, &out,
+                    binary_each_dtype!(stringify!($name), bool, dt, &a, &b, &out,
                         float |$x, $y| $body, int |$x, $y| $body, bool |$x, $y| $body);
                     Ok(out)
                 }
@@ -120,7 +123,7 @@ macro_rules! bitwise_ops {
                         stringify!($name), stringify!($name), dt.name_title()
                     );
                     let out = empty_like_layout(&shape, dt, if a.shape() == shape.as_slice() { Some(&a) } else { None })?;
-                    binary_each_dtype!(same, dt, &a, &b, &out,
+                    binary_each_dtype!(stringify!($name), same, dt, &a, &b, &out,
                         float |u, _v| u, int |$x, $y| $ib, bool |$p, $q| $bb);
                     Ok(out)
                 }

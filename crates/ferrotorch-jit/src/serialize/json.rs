@@ -26,6 +26,7 @@ pub(super) fn type_json(t: &ValueType) -> Json {
         }
         ValueType::Int => json!("int"),
         ValueType::Float => json!("float"),
+        ValueType::Complex => json!("complex"),
         ValueType::Bool => json!("bool"),
         ValueType::Str => json!("str"),
         ValueType::ScalarType => json!("ScalarType"),
@@ -64,6 +65,7 @@ pub(super) fn parse_type(v: &Json, depth: usize) -> Result<ValueType> {
         return Ok(match s {
             "int" => ValueType::Int,
             "float" => ValueType::Float,
+            "complex" => ValueType::Complex,
             "bool" => ValueType::Bool,
             "str" => ValueType::Str,
             "ScalarType" => ValueType::ScalarType,
@@ -164,6 +166,7 @@ pub(super) fn constant_json(v: &IValue, tensors: &mut StateDict) -> Result<Json>
         IValue::None => json!("None"),
         IValue::Int(i) => json!({"int": i}),
         IValue::Float(x) => json!({"float": float_json(*x)}),
+        IValue::Complex(re, im) => json!({"complex": [float_json(*re), float_json(*im)]}),
         IValue::Bool(b) => json!({"bool": b}),
         IValue::Str(s) => json!({"str": s}),
         IValue::DType(d) => json!({"dtype": dtype_name(*d)}),
@@ -209,6 +212,10 @@ fn parse_constant_at(v: &Json, tensors: &StateDict, depth: usize) -> Result<IVal
                 .ok_or_else(|| bad("an int constant is not an integer"))?,
         ),
         "float" => IValue::Float(parse_float(x)?),
+        "complex" => match x.as_array().map(Vec::as_slice) {
+            Some([re, im]) => IValue::Complex(parse_float(re)?, parse_float(im)?),
+            _ => return Err(bad("a complex constant is not a [re, im] pair")),
+        },
         "bool" => IValue::Bool(
             x.as_bool()
                 .ok_or_else(|| bad("a bool constant is not a boolean"))?,

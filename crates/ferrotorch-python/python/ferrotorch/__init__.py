@@ -6,7 +6,7 @@ function and a method, autograd, ``nn``, ``optim`` and ``utils.data``.
 
 from . import _C
 from ._C import (Tensor, dtype, from_dlpack, bfloat16, bool, double, float, float16, float32, float64,
-                 half, int, int8, int16, int32, int64, long, short, uint8,
+                 half, int, int8, complex64, complex128, cfloat, cdouble, int16, int32, int64, long, short, uint8,
                  tensor, as_tensor, from_numpy, manual_seed, set_num_threads,
                  get_num_threads, get_default_dtype, set_default_dtype,
                  is_grad_enabled, is_inference_mode_enabled)
@@ -64,6 +64,11 @@ def seed():
     s = random.SystemRandom().randrange(1 << 63)
     manual_seed(s)
     return s
+
+
+def adjoint(input):
+    """The conjugate transpose of the last two dims (a view for real tensors)."""
+    return input.adjoint()
 
 
 def is_floating_point(input):

@@ -25,8 +25,11 @@ def _install():
                         doc="The dims reversed (``t.permute(n-1, ..., 0)``).")
     Tensor.mT = property(lambda self: self.transpose(-2, -1),
                          doc="The last two dims swapped.")
-    Tensor.H = property(lambda self: self.T)
-    Tensor.mH = property(lambda self: self.mT)
+    Tensor.H = property(lambda self: self.T.conj(),
+                        doc="The conjugate transpose of a matrix.")
+    Tensor.mH = property(lambda self: self.mT.conj(),
+                         doc="The conjugate transpose of the last two dims.")
+    Tensor.adjoint = lambda self: self.mT.conj()
     Tensor.view_as = lambda self, other: self.view(other.shape)
     Tensor.reshape_as = lambda self, other: self.reshape(other.shape)
     Tensor.expand_as = lambda self, other: self.expand(other.shape)
