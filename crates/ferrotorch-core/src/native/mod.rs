@@ -29,6 +29,7 @@ pub mod complex;
 pub(crate) mod composite;
 pub(crate) mod decomp;
 pub(crate) mod einsum;
+pub mod fft;
 pub(crate) mod iter;
 pub(crate) mod linalg;
 pub(crate) mod movement;
@@ -80,6 +81,7 @@ pub(crate) fn register_all(r: &mut Registry) {
     composite::register(r);
     decomp::register(r);
     special_ops::register(r);
+    fft::register(r);
     crate::tensor::register_views(r);
     crate::tensor::create_ops::register_creation(r);
     // last: it marks the ops above that take complex tensors
