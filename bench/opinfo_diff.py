@@ -52,11 +52,9 @@ def dtype_to_ft(d):
 def to_ft(x):
     """A torch value (or a structure of them) as ferrotorch's."""
     if isinstance(x, torch.Tensor):
-        if x.is_complex():
-            raise Unsupported("complex tensor")
         if x.layout != torch.strided:
             raise Unsupported(f"layout {x.layout}")
-        arr = x.detach().cpu().contiguous().numpy().copy()
+        arr = x.detach().cpu().resolve_conj().contiguous().numpy().copy()
         t = ft.tensor(arr) if arr.ndim else ft.tensor(arr.item(), dtype=dtype_to_ft(x.dtype))
         if t.dtype != dtype_to_ft(x.dtype):
             t = t.to(dtype_to_ft(x.dtype))
@@ -125,15 +123,19 @@ def compare(want, got, dtype, where="output"):
         gd = str(got.dtype).replace("torch.", "").replace("ferrotorch.", "")
         if wd != gd:
             return f"{where}: dtype {gd} != torch's {wd}"
-        if want.is_complex():
-            return f"{where}: complex"
-        w = want.detach().cpu().numpy()
+        if want._is_zerotensor():
+            want = torch.zeros(want.shape, dtype=want.dtype)
+        w = want.detach().cpu().resolve_conj().numpy()
         g = np.asarray(got.detach().numpy())
+        if want.is_complex():
+            # compared as (re, im) pairs, with the tolerances of the parts
+            w, g = np.stack([w.real, w.imag], -1), np.stack([g.real, g.imag], -1)
+            dtype = dtype.to_real()
         if w.dtype == np.bool_ or np.issubdtype(w.dtype, np.integer):
             if not np.array_equal(w, g):
                 return f"{where}: values differ"
             return None
-        tol = want.dtype if want.dtype in RTOL else dtype
+        tol = want.dtype.to_real() if want.dtype.to_real() in RTOL else dtype
         rtol, atol = RTOL.get(tol, 1e-3), ATOL.get(tol, 1e-3)
         if w.dtype in (np.float16,) or str(want.dtype) == "torch.bfloat16":
             rtol, atol = 1e-2, 1e-2
@@ -241,6 +243,9 @@ def grads(op, sample):
     gen = np.random.default_rng(0)
     t_loss, f_loss = 0, 0
     for a, b in zip(t_outs, f_outs):
+        # a complex output enters the (real) loss through its real view
+        if a.is_complex():
+            a, b = torch.view_as_real(a.resolve_conj()), ft.view_as_real(b)
         w = gen.standard_normal(tuple(a.shape)).astype(np.float64)
         t_loss = t_loss + (a * torch.from_numpy(w).to(a.dtype)).sum()
         f_loss = f_loss + (b * ft.tensor(w).to(b.dtype)).sum()
@@ -365,10 +370,12 @@ FIXTURE_MAX_ELEMS = 600
 def _enc(x):
     """A JSON form of a sample value (tensors as dtype, shape, values)."""
     if isinstance(x, torch.Tensor):
-        if x.is_complex() or x.layout != torch.strided or x.numel() > FIXTURE_MAX_ELEMS:
+        if x.layout != torch.strided or x.numel() > FIXTURE_MAX_ELEMS:
             raise Unsupported("not stored")
+        # complex values are stored as (re, im) pairs
+        v = torch.view_as_real(x.detach().resolve_conj()) if x.is_complex() else x.detach()
         return {"t": str(x.dtype).replace("torch.", ""), "s": list(x.shape),
-                "v": x.detach().reshape(-1).tolist(), "g": bool(x.requires_grad)}
+                "v": v.reshape(-1).tolist(), "g": bool(x.requires_grad)}
     if isinstance(x, torch.dtype):
         return {"dtype": str(x).replace("torch.", "")}
     if isinstance(x, (tuple, list)):  # torch.Size included
@@ -426,7 +433,8 @@ def fixture_records(op, max_samples=2):
             try:
                 args = (s.input, *s.args)
                 want = op(*args, **s.kwargs)
-                outs = [o for o in flat(want) if isinstance(o, torch.Tensor) and o.requires_grad]
+                outs = [torch.view_as_real(o.resolve_conj()) if o.is_complex() else o
+                        for o in flat(want) if isinstance(o, torch.Tensor) and o.requires_grad]
                 ins = leaves(args, torch.Tensor)
                 if not outs or not ins:
                     continue

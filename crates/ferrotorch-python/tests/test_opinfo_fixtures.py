@@ -39,6 +39,14 @@ def dec(x):
         dtype = getattr(ft, x["t"])
         if x["t"] == "bool":
             arr = np.array(x["v"], dtype=bool)
+        elif x["t"].startswith("complex"):
+            # stored as (re, im) pairs
+            pairs = np.array(x["v"], dtype=np.float64).reshape([*x["s"], 2])
+            real = ft.float32 if x["t"] == "complex64" else ft.float64
+            t = ft.view_as_complex(ft.tensor(pairs).to(real).contiguous())
+            if x["g"]:
+                t.requires_grad_(True)
+            return t
         elif x["t"].startswith("float") or x["t"] in ("half", "bfloat16", "double"):
             arr = np.array(x["v"], dtype=np.float64)
         else:
@@ -61,7 +69,8 @@ def dec(x):
 def expected(x):
     """A stored result as NumPy values (or plain Python ones)."""
     if "t" in x:
-        return np.array(x["v"], dtype=np.float64).reshape(x["s"]), x["t"]
+        shape = [*x["s"], 2] if x["t"].startswith("complex") else x["s"]
+        return np.array(x["v"], dtype=np.float64).reshape(shape), x["t"]
     if "seq" in x:
         return [expected(v) for v in x["seq"]]
     if "dtype" in x:
@@ -110,8 +119,13 @@ def check(want, got, where):
     if isinstance(want, tuple) and len(want) == 2 and isinstance(want[0], np.ndarray):
         arr, dtype = want
         assert isinstance(got, ft.Tensor), f"{where}: expected a tensor, got {type(got).__name__}"
-        assert tuple(got.shape) == arr.shape, f"{where}: shape {tuple(got.shape)} != {arr.shape}"
+        want_shape = arr.shape[:-1] if dtype.startswith("complex") else arr.shape
+        assert tuple(got.shape) == want_shape, f"{where}: shape {tuple(got.shape)} != {want_shape}"
         assert str(got.dtype).split(".")[-1] == dtype, f"{where}: dtype {got.dtype} != {dtype}"
+        if dtype.startswith("complex"):
+            # compared as (re, im) pairs, with the tolerances of the parts
+            got = ft.view_as_real(got.detach())
+            dtype = "float32" if dtype == "complex64" else "float64"
         g = np.asarray(got.detach().numpy()).astype(np.float64)
         if dtype == "bool" or not dtype.startswith("float"):
             assert np.array_equal(g, arr), f"{where}: values differ"
@@ -154,7 +168,8 @@ def test_opinfo_entry(key):
                 check(expected(rec["exact"]), got, f"{key} sample {i} (float64 reference)")
         else:
             got, args = call(entry, rec)
-            outs = [o for o in flat(got) if isinstance(o, ft.Tensor) and o.requires_grad]
+            outs = [ft.view_as_real(o) if o.is_complex() else o
+                    for o in flat(got) if isinstance(o, ft.Tensor) and o.requires_grad]
             ins = [a for a in flat(list(args)) if isinstance(a, ft.Tensor) and a.requires_grad]
             ws = dec(rec["weights"])
             assert len(outs) == len(ws), f"{key}: {len(outs)} differentiable outputs, torch has {len(ws)}"

@@ -163,9 +163,12 @@ fn for_each_tiled<const N: usize>(
     parallel::parallel_for(items, grain, |range| {
         let mut scratch: Vec<Vec<u64>> = gather
             .iter()
-            .map(|&g| {
+            .zip(esize)
+            .map(|(&g, e)| {
                 if g {
-                    vec![0u64; TILE_R * TILE_C]
+                    // a tile of elements of `e` bytes, in whole u64s
+                    // (complex128 elements take two)
+                    vec![0u64; TILE_R * TILE_C * e.div_ceil(8)]
                 } else {
                     Vec::new()
                 }
@@ -208,7 +211,7 @@ fn for_each_tiled<const N: usize>(
                         };
                     } else if gather[k] {
                         // SAFETY: reads inside operand k's view; scratch holds
-                        // TILE_R rows of TILE_C elements of at most 8 bytes.
+                        // TILE_R rows of TILE_C elements of esize[k] bytes.
                         unsafe {
                             gather_tile(
                                 &mut scratch[k],
@@ -277,7 +280,10 @@ unsafe fn gather_tile(
             1 => copy::<u8>(d, &src, rows, cols),
             2 => copy::<u16>(d as *mut u16, &src, rows, cols),
             4 => copy::<u32>(d as *mut u32, &src, rows, cols),
-            _ => copy::<u64>(d as *mut u64, &src, rows, cols),
+            8 => copy::<u64>(d as *mut u64, &src, rows, cols),
+            // complex128
+            16 => copy::<[u64; 2]>(d as *mut [u64; 2], &src, rows, cols),
+            e => unreachable!("no {e}-byte element type"),
         }
     }
 }

@@ -57,7 +57,7 @@ impl Tensor {
         }
         let out = empty_like_layout(self.shape(), dtype, Some(self))?;
         copy_cast(self, &out);
-        if !dtype.is_floating_point() {
+        if !dtype.is_differentiable() {
             return Ok(out);
         }
         crate::autograd::derivatives::shape::to_copy(self, out)

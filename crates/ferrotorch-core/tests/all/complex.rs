@@ -267,3 +267,23 @@ fn gradcheck_each_op_through_the_real_view() -> Result<()> {
     let _ = Complex128::new(0.0, 0.0);
     Ok(())
 }
+
+#[test]
+fn copies_of_transposed_complex_tensors_are_whole_elements() {
+    // the tiled copy gathers transposed operands a tile at a time; a
+    // complex128 element is 16 bytes (this copied 8 and read past the
+    // scratch tile)
+    for n in [7usize, 22, 40, 70] {
+        let v: Vec<(f64, f64)> = (0..3 * 16 * n).map(|i| (i as f64, -(i as f64) - 0.5)).collect();
+        let z = c(&v, &[3, 16, n]);
+        for dt in [DType::C128, DType::C64] {
+            let t = z.to_dtype(dt).unwrap().transpose(1, 2).unwrap();
+            let got = pairs(&t.contiguous().unwrap().to_dtype(DType::C128).unwrap());
+            let want: Vec<(f64, f64)> = (0..3)
+                .flat_map(|b| (0..n).flat_map(move |j| (0..16).map(move |i| (b, i, j))))
+                .map(|(b, i, j)| v[(b * 16 + i) * n + j])
+                .collect();
+            assert_eq!(got, want, "n={n} {dt}");
+        }
+    }
+}
