@@ -6,7 +6,10 @@ medians of the per-round medians):
 - ``torch.linalg.solve`` of a 1024×1024 system with one right-hand side
   (float64, well conditioned);
 - ``torch.linalg.svd(A, full_matrices=False)`` of a 512×512 matrix;
-- ``torch.linalg.eigh`` and ``torch.linalg.inv`` of 512×512 matrices.
+- ``torch.linalg.eigh`` and ``torch.linalg.inv`` of 512×512 matrices;
+- ``torch.fft.rfft`` of 2^20 float32 and float64 samples, ``torch.fft.fft``
+  of 2^16 complex64 ones, and ``torch.stft`` of a 2^16-sample signal
+  (n_fft 512, hop 128, Hann window).
 
     cargo build --release -p ferrotorch-python
     python3 bench/linalg.py --torch-python /path/to/venv-with-torch/bin/python [--rounds 3]
@@ -48,6 +51,17 @@ out = {
     "eigh512": timeit(lambda: torch.linalg.eigh(S), reps=3),
     "inv512": timeit(lambda: torch.linalg.inv(M)),
 }
+x20 = rng.standard_normal(1 << 20)
+X32, X64 = torch.from_numpy(x20.astype(np.float32)), torch.from_numpy(x20)
+Z16 = torch.from_numpy((rng.standard_normal(1 << 16) + 1j * rng.standard_normal(1 << 16)).astype(np.complex64))
+sig = torch.from_numpy(rng.standard_normal(1 << 16).astype(np.float32))
+win = torch.hann_window(512)
+out.update({
+    "rfft2^20_f32": timeit(lambda: torch.fft.rfft(X32), reps=7),
+    "rfft2^20_f64": timeit(lambda: torch.fft.rfft(X64), reps=7),
+    "fft2^16_c64": timeit(lambda: torch.fft.fft(Z16), reps=7),
+    "stft2^16": timeit(lambda: torch.stft(sig, 512, hop_length=128, window=win, return_complex=True), reps=7),
+})
 print(" ".join(f"{k}={v:.3f}" for k, v in out.items()))
 '''
 

@@ -5,22 +5,27 @@ type DType int32
 
 // The dtypes.
 const (
-	Uint8    DType = 0
-	Int8     DType = 1
-	Int16    DType = 2
-	Int32    DType = 3
-	Int64    DType = 4
-	Float16  DType = 5
-	Float32  DType = 6
-	Float64  DType = 7
-	Bool     DType = 11
-	BFloat16 DType = 15
+	Uint8   DType = 0
+	Int8    DType = 1
+	Int16   DType = 2
+	Int32   DType = 3
+	Int64   DType = 4
+	Float16 DType = 5
+	Float32 DType = 6
+	Float64 DType = 7
+	// Complex64 is two float32s per element (re, im).
+	Complex64 DType = 9
+	// Complex128 is two float64s per element (re, im).
+	Complex128 DType = 10
+	Bool       DType = 11
+	BFloat16   DType = 15
 )
 
 var dtypeNames = map[DType]string{
 	Uint8: "torch.uint8", Int8: "torch.int8", Int16: "torch.int16", Int32: "torch.int32",
 	Int64: "torch.int64", Float16: "torch.float16", Float32: "torch.float32",
 	Float64: "torch.float64", Bool: "torch.bool", BFloat16: "torch.bfloat16",
+	Complex64: "torch.complex64", Complex128: "torch.complex128",
 }
 
 // String is torch's name (torch.float32).
@@ -40,6 +45,8 @@ func (d DType) Size() int {
 		return 2
 	case Int32, Float32:
 		return 4
+	case Complex128:
+		return 16
 	default:
 		return 8
 	}

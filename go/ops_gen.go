@@ -1120,6 +1120,43 @@ func (t Tensor) MustAminmax(opts ...Opt) []Tensor {
 	return MustAminmax(t, opts...)
 }
 
+var op_angle = &opRef{name: "angle"}
+
+// Angle calls torch's angle:
+//
+//	angle(Tensor self) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Angle(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_angle, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_angle, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustAngle is Angle, panicking on error.
+func MustAngle(self Tensor, opts ...Opt) Tensor {
+	v, err := Angle(self, opts...)
+	must(err)
+	return v
+}
+
+// Angle is Angle(t, ...).
+func (t Tensor) Angle(opts ...Opt) (Tensor, error) {
+	return Angle(t, opts...)
+}
+
+// MustAngle is MustAngle(t, ...).
+func (t Tensor) MustAngle(opts ...Opt) Tensor {
+	return MustAngle(t, opts...)
+}
+
 var op_any = &opRef{name: "any"}
 
 // Any calls torch's any:
@@ -2150,6 +2187,53 @@ func (t Tensor) MustBaddbmm(batch1 Tensor, batch2 Tensor, opts ...Opt) Tensor {
 	return MustBaddbmm(t, batch1, batch2, opts...)
 }
 
+var op_bartlett_window = &opRef{name: "bartlett_window"}
+
+// BartlettWindow calls torch's bartlett_window:
+//
+//	bartlett_window(int window_length, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func BartlettWindow(windowLength int64, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.any(windowLength)
+	var r results
+	if err := a.call(op_bartlett_window, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustBartlettWindow is BartlettWindow, panicking on error.
+func MustBartlettWindow(windowLength int64, opts ...Opt) Tensor {
+	v, err := BartlettWindow(windowLength, opts...)
+	must(err)
+	return v
+}
+
+// BartlettWindowPeriodic calls torch's bartlett_window:
+//
+//	bartlett_window.periodic(int window_length, bool periodic, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func BartlettWindowPeriodic(windowLength int64, periodic bool, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.any(windowLength)
+	a.any(periodic)
+	var r results
+	if err := a.call(op_bartlett_window, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustBartlettWindowPeriodic is BartlettWindowPeriodic, panicking on error.
+func MustBartlettWindowPeriodic(windowLength int64, periodic bool, opts ...Opt) Tensor {
+	v, err := BartlettWindowPeriodic(windowLength, periodic, opts...)
+	must(err)
+	return v
+}
+
 var op_batch_norm = &opRef{name: "batch_norm"}
 
 // BatchNorm calls torch's batch_norm:
@@ -2829,6 +2913,53 @@ func (t Tensor) BitwiseXor(other Tensor, opts ...Opt) (Tensor, error) {
 // MustBitwiseXor is MustBitwiseXor(t, ...).
 func (t Tensor) MustBitwiseXor(other Tensor, opts ...Opt) Tensor {
 	return MustBitwiseXor(t, other, opts...)
+}
+
+var op_blackman_window = &opRef{name: "blackman_window"}
+
+// BlackmanWindow calls torch's blackman_window:
+//
+//	blackman_window(int window_length, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func BlackmanWindow(windowLength int64, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.any(windowLength)
+	var r results
+	if err := a.call(op_blackman_window, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustBlackmanWindow is BlackmanWindow, panicking on error.
+func MustBlackmanWindow(windowLength int64, opts ...Opt) Tensor {
+	v, err := BlackmanWindow(windowLength, opts...)
+	must(err)
+	return v
+}
+
+// BlackmanWindowPeriodic calls torch's blackman_window:
+//
+//	blackman_window.periodic(int window_length, bool periodic, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func BlackmanWindowPeriodic(windowLength int64, periodic bool, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.any(windowLength)
+	a.any(periodic)
+	var r results
+	if err := a.call(op_blackman_window, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustBlackmanWindowPeriodic is BlackmanWindowPeriodic, panicking on error.
+func MustBlackmanWindowPeriodic(windowLength int64, periodic bool, opts ...Opt) Tensor {
+	v, err := BlackmanWindowPeriodic(windowLength, periodic, opts...)
+	must(err)
+	return v
 }
 
 var op_block_diag = &opRef{name: "block_diag"}
@@ -3753,6 +3884,108 @@ func (t Tensor) Combinations(opts ...Opt) (Tensor, error) {
 // MustCombinations is MustCombinations(t, ...).
 func (t Tensor) MustCombinations(opts ...Opt) Tensor {
 	return MustCombinations(t, opts...)
+}
+
+var op_complex = &opRef{name: "complex"}
+
+// Complex calls torch's complex:
+//
+//	complex(Tensor real, Tensor imag) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Complex(real Tensor, imag Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_complex, 2, real, imag, Tensor{})
+	}
+	var a argBuf
+	a.tensor(real)
+	a.tensor(imag)
+	var r results
+	if err := a.call(op_complex, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustComplex is Complex, panicking on error.
+func MustComplex(real Tensor, imag Tensor, opts ...Opt) Tensor {
+	v, err := Complex(real, imag, opts...)
+	must(err)
+	return v
+}
+
+var op_conj = &opRef{name: "conj"}
+
+// Conj calls torch's conj:
+//
+//	conj(Tensor(a) self) -> Tensor(a)
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Conj(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_conj, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_conj, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustConj is Conj, panicking on error.
+func MustConj(self Tensor, opts ...Opt) Tensor {
+	v, err := Conj(self, opts...)
+	must(err)
+	return v
+}
+
+// Conj is Conj(t, ...).
+func (t Tensor) Conj(opts ...Opt) (Tensor, error) {
+	return Conj(t, opts...)
+}
+
+// MustConj is MustConj(t, ...).
+func (t Tensor) MustConj(opts ...Opt) Tensor {
+	return MustConj(t, opts...)
+}
+
+var op_conj_physical = &opRef{name: "conj_physical"}
+
+// ConjPhysical calls torch's conj_physical:
+//
+//	conj_physical(Tensor self) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func ConjPhysical(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_conj_physical, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_conj_physical, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustConjPhysical is ConjPhysical, panicking on error.
+func MustConjPhysical(self Tensor, opts ...Opt) Tensor {
+	v, err := ConjPhysical(self, opts...)
+	must(err)
+	return v
+}
+
+// ConjPhysical is ConjPhysical(t, ...).
+func (t Tensor) ConjPhysical(opts ...Opt) (Tensor, error) {
+	return ConjPhysical(t, opts...)
+}
+
+// MustConjPhysical is MustConjPhysical(t, ...).
+func (t Tensor) MustConjPhysical(opts ...Opt) Tensor {
+	return MustConjPhysical(t, opts...)
 }
 
 var op_contiguous = &opRef{name: "contiguous"}
@@ -6262,6 +6495,794 @@ func MustEye(n int64, opts ...Opt) Tensor {
 	return v
 }
 
+var op_fft_fft = &opRef{name: "fft_fft"}
+
+// FftFft calls torch's fft_fft:
+//
+//	fft_fft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func FftFft(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_fft_fft, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_fft_fft, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustFftFft is FftFft, panicking on error.
+func MustFftFft(self Tensor, opts ...Opt) Tensor {
+	v, err := FftFft(self, opts...)
+	must(err)
+	return v
+}
+
+// FftFft is FftFft(t, ...).
+func (t Tensor) FftFft(opts ...Opt) (Tensor, error) {
+	return FftFft(t, opts...)
+}
+
+// MustFftFft is MustFftFft(t, ...).
+func (t Tensor) MustFftFft(opts ...Opt) Tensor {
+	return MustFftFft(t, opts...)
+}
+
+var op_fft_fft2 = &opRef{name: "fft_fft2"}
+
+// FftFft2 calls torch's fft_fft2:
+//
+//	fft_fft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func FftFft2(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_fft_fft2, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_fft_fft2, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustFftFft2 is FftFft2, panicking on error.
+func MustFftFft2(self Tensor, opts ...Opt) Tensor {
+	v, err := FftFft2(self, opts...)
+	must(err)
+	return v
+}
+
+// FftFft2 is FftFft2(t, ...).
+func (t Tensor) FftFft2(opts ...Opt) (Tensor, error) {
+	return FftFft2(t, opts...)
+}
+
+// MustFftFft2 is MustFftFft2(t, ...).
+func (t Tensor) MustFftFft2(opts ...Opt) Tensor {
+	return MustFftFft2(t, opts...)
+}
+
+var op_fft_fftfreq = &opRef{name: "fft_fftfreq"}
+
+// FftFftfreq calls torch's fft_fftfreq:
+//
+//	fft_fftfreq(int n, float d=1.0, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func FftFftfreq(n int64, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.any(n)
+	var r results
+	if err := a.call(op_fft_fftfreq, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustFftFftfreq is FftFftfreq, panicking on error.
+func MustFftFftfreq(n int64, opts ...Opt) Tensor {
+	v, err := FftFftfreq(n, opts...)
+	must(err)
+	return v
+}
+
+var op_fft_fftn = &opRef{name: "fft_fftn"}
+
+// FftFftn calls torch's fft_fftn:
+//
+//	fft_fftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func FftFftn(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_fft_fftn, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_fft_fftn, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustFftFftn is FftFftn, panicking on error.
+func MustFftFftn(self Tensor, opts ...Opt) Tensor {
+	v, err := FftFftn(self, opts...)
+	must(err)
+	return v
+}
+
+// FftFftn is FftFftn(t, ...).
+func (t Tensor) FftFftn(opts ...Opt) (Tensor, error) {
+	return FftFftn(t, opts...)
+}
+
+// MustFftFftn is MustFftFftn(t, ...).
+func (t Tensor) MustFftFftn(opts ...Opt) Tensor {
+	return MustFftFftn(t, opts...)
+}
+
+var op_fft_fftshift = &opRef{name: "fft_fftshift"}
+
+// FftFftshift calls torch's fft_fftshift:
+//
+//	fft_fftshift(Tensor self, int[1]? dim=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func FftFftshift(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_fft_fftshift, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_fft_fftshift, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustFftFftshift is FftFftshift, panicking on error.
+func MustFftFftshift(self Tensor, opts ...Opt) Tensor {
+	v, err := FftFftshift(self, opts...)
+	must(err)
+	return v
+}
+
+// FftFftshift is FftFftshift(t, ...).
+func (t Tensor) FftFftshift(opts ...Opt) (Tensor, error) {
+	return FftFftshift(t, opts...)
+}
+
+// MustFftFftshift is MustFftFftshift(t, ...).
+func (t Tensor) MustFftFftshift(opts ...Opt) Tensor {
+	return MustFftFftshift(t, opts...)
+}
+
+var op_fft_hfft = &opRef{name: "fft_hfft"}
+
+// FftHfft calls torch's fft_hfft:
+//
+//	fft_hfft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func FftHfft(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_fft_hfft, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_fft_hfft, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustFftHfft is FftHfft, panicking on error.
+func MustFftHfft(self Tensor, opts ...Opt) Tensor {
+	v, err := FftHfft(self, opts...)
+	must(err)
+	return v
+}
+
+// FftHfft is FftHfft(t, ...).
+func (t Tensor) FftHfft(opts ...Opt) (Tensor, error) {
+	return FftHfft(t, opts...)
+}
+
+// MustFftHfft is MustFftHfft(t, ...).
+func (t Tensor) MustFftHfft(opts ...Opt) Tensor {
+	return MustFftHfft(t, opts...)
+}
+
+var op_fft_hfft2 = &opRef{name: "fft_hfft2"}
+
+// FftHfft2 calls torch's fft_hfft2:
+//
+//	fft_hfft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func FftHfft2(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_fft_hfft2, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_fft_hfft2, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustFftHfft2 is FftHfft2, panicking on error.
+func MustFftHfft2(self Tensor, opts ...Opt) Tensor {
+	v, err := FftHfft2(self, opts...)
+	must(err)
+	return v
+}
+
+// FftHfft2 is FftHfft2(t, ...).
+func (t Tensor) FftHfft2(opts ...Opt) (Tensor, error) {
+	return FftHfft2(t, opts...)
+}
+
+// MustFftHfft2 is MustFftHfft2(t, ...).
+func (t Tensor) MustFftHfft2(opts ...Opt) Tensor {
+	return MustFftHfft2(t, opts...)
+}
+
+var op_fft_hfftn = &opRef{name: "fft_hfftn"}
+
+// FftHfftn calls torch's fft_hfftn:
+//
+//	fft_hfftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func FftHfftn(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_fft_hfftn, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_fft_hfftn, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustFftHfftn is FftHfftn, panicking on error.
+func MustFftHfftn(self Tensor, opts ...Opt) Tensor {
+	v, err := FftHfftn(self, opts...)
+	must(err)
+	return v
+}
+
+// FftHfftn is FftHfftn(t, ...).
+func (t Tensor) FftHfftn(opts ...Opt) (Tensor, error) {
+	return FftHfftn(t, opts...)
+}
+
+// MustFftHfftn is MustFftHfftn(t, ...).
+func (t Tensor) MustFftHfftn(opts ...Opt) Tensor {
+	return MustFftHfftn(t, opts...)
+}
+
+var op_fft_ifft = &opRef{name: "fft_ifft"}
+
+// FftIfft calls torch's fft_ifft:
+//
+//	fft_ifft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func FftIfft(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_fft_ifft, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_fft_ifft, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustFftIfft is FftIfft, panicking on error.
+func MustFftIfft(self Tensor, opts ...Opt) Tensor {
+	v, err := FftIfft(self, opts...)
+	must(err)
+	return v
+}
+
+// FftIfft is FftIfft(t, ...).
+func (t Tensor) FftIfft(opts ...Opt) (Tensor, error) {
+	return FftIfft(t, opts...)
+}
+
+// MustFftIfft is MustFftIfft(t, ...).
+func (t Tensor) MustFftIfft(opts ...Opt) Tensor {
+	return MustFftIfft(t, opts...)
+}
+
+var op_fft_ifft2 = &opRef{name: "fft_ifft2"}
+
+// FftIfft2 calls torch's fft_ifft2:
+//
+//	fft_ifft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func FftIfft2(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_fft_ifft2, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_fft_ifft2, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustFftIfft2 is FftIfft2, panicking on error.
+func MustFftIfft2(self Tensor, opts ...Opt) Tensor {
+	v, err := FftIfft2(self, opts...)
+	must(err)
+	return v
+}
+
+// FftIfft2 is FftIfft2(t, ...).
+func (t Tensor) FftIfft2(opts ...Opt) (Tensor, error) {
+	return FftIfft2(t, opts...)
+}
+
+// MustFftIfft2 is MustFftIfft2(t, ...).
+func (t Tensor) MustFftIfft2(opts ...Opt) Tensor {
+	return MustFftIfft2(t, opts...)
+}
+
+var op_fft_ifftn = &opRef{name: "fft_ifftn"}
+
+// FftIfftn calls torch's fft_ifftn:
+//
+//	fft_ifftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func FftIfftn(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_fft_ifftn, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_fft_ifftn, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustFftIfftn is FftIfftn, panicking on error.
+func MustFftIfftn(self Tensor, opts ...Opt) Tensor {
+	v, err := FftIfftn(self, opts...)
+	must(err)
+	return v
+}
+
+// FftIfftn is FftIfftn(t, ...).
+func (t Tensor) FftIfftn(opts ...Opt) (Tensor, error) {
+	return FftIfftn(t, opts...)
+}
+
+// MustFftIfftn is MustFftIfftn(t, ...).
+func (t Tensor) MustFftIfftn(opts ...Opt) Tensor {
+	return MustFftIfftn(t, opts...)
+}
+
+var op_fft_ifftshift = &opRef{name: "fft_ifftshift"}
+
+// FftIfftshift calls torch's fft_ifftshift:
+//
+//	fft_ifftshift(Tensor self, int[1]? dim=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func FftIfftshift(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_fft_ifftshift, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_fft_ifftshift, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustFftIfftshift is FftIfftshift, panicking on error.
+func MustFftIfftshift(self Tensor, opts ...Opt) Tensor {
+	v, err := FftIfftshift(self, opts...)
+	must(err)
+	return v
+}
+
+// FftIfftshift is FftIfftshift(t, ...).
+func (t Tensor) FftIfftshift(opts ...Opt) (Tensor, error) {
+	return FftIfftshift(t, opts...)
+}
+
+// MustFftIfftshift is MustFftIfftshift(t, ...).
+func (t Tensor) MustFftIfftshift(opts ...Opt) Tensor {
+	return MustFftIfftshift(t, opts...)
+}
+
+var op_fft_ihfft = &opRef{name: "fft_ihfft"}
+
+// FftIhfft calls torch's fft_ihfft:
+//
+//	fft_ihfft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func FftIhfft(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_fft_ihfft, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_fft_ihfft, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustFftIhfft is FftIhfft, panicking on error.
+func MustFftIhfft(self Tensor, opts ...Opt) Tensor {
+	v, err := FftIhfft(self, opts...)
+	must(err)
+	return v
+}
+
+// FftIhfft is FftIhfft(t, ...).
+func (t Tensor) FftIhfft(opts ...Opt) (Tensor, error) {
+	return FftIhfft(t, opts...)
+}
+
+// MustFftIhfft is MustFftIhfft(t, ...).
+func (t Tensor) MustFftIhfft(opts ...Opt) Tensor {
+	return MustFftIhfft(t, opts...)
+}
+
+var op_fft_ihfft2 = &opRef{name: "fft_ihfft2"}
+
+// FftIhfft2 calls torch's fft_ihfft2:
+//
+//	fft_ihfft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func FftIhfft2(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_fft_ihfft2, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_fft_ihfft2, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustFftIhfft2 is FftIhfft2, panicking on error.
+func MustFftIhfft2(self Tensor, opts ...Opt) Tensor {
+	v, err := FftIhfft2(self, opts...)
+	must(err)
+	return v
+}
+
+// FftIhfft2 is FftIhfft2(t, ...).
+func (t Tensor) FftIhfft2(opts ...Opt) (Tensor, error) {
+	return FftIhfft2(t, opts...)
+}
+
+// MustFftIhfft2 is MustFftIhfft2(t, ...).
+func (t Tensor) MustFftIhfft2(opts ...Opt) Tensor {
+	return MustFftIhfft2(t, opts...)
+}
+
+var op_fft_ihfftn = &opRef{name: "fft_ihfftn"}
+
+// FftIhfftn calls torch's fft_ihfftn:
+//
+//	fft_ihfftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func FftIhfftn(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_fft_ihfftn, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_fft_ihfftn, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustFftIhfftn is FftIhfftn, panicking on error.
+func MustFftIhfftn(self Tensor, opts ...Opt) Tensor {
+	v, err := FftIhfftn(self, opts...)
+	must(err)
+	return v
+}
+
+// FftIhfftn is FftIhfftn(t, ...).
+func (t Tensor) FftIhfftn(opts ...Opt) (Tensor, error) {
+	return FftIhfftn(t, opts...)
+}
+
+// MustFftIhfftn is MustFftIhfftn(t, ...).
+func (t Tensor) MustFftIhfftn(opts ...Opt) Tensor {
+	return MustFftIhfftn(t, opts...)
+}
+
+var op_fft_irfft = &opRef{name: "fft_irfft"}
+
+// FftIrfft calls torch's fft_irfft:
+//
+//	fft_irfft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func FftIrfft(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_fft_irfft, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_fft_irfft, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustFftIrfft is FftIrfft, panicking on error.
+func MustFftIrfft(self Tensor, opts ...Opt) Tensor {
+	v, err := FftIrfft(self, opts...)
+	must(err)
+	return v
+}
+
+// FftIrfft is FftIrfft(t, ...).
+func (t Tensor) FftIrfft(opts ...Opt) (Tensor, error) {
+	return FftIrfft(t, opts...)
+}
+
+// MustFftIrfft is MustFftIrfft(t, ...).
+func (t Tensor) MustFftIrfft(opts ...Opt) Tensor {
+	return MustFftIrfft(t, opts...)
+}
+
+var op_fft_irfft2 = &opRef{name: "fft_irfft2"}
+
+// FftIrfft2 calls torch's fft_irfft2:
+//
+//	fft_irfft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func FftIrfft2(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_fft_irfft2, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_fft_irfft2, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustFftIrfft2 is FftIrfft2, panicking on error.
+func MustFftIrfft2(self Tensor, opts ...Opt) Tensor {
+	v, err := FftIrfft2(self, opts...)
+	must(err)
+	return v
+}
+
+// FftIrfft2 is FftIrfft2(t, ...).
+func (t Tensor) FftIrfft2(opts ...Opt) (Tensor, error) {
+	return FftIrfft2(t, opts...)
+}
+
+// MustFftIrfft2 is MustFftIrfft2(t, ...).
+func (t Tensor) MustFftIrfft2(opts ...Opt) Tensor {
+	return MustFftIrfft2(t, opts...)
+}
+
+var op_fft_irfftn = &opRef{name: "fft_irfftn"}
+
+// FftIrfftn calls torch's fft_irfftn:
+//
+//	fft_irfftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func FftIrfftn(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_fft_irfftn, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_fft_irfftn, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustFftIrfftn is FftIrfftn, panicking on error.
+func MustFftIrfftn(self Tensor, opts ...Opt) Tensor {
+	v, err := FftIrfftn(self, opts...)
+	must(err)
+	return v
+}
+
+// FftIrfftn is FftIrfftn(t, ...).
+func (t Tensor) FftIrfftn(opts ...Opt) (Tensor, error) {
+	return FftIrfftn(t, opts...)
+}
+
+// MustFftIrfftn is MustFftIrfftn(t, ...).
+func (t Tensor) MustFftIrfftn(opts ...Opt) Tensor {
+	return MustFftIrfftn(t, opts...)
+}
+
+var op_fft_rfft = &opRef{name: "fft_rfft"}
+
+// FftRfft calls torch's fft_rfft:
+//
+//	fft_rfft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func FftRfft(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_fft_rfft, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_fft_rfft, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustFftRfft is FftRfft, panicking on error.
+func MustFftRfft(self Tensor, opts ...Opt) Tensor {
+	v, err := FftRfft(self, opts...)
+	must(err)
+	return v
+}
+
+// FftRfft is FftRfft(t, ...).
+func (t Tensor) FftRfft(opts ...Opt) (Tensor, error) {
+	return FftRfft(t, opts...)
+}
+
+// MustFftRfft is MustFftRfft(t, ...).
+func (t Tensor) MustFftRfft(opts ...Opt) Tensor {
+	return MustFftRfft(t, opts...)
+}
+
+var op_fft_rfft2 = &opRef{name: "fft_rfft2"}
+
+// FftRfft2 calls torch's fft_rfft2:
+//
+//	fft_rfft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func FftRfft2(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_fft_rfft2, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_fft_rfft2, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustFftRfft2 is FftRfft2, panicking on error.
+func MustFftRfft2(self Tensor, opts ...Opt) Tensor {
+	v, err := FftRfft2(self, opts...)
+	must(err)
+	return v
+}
+
+// FftRfft2 is FftRfft2(t, ...).
+func (t Tensor) FftRfft2(opts ...Opt) (Tensor, error) {
+	return FftRfft2(t, opts...)
+}
+
+// MustFftRfft2 is MustFftRfft2(t, ...).
+func (t Tensor) MustFftRfft2(opts ...Opt) Tensor {
+	return MustFftRfft2(t, opts...)
+}
+
+var op_fft_rfftfreq = &opRef{name: "fft_rfftfreq"}
+
+// FftRfftfreq calls torch's fft_rfftfreq:
+//
+//	fft_rfftfreq(int n, float d=1.0, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func FftRfftfreq(n int64, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.any(n)
+	var r results
+	if err := a.call(op_fft_rfftfreq, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustFftRfftfreq is FftRfftfreq, panicking on error.
+func MustFftRfftfreq(n int64, opts ...Opt) Tensor {
+	v, err := FftRfftfreq(n, opts...)
+	must(err)
+	return v
+}
+
+var op_fft_rfftn = &opRef{name: "fft_rfftn"}
+
+// FftRfftn calls torch's fft_rfftn:
+//
+//	fft_rfftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func FftRfftn(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_fft_rfftn, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_fft_rfftn, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustFftRfftn is FftRfftn, panicking on error.
+func MustFftRfftn(self Tensor, opts ...Opt) Tensor {
+	v, err := FftRfftn(self, opts...)
+	must(err)
+	return v
+}
+
+// FftRfftn is FftRfftn(t, ...).
+func (t Tensor) FftRfftn(opts ...Opt) (Tensor, error) {
+	return FftRfftn(t, opts...)
+}
+
+// MustFftRfftn is MustFftRfftn(t, ...).
+func (t Tensor) MustFftRfftn(opts ...Opt) Tensor {
+	return MustFftRfftn(t, opts...)
+}
+
 var op_fill_ = &opRef{name: "fill_"}
 
 // Fill_ calls torch's fill_:
@@ -7509,6 +8530,149 @@ func (t Tensor) MustGt(other Tensor, opts ...Opt) Tensor {
 	return MustGt(t, other, opts...)
 }
 
+var op_hamming_window = &opRef{name: "hamming_window"}
+
+// HammingWindow calls torch's hamming_window:
+//
+//	hamming_window(int window_length, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func HammingWindow(windowLength int64, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.any(windowLength)
+	var r results
+	if err := a.call(op_hamming_window, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustHammingWindow is HammingWindow, panicking on error.
+func MustHammingWindow(windowLength int64, opts ...Opt) Tensor {
+	v, err := HammingWindow(windowLength, opts...)
+	must(err)
+	return v
+}
+
+// HammingWindowPeriodic calls torch's hamming_window:
+//
+//	hamming_window.periodic(int window_length, bool periodic, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func HammingWindowPeriodic(windowLength int64, periodic bool, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.any(windowLength)
+	a.any(periodic)
+	var r results
+	if err := a.call(op_hamming_window, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustHammingWindowPeriodic is HammingWindowPeriodic, panicking on error.
+func MustHammingWindowPeriodic(windowLength int64, periodic bool, opts ...Opt) Tensor {
+	v, err := HammingWindowPeriodic(windowLength, periodic, opts...)
+	must(err)
+	return v
+}
+
+// HammingWindowPeriodicAlpha calls torch's hamming_window:
+//
+//	hamming_window.periodic_alpha(int window_length, bool periodic, float alpha, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func HammingWindowPeriodicAlpha(windowLength int64, periodic bool, alpha float64, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.any(windowLength)
+	a.any(periodic)
+	a.any(alpha)
+	var r results
+	if err := a.call(op_hamming_window, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustHammingWindowPeriodicAlpha is HammingWindowPeriodicAlpha, panicking on error.
+func MustHammingWindowPeriodicAlpha(windowLength int64, periodic bool, alpha float64, opts ...Opt) Tensor {
+	v, err := HammingWindowPeriodicAlpha(windowLength, periodic, alpha, opts...)
+	must(err)
+	return v
+}
+
+// HammingWindowPeriodicAlphaBeta calls torch's hamming_window:
+//
+//	hamming_window.periodic_alpha_beta(int window_length, bool periodic, float alpha, float beta, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func HammingWindowPeriodicAlphaBeta(windowLength int64, periodic bool, alpha float64, beta float64, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.any(windowLength)
+	a.any(periodic)
+	a.any(alpha)
+	a.any(beta)
+	var r results
+	if err := a.call(op_hamming_window, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustHammingWindowPeriodicAlphaBeta is HammingWindowPeriodicAlphaBeta, panicking on error.
+func MustHammingWindowPeriodicAlphaBeta(windowLength int64, periodic bool, alpha float64, beta float64, opts ...Opt) Tensor {
+	v, err := HammingWindowPeriodicAlphaBeta(windowLength, periodic, alpha, beta, opts...)
+	must(err)
+	return v
+}
+
+var op_hann_window = &opRef{name: "hann_window"}
+
+// HannWindow calls torch's hann_window:
+//
+//	hann_window(int window_length, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func HannWindow(windowLength int64, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.any(windowLength)
+	var r results
+	if err := a.call(op_hann_window, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustHannWindow is HannWindow, panicking on error.
+func MustHannWindow(windowLength int64, opts ...Opt) Tensor {
+	v, err := HannWindow(windowLength, opts...)
+	must(err)
+	return v
+}
+
+// HannWindowPeriodic calls torch's hann_window:
+//
+//	hann_window.periodic(int window_length, bool periodic, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func HannWindowPeriodic(windowLength int64, periodic bool, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.any(windowLength)
+	a.any(periodic)
+	var r results
+	if err := a.call(op_hann_window, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustHannWindowPeriodic is HannWindowPeriodic, panicking on error.
+func MustHannWindowPeriodic(windowLength int64, periodic bool, opts ...Opt) Tensor {
+	v, err := HannWindowPeriodic(windowLength, periodic, opts...)
+	must(err)
+	return v
+}
+
 var op_hardsigmoid = &opRef{name: "hardsigmoid"}
 
 // Hardsigmoid calls torch's hardsigmoid:
@@ -7934,6 +9098,43 @@ func (t Tensor) MustI0(opts ...Opt) Tensor {
 	return MustI0(t, opts...)
 }
 
+var op_imag = &opRef{name: "imag"}
+
+// Imag calls torch's imag:
+//
+//	imag(Tensor(a) self) -> Tensor(a)
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Imag(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_imag, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_imag, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustImag is Imag, panicking on error.
+func MustImag(self Tensor, opts ...Opt) Tensor {
+	v, err := Imag(self, opts...)
+	must(err)
+	return v
+}
+
+// Imag is Imag(t, ...).
+func (t Tensor) Imag(opts ...Opt) (Tensor, error) {
+	return Imag(t, opts...)
+}
+
+// MustImag is MustImag(t, ...).
+func (t Tensor) MustImag(opts ...Opt) Tensor {
+	return MustImag(t, opts...)
+}
+
 var op_index = &opRef{name: "index"}
 
 // Index calls torch's index:
@@ -8298,6 +9499,74 @@ func (t Tensor) MustInverse(opts ...Opt) Tensor {
 	return MustInverse(t, opts...)
 }
 
+var op_is_complex = &opRef{name: "is_complex"}
+
+// IsComplex calls torch's is_complex:
+//
+//	is_complex(Tensor self) -> bool
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func IsComplex(self Tensor, opts ...Opt) (bool, error) {
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_is_complex, opts, &r); err != nil {
+		return false, err
+	}
+	return scalarAs[bool](&r)
+}
+
+// MustIsComplex is IsComplex, panicking on error.
+func MustIsComplex(self Tensor, opts ...Opt) bool {
+	v, err := IsComplex(self, opts...)
+	must(err)
+	return v
+}
+
+// IsComplex is IsComplex(t, ...).
+func (t Tensor) IsComplex(opts ...Opt) (bool, error) {
+	return IsComplex(t, opts...)
+}
+
+// MustIsComplex is MustIsComplex(t, ...).
+func (t Tensor) MustIsComplex(opts ...Opt) bool {
+	return MustIsComplex(t, opts...)
+}
+
+var op_is_conj = &opRef{name: "is_conj"}
+
+// IsConj calls torch's is_conj:
+//
+//	is_conj(Tensor self) -> bool
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func IsConj(self Tensor, opts ...Opt) (bool, error) {
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_is_conj, opts, &r); err != nil {
+		return false, err
+	}
+	return scalarAs[bool](&r)
+}
+
+// MustIsConj is IsConj, panicking on error.
+func MustIsConj(self Tensor, opts ...Opt) bool {
+	v, err := IsConj(self, opts...)
+	must(err)
+	return v
+}
+
+// IsConj is IsConj(t, ...).
+func (t Tensor) IsConj(opts ...Opt) (bool, error) {
+	return IsConj(t, opts...)
+}
+
+// MustIsConj is MustIsConj(t, ...).
+func (t Tensor) MustIsConj(opts ...Opt) bool {
+	return MustIsConj(t, opts...)
+}
+
 var op_isclose = &opRef{name: "isclose"}
 
 // Isclose calls torch's isclose:
@@ -8630,6 +9899,112 @@ func (t Tensor) Isreal(opts ...Opt) (Tensor, error) {
 // MustIsreal is MustIsreal(t, ...).
 func (t Tensor) MustIsreal(opts ...Opt) Tensor {
 	return MustIsreal(t, opts...)
+}
+
+var op_istft = &opRef{name: "istft"}
+
+// Istft calls torch's istft:
+//
+//	istft(Tensor self, int n_fft, int? hop_length=None, int? win_length=None, Tensor? window=None, bool center=True, bool normalized=False, bool? onesided=None, int? length=None, bool return_complex=False) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Istft(self Tensor, nFft int64, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(nFft)
+	var r results
+	if err := a.call(op_istft, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustIstft is Istft, panicking on error.
+func MustIstft(self Tensor, nFft int64, opts ...Opt) Tensor {
+	v, err := Istft(self, nFft, opts...)
+	must(err)
+	return v
+}
+
+// Istft is Istft(t, ...).
+func (t Tensor) Istft(nFft int64, opts ...Opt) (Tensor, error) {
+	return Istft(t, nFft, opts...)
+}
+
+// MustIstft is MustIstft(t, ...).
+func (t Tensor) MustIstft(nFft int64, opts ...Opt) Tensor {
+	return MustIstft(t, nFft, opts...)
+}
+
+var op_kaiser_window = &opRef{name: "kaiser_window"}
+
+// KaiserWindow calls torch's kaiser_window:
+//
+//	kaiser_window(int window_length, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func KaiserWindow(windowLength int64, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.any(windowLength)
+	var r results
+	if err := a.call(op_kaiser_window, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustKaiserWindow is KaiserWindow, panicking on error.
+func MustKaiserWindow(windowLength int64, opts ...Opt) Tensor {
+	v, err := KaiserWindow(windowLength, opts...)
+	must(err)
+	return v
+}
+
+// KaiserWindowBeta calls torch's kaiser_window:
+//
+//	kaiser_window.beta(int window_length, bool periodic, float beta, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func KaiserWindowBeta(windowLength int64, periodic bool, beta float64, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.any(windowLength)
+	a.any(periodic)
+	a.any(beta)
+	var r results
+	if err := a.call(op_kaiser_window, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustKaiserWindowBeta is KaiserWindowBeta, panicking on error.
+func MustKaiserWindowBeta(windowLength int64, periodic bool, beta float64, opts ...Opt) Tensor {
+	v, err := KaiserWindowBeta(windowLength, periodic, beta, opts...)
+	must(err)
+	return v
+}
+
+// KaiserWindowPeriodic calls torch's kaiser_window:
+//
+//	kaiser_window.periodic(int window_length, bool periodic, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func KaiserWindowPeriodic(windowLength int64, periodic bool, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.any(windowLength)
+	a.any(periodic)
+	var r results
+	if err := a.call(op_kaiser_window, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustKaiserWindowPeriodic is KaiserWindowPeriodic, panicking on error.
+func MustKaiserWindowPeriodic(windowLength int64, periodic bool, opts ...Opt) Tensor {
+	v, err := KaiserWindowPeriodic(windowLength, periodic, opts...)
+	must(err)
+	return v
 }
 
 var op_kron = &opRef{name: "kron"}
@@ -13873,6 +15248,34 @@ func (t Tensor) MustPinverse(opts ...Opt) Tensor {
 	return MustPinverse(t, opts...)
 }
 
+var op_polar = &opRef{name: "polar"}
+
+// Polar calls torch's polar:
+//
+//	polar(Tensor abs, Tensor angle) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Polar(abs Tensor, angle Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_polar, 2, abs, angle, Tensor{})
+	}
+	var a argBuf
+	a.tensor(abs)
+	a.tensor(angle)
+	var r results
+	if err := a.call(op_polar, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustPolar is Polar, panicking on error.
+func MustPolar(abs Tensor, angle Tensor, opts ...Opt) Tensor {
+	v, err := Polar(abs, angle, opts...)
+	must(err)
+	return v
+}
+
 var op_polygamma = &opRef{name: "polygamma"}
 
 // Polygamma calls torch's polygamma:
@@ -14476,6 +15879,43 @@ func (t Tensor) MustRavel(opts ...Opt) Tensor {
 	return MustRavel(t, opts...)
 }
 
+var op_real = &opRef{name: "real"}
+
+// Real calls torch's real:
+//
+//	real(Tensor(a) self) -> Tensor(a)
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Real(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_real, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_real, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustReal is Real, panicking on error.
+func MustReal(self Tensor, opts ...Opt) Tensor {
+	v, err := Real(self, opts...)
+	must(err)
+	return v
+}
+
+// Real is Real(t, ...).
+func (t Tensor) Real(opts ...Opt) (Tensor, error) {
+	return Real(t, opts...)
+}
+
+// MustReal is MustReal(t, ...).
+func (t Tensor) MustReal(opts ...Opt) Tensor {
+	return MustReal(t, opts...)
+}
+
 var op_reciprocal = &opRef{name: "reciprocal"}
 
 // Reciprocal calls torch's reciprocal:
@@ -14979,6 +16419,80 @@ func (t Tensor) Reshape(shape []int64, opts ...Opt) (Tensor, error) {
 // MustReshape is MustReshape(t, ...).
 func (t Tensor) MustReshape(shape []int64, opts ...Opt) Tensor {
 	return MustReshape(t, shape, opts...)
+}
+
+var op_resolve_conj = &opRef{name: "resolve_conj"}
+
+// ResolveConj calls torch's resolve_conj:
+//
+//	resolve_conj(Tensor(a) self) -> Tensor(a)
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func ResolveConj(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_resolve_conj, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_resolve_conj, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustResolveConj is ResolveConj, panicking on error.
+func MustResolveConj(self Tensor, opts ...Opt) Tensor {
+	v, err := ResolveConj(self, opts...)
+	must(err)
+	return v
+}
+
+// ResolveConj is ResolveConj(t, ...).
+func (t Tensor) ResolveConj(opts ...Opt) (Tensor, error) {
+	return ResolveConj(t, opts...)
+}
+
+// MustResolveConj is MustResolveConj(t, ...).
+func (t Tensor) MustResolveConj(opts ...Opt) Tensor {
+	return MustResolveConj(t, opts...)
+}
+
+var op_resolve_neg = &opRef{name: "resolve_neg"}
+
+// ResolveNeg calls torch's resolve_neg:
+//
+//	resolve_neg(Tensor(a) self) -> Tensor(a)
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func ResolveNeg(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_resolve_neg, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_resolve_neg, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustResolveNeg is ResolveNeg, panicking on error.
+func MustResolveNeg(self Tensor, opts ...Opt) Tensor {
+	v, err := ResolveNeg(self, opts...)
+	must(err)
+	return v
+}
+
+// ResolveNeg is ResolveNeg(t, ...).
+func (t Tensor) ResolveNeg(opts ...Opt) (Tensor, error) {
+	return ResolveNeg(t, opts...)
+}
+
+// MustResolveNeg is MustResolveNeg(t, ...).
+func (t Tensor) MustResolveNeg(opts ...Opt) Tensor {
+	return MustResolveNeg(t, opts...)
 }
 
 var op_rnn_relu = &opRef{name: "rnn_relu"}
@@ -15831,6 +17345,43 @@ func (t Tensor) Selu(opts ...Opt) (Tensor, error) {
 // MustSelu is MustSelu(t, ...).
 func (t Tensor) MustSelu(opts ...Opt) Tensor {
 	return MustSelu(t, opts...)
+}
+
+var op_sgn = &opRef{name: "sgn"}
+
+// Sgn calls torch's sgn:
+//
+//	sgn(Tensor self) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Sgn(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_sgn, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_sgn, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSgn is Sgn, panicking on error.
+func MustSgn(self Tensor, opts ...Opt) Tensor {
+	v, err := Sgn(self, opts...)
+	must(err)
+	return v
+}
+
+// Sgn is Sgn(t, ...).
+func (t Tensor) Sgn(opts ...Opt) (Tensor, error) {
+	return Sgn(t, opts...)
+}
+
+// MustSgn is MustSgn(t, ...).
+func (t Tensor) MustSgn(opts ...Opt) Tensor {
+	return MustSgn(t, opts...)
 }
 
 var op_sigmoid = &opRef{name: "sigmoid"}
@@ -18987,6 +20538,41 @@ func (t Tensor) MustStdMeanDim(dim []int64, opts ...Opt) []Tensor {
 	return MustStdMeanDim(t, dim, opts...)
 }
 
+var op_stft = &opRef{name: "stft"}
+
+// Stft calls torch's stft:
+//
+//	stft.center(Tensor self, int n_fft, int? hop_length=None, int? win_length=None, Tensor? window=None, bool center=True, str pad_mode="reflect", bool normalized=False, bool? onesided=None, bool? return_complex=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Stft(self Tensor, nFft int64, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(nFft)
+	var r results
+	if err := a.call(op_stft, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustStft is Stft, panicking on error.
+func MustStft(self Tensor, nFft int64, opts ...Opt) Tensor {
+	v, err := Stft(self, nFft, opts...)
+	must(err)
+	return v
+}
+
+// Stft is Stft(t, ...).
+func (t Tensor) Stft(nFft int64, opts ...Opt) (Tensor, error) {
+	return Stft(t, nFft, opts...)
+}
+
+// MustStft is MustStft(t, ...).
+func (t Tensor) MustStft(nFft int64, opts ...Opt) Tensor {
+	return MustStft(t, nFft, opts...)
+}
+
 var op_sub = &opRef{name: "sub"}
 
 // SubScalar calls torch's sub:
@@ -21163,6 +22749,80 @@ func (t Tensor) View(size []int64, opts ...Opt) (Tensor, error) {
 // MustView is MustView(t, ...).
 func (t Tensor) MustView(size []int64, opts ...Opt) Tensor {
 	return MustView(t, size, opts...)
+}
+
+var op_view_as_complex = &opRef{name: "view_as_complex"}
+
+// ViewAsComplex calls torch's view_as_complex:
+//
+//	view_as_complex(Tensor(a) self) -> Tensor(a)
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func ViewAsComplex(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_view_as_complex, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_view_as_complex, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustViewAsComplex is ViewAsComplex, panicking on error.
+func MustViewAsComplex(self Tensor, opts ...Opt) Tensor {
+	v, err := ViewAsComplex(self, opts...)
+	must(err)
+	return v
+}
+
+// ViewAsComplex is ViewAsComplex(t, ...).
+func (t Tensor) ViewAsComplex(opts ...Opt) (Tensor, error) {
+	return ViewAsComplex(t, opts...)
+}
+
+// MustViewAsComplex is MustViewAsComplex(t, ...).
+func (t Tensor) MustViewAsComplex(opts ...Opt) Tensor {
+	return MustViewAsComplex(t, opts...)
+}
+
+var op_view_as_real = &opRef{name: "view_as_real"}
+
+// ViewAsReal calls torch's view_as_real:
+//
+//	view_as_real(Tensor(a) self) -> Tensor(a)
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func ViewAsReal(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_view_as_real, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_view_as_real, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustViewAsReal is ViewAsReal, panicking on error.
+func MustViewAsReal(self Tensor, opts ...Opt) Tensor {
+	v, err := ViewAsReal(self, opts...)
+	must(err)
+	return v
+}
+
+// ViewAsReal is ViewAsReal(t, ...).
+func (t Tensor) ViewAsReal(opts ...Opt) (Tensor, error) {
+	return ViewAsReal(t, opts...)
+}
+
+// MustViewAsReal is MustViewAsReal(t, ...).
+func (t Tensor) MustViewAsReal(opts ...Opt) Tensor {
+	return MustViewAsReal(t, opts...)
 }
 
 var op_view_copy = &opRef{name: "view_copy"}

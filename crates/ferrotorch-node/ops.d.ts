@@ -152,6 +152,10 @@ declare module './tensor' {
    * - `aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)`
    */
   aminmax(options?: { dim?: number | bigint | null; keepdim?: boolean }): [Tensor, Tensor] & { min: Tensor; max: Tensor }
+  /** torch's `angle`:
+   * - `angle(Tensor self) -> Tensor`
+   */
+  angle(): Tensor
   /** torch's `any`:
    * - `any(Tensor self) -> Tensor`
    * - `any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor`
@@ -559,6 +563,18 @@ declare module './tensor' {
    */
   combinations(r?: number | bigint, with_replacement?: boolean): Tensor
   combinations(options?: { r?: number | bigint; with_replacement?: boolean }): Tensor
+  /** torch's `conj`:
+   * - `conj(Tensor(a) self) -> Tensor(a)`
+   */
+  conj(): Tensor
+  /** torch's `conj_physical`:
+   * - `conj_physical(Tensor self) -> Tensor`
+   */
+  conj_physical(): Tensor
+  /** torch's `conj_physical`:
+   * - `conj_physical(Tensor self) -> Tensor`
+   */
+  conjPhysical(): Tensor
   /** torch's `contiguous`:
    * - `contiguous(Tensor(a) self) -> Tensor(a)`
    */
@@ -871,6 +887,206 @@ declare module './tensor' {
    * - `expm1_(Tensor(a!) self) -> Tensor(a!)`
    */
   expm1_(): Tensor
+  /** torch's `fft_fft`:
+   * - `fft_fft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor`
+   */
+  fft_fft(n?: number | bigint | null, dim?: number | bigint, norm?: string | null): Tensor
+  fft_fft(options?: { n?: number | bigint | null; dim?: number | bigint; norm?: string | null }): Tensor
+  /** torch's `fft_fft`:
+   * - `fft_fft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor`
+   */
+  fftFft(n?: number | bigint | null, dim?: number | bigint, norm?: string | null): Tensor
+  fftFft(options?: { n?: number | bigint | null; dim?: number | bigint; norm?: string | null }): Tensor
+  /** torch's `fft_fft2`:
+   * - `fft_fft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor`
+   */
+  fft_fft2(s?: number[] | number | null, dim?: number[] | number, norm?: string | null): Tensor
+  fft_fft2(options?: { s?: number[] | number | null; dim?: number[] | number; norm?: string | null }): Tensor
+  /** torch's `fft_fft2`:
+   * - `fft_fft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor`
+   */
+  fftFft2(s?: number[] | number | null, dim?: number[] | number, norm?: string | null): Tensor
+  fftFft2(options?: { s?: number[] | number | null; dim?: number[] | number; norm?: string | null }): Tensor
+  /** torch's `fft_fftn`:
+   * - `fft_fftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor`
+   */
+  fft_fftn(s?: number[] | number | null, dim?: number[] | number | null, norm?: string | null): Tensor
+  fft_fftn(options?: { s?: number[] | number | null; dim?: number[] | number | null; norm?: string | null }): Tensor
+  /** torch's `fft_fftn`:
+   * - `fft_fftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor`
+   */
+  fftFftn(s?: number[] | number | null, dim?: number[] | number | null, norm?: string | null): Tensor
+  fftFftn(options?: { s?: number[] | number | null; dim?: number[] | number | null; norm?: string | null }): Tensor
+  /** torch's `fft_fftshift`:
+   * - `fft_fftshift(Tensor self, int[1]? dim=None) -> Tensor`
+   */
+  fft_fftshift(dim?: number[] | number | null): Tensor
+  fft_fftshift(options?: { dim?: number[] | number | null }): Tensor
+  /** torch's `fft_fftshift`:
+   * - `fft_fftshift(Tensor self, int[1]? dim=None) -> Tensor`
+   */
+  fftFftshift(dim?: number[] | number | null): Tensor
+  fftFftshift(options?: { dim?: number[] | number | null }): Tensor
+  /** torch's `fft_hfft`:
+   * - `fft_hfft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor`
+   */
+  fft_hfft(n?: number | bigint | null, dim?: number | bigint, norm?: string | null): Tensor
+  fft_hfft(options?: { n?: number | bigint | null; dim?: number | bigint; norm?: string | null }): Tensor
+  /** torch's `fft_hfft`:
+   * - `fft_hfft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor`
+   */
+  fftHfft(n?: number | bigint | null, dim?: number | bigint, norm?: string | null): Tensor
+  fftHfft(options?: { n?: number | bigint | null; dim?: number | bigint; norm?: string | null }): Tensor
+  /** torch's `fft_hfft2`:
+   * - `fft_hfft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor`
+   */
+  fft_hfft2(s?: number[] | number | null, dim?: number[] | number, norm?: string | null): Tensor
+  fft_hfft2(options?: { s?: number[] | number | null; dim?: number[] | number; norm?: string | null }): Tensor
+  /** torch's `fft_hfft2`:
+   * - `fft_hfft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor`
+   */
+  fftHfft2(s?: number[] | number | null, dim?: number[] | number, norm?: string | null): Tensor
+  fftHfft2(options?: { s?: number[] | number | null; dim?: number[] | number; norm?: string | null }): Tensor
+  /** torch's `fft_hfftn`:
+   * - `fft_hfftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor`
+   */
+  fft_hfftn(s?: number[] | number | null, dim?: number[] | number | null, norm?: string | null): Tensor
+  fft_hfftn(options?: { s?: number[] | number | null; dim?: number[] | number | null; norm?: string | null }): Tensor
+  /** torch's `fft_hfftn`:
+   * - `fft_hfftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor`
+   */
+  fftHfftn(s?: number[] | number | null, dim?: number[] | number | null, norm?: string | null): Tensor
+  fftHfftn(options?: { s?: number[] | number | null; dim?: number[] | number | null; norm?: string | null }): Tensor
+  /** torch's `fft_ifft`:
+   * - `fft_ifft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor`
+   */
+  fft_ifft(n?: number | bigint | null, dim?: number | bigint, norm?: string | null): Tensor
+  fft_ifft(options?: { n?: number | bigint | null; dim?: number | bigint; norm?: string | null }): Tensor
+  /** torch's `fft_ifft`:
+   * - `fft_ifft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor`
+   */
+  fftIfft(n?: number | bigint | null, dim?: number | bigint, norm?: string | null): Tensor
+  fftIfft(options?: { n?: number | bigint | null; dim?: number | bigint; norm?: string | null }): Tensor
+  /** torch's `fft_ifft2`:
+   * - `fft_ifft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor`
+   */
+  fft_ifft2(s?: number[] | number | null, dim?: number[] | number, norm?: string | null): Tensor
+  fft_ifft2(options?: { s?: number[] | number | null; dim?: number[] | number; norm?: string | null }): Tensor
+  /** torch's `fft_ifft2`:
+   * - `fft_ifft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor`
+   */
+  fftIfft2(s?: number[] | number | null, dim?: number[] | number, norm?: string | null): Tensor
+  fftIfft2(options?: { s?: number[] | number | null; dim?: number[] | number; norm?: string | null }): Tensor
+  /** torch's `fft_ifftn`:
+   * - `fft_ifftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor`
+   */
+  fft_ifftn(s?: number[] | number | null, dim?: number[] | number | null, norm?: string | null): Tensor
+  fft_ifftn(options?: { s?: number[] | number | null; dim?: number[] | number | null; norm?: string | null }): Tensor
+  /** torch's `fft_ifftn`:
+   * - `fft_ifftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor`
+   */
+  fftIfftn(s?: number[] | number | null, dim?: number[] | number | null, norm?: string | null): Tensor
+  fftIfftn(options?: { s?: number[] | number | null; dim?: number[] | number | null; norm?: string | null }): Tensor
+  /** torch's `fft_ifftshift`:
+   * - `fft_ifftshift(Tensor self, int[1]? dim=None) -> Tensor`
+   */
+  fft_ifftshift(dim?: number[] | number | null): Tensor
+  fft_ifftshift(options?: { dim?: number[] | number | null }): Tensor
+  /** torch's `fft_ifftshift`:
+   * - `fft_ifftshift(Tensor self, int[1]? dim=None) -> Tensor`
+   */
+  fftIfftshift(dim?: number[] | number | null): Tensor
+  fftIfftshift(options?: { dim?: number[] | number | null }): Tensor
+  /** torch's `fft_ihfft`:
+   * - `fft_ihfft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor`
+   */
+  fft_ihfft(n?: number | bigint | null, dim?: number | bigint, norm?: string | null): Tensor
+  fft_ihfft(options?: { n?: number | bigint | null; dim?: number | bigint; norm?: string | null }): Tensor
+  /** torch's `fft_ihfft`:
+   * - `fft_ihfft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor`
+   */
+  fftIhfft(n?: number | bigint | null, dim?: number | bigint, norm?: string | null): Tensor
+  fftIhfft(options?: { n?: number | bigint | null; dim?: number | bigint; norm?: string | null }): Tensor
+  /** torch's `fft_ihfft2`:
+   * - `fft_ihfft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor`
+   */
+  fft_ihfft2(s?: number[] | number | null, dim?: number[] | number, norm?: string | null): Tensor
+  fft_ihfft2(options?: { s?: number[] | number | null; dim?: number[] | number; norm?: string | null }): Tensor
+  /** torch's `fft_ihfft2`:
+   * - `fft_ihfft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor`
+   */
+  fftIhfft2(s?: number[] | number | null, dim?: number[] | number, norm?: string | null): Tensor
+  fftIhfft2(options?: { s?: number[] | number | null; dim?: number[] | number; norm?: string | null }): Tensor
+  /** torch's `fft_ihfftn`:
+   * - `fft_ihfftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor`
+   */
+  fft_ihfftn(s?: number[] | number | null, dim?: number[] | number | null, norm?: string | null): Tensor
+  fft_ihfftn(options?: { s?: number[] | number | null; dim?: number[] | number | null; norm?: string | null }): Tensor
+  /** torch's `fft_ihfftn`:
+   * - `fft_ihfftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor`
+   */
+  fftIhfftn(s?: number[] | number | null, dim?: number[] | number | null, norm?: string | null): Tensor
+  fftIhfftn(options?: { s?: number[] | number | null; dim?: number[] | number | null; norm?: string | null }): Tensor
+  /** torch's `fft_irfft`:
+   * - `fft_irfft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor`
+   */
+  fft_irfft(n?: number | bigint | null, dim?: number | bigint, norm?: string | null): Tensor
+  fft_irfft(options?: { n?: number | bigint | null; dim?: number | bigint; norm?: string | null }): Tensor
+  /** torch's `fft_irfft`:
+   * - `fft_irfft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor`
+   */
+  fftIrfft(n?: number | bigint | null, dim?: number | bigint, norm?: string | null): Tensor
+  fftIrfft(options?: { n?: number | bigint | null; dim?: number | bigint; norm?: string | null }): Tensor
+  /** torch's `fft_irfft2`:
+   * - `fft_irfft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor`
+   */
+  fft_irfft2(s?: number[] | number | null, dim?: number[] | number, norm?: string | null): Tensor
+  fft_irfft2(options?: { s?: number[] | number | null; dim?: number[] | number; norm?: string | null }): Tensor
+  /** torch's `fft_irfft2`:
+   * - `fft_irfft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor`
+   */
+  fftIrfft2(s?: number[] | number | null, dim?: number[] | number, norm?: string | null): Tensor
+  fftIrfft2(options?: { s?: number[] | number | null; dim?: number[] | number; norm?: string | null }): Tensor
+  /** torch's `fft_irfftn`:
+   * - `fft_irfftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor`
+   */
+  fft_irfftn(s?: number[] | number | null, dim?: number[] | number | null, norm?: string | null): Tensor
+  fft_irfftn(options?: { s?: number[] | number | null; dim?: number[] | number | null; norm?: string | null }): Tensor
+  /** torch's `fft_irfftn`:
+   * - `fft_irfftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor`
+   */
+  fftIrfftn(s?: number[] | number | null, dim?: number[] | number | null, norm?: string | null): Tensor
+  fftIrfftn(options?: { s?: number[] | number | null; dim?: number[] | number | null; norm?: string | null }): Tensor
+  /** torch's `fft_rfft`:
+   * - `fft_rfft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor`
+   */
+  fft_rfft(n?: number | bigint | null, dim?: number | bigint, norm?: string | null): Tensor
+  fft_rfft(options?: { n?: number | bigint | null; dim?: number | bigint; norm?: string | null }): Tensor
+  /** torch's `fft_rfft`:
+   * - `fft_rfft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor`
+   */
+  fftRfft(n?: number | bigint | null, dim?: number | bigint, norm?: string | null): Tensor
+  fftRfft(options?: { n?: number | bigint | null; dim?: number | bigint; norm?: string | null }): Tensor
+  /** torch's `fft_rfft2`:
+   * - `fft_rfft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor`
+   */
+  fft_rfft2(s?: number[] | number | null, dim?: number[] | number, norm?: string | null): Tensor
+  fft_rfft2(options?: { s?: number[] | number | null; dim?: number[] | number; norm?: string | null }): Tensor
+  /** torch's `fft_rfft2`:
+   * - `fft_rfft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor`
+   */
+  fftRfft2(s?: number[] | number | null, dim?: number[] | number, norm?: string | null): Tensor
+  fftRfft2(options?: { s?: number[] | number | null; dim?: number[] | number; norm?: string | null }): Tensor
+  /** torch's `fft_rfftn`:
+   * - `fft_rfftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor`
+   */
+  fft_rfftn(s?: number[] | number | null, dim?: number[] | number | null, norm?: string | null): Tensor
+  fft_rfftn(options?: { s?: number[] | number | null; dim?: number[] | number | null; norm?: string | null }): Tensor
+  /** torch's `fft_rfftn`:
+   * - `fft_rfftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor`
+   */
+  fftRfftn(s?: number[] | number | null, dim?: number[] | number | null, norm?: string | null): Tensor
+  fftRfftn(options?: { s?: number[] | number | null; dim?: number[] | number | null; norm?: string | null }): Tensor
   /** torch's `fill_`:
    * - `fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)`
    */
@@ -1083,6 +1299,10 @@ declare module './tensor' {
    * - `i0(Tensor self) -> Tensor`
    */
   i0(): Tensor
+  /** torch's `imag`:
+   * - `imag(Tensor(a) self) -> Tensor(a)`
+   */
+  imag(): Tensor
   /** torch's `index`:
    * - `index.Tensor(Tensor self, Tensor?[] indices) -> Tensor`
    */
@@ -1167,6 +1387,22 @@ declare module './tensor' {
    * - `inverse(Tensor self) -> Tensor`
    */
   inverse(): Tensor
+  /** torch's `is_complex`:
+   * - `is_complex(Tensor self) -> bool`
+   */
+  is_complex(): boolean
+  /** torch's `is_complex`:
+   * - `is_complex(Tensor self) -> bool`
+   */
+  isComplex(): boolean
+  /** torch's `is_conj`:
+   * - `is_conj(Tensor self) -> bool`
+   */
+  is_conj(): boolean
+  /** torch's `is_conj`:
+   * - `is_conj(Tensor self) -> bool`
+   */
+  isConj(): boolean
   /** torch's `isclose`:
    * - `isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor`
    */
@@ -1197,6 +1433,12 @@ declare module './tensor' {
    * - `isreal(Tensor self) -> Tensor`
    */
   isreal(): Tensor
+  /** torch's `istft`:
+   * - `istft(Tensor self, int n_fft, int? hop_length=None, int? win_length=None, Tensor? window=None, bool center=True, bool normalized=False, bool? onesided=None, int? length=None, bool return_complex=False) -> Tensor`
+   */
+  istft(n_fft: number | bigint, hop_length?: number | bigint | null, win_length?: number | bigint | null, window?: Tensor | null, center?: boolean, normalized?: boolean, onesided?: boolean | null, length?: number | bigint | null, return_complex?: boolean): Tensor
+  istft(n_fft: number | bigint, options?: { hop_length?: number | bigint | null; win_length?: number | bigint | null; window?: Tensor | null; center?: boolean; normalized?: boolean; onesided?: boolean | null; length?: number | bigint | null; return_complex?: boolean }): Tensor
+  istft(options: { n_fft: number | bigint; hop_length?: number | bigint | null; win_length?: number | bigint | null; window?: Tensor | null; center?: boolean; normalized?: boolean; onesided?: boolean | null; length?: number | bigint | null; return_complex?: boolean }): Tensor
   /** torch's `kron`:
    * - `kron(Tensor self, Tensor other) -> Tensor`
    */
@@ -2053,6 +2295,10 @@ declare module './tensor' {
    * - `ravel(Tensor(a) self) -> Tensor(a)`
    */
   ravel(): Tensor
+  /** torch's `real`:
+   * - `real(Tensor(a) self) -> Tensor(a)`
+   */
+  real(): Tensor
   /** torch's `reciprocal`:
    * - `reciprocal(Tensor self) -> Tensor`
    */
@@ -2126,6 +2372,22 @@ declare module './tensor' {
   reshape(shape: number[] | number): Tensor
   reshape(options: { shape: number[] | number }): Tensor
   reshape(...size: number[]): Tensor
+  /** torch's `resolve_conj`:
+   * - `resolve_conj(Tensor(a) self) -> Tensor(a)`
+   */
+  resolve_conj(): Tensor
+  /** torch's `resolve_conj`:
+   * - `resolve_conj(Tensor(a) self) -> Tensor(a)`
+   */
+  resolveConj(): Tensor
+  /** torch's `resolve_neg`:
+   * - `resolve_neg(Tensor(a) self) -> Tensor(a)`
+   */
+  resolve_neg(): Tensor
+  /** torch's `resolve_neg`:
+   * - `resolve_neg(Tensor(a) self) -> Tensor(a)`
+   */
+  resolveNeg(): Tensor
   /** torch's `roll`:
    * - `roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor`
    */
@@ -2217,6 +2479,10 @@ declare module './tensor' {
    * - `selu(Tensor self) -> Tensor`
    */
   selu(): Tensor
+  /** torch's `sgn`:
+   * - `sgn(Tensor self) -> Tensor`
+   */
+  sgn(): Tensor
   /** torch's `sigmoid`:
    * - `sigmoid(Tensor self) -> Tensor`
    */
@@ -2615,6 +2881,12 @@ declare module './tensor' {
   stdMean(dim: number[] | number | null, unbiased?: boolean, keepdim?: boolean): [Tensor, Tensor]
   stdMean(dim: number[] | number | null, options?: { unbiased?: boolean; keepdim?: boolean }): [Tensor, Tensor]
   stdMean(options: { dim: number[] | number | null; unbiased?: boolean; keepdim?: boolean }): [Tensor, Tensor]
+  /** torch's `stft`:
+   * - `stft.center(Tensor self, int n_fft, int? hop_length=None, int? win_length=None, Tensor? window=None, bool center=True, str pad_mode="reflect", bool normalized=False, bool? onesided=None, bool? return_complex=None) -> Tensor`
+   */
+  stft(n_fft: number | bigint, hop_length?: number | bigint | null, win_length?: number | bigint | null, window?: Tensor | null, center?: boolean, pad_mode?: string, normalized?: boolean, onesided?: boolean | null, return_complex?: boolean | null): Tensor
+  stft(n_fft: number | bigint, options?: { hop_length?: number | bigint | null; win_length?: number | bigint | null; window?: Tensor | null; center?: boolean; pad_mode?: string; normalized?: boolean; onesided?: boolean | null; return_complex?: boolean | null }): Tensor
+  stft(options: { n_fft: number | bigint; hop_length?: number | bigint | null; win_length?: number | bigint | null; window?: Tensor | null; center?: boolean; pad_mode?: string; normalized?: boolean; onesided?: boolean | null; return_complex?: boolean | null }): Tensor
   /** torch's `sub`:
    * - `sub.Scalar(Tensor self, Scalar other) -> Tensor`
    * - `sub.Tensor(Tensor self, Tensor other) -> Tensor`
@@ -2977,6 +3249,22 @@ declare module './tensor' {
   view(size: number[] | number): Tensor
   view(options: { size: number[] | number }): Tensor
   view(...size: number[]): Tensor
+  /** torch's `view_as_complex`:
+   * - `view_as_complex(Tensor(a) self) -> Tensor(a)`
+   */
+  view_as_complex(): Tensor
+  /** torch's `view_as_complex`:
+   * - `view_as_complex(Tensor(a) self) -> Tensor(a)`
+   */
+  viewAsComplex(): Tensor
+  /** torch's `view_as_real`:
+   * - `view_as_real(Tensor(a) self) -> Tensor(a)`
+   */
+  view_as_real(): Tensor
+  /** torch's `view_as_real`:
+   * - `view_as_real(Tensor(a) self) -> Tensor(a)`
+   */
+  viewAsReal(): Tensor
   /** torch's `view_copy`:
    * - `view_copy(Tensor self, SymInt[] size) -> Tensor`
    */
@@ -3171,6 +3459,10 @@ export declare function amin(self: Tensor, options?: { dim?: number[] | number; 
  * - `aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)`
  */
 export declare function aminmax(self: Tensor, options?: { dim?: number | bigint | null; keepdim?: boolean }): [Tensor, Tensor] & { min: Tensor; max: Tensor }
+/** torch's `angle`:
+ * - `angle(Tensor self) -> Tensor`
+ */
+export declare function angle(self: Tensor): Tensor
 /** torch's `any`:
  * - `any(Tensor self) -> Tensor`
  * - `any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor`
@@ -3303,6 +3595,15 @@ export { avg_pool2d as avgPool2d }
  */
 export declare function baddbmm(self: Tensor, batch1: Tensor, batch2: Tensor, options?: { beta?: number | boolean | bigint; alpha?: number | boolean | bigint }): Tensor
 export declare function baddbmm(self: Tensor, options: { batch1: Tensor; batch2: Tensor; beta?: number | boolean | bigint; alpha?: number | boolean | bigint }): Tensor
+/** torch's `bartlett_window`:
+ * - `bartlett_window(int window_length, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+ * - `bartlett_window.periodic(int window_length, bool periodic, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+ */
+export declare function bartlett_window(window_length: number | bigint, options?: { dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null }): Tensor
+export declare function bartlett_window(options: { window_length: number | bigint; dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null }): Tensor
+export declare function bartlett_window(window_length: number | bigint, periodic: boolean, options?: { dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null }): Tensor
+export declare function bartlett_window(options: { window_length: number | bigint; periodic: boolean; dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null }): Tensor
+export { bartlett_window as bartlettWindow }
 /** torch's `batch_norm`:
  * - `batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor`
  */
@@ -3395,6 +3696,15 @@ export declare function bitwise_xor(self: Tensor, options: { other: number | boo
 export declare function bitwise_xor(self: Tensor, other: Tensor): Tensor
 export declare function bitwise_xor(self: Tensor, options: { other: Tensor }): Tensor
 export { bitwise_xor as bitwiseXor }
+/** torch's `blackman_window`:
+ * - `blackman_window(int window_length, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+ * - `blackman_window.periodic(int window_length, bool periodic, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+ */
+export declare function blackman_window(window_length: number | bigint, options?: { dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null }): Tensor
+export declare function blackman_window(options: { window_length: number | bigint; dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null }): Tensor
+export declare function blackman_window(window_length: number | bigint, periodic: boolean, options?: { dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null }): Tensor
+export declare function blackman_window(options: { window_length: number | bigint; periodic: boolean; dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null }): Tensor
+export { blackman_window as blackmanWindow }
 /** torch's `block_diag`:
  * - `block_diag(Tensor[] tensors) -> Tensor`
  */
@@ -3537,6 +3847,20 @@ export { column_stack as columnStack }
  */
 export declare function combinations(self: Tensor, r?: number | bigint, with_replacement?: boolean): Tensor
 export declare function combinations(self: Tensor, options?: { r?: number | bigint; with_replacement?: boolean }): Tensor
+/** torch's `complex`:
+ * - `complex(Tensor real, Tensor imag) -> Tensor`
+ */
+export declare function complex(real: Tensor, imag: Tensor): Tensor
+export declare function complex(options: { real: Tensor; imag: Tensor }): Tensor
+/** torch's `conj`:
+ * - `conj(Tensor(a) self) -> Tensor(a)`
+ */
+export declare function conj(self: Tensor): Tensor
+/** torch's `conj_physical`:
+ * - `conj_physical(Tensor self) -> Tensor`
+ */
+export declare function conj_physical(self: Tensor): Tensor
+export { conj_physical as conjPhysical }
 /** torch's `contiguous`:
  * - `contiguous(Tensor(a) self) -> Tensor(a)`
  */
@@ -3878,6 +4202,140 @@ export declare function expm1_(self: Tensor): Tensor
 export declare function eye(n: number | bigint, m?: number | bigint | null, options?: { dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null; requiresGrad?: boolean }): Tensor
 export declare function eye(n: number | bigint, options?: { m?: number | bigint | null; dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null; requiresGrad?: boolean }): Tensor
 export declare function eye(options: { n: number | bigint; m?: number | bigint | null; dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null; requiresGrad?: boolean }): Tensor
+/** torch's `fft_fft`:
+ * - `fft_fft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor`
+ */
+export declare function fft_fft(self: Tensor, n?: number | bigint | null, dim?: number | bigint, norm?: string | null): Tensor
+export declare function fft_fft(self: Tensor, options?: { n?: number | bigint | null; dim?: number | bigint; norm?: string | null }): Tensor
+export { fft_fft as fftFft }
+/** torch's `fft_fft2`:
+ * - `fft_fft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor`
+ */
+export declare function fft_fft2(self: Tensor, s?: number[] | number | null, dim?: number[] | number, norm?: string | null): Tensor
+export declare function fft_fft2(self: Tensor, options?: { s?: number[] | number | null; dim?: number[] | number; norm?: string | null }): Tensor
+export { fft_fft2 as fftFft2 }
+/** torch's `fft_fftfreq`:
+ * - `fft_fftfreq(int n, float d=1.0, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+ */
+export declare function fft_fftfreq(n: number | bigint, d?: number, options?: { dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null }): Tensor
+export declare function fft_fftfreq(n: number | bigint, options?: { d?: number; dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null }): Tensor
+export declare function fft_fftfreq(options: { n: number | bigint; d?: number; dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null }): Tensor
+export { fft_fftfreq as fftFftfreq }
+/** torch's `fft_fftn`:
+ * - `fft_fftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor`
+ */
+export declare function fft_fftn(self: Tensor, s?: number[] | number | null, dim?: number[] | number | null, norm?: string | null): Tensor
+export declare function fft_fftn(self: Tensor, options?: { s?: number[] | number | null; dim?: number[] | number | null; norm?: string | null }): Tensor
+export { fft_fftn as fftFftn }
+/** torch's `fft_fftshift`:
+ * - `fft_fftshift(Tensor self, int[1]? dim=None) -> Tensor`
+ */
+export declare function fft_fftshift(self: Tensor, dim?: number[] | number | null): Tensor
+export declare function fft_fftshift(self: Tensor, options?: { dim?: number[] | number | null }): Tensor
+export { fft_fftshift as fftFftshift }
+/** torch's `fft_hfft`:
+ * - `fft_hfft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor`
+ */
+export declare function fft_hfft(self: Tensor, n?: number | bigint | null, dim?: number | bigint, norm?: string | null): Tensor
+export declare function fft_hfft(self: Tensor, options?: { n?: number | bigint | null; dim?: number | bigint; norm?: string | null }): Tensor
+export { fft_hfft as fftHfft }
+/** torch's `fft_hfft2`:
+ * - `fft_hfft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor`
+ */
+export declare function fft_hfft2(self: Tensor, s?: number[] | number | null, dim?: number[] | number, norm?: string | null): Tensor
+export declare function fft_hfft2(self: Tensor, options?: { s?: number[] | number | null; dim?: number[] | number; norm?: string | null }): Tensor
+export { fft_hfft2 as fftHfft2 }
+/** torch's `fft_hfftn`:
+ * - `fft_hfftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor`
+ */
+export declare function fft_hfftn(self: Tensor, s?: number[] | number | null, dim?: number[] | number | null, norm?: string | null): Tensor
+export declare function fft_hfftn(self: Tensor, options?: { s?: number[] | number | null; dim?: number[] | number | null; norm?: string | null }): Tensor
+export { fft_hfftn as fftHfftn }
+/** torch's `fft_ifft`:
+ * - `fft_ifft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor`
+ */
+export declare function fft_ifft(self: Tensor, n?: number | bigint | null, dim?: number | bigint, norm?: string | null): Tensor
+export declare function fft_ifft(self: Tensor, options?: { n?: number | bigint | null; dim?: number | bigint; norm?: string | null }): Tensor
+export { fft_ifft as fftIfft }
+/** torch's `fft_ifft2`:
+ * - `fft_ifft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor`
+ */
+export declare function fft_ifft2(self: Tensor, s?: number[] | number | null, dim?: number[] | number, norm?: string | null): Tensor
+export declare function fft_ifft2(self: Tensor, options?: { s?: number[] | number | null; dim?: number[] | number; norm?: string | null }): Tensor
+export { fft_ifft2 as fftIfft2 }
+/** torch's `fft_ifftn`:
+ * - `fft_ifftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor`
+ */
+export declare function fft_ifftn(self: Tensor, s?: number[] | number | null, dim?: number[] | number | null, norm?: string | null): Tensor
+export declare function fft_ifftn(self: Tensor, options?: { s?: number[] | number | null; dim?: number[] | number | null; norm?: string | null }): Tensor
+export { fft_ifftn as fftIfftn }
+/** torch's `fft_ifftshift`:
+ * - `fft_ifftshift(Tensor self, int[1]? dim=None) -> Tensor`
+ */
+export declare function fft_ifftshift(self: Tensor, dim?: number[] | number | null): Tensor
+export declare function fft_ifftshift(self: Tensor, options?: { dim?: number[] | number | null }): Tensor
+export { fft_ifftshift as fftIfftshift }
+/** torch's `fft_ihfft`:
+ * - `fft_ihfft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor`
+ */
+export declare function fft_ihfft(self: Tensor, n?: number | bigint | null, dim?: number | bigint, norm?: string | null): Tensor
+export declare function fft_ihfft(self: Tensor, options?: { n?: number | bigint | null; dim?: number | bigint; norm?: string | null }): Tensor
+export { fft_ihfft as fftIhfft }
+/** torch's `fft_ihfft2`:
+ * - `fft_ihfft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor`
+ */
+export declare function fft_ihfft2(self: Tensor, s?: number[] | number | null, dim?: number[] | number, norm?: string | null): Tensor
+export declare function fft_ihfft2(self: Tensor, options?: { s?: number[] | number | null; dim?: number[] | number; norm?: string | null }): Tensor
+export { fft_ihfft2 as fftIhfft2 }
+/** torch's `fft_ihfftn`:
+ * - `fft_ihfftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor`
+ */
+export declare function fft_ihfftn(self: Tensor, s?: number[] | number | null, dim?: number[] | number | null, norm?: string | null): Tensor
+export declare function fft_ihfftn(self: Tensor, options?: { s?: number[] | number | null; dim?: number[] | number | null; norm?: string | null }): Tensor
+export { fft_ihfftn as fftIhfftn }
+/** torch's `fft_irfft`:
+ * - `fft_irfft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor`
+ */
+export declare function fft_irfft(self: Tensor, n?: number | bigint | null, dim?: number | bigint, norm?: string | null): Tensor
+export declare function fft_irfft(self: Tensor, options?: { n?: number | bigint | null; dim?: number | bigint; norm?: string | null }): Tensor
+export { fft_irfft as fftIrfft }
+/** torch's `fft_irfft2`:
+ * - `fft_irfft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor`
+ */
+export declare function fft_irfft2(self: Tensor, s?: number[] | number | null, dim?: number[] | number, norm?: string | null): Tensor
+export declare function fft_irfft2(self: Tensor, options?: { s?: number[] | number | null; dim?: number[] | number; norm?: string | null }): Tensor
+export { fft_irfft2 as fftIrfft2 }
+/** torch's `fft_irfftn`:
+ * - `fft_irfftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor`
+ */
+export declare function fft_irfftn(self: Tensor, s?: number[] | number | null, dim?: number[] | number | null, norm?: string | null): Tensor
+export declare function fft_irfftn(self: Tensor, options?: { s?: number[] | number | null; dim?: number[] | number | null; norm?: string | null }): Tensor
+export { fft_irfftn as fftIrfftn }
+/** torch's `fft_rfft`:
+ * - `fft_rfft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor`
+ */
+export declare function fft_rfft(self: Tensor, n?: number | bigint | null, dim?: number | bigint, norm?: string | null): Tensor
+export declare function fft_rfft(self: Tensor, options?: { n?: number | bigint | null; dim?: number | bigint; norm?: string | null }): Tensor
+export { fft_rfft as fftRfft }
+/** torch's `fft_rfft2`:
+ * - `fft_rfft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor`
+ */
+export declare function fft_rfft2(self: Tensor, s?: number[] | number | null, dim?: number[] | number, norm?: string | null): Tensor
+export declare function fft_rfft2(self: Tensor, options?: { s?: number[] | number | null; dim?: number[] | number; norm?: string | null }): Tensor
+export { fft_rfft2 as fftRfft2 }
+/** torch's `fft_rfftfreq`:
+ * - `fft_rfftfreq(int n, float d=1.0, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+ */
+export declare function fft_rfftfreq(n: number | bigint, d?: number, options?: { dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null }): Tensor
+export declare function fft_rfftfreq(n: number | bigint, options?: { d?: number; dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null }): Tensor
+export declare function fft_rfftfreq(options: { n: number | bigint; d?: number; dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null }): Tensor
+export { fft_rfftfreq as fftRfftfreq }
+/** torch's `fft_rfftn`:
+ * - `fft_rfftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor`
+ */
+export declare function fft_rfftn(self: Tensor, s?: number[] | number | null, dim?: number[] | number | null, norm?: string | null): Tensor
+export declare function fft_rfftn(self: Tensor, options?: { s?: number[] | number | null; dim?: number[] | number | null; norm?: string | null }): Tensor
+export { fft_rfftn as fftRfftn }
 /** torch's `fill_`:
  * - `fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)`
  */
@@ -4041,6 +4499,30 @@ export declare function gt(self: Tensor, other: number | boolean | bigint): Tens
 export declare function gt(self: Tensor, options: { other: number | boolean | bigint }): Tensor
 export declare function gt(self: Tensor, other: Tensor): Tensor
 export declare function gt(self: Tensor, options: { other: Tensor }): Tensor
+/** torch's `hamming_window`:
+ * - `hamming_window(int window_length, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+ * - `hamming_window.periodic(int window_length, bool periodic, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+ * - `hamming_window.periodic_alpha(int window_length, bool periodic, float alpha, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+ * - `hamming_window.periodic_alpha_beta(int window_length, bool periodic, float alpha, float beta, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+ */
+export declare function hamming_window(window_length: number | bigint, options?: { dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null }): Tensor
+export declare function hamming_window(options: { window_length: number | bigint; dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null }): Tensor
+export declare function hamming_window(window_length: number | bigint, periodic: boolean, options?: { dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null }): Tensor
+export declare function hamming_window(options: { window_length: number | bigint; periodic: boolean; dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null }): Tensor
+export declare function hamming_window(window_length: number | bigint, periodic: boolean, alpha: number, options?: { dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null }): Tensor
+export declare function hamming_window(options: { window_length: number | bigint; periodic: boolean; alpha: number; dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null }): Tensor
+export declare function hamming_window(window_length: number | bigint, periodic: boolean, alpha: number, beta: number, options?: { dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null }): Tensor
+export declare function hamming_window(options: { window_length: number | bigint; periodic: boolean; alpha: number; beta: number; dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null }): Tensor
+export { hamming_window as hammingWindow }
+/** torch's `hann_window`:
+ * - `hann_window(int window_length, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+ * - `hann_window.periodic(int window_length, bool periodic, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+ */
+export declare function hann_window(window_length: number | bigint, options?: { dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null }): Tensor
+export declare function hann_window(options: { window_length: number | bigint; dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null }): Tensor
+export declare function hann_window(window_length: number | bigint, periodic: boolean, options?: { dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null }): Tensor
+export declare function hann_window(options: { window_length: number | bigint; periodic: boolean; dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null }): Tensor
+export { hann_window as hannWindow }
 /** torch's `hardsigmoid`:
  * - `hardsigmoid(Tensor self) -> Tensor`
  */
@@ -4097,6 +4579,10 @@ export declare function hypot_(self: Tensor, options: { other: Tensor }): Tensor
  * - `i0(Tensor self) -> Tensor`
  */
 export declare function i0(self: Tensor): Tensor
+/** torch's `imag`:
+ * - `imag(Tensor(a) self) -> Tensor(a)`
+ */
+export declare function imag(self: Tensor): Tensor
 /** torch's `index`:
  * - `index.Tensor(Tensor self, Tensor?[] indices) -> Tensor`
  */
@@ -4152,6 +4638,16 @@ export declare function inner(self: Tensor, options: { other: Tensor }): Tensor
  * - `inverse(Tensor self) -> Tensor`
  */
 export declare function inverse(self: Tensor): Tensor
+/** torch's `is_complex`:
+ * - `is_complex(Tensor self) -> bool`
+ */
+export declare function is_complex(self: Tensor): boolean
+export { is_complex as isComplex }
+/** torch's `is_conj`:
+ * - `is_conj(Tensor self) -> bool`
+ */
+export declare function is_conj(self: Tensor): boolean
+export { is_conj as isConj }
 /** torch's `isclose`:
  * - `isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor`
  */
@@ -4193,6 +4689,24 @@ export declare function isposinf(self: Tensor): Tensor
  * - `isreal(Tensor self) -> Tensor`
  */
 export declare function isreal(self: Tensor): Tensor
+/** torch's `istft`:
+ * - `istft(Tensor self, int n_fft, int? hop_length=None, int? win_length=None, Tensor? window=None, bool center=True, bool normalized=False, bool? onesided=None, int? length=None, bool return_complex=False) -> Tensor`
+ */
+export declare function istft(self: Tensor, n_fft: number | bigint, hop_length?: number | bigint | null, win_length?: number | bigint | null, window?: Tensor | null, center?: boolean, normalized?: boolean, onesided?: boolean | null, length?: number | bigint | null, return_complex?: boolean): Tensor
+export declare function istft(self: Tensor, n_fft: number | bigint, options?: { hop_length?: number | bigint | null; win_length?: number | bigint | null; window?: Tensor | null; center?: boolean; normalized?: boolean; onesided?: boolean | null; length?: number | bigint | null; return_complex?: boolean }): Tensor
+export declare function istft(self: Tensor, options: { n_fft: number | bigint; hop_length?: number | bigint | null; win_length?: number | bigint | null; window?: Tensor | null; center?: boolean; normalized?: boolean; onesided?: boolean | null; length?: number | bigint | null; return_complex?: boolean }): Tensor
+/** torch's `kaiser_window`:
+ * - `kaiser_window(int window_length, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+ * - `kaiser_window.beta(int window_length, bool periodic, float beta, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+ * - `kaiser_window.periodic(int window_length, bool periodic, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+ */
+export declare function kaiser_window(window_length: number | bigint, options?: { dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null }): Tensor
+export declare function kaiser_window(options: { window_length: number | bigint; dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null }): Tensor
+export declare function kaiser_window(window_length: number | bigint, periodic: boolean, beta: number, options?: { dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null }): Tensor
+export declare function kaiser_window(options: { window_length: number | bigint; periodic: boolean; beta: number; dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null }): Tensor
+export declare function kaiser_window(window_length: number | bigint, periodic: boolean, options?: { dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null }): Tensor
+export declare function kaiser_window(options: { window_length: number | bigint; periodic: boolean; dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null }): Tensor
+export { kaiser_window as kaiserWindow }
 /** torch's `kron`:
  * - `kron(Tensor self, Tensor other) -> Tensor`
  */
@@ -4973,6 +5487,11 @@ export { permute_copy as permuteCopy }
  */
 export declare function pinverse(self: Tensor, rcond?: number): Tensor
 export declare function pinverse(self: Tensor, options?: { rcond?: number }): Tensor
+/** torch's `polar`:
+ * - `polar(Tensor abs, Tensor angle) -> Tensor`
+ */
+export declare function polar(abs: Tensor, angle: Tensor): Tensor
+export declare function polar(options: { abs: Tensor; angle: Tensor }): Tensor
 /** torch's `polygamma`:
  * - `polygamma(int n, Tensor self) -> Tensor`
  */
@@ -5060,6 +5579,10 @@ export declare function randperm(options: { n: number | bigint; generator?: neve
  * - `ravel(Tensor(a) self) -> Tensor(a)`
  */
 export declare function ravel(self: Tensor): Tensor
+/** torch's `real`:
+ * - `real(Tensor(a) self) -> Tensor(a)`
+ */
+export declare function real(self: Tensor): Tensor
 /** torch's `reciprocal`:
  * - `reciprocal(Tensor self) -> Tensor`
  */
@@ -5124,6 +5647,16 @@ export { repeat_interleave as repeatInterleave }
 export declare function reshape(self: Tensor, shape: number[] | number): Tensor
 export declare function reshape(self: Tensor, options: { shape: number[] | number }): Tensor
 export declare function reshape(self: Tensor, ...size: number[]): Tensor
+/** torch's `resolve_conj`:
+ * - `resolve_conj(Tensor(a) self) -> Tensor(a)`
+ */
+export declare function resolve_conj(self: Tensor): Tensor
+export { resolve_conj as resolveConj }
+/** torch's `resolve_neg`:
+ * - `resolve_neg(Tensor(a) self) -> Tensor(a)`
+ */
+export declare function resolve_neg(self: Tensor): Tensor
+export { resolve_neg as resolveNeg }
 /** torch's `rnn_relu`:
  * - `rnn_relu.input(Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor)`
  */
@@ -5247,6 +5780,10 @@ export { select_scatter as selectScatter }
  * - `selu(Tensor self) -> Tensor`
  */
 export declare function selu(self: Tensor): Tensor
+/** torch's `sgn`:
+ * - `sgn(Tensor self) -> Tensor`
+ */
+export declare function sgn(self: Tensor): Tensor
 /** torch's `sigmoid`:
  * - `sigmoid(Tensor self) -> Tensor`
  */
@@ -5689,6 +6226,12 @@ export declare function std_mean(self: Tensor, dim: number[] | number | null, un
 export declare function std_mean(self: Tensor, dim: number[] | number | null, options?: { unbiased?: boolean; keepdim?: boolean }): [Tensor, Tensor]
 export declare function std_mean(self: Tensor, options: { dim: number[] | number | null; unbiased?: boolean; keepdim?: boolean }): [Tensor, Tensor]
 export { std_mean as stdMean }
+/** torch's `stft`:
+ * - `stft.center(Tensor self, int n_fft, int? hop_length=None, int? win_length=None, Tensor? window=None, bool center=True, str pad_mode="reflect", bool normalized=False, bool? onesided=None, bool? return_complex=None) -> Tensor`
+ */
+export declare function stft(self: Tensor, n_fft: number | bigint, hop_length?: number | bigint | null, win_length?: number | bigint | null, window?: Tensor | null, center?: boolean, pad_mode?: string, normalized?: boolean, onesided?: boolean | null, return_complex?: boolean | null): Tensor
+export declare function stft(self: Tensor, n_fft: number | bigint, options?: { hop_length?: number | bigint | null; win_length?: number | bigint | null; window?: Tensor | null; center?: boolean; pad_mode?: string; normalized?: boolean; onesided?: boolean | null; return_complex?: boolean | null }): Tensor
+export declare function stft(self: Tensor, options: { n_fft: number | bigint; hop_length?: number | bigint | null; win_length?: number | bigint | null; window?: Tensor | null; center?: boolean; pad_mode?: string; normalized?: boolean; onesided?: boolean | null; return_complex?: boolean | null }): Tensor
 /** torch's `sub`:
  * - `sub.Scalar(Tensor self, Scalar other) -> Tensor`
  * - `sub.Tensor(Tensor self, Tensor other) -> Tensor`
@@ -6003,6 +6546,16 @@ export declare function vdot(self: Tensor, options: { other: Tensor }): Tensor
 export declare function view(self: Tensor, size: number[] | number): Tensor
 export declare function view(self: Tensor, options: { size: number[] | number }): Tensor
 export declare function view(self: Tensor, ...size: number[]): Tensor
+/** torch's `view_as_complex`:
+ * - `view_as_complex(Tensor(a) self) -> Tensor(a)`
+ */
+export declare function view_as_complex(self: Tensor): Tensor
+export { view_as_complex as viewAsComplex }
+/** torch's `view_as_real`:
+ * - `view_as_real(Tensor(a) self) -> Tensor(a)`
+ */
+export declare function view_as_real(self: Tensor): Tensor
+export { view_as_real as viewAsReal }
 /** torch's `view_copy`:
  * - `view_copy(Tensor self, SymInt[] size) -> Tensor`
  */

@@ -274,7 +274,9 @@ fn copies_of_transposed_complex_tensors_are_whole_elements() {
     // complex128 element is 16 bytes (this copied 8 and read past the
     // scratch tile)
     for n in [7usize, 22, 40, 70] {
-        let v: Vec<(f64, f64)> = (0..3 * 16 * n).map(|i| (i as f64, -(i as f64) - 0.5)).collect();
+        let v: Vec<(f64, f64)> = (0..3 * 16 * n)
+            .map(|i| (i as f64, -(i as f64) - 0.5))
+            .collect();
         let z = c(&v, &[3, 16, n]);
         for dt in [DType::C128, DType::C64] {
             let t = z.to_dtype(dt).unwrap().transpose(1, 2).unwrap();
@@ -286,4 +288,124 @@ fn copies_of_transposed_complex_tensors_are_whole_elements() {
             assert_eq!(got, want, "n={n} {dt}");
         }
     }
+}
+
+/// The DFT by its definition, `Σ x_k e^{∓2πi jk/n}`.
+fn dft(x: &[(f64, f64)], forward: bool) -> Vec<(f64, f64)> {
+    let n = x.len();
+    let s = if forward { -1.0 } else { 1.0 };
+    (0..n)
+        .map(|j| {
+            x.iter().enumerate().fold((0.0, 0.0), |acc, (k, &v)| {
+                let a = s * 2.0 * std::f64::consts::PI * (j * k) as f64 / n as f64;
+                let w = (a.cos(), a.sin());
+                let p = cm(v, w);
+                (acc.0 + p.0, acc.1 + p.1)
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn fft_matches_the_definition() -> Result<()> {
+    let v: Vec<(f64, f64)> = (0..7)
+        .map(|i| ((i as f64).sin(), (i as f64 * 0.3).cos()))
+        .collect();
+    let z = c(&v, &[7]);
+    close(&z.fft_fft(None, -1, None)?, &dft(&v, true));
+    let inv: Vec<(f64, f64)> = dft(&v, false)
+        .iter()
+        .map(|p| (p.0 / 7.0, p.1 / 7.0))
+        .collect();
+    close(&z.fft_ifft(None, -1, None)?, &inv);
+    let s = 1.0 / 7f64.sqrt();
+    let ortho: Vec<(f64, f64)> = dft(&v, true).iter().map(|p| (p.0 * s, p.1 * s)).collect();
+    close(&z.fft_fft(None, 0, Some("ortho"))?, &ortho);
+    // rfft keeps the n/2 + 1 non-negative frequencies of a real signal
+    let r: Vec<f64> = (0..8).map(|i| (i as f64 * 0.7).cos() + i as f64).collect();
+    let rt = Tensor::from_vec(r.clone(), &[8])?;
+    let full = dft(&r.iter().map(|&x| (x, 0.0)).collect::<Vec<_>>(), true);
+    close(&rt.fft_rfft(None, -1, None)?, &full[..5]);
+    // irfft inverts it, for even and odd lengths
+    let back = rt.fft_rfft(None, -1, None)?.fft_irfft(Some(8), -1, None)?;
+    assert!(back
+        .to_vec_f64()?
+        .iter()
+        .zip(&r)
+        .all(|(a, b)| (a - b).abs() < 1e-12));
+    let r7 = Tensor::from_vec(r[..7].to_vec(), &[7])?;
+    let back7 = r7.fft_rfft(None, -1, None)?.fft_irfft(Some(7), -1, None)?;
+    assert!(back7
+        .to_vec_f64()?
+        .iter()
+        .zip(&r)
+        .all(|(a, b)| (a - b).abs() < 1e-12));
+    // errors name the problem
+    assert!(z
+        .fft_rfft(None, -1, None)
+        .unwrap_err()
+        .to_string()
+        .contains("real input"));
+    assert!(rt
+        .fft_fft(Some(0), -1, None)
+        .unwrap_err()
+        .to_string()
+        .contains("data points"));
+    assert!(rt
+        .fft_fft(None, -1, Some("bad"))
+        .unwrap_err()
+        .to_string()
+        .contains("normalization"));
+    Ok(())
+}
+
+#[test]
+fn gradcheck_the_fft_primitives() -> Result<()> {
+    let pairs = Tensor::from_vec(
+        (0..12).map(|i| ((i * 7 % 5) as f64 - 2.0) * 0.3).collect(),
+        &[6, 2],
+    )?;
+    let real = Tensor::from_vec(
+        (0..7)
+            .map(|i| ((i * 3 % 4) as f64 - 1.5) * 0.4)
+            .collect::<Vec<f64>>(),
+        &[7],
+    )?;
+    type F = fn(&Tensor) -> Result<Tensor>;
+    let complex_in: Vec<(&str, F)> = vec![
+        ("fft", |z| z.fft_fft(None, -1, Some("ortho"))),
+        ("ifft_n", |z| z.fft_ifft(Some(8), -1, None)),
+        ("irfft", |z| z.fft_irfft(Some(10), -1, None)),
+        ("irfft_odd", |z| z.fft_irfft(Some(9), -1, Some("forward"))),
+        ("hfft", |z| z.fft_hfft(None, -1, None)),
+    ];
+    for (name, f) in complex_in {
+        let r = gradcheck(
+            |xs| {
+                let out = f(&xs[0].view_as_complex()?)?;
+                Ok(vec![if out.is_complex() {
+                    out.view_as_real()?
+                } else {
+                    out
+                }])
+            },
+            &[pairs.requires_grad_(true)?],
+            GradcheckOptions::default(),
+        );
+        assert!(r.is_ok(), "{name}: {r:?}");
+    }
+    let real_in: Vec<(&str, F)> = vec![
+        ("rfft", |x| x.fft_rfft(None, -1, None)),
+        ("rfft_n", |x| x.fft_rfft(Some(10), -1, Some("ortho"))),
+        ("ihfft", |x| x.fft_ihfft(None, -1, None)),
+    ];
+    for (name, f) in real_in {
+        let r = gradcheck(
+            |xs| Ok(vec![f(&xs[0])?.view_as_real()?]),
+            &[real.requires_grad_(true)?],
+            GradcheckOptions::default(),
+        );
+        assert!(r.is_ok(), "{name}: {r:?}");
+    }
+    Ok(())
 }

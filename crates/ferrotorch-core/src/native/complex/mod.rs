@@ -36,6 +36,8 @@ pub(crate) fn not_implemented(op: &str, d: DType) -> Error {
 /// moving and viewing elements, and the arithmetic of this module.
 #[rustfmt::skip]
 pub const COMPLEX_OPS: &[&str] = &[
+    // queries
+    "is_complex", "is_conj", "is_floating_point", "is_nonzero", "is_same_size", "is_neg",
     // complex <-> real
     "view_as_real", "view_as_complex", "real", "imag", "complex", "polar", "conj", "conj_physical",
     "resolve_conj", "resolve_neg", "angle", "sgn", "abs", "absolute",

@@ -435,9 +435,8 @@ pub fn fftfreq(n: i64, d: f64, dtype: Option<DType>) -> Result<Tensor> {
         Runtime,
         "fft_fftfreq: n must be non-negative, got {n}"
     );
-    let v: Vec<f64> = (0..n)
-        .map(|i| if i < (n + 1) / 2 { i } else { i - n } as f64 / (d * n as f64))
-        .collect();
+    let mut v: Vec<f64> = crate::storage::try_vec(n as usize)?;
+    v.extend((0..n).map(|i| if i < (n + 1) / 2 { i } else { i - n } as f64 / (d * n as f64)));
     Tensor::from_vec(v, &[n as usize])?.to_dtype(dtype.unwrap_or_else(get_default_dtype))
 }
 
@@ -449,7 +448,8 @@ pub fn rfftfreq(n: i64, d: f64, dtype: Option<DType>) -> Result<Tensor> {
         Runtime,
         "fft_rfftfreq: n must be non-negative, got {n}"
     );
-    let v: Vec<f64> = (0..=n / 2).map(|i| i as f64 / (d * n as f64)).collect();
+    let mut v: Vec<f64> = crate::storage::try_vec(n as usize / 2 + 1)?;
+    v.extend((0..=n / 2).map(|i| i as f64 / (d * n as f64)));
     let len = v.len();
     Tensor::from_vec(v, &[len])?.to_dtype(dtype.unwrap_or_else(get_default_dtype))
 }

@@ -37,6 +37,12 @@ macro_rules! real {
 real!(f32);
 real!(f64);
 
+/// Our complex elements as rustfft's, read-only.
+fn as_nc_ref<T>(v: &[Complex<T>]) -> &[Nc<T>] {
+    // SAFETY: as in `as_nc`.
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<Nc<T>>(), v.len()) }
+}
+
 /// Our complex elements as rustfft's (the same `repr(C)` `{re, im}` pair).
 fn as_nc<T>(v: &mut [Complex<T>]) -> &mut [Nc<T>] {
     // SAFETY: `Complex<T>` and `num_complex::Complex<T>` are both
@@ -45,45 +51,54 @@ fn as_nc<T>(v: &mut [Complex<T>]) -> &mut [Nc<T>] {
     unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<Nc<T>>(), v.len()) }
 }
 
-/// `t` with `dim` moved last and made contiguous, its elements, and the
-/// shape of that arrangement.
-fn rows_of<E: Element>(t: &Tensor, dim: usize) -> Result<(Vec<E>, Vec<usize>)> {
+/// `t` with `dim` moved last and made contiguous (a view when it already
+/// is), and that arrangement's shape.
+fn moved(t: &Tensor, dim: usize) -> Result<Tensor> {
     let last = t.dim() as i64 - 1;
-    let m = t.movedim(&[dim as i64], &[last])?.contiguous()?;
-    Ok((m.to_vec::<E>()?, m.shape().to_vec()))
+    t.movedim(&[dim as i64], &[last])?.contiguous()
 }
 
-/// A tensor from row data in the moved arrangement, with `dim` put back.
-fn from_rows<E: Element>(data: Vec<E>, shape: &[usize], dim: usize) -> Result<Tensor> {
-    let last = shape.len() as i64 - 1;
-    Tensor::from_vec(data, shape)?.movedim(&[last], &[dim as i64])
+/// `out` (moved arrangement, contiguous) with `dim` put back, as a view.
+fn put_back(out: Tensor, dim: usize) -> Result<Tensor> {
+    let last = out.dim() as i64 - 1;
+    out.movedim(&[last], &[dim as i64])
+}
+
+fn runtime(op: &str, e: impl std::fmt::Display) -> crate::Error {
+    crate::Error::new(crate::ErrorKind::Runtime, format!("{op}: {e}"))
 }
 
 fn c2c_typed<T: Real>(x: &Tensor, dim: usize, forward: bool, scale: f64) -> Result<Tensor>
 where
     Complex<T>: Element,
 {
-    let (mut data, shape) = rows_of::<Complex<T>>(x, dim)?;
-    let n = shape[shape.len() - 1];
-    if n > 0 && !data.is_empty() {
-        let dir = if forward {
-            FftDirection::Forward
-        } else {
-            FftDirection::Inverse
-        };
-        let fft = T::with_planner(|p| p.plan_fft(n, dir));
-        let buf = as_nc(&mut data);
+    let m = moved(x, dim)?;
+    // a fresh copy, transformed in place
+    let out = Tensor::empty(m.shape(), m.dtype())?;
+    let n = m.shape()[m.dim() - 1];
+    if n == 0 || m.numel() == 0 {
+        return put_back(out, dim);
+    }
+    let dir = if forward {
+        FftDirection::Forward
+    } else {
+        FftDirection::Inverse
+    };
+    let fft = T::with_planner(|p| p.plan_fft(n, dir));
+    let s = <T as Element>::from_f64(scale);
+    crate::tensor::access::contiguous_slices_mut::<Complex<T>>("fft", &[&out], &[&m], |w, r| {
+        let buf = as_nc(w[0]);
+        buf.copy_from_slice(as_nc_ref(r[0]));
         let mut scratch = vec![
             Nc::new(<T as Element>::zero(), <T as Element>::zero());
             fft.get_inplace_scratch_len()
         ];
         fft.process_with_scratch(buf, &mut scratch);
         if scale != 1.0 {
-            let s = <T as Element>::from_f64(scale);
             buf.iter_mut().for_each(|z| *z = *z * s);
         }
-    }
-    from_rows(data, &shape, dim)
+    })?;
+    put_back(out, dim)
 }
 
 /// The complex DFT of `x` along `dim` (`forward`: `e^{-2πi jk/n}`),
@@ -99,26 +114,40 @@ fn r2c_typed<T: Real>(x: &Tensor, dim: usize, scale: f64) -> Result<Tensor>
 where
     Complex<T>: Element,
 {
-    let (mut data, mut shape) = rows_of::<T>(x, dim)?;
-    let n = shape[shape.len() - 1];
-    let m = n / 2 + 1;
-    let rows = if n == 0 { 0 } else { data.len() / n };
-    let mut out = vec![Complex::<T>::default(); rows * m];
-    if rows > 0 {
-        let fft = T::with_real_planner(|p| p.plan_fft_forward(n));
-        let mut scratch = fft.make_scratch_vec();
-        let s = <T as Element>::from_f64(scale);
-        for (inp, o) in data.chunks_exact_mut(n).zip(out.chunks_exact_mut(m)) {
-            let o = as_nc(o);
-            fft.process_with_scratch(inp, o, &mut scratch)
-                .map_err(|e| crate::Error::new(crate::ErrorKind::Runtime, format!("rfft: {e}")))?;
-            if scale != 1.0 {
-                o.iter_mut().for_each(|z| *z = *z * s);
-            }
-        }
+    let m_in = moved(x, dim)?;
+    let n = m_in.shape()[m_in.dim() - 1];
+    let half = n / 2 + 1;
+    let mut shape = m_in.shape().to_vec();
+    *shape.last_mut().expect("at least one dim") = half;
+    let out = Tensor::empty(&shape, T::DTYPE.to_complex().expect("float"))?;
+    if n == 0 || m_in.numel() == 0 {
+        return put_back(out, dim);
     }
-    *shape.last_mut().expect("at least one dim") = m;
-    from_rows(out, &shape, dim)
+    let fft = T::with_real_planner(|p| p.plan_fft_forward(n));
+    let s = <T as Element>::from_f64(scale);
+    let mut failed = None;
+    crate::tensor::access::contiguous_slices_mut::<Complex<T>>("rfft", &[&out], &[], |w, _| {
+        crate::tensor::access::contiguous_slices_mut::<T>("rfft", &[], &[&m_in], |_, r| {
+            let mut scratch = fft.make_scratch_vec();
+            let mut row = fft.make_input_vec();
+            for (inp, o) in r[0].chunks_exact(n).zip(w[0].chunks_exact_mut(half)) {
+                row.copy_from_slice(inp);
+                let o = as_nc(o);
+                if let Err(e) = fft.process_with_scratch(&mut row, o, &mut scratch) {
+                    failed = Some(runtime("rfft", e));
+                    return;
+                }
+                if scale != 1.0 {
+                    o.iter_mut().for_each(|z| *z = *z * s);
+                }
+            }
+        })
+        .unwrap_or_else(|e| failed = Some(e));
+    })?;
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    put_back(out, dim)
 }
 
 /// The one-sided DFT of real `x` along `dim` (`n/2 + 1` outputs), times
@@ -134,32 +163,51 @@ fn c2r_typed<T: Real>(x: &Tensor, dim: usize, n: usize, scale: f64) -> Result<Te
 where
     Complex<T>: Element,
 {
-    let (mut data, mut shape) = rows_of::<Complex<T>>(x, dim)?;
-    let m = shape[shape.len() - 1];
-    debug_assert_eq!(m, n / 2 + 1);
-    let rows = if m == 0 { 0 } else { data.len() / m };
-    let mut out = vec![<T as Element>::zero(); rows * n];
-    if rows > 0 && n > 0 {
-        let fft = T::with_real_planner(|p| p.plan_fft_inverse(n));
-        let mut scratch = fft.make_scratch_vec();
-        let s = <T as Element>::from_f64(scale);
-        for (inp, o) in data.chunks_exact_mut(m).zip(out.chunks_exact_mut(n)) {
-            // the imaginary parts of the zero (and, for even n, the
-            // Nyquist) frequency do not enter a real signal: pocketfft
-            // ignores them, realfft wants them zero
-            inp[0].im = <T as Element>::zero();
-            if n % 2 == 0 {
-                inp[m - 1].im = <T as Element>::zero();
-            }
-            fft.process_with_scratch(as_nc(inp), o, &mut scratch)
-                .map_err(|e| crate::Error::new(crate::ErrorKind::Runtime, format!("irfft: {e}")))?;
-            if scale != 1.0 {
-                o.iter_mut().for_each(|v| *v = *v * s);
-            }
-        }
-    }
+    let m_in = moved(x, dim)?;
+    let half = m_in.shape()[m_in.dim() - 1];
+    debug_assert_eq!(half, n / 2 + 1);
+    let mut shape = m_in.shape().to_vec();
     *shape.last_mut().expect("at least one dim") = n;
-    from_rows(out, &shape, dim)
+    let out = Tensor::empty(&shape, T::DTYPE)?;
+    if n == 0 || out.numel() == 0 {
+        return put_back(out, dim);
+    }
+    let fft = T::with_real_planner(|p| p.plan_fft_inverse(n));
+    let s = <T as Element>::from_f64(scale);
+    let mut failed = None;
+    crate::tensor::access::contiguous_slices_mut::<T>("irfft", &[&out], &[], |w, _| {
+        crate::tensor::access::contiguous_slices_mut::<Complex<T>>(
+            "irfft",
+            &[],
+            &[&m_in],
+            |_, r| {
+                let mut scratch = fft.make_scratch_vec();
+                let mut row = fft.make_input_vec();
+                for (inp, o) in r[0].chunks_exact(half).zip(w[0].chunks_exact_mut(n)) {
+                    row.copy_from_slice(as_nc_ref(inp));
+                    // the imaginary parts of the zero (and, for even n, the
+                    // Nyquist) frequency do not enter a real signal: pocketfft
+                    // ignores them, realfft wants them zero
+                    row[0].im = <T as Element>::zero();
+                    if n % 2 == 0 {
+                        row[half - 1].im = <T as Element>::zero();
+                    }
+                    if let Err(e) = fft.process_with_scratch(&mut row, o, &mut scratch) {
+                        failed = Some(runtime("irfft", e));
+                        return;
+                    }
+                    if scale != 1.0 {
+                        o.iter_mut().for_each(|v| *v = *v * s);
+                    }
+                }
+            },
+        )
+        .unwrap_or_else(|e| failed = Some(e));
+    })?;
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    put_back(out, dim)
 }
 
 /// The real signal of length `n` whose one-sided spectrum along `dim` is

@@ -33,14 +33,16 @@ fn window(
         "{op} expects floating point dtypes, got: {dtype}"
     );
     let n = n as usize;
-    let v: Vec<f64> = match n {
-        0 => vec![],
-        1 => vec![1.0],
+    // fallible: a window length is user input
+    let mut v: Vec<f64> = crate::storage::try_vec(n)?;
+    match n {
+        0 => {}
+        1 => v.push(1.0),
         _ => {
             let m = if periodic { n } else { n - 1 } as f64;
-            (0..n).map(|i| f(i as f64, m)).collect()
+            v.extend((0..n).map(|i| f(i as f64, m)));
         }
-    };
+    }
     Tensor::from_vec(v, &[n])?.to_dtype(dtype)
 }
 
@@ -334,7 +336,16 @@ impl Tensor {
         };
         let frames = frames.mul(&f.win)?; // [B, frames, n_fft]
         let b = frames.shape()[0];
-        let total = f.n_fft + f.hop * (n_frames.max(1) - 1);
+        let total = f
+            .hop
+            .checked_mul(n_frames.max(1) - 1)
+            .and_then(|v| v.checked_add(f.n_fft))
+            .ok_or_else(|| {
+                crate::Error::new(
+                    crate::ErrorKind::Runtime,
+                    format!("istft: hop_length {} is too large", f.hop),
+                )
+            })?;
         let idx: Vec<i64> = (0..n_frames)
             .flat_map(|t| (0..f.n_fft).map(move |j| (t * f.hop + j) as i64))
             .collect();
@@ -364,7 +375,7 @@ impl Tensor {
         let env = overlap_add(&w2)?;
         let start = if center { f.n_fft / 2 } else { 0 };
         let end = match length {
-            Some(l) => start + l.max(0) as usize,
+            Some(l) => start.saturating_add(l.max(0) as usize),
             None if center => total.saturating_sub(f.n_fft / 2),
             None => total,
         };
