@@ -99,6 +99,16 @@ from_arg!(Vec<usize>, |ty| int_list(ty), |a, i| a.usize_list(i));
 from_arg!(Option<Vec<i64>>, |ty| optional(ty, int_list), |a, i| a
     .opt_int_list(i));
 from_arg!(
+    Option<Vec<f64>>,
+    |ty| optional(ty, |t| matches!(t, Type::List(e, _) if **e == Type::Float)),
+    |a, i| match a.get(i) {
+        IValue::None => Ok(None),
+        IValue::FloatList(l) => Ok(Some(l.clone())),
+        IValue::IntList(l) => Ok(Some(l.iter().map(|&v| v as f64).collect())),
+        v => Err(a.wrong(i, v)),
+    }
+);
+from_arg!(
     Vec<Tensor>,
     |ty| matches!(ty, Type::List(t, _) if **t == Type::Tensor),
     |a, i| a.tensor_list(i)

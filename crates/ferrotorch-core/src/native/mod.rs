@@ -5,6 +5,7 @@
 //! | `iter` | the elementwise engine every pointwise op runs on |
 //! | `unary`, `unary_exact` | unary pointwise ops (one table row each) |
 //! | `binary`, `compare` | binary pointwise ops, comparisons, logical and bitwise ops |
+//! | `bits` | `gcd`, `lcm`, `nextafter`, `frexp` |
 //! | `pointwise` | `where`, `clamp`, `lerp`, `masked_fill`, ... |
 //! | `reduce` | reductions over dim lists |
 //! | `linalg` | matmul and friends |
@@ -12,7 +13,9 @@
 //! | `movement` | cat, gather, scatter, flip, roll, ... |
 //! | `stats` | var, std, logsumexp, norm, median |
 //! | `scan` | cumsum, cumprod, cummax, ... |
-//! | `sort` | sort, topk, unique, searchsorted, bincount |
+//! | `sort` | sort, topk, searchsorted, bincount |
+//! | `counting` | `mode`, `nanmedian`, `histc`, `histogram` |
+//! | `unique` | unique (flattened or along a dim), unique_consecutive |
 //! | `random` | PyTorch-compatible generator, rand/randn/randint/... |
 //! | `nn` | activations, softmax, ... (nn kernels) |
 //! | `special`, `special_fns` | scalar special functions (gamma family, erf, Bessel, normal CDF, polynomials) |
@@ -23,10 +26,12 @@
 //! | `prim` | `size`, `Int`, `NumToTensor`: sizes as graph values |
 
 pub(crate) mod binary;
+pub(crate) mod bits;
 pub(crate) mod close;
 pub(crate) mod compare;
 pub mod complex;
 pub(crate) mod composite;
+pub(crate) mod counting;
 pub(crate) mod decomp;
 pub(crate) mod einsum;
 pub mod fft;
@@ -46,6 +51,7 @@ pub(crate) mod special_ops;
 pub(crate) mod stats;
 pub(crate) mod unary;
 pub(crate) mod unary_exact;
+pub(crate) mod unique;
 
 pub use binary::Operand;
 pub use complex::{complex, polar};
@@ -63,6 +69,7 @@ pub(crate) fn register_all(r: &mut Registry) {
     unary_exact::register_misc(r);
     binary::register_binary(r);
     binary::register_arith_extras(r);
+    bits::register(r);
     close::register(r);
     compare::register_predicates(r);
     compare::register_logical(r);
@@ -75,6 +82,8 @@ pub(crate) fn register_all(r: &mut Registry) {
     stats::register(r);
     scan::register(r);
     sort::register(r);
+    unique::register(r);
+    counting::register(r);
     random::register(r);
     nn::register(r);
     prim::register(r);

@@ -113,28 +113,7 @@ impl Tensor {
     /// Sorted unique elements of the flattened tensor, with the inverse
     /// mapping and the counts (`torch.unique(sorted=True, ...)`).
     pub fn unique(&self) -> Result<(Tensor, Tensor, Tensor)> {
-        let (sorted, order) = self.reshape(&[-1])?.sort(0, false)?;
-        crate::dispatch_dtype!(self.dtype(), T => {
-            let s = sorted.to_vec::<T>()?;
-            let o = order.to_vec::<i64>()?;
-            let mut vals: Vec<T> = Vec::new();
-            let mut counts: Vec<i64> = Vec::new();
-            let mut inverse = vec![0i64; s.len()];
-            for (j, &v) in s.iter().enumerate() {
-                if vals.last().is_none_or(|&l| l != v && !(l.is_nan() && v.is_nan())) {
-                    vals.push(v);
-                    counts.push(0);
-                }
-                *counts.last_mut().expect("pushed above") += 1;
-                inverse[o[j] as usize] = vals.len() as i64 - 1;
-            }
-            let n = vals.len();
-            Ok((
-                Tensor::from_vec(vals, &[n])?,
-                Tensor::from_vec(inverse, self.shape())?,
-                Tensor::from_vec(counts, &[n])?,
-            ))
-        })
+        self.unique_all(None)
     }
 
     /// For each value, the insertion index into the sorted last dim of
@@ -249,10 +228,6 @@ pub(crate) fn register(r: &mut Registry) {
     r.def_typed(
         "topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)",
         |x: Tensor, k: usize, dim: i64, largest: bool, sorted: bool| x.topk(k, dim, largest, sorted),
-    );
-    r.def_typed(
-        "_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)",
-        |x: Tensor, _sorted: bool, _inverse: bool, _counts: bool| x.unique(),
     );
     r.def_typed(
         "searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor",

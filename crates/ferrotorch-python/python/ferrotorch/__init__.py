@@ -35,7 +35,7 @@ def __getattr__(name):
         return importlib.import_module(".multiprocessing", __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-from . import autograd, backends, cuda, jit, nn, optim, return_types, utils  # noqa: E402,F401
+from . import autograd, backends, cuda, jit, nn, optim, return_types, signal, utils  # noqa: E402,F401
 from . import fx  # noqa: E402,F401
 from . import library  # noqa: E402,F401
 from ._classes import classes, ScriptObject  # noqa: E402,F401
@@ -64,6 +64,26 @@ def seed():
     s = random.SystemRandom().randrange(1 << 63)
     manual_seed(s)
     return s
+
+
+def broadcast_shapes(*shapes):
+    """``torch.broadcast_shapes``: the shape tensors of these shapes
+    broadcast to, or a RuntimeError naming the mismatch."""
+    out = []
+    for shape in shapes:
+        shape = (shape,) if isinstance(shape, _builtins.int) else tuple(shape)
+        for i, n in enumerate(reversed(shape)):
+            if n < 0:
+                raise RuntimeError(f"Trying to create tensor with negative dimension {n}: {list(shape)}")
+            if i == len(out):
+                out.append(n)
+            elif out[i] == 1:
+                out[i] = n
+            elif n != 1 and n != out[i]:
+                raise RuntimeError(
+                    f"Shape mismatch: objects cannot be broadcast to a single shape.  Mismatch is between {out[i]} and {n}"
+                )
+    return Size(reversed(out))  # noqa: F821
 
 
 def adjoint(input):
@@ -125,6 +145,51 @@ def _nonzero_method(self, *, as_tuple=False):
 
 _nonzero_method.__name__ = "nonzero"
 Tensor.nonzero = _nonzero_method
+
+
+def _unique_result(out, inverse, counts, return_inverse, return_counts):
+    if return_inverse and return_counts:
+        return out, inverse, counts
+    if return_inverse:
+        return out, inverse
+    if return_counts:
+        return out, counts
+    return out
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    """``torch.unique``: the sorted distinct elements (or slices along
+    ``dim``), with where each element went and how many there were when
+    asked. Unsorted results are sorted too, as on torch's CPU."""
+    if dim is None:
+        out = _ops._call("_unique2", (input, sorted, return_inverse, return_counts), {})
+    else:
+        out = _ops._call("unique_dim", (input, dim, sorted, return_inverse, return_counts), {})
+    return _unique_result(*out, return_inverse, return_counts)
+
+
+_unique_consecutive_op = unique_consecutive  # noqa: F821 (generated from the schema)
+
+
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    """``torch.unique_consecutive``: each run of equal consecutive elements
+    (or slices along ``dim``) kept once."""
+    out = _unique_consecutive_op(input, return_inverse, return_counts, dim)
+    return _unique_result(*out, return_inverse, return_counts)
+
+
+def _unique_method(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    return unique(self, sorted, return_inverse, return_counts, dim)
+
+
+def _unique_consecutive_method(self, return_inverse=False, return_counts=False, dim=None):
+    return unique_consecutive(self, return_inverse, return_counts, dim)
+
+
+_unique_method.__name__ = "unique"
+_unique_consecutive_method.__name__ = "unique_consecutive"
+Tensor.unique = _unique_method
+Tensor.unique_consecutive = _unique_consecutive_method
 
 
 def tensordot(a, b, dims=2, out=None):

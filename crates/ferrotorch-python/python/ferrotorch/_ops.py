@@ -22,7 +22,10 @@ _TENSOR_VARARGS = {"broadcast_tensors", "meshgrid", "block_diag", "cartesian_pro
                    "atleast_1d", "atleast_2d", "atleast_3d"}
 _CREATION = {"zeros", "ones", "empty", "full", "rand", "randn", "randint",
              "arange", "linspace", "logspace", "eye", "randperm",
-             "zeros_like", "ones_like", "empty_like", "full_like"}
+             "zeros_like", "ones_like", "empty_like", "full_like", "scalar_tensor",
+             "empty_strided", "new_empty_strided", "empty_permuted", "randint_like",
+             "hann_window", "hamming_window", "blackman_window", "bartlett_window",
+             "kaiser_window", "fft_fftfreq", "fft_rfftfreq"}
 
 
 # full op name -> (the argument each return aliases or -1, writes in

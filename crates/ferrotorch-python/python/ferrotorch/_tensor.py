@@ -18,7 +18,7 @@ def _install():
     for name, dt in [("float", _C.float32), ("double", _C.float64), ("half", _C.float16),
                      ("bfloat16", _C.bfloat16), ("long", _C.int64), ("int", _C.int32),
                      ("short", _C.int16), ("char", _C.int8), ("byte", _C.uint8),
-                     ("bool", _C.bool)]:
+                     ("bool", _C.bool), ("cfloat", _C.complex64), ("cdouble", _C.complex128)]:
         setattr(Tensor, name, conv(dt))
 
     Tensor.T = property(lambda self: self.permute(*reversed(range(self.dim()))),
@@ -30,6 +30,11 @@ def _install():
     Tensor.mH = property(lambda self: self.mT.conj(),
                          doc="The conjugate transpose of the last two dims.")
     Tensor.adjoint = lambda self: self.mT.conj()
+    # reflected bitwise operators (`True & t`) and Python 2's `__rdiv__`
+    Tensor.__rand__ = lambda self, other: self.bitwise_and(other)
+    Tensor.__ror__ = lambda self, other: self.bitwise_or(other)
+    Tensor.__rxor__ = lambda self, other: self.bitwise_xor(other)
+    Tensor.__rdiv__ = lambda self, other: self.reciprocal() * other
     Tensor.view_as = lambda self, other: self.view(other.shape)
     Tensor.reshape_as = lambda self, other: self.reshape(other.shape)
     Tensor.expand_as = lambda self, other: self.expand(other.shape)

@@ -6,10 +6,14 @@
 //! |---|---|
 //! | `shape` | `atleast_*d`, `*stack`, `*split`, `rot90`, `diag*`, `block_diag`, `meshgrid`, `*_scatter`, ... |
 //! | `indexing` | `index_add`/`copy`/`fill`, `masked_scatter`, `put`, `kthvalue`, `bucketize`, `isin`, `combinations`, the `*_copy` view ops |
+//! | `extras` | `constant_pad_nd`, `fill`, `scalar_tensor`, `empty_strided`, `empty_permuted`, `randint_like`, `unsafe_split` |
+//! | `quantile` | `quantile`, `nanquantile` |
 //! | `math` | `square`, `logaddexp`, `sinc`, `nansum`, `diff`, `trapezoid`, `kron`, `cdist`, `cross`, `cov`, ... |
 
+pub(crate) mod extras;
 pub(crate) mod indexing;
 pub(crate) mod math;
+pub(crate) mod quantile;
 pub(crate) mod shape;
 
 use crate::dispatch::Registry;
@@ -18,4 +22,6 @@ pub(crate) fn register(r: &mut Registry) {
     shape::register(r);
     math::register(r);
     indexing::register(r);
+    extras::register(r);
+    quantile::register(r);
 }

@@ -98,6 +98,11 @@ fn shape_and_dims(
     dim: Option<&[i64]>,
 ) -> Result<(Vec<usize>, Vec<Option<i64>>)> {
     let nd = x.dim();
+    crate::ensure!(
+        nd > 0,
+        Index,
+        "{op}: Dimension specified as -1 but tensor has no dimensions"
+    );
     let dims: Vec<usize> = match (dim, s) {
         (Some(d), _) => d.iter().map(|&d| wrap_dim(d, nd)).collect::<Result<_>>()?,
         (None, Some(s)) => {
@@ -414,6 +419,9 @@ impl Tensor {
     }
 
     fn fft_shift(&self, dim: Option<&[i64]>, sign: i64) -> Result<Tensor> {
+        if self.dim() == 0 {
+            return Ok(self.clone());
+        }
         let all: Vec<i64> = (0..self.dim() as i64).collect();
         let dims = dim.unwrap_or(&all);
         let shifts: Vec<i64> = dims
