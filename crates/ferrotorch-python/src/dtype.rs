@@ -33,11 +33,13 @@ impl PyDType {
 
     /// The dtype of a complex dtype's parts (`complex64.to_real()` is
     /// `float32`); real dtypes give themselves.
+    #[allow(clippy::wrong_self_convention)] // torch's Python name
     fn to_real<'py>(&self, py: Python<'py>) -> Bound<'py, PyDType> {
         dtype_object(py, self.dtype.to_real())
     }
 
     /// The complex dtype with parts of this float dtype.
+    #[allow(clippy::wrong_self_convention)] // torch's Python name
     fn to_complex<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDType>> {
         match self.dtype.to_complex() {
             Some(d) if self.dtype != DType::BF16 => Ok(dtype_object(py, d)),

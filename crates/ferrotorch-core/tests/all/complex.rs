@@ -76,7 +76,7 @@ fn arithmetic_matches_complex_formulas() {
     // float64 tensor with a complex64 tensor -> complex128, as torch
     let z64 = c(&[(1.0, 1.0)], &[1]).to_dtype(DType::C64).unwrap();
     assert_eq!(
-        r.mul(&z64.expand(&[2]).unwrap()).unwrap().dtype(),
+        r.mul(z64.expand(&[2]).unwrap()).unwrap().dtype(),
         DType::C128
     );
     // exp(iπ) = -1, |3+4i| = 5, angle(i) = π/2
@@ -167,7 +167,7 @@ fn views_share_storage_and_check_layout() {
         &m.t().unwrap().contiguous().unwrap(),
         &[(1.0, 1.0), (3.0, 3.0), (2.0, 2.0), (4.0, 4.0)],
     );
-    assert_eq!(m.item().is_err(), true);
+    assert!(m.item().is_err());
     assert_eq!(
         c(&[(1.5, -2.0)], &[]).item().unwrap(),
         Scalar::Complex(1.5, -2.0)

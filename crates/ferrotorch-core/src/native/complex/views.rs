@@ -80,12 +80,12 @@ impl Tensor {
             "Tensor must have a last dimension with stride 1"
         );
         crate::ensure!(
-            self.stride()[..n - 1].iter().all(|s| s % 2 == 0),
+            self.stride()[..n - 1].iter().all(|s| s.is_multiple_of(2)),
             Runtime,
             "Tensor must have a stride divisible by 2 for all but last dimension"
         );
         crate::ensure!(
-            self.storage_offset() % 2 == 0,
+            self.storage_offset().is_multiple_of(2),
             Runtime,
             "Tensor must have a storage_offset divisible by 2"
         );

@@ -189,7 +189,7 @@ where
                     // Nyquist) frequency do not enter a real signal: pocketfft
                     // ignores them, realfft wants them zero
                     row[0].im = <T as Element>::zero();
-                    if n % 2 == 0 {
+                    if n.is_multiple_of(2) {
                         row[half - 1].im = <T as Element>::zero();
                     }
                     if let Err(e) = fft.process_with_scratch(&mut row, o, &mut scratch) {
