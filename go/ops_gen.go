@@ -3988,6 +3988,41 @@ func (t Tensor) MustConjPhysical(opts ...Opt) Tensor {
 	return MustConjPhysical(t, opts...)
 }
 
+var op_constant_pad_nd = &opRef{name: "constant_pad_nd"}
+
+// ConstantPadNd calls torch's constant_pad_nd:
+//
+//	constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func ConstantPadNd(self Tensor, pad []int64, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(pad)
+	var r results
+	if err := a.call(op_constant_pad_nd, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustConstantPadNd is ConstantPadNd, panicking on error.
+func MustConstantPadNd(self Tensor, pad []int64, opts ...Opt) Tensor {
+	v, err := ConstantPadNd(self, pad, opts...)
+	must(err)
+	return v
+}
+
+// ConstantPadNd is ConstantPadNd(t, ...).
+func (t Tensor) ConstantPadNd(pad []int64, opts ...Opt) (Tensor, error) {
+	return ConstantPadNd(t, pad, opts...)
+}
+
+// MustConstantPadNd is MustConstantPadNd(t, ...).
+func (t Tensor) MustConstantPadNd(pad []int64, opts ...Opt) Tensor {
+	return MustConstantPadNd(t, pad, opts...)
+}
+
 var op_contiguous = &opRef{name: "contiguous"}
 
 // Contiguous calls torch's contiguous:
@@ -5851,6 +5886,56 @@ func (t Tensor) MustEmptyLike(opts ...Opt) Tensor {
 	return MustEmptyLike(t, opts...)
 }
 
+var op_empty_permuted = &opRef{name: "empty_permuted"}
+
+// EmptyPermuted calls torch's empty_permuted:
+//
+//	empty_permuted(SymInt[] size, int[] physical_layout, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func EmptyPermuted(size []int64, physicalLayout []int64, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.any(size)
+	a.any(physicalLayout)
+	var r results
+	if err := a.call(op_empty_permuted, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustEmptyPermuted is EmptyPermuted, panicking on error.
+func MustEmptyPermuted(size []int64, physicalLayout []int64, opts ...Opt) Tensor {
+	v, err := EmptyPermuted(size, physicalLayout, opts...)
+	must(err)
+	return v
+}
+
+var op_empty_strided = &opRef{name: "empty_strided"}
+
+// EmptyStrided calls torch's empty_strided:
+//
+//	empty_strided(SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func EmptyStrided(size []int64, stride []int64, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.any(size)
+	a.any(stride)
+	var r results
+	if err := a.call(op_empty_strided, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustEmptyStrided is EmptyStrided, panicking on error.
+func MustEmptyStrided(size []int64, stride []int64, opts ...Opt) Tensor {
+	v, err := EmptyStrided(size, stride, opts...)
+	must(err)
+	return v
+}
+
 var op_eq = &opRef{name: "eq"}
 
 // EqScalar calls torch's eq:
@@ -7283,6 +7368,77 @@ func (t Tensor) MustFftRfftn(opts ...Opt) Tensor {
 	return MustFftRfftn(t, opts...)
 }
 
+var op_fill = &opRef{name: "fill"}
+
+// FillScalar calls torch's fill:
+//
+//	fill.Scalar(Tensor self, Scalar value) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func FillScalar(self Tensor, value Scalar, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(value)
+	var r results
+	if err := a.call(op_fill, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustFillScalar is FillScalar, panicking on error.
+func MustFillScalar(self Tensor, value Scalar, opts ...Opt) Tensor {
+	v, err := FillScalar(self, value, opts...)
+	must(err)
+	return v
+}
+
+// FillScalar is FillScalar(t, ...).
+func (t Tensor) FillScalar(value Scalar, opts ...Opt) (Tensor, error) {
+	return FillScalar(t, value, opts...)
+}
+
+// MustFillScalar is MustFillScalar(t, ...).
+func (t Tensor) MustFillScalar(value Scalar, opts ...Opt) Tensor {
+	return MustFillScalar(t, value, opts...)
+}
+
+// Fill calls torch's fill:
+//
+//	fill.Tensor(Tensor self, Tensor value) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Fill(self Tensor, value Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_fill, 2, self, value, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	a.tensor(value)
+	var r results
+	if err := a.call(op_fill, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustFill is Fill, panicking on error.
+func MustFill(self Tensor, value Tensor, opts ...Opt) Tensor {
+	v, err := Fill(self, value, opts...)
+	must(err)
+	return v
+}
+
+// Fill is Fill(t, ...).
+func (t Tensor) Fill(value Tensor, opts ...Opt) (Tensor, error) {
+	return Fill(t, value, opts...)
+}
+
+// MustFill is MustFill(t, ...).
+func (t Tensor) MustFill(value Tensor, opts ...Opt) Tensor {
+	return MustFill(t, value, opts...)
+}
+
 var op_fill_ = &opRef{name: "fill_"}
 
 // Fill_ calls torch's fill_:
@@ -8100,6 +8256,40 @@ func (t Tensor) MustFrac(opts ...Opt) Tensor {
 	return MustFrac(t, opts...)
 }
 
+var op_frexp = &opRef{name: "frexp"}
+
+// Frexp calls torch's frexp:
+//
+//	frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Frexp(self Tensor, opts ...Opt) ([]Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_frexp, opts, &r); err != nil {
+		return nil, err
+	}
+	return r.tensors()
+}
+
+// MustFrexp is Frexp, panicking on error.
+func MustFrexp(self Tensor, opts ...Opt) []Tensor {
+	v, err := Frexp(self, opts...)
+	must(err)
+	return v
+}
+
+// Frexp is Frexp(t, ...).
+func (t Tensor) Frexp(opts ...Opt) ([]Tensor, error) {
+	return Frexp(t, opts...)
+}
+
+// MustFrexp is MustFrexp(t, ...).
+func (t Tensor) MustFrexp(opts ...Opt) []Tensor {
+	return MustFrexp(t, opts...)
+}
+
 var op_full = &opRef{name: "full"}
 
 // Full calls torch's full:
@@ -8194,6 +8384,44 @@ func (t Tensor) Gather(dim int64, index Tensor, opts ...Opt) (Tensor, error) {
 // MustGather is MustGather(t, ...).
 func (t Tensor) MustGather(dim int64, index Tensor, opts ...Opt) Tensor {
 	return MustGather(t, dim, index, opts...)
+}
+
+var op_gcd = &opRef{name: "gcd"}
+
+// Gcd calls torch's gcd:
+//
+//	gcd(Tensor self, Tensor other) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Gcd(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_gcd, 2, self, other, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	a.tensor(other)
+	var r results
+	if err := a.call(op_gcd, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustGcd is Gcd, panicking on error.
+func MustGcd(self Tensor, other Tensor, opts ...Opt) Tensor {
+	v, err := Gcd(self, other, opts...)
+	must(err)
+	return v
+}
+
+// Gcd is Gcd(t, ...).
+func (t Tensor) Gcd(other Tensor, opts ...Opt) (Tensor, error) {
+	return Gcd(t, other, opts...)
+}
+
+// MustGcd is MustGcd(t, ...).
+func (t Tensor) MustGcd(other Tensor, opts ...Opt) Tensor {
+	return MustGcd(t, other, opts...)
 }
 
 var op_ge = &opRef{name: "ge"}
@@ -8820,6 +9048,110 @@ func (t Tensor) Heaviside(values Tensor, opts ...Opt) (Tensor, error) {
 // MustHeaviside is MustHeaviside(t, ...).
 func (t Tensor) MustHeaviside(values Tensor, opts ...Opt) Tensor {
 	return MustHeaviside(t, values, opts...)
+}
+
+var op_histc = &opRef{name: "histc"}
+
+// Histc calls torch's histc:
+//
+//	histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Histc(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_histc, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_histc, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustHistc is Histc, panicking on error.
+func MustHistc(self Tensor, opts ...Opt) Tensor {
+	v, err := Histc(self, opts...)
+	must(err)
+	return v
+}
+
+// Histc is Histc(t, ...).
+func (t Tensor) Histc(opts ...Opt) (Tensor, error) {
+	return Histc(t, opts...)
+}
+
+// MustHistc is MustHistc(t, ...).
+func (t Tensor) MustHistc(opts ...Opt) Tensor {
+	return MustHistc(t, opts...)
+}
+
+var op_histogram = &opRef{name: "histogram"}
+
+// Histogram calls torch's histogram:
+//
+//	histogram.bin_ct(Tensor self, int bins=100, *, float[]? range=None, Tensor? weight=None, bool density=False) -> (Tensor hist, Tensor bin_edges)
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Histogram(self Tensor, opts ...Opt) ([]Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_histogram, opts, &r); err != nil {
+		return nil, err
+	}
+	return r.tensors()
+}
+
+// MustHistogram is Histogram, panicking on error.
+func MustHistogram(self Tensor, opts ...Opt) []Tensor {
+	v, err := Histogram(self, opts...)
+	must(err)
+	return v
+}
+
+// Histogram is Histogram(t, ...).
+func (t Tensor) Histogram(opts ...Opt) ([]Tensor, error) {
+	return Histogram(t, opts...)
+}
+
+// MustHistogram is MustHistogram(t, ...).
+func (t Tensor) MustHistogram(opts ...Opt) []Tensor {
+	return MustHistogram(t, opts...)
+}
+
+// HistogramBinsTensor calls torch's histogram:
+//
+//	histogram.bins_tensor(Tensor self, Tensor bins, *, Tensor? weight=None, bool density=False) -> (Tensor hist, Tensor bin_edges)
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func HistogramBinsTensor(self Tensor, bins Tensor, opts ...Opt) ([]Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.tensor(bins)
+	var r results
+	if err := a.call(op_histogram, opts, &r); err != nil {
+		return nil, err
+	}
+	return r.tensors()
+}
+
+// MustHistogramBinsTensor is HistogramBinsTensor, panicking on error.
+func MustHistogramBinsTensor(self Tensor, bins Tensor, opts ...Opt) []Tensor {
+	v, err := HistogramBinsTensor(self, bins, opts...)
+	must(err)
+	return v
+}
+
+// HistogramBinsTensor is HistogramBinsTensor(t, ...).
+func (t Tensor) HistogramBinsTensor(bins Tensor, opts ...Opt) ([]Tensor, error) {
+	return HistogramBinsTensor(t, bins, opts...)
+}
+
+// MustHistogramBinsTensor is MustHistogramBinsTensor(t, ...).
+func (t Tensor) MustHistogramBinsTensor(bins Tensor, opts ...Opt) []Tensor {
+	return MustHistogramBinsTensor(t, bins, opts...)
 }
 
 var op_hsplit = &opRef{name: "hsplit"}
@@ -10141,6 +10473,44 @@ func MustLayerNorm(input Tensor, normalizedShape []int64, opts ...Opt) Tensor {
 	v, err := LayerNorm(input, normalizedShape, opts...)
 	must(err)
 	return v
+}
+
+var op_lcm = &opRef{name: "lcm"}
+
+// Lcm calls torch's lcm:
+//
+//	lcm(Tensor self, Tensor other) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Lcm(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_lcm, 2, self, other, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	a.tensor(other)
+	var r results
+	if err := a.call(op_lcm, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustLcm is Lcm, panicking on error.
+func MustLcm(self Tensor, other Tensor, opts ...Opt) Tensor {
+	v, err := Lcm(self, other, opts...)
+	must(err)
+	return v
+}
+
+// Lcm is Lcm(t, ...).
+func (t Tensor) Lcm(other Tensor, opts ...Opt) (Tensor, error) {
+	return Lcm(t, other, opts...)
+}
+
+// MustLcm is MustLcm(t, ...).
+func (t Tensor) MustLcm(other Tensor, opts ...Opt) Tensor {
+	return MustLcm(t, other, opts...)
 }
 
 var op_ldexp = &opRef{name: "ldexp"}
@@ -13986,6 +14356,40 @@ func (t Tensor) MustMM(mat2 Tensor, opts ...Opt) Tensor {
 	return MustMM(t, mat2, opts...)
 }
 
+var op_mode = &opRef{name: "mode"}
+
+// Mode calls torch's mode:
+//
+//	mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Mode(self Tensor, opts ...Opt) ([]Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_mode, opts, &r); err != nil {
+		return nil, err
+	}
+	return r.tensors()
+}
+
+// MustMode is Mode, panicking on error.
+func MustMode(self Tensor, opts ...Opt) []Tensor {
+	v, err := Mode(self, opts...)
+	must(err)
+	return v
+}
+
+// Mode is Mode(t, ...).
+func (t Tensor) Mode(opts ...Opt) ([]Tensor, error) {
+	return Mode(t, opts...)
+}
+
+// MustMode is MustMode(t, ...).
+func (t Tensor) MustMode(opts ...Opt) []Tensor {
+	return MustMode(t, opts...)
+}
+
 var op_movedim = &opRef{name: "movedim"}
 
 // Movedim calls torch's movedim:
@@ -14421,6 +14825,147 @@ func (t Tensor) MustNanmean(opts ...Opt) Tensor {
 	return MustNanmean(t, opts...)
 }
 
+var op_nanmedian = &opRef{name: "nanmedian"}
+
+// Nanmedian calls torch's nanmedian:
+//
+//	nanmedian(Tensor self) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Nanmedian(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_nanmedian, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_nanmedian, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustNanmedian is Nanmedian, panicking on error.
+func MustNanmedian(self Tensor, opts ...Opt) Tensor {
+	v, err := Nanmedian(self, opts...)
+	must(err)
+	return v
+}
+
+// Nanmedian is Nanmedian(t, ...).
+func (t Tensor) Nanmedian(opts ...Opt) (Tensor, error) {
+	return Nanmedian(t, opts...)
+}
+
+// MustNanmedian is MustNanmedian(t, ...).
+func (t Tensor) MustNanmedian(opts ...Opt) Tensor {
+	return MustNanmedian(t, opts...)
+}
+
+// NanmedianDim calls torch's nanmedian:
+//
+//	nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func NanmedianDim(self Tensor, dim int64, opts ...Opt) ([]Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(dim)
+	var r results
+	if err := a.call(op_nanmedian, opts, &r); err != nil {
+		return nil, err
+	}
+	return r.tensors()
+}
+
+// MustNanmedianDim is NanmedianDim, panicking on error.
+func MustNanmedianDim(self Tensor, dim int64, opts ...Opt) []Tensor {
+	v, err := NanmedianDim(self, dim, opts...)
+	must(err)
+	return v
+}
+
+// NanmedianDim is NanmedianDim(t, ...).
+func (t Tensor) NanmedianDim(dim int64, opts ...Opt) ([]Tensor, error) {
+	return NanmedianDim(t, dim, opts...)
+}
+
+// MustNanmedianDim is MustNanmedianDim(t, ...).
+func (t Tensor) MustNanmedianDim(dim int64, opts ...Opt) []Tensor {
+	return MustNanmedianDim(t, dim, opts...)
+}
+
+var op_nanquantile = &opRef{name: "nanquantile"}
+
+// Nanquantile calls torch's nanquantile:
+//
+//	nanquantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Nanquantile(self Tensor, q Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_nanquantile, 2, self, q, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	a.tensor(q)
+	var r results
+	if err := a.call(op_nanquantile, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustNanquantile is Nanquantile, panicking on error.
+func MustNanquantile(self Tensor, q Tensor, opts ...Opt) Tensor {
+	v, err := Nanquantile(self, q, opts...)
+	must(err)
+	return v
+}
+
+// Nanquantile is Nanquantile(t, ...).
+func (t Tensor) Nanquantile(q Tensor, opts ...Opt) (Tensor, error) {
+	return Nanquantile(t, q, opts...)
+}
+
+// MustNanquantile is MustNanquantile(t, ...).
+func (t Tensor) MustNanquantile(q Tensor, opts ...Opt) Tensor {
+	return MustNanquantile(t, q, opts...)
+}
+
+// NanquantileScalar calls torch's nanquantile:
+//
+//	nanquantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func NanquantileScalar(self Tensor, q float64, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(q)
+	var r results
+	if err := a.call(op_nanquantile, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustNanquantileScalar is NanquantileScalar, panicking on error.
+func MustNanquantileScalar(self Tensor, q float64, opts ...Opt) Tensor {
+	v, err := NanquantileScalar(self, q, opts...)
+	must(err)
+	return v
+}
+
+// NanquantileScalar is NanquantileScalar(t, ...).
+func (t Tensor) NanquantileScalar(q float64, opts ...Opt) (Tensor, error) {
+	return NanquantileScalar(t, q, opts...)
+}
+
+// MustNanquantileScalar is MustNanquantileScalar(t, ...).
+func (t Tensor) MustNanquantileScalar(q float64, opts ...Opt) Tensor {
+	return MustNanquantileScalar(t, q, opts...)
+}
+
 var op_nansum = &opRef{name: "nansum"}
 
 // Nansum calls torch's nansum:
@@ -14675,6 +15220,80 @@ func (t Tensor) Neg_(opts ...Opt) (Tensor, error) {
 // MustNeg_ is MustNeg_(t, ...).
 func (t Tensor) MustNeg_(opts ...Opt) Tensor {
 	return MustNeg_(t, opts...)
+}
+
+var op_new_empty_strided = &opRef{name: "new_empty_strided"}
+
+// NewEmptyStrided calls torch's new_empty_strided:
+//
+//	new_empty_strided(Tensor self, SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func NewEmptyStrided(self Tensor, size []int64, stride []int64, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(size)
+	a.any(stride)
+	var r results
+	if err := a.call(op_new_empty_strided, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustNewEmptyStrided is NewEmptyStrided, panicking on error.
+func MustNewEmptyStrided(self Tensor, size []int64, stride []int64, opts ...Opt) Tensor {
+	v, err := NewEmptyStrided(self, size, stride, opts...)
+	must(err)
+	return v
+}
+
+// NewEmptyStrided is NewEmptyStrided(t, ...).
+func (t Tensor) NewEmptyStrided(size []int64, stride []int64, opts ...Opt) (Tensor, error) {
+	return NewEmptyStrided(t, size, stride, opts...)
+}
+
+// MustNewEmptyStrided is MustNewEmptyStrided(t, ...).
+func (t Tensor) MustNewEmptyStrided(size []int64, stride []int64, opts ...Opt) Tensor {
+	return MustNewEmptyStrided(t, size, stride, opts...)
+}
+
+var op_nextafter = &opRef{name: "nextafter"}
+
+// Nextafter calls torch's nextafter:
+//
+//	nextafter(Tensor self, Tensor other) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Nextafter(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_nextafter, 2, self, other, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	a.tensor(other)
+	var r results
+	if err := a.call(op_nextafter, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustNextafter is Nextafter, panicking on error.
+func MustNextafter(self Tensor, other Tensor, opts ...Opt) Tensor {
+	v, err := Nextafter(self, other, opts...)
+	must(err)
+	return v
+}
+
+// Nextafter is Nextafter(t, ...).
+func (t Tensor) Nextafter(other Tensor, opts ...Opt) (Tensor, error) {
+	return Nextafter(t, other, opts...)
+}
+
+// MustNextafter is MustNextafter(t, ...).
+func (t Tensor) MustNextafter(other Tensor, opts ...Opt) Tensor {
+	return MustNextafter(t, other, opts...)
 }
 
 var op_nll_loss = &opRef{name: "nll_loss"}
@@ -15684,6 +16303,77 @@ func (t Tensor) MustQr(opts ...Opt) []Tensor {
 	return MustQr(t, opts...)
 }
 
+var op_quantile = &opRef{name: "quantile"}
+
+// Quantile calls torch's quantile:
+//
+//	quantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Quantile(self Tensor, q Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_quantile, 2, self, q, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	a.tensor(q)
+	var r results
+	if err := a.call(op_quantile, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustQuantile is Quantile, panicking on error.
+func MustQuantile(self Tensor, q Tensor, opts ...Opt) Tensor {
+	v, err := Quantile(self, q, opts...)
+	must(err)
+	return v
+}
+
+// Quantile is Quantile(t, ...).
+func (t Tensor) Quantile(q Tensor, opts ...Opt) (Tensor, error) {
+	return Quantile(t, q, opts...)
+}
+
+// MustQuantile is MustQuantile(t, ...).
+func (t Tensor) MustQuantile(q Tensor, opts ...Opt) Tensor {
+	return MustQuantile(t, q, opts...)
+}
+
+// QuantileScalar calls torch's quantile:
+//
+//	quantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func QuantileScalar(self Tensor, q float64, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(q)
+	var r results
+	if err := a.call(op_quantile, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustQuantileScalar is QuantileScalar, panicking on error.
+func MustQuantileScalar(self Tensor, q float64, opts ...Opt) Tensor {
+	v, err := QuantileScalar(self, q, opts...)
+	must(err)
+	return v
+}
+
+// QuantileScalar is QuantileScalar(t, ...).
+func (t Tensor) QuantileScalar(q float64, opts ...Opt) (Tensor, error) {
+	return QuantileScalar(t, q, opts...)
+}
+
+// MustQuantileScalar is MustQuantileScalar(t, ...).
+func (t Tensor) MustQuantileScalar(q float64, opts ...Opt) Tensor {
+	return MustQuantileScalar(t, q, opts...)
+}
+
 var op_rad2deg = &opRef{name: "rad2deg"}
 
 // Rad2deg calls torch's rad2deg:
@@ -15792,6 +16482,75 @@ func MustRandIntLow(low int64, high int64, size []int64, opts ...Opt) Tensor {
 	v, err := RandIntLow(low, high, size, opts...)
 	must(err)
 	return v
+}
+
+var op_randint_like = &opRef{name: "randint_like"}
+
+// RandintLike calls torch's randint_like:
+//
+//	randint_like(Tensor self, SymInt high, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func RandintLike(self Tensor, high int64, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(high)
+	var r results
+	if err := a.call(op_randint_like, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustRandintLike is RandintLike, panicking on error.
+func MustRandintLike(self Tensor, high int64, opts ...Opt) Tensor {
+	v, err := RandintLike(self, high, opts...)
+	must(err)
+	return v
+}
+
+// RandintLike is RandintLike(t, ...).
+func (t Tensor) RandintLike(high int64, opts ...Opt) (Tensor, error) {
+	return RandintLike(t, high, opts...)
+}
+
+// MustRandintLike is MustRandintLike(t, ...).
+func (t Tensor) MustRandintLike(high int64, opts ...Opt) Tensor {
+	return MustRandintLike(t, high, opts...)
+}
+
+// RandintLikeLowDtype calls torch's randint_like:
+//
+//	randint_like.low_dtype(Tensor self, SymInt low, SymInt high, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func RandintLikeLowDtype(self Tensor, low int64, high int64, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(low)
+	a.any(high)
+	var r results
+	if err := a.call(op_randint_like, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustRandintLikeLowDtype is RandintLikeLowDtype, panicking on error.
+func MustRandintLikeLowDtype(self Tensor, low int64, high int64, opts ...Opt) Tensor {
+	v, err := RandintLikeLowDtype(self, low, high, opts...)
+	must(err)
+	return v
+}
+
+// RandintLikeLowDtype is RandintLikeLowDtype(t, ...).
+func (t Tensor) RandintLikeLowDtype(low int64, high int64, opts ...Opt) (Tensor, error) {
+	return RandintLikeLowDtype(t, low, high, opts...)
+}
+
+// MustRandintLikeLowDtype is MustRandintLikeLowDtype(t, ...).
+func (t Tensor) MustRandintLikeLowDtype(low int64, high int64, opts ...Opt) Tensor {
+	return MustRandintLikeLowDtype(t, low, high, opts...)
 }
 
 var op_randn = &opRef{name: "randn"}
@@ -16961,6 +17720,30 @@ func (t Tensor) Rsub(other Tensor, opts ...Opt) (Tensor, error) {
 // MustRsub is MustRsub(t, ...).
 func (t Tensor) MustRsub(other Tensor, opts ...Opt) Tensor {
 	return MustRsub(t, other, opts...)
+}
+
+var op_scalar_tensor = &opRef{name: "scalar_tensor"}
+
+// ScalarTensor calls torch's scalar_tensor:
+//
+//	scalar_tensor(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func ScalarTensor(s Scalar, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.any(s)
+	var r results
+	if err := a.call(op_scalar_tensor, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustScalarTensor is ScalarTensor, panicking on error.
+func MustScalarTensor(s Scalar, opts ...Opt) Tensor {
+	v, err := ScalarTensor(s, opts...)
+	must(err)
+	return v
 }
 
 var op_scaled_dot_product_attention = &opRef{name: "scaled_dot_product_attention"}
@@ -22237,6 +23020,75 @@ func (t Tensor) MustUniform_(opts ...Opt) Tensor {
 	return MustUniform_(t, opts...)
 }
 
+var op_unique_consecutive = &opRef{name: "unique_consecutive"}
+
+// UniqueConsecutive calls torch's unique_consecutive:
+//
+//	unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func UniqueConsecutive(self Tensor, opts ...Opt) ([]Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_unique_consecutive, opts, &r); err != nil {
+		return nil, err
+	}
+	return r.tensors()
+}
+
+// MustUniqueConsecutive is UniqueConsecutive, panicking on error.
+func MustUniqueConsecutive(self Tensor, opts ...Opt) []Tensor {
+	v, err := UniqueConsecutive(self, opts...)
+	must(err)
+	return v
+}
+
+// UniqueConsecutive is UniqueConsecutive(t, ...).
+func (t Tensor) UniqueConsecutive(opts ...Opt) ([]Tensor, error) {
+	return UniqueConsecutive(t, opts...)
+}
+
+// MustUniqueConsecutive is MustUniqueConsecutive(t, ...).
+func (t Tensor) MustUniqueConsecutive(opts ...Opt) []Tensor {
+	return MustUniqueConsecutive(t, opts...)
+}
+
+var op_unique_dim = &opRef{name: "unique_dim"}
+
+// UniqueDim calls torch's unique_dim:
+//
+//	unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func UniqueDim(self Tensor, dim int64, opts ...Opt) ([]Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(dim)
+	var r results
+	if err := a.call(op_unique_dim, opts, &r); err != nil {
+		return nil, err
+	}
+	return r.tensors()
+}
+
+// MustUniqueDim is UniqueDim, panicking on error.
+func MustUniqueDim(self Tensor, dim int64, opts ...Opt) []Tensor {
+	v, err := UniqueDim(self, dim, opts...)
+	must(err)
+	return v
+}
+
+// UniqueDim is UniqueDim(t, ...).
+func (t Tensor) UniqueDim(dim int64, opts ...Opt) ([]Tensor, error) {
+	return UniqueDim(t, dim, opts...)
+}
+
+// MustUniqueDim is MustUniqueDim(t, ...).
+func (t Tensor) MustUniqueDim(dim int64, opts ...Opt) []Tensor {
+	return MustUniqueDim(t, dim, opts...)
+}
+
 var op_unravel_index = &opRef{name: "unravel_index"}
 
 // UnravelIndex calls torch's unravel_index:
@@ -22260,6 +23112,76 @@ func MustUnravelIndex(indices Tensor, shape []int64, opts ...Opt) []Tensor {
 	v, err := UnravelIndex(indices, shape, opts...)
 	must(err)
 	return v
+}
+
+var op_unsafe_chunk = &opRef{name: "unsafe_chunk"}
+
+// UnsafeChunk calls torch's unsafe_chunk:
+//
+//	unsafe_chunk(Tensor self, int chunks, int dim=0) -> Tensor[]
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func UnsafeChunk(self Tensor, chunks int64, opts ...Opt) ([]Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(chunks)
+	var r results
+	if err := a.call(op_unsafe_chunk, opts, &r); err != nil {
+		return nil, err
+	}
+	return r.tensors()
+}
+
+// MustUnsafeChunk is UnsafeChunk, panicking on error.
+func MustUnsafeChunk(self Tensor, chunks int64, opts ...Opt) []Tensor {
+	v, err := UnsafeChunk(self, chunks, opts...)
+	must(err)
+	return v
+}
+
+// UnsafeChunk is UnsafeChunk(t, ...).
+func (t Tensor) UnsafeChunk(chunks int64, opts ...Opt) ([]Tensor, error) {
+	return UnsafeChunk(t, chunks, opts...)
+}
+
+// MustUnsafeChunk is MustUnsafeChunk(t, ...).
+func (t Tensor) MustUnsafeChunk(chunks int64, opts ...Opt) []Tensor {
+	return MustUnsafeChunk(t, chunks, opts...)
+}
+
+var op_unsafe_split = &opRef{name: "unsafe_split"}
+
+// UnsafeSplit calls torch's unsafe_split:
+//
+//	unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func UnsafeSplit(self Tensor, splitSize int64, opts ...Opt) ([]Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(splitSize)
+	var r results
+	if err := a.call(op_unsafe_split, opts, &r); err != nil {
+		return nil, err
+	}
+	return r.tensors()
+}
+
+// MustUnsafeSplit is UnsafeSplit, panicking on error.
+func MustUnsafeSplit(self Tensor, splitSize int64, opts ...Opt) []Tensor {
+	v, err := UnsafeSplit(self, splitSize, opts...)
+	must(err)
+	return v
+}
+
+// UnsafeSplit is UnsafeSplit(t, ...).
+func (t Tensor) UnsafeSplit(splitSize int64, opts ...Opt) ([]Tensor, error) {
+	return UnsafeSplit(t, splitSize, opts...)
+}
+
+// MustUnsafeSplit is MustUnsafeSplit(t, ...).
+func (t Tensor) MustUnsafeSplit(splitSize int64, opts ...Opt) []Tensor {
+	return MustUnsafeSplit(t, splitSize, opts...)
 }
 
 var op_unsqueeze = &opRef{name: "unsqueeze"}

@@ -575,6 +575,18 @@ declare module './tensor' {
    * - `conj_physical(Tensor self) -> Tensor`
    */
   conjPhysical(): Tensor
+  /** torch's `constant_pad_nd`:
+   * - `constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor`
+   */
+  constant_pad_nd(pad: number[] | number, value?: number | boolean | bigint): Tensor
+  constant_pad_nd(pad: number[] | number, options?: { value?: number | boolean | bigint }): Tensor
+  constant_pad_nd(options: { pad: number[] | number; value?: number | boolean | bigint }): Tensor
+  /** torch's `constant_pad_nd`:
+   * - `constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor`
+   */
+  constantPadNd(pad: number[] | number, value?: number | boolean | bigint): Tensor
+  constantPadNd(pad: number[] | number, options?: { value?: number | boolean | bigint }): Tensor
+  constantPadNd(options: { pad: number[] | number; value?: number | boolean | bigint }): Tensor
   /** torch's `contiguous`:
    * - `contiguous(Tensor(a) self) -> Tensor(a)`
    */
@@ -1087,6 +1099,14 @@ declare module './tensor' {
    */
   fftRfftn(s?: number[] | number | null, dim?: number[] | number | null, norm?: string | null): Tensor
   fftRfftn(options?: { s?: number[] | number | null; dim?: number[] | number | null; norm?: string | null }): Tensor
+  /** torch's `fill`:
+   * - `fill.Scalar(Tensor self, Scalar value) -> Tensor`
+   * - `fill.Tensor(Tensor self, Tensor value) -> Tensor`
+   */
+  fill(value: number | boolean | bigint): Tensor
+  fill(options: { value: number | boolean | bigint }): Tensor
+  fill(value: Tensor): Tensor
+  fill(options: { value: Tensor }): Tensor
   /** torch's `fill_`:
    * - `fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)`
    */
@@ -1199,6 +1219,10 @@ declare module './tensor' {
    * - `frac(Tensor self) -> Tensor`
    */
   frac(): Tensor
+  /** torch's `frexp`:
+   * - `frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)`
+   */
+  frexp(): [Tensor, Tensor] & { mantissa: Tensor; exponent: Tensor }
   /** torch's `full_like`:
    * - `full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor`
    */
@@ -1214,6 +1238,11 @@ declare module './tensor' {
    */
   gather(dim: number | bigint, index: Tensor, options?: { sparse_grad?: boolean }): Tensor
   gather(options: { dim: number | bigint; index: Tensor; sparse_grad?: boolean }): Tensor
+  /** torch's `gcd`:
+   * - `gcd(Tensor self, Tensor other) -> Tensor`
+   */
+  gcd(other: Tensor): Tensor
+  gcd(options: { other: Tensor }): Tensor
   /** torch's `ge`:
    * - `ge.Scalar(Tensor self, Scalar other) -> Tensor`
    * - `ge.Tensor(Tensor self, Tensor other) -> Tensor`
@@ -1261,6 +1290,19 @@ declare module './tensor' {
    */
   heaviside(values: Tensor): Tensor
   heaviside(options: { values: Tensor }): Tensor
+  /** torch's `histc`:
+   * - `histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor`
+   */
+  histc(bins?: number | bigint, min?: number | boolean | bigint, max?: number | boolean | bigint): Tensor
+  histc(options?: { bins?: number | bigint; min?: number | boolean | bigint; max?: number | boolean | bigint }): Tensor
+  /** torch's `histogram`:
+   * - `histogram.bin_ct(Tensor self, int bins=100, *, float[]? range=None, Tensor? weight=None, bool density=False) -> (Tensor hist, Tensor bin_edges)`
+   * - `histogram.bins_tensor(Tensor self, Tensor bins, *, Tensor? weight=None, bool density=False) -> (Tensor hist, Tensor bin_edges)`
+   */
+  histogram(bins?: number | bigint, options?: { range?: number[] | null; weight?: Tensor | null; density?: boolean }): [Tensor, Tensor] & { hist: Tensor; bin_edges: Tensor }
+  histogram(options?: { bins?: number | bigint; range?: number[] | null; weight?: Tensor | null; density?: boolean }): [Tensor, Tensor] & { hist: Tensor; bin_edges: Tensor }
+  histogram(bins: Tensor, options?: { weight?: Tensor | null; density?: boolean }): [Tensor, Tensor] & { hist: Tensor; bin_edges: Tensor }
+  histogram(options: { bins: Tensor; weight?: Tensor | null; density?: boolean }): [Tensor, Tensor] & { hist: Tensor; bin_edges: Tensor }
   /** torch's `hsplit`:
    * - `hsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]`
    * - `hsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]`
@@ -1462,6 +1504,11 @@ declare module './tensor' {
   l1Loss(target: Tensor, reduction?: number | bigint): Tensor
   l1Loss(target: Tensor, options?: { reduction?: number | bigint }): Tensor
   l1Loss(options: { target: Tensor; reduction?: number | bigint }): Tensor
+  /** torch's `lcm`:
+   * - `lcm(Tensor self, Tensor other) -> Tensor`
+   */
+  lcm(other: Tensor): Tensor
+  lcm(options: { other: Tensor }): Tensor
   /** torch's `ldexp`:
    * - `ldexp.Tensor(Tensor self, Tensor other) -> Tensor`
    */
@@ -2039,6 +2086,11 @@ declare module './tensor' {
    */
   mm(mat2: Tensor): Tensor
   mm(options: { mat2: Tensor }): Tensor
+  /** torch's `mode`:
+   * - `mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)`
+   */
+  mode(dim?: number | bigint, keepdim?: boolean): [Tensor, Tensor] & { values: Tensor; indices: Tensor }
+  mode(options?: { dim?: number | bigint; keepdim?: boolean }): [Tensor, Tensor] & { values: Tensor; indices: Tensor }
   /** torch's `movedim`:
    * - `movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)`
    */
@@ -2107,6 +2159,24 @@ declare module './tensor' {
    */
   nanmean(dim?: number[] | number | null, keepdim?: boolean, options?: { dtype?: DType | null }): Tensor
   nanmean(options?: { dim?: number[] | number | null; keepdim?: boolean; dtype?: DType | null }): Tensor
+  /** torch's `nanmedian`:
+   * - `nanmedian(Tensor self) -> Tensor`
+   * - `nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`
+   */
+  nanmedian(): Tensor
+  nanmedian(dim: number | bigint, keepdim?: boolean): [Tensor, Tensor] & { values: Tensor; indices: Tensor }
+  nanmedian(dim: number | bigint, options?: { keepdim?: boolean }): [Tensor, Tensor] & { values: Tensor; indices: Tensor }
+  nanmedian(options: { dim: number | bigint; keepdim?: boolean }): [Tensor, Tensor] & { values: Tensor; indices: Tensor }
+  /** torch's `nanquantile`:
+   * - `nanquantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor`
+   * - `nanquantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor`
+   */
+  nanquantile(q: Tensor, dim?: number | bigint | null, keepdim?: boolean, options?: { interpolation?: string }): Tensor
+  nanquantile(q: Tensor, options?: { dim?: number | bigint | null; keepdim?: boolean; interpolation?: string }): Tensor
+  nanquantile(options: { q: Tensor; dim?: number | bigint | null; keepdim?: boolean; interpolation?: string }): Tensor
+  nanquantile(q: number, dim?: number | bigint | null, keepdim?: boolean, options?: { interpolation?: string }): Tensor
+  nanquantile(q: number, options?: { dim?: number | bigint | null; keepdim?: boolean; interpolation?: string }): Tensor
+  nanquantile(options: { q: number; dim?: number | bigint | null; keepdim?: boolean; interpolation?: string }): Tensor
   /** torch's `nansum`:
    * - `nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
    */
@@ -2143,6 +2213,21 @@ declare module './tensor' {
    * - `neg_(Tensor(a!) self) -> Tensor(a!)`
    */
   neg_(): Tensor
+  /** torch's `new_empty_strided`:
+   * - `new_empty_strided(Tensor self, SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+   */
+  new_empty_strided(size: number[] | number, stride: number[] | number, options?: { dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null }): Tensor
+  new_empty_strided(options: { size: number[] | number; stride: number[] | number; dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null }): Tensor
+  /** torch's `new_empty_strided`:
+   * - `new_empty_strided(Tensor self, SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+   */
+  newEmptyStrided(size: number[] | number, stride: number[] | number, options?: { dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null }): Tensor
+  newEmptyStrided(options: { size: number[] | number; stride: number[] | number; dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null }): Tensor
+  /** torch's `nextafter`:
+   * - `nextafter(Tensor self, Tensor other) -> Tensor`
+   */
+  nextafter(other: Tensor): Tensor
+  nextafter(options: { other: Tensor }): Tensor
   /** torch's `nll_loss`:
    * - `nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, int ignore_index=-100) -> Tensor`
    */
@@ -2287,10 +2372,36 @@ declare module './tensor' {
    */
   qr(some?: boolean): [Tensor, Tensor] & { Q: Tensor; R: Tensor }
   qr(options?: { some?: boolean }): [Tensor, Tensor] & { Q: Tensor; R: Tensor }
+  /** torch's `quantile`:
+   * - `quantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor`
+   * - `quantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor`
+   */
+  quantile(q: Tensor, dim?: number | bigint | null, keepdim?: boolean, options?: { interpolation?: string }): Tensor
+  quantile(q: Tensor, options?: { dim?: number | bigint | null; keepdim?: boolean; interpolation?: string }): Tensor
+  quantile(options: { q: Tensor; dim?: number | bigint | null; keepdim?: boolean; interpolation?: string }): Tensor
+  quantile(q: number, dim?: number | bigint | null, keepdim?: boolean, options?: { interpolation?: string }): Tensor
+  quantile(q: number, options?: { dim?: number | bigint | null; keepdim?: boolean; interpolation?: string }): Tensor
+  quantile(options: { q: number; dim?: number | bigint | null; keepdim?: boolean; interpolation?: string }): Tensor
   /** torch's `rad2deg`:
    * - `rad2deg(Tensor self) -> Tensor`
    */
   rad2deg(): Tensor
+  /** torch's `randint_like`:
+   * - `randint_like(Tensor self, SymInt high, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor`
+   * - `randint_like.low_dtype(Tensor self, SymInt low, SymInt high, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor`
+   */
+  randint_like(high: number | bigint, options?: { dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null; memory_format?: string | null }): Tensor
+  randint_like(options: { high: number | bigint; dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null; memory_format?: string | null }): Tensor
+  randint_like(low: number | bigint, high: number | bigint, options?: { dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null; memory_format?: string | null }): Tensor
+  randint_like(options: { low: number | bigint; high: number | bigint; dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null; memory_format?: string | null }): Tensor
+  /** torch's `randint_like`:
+   * - `randint_like(Tensor self, SymInt high, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor`
+   * - `randint_like.low_dtype(Tensor self, SymInt low, SymInt high, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor`
+   */
+  randintLike(high: number | bigint, options?: { dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null; memory_format?: string | null }): Tensor
+  randintLike(options: { high: number | bigint; dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null; memory_format?: string | null }): Tensor
+  randintLike(low: number | bigint, high: number | bigint, options?: { dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null; memory_format?: string | null }): Tensor
+  randintLike(options: { low: number | bigint; high: number | bigint; dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null; memory_format?: string | null }): Tensor
   /** torch's `ravel`:
    * - `ravel(Tensor(a) self) -> Tensor(a)`
    */
@@ -3139,6 +3250,52 @@ declare module './tensor' {
    */
   uniform_(from?: number, to?: number, options?: { generator?: never | null }): Tensor
   uniform_(options?: { from?: number; to?: number; generator?: never | null }): Tensor
+  /** torch's `unique_consecutive`:
+   * - `unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)`
+   */
+  unique_consecutive(return_inverse?: boolean, return_counts?: boolean, dim?: number | bigint | null): [Tensor, Tensor, Tensor]
+  unique_consecutive(options?: { return_inverse?: boolean; return_counts?: boolean; dim?: number | bigint | null }): [Tensor, Tensor, Tensor]
+  /** torch's `unique_consecutive`:
+   * - `unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)`
+   */
+  uniqueConsecutive(return_inverse?: boolean, return_counts?: boolean, dim?: number | bigint | null): [Tensor, Tensor, Tensor]
+  uniqueConsecutive(options?: { return_inverse?: boolean; return_counts?: boolean; dim?: number | bigint | null }): [Tensor, Tensor, Tensor]
+  /** torch's `unique_dim`:
+   * - `unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)`
+   */
+  unique_dim(dim: number | bigint, sorted?: boolean, return_inverse?: boolean, return_counts?: boolean): [Tensor, Tensor, Tensor]
+  unique_dim(dim: number | bigint, options?: { sorted?: boolean; return_inverse?: boolean; return_counts?: boolean }): [Tensor, Tensor, Tensor]
+  unique_dim(options: { dim: number | bigint; sorted?: boolean; return_inverse?: boolean; return_counts?: boolean }): [Tensor, Tensor, Tensor]
+  /** torch's `unique_dim`:
+   * - `unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)`
+   */
+  uniqueDim(dim: number | bigint, sorted?: boolean, return_inverse?: boolean, return_counts?: boolean): [Tensor, Tensor, Tensor]
+  uniqueDim(dim: number | bigint, options?: { sorted?: boolean; return_inverse?: boolean; return_counts?: boolean }): [Tensor, Tensor, Tensor]
+  uniqueDim(options: { dim: number | bigint; sorted?: boolean; return_inverse?: boolean; return_counts?: boolean }): [Tensor, Tensor, Tensor]
+  /** torch's `unsafe_chunk`:
+   * - `unsafe_chunk(Tensor self, int chunks, int dim=0) -> Tensor[]`
+   */
+  unsafe_chunk(chunks: number | bigint, dim?: number | bigint): Tensor[]
+  unsafe_chunk(chunks: number | bigint, options?: { dim?: number | bigint }): Tensor[]
+  unsafe_chunk(options: { chunks: number | bigint; dim?: number | bigint }): Tensor[]
+  /** torch's `unsafe_chunk`:
+   * - `unsafe_chunk(Tensor self, int chunks, int dim=0) -> Tensor[]`
+   */
+  unsafeChunk(chunks: number | bigint, dim?: number | bigint): Tensor[]
+  unsafeChunk(chunks: number | bigint, options?: { dim?: number | bigint }): Tensor[]
+  unsafeChunk(options: { chunks: number | bigint; dim?: number | bigint }): Tensor[]
+  /** torch's `unsafe_split`:
+   * - `unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]`
+   */
+  unsafe_split(split_size: number | bigint, dim?: number | bigint): Tensor[]
+  unsafe_split(split_size: number | bigint, options?: { dim?: number | bigint }): Tensor[]
+  unsafe_split(options: { split_size: number | bigint; dim?: number | bigint }): Tensor[]
+  /** torch's `unsafe_split`:
+   * - `unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]`
+   */
+  unsafeSplit(split_size: number | bigint, dim?: number | bigint): Tensor[]
+  unsafeSplit(split_size: number | bigint, options?: { dim?: number | bigint }): Tensor[]
+  unsafeSplit(options: { split_size: number | bigint; dim?: number | bigint }): Tensor[]
   /** torch's `unsqueeze`:
    * - `unsqueeze(Tensor(a) self, int dim) -> Tensor(a)`
    */
@@ -3861,6 +4018,13 @@ export declare function conj(self: Tensor): Tensor
  */
 export declare function conj_physical(self: Tensor): Tensor
 export { conj_physical as conjPhysical }
+/** torch's `constant_pad_nd`:
+ * - `constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor`
+ */
+export declare function constant_pad_nd(self: Tensor, pad: number[] | number, value?: number | boolean | bigint): Tensor
+export declare function constant_pad_nd(self: Tensor, pad: number[] | number, options?: { value?: number | boolean | bigint }): Tensor
+export declare function constant_pad_nd(self: Tensor, options: { pad: number[] | number; value?: number | boolean | bigint }): Tensor
+export { constant_pad_nd as constantPadNd }
 /** torch's `contiguous`:
  * - `contiguous(Tensor(a) self) -> Tensor(a)`
  */
@@ -4122,6 +4286,18 @@ export declare function empty(...size: number[]): Tensor
  */
 export declare function empty_like(self: Tensor, options?: { dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null; memory_format?: string | null; requiresGrad?: boolean }): Tensor
 export { empty_like as emptyLike }
+/** torch's `empty_permuted`:
+ * - `empty_permuted(SymInt[] size, int[] physical_layout, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+ */
+export declare function empty_permuted(size: number[] | number, physical_layout: number[] | number, options?: { dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null }): Tensor
+export declare function empty_permuted(options: { size: number[] | number; physical_layout: number[] | number; dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null }): Tensor
+export { empty_permuted as emptyPermuted }
+/** torch's `empty_strided`:
+ * - `empty_strided(SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+ */
+export declare function empty_strided(size: number[] | number, stride: number[] | number, options?: { dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null }): Tensor
+export declare function empty_strided(options: { size: number[] | number; stride: number[] | number; dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null }): Tensor
+export { empty_strided as emptyStrided }
 /** torch's `eq`:
  * - `eq.Scalar(Tensor self, Scalar other) -> Tensor`
  * - `eq.Tensor(Tensor self, Tensor other) -> Tensor`
@@ -4336,6 +4512,14 @@ export { fft_rfftfreq as fftRfftfreq }
 export declare function fft_rfftn(self: Tensor, s?: number[] | number | null, dim?: number[] | number | null, norm?: string | null): Tensor
 export declare function fft_rfftn(self: Tensor, options?: { s?: number[] | number | null; dim?: number[] | number | null; norm?: string | null }): Tensor
 export { fft_rfftn as fftRfftn }
+/** torch's `fill`:
+ * - `fill.Scalar(Tensor self, Scalar value) -> Tensor`
+ * - `fill.Tensor(Tensor self, Tensor value) -> Tensor`
+ */
+export declare function fill(self: Tensor, value: number | boolean | bigint): Tensor
+export declare function fill(self: Tensor, options: { value: number | boolean | bigint }): Tensor
+export declare function fill(self: Tensor, value: Tensor): Tensor
+export declare function fill(self: Tensor, options: { value: Tensor }): Tensor
 /** torch's `fill_`:
  * - `fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)`
  */
@@ -4435,6 +4619,10 @@ export declare function fmod_(self: Tensor, options: { other: Tensor }): Tensor
  * - `frac(Tensor self) -> Tensor`
  */
 export declare function frac(self: Tensor): Tensor
+/** torch's `frexp`:
+ * - `frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)`
+ */
+export declare function frexp(self: Tensor): [Tensor, Tensor] & { mantissa: Tensor; exponent: Tensor }
 /** torch's `full`:
  * - `full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
  */
@@ -4451,6 +4639,11 @@ export { full_like as fullLike }
  */
 export declare function gather(self: Tensor, dim: number | bigint, index: Tensor, options?: { sparse_grad?: boolean }): Tensor
 export declare function gather(self: Tensor, options: { dim: number | bigint; index: Tensor; sparse_grad?: boolean }): Tensor
+/** torch's `gcd`:
+ * - `gcd(Tensor self, Tensor other) -> Tensor`
+ */
+export declare function gcd(self: Tensor, other: Tensor): Tensor
+export declare function gcd(self: Tensor, options: { other: Tensor }): Tensor
 /** torch's `ge`:
  * - `ge.Scalar(Tensor self, Scalar other) -> Tensor`
  * - `ge.Tensor(Tensor self, Tensor other) -> Tensor`
@@ -4541,6 +4734,19 @@ export declare function hardtanh(self: Tensor, options?: { min_val?: number | bo
  */
 export declare function heaviside(self: Tensor, values: Tensor): Tensor
 export declare function heaviside(self: Tensor, options: { values: Tensor }): Tensor
+/** torch's `histc`:
+ * - `histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor`
+ */
+export declare function histc(self: Tensor, bins?: number | bigint, min?: number | boolean | bigint, max?: number | boolean | bigint): Tensor
+export declare function histc(self: Tensor, options?: { bins?: number | bigint; min?: number | boolean | bigint; max?: number | boolean | bigint }): Tensor
+/** torch's `histogram`:
+ * - `histogram.bin_ct(Tensor self, int bins=100, *, float[]? range=None, Tensor? weight=None, bool density=False) -> (Tensor hist, Tensor bin_edges)`
+ * - `histogram.bins_tensor(Tensor self, Tensor bins, *, Tensor? weight=None, bool density=False) -> (Tensor hist, Tensor bin_edges)`
+ */
+export declare function histogram(self: Tensor, bins?: number | bigint, options?: { range?: number[] | null; weight?: Tensor | null; density?: boolean }): [Tensor, Tensor] & { hist: Tensor; bin_edges: Tensor }
+export declare function histogram(self: Tensor, options?: { bins?: number | bigint; range?: number[] | null; weight?: Tensor | null; density?: boolean }): [Tensor, Tensor] & { hist: Tensor; bin_edges: Tensor }
+export declare function histogram(self: Tensor, bins: Tensor, options?: { weight?: Tensor | null; density?: boolean }): [Tensor, Tensor] & { hist: Tensor; bin_edges: Tensor }
+export declare function histogram(self: Tensor, options: { bins: Tensor; weight?: Tensor | null; density?: boolean }): [Tensor, Tensor] & { hist: Tensor; bin_edges: Tensor }
 /** torch's `hsplit`:
  * - `hsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]`
  * - `hsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]`
@@ -4732,6 +4938,11 @@ export declare function layer_norm(input: Tensor, normalized_shape: number[] | n
 export declare function layer_norm(input: Tensor, normalized_shape: number[] | number, options?: { weight?: Tensor | null; bias?: Tensor | null; eps?: number; cudnn_enable?: boolean }): Tensor
 export declare function layer_norm(options: { input: Tensor; normalized_shape: number[] | number; weight?: Tensor | null; bias?: Tensor | null; eps?: number; cudnn_enable?: boolean }): Tensor
 export { layer_norm as layerNorm }
+/** torch's `lcm`:
+ * - `lcm(Tensor self, Tensor other) -> Tensor`
+ */
+export declare function lcm(self: Tensor, other: Tensor): Tensor
+export declare function lcm(self: Tensor, options: { other: Tensor }): Tensor
 /** torch's `ldexp`:
  * - `ldexp.Tensor(Tensor self, Tensor other) -> Tensor`
  */
@@ -5309,6 +5520,11 @@ export declare function mish(self: Tensor): Tensor
  */
 export declare function mm(self: Tensor, mat2: Tensor): Tensor
 export declare function mm(self: Tensor, options: { mat2: Tensor }): Tensor
+/** torch's `mode`:
+ * - `mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)`
+ */
+export declare function mode(self: Tensor, dim?: number | bigint, keepdim?: boolean): [Tensor, Tensor] & { values: Tensor; indices: Tensor }
+export declare function mode(self: Tensor, options?: { dim?: number | bigint; keepdim?: boolean }): [Tensor, Tensor] & { values: Tensor; indices: Tensor }
 /** torch's `movedim`:
  * - `movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)`
  */
@@ -5368,6 +5584,24 @@ export { nan_to_num as nanToNum }
  */
 export declare function nanmean(self: Tensor, dim?: number[] | number | null, keepdim?: boolean, options?: { dtype?: DType | null }): Tensor
 export declare function nanmean(self: Tensor, options?: { dim?: number[] | number | null; keepdim?: boolean; dtype?: DType | null }): Tensor
+/** torch's `nanmedian`:
+ * - `nanmedian(Tensor self) -> Tensor`
+ * - `nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`
+ */
+export declare function nanmedian(self: Tensor): Tensor
+export declare function nanmedian(self: Tensor, dim: number | bigint, keepdim?: boolean): [Tensor, Tensor] & { values: Tensor; indices: Tensor }
+export declare function nanmedian(self: Tensor, dim: number | bigint, options?: { keepdim?: boolean }): [Tensor, Tensor] & { values: Tensor; indices: Tensor }
+export declare function nanmedian(self: Tensor, options: { dim: number | bigint; keepdim?: boolean }): [Tensor, Tensor] & { values: Tensor; indices: Tensor }
+/** torch's `nanquantile`:
+ * - `nanquantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor`
+ * - `nanquantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor`
+ */
+export declare function nanquantile(self: Tensor, q: Tensor, dim?: number | bigint | null, keepdim?: boolean, options?: { interpolation?: string }): Tensor
+export declare function nanquantile(self: Tensor, q: Tensor, options?: { dim?: number | bigint | null; keepdim?: boolean; interpolation?: string }): Tensor
+export declare function nanquantile(self: Tensor, options: { q: Tensor; dim?: number | bigint | null; keepdim?: boolean; interpolation?: string }): Tensor
+export declare function nanquantile(self: Tensor, q: number, dim?: number | bigint | null, keepdim?: boolean, options?: { interpolation?: string }): Tensor
+export declare function nanquantile(self: Tensor, q: number, options?: { dim?: number | bigint | null; keepdim?: boolean; interpolation?: string }): Tensor
+export declare function nanquantile(self: Tensor, options: { q: number; dim?: number | bigint | null; keepdim?: boolean; interpolation?: string }): Tensor
 /** torch's `nansum`:
  * - `nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
  */
@@ -5400,6 +5634,17 @@ export declare function neg(self: Tensor): Tensor
  * - `neg_(Tensor(a!) self) -> Tensor(a!)`
  */
 export declare function neg_(self: Tensor): Tensor
+/** torch's `new_empty_strided`:
+ * - `new_empty_strided(Tensor self, SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+ */
+export declare function new_empty_strided(self: Tensor, size: number[] | number, stride: number[] | number, options?: { dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null }): Tensor
+export declare function new_empty_strided(self: Tensor, options: { size: number[] | number; stride: number[] | number; dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null }): Tensor
+export { new_empty_strided as newEmptyStrided }
+/** torch's `nextafter`:
+ * - `nextafter(Tensor self, Tensor other) -> Tensor`
+ */
+export declare function nextafter(self: Tensor, other: Tensor): Tensor
+export declare function nextafter(self: Tensor, options: { other: Tensor }): Tensor
 /** torch's `nll_loss`:
  * - `nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, int ignore_index=-100) -> Tensor`
  */
@@ -5544,6 +5789,16 @@ export declare function put(self: Tensor, options: { index: Tensor; source: Tens
  */
 export declare function qr(self: Tensor, some?: boolean): [Tensor, Tensor] & { Q: Tensor; R: Tensor }
 export declare function qr(self: Tensor, options?: { some?: boolean }): [Tensor, Tensor] & { Q: Tensor; R: Tensor }
+/** torch's `quantile`:
+ * - `quantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor`
+ * - `quantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor`
+ */
+export declare function quantile(self: Tensor, q: Tensor, dim?: number | bigint | null, keepdim?: boolean, options?: { interpolation?: string }): Tensor
+export declare function quantile(self: Tensor, q: Tensor, options?: { dim?: number | bigint | null; keepdim?: boolean; interpolation?: string }): Tensor
+export declare function quantile(self: Tensor, options: { q: Tensor; dim?: number | bigint | null; keepdim?: boolean; interpolation?: string }): Tensor
+export declare function quantile(self: Tensor, q: number, dim?: number | bigint | null, keepdim?: boolean, options?: { interpolation?: string }): Tensor
+export declare function quantile(self: Tensor, q: number, options?: { dim?: number | bigint | null; keepdim?: boolean; interpolation?: string }): Tensor
+export declare function quantile(self: Tensor, options: { q: number; dim?: number | bigint | null; keepdim?: boolean; interpolation?: string }): Tensor
 /** torch's `rad2deg`:
  * - `rad2deg(Tensor self) -> Tensor`
  */
@@ -5563,6 +5818,15 @@ export declare function randint(high: number | bigint, size: number[] | number, 
 export declare function randint(options: { high: number | bigint; size: number[] | number; generator?: never | null; dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null; requiresGrad?: boolean }): Tensor
 export declare function randint(low: number | bigint, high: number | bigint, size: number[] | number, options?: { generator?: never | null; dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null; requiresGrad?: boolean }): Tensor
 export declare function randint(options: { low: number | bigint; high: number | bigint; size: number[] | number; generator?: never | null; dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null; requiresGrad?: boolean }): Tensor
+/** torch's `randint_like`:
+ * - `randint_like(Tensor self, SymInt high, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor`
+ * - `randint_like.low_dtype(Tensor self, SymInt low, SymInt high, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor`
+ */
+export declare function randint_like(self: Tensor, high: number | bigint, options?: { dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null; memory_format?: string | null }): Tensor
+export declare function randint_like(self: Tensor, options: { high: number | bigint; dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null; memory_format?: string | null }): Tensor
+export declare function randint_like(self: Tensor, low: number | bigint, high: number | bigint, options?: { dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null; memory_format?: string | null }): Tensor
+export declare function randint_like(self: Tensor, options: { low: number | bigint; high: number | bigint; dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null; memory_format?: string | null }): Tensor
+export { randint_like as randintLike }
 /** torch's `randn`:
  * - `randn(SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
  */
@@ -5727,6 +5991,12 @@ export declare function rsub(self: Tensor, other: number | boolean | bigint, opt
 export declare function rsub(self: Tensor, options: { other: number | boolean | bigint; alpha?: number | boolean | bigint }): Tensor
 export declare function rsub(self: Tensor, other: Tensor, options?: { alpha?: number | boolean | bigint }): Tensor
 export declare function rsub(self: Tensor, options: { other: Tensor; alpha?: number | boolean | bigint }): Tensor
+/** torch's `scalar_tensor`:
+ * - `scalar_tensor(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+ */
+export declare function scalar_tensor(s: number | boolean | bigint, options?: { dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null }): Tensor
+export declare function scalar_tensor(options: { s: number | boolean | bigint; dtype?: DType | null; layout?: string | null; device?: string | null; pin_memory?: boolean | null }): Tensor
+export { scalar_tensor as scalarTensor }
 /** torch's `scaled_dot_product_attention`:
  * - `scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, float? scale=None) -> Tensor`
  */
@@ -6464,12 +6734,39 @@ export { unfold_copy as unfoldCopy }
  */
 export declare function uniform_(self: Tensor, from?: number, to?: number, options?: { generator?: never | null }): Tensor
 export declare function uniform_(self: Tensor, options?: { from?: number; to?: number; generator?: never | null }): Tensor
+/** torch's `unique_consecutive`:
+ * - `unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)`
+ */
+export declare function unique_consecutive(self: Tensor, return_inverse?: boolean, return_counts?: boolean, dim?: number | bigint | null): [Tensor, Tensor, Tensor]
+export declare function unique_consecutive(self: Tensor, options?: { return_inverse?: boolean; return_counts?: boolean; dim?: number | bigint | null }): [Tensor, Tensor, Tensor]
+export { unique_consecutive as uniqueConsecutive }
+/** torch's `unique_dim`:
+ * - `unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)`
+ */
+export declare function unique_dim(self: Tensor, dim: number | bigint, sorted?: boolean, return_inverse?: boolean, return_counts?: boolean): [Tensor, Tensor, Tensor]
+export declare function unique_dim(self: Tensor, dim: number | bigint, options?: { sorted?: boolean; return_inverse?: boolean; return_counts?: boolean }): [Tensor, Tensor, Tensor]
+export declare function unique_dim(self: Tensor, options: { dim: number | bigint; sorted?: boolean; return_inverse?: boolean; return_counts?: boolean }): [Tensor, Tensor, Tensor]
+export { unique_dim as uniqueDim }
 /** torch's `unravel_index`:
  * - `unravel_index(Tensor indices, int[] shape) -> Tensor[]`
  */
 export declare function unravel_index(indices: Tensor, shape: number[] | number): Tensor[]
 export declare function unravel_index(options: { indices: Tensor; shape: number[] | number }): Tensor[]
 export { unravel_index as unravelIndex }
+/** torch's `unsafe_chunk`:
+ * - `unsafe_chunk(Tensor self, int chunks, int dim=0) -> Tensor[]`
+ */
+export declare function unsafe_chunk(self: Tensor, chunks: number | bigint, dim?: number | bigint): Tensor[]
+export declare function unsafe_chunk(self: Tensor, chunks: number | bigint, options?: { dim?: number | bigint }): Tensor[]
+export declare function unsafe_chunk(self: Tensor, options: { chunks: number | bigint; dim?: number | bigint }): Tensor[]
+export { unsafe_chunk as unsafeChunk }
+/** torch's `unsafe_split`:
+ * - `unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]`
+ */
+export declare function unsafe_split(self: Tensor, split_size: number | bigint, dim?: number | bigint): Tensor[]
+export declare function unsafe_split(self: Tensor, split_size: number | bigint, options?: { dim?: number | bigint }): Tensor[]
+export declare function unsafe_split(self: Tensor, options: { split_size: number | bigint; dim?: number | bigint }): Tensor[]
+export { unsafe_split as unsafeSplit }
 /** torch's `unsqueeze`:
  * - `unsqueeze(Tensor(a) self, int dim) -> Tensor(a)`
  */
