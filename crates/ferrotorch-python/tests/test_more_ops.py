@@ -157,3 +157,10 @@ def test_signal_windows_match_numpy():
     close(W.hann(8, sym=False, dtype=torch.float64), np.hanning(9)[:-1], 1e-12)
     with pytest.raises(ValueError, match="non-negative window length"):
         W.hann(-1)
+
+
+def test_nextafter_gradient_is_torchs():
+    a = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    b = torch.tensor([2.0, 0.0], dtype=torch.float64, requires_grad=True)
+    torch.nextafter(a, b).sum().backward()
+    assert a.grad.tolist() == [1.0, 1.0] and (b.grad is None or b.grad.tolist() == [0.0, 0.0])

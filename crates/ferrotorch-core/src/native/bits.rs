@@ -131,18 +131,14 @@ impl Tensor {
                 d.name_title()
             ),
         }
-        // differentiable in name only, as in torch: backward is an error
+        // torch's derivative: the step is locally constant, so `self`
+        // gets the gradient as it is and `other` none
         record1(
             "NextafterBackward0",
             &[self, other],
             out,
             smallvec::smallvec![],
-            |_| {
-                crate::bail!(
-                    NotImplemented,
-                    "the derivative for 'nextafter' is not implemented."
-                )
-            },
+            |c| Ok(smallvec::smallvec![Some(c.grad().clone()), None]),
         )
     }
 
