@@ -11112,6 +11112,40 @@ func MustLinalgDiagonal(A Tensor, opts ...Opt) Tensor {
 	return v
 }
 
+var op_linalg_eig = &opRef{name: "linalg_eig"}
+
+// LinalgEig calls torch's linalg_eig:
+//
+//	linalg_eig(Tensor self) -> (Tensor eigenvalues, Tensor eigenvectors)
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func LinalgEig(self Tensor, opts ...Opt) ([]Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_linalg_eig, opts, &r); err != nil {
+		return nil, err
+	}
+	return r.tensors()
+}
+
+// MustLinalgEig is LinalgEig, panicking on error.
+func MustLinalgEig(self Tensor, opts ...Opt) []Tensor {
+	v, err := LinalgEig(self, opts...)
+	must(err)
+	return v
+}
+
+// LinalgEig is LinalgEig(t, ...).
+func (t Tensor) LinalgEig(opts ...Opt) ([]Tensor, error) {
+	return LinalgEig(t, opts...)
+}
+
+// MustLinalgEig is MustLinalgEig(t, ...).
+func (t Tensor) MustLinalgEig(opts ...Opt) []Tensor {
+	return MustLinalgEig(t, opts...)
+}
+
 var op_linalg_eigh = &opRef{name: "linalg_eigh"}
 
 // LinalgEigh calls torch's linalg_eigh:
@@ -11144,6 +11178,43 @@ func (t Tensor) LinalgEigh(opts ...Opt) ([]Tensor, error) {
 // MustLinalgEigh is MustLinalgEigh(t, ...).
 func (t Tensor) MustLinalgEigh(opts ...Opt) []Tensor {
 	return MustLinalgEigh(t, opts...)
+}
+
+var op_linalg_eigvals = &opRef{name: "linalg_eigvals"}
+
+// LinalgEigvals calls torch's linalg_eigvals:
+//
+//	linalg_eigvals(Tensor self) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func LinalgEigvals(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_linalg_eigvals, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_linalg_eigvals, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustLinalgEigvals is LinalgEigvals, panicking on error.
+func MustLinalgEigvals(self Tensor, opts ...Opt) Tensor {
+	v, err := LinalgEigvals(self, opts...)
+	must(err)
+	return v
+}
+
+// LinalgEigvals is LinalgEigvals(t, ...).
+func (t Tensor) LinalgEigvals(opts ...Opt) (Tensor, error) {
+	return LinalgEigvals(t, opts...)
+}
+
+// MustLinalgEigvals is MustLinalgEigvals(t, ...).
+func (t Tensor) MustLinalgEigvals(opts ...Opt) Tensor {
+	return MustLinalgEigvals(t, opts...)
 }
 
 var op_linalg_eigvalsh = &opRef{name: "linalg_eigvalsh"}

@@ -1598,6 +1598,14 @@ declare module './tensor' {
    */
   linalgCross(other: Tensor, options?: { dim?: number | bigint }): Tensor
   linalgCross(options: { other: Tensor; dim?: number | bigint }): Tensor
+  /** torch's `linalg_eig`:
+   * - `linalg_eig(Tensor self) -> (Tensor eigenvalues, Tensor eigenvectors)`
+   */
+  linalg_eig(): [Tensor, Tensor] & { eigenvalues: Tensor; eigenvectors: Tensor }
+  /** torch's `linalg_eig`:
+   * - `linalg_eig(Tensor self) -> (Tensor eigenvalues, Tensor eigenvectors)`
+   */
+  linalgEig(): [Tensor, Tensor] & { eigenvalues: Tensor; eigenvectors: Tensor }
   /** torch's `linalg_eigh`:
    * - `linalg_eigh(Tensor self, str UPLO="L") -> (Tensor eigenvalues, Tensor eigenvectors)`
    */
@@ -1608,6 +1616,14 @@ declare module './tensor' {
    */
   linalgEigh(UPLO?: string): [Tensor, Tensor] & { eigenvalues: Tensor; eigenvectors: Tensor }
   linalgEigh(options?: { UPLO?: string }): [Tensor, Tensor] & { eigenvalues: Tensor; eigenvectors: Tensor }
+  /** torch's `linalg_eigvals`:
+   * - `linalg_eigvals(Tensor self) -> Tensor`
+   */
+  linalg_eigvals(): Tensor
+  /** torch's `linalg_eigvals`:
+   * - `linalg_eigvals(Tensor self) -> Tensor`
+   */
+  linalgEigvals(): Tensor
   /** torch's `linalg_eigvalsh`:
    * - `linalg_eigvalsh(Tensor self, str UPLO="L") -> Tensor`
    */
@@ -5023,12 +5039,22 @@ export { linalg_det as linalgDet }
 export declare function linalg_diagonal(A: Tensor, options?: { offset?: number | bigint; dim1?: number | bigint; dim2?: number | bigint }): Tensor
 export declare function linalg_diagonal(options: { A: Tensor; offset?: number | bigint; dim1?: number | bigint; dim2?: number | bigint }): Tensor
 export { linalg_diagonal as linalgDiagonal }
+/** torch's `linalg_eig`:
+ * - `linalg_eig(Tensor self) -> (Tensor eigenvalues, Tensor eigenvectors)`
+ */
+export declare function linalg_eig(self: Tensor): [Tensor, Tensor] & { eigenvalues: Tensor; eigenvectors: Tensor }
+export { linalg_eig as linalgEig }
 /** torch's `linalg_eigh`:
  * - `linalg_eigh(Tensor self, str UPLO="L") -> (Tensor eigenvalues, Tensor eigenvectors)`
  */
 export declare function linalg_eigh(self: Tensor, UPLO?: string): [Tensor, Tensor] & { eigenvalues: Tensor; eigenvectors: Tensor }
 export declare function linalg_eigh(self: Tensor, options?: { UPLO?: string }): [Tensor, Tensor] & { eigenvalues: Tensor; eigenvectors: Tensor }
 export { linalg_eigh as linalgEigh }
+/** torch's `linalg_eigvals`:
+ * - `linalg_eigvals(Tensor self) -> Tensor`
+ */
+export declare function linalg_eigvals(self: Tensor): Tensor
+export { linalg_eigvals as linalgEigvals }
 /** torch's `linalg_eigvalsh`:
  * - `linalg_eigvalsh(Tensor self, str UPLO="L") -> Tensor`
  */

@@ -263,3 +263,26 @@ def test_stft_gradients():
     pairs = torch.view_as_real(spec).detach().clone().requires_grad_(True)
     assert gradcheck(lambda p: torch.istft(torch.view_as_complex(p), 8, hop_length=2, window=win),
                      (pairs,))
+
+
+# --- linalg.eig -------------------------------------------------------------
+
+def test_eig_reconstructs_and_matches_numpy_eigenvalues():
+    a = rng.standard_normal((4, 4))
+    L, V = torch.linalg.eig(torch.tensor(a))
+    assert L.dtype is torch.complex128 and V.dtype is torch.complex128
+    lv, vv = np.asarray(L.numpy()), np.asarray(V.numpy())
+    np.testing.assert_allclose(a @ vv, vv * lv, atol=1e-10)  # A V = V diag(L)
+    np.testing.assert_allclose(np.linalg.norm(vv, axis=0), 1.0, atol=1e-12)
+    np.testing.assert_allclose(np.sort_complex(lv), np.sort_complex(np.linalg.eigvals(a)), atol=1e-10)
+    close(torch.linalg.eigvals(torch.tensor(a)), lv)
+    # batched, and float32 gives complex64
+    b = torch.tensor(rng.standard_normal((2, 3, 3)).astype(np.float32))
+    assert torch.linalg.eig(b)[0].shape == (2, 3) and torch.linalg.eigvals(b).dtype is torch.complex64
+
+
+def test_eig_gradients():
+    # gauge-invariant functions of the eigenvectors, as torch's own tests use
+    a = torch.tensor(rng.standard_normal((3, 3)), requires_grad=True)
+    assert gradcheck(lambda t: torch.view_as_real(torch.linalg.eigvals(t)).sum(-1), (a,))
+    assert gradcheck(lambda t: torch.linalg.eig(t)[1].abs(), (a,))

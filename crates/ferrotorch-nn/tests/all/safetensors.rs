@@ -7,7 +7,7 @@
 use crate::common::{assert_close, float32, load, rng_lock};
 use ferrotorch_core::{DType, Result, Tensor};
 use ferrotorch_nn::safetensors as st;
-use ferrotorch_nn::{self as nn, Forward, Module};
+use ferrotorch_nn::{self as nn, Forward, Module, StateDict};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -81,6 +81,28 @@ fn every_dtype_round_trips_byte_for_byte() -> Result<()> {
     let mut out = vec![0u8; 24];
     t.write_bytes(&mut out)?;
     assert_eq!(out, t.contiguous()?.to_bytes()?);
+    Ok(())
+}
+
+#[test]
+fn complex64_round_trips_and_complex128_is_refused() -> Result<()> {
+    // safetensors' C64 holds (re, im) float32 pairs; it has no complex128
+    let z = Tensor::from_vec(vec![1.0f32, -2.0, 0.5, 3.0], &[2, 2])?.view_as_complex()?;
+    let mut sd = StateDict::new();
+    sd.insert("z".to_string(), z.clone());
+    let bytes = st::save(&sd, None)?;
+    let header = String::from_utf8_lossy(&bytes[8..]).to_string();
+    assert!(header.contains(r#""dtype":"C64""#), "{header}");
+    let back = st::load(&bytes)?;
+    let b = back.get("z").unwrap();
+    assert_eq!(b.dtype(), DType::C64);
+    assert_eq!(
+        b.view_as_real()?.to_vec::<f32>()?,
+        vec![1.0, -2.0, 0.5, 3.0]
+    );
+    sd.insert("w".to_string(), z.to_dtype(DType::C128)?);
+    let e = st::save(&sd, None).unwrap_err().to_string();
+    assert!(e.contains("complex128"), "{e}");
     Ok(())
 }
 
@@ -167,7 +189,7 @@ fn corrupt_files_are_errors() {
             "needs 3 bytes",
         ),
         (
-            format!(r#"{{{a},"b":{{"dtype":"C64","shape":[2],"data_offsets":[8,10]}}}}"#),
+            format!(r#"{{{a},"b":{{"dtype":"U16","shape":[2],"data_offsets":[8,10]}}}}"#),
             "unsupported dtype",
         ),
         (

@@ -16,6 +16,7 @@
 //! derivative formulas (`autograd::derivatives::decomp`) are written with
 //! tensor ops, so they are differentiable again.
 
+pub(crate) mod eig;
 pub(crate) mod kernels;
 pub(crate) mod misc;
 pub(crate) mod qr;
@@ -142,4 +143,5 @@ pub(crate) fn register(r: &mut Registry) {
     qr::register(r);
     spectral::register(r);
     misc::register(r);
+    eig::register(r);
 }

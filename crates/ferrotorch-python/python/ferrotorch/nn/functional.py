@@ -134,8 +134,24 @@ def dropout(input, p=0.5, training=True, inplace=False):
     return _inplace(input, _call("dropout", (input, p, training)), inplace)
 
 
+def _embedding_renorm_(weight, input, max_norm, norm_type):
+    """torch's ``embedding_renorm_``: the rows of ``weight`` that ``input``
+    looks up and whose ``norm_type``-norm exceeds ``max_norm`` are scaled,
+    in place and without recording, to norm ``max_norm``."""
+    import ferrotorch as _ft
+
+    with _ft.no_grad():
+        idx = _ft.unique(input.reshape(-1))
+        rows = weight.index_select(0, idx)
+        norms = _ft.linalg.vector_norm(rows, norm_type, dim=1, keepdim=True)
+        scale = _ft.where(norms > max_norm, max_norm / (norms + 1e-7), _ft.ones_like(norms))
+        weight[idx] = rows * scale
+
+
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
               scale_grad_by_freq=False, sparse=False):
+    if max_norm is not None:
+        _embedding_renorm_(weight, input, max_norm, norm_type)
     if padding_idx is None:
         padding_idx = -1
     elif padding_idx < 0:
@@ -477,3 +493,5 @@ from ._functional_more import (  # noqa: E402,F401  (the rest of nn.functional)
     multi_margin_loss, multilabel_margin_loss, instance_norm, local_response_norm, avg_pool1d,
     adaptive_avg_pool1d, adaptive_max_pool1d, conv_transpose1d, dropout3d, interpolate, upsample,
     upsample_nearest, upsample_bilinear, unfold, fold)
+from ._functional_sampling import (  # noqa: E402,F401  (sampling and scattering)
+    affine_grid, grid_sample, max_unpool1d, max_unpool2d, max_unpool3d, embedding_bag)

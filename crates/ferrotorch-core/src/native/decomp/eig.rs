@@ -1,0 +1,190 @@
+//! `torch.linalg.eig` and `eigvals` of general (non-symmetric) real
+//! matrices: complex eigenvalues and eigenvectors from faer's Hessenberg
+//! QR, each eigenvector scaled to unit norm with its largest component real
+//! (LAPACK `geev`'s convention), and PyTorch's gradient.
+
+use super::kernels::M;
+use super::{batch_of, check_matrix, mats};
+use crate::autograd::{needs_grad, record};
+use crate::dispatch::Registry;
+use crate::dtype::DType;
+use crate::error::Result;
+use crate::tensor::Tensor;
+
+/// Eigenvalues and column eigenvectors (row-major `n × n`) as `(re, im)`.
+type Eig = (Vec<(f64, f64)>, Vec<(f64, f64)>);
+
+fn eig_one(a: &M) -> std::result::Result<Eig, String> {
+    let n = a.r;
+    if n == 0 {
+        return Ok((Vec::new(), Vec::new()));
+    }
+    let e = a.to_faer().eigen().map_err(|e| format!("{e:?}"))?;
+    let vals: Vec<(f64, f64)> = (0..n).map(|i| (e.S()[i].re, e.S()[i].im)).collect();
+    let u = e.U();
+    let mut vecs = vec![(0.0, 0.0); n * n];
+    for j in 0..n {
+        let col: Vec<(f64, f64)> = (0..n).map(|i| (u[(i, j)].re, u[(i, j)].im)).collect();
+        let norm = col.iter().map(|(r, i)| r * r + i * i).sum::<f64>().sqrt();
+        // the largest component made real (and, for a real eigenvalue,
+        // the column left real), as LAPACK's geev leaves it
+        let k = (0..n)
+            .max_by(|&p, &q| {
+                let m = |(r, i): (f64, f64)| r * r + i * i;
+                m(col[p]).total_cmp(&m(col[q]))
+            })
+            .unwrap_or(0);
+        let (kr, ki) = col[k];
+        let km = (kr * kr + ki * ki).sqrt();
+        let (pr, pi) = if km > 0.0 && vals[j].1 != 0.0 {
+            (kr / km, -ki / km)
+        } else {
+            (1.0, 0.0)
+        };
+        let s = if norm > 0.0 { 1.0 / norm } else { 1.0 };
+        for i in 0..n {
+            let (r, im) = col[i];
+            vecs[i * n + j] = ((r * pr - im * pi) * s, (r * pi + im * pr) * s);
+        }
+    }
+    Ok((vals, vecs))
+}
+
+/// A complex tensor of `shape` from `(re, im)` pairs, in `dtype`.
+fn complex_tensor(pairs: &[(f64, f64)], shape: &[usize], dtype: DType) -> Result<Tensor> {
+    let flat: Vec<f64> = pairs.iter().flat_map(|&(r, i)| [r, i]).collect();
+    let mut s = shape.to_vec();
+    s.push(2);
+    Tensor::from_vec(flat, &s)?
+        .view_as_complex()?
+        .to_dtype(dtype)
+}
+
+/// `X` solving `A X = B` for complex `A`, `B`, as the real system
+/// `[[Ar, -Ai], [Ai, Ar]] [Xr; Xi] = [Br; Bi]` (differentiable through the
+/// real solve).
+pub(crate) fn complex_solve(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let (ar, ai) = (a.real()?, a.imag()?);
+    let (br, bi) = (b.real()?, b.imag()?);
+    let top = crate::native::cat(&[ar.clone(), ai.neg()?], -1)?;
+    let bottom = crate::native::cat(&[ai, ar], -1)?;
+    let big = crate::native::cat(&[top, bottom], -2)?;
+    let rhs = crate::native::cat(&[br, bi], -2)?;
+    let x = big.linalg_solve(&rhs, true)?;
+    let n = a.shape()[a.dim() - 1];
+    let xr = x.narrow(-2, 0, n)?;
+    let xi = x.narrow(-2, n as i64, n)?;
+    crate::native::complex(&xr.contiguous()?, &xi.contiguous()?)
+}
+
+/// torch's `linalg_eig_backward` for a real `A` (Note [Complex numbers]:
+/// `gL`, `gV` are the conjugate-Wirtinger gradients):
+/// `gA = Re(V^{-H} (diag(gL) + (VᴴgV − VᴴV diag(Re(VᴴgV))) / Ē) Vᴴ)`,
+/// `Ē_ij = conj(λ_j − λ_i)` (1 on the diagonal).
+fn eig_backward(
+    l: &Tensor,
+    v: &Tensor,
+    gl: Option<&Tensor>,
+    gv: Option<&Tensor>,
+) -> Result<Tensor> {
+    let vh = v.transpose(-2, -1)?.conj()?;
+    let n = l.shape()[l.dim() - 1];
+    let eye = Tensor::eye(n, Some(n), l.dtype().to_real())?;
+    let mut ret = match gv {
+        Some(gv) => {
+            let vhgv = vh.matmul(gv)?;
+            let diag_re = vhgv.diagonal(0, -2, -1)?.real()?.contiguous()?;
+            let lc = l.conj()?;
+            let e = lc.unsqueeze(-2)?.sub(&lc.unsqueeze(-1)?)?;
+            // 1 on the diagonal
+            let e = e.mul(&eye.neg()?.add(1.0)?)?.add(&eye)?;
+            // project out the phase directions first, then divide
+            let projected = vhgv.sub(&vh.matmul(&v.mul(&diag_re.unsqueeze(-2)?)?)?)?;
+            projected.div(&e)?
+        }
+        None => Tensor::zeros(v.shape(), v.dtype())?,
+    };
+    // the diagonal is gL's
+    let off = eye.neg()?.add(1.0)?;
+    ret = ret.mul(&off)?;
+    if let Some(gl) = gl {
+        ret = ret.add(&gl.diag_embed(0, -2, -1)?)?;
+    }
+    let g = complex_solve(&vh, &ret.matmul(&vh)?)?;
+    g.real()?.contiguous()
+}
+
+impl Tensor {
+    /// `torch.linalg.eig(A)`: the eigenvalues and (column) eigenvectors of
+    /// a square real matrix, complex (`complex64` for `float32` input).
+    pub fn linalg_eig(&self) -> Result<(Tensor, Tensor)> {
+        let op = "linalg.eig";
+        check_matrix(op, self, true)?;
+        crate::ensure!(
+            !self.is_complex(),
+            NotImplemented,
+            "{op}: complex input matrices are not supported yet"
+        );
+        let n = self.shape()[self.dim() - 1];
+        let batch = batch_of(self);
+        let cd = self.dtype().to_complex().unwrap_or(DType::C64);
+        let (l, v) = crate::autograd::raw(&[self], || -> Result<(Tensor, Tensor)> {
+            let mut ls = Vec::new();
+            let mut vs = Vec::new();
+            for a in mats(self)? {
+                let (l, v) = eig_one(&a).map_err(|e| {
+                    crate::Error::new(
+                        crate::ErrorKind::Runtime,
+                        format!("{op}: The algorithm failed to converge ({e})"),
+                    )
+                })?;
+                ls.extend(l);
+                vs.extend(v);
+            }
+            let mut ls_shape = batch.clone();
+            ls_shape.push(n);
+            let mut vs_shape = batch.clone();
+            vs_shape.extend([n, n]);
+            Ok((
+                complex_tensor(&ls, &ls_shape, cd)?,
+                complex_tensor(&vs, &vs_shape, cd)?,
+            ))
+        })?;
+        if !needs_grad(&[self]) {
+            return Ok((l, v));
+        }
+        let (ls, vs) = (l.detach(), v.detach());
+        record(
+            "LinalgEigBackward0",
+            &[self],
+            &[&l, &v],
+            smallvec::smallvec![],
+            move |c| {
+                let (gl, gv) = (c.grad_at(0), c.grad_at(1));
+                Ok(smallvec::smallvec![Some(eig_backward(
+                    &ls,
+                    &vs,
+                    Some(gl),
+                    Some(gv)
+                )?)])
+            },
+        )?;
+        Ok((l, v))
+    }
+
+    /// `torch.linalg.eigvals(A)`: the eigenvalues of `eig`.
+    pub fn linalg_eigvals(&self) -> Result<Tensor> {
+        Ok(self.linalg_eig()?.0)
+    }
+}
+
+pub(crate) fn register(r: &mut Registry) {
+    type T = Tensor;
+    r.def_typed(
+        "linalg_eig(Tensor self) -> (Tensor eigenvalues, Tensor eigenvectors)",
+        |a: T| a.linalg_eig(),
+    );
+    r.def_typed("linalg_eigvals(Tensor self) -> Tensor", |a: T| {
+        a.linalg_eigvals()
+    });
+}
