@@ -9720,6 +9720,44 @@ func (t Tensor) MustIndexPut_(indices []Tensor, values Tensor, opts ...Opt) Tens
 	return MustIndexPut_(t, indices, values, opts...)
 }
 
+var op_index_reduce = &opRef{name: "index_reduce"}
+
+// IndexReduce calls torch's index_reduce:
+//
+//	index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func IndexReduce(self Tensor, dim int64, index Tensor, source Tensor, reduce string, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(dim)
+	a.tensor(index)
+	a.tensor(source)
+	a.any(reduce)
+	var r results
+	if err := a.call(op_index_reduce, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustIndexReduce is IndexReduce, panicking on error.
+func MustIndexReduce(self Tensor, dim int64, index Tensor, source Tensor, reduce string, opts ...Opt) Tensor {
+	v, err := IndexReduce(self, dim, index, source, reduce, opts...)
+	must(err)
+	return v
+}
+
+// IndexReduce is IndexReduce(t, ...).
+func (t Tensor) IndexReduce(dim int64, index Tensor, source Tensor, reduce string, opts ...Opt) (Tensor, error) {
+	return IndexReduce(t, dim, index, source, reduce, opts...)
+}
+
+// MustIndexReduce is MustIndexReduce(t, ...).
+func (t Tensor) MustIndexReduce(dim int64, index Tensor, source Tensor, reduce string, opts ...Opt) Tensor {
+	return MustIndexReduce(t, dim, index, source, reduce, opts...)
+}
+
 var op_index_select = &opRef{name: "index_select"}
 
 // IndexSelect calls torch's index_select:

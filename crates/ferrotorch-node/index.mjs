@@ -337,6 +337,8 @@ export const {
   indexPut,
   index_put_,
   indexPut_,
+  index_reduce,
+  indexReduce,
   index_select,
   indexSelect,
   inner,

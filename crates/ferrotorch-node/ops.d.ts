@@ -1410,6 +1410,16 @@ declare module './tensor' {
   indexPut_(indices: (Tensor | null)[], values: Tensor, accumulate?: boolean): Tensor
   indexPut_(indices: (Tensor | null)[], values: Tensor, options?: { accumulate?: boolean }): Tensor
   indexPut_(options: { indices: (Tensor | null)[]; values: Tensor; accumulate?: boolean }): Tensor
+  /** torch's `index_reduce`:
+   * - `index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor`
+   */
+  index_reduce(dim: number | bigint, index: Tensor, source: Tensor, reduce: string, options?: { include_self?: boolean }): Tensor
+  index_reduce(options: { dim: number | bigint; index: Tensor; source: Tensor; reduce: string; include_self?: boolean }): Tensor
+  /** torch's `index_reduce`:
+   * - `index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor`
+   */
+  indexReduce(dim: number | bigint, index: Tensor, source: Tensor, reduce: string, options?: { include_self?: boolean }): Tensor
+  indexReduce(options: { dim: number | bigint; index: Tensor; source: Tensor; reduce: string; include_self?: boolean }): Tensor
   /** torch's `index_select`:
    * - `index_select(Tensor self, int dim, Tensor index) -> Tensor`
    */
@@ -4845,6 +4855,12 @@ export declare function index_put_(self: Tensor, indices: (Tensor | null)[], val
 export declare function index_put_(self: Tensor, indices: (Tensor | null)[], values: Tensor, options?: { accumulate?: boolean }): Tensor
 export declare function index_put_(self: Tensor, options: { indices: (Tensor | null)[]; values: Tensor; accumulate?: boolean }): Tensor
 export { index_put_ as indexPut_ }
+/** torch's `index_reduce`:
+ * - `index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor`
+ */
+export declare function index_reduce(self: Tensor, dim: number | bigint, index: Tensor, source: Tensor, reduce: string, options?: { include_self?: boolean }): Tensor
+export declare function index_reduce(self: Tensor, options: { dim: number | bigint; index: Tensor; source: Tensor; reduce: string; include_self?: boolean }): Tensor
+export { index_reduce as indexReduce }
 /** torch's `index_select`:
  * - `index_select(Tensor self, int dim, Tensor index) -> Tensor`
  */

@@ -44,7 +44,12 @@ def test_read_only_and_unsupported():
     t = torch.from_dlpack(a)
     assert t.tolist() == [0.0, 1.0, 2.0] and t.data_ptr() != a.ctypes.data
     with pytest.raises(BufferError):
-        torch.from_dlpack(np.ones(2, dtype=np.complex64))
+        torch.from_dlpack(np.ones(2, dtype=np.uint16))
+    # complex arrays come across as complex tensors, sharing memory
+    z = np.array([1 + 2j, -3j], dtype=np.complex64)
+    tz = torch.from_dlpack(z)
+    assert tz.dtype is torch.complex64 and tz.tolist() == [1 + 2j, -3j]
+    assert np.from_dlpack(torch.tensor([1 - 1j], dtype=torch.complex128)).tolist() == [1 - 1j]
     with pytest.raises(BufferError):
         torch.ones(2).__dlpack__(dl_device=(2, 0))
     with pytest.raises(RuntimeError, match="require gradient"):

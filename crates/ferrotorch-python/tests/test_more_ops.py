@@ -164,3 +164,59 @@ def test_nextafter_gradient_is_torchs():
     b = torch.tensor([2.0, 0.0], dtype=torch.float64, requires_grad=True)
     torch.nextafter(a, b).sum().backward()
     assert a.grad.tolist() == [1.0, 1.0] and (b.grad is None or b.grad.tolist() == [0.0, 0.0])
+
+
+def test_gradient_matches_numpy():
+    a = rng.standard_normal((4, 6))
+    x = torch.tensor(a)
+    for eo in (1, 2):
+        for got, want in zip(torch.gradient(x, edge_order=eo), np.gradient(a, edge_order=eo)):
+            close(got, want, 1e-12)
+    coords = np.array([0.0, 1.0, 3.0, 4.5, 7.0, 7.5])
+    for eo in (1, 2):
+        (g,) = torch.gradient(x, spacing=[torch.tensor(coords)], dim=1, edge_order=eo)
+        close(g, np.gradient(a, coords, axis=1, edge_order=eo), 1e-12)
+    got = torch.gradient(x, spacing=(2.0, 0.5))
+    for g, w in zip(got, np.gradient(a, 2.0, 0.5)):
+        close(g, w, 1e-12)
+    with pytest.raises(RuntimeError, match="edge_order"):
+        torch.gradient(torch.ones(2), edge_order=2)
+    xg = torch.tensor(a, requires_grad=True)
+    assert gradcheck(lambda t: torch.gradient(t, dim=1)[0], (xg,))
+
+
+def test_random_fills_follow_their_distributions():
+    g = torch.Generator()
+    g.manual_seed(0)
+    n = 20000
+    e = torch.empty(n, dtype=torch.float64).exponential_(2.0, generator=g)
+    assert abs(e.mean().item() - 0.5) < 0.02 and e.min().item() >= 0
+    geo = torch.empty(n).geometric_(0.25, generator=g)
+    assert abs(geo.mean().item() - 4.0) < 0.15 and geo.min().item() >= 1
+    c = torch.empty(n, dtype=torch.float64).cauchy_(1.0, 2.0, generator=g)
+    assert abs(c.median().item() - 1.0) < 0.1
+    ln = torch.empty(n, dtype=torch.float64).log_normal_(0.0, 0.5, generator=g)
+    assert abs(ln.log().mean().item()) < 0.02 and abs(ln.log().std().item() - 0.5) < 0.02
+    m = torch.normal(torch.full((n,), 3.0), 2.0, generator=g)
+    assert abs(m.mean().item() - 3.0) < 0.1 and abs(m.std().item() - 2.0) < 0.1
+    assert torch.normal(0.0, 1.0, (2, 3)).shape == (2, 3)
+    with pytest.raises(RuntimeError, match="sigma"):
+        torch.empty(2).cauchy_(0, -1)
+    assert torch.promote_types(torch.int32, torch.float16) is torch.float16
+    assert torch.iinfo(torch.int16).max == 32767
+
+
+def test_index_reduce():
+    x = torch.ones(3, 2)
+    s = torch.tensor([[2.0, 3], [4, 5], [6, 7]])
+    i = torch.tensor([0, 0, 2])
+    close(x.index_reduce(0, i, s, "mean"), [[7 / 3, 3.0], [1, 1], [3.5, 4]])
+    close(x.index_reduce(0, i, s, "mean", include_self=False), [[3, 4], [1, 1], [6, 7]])
+    close(x.index_reduce(0, i, s, "prod", include_self=False), [[8, 15], [1, 1], [6, 7]])
+    close(torch.index_reduce(x, 0, i, s, "amax"), [[4, 5], [1, 1], [6, 7]])
+    close(x.index_reduce(0, i, s, "amin"), [[1, 1], [1, 1], [1, 1]])
+    with pytest.raises(RuntimeError, match="reduce"):
+        x.index_reduce(0, i, s, "sum")
+    xs = torch.tensor(rng.standard_normal((3, 2)), requires_grad=True)
+    ss = torch.tensor(rng.standard_normal((3, 2)), requires_grad=True)
+    assert gradcheck(lambda a, b: a.index_reduce(0, i, b, "prod"), (xs, ss))

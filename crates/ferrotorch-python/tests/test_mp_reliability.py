@@ -144,14 +144,17 @@ def _one_run(script, rng, victim):
         assert p.stdout.readline().strip() == b"ready"
         stamps = _lines(p)
         time.sleep(rng.uniform(0.05, 0.8))
-        if victim == "parent":
-            os.kill(p.pid, signal.SIGKILL)
-        else:
-            kids = [k for k in _children(p.pid) if not _is_tracker(k)]
-            if kids:
-                os.kill(rng.choice(kids), signal.SIGKILL)
-            else:
+        try:
+            if victim == "parent":
                 os.kill(p.pid, signal.SIGKILL)
+            else:
+                kids = [k for k in _children(p.pid) if not _is_tracker(k)]
+                if kids:
+                    os.kill(rng.choice(kids), signal.SIGKILL)
+                else:
+                    os.kill(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass  # it exited between being listed and being killed: nothing to kill
         killed = time.monotonic()
         try:
             # a killed worker makes the parent fail; or, when the worker was

@@ -28,7 +28,9 @@ def test_from_numpy_honours_strides():
     with pytest.raises(ValueError, match="negative"):
         torch.from_numpy(np.arange(4)[::-1])
     with pytest.raises(TypeError):
-        torch.from_numpy(np.arange(4, dtype=np.complex64))
+        torch.from_numpy(np.arange(4, dtype=np.uint16))
+    z = np.arange(6, dtype=np.complex128)[::2] * 1j
+    assert torch.from_numpy(z).tolist() == z.tolist()  # strided complex
     with pytest.raises(TypeError):
         torch.from_numpy([1, 2])
 

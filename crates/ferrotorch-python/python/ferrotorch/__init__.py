@@ -35,7 +35,11 @@ def __getattr__(name):
         return importlib.import_module(".multiprocessing", __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-from . import autograd, backends, cuda, jit, nn, optim, return_types, signal, utils  # noqa: E402,F401
+from . import autograd, backends, cuda, jit, masked, nn, optim, return_types, signal, utils  # noqa: E402,F401
+from . import _distributions_grad  # noqa: E402
+from ._distributions_grad import gradient, normal  # noqa: E402,F401
+
+_distributions_grad.install()
 from . import fx  # noqa: E402,F401
 from . import library  # noqa: E402,F401
 from ._classes import classes, ScriptObject  # noqa: E402,F401
@@ -86,6 +90,12 @@ def broadcast_shapes(*shapes):
     return Size(reversed(out))  # noqa: F821
 
 
+def promote_types(type1, type2):
+    """``torch.promote_types``: the dtype both promote to (as two 0-d
+    tensors of these dtypes do in arithmetic)."""
+    return (zeros((), dtype=type1) + zeros((), dtype=type2)).dtype  # noqa: F821
+
+
 def adjoint(input):
     """The conjugate transpose of the last two dims (a view for real tensors)."""
     return input.adjoint()
@@ -120,6 +130,24 @@ class finfo:
 
     def __repr__(self):
         return f"finfo(eps={self.eps}, max={self.max}, min={self.min}, dtype={repr(self.dtype)[6:]})"
+
+
+_IINFO = {"uint8": (8, 0, 255), "int8": (8, -128, 127), "int16": (16, -32768, 32767),
+          "int32": (32, -2**31, 2**31 - 1), "int64": (64, -2**63, 2**63 - 1)}
+
+
+class iinfo:
+    """``iinfo(dtype)``: ``bits``, ``min`` and ``max`` of an integer dtype."""
+
+    def __init__(self, type):
+        name = repr(type)[6:]
+        if name not in _IINFO:
+            raise TypeError(f"torch.iinfo() requires an integer input type. Use torch.finfo to handle '{name}'")
+        self.dtype = name
+        self.bits, self.min, self.max = _IINFO[name]
+
+    def __repr__(self):
+        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
 
 
 import builtins as _builtins  # noqa: E402  (int and float are dtypes here)

@@ -41,6 +41,55 @@ fn check_index(op: &str, index: &Tensor) -> Result<()> {
 }
 
 impl Tensor {
+    /// `torch.index_reduce(self, dim, index, source, reduce, *,
+    /// include_self=True)`: `source`'s slices combined into the slices
+    /// `index` names by `prod`, `mean`, `amax` or `amin` (a `scatter_reduce`
+    /// with the index spread over the slices).
+    pub fn index_reduce(
+        &self,
+        dim: i64,
+        index: &Tensor,
+        source: &Tensor,
+        reduce: &str,
+        include_self: bool,
+    ) -> Result<Tensor> {
+        check_index("index_reduce", index)?;
+        crate::ensure!(
+            matches!(reduce, "prod" | "mean" | "amax" | "amin"),
+            Runtime,
+            "index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}."
+        );
+        crate::ensure!(
+            index.dim() <= 1,
+            Index,
+            "index_reduce(): Index is supposed to be a vector"
+        );
+        let d = wrap_dim(dim, self.dim())?;
+        crate::ensure!(
+            source.dim() == self.dim() || (self.dim() == 0 && source.dim() <= 1),
+            Index,
+            "index_reduce(): Source/destination tensor must have same number of dimensions"
+        );
+        crate::ensure!(
+            self.dim() == 0 || source.shape()[d] == index.numel(),
+            Index,
+            "index_reduce(): Number of indices ({}) should be equal to source.size(dim) ({})",
+            index.numel(),
+            if self.dim() == 0 {
+                1
+            } else {
+                source.shape()[d]
+            }
+        );
+        self.scatter_reduce(
+            d as i64,
+            &spread_index(index, d, source)?,
+            source,
+            Some(reduce),
+            include_self,
+        )
+    }
+
     /// `torch.index_add(self, dim, index, source, *, alpha=1)`: `source`'s
     /// slices added into the slices `index` names (repeats accumulate).
     pub fn index_add(
@@ -390,6 +439,10 @@ fn register_copies(r: &mut Registry) {
 pub(crate) fn register(r: &mut Registry) {
     type T = Tensor;
     register_copies(r);
+    r.def_typed(
+        "index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor",
+        |x: T, d: i64, i: T, s: T, r: String, inc: bool| x.index_reduce(d, &i, &s, &r, inc),
+    );
     r.def_typed(
         "index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor",
         |x: T, d: i64, i: T, s: T, a: Scalar| x.index_add(d, &i, &s, a),
