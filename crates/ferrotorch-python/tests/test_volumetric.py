@@ -62,3 +62,31 @@ def test_pools_match_direct_windows():
     xs = torch.tensor(rng.standard_normal((1, 1, 4, 4, 4)), requires_grad=True)
     assert gradcheck(lambda t: F.avg_pool3d(t, 2, 1, ceil_mode=True), (xs,))
     assert gradcheck(lambda t: F.max_pool3d(t, 2, 2), (xs,))
+
+
+def test_modules_wrap_the_functions():
+    nn = torch.nn
+    conv = nn.Conv3d(2, 4, 3, padding=1, bias=True)
+    x = torch.randn(1, 2, 4, 4, 4)
+    y = conv(x)
+    assert y.shape == (1, 4, 4, 4, 4)
+    close(y, np.asarray(F.conv3d(x, conv.weight, conv.bias, padding=1).detach().numpy()))
+    assert len(list(conv.parameters())) == 2
+    pool = nn.MaxPool3d(2, return_indices=True)
+    v, i = pool(x)
+    assert v.shape == (1, 2, 2, 2, 2)
+    assert nn.MaxUnpool3d(2)(v, i).shape == x.shape
+    assert nn.AvgPool3d(2)(x).shape == (1, 2, 2, 2, 2)
+    assert nn.AdaptiveAvgPool3d((1, 2, 3))(x).shape == (1, 2, 1, 2, 3)
+    assert nn.AdaptiveMaxPool3d(1)(x).shape == (1, 2, 1, 1, 1)
+    bag = nn.EmbeddingBag(10, 3, mode="sum")
+    out = bag(torch.tensor([1, 2, 3, 4]), torch.tensor([0, 2]))
+    close(out, np.asarray(bag.weight.detach()[[1, 3]].numpy()) + np.asarray(bag.weight.detach()[[2, 4]].numpy()))
+    ctc = nn.CTCLoss()
+    lp = torch.randn(6, 2, 4).log_softmax(2)
+    assert ctc(lp, torch.tensor([[1, 2], [3, 3]]), torch.tensor([6, 6]), torch.tensor([2, 2])).dim() == 0
+    emb = nn.Embedding(3, 2, max_norm=1.0)
+    with torch.no_grad():
+        emb.weight.copy_(torch.tensor([[3.0, 4.0], [0.1, 0.0], [6.0, 8.0]]))
+    emb(torch.tensor([0]))
+    close(emb.weight.detach()[0], [0.6, 0.8], 1e-6)

@@ -497,3 +497,4 @@ from ._functional_sampling import (  # noqa: E402,F401  (sampling and scattering
     affine_grid, grid_sample, max_unpool1d, max_unpool2d, max_unpool3d, embedding_bag)
 from ._functional_3d import (  # noqa: E402,F401  (volumetric convolution and pools)
     conv3d, max_pool3d, avg_pool3d, adaptive_avg_pool3d, adaptive_max_pool3d)
+from ._functional_ctc import ctc_loss  # noqa: E402,F401  (connectionist temporal classification)

@@ -17,3 +17,5 @@ from .conv import AdaptiveMaxPool2d, ConvTranspose2d, MaxPool1d
 from .linear import Bilinear
 from .misc import AlphaDropout, Dropout1d, Dropout2d, FeatureAlphaDropout, RMSNorm
 from .transformer import Transformer, TransformerDecoder, TransformerDecoderLayer
+from .volumetric import (AdaptiveAvgPool3d, AdaptiveMaxPool3d, AvgPool3d, Conv3d, CTCLoss,
+                         EmbeddingBag, MaxPool3d, MaxUnpool1d, MaxUnpool2d, MaxUnpool3d)

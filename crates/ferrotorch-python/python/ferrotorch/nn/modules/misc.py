@@ -69,6 +69,7 @@ class Embedding(Module):
                 assert padding_idx >= -num_embeddings, "Padding_idx must be within num_embeddings"
                 padding_idx = num_embeddings + padding_idx
         self.padding_idx = padding_idx
+        self.max_norm, self.norm_type = max_norm, norm_type
         self.scale_grad_by_freq = scale_grad_by_freq
         self.sparse = sparse
         if _weight is None:
@@ -82,7 +83,7 @@ class Embedding(Module):
             self.weight = Parameter(_weight, requires_grad=not _freeze)
 
     def forward(self, input):
-        return F.embedding(input, self.weight, self.padding_idx,
+        return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
                            scale_grad_by_freq=self.scale_grad_by_freq, sparse=self.sparse)
 
     def extra_repr(self):

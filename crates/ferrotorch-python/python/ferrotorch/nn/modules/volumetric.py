@@ -1,0 +1,169 @@
+"""Modules over the volumetric, sampling and sequence-loss functions:
+``Conv3d``, ``MaxPool3d``, ``AvgPool3d``, ``AdaptiveAvgPool3d``,
+``AdaptiveMaxPool3d``, ``MaxUnpool1d/2d/3d``, ``EmbeddingBag``,
+``CTCLoss``."""
+
+from ... import _C
+from .. import functional as F, init
+from ..parameter import Parameter
+from .conv import _ConvNd
+from .loss import _Loss
+from .module import Module
+
+
+class Conv3d(_ConvNd):
+    """3-D convolution over ``(N, C, D, H, W)``."""
+
+    _n = 3
+
+    def forward(self, input):
+        return F.conv3d(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
+                        self.groups)
+
+
+class MaxPool3d(Module):
+    """Max over ``kernel_size`` windows of ``(N, C, D, H, W)``."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
+                 ceil_mode=False):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding, self.dilation = padding, dilation
+        self.return_indices, self.ceil_mode = return_indices, ceil_mode
+
+    def forward(self, input):
+        return F.max_pool3d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            self.ceil_mode, self.return_indices)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool3d(Module):
+    """Mean over ``kernel_size`` windows of ``(N, C, D, H, W)``."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+                 divisor_override=None):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding, self.ceil_mode = padding, ceil_mode
+        self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
+
+    def forward(self, input):
+        return F.avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad, self.divisor_override)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AdaptiveAvgPool3d(Module):
+    """Mean pooling of ``(N, C, D, H, W)`` to a fixed ``output_size``."""
+
+    def __init__(self, output_size):
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, input):
+        return F.adaptive_avg_pool3d(input, self.output_size)
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveMaxPool3d(Module):
+    """Max pooling of ``(N, C, D, H, W)`` to a fixed ``output_size``."""
+
+    def __init__(self, output_size, return_indices=False):
+        super().__init__()
+        self.output_size, self.return_indices = output_size, return_indices
+
+    def forward(self, input):
+        return F.adaptive_max_pool3d(input, self.output_size, self.return_indices)
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}"
+
+
+class _MaxUnpoolNd(Module):
+    _fn = None
+
+    def __init__(self, kernel_size, stride=None, padding=0):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding = padding
+
+    def forward(self, input, indices, output_size=None):
+        return type(self)._fn(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    """``MaxPool1d`` undone: values back at their indices, zeros elsewhere."""
+
+    _fn = staticmethod(F.max_unpool1d)
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    """``MaxPool2d`` undone."""
+
+    _fn = staticmethod(F.max_unpool2d)
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    """``MaxPool3d`` undone."""
+
+    _fn = staticmethod(F.max_unpool3d)
+
+
+class EmbeddingBag(Module):
+    """Sums, means or maxima of bags of embeddings (``F.embedding_bag``)."""
+
+    def __init__(self, num_embeddings, embedding_dim, max_norm=None, norm_type=2.0,
+                 scale_grad_by_freq=False, mode="mean", sparse=False, _weight=None,
+                 include_last_offset=False, padding_idx=None, device=None, dtype=None):
+        super().__init__()
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        self.max_norm, self.norm_type = max_norm, norm_type
+        self.scale_grad_by_freq, self.mode, self.sparse = scale_grad_by_freq, mode, sparse
+        self.include_last_offset = include_last_offset
+        if padding_idx is not None and padding_idx < 0:
+            padding_idx = num_embeddings + padding_idx
+        self.padding_idx = padding_idx
+        if _weight is None:
+            w = _C._call_op("empty", ((num_embeddings, embedding_dim),), {"dtype": dtype})
+            self.weight = Parameter(w)
+            init.normal_(self.weight)
+            if padding_idx is not None:
+                from ...autograd.grad_mode import no_grad
+
+                with no_grad():
+                    self.weight[padding_idx] = 0.0
+        else:
+            self.weight = Parameter(_weight)
+
+    def forward(self, input, offsets=None, per_sample_weights=None):
+        return F.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type,
+                               self.scale_grad_by_freq, self.mode, self.sparse, per_sample_weights,
+                               self.include_last_offset, self.padding_idx)
+
+    def extra_repr(self):
+        return f"{self.num_embeddings}, {self.embedding_dim}, mode={self.mode!r}"
+
+
+class CTCLoss(_Loss):
+    """The connectionist temporal classification loss (``F.ctc_loss``)."""
+
+    def __init__(self, blank=0, reduction="mean", zero_infinity=False):
+        super().__init__(reduction=reduction)
+        self.blank, self.zero_infinity = blank, zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank,
+                          self.reduction, self.zero_infinity)
+
