@@ -286,3 +286,18 @@ def test_eig_gradients():
     a = torch.tensor(rng.standard_normal((3, 3)), requires_grad=True)
     assert gradcheck(lambda t: torch.view_as_real(torch.linalg.eigvals(t)).sum(-1), (a,))
     assert gradcheck(lambda t: torch.linalg.eig(t)[1].abs(), (a,))
+
+
+def test_complex_solve_and_inv_match_numpy():
+    a = cplx(3, 3) + 3 * np.eye(3)
+    b = cplx(3, 2)
+    close(torch.linalg.solve(torch.tensor(a), torch.tensor(b)), np.linalg.solve(a, b))
+    close(torch.linalg.solve(torch.tensor(a), torch.tensor(b[:, 0])), np.linalg.solve(a, b[:, 0]))
+    close(torch.linalg.solve(torch.tensor(a), torch.tensor(b.T), left=False), b.T @ np.linalg.inv(a))
+    close(torch.linalg.inv(torch.tensor(a)), np.linalg.inv(a))
+    batch = cplx(2, 3, 3) + 3 * np.eye(3)
+    close(torch.linalg.inv(torch.tensor(batch)), np.linalg.inv(batch))
+    # a real matrix with a complex right-hand side
+    close(torch.linalg.solve(torch.tensor(a.real), torch.tensor(b)), np.linalg.solve(a.real, b))
+    assert gradcheck(as_real_fn(lambda m, v: torch.linalg.solve(m.reshape(2, 2) + 2, v)),
+                     (real_pairs(4), real_pairs(2)))

@@ -65,6 +65,8 @@ pub const COMPLEX_OPS: &[&str] = &[
     "index_select", "take", "take_along_dim", "masked_select", "masked_fill", "masked_fill_",
     "where", "tril", "triu", "diag", "diag_embed", "diagflat", "index", "index_put", "index_put_",
     "nonzero", "count_nonzero", "numel", "size", "block_diag",
+    // torch.linalg (complex systems as real block systems)
+    "linalg_solve", "linalg_inv",
     // torch.fft
     "fft_fft", "fft_ifft", "fft_rfft", "fft_irfft", "fft_hfft", "fft_ihfft", "fft_fft2",
     "fft_ifft2", "fft_rfft2", "fft_irfft2", "fft_hfft2", "fft_ihfft2", "fft_fftn", "fft_ifftn",

@@ -3,6 +3,7 @@
 //! QR, each eigenvector scaled to unit norm with its largest component real
 //! (LAPACK `geev`'s convention), and PyTorch's gradient.
 
+use super::complex_solve::complex_solve;
 use super::kernels::M;
 use super::{batch_of, check_matrix, mats};
 use crate::autograd::{needs_grad, record};
@@ -58,23 +59,6 @@ fn complex_tensor(pairs: &[(f64, f64)], shape: &[usize], dtype: DType) -> Result
     Tensor::from_vec(flat, &s)?
         .view_as_complex()?
         .to_dtype(dtype)
-}
-
-/// `X` solving `A X = B` for complex `A`, `B`, as the real system
-/// `[[Ar, -Ai], [Ai, Ar]] [Xr; Xi] = [Br; Bi]` (differentiable through the
-/// real solve).
-pub(crate) fn complex_solve(a: &Tensor, b: &Tensor) -> Result<Tensor> {
-    let (ar, ai) = (a.real()?, a.imag()?);
-    let (br, bi) = (b.real()?, b.imag()?);
-    let top = crate::native::cat(&[ar.clone(), ai.neg()?], -1)?;
-    let bottom = crate::native::cat(&[ai, ar], -1)?;
-    let big = crate::native::cat(&[top, bottom], -2)?;
-    let rhs = crate::native::cat(&[br, bi], -2)?;
-    let x = big.linalg_solve(&rhs, true)?;
-    let n = a.shape()[a.dim() - 1];
-    let xr = x.narrow(-2, 0, n)?;
-    let xi = x.narrow(-2, n as i64, n)?;
-    crate::native::complex(&xr.contiguous()?, &xi.contiguous()?)
 }
 
 /// torch's `linalg_eig_backward` for a real `A` (Note [Complex numbers]:

@@ -16,6 +16,7 @@
 //! derivative formulas (`autograd::derivatives::decomp`) are written with
 //! tensor ops, so they are differentiable again.
 
+pub(crate) mod complex_solve;
 pub(crate) mod eig;
 pub(crate) mod kernels;
 pub(crate) mod misc;

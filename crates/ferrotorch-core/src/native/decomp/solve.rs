@@ -73,6 +73,9 @@ impl Tensor {
 
     /// `torch.linalg.solve(A, B, *, left=True)`: `A⁻¹ B` (or `B A⁻¹`).
     pub fn linalg_solve(&self, b: &Tensor, left: bool) -> Result<Tensor> {
+        if self.is_complex() || b.is_complex() {
+            return super::complex_solve::linalg_solve(self, b, left);
+        }
         Ok(self.linalg_solve_ex(b, left, true)?.0)
     }
 
@@ -157,6 +160,9 @@ impl Tensor {
 
     /// `torch.linalg.inv`: the inverse; a singular matrix is an error.
     pub fn linalg_inv(&self) -> Result<Tensor> {
+        if self.is_complex() {
+            return super::complex_solve::linalg_inv(self);
+        }
         Ok(self.linalg_inv_ex(true)?.0)
     }
 
