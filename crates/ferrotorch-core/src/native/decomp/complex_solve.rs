@@ -22,31 +22,13 @@ pub(crate) fn complex_solve(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     crate::native::complex(&xr.contiguous()?, &xi.contiguous()?)
 }
 
-/// torch's checks on a (batch of) square matrices.
-fn square(op: &str, a: &Tensor) -> Result<()> {
-    crate::ensure!(
-        a.dim() >= 2,
-        Runtime,
-        "{op}: The input tensor A must have at least 2 dimensions."
-    );
-    let n = a.dim();
-    crate::ensure!(
-        a.shape()[n - 1] == a.shape()[n - 2],
-        Runtime,
-        "{op}: A must be batches of square matrices, but they are {} by {} matrices",
-        a.shape()[n - 2],
-        a.shape()[n - 1]
-    );
-    Ok(())
-}
-
 /// `torch.linalg.solve` with a complex side: `A⁻¹ B` (`left`) or
 /// `B A⁻¹`, `B` a vector or a batch of matrices as torch reads it.
 pub(crate) fn linalg_solve(a: &Tensor, b: &Tensor, left: bool) -> Result<Tensor> {
     let dt = crate::dtype::promote_types(a.dtype(), b.dtype());
     let dt = dt.to_complex().unwrap_or(crate::DType::C64);
     let (a, b) = (a.to_dtype(dt)?, b.to_dtype(dt)?);
-    square("linalg.solve", &a)?;
+    super::check_shape("linalg.solve", &a, true)?;
     let vector = b.dim() == 1 || (b.dim() + 1 == a.dim() && b.shape() == &a.shape()[..a.dim() - 1]);
     if vector {
         return linalg_solve(&a, &b.unsqueeze(-1)?, left)?.squeeze_dims(&[-1]);
@@ -61,7 +43,7 @@ pub(crate) fn linalg_solve(a: &Tensor, b: &Tensor, left: bool) -> Result<Tensor>
 
 /// `torch.linalg.inv` of a complex matrix: `A⁻¹ I`.
 pub(crate) fn linalg_inv(a: &Tensor) -> Result<Tensor> {
-    square("linalg.inv", a)?;
+    super::check_shape("linalg.inv", a, true)?;
     let n = a.shape()[a.dim() - 1];
     let eye = Tensor::eye(n, Some(n), a.dtype())?;
     complex_solve(

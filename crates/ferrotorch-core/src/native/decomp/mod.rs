@@ -38,6 +38,11 @@ pub(crate) fn check_matrix(op: &str, a: &Tensor, square: bool) -> Result<()> {
         "{op}: Expected a floating point or complex tensor as input. Got {}",
         a.dtype().name_title()
     );
+    check_shape(op, a, square)
+}
+
+/// The shape half of [`check_matrix`] (any dtype).
+pub(crate) fn check_shape(op: &str, a: &Tensor, square: bool) -> Result<()> {
     crate::ensure!(
         a.dim() >= 2,
         Runtime,
