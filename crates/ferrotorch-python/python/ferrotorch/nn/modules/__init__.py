@@ -19,3 +19,12 @@ from .misc import AlphaDropout, Dropout1d, Dropout2d, FeatureAlphaDropout, RMSNo
 from .transformer import Transformer, TransformerDecoder, TransformerDecoderLayer
 from .volumetric import (AdaptiveAvgPool3d, AdaptiveMaxPool3d, AvgPool3d, Conv3d, CTCLoss,
                          EmbeddingBag, MaxPool3d, MaxUnpool1d, MaxUnpool2d, MaxUnpool3d)
+from .extra import (  # noqa: F401
+    AdaptiveAvgPool1d, AdaptiveMaxPool1d, AvgPool1d, BatchNorm3d, ChannelShuffle, CircularPad1d,
+    CircularPad2d, ConstantPad1d, ConstantPad2d, ConstantPad3d, CosineEmbeddingLoss, CosineSimilarity,
+    Dropout3d, Fold, GaussianNLLLoss, Hardshrink, HingeEmbeddingLoss, InstanceNorm1d, InstanceNorm2d,
+    InstanceNorm3d, LocalResponseNorm, MarginRankingLoss, MultiLabelMarginLoss, MultiLabelSoftMarginLoss,
+    MultiMarginLoss, PairwiseDistance, PixelShuffle, PixelUnshuffle, PoissonNLLLoss, ReflectionPad1d,
+    ReflectionPad2d, ReplicationPad1d, ReplicationPad2d, RReLU, Softmax2d, SoftMarginLoss, Softshrink,
+    Tanhshrink, TripletMarginLoss, TripletMarginWithDistanceLoss, Unfold, Upsample, UpsamplingBilinear2d,
+    UpsamplingNearest2d, ZeroPad1d, ZeroPad2d)

@@ -1,0 +1,233 @@
+"""Module forms of the rest of ``nn.functional``: shuffles and
+shrinkages, distances, the margin/embedding/NLL-family losses, instance and
+local response norm, the 1-D pools, ``Dropout3d``, ``Fold``/``Unfold``,
+``Upsample``, the padding layers, ``BatchNorm3d`` and ``Softmax2d``. Each
+holds torch's constructor options and calls the function."""
+
+from ... import _C
+from .. import functional as F
+from ..parameter import Parameter
+from .batchnorm import _BatchNorm
+from .loss import _Loss
+from .misc import _DropoutNd
+from .module import Module
+
+
+def _simple(name, fn, params, doc):
+    """A module class whose forward is ``fn(*inputs, **options)``."""
+    def __init__(self, *args, **kwargs):
+        Module.__init__(self)
+        for (key, default), value in zip(params, args):
+            kwargs.setdefault(key, value)
+        for key, default in params:
+            setattr(self, key, kwargs.pop(key, default))
+        if kwargs:
+            raise TypeError(f"{name}.__init__() got an unexpected keyword argument '{next(iter(kwargs))}'")
+
+    def forward(self, *inputs):
+        return fn(*inputs, **{k: getattr(self, k) for k, _ in params})
+
+    def extra_repr(self):
+        return ", ".join(f"{k}={getattr(self, k)!r}" for k, _ in params)
+
+    return type(name, (Module,), {"__init__": __init__, "forward": forward, "extra_repr": extra_repr,
+                                  "__doc__": doc})
+
+
+PixelShuffle = _simple("PixelShuffle", F.pixel_shuffle, [("upscale_factor", None)],
+                       "Rearrange channels into an ``upscale_factor`` larger image.")
+PixelUnshuffle = _simple("PixelUnshuffle", F.pixel_unshuffle, [("downscale_factor", None)],
+                         "``PixelShuffle`` undone.")
+ChannelShuffle = _simple("ChannelShuffle", F.channel_shuffle, [("groups", None)],
+                         "Interleave ``groups`` groups of channels.")
+Hardshrink = _simple("Hardshrink", F.hardshrink, [("lambd", 0.5)], "``x`` where ``|x| > lambd``, else 0.")
+Softshrink = _simple("Softshrink", F.softshrink, [("lambd", 0.5)], "``x`` moved ``lambd`` toward 0.")
+Tanhshrink = _simple("Tanhshrink", F.tanhshrink, [], "``x - tanh(x)``.")
+CosineSimilarity = _simple("CosineSimilarity", F.cosine_similarity, [("dim", 1), ("eps", 1e-8)],
+                           "Cosine of the angle between two inputs along ``dim``.")
+PairwiseDistance = _simple("PairwiseDistance", F.pairwise_distance,
+                           [("p", 2.0), ("eps", 1e-6), ("keepdim", False)],
+                           "The ``p``-norm distance between rows.")
+LocalResponseNorm = _simple("LocalResponseNorm", F.local_response_norm,
+                            [("size", None), ("alpha", 1e-4), ("beta", 0.75), ("k", 1.0)],
+                            "Normalisation over neighbouring channels.")
+AvgPool1d = _simple("AvgPool1d", F.avg_pool1d,
+                    [("kernel_size", None), ("stride", None), ("padding", 0), ("ceil_mode", False),
+                     ("count_include_pad", True)], "Mean over windows of ``(N, C, L)``.")
+AdaptiveAvgPool1d = _simple("AdaptiveAvgPool1d", F.adaptive_avg_pool1d, [("output_size", None)],
+                            "Mean pooling of ``(N, C, L)`` to ``output_size``.")
+AdaptiveMaxPool1d = _simple("AdaptiveMaxPool1d", F.adaptive_max_pool1d,
+                            [("output_size", None), ("return_indices", False)],
+                            "Max pooling of ``(N, C, L)`` to ``output_size``.")
+Fold = _simple("Fold", F.fold, [("output_size", None), ("kernel_size", None), ("dilation", 1),
+                                ("padding", 0), ("stride", 1)], "Sliding blocks summed back into an image.")
+Unfold = _simple("Unfold", F.unfold, [("kernel_size", None), ("dilation", 1), ("padding", 0), ("stride", 1)],
+                 "Sliding blocks of an image as columns.")
+Upsample = _simple("Upsample", F.interpolate,
+                   [("size", None), ("scale_factor", None), ("mode", "nearest"), ("align_corners", None),
+                    ("recompute_scale_factor", None)], "``F.interpolate`` as a layer.")
+
+
+class RReLU(Module):
+    """Randomized leaky ReLU: a random slope in ``[lower, upper]`` while
+    training, their mean otherwise."""
+
+    def __init__(self, lower=1.0 / 8, upper=1.0 / 3, inplace=False):
+        super().__init__()
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, input):
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+
+class UpsamplingNearest2d(Module):
+    """Nearest-neighbour 2-D upsampling."""
+
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__()
+        self.size, self.scale_factor = size, scale_factor
+
+    def forward(self, input):
+        return F.interpolate(input, self.size, self.scale_factor, mode="nearest")
+
+
+class UpsamplingBilinear2d(Module):
+    """Bilinear 2-D upsampling with aligned corners."""
+
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__()
+        self.size, self.scale_factor = size, scale_factor
+
+    def forward(self, input):
+        return F.interpolate(input, self.size, self.scale_factor, mode="bilinear", align_corners=True)
+
+
+class Dropout3d(_DropoutNd):
+    """Zero whole channels of ``(N, C, D, H, W)`` with probability ``p``."""
+
+    _fn = staticmethod(F.dropout3d)
+
+
+class Softmax2d(Module):
+    """Softmax over the channels of ``(N, C, H, W)`` or ``(C, H, W)``."""
+
+    def forward(self, input):
+        if input.dim() not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D instead")
+        return F.softmax(input, -3)
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch norm over ``(N, C, D, H, W)``."""
+
+    _dims = (5,)
+
+
+class _InstanceNorm(Module):
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False, track_running_stats=False,
+                 device=None, dtype=None):
+        super().__init__()
+        self.num_features, self.eps, self.momentum = num_features, eps, momentum
+        self.affine, self.track_running_stats = affine, track_running_stats
+        self.weight = self.bias = None
+        if affine:
+            self.weight = Parameter(_C._call_op("ones", ((num_features,),), {"dtype": dtype}))
+            self.bias = Parameter(_C._call_op("zeros", ((num_features,),), {"dtype": dtype}))
+        if track_running_stats:
+            self.register_buffer("running_mean", _C._call_op("zeros", ((num_features,),), {"dtype": dtype}))
+            self.register_buffer("running_var", _C._call_op("ones", ((num_features,),), {"dtype": dtype}))
+        else:
+            self.running_mean = self.running_var = None
+
+    def forward(self, input):
+        return F.instance_norm(input, self.running_mean, self.running_var, self.weight, self.bias,
+                               self.training or not self.track_running_stats, self.momentum, self.eps)
+
+    def extra_repr(self):
+        return f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}"
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """Instance norm over ``(N, C, L)``."""
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Instance norm over ``(N, C, H, W)``."""
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Instance norm over ``(N, C, D, H, W)``."""
+
+
+def _pad_module(name, n, mode, doc):
+    def __init__(self, padding, value=0.0):
+        Module.__init__(self)
+        self.padding = tuple(padding) if isinstance(padding, (list, tuple)) else (padding,) * (2 * n)
+        self.value = value
+
+    def forward(self, input):
+        return F.pad(input, list(self.padding), mode, self.value if mode == "constant" else None)
+
+    def extra_repr(self):
+        return f"{self.padding}"
+
+    return type(name, (Module,), {"__init__": __init__, "forward": forward, "extra_repr": extra_repr,
+                                  "__doc__": doc})
+
+
+ZeroPad1d = _pad_module("ZeroPad1d", 1, "constant", "Pad the last dim with zeros.")
+ZeroPad2d = _pad_module("ZeroPad2d", 2, "constant", "Pad the last two dims with zeros.")
+ConstantPad1d = _pad_module("ConstantPad1d", 1, "constant", "Pad the last dim with ``value``.")
+ConstantPad2d = _pad_module("ConstantPad2d", 2, "constant", "Pad the last two dims with ``value``.")
+ConstantPad3d = _pad_module("ConstantPad3d", 3, "constant", "Pad the last three dims with ``value``.")
+ReflectionPad1d = _pad_module("ReflectionPad1d", 1, "reflect", "Pad the last dim by reflection.")
+ReflectionPad2d = _pad_module("ReflectionPad2d", 2, "reflect", "Pad the last two dims by reflection.")
+ReplicationPad1d = _pad_module("ReplicationPad1d", 1, "replicate", "Pad the last dim with edge values.")
+ReplicationPad2d = _pad_module("ReplicationPad2d", 2, "replicate", "Pad the last two dims with edge values.")
+CircularPad1d = _pad_module("CircularPad1d", 1, "circular", "Pad the last dim by wrapping around.")
+CircularPad2d = _pad_module("CircularPad2d", 2, "circular", "Pad the last two dims by wrapping around.")
+
+
+# --- losses -----------------------------------------------------------------
+
+def _loss(name, fn, params, doc):
+    """A loss module: ``fn(*inputs, **options, reduction=...)``."""
+    def __init__(self, *args, size_average=None, reduce=None, reduction="mean", **kwargs):
+        _Loss.__init__(self, size_average, reduce, reduction)
+        for (key, default), value in zip(params, args):
+            kwargs.setdefault(key, value)
+        for key, default in params:
+            setattr(self, key, kwargs.pop(key, default))
+        if kwargs:
+            raise TypeError(f"{name}.__init__() got an unexpected keyword argument '{next(iter(kwargs))}'")
+
+    def forward(self, *inputs):
+        return fn(*inputs, **{k: getattr(self, k) for k, _ in params}, reduction=self.reduction)
+
+    return type(name, (_Loss,), {"__init__": __init__, "forward": forward, "__doc__": doc})
+
+
+MarginRankingLoss = _loss("MarginRankingLoss", F.margin_ranking_loss, [("margin", 0.0)],
+                          "``max(0, -y (x1 - x2) + margin)``.")
+HingeEmbeddingLoss = _loss("HingeEmbeddingLoss", F.hinge_embedding_loss, [("margin", 1.0)],
+                           "``x`` for ``y = 1``, ``max(0, margin - x)`` for ``y = -1``.")
+SoftMarginLoss = _loss("SoftMarginLoss", F.soft_margin_loss, [], "``log(1 + exp(-y x))``.")
+MultiLabelSoftMarginLoss = _loss("MultiLabelSoftMarginLoss", F.multilabel_soft_margin_loss,
+                                 [("weight", None)], "One-versus-all logistic loss.")
+CosineEmbeddingLoss = _loss("CosineEmbeddingLoss", F.cosine_embedding_loss, [("margin", 0.0)],
+                            "Cosine similarity pulled up (``y = 1``) or pushed below ``margin``.")
+PoissonNLLLoss = _loss("PoissonNLLLoss", F.poisson_nll_loss,
+                       [("log_input", True), ("full", False), ("eps", 1e-8)],
+                       "Negative log likelihood of a Poisson target.")
+GaussianNLLLoss = _loss("GaussianNLLLoss", F.gaussian_nll_loss, [("full", False), ("eps", 1e-6)],
+                        "Negative log likelihood of a Gaussian with predicted variance.")
+TripletMarginLoss = _loss("TripletMarginLoss", F.triplet_margin_loss,
+                          [("margin", 1.0), ("p", 2.0), ("eps", 1e-6), ("swap", False)],
+                          "Anchor closer to the positive than to the negative by ``margin``.")
+TripletMarginWithDistanceLoss = _loss("TripletMarginWithDistanceLoss", F.triplet_margin_with_distance_loss,
+                                      [("distance_function", None), ("margin", 1.0), ("swap", False)],
+                                      "``TripletMarginLoss`` with any distance function.")
+MultiMarginLoss = _loss("MultiMarginLoss", F.multi_margin_loss,
+                        [("p", 1), ("margin", 1.0), ("weight", None)], "Multi-class hinge loss.")
+MultiLabelMarginLoss = _loss("MultiLabelMarginLoss", F.multilabel_margin_loss, [],
+                             "Multi-class multi-label hinge loss.")
