@@ -62,3 +62,23 @@ def test_impossible_targets_and_gradients():
     x = torch.tensor(rng.standard_normal((6, 2, 4)), requires_grad=True)
     tg = torch.tensor([[1, 3], [2, 0]])
     assert gradcheck(lambda a: F.ctc_loss(a.log_softmax(2), tg, torch.tensor([6, 5]), torch.tensor([2, 1])), (x,))
+
+
+def test_gradient_wrt_log_probs_is_torchs_convention():
+    # torch's ctc backward returns exp(log_probs) - posteriors: the true
+    # derivative with respect to log_probs (minus the posteriors) plus
+    # exp(log_probs), i.e. the gradient for the logits behind a log_softmax
+    t, c = 4, 3
+    x = rng.standard_normal((t, 1, c))
+    logp = x - np.log(np.exp(x).sum(2, keepdims=True))
+    lp = torch.tensor(logp, requires_grad=True)
+    F.ctc_loss(lp, torch.tensor([[1, 2]]), torch.tensor([t]), torch.tensor([2]), reduction="sum").backward()
+    eps = 1e-6
+    true = np.zeros((t, c))
+    for i in range(t):
+        for k in range(c):
+            up, down = logp[:, 0].copy(), logp[:, 0].copy()
+            up[i, k] += eps
+            down[i, k] -= eps
+            true[i, k] = (brute_force(up, [1, 2]) - brute_force(down, [1, 2])) / (2 * eps)
+    np.testing.assert_allclose(np.asarray(lp.grad.numpy())[:, 0], np.exp(logp[:, 0]) + true, atol=1e-6)
