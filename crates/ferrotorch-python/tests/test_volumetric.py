@@ -90,3 +90,13 @@ def test_modules_wrap_the_functions():
         emb.weight.copy_(torch.tensor([[3.0, 4.0], [0.1, 0.0], [6.0, 8.0]]))
     emb(torch.tensor([0]))
     close(emb.weight.detach()[0], [0.6, 0.8], 1e-6)
+
+
+def test_adaptive_max_pool3d_indices_point_at_the_maxima():
+    x = torch.tensor(rng.standard_normal((2, 3, 5, 6, 7)))
+    v, i = F.adaptive_max_pool3d(x, (2, 3, 4), return_indices=True)
+    flat = np.asarray(x.numpy()).reshape(2, 3, -1)
+    picked = np.take_along_axis(flat, np.asarray(i.numpy()).reshape(2, 3, -1), 2)
+    close(v, picked.reshape(2, 3, 2, 3, 4))
+    # bins [0,3), [2,5) along depth, ...: the first bin's maximum
+    close(v[..., 0, 0, 0], np.asarray(x.numpy())[:, :, 0:3, 0:2, 0:2].max((2, 3, 4)))

@@ -184,7 +184,27 @@ def adaptive_avg_pool3d(input, output_size):
 
 
 def adaptive_max_pool3d(input, output_size, return_indices=False):
-    """``F.adaptive_max_pool3d`` (without ``return_indices``)."""
-    if return_indices:
-        raise NotImplementedError("adaptive_max_pool3d: return_indices=True is not supported")
-    return _adaptive3d(input, output_size, lambda t, d: t.amax(d))
+    """``F.adaptive_max_pool3d``; with ``return_indices`` also each
+    maximum's flat index into its ``D·H·W`` input volume (the first maximum
+    of a bin, as torch)."""
+    out = _adaptive3d(input, output_size, lambda t, d: t.amax(d))
+    if not return_indices:
+        return out
+    unbatched = input.dim() == 4
+    x = input.unsqueeze(0) if unbatched else input
+    n, c, d, h, w = x.shape
+    od, oh, ow = out.shape[-3:]
+
+    def bins(size, o):
+        return [((i * size) // o, -((-(i + 1) * size) // o)) for i in range(o)]
+
+    flat_all = _ft.arange(d * h * w).view(d, h, w)
+    picks = []
+    for d0, d1 in bins(d, od):
+        for h0, h1 in bins(h, oh):
+            for w0, w1 in bins(w, ow):
+                block = x[:, :, d0:d1, h0:h1, w0:w1].reshape(n, c, -1)
+                where = flat_all[d0:d1, h0:h1, w0:w1].reshape(-1)
+                picks.append(where[block.argmax(-1)])
+    idx = _ft.stack(picks, -1).view(n, c, od, oh, ow)
+    return (out, idx.squeeze(0)) if unbatched else (out, idx)
