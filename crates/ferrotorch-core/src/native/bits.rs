@@ -2,7 +2,7 @@
 //! `nextafter`, `frexp`.
 
 use super::binary::{prepare, Operand, Promote};
-use super::iter::{empty_like_layout, map_binary, map_unary};
+use super::iter::{empty_like_layout, map_binary};
 use crate::autograd::{needs_grad, record1};
 use crate::dispatch::Registry;
 use crate::dtype::DType;
@@ -151,12 +151,11 @@ impl Tensor {
             "torch.frexp() only supports floating-point dtypes"
         );
         let x = self.detach();
-        let wide = x.to_dtype(DType::F64)?;
-        let m = empty_like_layout(x.shape(), DType::F64, None)?;
-        let e = empty_like_layout(x.shape(), DType::I32, None)?;
-        map_unary::<f64, f64>(&wide, &m, |v| frexp_f64(v).0);
-        map_unary::<f64, i32>(&wide, &e, |v| frexp_f64(v).1);
-        let m = m.to_dtype(x.dtype())?;
+        // one pass gives both halves
+        let wide = x.to_dtype(DType::F64)?.contiguous()?.to_vec::<f64>()?;
+        let (m, e): (Vec<f64>, Vec<i32>) = wide.into_iter().map(frexp_f64).unzip();
+        let m = Tensor::from_vec(m, x.shape())?.to_dtype(x.dtype())?;
+        let e = Tensor::from_vec(e, x.shape())?;
         let m = if needs_grad(&[self]) {
             let scale = e.to_dtype(x.dtype())?.neg()?.exp2()?;
             record1(

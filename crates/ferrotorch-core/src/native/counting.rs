@@ -87,8 +87,8 @@ impl Tensor {
     }
 
     /// Record values picked along `dim` at `i` (their gradient goes back
-    /// to those positions).
-    fn select_recorded(
+    /// to those positions): `median`, `nanmedian`, `mode`.
+    pub(crate) fn select_recorded(
         &self,
         name: &'static str,
         dim: i64,

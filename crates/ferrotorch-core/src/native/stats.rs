@@ -198,20 +198,7 @@ impl Tensor {
     /// Lower median along `dim` with its index (`torch.median(t, dim)`).
     pub fn median_dim(&self, dim: i64, keepdim: bool) -> Result<(Tensor, Tensor)> {
         let (v, i) = crate::autograd::raw(&[self], || self.median_dim_impl(dim, keepdim))?;
-        let d = if self.dim() == 0 {
-            0
-        } else {
-            crate::tensor::layout::wrap_dim(dim, self.dim())?
-        };
-        let v = crate::autograd::derivatives::shape::select_by_indices(
-            "MedianBackward1",
-            self,
-            d,
-            keepdim,
-            v,
-            &i,
-        )?;
-        Ok((v, i))
+        self.select_recorded("MedianBackward1", dim, keepdim, v, &i)
     }
 
     fn median_dim_impl(&self, dim: i64, keepdim: bool) -> Result<(Tensor, Tensor)> {

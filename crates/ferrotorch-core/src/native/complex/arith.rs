@@ -117,10 +117,8 @@ fn log(z: &Tensor) -> Result<Tensor> {
     complex(&abs(z)?.log()?, &angle(z)?)
 }
 
-/// A unary op on a complex tensor; `None` when it has no complex form.
+/// A unary op on a complex tensor; an error when it has no complex form.
 pub(crate) fn unary(op: &str, z: &Tensor) -> Result<Tensor> {
-    let dt = z.dtype();
-    let (x, y) = parts(z)?;
     match op {
         "neg" => z.view_as_real()?.neg()?.view_as_complex(),
         "abs" => abs(z),
@@ -135,6 +133,24 @@ pub(crate) fn unary(op: &str, z: &Tensor) -> Result<Tensor> {
             complex(&r.mul(&h.cos()?)?, &r.mul(&h.sin()?)?)
         }
         "rsqrt" => unary("sqrt", z)?.reciprocal(),
+        "tan" => div(&unary("sin", z)?, &unary("cos", z)?),
+        "tanh" => div(&unary("sinh", z)?, &unary("cosh", z)?),
+        "sigmoid" => unary("neg", z)
+            .and_then(|n| exp(&n))?
+            .add(1.0)?
+            .reciprocal(),
+        "square" => mul(z, z),
+        "expm1" => exp(z)?.sub(1.0),
+        "log1p" => log(&z.add(1.0)?),
+        _ => unary_on_parts(op, z),
+    }
+}
+
+/// The unary ops written on the real and imaginary parts (made only for
+/// these: the parts are views autograd records).
+fn unary_on_parts(op: &str, z: &Tensor) -> Result<Tensor> {
+    let (x, y) = parts(z)?;
+    match op {
         "reciprocal" => {
             let den = x.mul(&x)?.add(&y.mul(&y)?)?;
             complex(&x.div(&den)?, &y.neg()?.div(&den)?)
@@ -146,13 +162,6 @@ pub(crate) fn unary(op: &str, z: &Tensor) -> Result<Tensor> {
         ),
         "sinh" => complex(&x.sinh()?.mul(&y.cos()?)?, &x.cosh()?.mul(&y.sin()?)?),
         "cosh" => complex(&x.cosh()?.mul(&y.cos()?)?, &x.sinh()?.mul(&y.sin()?)?),
-        "tan" => div(&unary("sin", z)?, &unary("cos", z)?),
-        "tanh" => div(&unary("sinh", z)?, &unary("cosh", z)?),
-        "sigmoid" => unary("neg", z)
-            .and_then(|n| exp(&n))?
-            .add(1.0)?
-            .reciprocal(),
-        "square" => mul(z, z),
         "sgn" => {
             // z / |z|, and 0 at 0
             let a = abs(z)?;
@@ -166,9 +175,7 @@ pub(crate) fn unary(op: &str, z: &Tensor) -> Result<Tensor> {
         "isnan" => x.isnan()?.logical_or(&y.isnan()?),
         "isinf" => x.isinf()?.logical_or(&y.isinf()?),
         "isfinite" => x.isfinite()?.logical_and(&y.isfinite()?),
-        "expm1" => exp(z)?.sub(1.0),
-        "log1p" => log(&z.add(1.0)?),
-        _ => Err(not_implemented(op, dt)),
+        _ => Err(not_implemented(op, z.dtype())),
     }
 }
 

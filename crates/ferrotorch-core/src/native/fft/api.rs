@@ -12,7 +12,7 @@ use crate::tensor::Tensor;
 /// The scale factor of a transform of `n` points (Note [FFT
 /// normalization]): `forward` transforms are unscaled by default, inverse
 /// ones divide by `n`.
-fn scale(_op: &str, norm: Option<&str>, n: usize, forward: bool) -> Result<f64> {
+fn scale(norm: Option<&str>, n: usize, forward: bool) -> Result<f64> {
     let n = n as f64;
     Ok(match (norm.unwrap_or("backward"), forward) {
         ("backward", true) | ("forward", false) => 1.0,
@@ -68,7 +68,7 @@ fn complex_input(op: &str, x: &Tensor) -> Result<Tensor> {
 
 /// The number of points along `dim`: `n` when given (at least 1), else
 /// the input's size.
-fn points(_op: &str, n: Option<i64>, have: usize) -> Result<usize> {
+fn points(n: Option<i64>, have: usize) -> Result<usize> {
     match n {
         None => {
             crate::ensure!(
@@ -153,11 +153,11 @@ fn c2c_n(
     let (dims, sizes) = shape_and_dims(op, &x, s, dim)?;
     let mut total = 1usize;
     for (&d, &n) in dims.iter().zip(&sizes) {
-        let n = points(op, n, x.shape()[d])?;
+        let n = points(n, x.shape()[d])?;
         x = resize(&x, d, n)?;
         total *= n;
     }
-    fft_c2c(&x, &dims, forward, scale(op, norm, total, forward)?)
+    fft_c2c(&x, &dims, forward, scale(norm, total, forward)?)
 }
 
 /// `rfftn` (and `ihfftn`, `conj` of an inverse-scaled one): the one-sided
@@ -179,11 +179,11 @@ fn r2c_n(
     );
     let mut total = 1usize;
     for (&d, &n) in dims.iter().zip(&sizes) {
-        let n = points(op, n, x.shape()[d])?;
+        let n = points(n, x.shape()[d])?;
         x = resize(&x, d, n)?;
         total *= n;
     }
-    let k = scale(op, norm, total, forward)?;
+    let k = scale(norm, total, forward)?;
     let last = *dims.last().expect("nonempty");
     let mut y = fft_r2c(&x, last, k)?;
     if !forward {
@@ -222,12 +222,12 @@ fn c2r_n(
     let (last, rest) = dims.split_last().expect("nonempty");
     let mut total = 1usize;
     for (&d, &n) in rest.iter().zip(&sizes) {
-        let n = points(op, n, x.shape()[d])?;
+        let n = points(n, x.shape()[d])?;
         x = resize(&x, d, n)?;
         total *= n;
     }
     let n_last = match sizes[sizes.len() - 1] {
-        Some(n) => points(op, Some(n), 0)?,
+        Some(n) => points(Some(n), 0)?,
         None => {
             let m = x.shape()[*last];
             crate::ensure!(
@@ -244,7 +244,7 @@ fn c2r_n(
         "Invalid number of data points ({n_last}) specified"
     );
     total *= n_last;
-    let k = scale(op, norm, total, forward)?;
+    let k = scale(norm, total, forward)?;
     if !rest.is_empty() {
         x = fft_c2c(&x, rest, false, 1.0)?;
     }
@@ -252,159 +252,72 @@ fn c2r_n(
     fft_c2r(&x, *last, n_last, k)
 }
 
-fn one(dim: i64) -> [i64; 1] {
-    [dim]
+/// The `torch.fft` functions, one line each: the one-dim ones (`n`,
+/// `dim`; an absent `n` is the `-1` of `s`) and the n-dim ones (`s`,
+/// `dim`), each a transform family of this file with its direction.
+macro_rules! fft_ops {
+    (one { $($(#[$doc:meta])* $name:ident = $op:literal: $family:ident, $forward:literal;)* }
+     many { $($(#[$doc_n:meta])* $name_n:ident = $op_n:literal: $family_n:ident, $forward_n:literal;)* }) => {
+        impl Tensor {
+            $(
+                $(#[$doc])*
+                pub fn $name(&self, n: Option<i64>, dim: i64, norm: Option<&str>) -> Result<Tensor> {
+                    crate::enter_op!($op, self, n, dim, norm);
+                    $family($op, self, Some(&[n.unwrap_or(-1)]), Some(&[dim]), norm, $forward)
+                }
+            )*
+            $(
+                $(#[$doc_n])*
+                pub fn $name_n(
+                    &self,
+                    s: Option<&[i64]>,
+                    dim: Option<&[i64]>,
+                    norm: Option<&str>,
+                ) -> Result<Tensor> {
+                    crate::enter_op!($op_n, self, s, dim, norm);
+                    $family_n($op_n, self, s, dim, norm, $forward_n)
+                }
+            )*
+        }
+    };
+}
+
+fft_ops! {
+    one {
+    /// `torch.fft.fft(input, n=None, dim=-1, norm=None)`.
+    fft_fft = "fft_fft": c2c_n, true;
+    /// `torch.fft.ifft(input, n=None, dim=-1, norm=None)`.
+    fft_ifft = "fft_ifft": c2c_n, false;
+    /// `torch.fft.rfft(input, n=None, dim=-1, norm=None)`: the `n/2 + 1`
+    /// non-negative frequencies of a real signal.
+    fft_rfft = "fft_rfft": r2c_n, true;
+    /// `torch.fft.irfft(input, n=None, dim=-1, norm=None)`: the real
+    /// signal (length `n`, default `2(m-1)`) of a one-sided spectrum.
+    fft_irfft = "fft_irfft": c2r_n, false;
+    /// `torch.fft.hfft(input, n=None, dim=-1, norm=None)`: the real
+    /// spectrum of a signal with Hermitian symmetry, given its first half.
+    fft_hfft = "fft_hfft": c2r_n, true;
+    /// `torch.fft.ihfft(input, n=None, dim=-1, norm=None)`: the inverse of
+    /// `hfft`, one-sided.
+    fft_ihfft = "fft_ihfft": r2c_n, false;
+    }
+    many {
+    /// `torch.fft.fftn(input, s=None, dim=None, norm=None)`.
+    fft_fftn = "fft_fftn": c2c_n, true;
+    /// `torch.fft.ifftn(input, s=None, dim=None, norm=None)`.
+    fft_ifftn = "fft_ifftn": c2c_n, false;
+    /// `torch.fft.rfftn(input, s=None, dim=None, norm=None)`.
+    fft_rfftn = "fft_rfftn": r2c_n, true;
+    /// `torch.fft.irfftn(input, s=None, dim=None, norm=None)`.
+    fft_irfftn = "fft_irfftn": c2r_n, false;
+    /// `torch.fft.hfftn(input, s=None, dim=None, norm=None)`.
+    fft_hfftn = "fft_hfftn": c2r_n, true;
+    /// `torch.fft.ihfftn(input, s=None, dim=None, norm=None)`.
+    fft_ihfftn = "fft_ihfftn": r2c_n, false;
+    }
 }
 
 impl Tensor {
-    /// `torch.fft.fft(input, n=None, dim=-1, norm=None)`.
-    pub fn fft_fft(&self, n: Option<i64>, dim: i64, norm: Option<&str>) -> Result<Tensor> {
-        crate::enter_op!("fft_fft", self, n, dim, norm);
-        c2c_n(
-            "fft_fft",
-            self,
-            n.map(one).as_ref().map(|v| &v[..]),
-            Some(&[dim]),
-            norm,
-            true,
-        )
-    }
-
-    /// `torch.fft.ifft(input, n=None, dim=-1, norm=None)`.
-    pub fn fft_ifft(&self, n: Option<i64>, dim: i64, norm: Option<&str>) -> Result<Tensor> {
-        crate::enter_op!("fft_ifft", self, n, dim, norm);
-        c2c_n(
-            "fft_ifft",
-            self,
-            n.map(one).as_ref().map(|v| &v[..]),
-            Some(&[dim]),
-            norm,
-            false,
-        )
-    }
-
-    /// `torch.fft.rfft(input, n=None, dim=-1, norm=None)`: the `n/2 + 1`
-    /// non-negative frequencies of a real signal.
-    pub fn fft_rfft(&self, n: Option<i64>, dim: i64, norm: Option<&str>) -> Result<Tensor> {
-        crate::enter_op!("fft_rfft", self, n, dim, norm);
-        r2c_n(
-            "fft_rfft",
-            self,
-            n.map(one).as_ref().map(|v| &v[..]),
-            Some(&[dim]),
-            norm,
-            true,
-        )
-    }
-
-    /// `torch.fft.irfft(input, n=None, dim=-1, norm=None)`: the real
-    /// signal (length `n`, default `2(m-1)`) of a one-sided spectrum.
-    pub fn fft_irfft(&self, n: Option<i64>, dim: i64, norm: Option<&str>) -> Result<Tensor> {
-        crate::enter_op!("fft_irfft", self, n, dim, norm);
-        c2r_n(
-            "fft_irfft",
-            self,
-            Some(&[n.unwrap_or(-1)]),
-            Some(&[dim]),
-            norm,
-            false,
-        )
-    }
-
-    /// `torch.fft.hfft(input, n=None, dim=-1, norm=None)`: the real
-    /// spectrum of a signal with Hermitian symmetry, given its first half.
-    pub fn fft_hfft(&self, n: Option<i64>, dim: i64, norm: Option<&str>) -> Result<Tensor> {
-        crate::enter_op!("fft_hfft", self, n, dim, norm);
-        c2r_n(
-            "fft_hfft",
-            self,
-            Some(&[n.unwrap_or(-1)]),
-            Some(&[dim]),
-            norm,
-            true,
-        )
-    }
-
-    /// `torch.fft.ihfft(input, n=None, dim=-1, norm=None)`: the inverse of
-    /// `hfft`, one-sided.
-    pub fn fft_ihfft(&self, n: Option<i64>, dim: i64, norm: Option<&str>) -> Result<Tensor> {
-        crate::enter_op!("fft_ihfft", self, n, dim, norm);
-        r2c_n(
-            "fft_ihfft",
-            self,
-            n.map(one).as_ref().map(|v| &v[..]),
-            Some(&[dim]),
-            norm,
-            false,
-        )
-    }
-
-    /// `torch.fft.fftn(input, s=None, dim=None, norm=None)`.
-    pub fn fft_fftn(
-        &self,
-        s: Option<&[i64]>,
-        dim: Option<&[i64]>,
-        norm: Option<&str>,
-    ) -> Result<Tensor> {
-        crate::enter_op!("fft_fftn", self, s, dim, norm);
-        c2c_n("fft_fftn", self, s, dim, norm, true)
-    }
-
-    /// `torch.fft.ifftn(input, s=None, dim=None, norm=None)`.
-    pub fn fft_ifftn(
-        &self,
-        s: Option<&[i64]>,
-        dim: Option<&[i64]>,
-        norm: Option<&str>,
-    ) -> Result<Tensor> {
-        crate::enter_op!("fft_ifftn", self, s, dim, norm);
-        c2c_n("fft_ifftn", self, s, dim, norm, false)
-    }
-
-    /// `torch.fft.rfftn(input, s=None, dim=None, norm=None)`.
-    pub fn fft_rfftn(
-        &self,
-        s: Option<&[i64]>,
-        dim: Option<&[i64]>,
-        norm: Option<&str>,
-    ) -> Result<Tensor> {
-        crate::enter_op!("fft_rfftn", self, s, dim, norm);
-        r2c_n("fft_rfftn", self, s, dim, norm, true)
-    }
-
-    /// `torch.fft.irfftn(input, s=None, dim=None, norm=None)`.
-    pub fn fft_irfftn(
-        &self,
-        s: Option<&[i64]>,
-        dim: Option<&[i64]>,
-        norm: Option<&str>,
-    ) -> Result<Tensor> {
-        crate::enter_op!("fft_irfftn", self, s, dim, norm);
-        c2r_n("fft_irfftn", self, s, dim, norm, false)
-    }
-
-    /// `torch.fft.hfftn(input, s=None, dim=None, norm=None)`.
-    pub fn fft_hfftn(
-        &self,
-        s: Option<&[i64]>,
-        dim: Option<&[i64]>,
-        norm: Option<&str>,
-    ) -> Result<Tensor> {
-        crate::enter_op!("fft_hfftn", self, s, dim, norm);
-        c2r_n("fft_hfftn", self, s, dim, norm, true)
-    }
-
-    /// `torch.fft.ihfftn(input, s=None, dim=None, norm=None)`.
-    pub fn fft_ihfftn(
-        &self,
-        s: Option<&[i64]>,
-        dim: Option<&[i64]>,
-        norm: Option<&str>,
-    ) -> Result<Tensor> {
-        crate::enter_op!("fft_ihfftn", self, s, dim, norm);
-        r2c_n("fft_ihfftn", self, s, dim, norm, false)
-    }
-
     /// `torch.fft.fftshift(input, dim=None)`: the zero frequency moved to
     /// the middle.
     pub fn fft_fftshift(&self, dim: Option<&[i64]>) -> Result<Tensor> {

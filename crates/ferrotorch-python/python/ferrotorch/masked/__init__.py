@@ -13,15 +13,11 @@ __all__ = ["sum", "prod", "cumsum", "cumprod", "amax", "amin", "argmax", "argmin
            "median", "logsumexp", "logaddexp", "norm", "var", "std", "softmax", "log_softmax",
            "softmin", "normalize"]
 
-_builtin_sum = sum
-_WIDEN = None
+_WIDEN = {_ft.uint8, _ft.bool, _ft.int8, _ft.int16, _ft.int32}
 
 
 def _widened(dtype):
     """Small integer and bool dtypes sum in int64, as torch."""
-    global _WIDEN
-    if _WIDEN is None:
-        _WIDEN = {_ft.uint8, _ft.bool, _ft.int8, _ft.int16, _ft.int32}
     return _ft.int64 if dtype in _WIDEN else dtype
 
 

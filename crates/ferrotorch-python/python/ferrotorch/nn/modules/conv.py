@@ -105,8 +105,8 @@ class MaxPool1d(_MaxPoolNd):
     _fn = staticmethod(F.max_pool1d)
 
 
-class AvgPool2d(Module):
-    """Mean over ``kernel_size`` windows."""
+class _AvgPoolNd(Module):
+    _fn = None
 
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
                  count_include_pad=True, divisor_override=None):
@@ -117,11 +117,17 @@ class AvgPool2d(Module):
         self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
 
     def forward(self, input):
-        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad, self.divisor_override)
+        return type(self)._fn(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                              self.count_include_pad, self.divisor_override)
 
     def extra_repr(self):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool2d(_AvgPoolNd):
+    """Mean over ``kernel_size`` windows of ``(N, C, H, W)``."""
+
+    _fn = staticmethod(F.avg_pool2d)
 
 
 class AdaptiveAvgPool2d(Module):

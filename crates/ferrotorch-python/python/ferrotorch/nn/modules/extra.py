@@ -13,16 +13,23 @@ from .misc import _DropoutNd
 from .module import Module
 
 
+def _set_options(module, name, params, args, kwargs):
+    """Store constructor ``args``/``kwargs`` as the ``params`` (name,
+    default) pairs say, refusing unknown keywords as torch's constructors."""
+    for (key, _default), value in zip(params, args):
+        kwargs.setdefault(key, value)
+    for key, default in params:
+        setattr(module, key, kwargs.pop(key, default))
+    if kwargs:
+        raise TypeError(f"{name}.__init__() got an unexpected keyword argument '{next(iter(kwargs))}'")
+
+
 def _simple(name, fn, params, doc):
     """A module class whose forward is ``fn(*inputs, **options)``."""
     def __init__(self, *args, **kwargs):
         Module.__init__(self)
-        for (key, default), value in zip(params, args):
-            kwargs.setdefault(key, value)
-        for key, default in params:
-            setattr(self, key, kwargs.pop(key, default))
-        if kwargs:
-            raise TypeError(f"{name}.__init__() got an unexpected keyword argument '{next(iter(kwargs))}'")
+        _set_options(self, name, params, args, kwargs)
+
 
     def forward(self, *inputs):
         return fn(*inputs, **{k: getattr(self, k) for k, _ in params})
@@ -194,12 +201,8 @@ def _loss(name, fn, params, doc):
     """A loss module: ``fn(*inputs, **options, reduction=...)``."""
     def __init__(self, *args, size_average=None, reduce=None, reduction="mean", **kwargs):
         _Loss.__init__(self, size_average, reduce, reduction)
-        for (key, default), value in zip(params, args):
-            kwargs.setdefault(key, value)
-        for key, default in params:
-            setattr(self, key, kwargs.pop(key, default))
-        if kwargs:
-            raise TypeError(f"{name}.__init__() got an unexpected keyword argument '{next(iter(kwargs))}'")
+        _set_options(self, name, params, args, kwargs)
+
 
     def forward(self, *inputs):
         return fn(*inputs, **{k: getattr(self, k) for k, _ in params}, reduction=self.reduction)

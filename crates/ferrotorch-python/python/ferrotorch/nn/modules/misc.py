@@ -72,15 +72,8 @@ class Embedding(Module):
         self.max_norm, self.norm_type = max_norm, norm_type
         self.scale_grad_by_freq = scale_grad_by_freq
         self.sparse = sparse
-        if _weight is None:
-            w = _C._call_op("empty", ((num_embeddings, embedding_dim),), {"dtype": dtype})
-            self.weight = Parameter(w, requires_grad=not _freeze)
-            init.normal_(self.weight)
-            if padding_idx is not None:
-                with _no_grad():
-                    self.weight[padding_idx] = 0.0
-        else:
-            self.weight = Parameter(_weight, requires_grad=not _freeze)
+        self.weight = _embedding_weight(num_embeddings, embedding_dim, padding_idx, _weight,
+                                        not _freeze, dtype)
 
     def forward(self, input):
         return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
@@ -91,6 +84,20 @@ class Embedding(Module):
         if self.padding_idx is not None:
             s += f", padding_idx={self.padding_idx}"
         return s
+
+
+def _embedding_weight(num_embeddings, embedding_dim, padding_idx, weight, requires_grad, dtype):
+    """An embedding table: ``weight`` as given, else N(0, 1) draws with the
+    ``padding_idx`` row zeroed (``Embedding``, ``EmbeddingBag``)."""
+    if weight is not None:
+        return Parameter(weight, requires_grad=requires_grad)
+    w = Parameter(_C._call_op("empty", ((num_embeddings, embedding_dim),), {"dtype": dtype}),
+                  requires_grad=requires_grad)
+    init.normal_(w)
+    if padding_idx is not None:
+        with _no_grad():
+            w[padding_idx] = 0.0
+    return w
 
 
 def _no_grad():

@@ -3,11 +3,10 @@
 ``AdaptiveMaxPool3d``, ``MaxUnpool1d/2d/3d``, ``EmbeddingBag``,
 ``CTCLoss``."""
 
-from ... import _C
-from .. import functional as F, init
-from ..parameter import Parameter
-from .conv import _ConvNd
+from .. import functional as F
+from .conv import _AvgPoolNd, _ConvNd, _MaxPoolNd
 from .loss import _Loss
+from .misc import _embedding_weight
 from .module import Module
 
 
@@ -21,42 +20,16 @@ class Conv3d(_ConvNd):
                         self.groups)
 
 
-class MaxPool3d(Module):
+class MaxPool3d(_MaxPoolNd):
     """Max over ``kernel_size`` windows of ``(N, C, D, H, W)``."""
 
-    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
-                 ceil_mode=False):
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding, self.dilation = padding, dilation
-        self.return_indices, self.ceil_mode = return_indices, ceil_mode
-
-    def forward(self, input):
-        return F.max_pool3d(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                            self.ceil_mode, self.return_indices)
-
-    def extra_repr(self):
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+    _fn = staticmethod(F.max_pool3d)
 
 
-class AvgPool3d(Module):
+class AvgPool3d(_AvgPoolNd):
     """Mean over ``kernel_size`` windows of ``(N, C, D, H, W)``."""
 
-    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
-                 divisor_override=None):
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding, self.ceil_mode = padding, ceil_mode
-        self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
-
-    def forward(self, input):
-        return F.avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad, self.divisor_override)
-
-    def extra_repr(self):
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+    _fn = staticmethod(F.avg_pool3d)
 
 
 class AdaptiveAvgPool3d(Module):
@@ -135,17 +108,7 @@ class EmbeddingBag(Module):
         if padding_idx is not None and padding_idx < 0:
             padding_idx = num_embeddings + padding_idx
         self.padding_idx = padding_idx
-        if _weight is None:
-            w = _C._call_op("empty", ((num_embeddings, embedding_dim),), {"dtype": dtype})
-            self.weight = Parameter(w)
-            init.normal_(self.weight)
-            if padding_idx is not None:
-                from ...autograd.grad_mode import no_grad
-
-                with no_grad():
-                    self.weight[padding_idx] = 0.0
-        else:
-            self.weight = Parameter(_weight)
+        self.weight = _embedding_weight(num_embeddings, embedding_dim, padding_idx, _weight, True, dtype)
 
     def forward(self, input, offsets=None, per_sample_weights=None):
         return F.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type,
