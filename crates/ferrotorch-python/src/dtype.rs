@@ -113,10 +113,22 @@ pub fn dtype_object(py: Python<'_>, dtype: DType) -> Bound<'_, PyDType> {
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyDType>()?;
     m.add_function(wrap_pyfunction!(_finfo, m)?)?;
+    m.add_function(wrap_pyfunction!(promote_types, m)?)?;
     for (name, dtype) in ALIASES {
         m.add(*name, dtype_object(m.py(), *dtype))?;
     }
     Ok(())
+}
+
+/// `torch.promote_types(type1, type2)`: the dtype both promote to
+/// (the core's promotion lattice).
+#[pyfunction]
+pub fn promote_types<'py>(
+    py: Python<'py>,
+    type1: PyRef<'py, PyDType>,
+    type2: PyRef<'py, PyDType>,
+) -> Bound<'py, PyDType> {
+    dtype_object(py, ferrotorch_core::promote_types(type1.dtype, type2.dtype))
 }
 
 /// `_C._finfo(dtype)`: `(eps, max)` of a floating-point dtype

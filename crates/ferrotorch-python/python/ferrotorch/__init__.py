@@ -8,7 +8,7 @@ from . import _C
 from ._C import (Tensor, dtype, from_dlpack, bfloat16, bool, double, float, float16, float32, float64,
                  half, int, int8, complex64, complex128, cfloat, cdouble, int16, int32, int64, long, short, uint8,
                  tensor, as_tensor, from_numpy, manual_seed, set_num_threads,
-                 get_num_threads, get_default_dtype, set_default_dtype,
+                 get_num_threads, get_default_dtype, set_default_dtype, promote_types,
                  is_grad_enabled, is_inference_mode_enabled)
 from ._size import Size
 from ._device import device
@@ -88,12 +88,6 @@ def broadcast_shapes(*shapes):
                     f"Shape mismatch: objects cannot be broadcast to a single shape.  Mismatch is between {out[i]} and {n}"
                 )
     return Size(reversed(out))  # noqa: F821
-
-
-def promote_types(type1, type2):
-    """``torch.promote_types``: the dtype both promote to (as two 0-d
-    tensors of these dtypes do in arithmetic)."""
-    return (zeros((), dtype=type1) + zeros((), dtype=type2)).dtype  # noqa: F821
 
 
 def adjoint(input):
