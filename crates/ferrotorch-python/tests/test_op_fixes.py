@@ -247,3 +247,57 @@ def test_nearest_interpolate_uses_the_given_scale_factor():
     x = torch.arange(4.0).reshape(1, 1, 4)
     y = torch.nn.functional.interpolate(x, scale_factor=1.5, mode="nearest")
     assert y.tolist() == [[[0.0, 0.0, 1.0, 2.0, 2.0, 3.0]]]
+
+
+def test_tensordot_broadcasts_size_one_contracted_dims():
+    # torch sums the other side's dimension when one side has size 1
+    a = torch.ones(1, 1, 1, dtype=torch.float64, requires_grad=True)
+    b = torch.arange(4.0, dtype=torch.float64).reshape(2, 1, 2)
+    y = torch.tensordot(a, b, dims=([0, 1], [2, 0]))
+    assert tuple(y.shape) == (1, 1) and y.tolist() == [[6.0]]
+    y.sum().backward()
+    assert a.grad.tolist() == [[[6.0]]]
+    with pytest.raises(RuntimeError, match="contracted dimensions need to match"):
+        torch.tensordot(torch.ones(2, 3), torch.ones(3, 3), dims=([0], [0]))
+
+
+def test_gather_with_an_empty_index_of_any_rank():
+    x = torch.arange(5.0, dtype=torch.float64, requires_grad=True)
+    y = torch.gather(x, 0, torch.zeros(2, 0, dtype=torch.uint8))
+    assert tuple(y.shape) == (2, 0) and y.dtype == torch.float64
+    y.sum().backward()
+    assert x.grad.tolist() == [0.0] * 5
+
+
+def test_gather_and_scatter_on_a_zero_dim_self():
+    x = torch.tensor(3.0, dtype=torch.float64, requires_grad=True)
+    y = torch.gather(x, 0, torch.zeros(1, dtype=torch.int64))
+    assert y.tolist() == [3.0]
+    (y * 2).sum().backward()
+    assert x.grad.item() == 2.0
+    z = torch.tensor(1.0).scatter_add(0, torch.zeros(1, dtype=torch.int64), torch.tensor([4.0]))
+    assert z.item() == 5.0
+
+
+def test_cat_of_legacy_empty_tensors_stays_in_the_graph():
+    a = torch.zeros(0, requires_grad=True)
+    b = torch.zeros(0, requires_grad=True)
+    y = torch.cat([a, b])
+    assert y.requires_grad and y.grad_fn is not None and tuple(y.shape) == (0,)
+    ga, gb = torch.autograd.grad(y.sum(), [a, b])
+    assert tuple(ga.shape) == (0,) and tuple(gb.shape) == (0,)
+
+
+def test_scatter_reduce_prod_gradient_with_zeros():
+    # self [2, 0, 3]; src [0, 5, 4, 7] scattered to [0, 0, 1, 2]
+    x = torch.tensor([2.0, 0.0, 3.0], dtype=torch.float64, requires_grad=True)
+    src = torch.tensor([0.0, 5.0, 4.0, 7.0], dtype=torch.float64, requires_grad=True)
+    idx = torch.tensor([0, 0, 1, 2])
+    y = x.scatter_reduce(0, idx, src, "prod")
+    assert y.tolist() == [0.0, 0.0, 21.0]
+    y.sum().backward()
+    # d/dself: the product of the others at the target; d/dsrc likewise
+    assert x.grad.tolist() == [0.0, 4.0, 7.0]
+    assert src.grad.tolist() == [10.0, 0.0, 0.0, 3.0]
+    assert torch.autograd.gradcheck(
+        lambda a, b: a.scatter_reduce(0, idx, b, "prod", include_self=False), (x, src))

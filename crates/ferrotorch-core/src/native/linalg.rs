@@ -517,26 +517,38 @@ impl Tensor {
         );
         let da = crate::tensor::layout::wrap_dims("tensordot", dims_a, self.dim())?;
         let db = crate::tensor::layout::wrap_dims("tensordot", dims_b, other.dim())?;
+        // A contracted dimension of size 1 broadcasts against the other
+        // side: torch sums the other side's dimension right away (keepdim).
+        let (mut a, mut b) = (self.clone(), other.clone());
         for (x, y) in da.iter().zip(db.iter()) {
+            let (sa, sb) = (a.shape()[*x], b.shape()[*y]);
+            if sa != sb && sb == 1 {
+                a = a.sum_dim(Some(&[*x as i64]), true, None)?;
+                continue;
+            }
+            if sa != sb && sa == 1 {
+                b = b.sum_dim(Some(&[*y as i64]), true, None)?;
+                continue;
+            }
             crate::ensure!(
-                self.shape()[*x] == other.shape()[*y],
+                sa == sb,
                 Runtime,
                 "contracted dimensions need to match, but first has size {} in dim {x} and second has size {} in dim {y}",
-                self.shape()[*x],
-                other.shape()[*y]
+                sa,
+                sb
             );
         }
-        let free_a: Vec<usize> = (0..self.dim()).filter(|d| !da.contains(d)).collect();
-        let free_b: Vec<usize> = (0..other.dim()).filter(|d| !db.contains(d)).collect();
-        let ksz: usize = da.iter().map(|&d| self.shape()[d]).product();
-        let ma: usize = free_a.iter().map(|&d| self.shape()[d]).product();
-        let nb: usize = free_b.iter().map(|&d| other.shape()[d]).product();
+        let free_a: Vec<usize> = (0..a.dim()).filter(|d| !da.contains(d)).collect();
+        let free_b: Vec<usize> = (0..b.dim()).filter(|d| !db.contains(d)).collect();
+        let ksz: usize = da.iter().map(|&d| a.shape()[d]).product();
+        let ma: usize = free_a.iter().map(|&d| a.shape()[d]).product();
+        let nb: usize = free_b.iter().map(|&d| b.shape()[d]).product();
         let pa: Vec<usize> = free_a.iter().chain(da.iter()).copied().collect();
         let pb: Vec<usize> = db.iter().chain(free_b.iter()).copied().collect();
-        let a2 = self.permute_dims(&pa)?.reshape(&[ma as i64, ksz as i64])?;
-        let b2 = other.permute_dims(&pb)?.reshape(&[ksz as i64, nb as i64])?;
-        let mut shape: Vec<i64> = free_a.iter().map(|&d| self.shape()[d] as i64).collect();
-        shape.extend(free_b.iter().map(|&d| other.shape()[d] as i64));
+        let a2 = a.permute_dims(&pa)?.reshape(&[ma as i64, ksz as i64])?;
+        let b2 = b.permute_dims(&pb)?.reshape(&[ksz as i64, nb as i64])?;
+        let mut shape: Vec<i64> = free_a.iter().map(|&d| a.shape()[d] as i64).collect();
+        shape.extend(free_b.iter().map(|&d| b.shape()[d] as i64));
         a2.mm(&b2)?.reshape(&shape)
     }
 }

@@ -130,8 +130,8 @@ pub(crate) fn gather(x: &Tensor, d: usize, index: &Tensor, y: Tensor) -> Result<
 /// `scatter` is `reduce = None`, `scatter_add` is `"sum"`), with PyTorch's
 /// formulas: positions that were overwritten get no gradient; `mean`
 /// divides by the count; `amax`/`amin` share the gradient evenly among the
-/// elements equal to the result; `prod` divides the result by each factor
-/// (inputs containing zeros are not supported).
+/// elements equal to the result; `prod` divides the result by each factor,
+/// with zeros handled as torch does.
 pub(crate) fn scatter_reduce(
     x: &Tensor,
     d: usize,
@@ -226,23 +226,42 @@ pub(crate) fn scatter_reduce(
                 ]
             }
             _ => {
+                // torch's formula: zeros are divided out by masking them to
+                // 1 and recomputing the product; a src zero alone at its
+                // target gets the product of the others there, two or more
+                // zeros at one target give 0
                 let (xs, src, out) = values()?;
-                crate::ensure!(
-                    !xs.eq(0.0)?.any()?.item()?.to_bool() && !src.eq(0.0)?.any()?.item()?.to_bool(),
-                    NotImplemented,
-                    "scatter_reduce(reduce='prod') backward with zeros in the input is not implemented"
-                );
-                let go = g.mul(out)?;
-                smallvec::smallvec![
-                    want(c, 0, || {
-                        if include_self {
-                            go.div(xs)
-                        } else {
-                            zero_scattered(g)
-                        }
-                    })?,
-                    want(c, 1, || go.gather(di, idx)?.div(&src))?,
-                ]
+                let prod = Some("prod");
+                let grad_self = || {
+                    if !include_self {
+                        return zero_scattered(g);
+                    }
+                    let masked = xs.masked_fill(&xs.eq(0.0)?, 1.0)?;
+                    g.mul(&masked.scatter_reduce(di, idx, &src, prod, true)?)?
+                        .div(&masked)
+                };
+                let grad_src = || {
+                    let zero = src.eq(0.0)?;
+                    let n_zeros = Tensor::zeros(&x_shape, g.dtype())?
+                        .scatter_add(di, idx, &zero.to_dtype(g.dtype())?)?
+                        .gather(di, idx)?;
+                    let single = zero.logical_and(&n_zeros.eq(1.0)?)?;
+                    let others = xs.scatter_reduce(
+                        di,
+                        idx,
+                        &src.masked_fill(&single, 1.0)?,
+                        prod,
+                        include_self,
+                    )?;
+                    crate::native::pointwise::where_(
+                        &single,
+                        &g.mul(&others)?.gather(di, idx)?,
+                        &g.mul(out)?
+                            .gather(di, idx)?
+                            .div(&src.masked_fill(&zero, 1.0)?)?,
+                    )
+                };
+                smallvec::smallvec![want(c, 0, grad_self)?, want(c, 1, grad_src)?]
             }
         })
     })

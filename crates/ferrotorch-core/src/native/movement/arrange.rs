@@ -178,10 +178,15 @@ pub fn cat(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
     crate::enter_op!("cat", tensors.to_vec(), dim);
     let ins: Vec<&Tensor> = tensors.iter().collect();
     let y = crate::autograd::raw(&ins, || cat_impl(tensors, dim))?;
-    if y.dim() == 0 || tensors.iter().all(|t| t.dim() == 1 && t.numel() == 0) {
+    if y.dim() == 0 {
         return Ok(y);
     }
-    let d = wrap_dim(dim, y.dim())?;
+    // only legacy empty (0,) inputs: the result is (0,) and still part of the graph
+    let d = if tensors.iter().all(|t| t.dim() == 1 && t.numel() == 0) {
+        0
+    } else {
+        wrap_dim(dim, y.dim())?
+    };
     crate::autograd::derivatives::indexing::cat(tensors, d, y)
 }
 

@@ -195,6 +195,10 @@ impl Tensor {
 
     fn gather_impl(&self, dim: i64, index: &Tensor) -> Result<Tensor> {
         let d = wrap_dim(dim, self.dim())?;
+        if index.numel() == 0 {
+            // torch checks nothing else for an empty index (any rank, any dtype)
+            return Tensor::empty(index.shape(), self.dtype());
+        }
         crate::ensure!(
             index.dim() == self.dim() || (self.dim() == 0 && index.dim() <= 1),
             Runtime,
@@ -214,7 +218,12 @@ impl Tensor {
         let src = self.contiguous()?;
         let out = Tensor::empty(index.shape(), self.dtype())?;
         let sst = crate::tensor::layout::contiguous_strides(self.shape());
-        let ishape = index.shape().to_vec();
+        // a 0-d self has one element: every (in-range) index reads it
+        let ishape = if self.dim() == 0 {
+            vec![]
+        } else {
+            index.shape().to_vec()
+        };
         let pairs = idx.iter().enumerate().map(|(flat, &i)| {
             let mut rem = flat;
             let mut off = 0;
@@ -265,15 +274,21 @@ impl Tensor {
         include_self: bool,
     ) -> Result<Tensor> {
         let d = wrap_dim(dim, self.dim())?;
+        if index.numel() == 0 {
+            // torch checks nothing else for an empty index: nothing is written
+            return self.contiguous()?.deep_clone();
+        }
+        // a 0-d self takes a 0-d or one-element 1-d index, as in gather
+        let rank_ok = |r: usize| r == self.dim() || (self.dim() == 0 && r <= 1);
         crate::ensure!(
-            index.dim() == self.dim() && (src.dim() == index.dim() || src.numel() == 1),
+            rank_ok(index.dim()) && (src.dim() == index.dim() || src.numel() == 1),
             Runtime,
             "Index tensor must have the same number of dimensions as self tensor"
         );
         for k in 0..index.dim() {
             crate::ensure!(
                 (src.numel() == 1 || index.shape()[k] <= src.shape()[k])
-                    && (k == d || index.shape()[k] <= self.shape()[k]),
+                    && (k == d || self.dim() == 0 || index.shape()[k] <= self.shape()[k]),
                 Runtime,
                 "Expected index {:?} to be smaller than self {:?} apart from dimension {d} and to be smaller size than src {:?}",
                 index.shape(),
@@ -286,7 +301,11 @@ impl Tensor {
         let out = self.contiguous()?.deep_clone()?;
         let src_vals = scatter_source(&src.to_dtype(self.dtype())?, index.shape())?;
         let ost = crate::tensor::layout::contiguous_strides(self.shape());
-        let ishape = index.shape().to_vec();
+        let ishape = if self.dim() == 0 {
+            vec![]
+        } else {
+            index.shape().to_vec()
+        };
         let targets: Vec<usize> = idx
             .iter()
             .enumerate()
