@@ -75,7 +75,9 @@ def to_ft(x):
         return tuple(x)
     if isinstance(x, torch.device):
         return str(x)
-    if isinstance(x, (torch.Generator, torch.memory_format, torch.layout)):
+    if isinstance(x, torch.memory_format):
+        return getattr(ft, str(x).replace("torch.", ""))
+    if isinstance(x, (torch.Generator, torch.layout)):
         raise Unsupported(type(x).__name__)
     if isinstance(x, tuple):
         return tuple(to_ft(v) for v in x)
@@ -200,6 +202,12 @@ def _rebound(f):
         return None
     g = dict(f.__globals__)
     g["torch"] = ft
+    if "wrapper_set_seed" in names:
+        # torch's seeding wrapper, seeding ours (the generators agree)
+        def seeded(fn, *args, **kwargs):
+            ft.manual_seed(42)
+            return fn(*args, **kwargs)
+        g["wrapper_set_seed"] = seeded
     if "F" in g:
         g["F"] = ft.nn.functional
     return types.FunctionType(f.__code__, g, f.__name__, f.__defaults__)

@@ -3792,7 +3792,7 @@ var op_clone = &opRef{name: "clone"}
 
 // Clone calls torch's clone:
 //
-//	clone(Tensor self) -> Tensor
+//	clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Clone(self Tensor, opts ...Opt) (Tensor, error) {
@@ -4027,7 +4027,7 @@ var op_contiguous = &opRef{name: "contiguous"}
 
 // Contiguous calls torch's contiguous:
 //
-//	contiguous(Tensor(a) self) -> Tensor(a)
+//	contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) -> Tensor(a)
 //
 // Arguments with defaults are keyword options: Kw(name, value).
 func Contiguous(self Tensor, opts ...Opt) (Tensor, error) {

@@ -555,9 +555,9 @@ declare module './tensor' {
   clampMin(min: Tensor): Tensor
   clampMin(options: { min: Tensor }): Tensor
   /** torch's `clone`:
-   * - `clone(Tensor self) -> Tensor`
+   * - `clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor`
    */
-  clone(): Tensor
+  clone(options?: { memory_format?: string | null }): Tensor
   /** torch's `combinations`:
    * - `combinations(Tensor self, int r=2, bool with_replacement=False) -> Tensor`
    */
@@ -588,9 +588,9 @@ declare module './tensor' {
   constantPadNd(pad: number[] | number, options?: { value?: number | boolean | bigint }): Tensor
   constantPadNd(options: { pad: number[] | number; value?: number | boolean | bigint }): Tensor
   /** torch's `contiguous`:
-   * - `contiguous(Tensor(a) self) -> Tensor(a)`
+   * - `contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) -> Tensor(a)`
    */
-  contiguous(): Tensor
+  contiguous(options?: { memory_format?: string }): Tensor
   /** torch's `copy_`:
    * - `copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)`
    */
@@ -4016,9 +4016,9 @@ export declare function clamp_min(self: Tensor, min: Tensor): Tensor
 export declare function clamp_min(self: Tensor, options: { min: Tensor }): Tensor
 export { clamp_min as clampMin }
 /** torch's `clone`:
- * - `clone(Tensor self) -> Tensor`
+ * - `clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor`
  */
-export declare function clone(self: Tensor): Tensor
+export declare function clone(self: Tensor, options?: { memory_format?: string | null }): Tensor
 /** torch's `column_stack`:
  * - `column_stack(Tensor[] tensors) -> Tensor`
  */
@@ -4052,9 +4052,9 @@ export declare function constant_pad_nd(self: Tensor, pad: number[] | number, op
 export declare function constant_pad_nd(self: Tensor, options: { pad: number[] | number; value?: number | boolean | bigint }): Tensor
 export { constant_pad_nd as constantPadNd }
 /** torch's `contiguous`:
- * - `contiguous(Tensor(a) self) -> Tensor(a)`
+ * - `contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) -> Tensor(a)`
  */
-export declare function contiguous(self: Tensor): Tensor
+export declare function contiguous(self: Tensor, options?: { memory_format?: string }): Tensor
 /** torch's `conv1d`:
  * - `conv1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, SymInt[1] padding=0, SymInt[1] dilation=1, SymInt groups=1) -> Tensor`
  */

@@ -36,4 +36,5 @@ pub use dtype::{get_default_dtype, promote_types, result_type, set_default_dtype
 pub use error::{Error, ErrorKind, Result};
 pub use half::{bf16, f16};
 pub use scalar::Scalar;
+pub use tensor::memory_format::MemoryFormat;
 pub use tensor::{tensor, Tensor, TensorOptions};

@@ -12,7 +12,7 @@ use crate::convert::{to_ivalue, wrap};
 use crate::dtype::{dtype_object, PyDType};
 use crate::errors::{guarded, IntoPy};
 use ferrotorch_core::autograd::Node;
-use ferrotorch_core::{get_default_dtype, DType, Scalar, Tensor};
+use ferrotorch_core::{get_default_dtype, DType, MemoryFormat, Scalar, Tensor};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -305,8 +305,16 @@ impl PyTensor {
         self.t.element_size()
     }
 
-    fn is_contiguous(&self) -> bool {
-        self.t.is_contiguous()
+    /// `t.is_contiguous(memory_format=torch.contiguous_format)`.
+    #[pyo3(signature = (memory_format=None))]
+    fn is_contiguous(&self, memory_format: Option<&str>) -> PyResult<bool> {
+        match memory_format {
+            None => Ok(self.t.is_contiguous()),
+            Some(f) => self
+                .t
+                .is_contiguous_as(MemoryFormat::from_name(f).py()?)
+                .py(),
+        }
     }
 
     fn is_floating_point(&self) -> bool {
@@ -578,8 +586,8 @@ impl PyTensor {
     }
 
     /// `t.to(dtype)`, `t.to(device)`, `t.to(other)`, `t.to(device, dtype)`;
-    /// `copy=True` forces a copy.
-    #[pyo3(signature = (*args, dtype=None, device=None, non_blocking=false, copy=false))]
+    /// `copy=True` forces a copy; `memory_format` lays the result out.
+    #[pyo3(signature = (*args, dtype=None, device=None, non_blocking=false, copy=false, memory_format=None))]
     fn to<'py>(
         slf: Bound<'py, Self>,
         args: &Bound<'py, PyTuple>,
@@ -587,10 +595,14 @@ impl PyTensor {
         device: Option<&Bound<'py, PyAny>>,
         non_blocking: bool,
         copy: bool,
+        memory_format: Option<&str>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let _ = non_blocking;
         let py = slf.py();
         let mut target = dtype.map(|d| d.dtype);
+        let mut copy = copy;
+        // positional bools after the target are (non_blocking, copy)
+        let mut bools = 0;
         let mut devices: Vec<String> = Vec::new();
         if let Some(d) = device {
             devices.push(d.str()?.to_string());
@@ -600,6 +612,11 @@ impl PyTensor {
                 target = Some(d.get().dtype);
             } else if let Ok(o) = a.cast::<PyTensor>() {
                 target = Some(o.borrow().t.dtype());
+            } else if a.is_instance_of::<PyBool>() {
+                bools += 1;
+                if bools == 2 {
+                    copy = a.extract()?;
+                }
             } else {
                 devices.push(a.str()?.to_string());
             }
@@ -608,6 +625,14 @@ impl PyTensor {
             crate::create::check_device_name(d)?;
         }
         let t = slf.borrow().t.clone();
+        if let Some(f) = memory_format {
+            let f = MemoryFormat::from_name(f).py()?;
+            let out = t.to_as(target.unwrap_or(t.dtype()), f, copy).py()?;
+            if out.is_same(&t) {
+                return Ok(slf.into_any());
+            }
+            return wrap(py, out);
+        }
         match target {
             Some(d) if d != t.dtype() => wrap(py, t.to_dtype(d).py()?),
             _ if copy => wrap(py, t.deep_clone().py()?),

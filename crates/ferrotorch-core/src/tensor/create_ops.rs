@@ -10,6 +10,7 @@ use crate::dispatch::{Args, IValue, Registry, Type};
 use crate::dtype::DType;
 use crate::error::Result;
 use crate::scalar::Scalar;
+use crate::tensor::memory_format::MemoryFormat;
 
 /// A `Device?` argument: `"cpu"`, `"cpu:0"`, `"cuda:1"` or None.
 pub(crate) struct DeviceArg(pub(crate) Option<Device>);
@@ -55,6 +56,15 @@ impl FromArg for Strided {
 
     fn from_arg(_: &Args, _: usize) -> Result<Self> {
         Ok(Strided)
+    }
+}
+
+/// A `*_like` result in the asked `memory_format` (it already has the
+/// source's layout: `preserve_format`, the default).
+fn in_format(t: Tensor, f: Option<MemoryFormat>) -> Result<Tensor> {
+    match f {
+        None | Some(MemoryFormat::Preserve) => Ok(t),
+        Some(f) => t.contiguous_as(f),
     }
 }
 
@@ -110,17 +120,22 @@ pub(crate) fn register_creation(r: &mut Registry) {
     for (name, fill) in [("zeros_like", 0i64), ("ones_like", 1), ("empty_like", 0)] {
         r.def_typed(
             &format!("{name}(Tensor self, *, {OPTS}, MemoryFormat? memory_format=None) -> Tensor"),
-            move |x: Tensor, dt: Dt, _: Strided, dev: DeviceArg, _: Pin, _: Strided| {
+            move |x: Tensor,
+                  dt: Dt,
+                  _: Strided,
+                  dev: DeviceArg,
+                  _: Pin,
+                  f: Option<MemoryFormat>| {
                 let dtype = opts(dt, dev).resolve(name, x.dtype())?;
-                x.full_like_dtype(fill, dtype)
+                in_format(x.full_like_dtype(fill, dtype)?, f)
             },
         );
     }
     r.def_typed(
         &format!("full_like(Tensor self, Scalar fill_value, *, {OPTS}, MemoryFormat? memory_format=None) -> Tensor"),
-        |x: Tensor, v: Scalar, dt: Dt, _: Strided, dev: DeviceArg, _: Pin, _: Strided| {
+        |x: Tensor, v: Scalar, dt: Dt, _: Strided, dev: DeviceArg, _: Pin, f: Option<MemoryFormat>| {
             let dtype = opts(dt, dev).resolve("full_like", x.dtype())?;
-            x.full_like_dtype(v, dtype)
+            in_format(x.full_like_dtype(v, dtype)?, f)
         },
     );
     r.def_typed(

@@ -6,6 +6,7 @@ use crate::dtype::{DType, Element};
 use crate::error::Result;
 use crate::native::iter::{empty_like_layout, map_unary};
 use crate::scalar::Scalar;
+use crate::tensor::memory_format::MemoryFormat;
 
 /// Copy `src` into `dst` (broadcasting src, casting dtypes), no checks.
 pub(crate) fn copy_cast(src: &Tensor, dst: &Tensor) {
@@ -20,7 +21,7 @@ impl Tensor {
     /// This tensor if already contiguous, else a contiguous copy
     /// (`t.contiguous()`).
     pub fn contiguous(&self) -> Result<Tensor> {
-        crate::enter_op!("contiguous", self);
+        crate::enter_op!("contiguous", self, MemoryFormat::Contiguous);
         if self.is_contiguous() {
             return Ok(self.clone());
         }
@@ -32,7 +33,7 @@ impl Tensor {
     /// A copy of the data with the same layout style (PyTorch's `t.clone()`;
     /// Rust's `Clone` shares instead).
     pub fn deep_clone(&self) -> Result<Tensor> {
-        crate::enter_op!("clone", self);
+        crate::enter_op!("clone", self, None::<MemoryFormat>);
         let out = empty_like_layout(self.shape(), self.dtype(), Some(self))?;
         copy_cast(self, &out);
         crate::autograd::derivatives::shape::clone(self, out)

@@ -13,6 +13,7 @@ pub mod dlpack;
 mod external;
 pub mod index;
 pub mod layout;
+pub mod memory_format;
 pub mod shared;
 mod view;
 
@@ -24,6 +25,7 @@ use crate::device::Device;
 use crate::dtype::DType;
 use crate::error::Result;
 use crate::storage::Storage;
+use memory_format::MemoryFormat;
 use std::sync::Arc;
 
 pub(crate) struct TensorImpl {
@@ -344,13 +346,23 @@ pub(crate) fn register_views(r: &mut crate::dispatch::Registry) {
         "unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]",
         |x: Tensor, dim: i64| x.unbind(dim),
     );
-    r.def_typed("contiguous(Tensor(a) self) -> Tensor(a)", |x: Tensor| {
-        x.contiguous()
-    });
+    r.def_typed(
+        "contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) -> Tensor(a)",
+        |x: Tensor, f: MemoryFormat| match f {
+            MemoryFormat::Contiguous => x.contiguous(),
+            f => x.contiguous_as(f),
+        },
+    );
     r.def_typed("detach(Tensor(a) self) -> Tensor(a)", |x: Tensor| {
         Ok(x.detach())
     });
-    r.def_typed("clone(Tensor self) -> Tensor", |x: Tensor| x.deep_clone());
+    r.def_typed(
+        "clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor",
+        |x: Tensor, f: Option<MemoryFormat>| match f {
+            None | Some(MemoryFormat::Preserve) => x.deep_clone(),
+            Some(f) => x.clone_as(f),
+        },
+    );
     r.def_typed(
         "copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)",
         |x: Tensor, src: Tensor, _non_blocking: bool| x.copy_(&src).map(|()| x),

@@ -12,6 +12,8 @@ from ._C import (Tensor, dtype, from_dlpack, bfloat16, bool, double, float, floa
                  is_grad_enabled, is_inference_mode_enabled)
 from ._size import Size
 from ._device import device
+from ._memory_format import (memory_format, contiguous_format, preserve_format,  # noqa: F401
+                             channels_last, channels_last_3d)
 from . import _tensor  # noqa: F401  (installs the Python-level Tensor methods)
 from . import _ops
 from .autograd import (no_grad, enable_grad, set_grad_enabled, inference_mode)

@@ -12,7 +12,9 @@ Tensor = _C.Tensor
 def _install():
     def conv(dtype):
         def f(self, memory_format=None):
-            return self.to(dtype)
+            if memory_format is None:
+                return self.to(dtype)
+            return self.to(dtype, memory_format=memory_format)
         return f
 
     for name, dt in [("float", _C.float32), ("double", _C.float64), ("half", _C.float16),

@@ -62,6 +62,50 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return out.squeeze(0) if unbatched else out
 
 
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """``F.conv_transpose3d``, the adjoint of ``conv3d``: input depth slice
+    ``i`` through kernel depth ``k`` lands on output depth ``i*s + k*d - p``
+    (a ``conv_transpose2d`` over height and width)."""
+    from . import functional as F
+
+    unbatched = input.dim() == 4
+    if unbatched:
+        input = input.unsqueeze(0)
+    if input.dim() != 5 or weight.dim() != 5:
+        raise RuntimeError(
+            "Expected 4D (unbatched) or 5D (batched) input to conv_transpose3d, but got input of "
+            f"size: {list(input.shape)}")
+    sd, sh, sw = _triple(stride)
+    pd, ph, pw = _triple(padding)
+    od_, oh, ow = _triple(output_padding)
+    dd, dh, dw = _triple(dilation)
+    depth, kd = input.shape[2], weight.shape[2]
+    out_d = (depth - 1) * sd - 2 * pd + dd * (kd - 1) + od_ + 1
+    if out_d <= 0:
+        raise RuntimeError(f"conv_transpose3d: the output depth {out_d} is not positive")
+    slices = [None] * out_d
+    for i in range(depth):
+        plane = input[:, :, i]
+        for k in range(kd):
+            j = i * sd + k * dd - pd
+            if not 0 <= j < out_d:
+                continue
+            part = F.conv_transpose2d(plane, weight[:, :, k], None, (sh, sw), (ph, pw), (oh, ow),
+                                      groups, (dh, dw))
+            slices[j] = part if slices[j] is None else slices[j] + part
+    shape = next(s for s in slices if s is not None).shape if any(
+        s is not None for s in slices) else None
+    if shape is None:
+        shape = F.conv_transpose2d(input[:, :, 0], weight[:, :, 0], None, (sh, sw), (ph, pw),
+                                   (oh, ow), groups, (dh, dw)).shape
+    zero = _ft.zeros(tuple(shape), dtype=input.dtype)
+    out = _ft.stack([zero if s is None else s for s in slices], 2)
+    if bias is not None:
+        out = out + bias.view(1, -1, 1, 1, 1)
+    return out.squeeze(0) if unbatched else out
+
+
 def _windows(x, k, s, d, dims):
     """``x`` (padded) with a trailing window axis per pooled dim."""
     for dim, kk, ss, dl in zip(dims, k, s, d):

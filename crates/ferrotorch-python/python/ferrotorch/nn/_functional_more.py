@@ -377,8 +377,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                 recompute_scale_factor=None, antialias=False):
     """``F.interpolate``: ``nearest`` and ``nearest-exact`` (1 to 3
     spatial dims), ``linear`` (3-D), ``bilinear`` (4-D), ``trilinear``
-    (5-D) and ``area`` (adaptive average pooling); ``bicubic`` and
-    ``antialias`` are not implemented yet."""
+    (5-D), ``bicubic`` (4-D), ``area`` (adaptive average pooling), and
+    ``antialias=True`` for ``bilinear``/``bicubic``
+    (``_functional_resample``)."""
     if mode in ("nearest", "nearest-exact", "area") and align_corners is not None:
         raise ValueError("align_corners option can only be set with the interpolating modes: "
                          "linear | bilinear | bicubic | trilinear")
@@ -388,8 +389,15 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         sc = [float(scale_factor)] * sp if isinstance(scale_factor, (int, float)) else [float(f) for f in scale_factor]
     else:
         sc = [None] * sp
-    if antialias:
-        raise NotImplementedError("interpolate: antialias=True is not implemented")
+    if antialias and (mode not in ("bilinear", "bicubic") or input.dim() != 4):
+        raise ValueError("Anti-alias option is restricted to bilinear and bicubic modes and "
+                         "requires a 4-D tensor as input")
+    if mode == "bicubic" or antialias:
+        from ._functional_resample import resample
+
+        if input.dim() != 4:
+            raise NotImplementedError(f"Got {input.dim()}D input, but bicubic mode needs 4D input")
+        return resample(input, out, sc, mode, bool(align_corners), antialias)
     if mode in ("nearest", "nearest-exact"):
         op2, op3 = (("upsample_nearest2d", "upsample_nearest3d") if mode == "nearest"
                     else ("_upsample_nearest_exact2d", "_upsample_nearest_exact3d"))

@@ -17,7 +17,8 @@ from .conv import AdaptiveMaxPool2d, ConvTranspose2d, MaxPool1d
 from .linear import Bilinear
 from .misc import AlphaDropout, Dropout1d, Dropout2d, FeatureAlphaDropout, RMSNorm
 from .transformer import Transformer, TransformerDecoder, TransformerDecoderLayer
-from .volumetric import (AdaptiveAvgPool3d, AdaptiveMaxPool3d, AvgPool3d, Conv3d, CTCLoss,
+from .volumetric import (AdaptiveAvgPool3d, AdaptiveMaxPool3d, AvgPool3d, Conv3d, ConvTranspose1d,
+                         ConvTranspose3d, CTCLoss, FractionalMaxPool2d, FractionalMaxPool3d,
                          EmbeddingBag, MaxPool3d, MaxUnpool1d, MaxUnpool2d, MaxUnpool3d)
 from .extra import (  # noqa: F401
     AdaptiveAvgPool1d, AdaptiveMaxPool1d, AvgPool1d, BatchNorm3d, ChannelShuffle, CircularPad1d,

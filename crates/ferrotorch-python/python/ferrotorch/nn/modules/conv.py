@@ -46,6 +46,8 @@ class _ConvNd(Module):
         s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
         if self.padding != (0,) * self._n:
             s += f", padding={self.padding}"
+        if any(getattr(self, "output_padding", ())):
+            s += f", output_padding={self.output_padding}"
         if self.dilation != (1,) * self._n:
             s += f", dilation={self.dilation}"
         if self.groups != 1:
@@ -144,21 +146,25 @@ class AdaptiveAvgPool2d(Module):
         return f"output_size={self.output_size}"
 
 
-class ConvTranspose2d(_ConvNd):
-    """Transposed 2-D convolution (weight ``(in, out / groups, kH, kW)``)."""
+class _ConvTransposeNd(_ConvNd):
+    """Transposed N-d convolution (weight ``(in, out / groups, *kernel)``);
+    subclasses set ``_n`` and ``_fn``."""
+
+    _fn = None
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
                  output_padding=0, groups=1, bias=True, dilation=1, padding_mode="zeros",
                  device=None, dtype=None):
         Module.__init__(self)
+        n = self._n
         if in_channels % groups != 0 or out_channels % groups != 0:
             raise ValueError("in_channels and out_channels must be divisible by groups")
         if padding_mode != "zeros":
             raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
         self.in_channels, self.out_channels = in_channels, out_channels
-        self.kernel_size = _pair(kernel_size, 2)
-        self.stride, self.padding = _pair(stride, 2), _pair(padding, 2)
-        self.output_padding, self.dilation = _pair(output_padding, 2), _pair(dilation, 2)
+        self.kernel_size = _pair(kernel_size, n)
+        self.stride, self.padding = _pair(stride, n), _pair(padding, n)
+        self.output_padding, self.dilation = _pair(output_padding, n), _pair(dilation, n)
         self.groups, self.padding_mode = groups, padding_mode
         _weight_and_bias(self, (in_channels, out_channels // groups) + self.kernel_size, out_channels, bias, dtype)
         self.reset_parameters()
@@ -166,35 +172,36 @@ class ConvTranspose2d(_ConvNd):
     def _output_padding(self, input, output_size):
         """The output padding that makes the result ``output_size`` (torch's
         rule: any size from the minimum up to ``stride - 1`` more)."""
+        n = self._n
         if output_size is None:
             return list(self.output_padding)
         output_size = list(output_size)
-        batched = input.dim() == 4
+        batched = input.dim() == n + 2
         lead = 2 if batched else 1
-        if len(output_size) == lead + 2:
+        if len(output_size) == lead + n:
             output_size = output_size[lead:]
-        if len(output_size) != 2:
-            raise ValueError(f"ConvTranspose2D: for {input.dim()}D input, output_size must have 2 "
-                             f"or {lead + 2} elements (got {len(output_size)})")
+        if len(output_size) != n:
+            raise ValueError(f"ConvTranspose{n}D: for {input.dim()}D input, output_size must have {n} "
+                             f"or {lead + n} elements (got {len(output_size)})")
         spatial = list(input.shape[lead:])
         lo = [(spatial[d] - 1) * self.stride[d] - 2 * self.padding[d]
-              + self.dilation[d] * (self.kernel_size[d] - 1) + 1 for d in range(2)]
-        hi = [lo[d] + self.stride[d] - 1 for d in range(2)]
-        if any(not lo[d] <= output_size[d] <= hi[d] for d in range(2)):
+              + self.dilation[d] * (self.kernel_size[d] - 1) + 1 for d in range(n)]
+        hi = [lo[d] + self.stride[d] - 1 for d in range(n)]
+        if any(not lo[d] <= output_size[d] <= hi[d] for d in range(n)):
             raise ValueError(f"requested an output size of {output_size}, but valid sizes range "
                              f"from {lo} to {hi} (for an input of {input.shape[lead:]})")
-        return [output_size[d] - lo[d] for d in range(2)]
+        return [output_size[d] - lo[d] for d in range(n)]
 
     def forward(self, input, output_size=None):
-        return F.conv_transpose2d(input, self.weight, self.bias, list(self.stride),
-                                  list(self.padding), self._output_padding(input, output_size),
-                                  self.groups, list(self.dilation))
+        return type(self)._fn(input, self.weight, self.bias, list(self.stride),
+                              list(self.padding), self._output_padding(input, output_size),
+                              self.groups, list(self.dilation))
 
-    def extra_repr(self):
-        s = super().extra_repr()
-        if self.output_padding != (0, 0):
-            s += f", output_padding={self.output_padding}"
-        return s
+class ConvTranspose2d(_ConvTransposeNd):
+    """Transposed 2-D convolution (weight ``(in, out / groups, kH, kW)``)."""
+
+    _n = 2
+    _fn = staticmethod(F.conv_transpose2d)
 
 
 class AdaptiveMaxPool2d(Module):

@@ -1,10 +1,10 @@
 """Modules over the volumetric, sampling and sequence-loss functions:
-``Conv3d``, ``MaxPool3d``, ``AvgPool3d``, ``AdaptiveAvgPool3d``,
+``Conv3d``, ``ConvTranspose1d``/``3d``, ``FractionalMaxPool2d``/``3d``, ``MaxPool3d``, ``AvgPool3d``, ``AdaptiveAvgPool3d``,
 ``AdaptiveMaxPool3d``, ``MaxUnpool1d/2d/3d``, ``EmbeddingBag``,
 ``CTCLoss``."""
 
 from .. import functional as F
-from .conv import _AvgPoolNd, _ConvNd, _MaxPoolNd
+from .conv import _AvgPoolNd, _ConvNd, _ConvTransposeNd, _MaxPoolNd
 from .loss import _Loss
 from .misc import _embedding_weight
 from .module import Module
@@ -18,6 +18,55 @@ class Conv3d(_ConvNd):
     def forward(self, input):
         return F.conv3d(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
                         self.groups)
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    """Transposed 1-D convolution over ``(N, C, L)``."""
+
+    _n = 1
+    _fn = staticmethod(F.conv_transpose1d)
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """Transposed 3-D convolution over ``(N, C, D, H, W)``."""
+
+    _n = 3
+    _fn = staticmethod(F.conv_transpose3d)
+
+
+class _FractionalMaxPoolNd(Module):
+    _fn = None
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                 _random_samples=None):
+        super().__init__()
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{type(self).__name__} requires specifying either an output size, "
+                             "or a pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        ratios = output_ratio if isinstance(output_ratio, (list, tuple)) else [output_ratio]
+        if output_ratio is not None and not all(0 < r < 1 for r in ratios):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+        self.kernel_size, self.output_size, self.output_ratio = kernel_size, output_size, output_ratio
+        self.return_indices = return_indices
+        self._random_samples = _random_samples
+
+    def forward(self, input):
+        return type(self)._fn(input, self.kernel_size, self.output_size, self.output_ratio,
+                              self.return_indices, _random_samples=self._random_samples)
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """Fractional max pooling over ``(N, C, H, W)``."""
+
+    _fn = staticmethod(F.fractional_max_pool2d)
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """Fractional max pooling over ``(N, C, T, H, W)``."""
+
+    _fn = staticmethod(F.fractional_max_pool3d)
 
 
 class MaxPool3d(_MaxPoolNd):
