@@ -305,6 +305,14 @@ impl PyTensor {
         self.t.element_size()
     }
 
+    /// Make this Python tensor the handle of `other` (same storage and
+    /// geometry): the in-place view ops (`unsqueeze_`, `t_`, `resize_`,
+    /// `detach_`, `set_`) are written in Python on top of it
+    /// (`_tensor_surface.py`).
+    fn _set_from(&mut self, other: PyRef<'_, PyTensor>) {
+        self.t = other.t.clone();
+    }
+
     /// `t.is_contiguous(memory_format=torch.contiguous_format)`.
     #[pyo3(signature = (memory_format=None))]
     fn is_contiguous(&self, memory_format: Option<&str>) -> PyResult<bool> {

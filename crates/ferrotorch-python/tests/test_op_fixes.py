@@ -301,3 +301,16 @@ def test_scatter_reduce_prod_gradient_with_zeros():
     assert src.grad.tolist() == [10.0, 0.0, 0.0, 3.0]
     assert torch.autograd.gradcheck(
         lambda a, b: a.scatter_reduce(0, idx, b, "prod", include_self=False), (x, src))
+
+
+def test_k_dimensional_nll_and_cross_entropy_keep_the_target_shape():
+    # (N, C, d1, d2) logits, (N, d1, d2) targets: reduction='none' is (N, d1, d2)
+    x = torch.tensor([[[[0.0, 1.0]], [[2.0, 0.0]]]])  # (1, 2, 1, 2)
+    y = torch.tensor([[[1, 0]]])
+    loss = F.cross_entropy(x, y, reduction="none")
+    assert tuple(loss.shape) == (1, 1, 2)
+    lse0 = float(torch.log(torch.exp(torch.tensor(0.0)) + torch.exp(torch.tensor(2.0))))
+    lse1 = float(torch.log(torch.exp(torch.tensor(1.0)) + torch.exp(torch.tensor(0.0))))
+    assert abs(loss[0, 0, 0].item() - (lse0 - 2.0)) < 1e-6
+    assert abs(loss[0, 0, 1].item() - (lse1 - 1.0)) < 1e-6
+    assert tuple(F.nll_loss(x, y, reduction="none").shape) == (1, 1, 2)

@@ -245,3 +245,10 @@ def lu(A, pivot=True, get_infos=False, out=None):
 
 
 Tensor.lu = lu
+
+
+# torch's aliases, in-place forms and small queries, derived from the ops above
+from . import _tensor_surface as _surface  # noqa: E402
+import sys as _sys  # noqa: E402
+
+_surface._install(_sys.modules[__name__])

@@ -303,6 +303,8 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     unbatched = input.dim() == 1
     if unbatched:
         input, target = input.unsqueeze(0), target.unsqueeze(0)
+    # K-dimensional loss: reduction='none' gives the target's shape (N, d1, ...)
+    out_shape = tuple(target.shape)
     if input.dim() > 2:
         # (N, C, d1, ...) -> (N*d1*..., C)
         c = input.size(1)
@@ -326,6 +328,8 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         return loss.sum() / w.sum()
     if unbatched and reduction == "none":
         return loss.squeeze(0)  # one unbatched sample: a 0-d loss, as torch
+    if reduction == "none":
+        return loss.reshape(out_shape)
     return _reduce(loss, reduction)
 
 
@@ -501,3 +505,9 @@ from ._functional_fractional import (  # noqa: E402,F401  (fractional max poolin
     fractional_max_pool2d, fractional_max_pool3d, fractional_max_pool2d_with_indices,
     fractional_max_pool3d_with_indices)
 from ._functional_ctc import ctc_loss  # noqa: E402,F401  (connectionist temporal classification)
+from ._functional_attention import multi_head_attention_forward  # noqa: E402,F401
+from ._functional_misc import (  # noqa: E402,F401  (in-place forms, aliases, lp pools, ...)
+    relu_, elu_, celu_, selu_, hardtanh_, leaky_relu_, rrelu_, threshold_, max_pool1d_with_indices,
+    max_pool2d_with_indices, max_pool3d_with_indices, adaptive_max_pool1d_with_indices,
+    adaptive_max_pool2d_with_indices, adaptive_max_pool3d_with_indices, lp_pool1d, lp_pool2d,
+    lp_pool3d, gumbel_softmax, conv_tbc, linear_cross_entropy)

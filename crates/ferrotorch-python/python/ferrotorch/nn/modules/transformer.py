@@ -2,7 +2,6 @@
 ``TransformerEncoder``: torch's parameter names, init and defaults."""
 
 import copy
-import math
 
 from ... import _C
 from .. import functional as F, init
@@ -17,21 +16,7 @@ class NonDynamicallyQuantizableLinear(Linear):
     """The ``Linear`` torch uses for ``MultiheadAttention.out_proj``."""
 
 
-def _attn_mask_to_float(mask, dtype):
-    if mask is None:
-        return None
-    if mask.dtype is _C.bool:
-        zeros = _C._call_op("zeros", (tuple(mask.shape),), {"dtype": dtype})
-        return zeros.masked_fill(mask, float("-inf"))
-    return mask.to(dtype)
-
-
-def _pad_last(mask, dtype):
-    """``mask`` (as an additive float mask) with one more, unmasked, key
-    position at the end."""
-    if mask is None:
-        return None
-    return F.pad(_attn_mask_to_float(mask, dtype), (0, 1))
+from .._functional_attention import _attn_mask_to_float, _pad_last  # noqa: E402,F401
 
 
 class MultiheadAttention(Module):
@@ -89,67 +74,18 @@ class MultiheadAttention(Module):
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
                 average_attn_weights=True, is_causal=False):
         batched = query.dim() == 3
-        if not batched:
-            query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
-            if key_padding_mask is not None:
-                key_padding_mask = key_padding_mask.unsqueeze(0)
-        elif self.batch_first:
+        if batched and self.batch_first:
             query, key, value = (t.transpose(0, 1) for t in (query, key, value))
-        # (L, N, E)
-        L, N, E = query.shape
-        S = key.size(0)
-        H, D = self.num_heads, self.head_dim
-        if self._qkv_same_embed_dim:
-            w = self.in_proj_weight.chunk(3, 0)
-        else:
-            w = (self.q_proj_weight, self.k_proj_weight, self.v_proj_weight)
-        b = self.in_proj_bias.chunk(3, 0) if self.in_proj_bias is not None else (None,) * 3
-        q = F.linear(query, w[0], b[0])
-        k = F.linear(key, w[1], b[1])
-        v = F.linear(value, w[2], b[2])
-        if is_causal and attn_mask is None:
-            attn_mask = _C._call_op("ones", ((L, S),), {"dtype": _C.bool}).triu(1)
-        if self.bias_k is not None:
-            # one learned key/value appended to every sequence
-            k = _C._call_op("cat", ([k, self.bias_k.expand(1, N, E)],), {})
-            v = _C._call_op("cat", ([v, self.bias_v.expand(1, N, E)],), {})
-            attn_mask = _pad_last(attn_mask, q.dtype)
-            key_padding_mask = _pad_last(key_padding_mask, q.dtype)
-            S += 1
-        # (N·H, S, D)
-        q = q.reshape(L, N * H, D).transpose(0, 1)
-        k = k.reshape(S, N * H, D).transpose(0, 1)
-        v = v.reshape(S, N * H, D).transpose(0, 1)
-        if self.add_zero_attn:
-            # one all-zero key/value appended after them
-            zeros = _C._call_op("zeros", ((N * H, 1, D),), {"dtype": k.dtype})
-            k = _C._call_op("cat", ([k, zeros], 1), {})
-            v = _C._call_op("cat", ([v, zeros], 1), {})
-            attn_mask = _pad_last(attn_mask, q.dtype)
-            key_padding_mask = _pad_last(key_padding_mask, q.dtype)
-            S += 1
-        scores = q.matmul(k.transpose(1, 2)) * (1.0 / math.sqrt(D))
-        mask = _attn_mask_to_float(attn_mask, scores.dtype)
-        if mask is not None:
-            scores = scores + (mask if mask.dim() == 2 else mask.reshape(N * H, L, S))
-        if key_padding_mask is not None:
-            kpm = _attn_mask_to_float(key_padding_mask, scores.dtype)  # (N, S)
-            scores = (scores.reshape(N, H, L, S) + kpm.reshape(N, 1, 1, S)).reshape(N * H, L, S)
-        attn = F.softmax(scores, -1)
-        if self.dropout > 0.0 and self.training:
-            attn = F.dropout(attn, self.dropout, True)
-        out = attn.matmul(v).transpose(0, 1).reshape(L, N, E)
-        out = self.out_proj(out)
-        weights = None
-        if need_weights:
-            weights = attn.reshape(N, H, L, S)
-            if average_attn_weights:
-                weights = weights.mean(1)
-            if not batched:
-                weights = weights.squeeze(0)
-        if not batched:
-            out = out.squeeze(1)
-        elif self.batch_first:
+        out, weights = F.multi_head_attention_forward(
+            query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight,
+            self.in_proj_bias, self.bias_k, self.bias_v, self.add_zero_attn, self.dropout,
+            self.out_proj.weight, self.out_proj.bias, training=self.training,
+            key_padding_mask=key_padding_mask, need_weights=need_weights, attn_mask=attn_mask,
+            use_separate_proj_weight=not self._qkv_same_embed_dim,
+            q_proj_weight=self.q_proj_weight, k_proj_weight=self.k_proj_weight,
+            v_proj_weight=self.v_proj_weight, average_attn_weights=average_attn_weights,
+            is_causal=is_causal)
+        if batched and self.batch_first:
             out = out.transpose(0, 1)
         return out, weights
 
