@@ -9430,6 +9430,82 @@ func (t Tensor) MustI0(opts ...Opt) Tensor {
 	return MustI0(t, opts...)
 }
 
+var op_igamma = &opRef{name: "igamma"}
+
+// Igamma calls torch's igamma:
+//
+//	igamma(Tensor self, Tensor other) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Igamma(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_igamma, 2, self, other, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	a.tensor(other)
+	var r results
+	if err := a.call(op_igamma, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustIgamma is Igamma, panicking on error.
+func MustIgamma(self Tensor, other Tensor, opts ...Opt) Tensor {
+	v, err := Igamma(self, other, opts...)
+	must(err)
+	return v
+}
+
+// Igamma is Igamma(t, ...).
+func (t Tensor) Igamma(other Tensor, opts ...Opt) (Tensor, error) {
+	return Igamma(t, other, opts...)
+}
+
+// MustIgamma is MustIgamma(t, ...).
+func (t Tensor) MustIgamma(other Tensor, opts ...Opt) Tensor {
+	return MustIgamma(t, other, opts...)
+}
+
+var op_igammac = &opRef{name: "igammac"}
+
+// Igammac calls torch's igammac:
+//
+//	igammac(Tensor self, Tensor other) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Igammac(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_igammac, 2, self, other, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	a.tensor(other)
+	var r results
+	if err := a.call(op_igammac, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustIgammac is Igammac, panicking on error.
+func MustIgammac(self Tensor, other Tensor, opts ...Opt) Tensor {
+	v, err := Igammac(self, other, opts...)
+	must(err)
+	return v
+}
+
+// Igammac is Igammac(t, ...).
+func (t Tensor) Igammac(other Tensor, opts ...Opt) (Tensor, error) {
+	return Igammac(t, other, opts...)
+}
+
+// MustIgammac is MustIgammac(t, ...).
+func (t Tensor) MustIgammac(other Tensor, opts ...Opt) Tensor {
+	return MustIgammac(t, other, opts...)
+}
+
 var op_imag = &opRef{name: "imag"}
 
 // Imag calls torch's imag:
@@ -19040,6 +19116,33 @@ func (t Tensor) MustSortStable(opts ...Opt) []Tensor {
 	return MustSortStable(t, opts...)
 }
 
+var op_special_airy_ai = &opRef{name: "special_airy_ai"}
+
+// SpecialAiryAi calls torch's special_airy_ai:
+//
+//	special_airy_ai(Tensor x) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialAiryAi(x Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_special_airy_ai, 1, x, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(x)
+	var r results
+	if err := a.call(op_special_airy_ai, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialAiryAi is SpecialAiryAi, panicking on error.
+func MustSpecialAiryAi(x Tensor, opts ...Opt) Tensor {
+	v, err := SpecialAiryAi(x, opts...)
+	must(err)
+	return v
+}
+
 var op_special_bessel_j0 = &opRef{name: "special_bessel_j0"}
 
 // SpecialBesselJ0 calls torch's special_bessel_j0:
@@ -19112,6 +19215,80 @@ func (t Tensor) SpecialBesselJ1(opts ...Opt) (Tensor, error) {
 // MustSpecialBesselJ1 is MustSpecialBesselJ1(t, ...).
 func (t Tensor) MustSpecialBesselJ1(opts ...Opt) Tensor {
 	return MustSpecialBesselJ1(t, opts...)
+}
+
+var op_special_bessel_y0 = &opRef{name: "special_bessel_y0"}
+
+// SpecialBesselY0 calls torch's special_bessel_y0:
+//
+//	special_bessel_y0(Tensor self) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialBesselY0(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_special_bessel_y0, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_special_bessel_y0, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialBesselY0 is SpecialBesselY0, panicking on error.
+func MustSpecialBesselY0(self Tensor, opts ...Opt) Tensor {
+	v, err := SpecialBesselY0(self, opts...)
+	must(err)
+	return v
+}
+
+// SpecialBesselY0 is SpecialBesselY0(t, ...).
+func (t Tensor) SpecialBesselY0(opts ...Opt) (Tensor, error) {
+	return SpecialBesselY0(t, opts...)
+}
+
+// MustSpecialBesselY0 is MustSpecialBesselY0(t, ...).
+func (t Tensor) MustSpecialBesselY0(opts ...Opt) Tensor {
+	return MustSpecialBesselY0(t, opts...)
+}
+
+var op_special_bessel_y1 = &opRef{name: "special_bessel_y1"}
+
+// SpecialBesselY1 calls torch's special_bessel_y1:
+//
+//	special_bessel_y1(Tensor self) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialBesselY1(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_special_bessel_y1, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_special_bessel_y1, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialBesselY1 is SpecialBesselY1, panicking on error.
+func MustSpecialBesselY1(self Tensor, opts ...Opt) Tensor {
+	v, err := SpecialBesselY1(self, opts...)
+	must(err)
+	return v
+}
+
+// SpecialBesselY1 is SpecialBesselY1(t, ...).
+func (t Tensor) SpecialBesselY1(opts ...Opt) (Tensor, error) {
+	return SpecialBesselY1(t, opts...)
+}
+
+// MustSpecialBesselY1 is MustSpecialBesselY1(t, ...).
+func (t Tensor) MustSpecialBesselY1(opts ...Opt) Tensor {
+	return MustSpecialBesselY1(t, opts...)
 }
 
 var op_special_chebyshev_polynomial_t = &opRef{name: "special_chebyshev_polynomial_t"}
@@ -19482,6 +19659,82 @@ func (t Tensor) SpecialErfcx(opts ...Opt) (Tensor, error) {
 // MustSpecialErfcx is MustSpecialErfcx(t, ...).
 func (t Tensor) MustSpecialErfcx(opts ...Opt) Tensor {
 	return MustSpecialErfcx(t, opts...)
+}
+
+var op_special_gammainc = &opRef{name: "special_gammainc"}
+
+// SpecialGammainc calls torch's special_gammainc:
+//
+//	special_gammainc(Tensor self, Tensor other) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialGammainc(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_special_gammainc, 2, self, other, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	a.tensor(other)
+	var r results
+	if err := a.call(op_special_gammainc, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialGammainc is SpecialGammainc, panicking on error.
+func MustSpecialGammainc(self Tensor, other Tensor, opts ...Opt) Tensor {
+	v, err := SpecialGammainc(self, other, opts...)
+	must(err)
+	return v
+}
+
+// SpecialGammainc is SpecialGammainc(t, ...).
+func (t Tensor) SpecialGammainc(other Tensor, opts ...Opt) (Tensor, error) {
+	return SpecialGammainc(t, other, opts...)
+}
+
+// MustSpecialGammainc is MustSpecialGammainc(t, ...).
+func (t Tensor) MustSpecialGammainc(other Tensor, opts ...Opt) Tensor {
+	return MustSpecialGammainc(t, other, opts...)
+}
+
+var op_special_gammaincc = &opRef{name: "special_gammaincc"}
+
+// SpecialGammaincc calls torch's special_gammaincc:
+//
+//	special_gammaincc(Tensor self, Tensor other) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SpecialGammaincc(self Tensor, other Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_special_gammaincc, 2, self, other, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	a.tensor(other)
+	var r results
+	if err := a.call(op_special_gammaincc, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustSpecialGammaincc is SpecialGammaincc, panicking on error.
+func MustSpecialGammaincc(self Tensor, other Tensor, opts ...Opt) Tensor {
+	v, err := SpecialGammaincc(self, other, opts...)
+	must(err)
+	return v
+}
+
+// SpecialGammaincc is SpecialGammaincc(t, ...).
+func (t Tensor) SpecialGammaincc(other Tensor, opts ...Opt) (Tensor, error) {
+	return SpecialGammaincc(t, other, opts...)
+}
+
+// MustSpecialGammaincc is MustSpecialGammaincc(t, ...).
+func (t Tensor) MustSpecialGammaincc(other Tensor, opts ...Opt) Tensor {
+	return MustSpecialGammaincc(t, other, opts...)
 }
 
 var op_special_hermite_polynomial_h = &opRef{name: "special_hermite_polynomial_h"}

@@ -1341,6 +1341,16 @@ declare module './tensor' {
    * - `i0(Tensor self) -> Tensor`
    */
   i0(): Tensor
+  /** torch's `igamma`:
+   * - `igamma(Tensor self, Tensor other) -> Tensor`
+   */
+  igamma(other: Tensor): Tensor
+  igamma(options: { other: Tensor }): Tensor
+  /** torch's `igammac`:
+   * - `igammac(Tensor self, Tensor other) -> Tensor`
+   */
+  igammac(other: Tensor): Tensor
+  igammac(options: { other: Tensor }): Tensor
   /** torch's `imag`:
    * - `imag(Tensor(a) self) -> Tensor(a)`
    */
@@ -2740,6 +2750,22 @@ declare module './tensor' {
    * - `special_bessel_j1(Tensor self) -> Tensor`
    */
   specialBesselJ1(): Tensor
+  /** torch's `special_bessel_y0`:
+   * - `special_bessel_y0(Tensor self) -> Tensor`
+   */
+  special_bessel_y0(): Tensor
+  /** torch's `special_bessel_y0`:
+   * - `special_bessel_y0(Tensor self) -> Tensor`
+   */
+  specialBesselY0(): Tensor
+  /** torch's `special_bessel_y1`:
+   * - `special_bessel_y1(Tensor self) -> Tensor`
+   */
+  special_bessel_y1(): Tensor
+  /** torch's `special_bessel_y1`:
+   * - `special_bessel_y1(Tensor self) -> Tensor`
+   */
+  specialBesselY1(): Tensor
   /** torch's `special_entr`:
    * - `special_entr(Tensor self) -> Tensor`
    */
@@ -2756,6 +2782,26 @@ declare module './tensor' {
    * - `special_erfcx(Tensor self) -> Tensor`
    */
   specialErfcx(): Tensor
+  /** torch's `special_gammainc`:
+   * - `special_gammainc(Tensor self, Tensor other) -> Tensor`
+   */
+  special_gammainc(other: Tensor): Tensor
+  special_gammainc(options: { other: Tensor }): Tensor
+  /** torch's `special_gammainc`:
+   * - `special_gammainc(Tensor self, Tensor other) -> Tensor`
+   */
+  specialGammainc(other: Tensor): Tensor
+  specialGammainc(options: { other: Tensor }): Tensor
+  /** torch's `special_gammaincc`:
+   * - `special_gammaincc(Tensor self, Tensor other) -> Tensor`
+   */
+  special_gammaincc(other: Tensor): Tensor
+  special_gammaincc(options: { other: Tensor }): Tensor
+  /** torch's `special_gammaincc`:
+   * - `special_gammaincc(Tensor self, Tensor other) -> Tensor`
+   */
+  specialGammaincc(other: Tensor): Tensor
+  specialGammaincc(options: { other: Tensor }): Tensor
   /** torch's `special_i0e`:
    * - `special_i0e(Tensor self) -> Tensor`
    */
@@ -4811,6 +4857,16 @@ export declare function hypot_(self: Tensor, options: { other: Tensor }): Tensor
  * - `i0(Tensor self) -> Tensor`
  */
 export declare function i0(self: Tensor): Tensor
+/** torch's `igamma`:
+ * - `igamma(Tensor self, Tensor other) -> Tensor`
+ */
+export declare function igamma(self: Tensor, other: Tensor): Tensor
+export declare function igamma(self: Tensor, options: { other: Tensor }): Tensor
+/** torch's `igammac`:
+ * - `igammac(Tensor self, Tensor other) -> Tensor`
+ */
+export declare function igammac(self: Tensor, other: Tensor): Tensor
+export declare function igammac(self: Tensor, options: { other: Tensor }): Tensor
 /** torch's `imag`:
  * - `imag(Tensor(a) self) -> Tensor(a)`
  */
@@ -6190,6 +6246,12 @@ export declare function softsign(self: Tensor): Tensor
 export declare function sort(self: Tensor, dim?: number | bigint, descending?: boolean): [Tensor, Tensor] & { values: Tensor; indices: Tensor }
 export declare function sort(self: Tensor, options?: { dim?: number | bigint; descending?: boolean }): [Tensor, Tensor] & { values: Tensor; indices: Tensor }
 export declare function sort(self: Tensor, options?: { stable?: boolean | null; dim?: number | bigint; descending?: boolean }): [Tensor, Tensor] & { values: Tensor; indices: Tensor }
+/** torch's `special_airy_ai`:
+ * - `special_airy_ai(Tensor x) -> Tensor`
+ */
+export declare function special_airy_ai(x: Tensor): Tensor
+export declare function special_airy_ai(options: { x: Tensor }): Tensor
+export { special_airy_ai as specialAiryAi }
 /** torch's `special_bessel_j0`:
  * - `special_bessel_j0(Tensor self) -> Tensor`
  */
@@ -6200,6 +6262,16 @@ export { special_bessel_j0 as specialBesselJ0 }
  */
 export declare function special_bessel_j1(self: Tensor): Tensor
 export { special_bessel_j1 as specialBesselJ1 }
+/** torch's `special_bessel_y0`:
+ * - `special_bessel_y0(Tensor self) -> Tensor`
+ */
+export declare function special_bessel_y0(self: Tensor): Tensor
+export { special_bessel_y0 as specialBesselY0 }
+/** torch's `special_bessel_y1`:
+ * - `special_bessel_y1(Tensor self) -> Tensor`
+ */
+export declare function special_bessel_y1(self: Tensor): Tensor
+export { special_bessel_y1 as specialBesselY1 }
 /** torch's `special_chebyshev_polynomial_t`:
  * - `special_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor`
  * - `special_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor`
@@ -6258,6 +6330,18 @@ export { special_entr as specialEntr }
  */
 export declare function special_erfcx(self: Tensor): Tensor
 export { special_erfcx as specialErfcx }
+/** torch's `special_gammainc`:
+ * - `special_gammainc(Tensor self, Tensor other) -> Tensor`
+ */
+export declare function special_gammainc(self: Tensor, other: Tensor): Tensor
+export declare function special_gammainc(self: Tensor, options: { other: Tensor }): Tensor
+export { special_gammainc as specialGammainc }
+/** torch's `special_gammaincc`:
+ * - `special_gammaincc(Tensor self, Tensor other) -> Tensor`
+ */
+export declare function special_gammaincc(self: Tensor, other: Tensor): Tensor
+export declare function special_gammaincc(self: Tensor, options: { other: Tensor }): Tensor
+export { special_gammaincc as specialGammaincc }
 /** torch's `special_hermite_polynomial_h`:
  * - `special_hermite_polynomial_h(Tensor x, Tensor n) -> Tensor`
  * - `special_hermite_polynomial_h.n_scalar(Tensor x, Scalar n) -> Tensor`

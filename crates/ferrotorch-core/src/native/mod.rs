@@ -47,6 +47,7 @@ pub(crate) mod scan;
 pub(crate) mod sort;
 pub mod special;
 pub mod special_fns;
+pub mod special_fns_more;
 pub(crate) mod special_ops;
 pub(crate) mod stats;
 pub(crate) mod unary;

@@ -5,6 +5,7 @@
 //! `entr`, `multigammaln`, `spherical_bessel_j0`).
 
 use super::special_fns::{self as sf, Poly};
+use super::special_fns_more as sfm;
 use crate::dispatch::Registry;
 use crate::dtype::{get_default_dtype, promote_types, DType};
 use crate::error::Result;
@@ -89,6 +90,10 @@ special_unary_ops! {
     special_bessel_j0 => "special_bessel_j0", |x| sf::bessel_j(0, x);
     /// `torch.special.bessel_j1`.
     special_bessel_j1 => "special_bessel_j1", |x| sf::bessel_j(1, x);
+    /// `torch.special.bessel_y0`: the Bessel function of the second kind `Y₀`.
+    special_bessel_y0 => "special_bessel_y0", |x| sfm::bessel_y(0, x);
+    /// `torch.special.bessel_y1`: `Y₁`.
+    special_bessel_y1 => "special_bessel_y1", |x| sfm::bessel_y(1, x);
     /// `torch.special.spherical_bessel_j0`: `sin(x) / x`.
     special_spherical_bessel_j0 => "special_spherical_bessel_j0", |x| if x == 0.0 { 1.0 } else if x.is_infinite() { 0.0 } else { x.sin() / x };
 }
@@ -150,6 +155,29 @@ impl Tensor {
         sum.add((p * (p - 1)) as f64 / 4.0 * std::f64::consts::PI.ln())
     }
 
+    /// `torch.special.airy_ai`: the Airy function `Ai` (not differentiable, as torch).
+    pub fn special_airy_ai(&self) -> Result<Tensor> {
+        crate::enter_op!("special_airy_ai", self);
+        super::unary::unary_float(
+            &self.detach(),
+            |v: f32| sfm::airy_ai(f64::from(v)) as f32,
+            sfm::airy_ai,
+        )
+    }
+
+    /// `torch.special.gammainc(a, x)` (`igamma`): the regularized lower
+    /// incomplete gamma function `P(a, x)`; differentiable in `x` only, as torch.
+    pub fn special_gammainc(&self, x: &Tensor) -> Result<Tensor> {
+        crate::enter_op!("special_gammainc", self, x);
+        incomplete_gamma("IgammaBackward0", self, x, false)
+    }
+
+    /// `torch.special.gammaincc(a, x)` (`igammac`): `Q(a, x) = 1 − P(a, x)`.
+    pub fn special_gammaincc(&self, x: &Tensor) -> Result<Tensor> {
+        crate::enter_op!("special_gammaincc", self, x);
+        incomplete_gamma("IgammacBackward0", self, x, true)
+    }
+
     /// A classical orthogonal polynomial of degree `n` at `self` (at
     /// `2x - 1` when `shift`: the shifted Chebyshev ones); not
     /// differentiable, as torch.
@@ -158,6 +186,43 @@ impl Tensor {
             sf::polynomial(kind, if shift { 2.0 * x - 1.0 } else { x }, n)
         })
     }
+}
+
+/// `P(a, x)` or `Q(a, x)` with the `x` derivative `±x^{a−1} e^{−x} / Γ(a)`;
+/// a gradient for `a` is torch's not-implemented error.
+fn incomplete_gamma(name: &'static str, a: &Tensor, x: &Tensor, upper: bool) -> Result<Tensor> {
+    let y = binary_values(a, x, if upper { sfm::gammaincc } else { sfm::gammainc })?;
+    if !crate::autograd::needs_grad(&[a, x]) {
+        return Ok(y);
+    }
+    let op = if upper { "igammac" } else { "igamma" };
+    crate::autograd::record(
+        name,
+        &[a, x],
+        &[&y],
+        smallvec::smallvec![
+            crate::autograd::node::Save::Tensor(a),
+            crate::autograd::node::Save::Tensor(x)
+        ],
+        move |c| {
+            crate::ensure!(
+                !c.needs_input_grad(0),
+                NotImplemented,
+                "the derivative for '{op}: input' is not implemented."
+            );
+            let (a, x) = (c.saved(0), c.saved(1));
+            // exp((a − 1) ln x − x − lgamma(a))
+            let d = a
+                .sub(1.0)?
+                .mul(&x.log()?)?
+                .sub(x)?
+                .sub(&a.lgamma()?)?
+                .exp()?;
+            let d = if upper { d.neg()? } else { d };
+            Ok(smallvec::smallvec![None, Some(c.grad().mul(&d)?)])
+        },
+    )?;
+    Ok(y)
 }
 
 fn sf_zeta(x: f64, q: f64) -> f64 {
@@ -206,6 +271,26 @@ fn register_binary(r: &mut Registry) {
         "special_zeta.other_scalar(Tensor self, Scalar other) -> Tensor",
         |x: T, q: Scalar| x.special_zeta(&Tensor::scalar_tensor(q).to_dtype(x.dtype())?),
     );
+    r.def_typed("special_airy_ai(Tensor x) -> Tensor", |x: T| {
+        x.special_airy_ai()
+    });
+    for (name, upper) in [
+        ("igamma", false),
+        ("special_gammainc", false),
+        ("igammac", true),
+        ("special_gammaincc", true),
+    ] {
+        r.def_typed(
+            &format!("{name}(Tensor self, Tensor other) -> Tensor"),
+            move |a: T, x: T| {
+                if upper {
+                    a.special_gammaincc(&x)
+                } else {
+                    a.special_gammainc(&x)
+                }
+            },
+        );
+    }
     r.def_typed("mvlgamma(Tensor self, int p) -> Tensor", |x: T, p: i64| {
         x.mvlgamma(p)
     });

@@ -129,6 +129,13 @@ fn unary_derivative(op: &str) -> Option<(Reads, UnaryFormula)> {
         }),
         "special_entr" => (Input, |g, x| g.mul(&x.log()?.add(1.0)?.neg()?)),
         "special_bessel_j0" => (Input, |g, x| g.mul(&x.special_bessel_j1()?.neg()?)),
+        "special_bessel_y0" => (Input, |g, x| g.mul(&x.special_bessel_y1()?.neg()?)),
+        "special_bessel_y1" => (Input, |g, x| {
+            g.mul(
+                &x.special_bessel_y0()?
+                    .sub(&x.special_bessel_y1()?.div(x)?)?,
+            )
+        }),
         "special_bessel_j1" => (Input, |g, x| {
             g.mul(&over_x_at_zero(
                 x,
