@@ -24286,6 +24286,30 @@ func MustWhereScalarOther(condition Tensor, self Tensor, other Scalar, opts ...O
 	return v
 }
 
+// WhereScalarSelf calls torch's where:
+//
+//	where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func WhereScalarSelf(condition Tensor, self Scalar, other Tensor, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(condition)
+	a.any(self)
+	a.tensor(other)
+	var r results
+	if err := a.call(op_where, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustWhereScalarSelf is WhereScalarSelf, panicking on error.
+func MustWhereScalarSelf(condition Tensor, self Scalar, other Tensor, opts ...Opt) Tensor {
+	v, err := WhereScalarSelf(condition, self, other, opts...)
+	must(err)
+	return v
+}
+
 // WhereSelf calls torch's where:
 //
 //	where.self(Tensor condition, Tensor self, Tensor other) -> Tensor

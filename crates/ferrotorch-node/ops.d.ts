@@ -7003,12 +7003,15 @@ export declare function vstack(options: { tensors: Tensor[] }): Tensor
 /** torch's `where`:
  * - `where.Scalar(Tensor condition, Scalar self, Scalar other) -> Tensor`
  * - `where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor`
+ * - `where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor`
  * - `where.self(Tensor condition, Tensor self, Tensor other) -> Tensor`
  */
 export declare function where(condition: Tensor, self: number | boolean | bigint, other: number | boolean | bigint): Tensor
 export declare function where(self: number | boolean | bigint, options: { condition: Tensor; other: number | boolean | bigint }): Tensor
 export declare function where(condition: Tensor, self: Tensor, other: number | boolean | bigint): Tensor
 export declare function where(self: Tensor, options: { condition: Tensor; other: number | boolean | bigint }): Tensor
+export declare function where(condition: Tensor, self: number | boolean | bigint, other: Tensor): Tensor
+export declare function where(self: number | boolean | bigint, options: { condition: Tensor; other: Tensor }): Tensor
 export declare function where(condition: Tensor, self: Tensor, other: Tensor): Tensor
 export declare function where(self: Tensor, options: { condition: Tensor; other: Tensor }): Tensor
 /** torch's `xlogy`:

@@ -332,6 +332,10 @@ pub(crate) fn register(r: &mut Registry) {
         |c: Tensor, x: Tensor, y: S| where_(&c, x, y),
     );
     r.def_typed(
+        "where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor",
+        |c: Tensor, x: S, y: Tensor| where_(&c, x, y),
+    );
+    r.def_typed(
         "where.Scalar(Tensor condition, Scalar self, Scalar other) -> Tensor",
         |c: Tensor, x: S, y: S| where_(&c, x, y),
     );

@@ -247,6 +247,10 @@ def lu(A, pivot=True, get_infos=False, out=None):
 Tensor.lu = lu
 
 
+from ._extra_ops import (nonzero_static, as_strided_scatter, native_layer_norm,  # noqa: E402,F401
+                         native_batch_norm, native_group_norm, histogramdd, svd_lowrank,
+                         pca_lowrank)
+
 # torch's aliases, in-place forms and small queries, derived from the ops above
 from . import _tensor_surface as _surface  # noqa: E402
 import sys as _sys  # noqa: E402
