@@ -22,12 +22,12 @@ use std::f64::consts::PI;
 /// 8-point Gauss–Legendre nodes and weights on [-1, 1].
 const GL_X: [f64; 4] = [
     0.183_434_642_495_649_8,
-    0.525_532_409_916_329_0,
+    0.525_532_409_916_329,
     0.796_666_477_413_626_7,
     0.960_289_856_497_536_3,
 ];
 const GL_W: [f64; 4] = [
-    0.362_683_783_378_362_0,
+    0.362_683_783_378_362,
     0.313_706_645_877_887_3,
     0.222_381_034_453_374_5,
     0.101_228_536_290_376_3,
@@ -59,7 +59,7 @@ fn sinh_tail(f: impl Fn(f64) -> f64, z: f64) -> f64 {
     let mut t = 0.0f64;
     while z * t.sinh() < 45.0 {
         let next = (t + 0.25).min(((z * t.sinh() + 0.5) / z).asinh());
-        sum += gauss_legendre(&g, t, next, 1);
+        sum += gauss_legendre(g, t, next, 1);
         t = next;
     }
     sum
@@ -131,7 +131,7 @@ pub fn bessel_y(n: u32, x: f64) -> f64 {
     }
     let panels = 8 + x.ceil() as usize;
     let first = gauss_legendre(|th| (x * th.sin() - nf * th).sin(), 0.0, PI, panels);
-    let sign = if n % 2 == 0 { 1.0 } else { -1.0 };
+    let sign = if n.is_multiple_of(2) { 1.0 } else { -1.0 };
     let second = sinh_tail(|t| (nf * t).exp() + sign * (-nf * t).exp(), x);
     (first - second) / PI
 }

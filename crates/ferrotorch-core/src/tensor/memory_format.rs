@@ -113,7 +113,7 @@ impl Tensor {
             .shape()
             .iter()
             .zip(self.stride().iter().zip(&want))
-            .all(|(&n, (&s, &w))| n == 1 || s as usize == w))
+            .all(|(&n, (&s, &w))| n == 1 || s == w))
     }
 
     /// An uninitialised tensor of `shape` and `dtype` in `format`

@@ -1,7 +1,16 @@
 //! Derivatives of the factorizations (`native::decomp`), as PyTorch's
 //! `FunctionsManual.cpp` writes them, with tensor ops (so they are
-//! differentiable again). `g` is the output gradient; `mT` swaps the last
-//! two dims. Real matrices only.
+//! differentiable again). `g` is the output gradient; `mt` is the adjoint.
+//!
+//! # Note [Complex factorization derivatives]
+//! torch writes these formulas once for real and complex matrices, with
+//! the adjoint `Aᴴ` where a real matrix has `Aᵀ`, and a few complex-only
+//! terms: `det`'s gradient carries `conj(det)`, `slogdet`'s sign output
+//! contributes `i·Im(conj(sign)·g_sign)` to the log's gradient, and the
+//! SVD adds `diag(skew(Uᴴ gU)) / 2S` on the diagonal (the phase of each
+//! singular pair). So `mt` here is the adjoint (the transpose for real
+//! matrices) and the complex terms vanish for real inputs; every formula is
+//! gradchecked on complex inputs through their real and imaginary parts.
 
 use super::want;
 use crate::autograd::node::{GradVec, Save};
@@ -11,7 +20,21 @@ use crate::native::where_;
 use crate::tensor::Tensor;
 
 fn mt(t: &Tensor) -> Result<Tensor> {
-    t.transpose(-1, -2)
+    crate::native::decomp::mt(t)
+}
+
+/// `t` in `like`'s dtype (a real diagonal placed in a complex matrix).
+fn as_dtype_of(t: &Tensor, like: &Tensor) -> Result<Tensor> {
+    t.to_dtype(like.dtype())
+}
+
+/// `A⁻¹` for the gradients (complex matrices by the complex solver).
+fn inverse(a: &Tensor) -> Result<Tensor> {
+    if a.is_complex() {
+        a.linalg_inv()
+    } else {
+        Ok(a.linalg_inv_ex(false)?.0)
+    }
 }
 
 /// Whether an output's gradient is all zeros (the output was not used:
@@ -103,8 +126,8 @@ pub(crate) fn inv(a: &Tensor, y: Tensor) -> Result<Tensor> {
     )
 }
 
-/// `d = det A`: `gA = g d A⁻ᵀ`; where `A` is singular, `g` times the
-/// transposed adjugate from the SVD (`det(U) det(V) · U diag(∏_{j≠i} σ_j) Vᵀ`).
+/// `d = det A`: `gA = g conj(d) A⁻ᴴ`; where `A` is singular, `g` times the
+/// adjugate's adjoint from the SVD (`conj(det(U) det(V)) · U diag(∏_{j≠i} σ_j) Vᴴ`).
 pub(crate) fn det(a: &Tensor, d: Tensor) -> Result<Tensor> {
     if !needs_grad(&[a]) {
         return Ok(d);
@@ -120,8 +143,8 @@ pub(crate) fn det(a: &Tensor, d: Tensor) -> Result<Tensor> {
             let ga = if singular {
                 adjugate_t(a)?.mul(&g.unsqueeze(-1)?.unsqueeze(-1)?)?
             } else {
-                let inv_t = mt(&a.linalg_inv_ex(false)?.0)?;
-                inv_t.mul(&g.mul(d)?.unsqueeze(-1)?.unsqueeze(-1)?)?
+                let inv_t = mt(&inverse(a)?)?;
+                inv_t.mul(&g.mul(&d.conj()?)?.unsqueeze(-1)?.unsqueeze(-1)?)?
             };
             Ok(smallvec::smallvec![Some(ga)])
         },
@@ -147,15 +170,17 @@ fn adjugate_t(a: &Tensor) -> Result<Tensor> {
         prods.push(p);
     }
     let prods = crate::native::stack(&prods, -1)?;
-    let sign = u.linalg_det()?.mul(&vh.linalg_det()?)?;
+    let sign = u.linalg_det()?.mul(&vh.linalg_det()?)?.conj()?;
+    let prods = as_dtype_of(&prods, &u)?;
     // adj(A)ᵀ = det(U) det(V) U diag(∏) Vᵀ
     u.mul(&prods.unsqueeze(-2)?)?
         .matmul(&vh)?
         .mul(&sign.unsqueeze(-1)?.unsqueeze(-1)?)
 }
 
-/// `(sign, log|det A|)`: `gA = g_logabs A⁻ᵀ` (the sign's gradient is zero,
-/// but it is an output of the node, as in torch).
+/// `(sign, log|det A|)`: `gA = g A⁻ᴴ` with `g = g_logabs` for real `A`
+/// (the sign's gradient is zero there, but it is an output of the node, as
+/// in torch) and `g = g_logabs + i·Im(conj(sign)·g_sign)` for complex `A`.
 pub(crate) fn slogdet(a: &Tensor, sign: Tensor, logabs: Tensor) -> Result<(Tensor, Tensor)> {
     if !needs_grad(&[a]) {
         return Ok((sign, logabs));
@@ -164,11 +189,17 @@ pub(crate) fn slogdet(a: &Tensor, sign: Tensor, logabs: Tensor) -> Result<(Tenso
         "LinalgSlogdetBackward0",
         &[a],
         &[&sign, &logabs],
-        smallvec::smallvec![Save::Tensor(a)],
+        smallvec::smallvec![Save::Tensor(a), Save::Output(0)],
         |c: &Ctx| {
-            let inv_t = mt(&c.saved(0).linalg_inv_ex(false)?.0)?;
+            let a = c.saved(0);
+            let inv_t = mt(&inverse(a)?)?;
+            let mut g = Clone::clone(c.grad_at(1));
+            if a.is_complex() {
+                let phase = c.saved(1).conj()?.mul(c.grad_at(0))?.imag()?;
+                g = crate::native::complex(&g, &phase)?;
+            }
             Ok(GradVec::from_iter([Some(
-                inv_t.mul(&c.grad_at(1).unsqueeze(-1)?.unsqueeze(-1)?)?,
+                inv_t.mul(&g.unsqueeze(-1)?.unsqueeze(-1)?)?,
             )]))
         },
     )?;
@@ -239,17 +270,20 @@ pub(crate) fn cholesky(a: &Tensor, l: Tensor) -> Result<Tensor> {
     )
 }
 
-/// The QR gradient of a square or tall `A = Q R` (TensorFlow's and
-/// PyTorch's formula): `gA = Q (gR + tril(qdq_ + rdr_) R⁻ᵀ) + (gQ - Q qdq) R⁻ᵀ`
-/// with `qdq = Qᵀ gQ`, `rdr = R gRᵀ` and `X_ = X - Xᵀ`.
+/// The QR gradient of a square or tall `A = Q R` (PyTorch's formula, for
+/// real and complex matrices): with `M = gR Rᴴ − Qᴴ gQ` and `S = triu(M) +
+/// triu(M)ᴴ` less half the real part of its diagonal,
+/// `gA = (Q S + gQ) R⁻ᴴ`.
 fn qr_grad_tall(q: &Tensor, r: &Tensor, gq: &Tensor, gr: &Tensor) -> Result<Tensor> {
-    let qdq = mt(q)?.matmul(gq)?;
-    let rdr = r.matmul(&mt(gr)?)?;
-    let skew = qdq.sub(&mt(&qdq)?)?.add(&rdr.sub(&mt(&rdr)?)?)?.tril(0)?;
-    // X R⁻ᵀ: solve X Rᵀ = Y (Rᵀ lower) from the right
-    let right = |y: &Tensor| mt(r)?.linalg_solve_triangular(y, false, false, false);
-    let ga = q.matmul(&gr.add(&right(&skew)?)?)?;
-    ga.add(&right(&gq.sub(&q.matmul(&qdq)?)?)?)
+    let m = gr.matmul(&mt(r)?)?.sub(&mt(q)?.matmul(gq)?)?;
+    let upper = m.triu(0)?;
+    let sym = upper.add(&mt(&upper)?)?;
+    let diag = sym.diagonal(0, -2, -1)?;
+    let half = if sym.is_complex() { diag.real()? } else { diag }.mul(0.5)?;
+    let sym = sym.sub(&as_dtype_of(&half.diag_embed(0, -2, -1)?, &sym)?)?;
+    // X R⁻ᴴ: solve X Rᴴ = Y (Rᴴ lower) from the right
+    let y = q.matmul(&sym)?.add(gq)?;
+    mt(r)?.linalg_solve_triangular(&y, false, false, false)
 }
 
 /// `(Q, R) = qr(A)`.
@@ -322,7 +356,11 @@ pub(crate) fn eigh(a: &Tensor, vals: Tensor, vecs: Tensor) -> Result<(Tensor, Te
             let n = l.shape()[l.dim() - 1];
             let eye = Tensor::eye(n, None, l.dtype())?.gt(0)?;
             let e = where_(&eye, 1.0, &e)?;
-            let inner = where_(&eye, &gl.diag_embed(0, -2, -1)?, &skew.div(&e)?)?;
+            let inner = where_(
+                &eye,
+                &as_dtype_of(&gl.diag_embed(0, -2, -1)?, v)?,
+                &skew.div(&e)?,
+            )?;
             Ok(GradVec::from_iter([Some(
                 v.matmul(&inner)?.matmul(&mt(v)?)?,
             )]))
@@ -389,7 +427,12 @@ pub(crate) fn svd(
                 .mul(&s.unsqueeze(-2)?)?
                 .add(&skew_v.mul(&s.unsqueeze(-1)?)?)?
                 .div(&e)?;
-            let inner = where_(&eye, &gs.diag_embed(0, -2, -1)?, &inner)?;
+            let mut inner = where_(&eye, &as_dtype_of(&gs.diag_embed(0, -2, -1)?, &u)?, &inner)?;
+            if u.is_complex() {
+                // the phase of each singular pair (Note [Complex factorization derivatives])
+                let d = skew_u.diagonal(0, -2, -1)?.div(&s.mul(2.0)?)?;
+                inner = inner.add(&d.diag_embed(0, -2, -1)?)?;
+            }
             let mut ga = u.matmul(&inner)?.matmul(&vh)?;
             if m > k {
                 let proj = gu.sub(&u.matmul(&utgu)?)?.div(&s.unsqueeze(-2)?)?;

@@ -67,6 +67,14 @@ pub const COMPLEX_OPS: &[&str] = &[
     "nonzero", "count_nonzero", "numel", "size", "block_diag",
     // torch.linalg (complex systems as real block systems)
     "linalg_solve", "linalg_inv",
+    // torch.linalg (complex factorizations: decomp/complex_linalg.rs)
+    "linalg_det", "det", "linalg_slogdet", "slogdet", "logdet", "linalg_cholesky",
+    "linalg_cholesky_ex", "cholesky", "linalg_solve_triangular", "linalg_qr", "qr", "linalg_eigh",
+    "linalg_eigvalsh", "linalg_svd", "linalg_svdvals", "svd",
+    "linalg_pinv", "linalg_matrix_rank", "linalg_cond", "linalg_matrix_norm", "linalg_vector_norm",
+    "linalg_norm", "linalg_inv_ex", "linalg_solve_ex", "linalg_matrix_power", "linalg_multi_dot",
+    "linalg_vecdot", "linalg_tensorinv", "linalg_tensorsolve", "cholesky_inverse",
+    "cholesky_solve", "trace", "linalg_matrix_exp", "linalg_cross", "cross", "linalg_eig", "linalg_eigvals",
     // torch.fft
     "fft_fft", "fft_ifft", "fft_rfft", "fft_irfft", "fft_hfft", "fft_ihfft", "fft_fft2",
     "fft_ifft2", "fft_rfft2", "fft_irfft2", "fft_hfft2", "fft_ihfft2", "fft_fftn", "fft_ifftn",

@@ -1,11 +1,12 @@
-//! `torch.linalg.eig` and `eigvals` of general (non-symmetric) real
-//! matrices: complex eigenvalues and eigenvectors from faer's Hessenberg
+//! `torch.linalg.eig` and `eigvals` of general (non-symmetric) real and
+//! complex matrices: complex eigenvalues and eigenvectors from faer's Hessenberg
 //! QR, each eigenvector scaled to unit norm with its largest component real
 //! (LAPACK `geev`'s convention), and PyTorch's gradient.
 
+use super::complex_kernels::CM;
 use super::complex_solve::complex_solve;
 use super::kernels::M;
-use super::{batch_of, check_matrix, mats};
+use super::{batch_of, check_matrix, check_shape, mats};
 use crate::autograd::{needs_grad, record};
 use crate::dispatch::Registry;
 use crate::dtype::DType;
@@ -23,12 +24,46 @@ fn eig_one(a: &M) -> std::result::Result<Eig, String> {
     let e = a.to_faer().eigen().map_err(|e| format!("{e:?}"))?;
     let vals: Vec<(f64, f64)> = (0..n).map(|i| (e.S()[i].re, e.S()[i].im)).collect();
     let u = e.U();
+    Ok(normalized(
+        vals,
+        |i, j| (u[(i, j)].re, u[(i, j)].im),
+        n,
+        false,
+    ))
+}
+
+/// [`eig_one`] for a complex matrix (every eigenvector rotated so its
+/// largest component is real, as `zgeev`).
+fn eig_one_complex(a: &CM) -> std::result::Result<Eig, String> {
+    let n = a.r;
+    if n == 0 {
+        return Ok((Vec::new(), Vec::new()));
+    }
+    let f = faer::Mat::from_fn(n, n, |i, j| a.at(i, j));
+    let e = f.eigen().map_err(|e| format!("{e:?}"))?;
+    let vals: Vec<(f64, f64)> = (0..n).map(|i| (e.S()[i].re, e.S()[i].im)).collect();
+    let u = e.U();
+    Ok(normalized(
+        vals,
+        |i, j| (u[(i, j)].re, u[(i, j)].im),
+        n,
+        true,
+    ))
+}
+
+/// Unit-norm eigenvectors with their largest component made real (for a
+/// real matrix only where the eigenvalue is complex: a real eigenvalue's
+/// column is left real), as LAPACK's `geev` leaves them.
+fn normalized(
+    vals: Vec<(f64, f64)>,
+    at: impl Fn(usize, usize) -> (f64, f64),
+    n: usize,
+    always_rotate: bool,
+) -> Eig {
     let mut vecs = vec![(0.0, 0.0); n * n];
     for j in 0..n {
-        let col: Vec<(f64, f64)> = (0..n).map(|i| (u[(i, j)].re, u[(i, j)].im)).collect();
+        let col: Vec<(f64, f64)> = (0..n).map(|i| at(i, j)).collect();
         let norm = col.iter().map(|(r, i)| r * r + i * i).sum::<f64>().sqrt();
-        // the largest component made real (and, for a real eigenvalue,
-        // the column left real), as LAPACK's geev leaves it
         let k = (0..n)
             .max_by(|&p, &q| {
                 let m = |(r, i): (f64, f64)| r * r + i * i;
@@ -37,7 +72,7 @@ fn eig_one(a: &M) -> std::result::Result<Eig, String> {
             .unwrap_or(0);
         let (kr, ki) = col[k];
         let km = (kr * kr + ki * ki).sqrt();
-        let (pr, pi) = if km > 0.0 && vals[j].1 != 0.0 {
+        let (pr, pi) = if km > 0.0 && (always_rotate || vals[j].1 != 0.0) {
             (kr / km, -ki / km)
         } else {
             (1.0, 0.0)
@@ -48,7 +83,7 @@ fn eig_one(a: &M) -> std::result::Result<Eig, String> {
             vecs[i * n + j] = ((r * pr - im * pi) * s, (r * pi + im * pr) * s);
         }
     }
-    Ok((vals, vecs))
+    (vals, vecs)
 }
 
 /// A complex tensor of `shape` from `(re, im)` pairs, in `dtype`.
@@ -61,15 +96,17 @@ fn complex_tensor(pairs: &[(f64, f64)], shape: &[usize], dtype: DType) -> Result
         .to_dtype(dtype)
 }
 
-/// torch's `linalg_eig_backward` for a real `A` (Note [Complex numbers]:
+/// torch's `linalg_eig_backward` (Note [Complex numbers]:
 /// `gL`, `gV` are the conjugate-Wirtinger gradients):
-/// `gA = Re(V^{-H} (diag(gL) + (VᴴgV − VᴴV diag(Re(VᴴgV))) / Ē) Vᴴ)`,
+/// `gA = V^{-H} (diag(gL) + (VᴴgV − VᴴV diag(Re(VᴴgV))) / Ē) Vᴴ`, its real
+/// part for a real `A`,
 /// `Ē_ij = conj(λ_j − λ_i)` (1 on the diagonal).
 fn eig_backward(
     l: &Tensor,
     v: &Tensor,
     gl: Option<&Tensor>,
     gv: Option<&Tensor>,
+    complex_input: bool,
 ) -> Result<Tensor> {
     let vh = v.transpose(-2, -1)?.conj()?;
     let n = l.shape()[l.dim() - 1];
@@ -95,33 +132,50 @@ fn eig_backward(
         ret = ret.add(&gl.diag_embed(0, -2, -1)?)?;
     }
     let g = complex_solve(&vh, &ret.matmul(&vh)?)?;
-    g.real()?.contiguous()
+    if complex_input {
+        Ok(g)
+    } else {
+        g.real()?.contiguous()
+    }
 }
 
 impl Tensor {
     /// `torch.linalg.eig(A)`: the eigenvalues and (column) eigenvectors of
-    /// a square real matrix, complex (`complex64` for `float32` input).
+    /// a square real or complex matrix, complex (`complex64` for `float32` input).
     pub fn linalg_eig(&self) -> Result<(Tensor, Tensor)> {
         let op = "linalg.eig";
-        check_matrix(op, self, true)?;
-        crate::ensure!(
-            !self.is_complex(),
-            NotImplemented,
-            "{op}: complex input matrices are not supported yet"
-        );
+        let complex_input = self.is_complex();
+        if complex_input {
+            check_shape(op, self, true)?;
+        } else {
+            check_matrix(op, self, true)?;
+        }
         let n = self.shape()[self.dim() - 1];
         let batch = batch_of(self);
         let cd = self.dtype().to_complex().unwrap_or(DType::C64);
         let (l, v) = crate::autograd::raw(&[self], || -> Result<(Tensor, Tensor)> {
             let mut ls = Vec::new();
             let mut vs = Vec::new();
-            for a in mats(self)? {
-                let (l, v) = eig_one(&a).map_err(|e| {
-                    crate::Error::new(
-                        crate::ErrorKind::Runtime,
-                        format!("{op}: The algorithm failed to converge ({e})"),
-                    )
-                })?;
+            let fail = |e: String| {
+                crate::Error::new(
+                    crate::ErrorKind::Runtime,
+                    format!("{op}: The algorithm failed to converge ({e})"),
+                )
+            };
+            let results: Vec<Eig> = if complex_input {
+                super::complex_linalg::cmats(self)?
+                    .iter()
+                    .map(eig_one_complex)
+                    .collect::<std::result::Result<_, _>>()
+                    .map_err(fail)?
+            } else {
+                mats(self)?
+                    .iter()
+                    .map(eig_one)
+                    .collect::<std::result::Result<_, _>>()
+                    .map_err(fail)?
+            };
+            for (l, v) in results {
                 ls.extend(l);
                 vs.extend(v);
             }
@@ -149,7 +203,8 @@ impl Tensor {
                     &ls,
                     &vs,
                     Some(gl),
-                    Some(gv)
+                    Some(gv),
+                    complex_input
                 )?)])
             },
         )?;

@@ -30,7 +30,7 @@ fn matrix_dims(op: &str, a: &Tensor, dim: &[i64]) -> Result<(i64, i64)> {
         dim[1]
     );
     crate::ensure!(
-        a.is_floating_point(),
+        a.is_floating_point() || a.is_complex(),
         Runtime,
         "{op}: Expected a floating point or complex tensor as input. Got {}",
         a.dtype().name_title()
@@ -51,6 +51,8 @@ impl Tensor {
             Some(d) => self.to_dtype(d)?,
             None => Clone::clone(self),
         };
+        // a complex vector's norm is its moduli's (real) norm
+        let x = if x.is_complex() { x.abs()? } else { x };
         crate::ensure!(
             x.is_floating_point(),
             Runtime,
@@ -121,6 +123,7 @@ impl Tensor {
         let op = "linalg.matrix_norm";
         let (d0, d1) = matrix_dims(op, self, dim)?;
         match ord {
+            "fro" if self.is_complex() => self.abs()?.norm(2.0, Some(&[d0, d1]), keepdim),
             "fro" => self.norm(2.0, Some(&[d0, d1]), keepdim),
             "nuc" => self.svd_norm((d0, d1), keepdim, "nuc"),
             _ => crate::bail!(Runtime, "{op}: Order {ord} not supported."),
@@ -180,7 +183,7 @@ impl Tensor {
     /// `torch.linalg.matrix_power(A, n)`: `A` multiplied by itself `n` times
     /// (`n < 0`: of its inverse; 0: the identity).
     pub fn linalg_matrix_power(&self, n: i64) -> Result<Tensor> {
-        super::check_matrix("linalg.matrix_power", self, true)?;
+        super::check_matrix_c("linalg.matrix_power", self, true)?;
         let k = self.shape()[self.dim() - 1];
         if n == 0 {
             // the identity, still an output of `self` (gradient zero), as torch
@@ -216,7 +219,7 @@ impl Tensor {
     /// squaring a degree-18 Taylor polynomial (tensor ops throughout, so
     /// it is differentiable).
     pub fn linalg_matrix_exp(&self) -> Result<Tensor> {
-        super::check_matrix("linalg.matrix_exp", self, true)?;
+        super::check_matrix_c("linalg.matrix_exp", self, true)?;
         let k = self.shape()[self.dim() - 1];
         if self.numel() == 0 {
             return self.deep_clone();
@@ -235,8 +238,13 @@ impl Tensor {
             0
         };
         // in f64: the squarings multiply rounding errors (Note [Factorizations in f64])
-        let a = self.to_dtype(DType::F64)?.div(2f64.powi(s))?;
-        let eye = Tensor::eye(k, None, DType::F64)?;
+        let wide = if self.is_complex() {
+            DType::C128
+        } else {
+            DType::F64
+        };
+        let a = self.to_dtype(wide)?.div(2f64.powi(s))?;
+        let eye = Tensor::eye(k, None, wide)?;
         // Horner: I + A/1 (I + A/2 (I + ... (I + A/18)))
         let mut p = eye.broadcast_to(self.shape())?;
         for j in (1..=18).rev() {
@@ -250,7 +258,13 @@ impl Tensor {
 
     /// `torch.linalg.vecdot(x, y, *, dim=-1)`.
     pub fn linalg_vecdot(&self, y: &Tensor, dim: i64) -> Result<Tensor> {
-        self.mul(y)?.sum_dim(Some(&[dim]), false, None)
+        // the first argument conjugated, as torch (⟨x, y⟩ = Σ conj(x) y)
+        let x = if self.is_complex() {
+            self.conj()?
+        } else {
+            Clone::clone(self)
+        };
+        x.mul(y)?.sum_dim(Some(&[dim]), false, None)
     }
 
     /// `torch.linalg.tensorinv(A, ind=2)`.

@@ -16,6 +16,8 @@
 //! derivative formulas (`autograd::derivatives::decomp`) are written with
 //! tensor ops, so they are differentiable again.
 
+pub(crate) mod complex_kernels;
+pub(crate) mod complex_linalg;
 pub(crate) mod complex_solve;
 pub(crate) mod eig;
 pub(crate) mod kernels;
@@ -39,6 +41,16 @@ pub(crate) fn check_matrix(op: &str, a: &Tensor, square: bool) -> Result<()> {
         a.dtype().name_title()
     );
     check_shape(op, a, square)
+}
+
+/// [`check_matrix`] for the ops that also take complex matrices
+/// (`complex_linalg`).
+pub(crate) fn check_matrix_c(op: &str, a: &Tensor, square: bool) -> Result<()> {
+    if a.is_complex() {
+        check_shape(op, a, square)
+    } else {
+        check_matrix(op, a, square)
+    }
 }
 
 /// The shape half of [`check_matrix`] (any dtype).
@@ -121,9 +133,15 @@ pub(crate) fn from_ints(batch: &[usize], v: Vec<i32>) -> Result<Tensor> {
     Tensor::from_vec(v, batch)
 }
 
-/// A matrix transposed (the last two dims swapped).
+/// A matrix's adjoint: the last two dims swapped, conjugated when complex
+/// (`mH`; for real matrices the transpose).
 pub(crate) fn mt(t: &Tensor) -> Result<Tensor> {
-    t.transpose(-1, -2)
+    let x = t.transpose(-1, -2)?;
+    if t.is_complex() {
+        x.conj()
+    } else {
+        Ok(x)
+    }
 }
 
 /// The first batch index whose `info` is non-zero, for torch's messages

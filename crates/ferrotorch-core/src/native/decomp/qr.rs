@@ -15,12 +15,15 @@ impl Tensor {
     /// `"reduced"`, `"complete"` or `"r"` (Q empty).
     pub fn linalg_qr(&self, mode: &str) -> Result<(Tensor, Tensor)> {
         let op = "linalg.qr";
-        check_matrix(op, self, false)?;
+        super::check_matrix_c(op, self, false)?;
         crate::ensure!(
             matches!(mode, "reduced" | "complete" | "r"),
             Runtime,
             "qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', or 'complete'"
         );
+        if self.is_complex() {
+            return super::complex_linalg::qr(self, mode);
+        }
         let (m, n) = (self.shape()[self.dim() - 2], self.shape()[self.dim() - 1]);
         let k = m.min(n);
         let batch = batch_of(self);

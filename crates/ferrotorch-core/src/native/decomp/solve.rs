@@ -48,8 +48,14 @@ impl Tensor {
         unitriangular: bool,
     ) -> Result<Tensor> {
         let op = "linalg.solve_triangular";
-        check_matrix(op, self, true)?;
-        check_matrix(op, b, false)?;
+        let complex = self.is_complex();
+        let check = if complex {
+            super::check_matrix_c
+        } else {
+            check_matrix
+        };
+        check(op, self, true)?;
+        check(op, b, false)?;
         check_same_dtype(op, self, b)?;
         let n = self.shape()[self.dim() - 1];
         let (br, bc) = (b.shape()[b.dim() - 2], b.shape()[b.dim() - 1]);
@@ -59,6 +65,9 @@ impl Tensor {
             "{op}: Incompatible shapes of A and B for the equation {} ({n}x{n} and {br}x{bc})",
             if left { "AX = B" } else { "XA = B" }
         );
+        if complex {
+            return super::complex_linalg::solve_triangular(self, b, upper, left, unitriangular);
+        }
         let (a2, b2) = broadcast_batch(self, b)?;
         let x = crate::autograd::raw(&[self, b], || -> Result<Tensor> {
             let xs: Vec<M> = mats(&a2)?
@@ -87,6 +96,11 @@ impl Tensor {
         check_errors: bool,
     ) -> Result<(Tensor, Tensor)> {
         let op = "linalg.solve";
+        if self.is_complex() || b.is_complex() {
+            let x = self.linalg_solve(b, left)?;
+            let batch = batch_of(self);
+            return Ok((x, Tensor::zeros(&batch, DType::I32)?));
+        }
         check_matrix(op, self, true)?;
         check_same_dtype(op, self, b)?;
         if !left {
@@ -138,6 +152,11 @@ impl Tensor {
     /// `torch.linalg.inv_ex`: the inverse and `info`.
     pub fn linalg_inv_ex(&self, check_errors: bool) -> Result<(Tensor, Tensor)> {
         let op = "linalg.inv";
+        if self.is_complex() {
+            // the complex solver reports a singular matrix as an error
+            let y = super::complex_solve::linalg_inv(self)?;
+            return Ok((y, Tensor::zeros(&batch_of(self), DType::I32)?));
+        }
         check_matrix(op, self, true)?;
         let n = self.shape()[self.dim() - 1];
         let (y, info) = crate::autograd::raw(&[self], || -> Result<(Tensor, Vec<i32>)> {
@@ -196,6 +215,9 @@ impl Tensor {
 
     /// `torch.linalg.det`.
     pub fn linalg_det(&self) -> Result<Tensor> {
+        if self.is_complex() {
+            return super::complex_linalg::det(self);
+        }
         check_matrix("linalg.det", self, true)?;
         let batch = batch_of(self);
         let d = crate::autograd::raw(&[self], || -> Result<Tensor> {
@@ -208,6 +230,9 @@ impl Tensor {
 
     /// `torch.linalg.slogdet`: `(sign, log|det|)`.
     pub fn linalg_slogdet(&self) -> Result<(Tensor, Tensor)> {
+        if self.is_complex() {
+            return super::complex_linalg::slogdet(self);
+        }
         check_matrix("linalg.slogdet", self, true)?;
         let batch = batch_of(self);
         let (sign, logabs) = crate::autograd::raw(&[self], || -> Result<(Tensor, Tensor)> {
@@ -312,6 +337,9 @@ impl Tensor {
 
     /// `torch.linalg.cholesky_ex`: `L` (or `U = Lᵀ`) and `info`.
     pub fn linalg_cholesky_ex(&self, upper: bool, check_errors: bool) -> Result<(Tensor, Tensor)> {
+        if self.is_complex() {
+            return super::complex_linalg::cholesky_ex(self, upper, check_errors);
+        }
         let op = "linalg.cholesky";
         check_matrix(op, self, true)?;
         let n = self.shape()[self.dim() - 1];
@@ -354,7 +382,7 @@ impl Tensor {
 
     /// `torch.cholesky_inverse(L, upper=False)`: `(L Lᵀ)⁻¹`.
     pub fn cholesky_inverse(&self, upper: bool) -> Result<Tensor> {
-        check_matrix("cholesky_inverse", self, true)?;
+        super::check_matrix_c("cholesky_inverse", self, true)?;
         let a = if upper {
             mt(self)?.matmul(self)?
         } else {

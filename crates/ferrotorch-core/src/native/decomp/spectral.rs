@@ -35,12 +35,15 @@ impl Tensor {
     /// eigenvectors (columns) of a symmetric matrix, read from one triangle.
     pub fn linalg_eigh(&self, uplo: &str) -> Result<(Tensor, Tensor)> {
         let op = "linalg.eigh";
-        check_matrix(op, self, true)?;
+        super::check_matrix_c(op, self, true)?;
         crate::ensure!(
             uplo == "L" || uplo == "U",
             Runtime,
             "{op}: Expected UPLO argument to be 'L' or 'U', but got {uplo}"
         );
+        if self.is_complex() {
+            return super::complex_linalg::eigh(self, uplo);
+        }
         let n = self.shape()[self.dim() - 1];
         let batch = batch_of(self);
         let (vals, vecs) = crate::autograd::raw(&[self], || -> Result<(Tensor, Tensor)> {
@@ -73,6 +76,10 @@ impl Tensor {
     /// values descending.
     pub fn linalg_svd(&self, full_matrices: bool) -> Result<(Tensor, Tensor, Tensor)> {
         let op = "linalg.svd";
+        if self.is_complex() {
+            super::check_matrix_c(op, self, false)?;
+            return super::complex_linalg::svd(self, full_matrices);
+        }
         check_matrix(op, self, false)?;
         let (m, n) = (self.shape()[self.dim() - 2], self.shape()[self.dim() - 1]);
         let k = m.min(n);
@@ -176,7 +183,7 @@ impl Tensor {
         rtol: Option<&Tensor>,
         hermitian: bool,
     ) -> Result<Tensor> {
-        check_matrix("linalg.pinv", self, false)?;
+        super::check_matrix_c("linalg.pinv", self, false)?;
         let y = crate::autograd::raw(&[self], || self.pinv_values(atol, rtol, hermitian))?;
         deriv::pinv(self, y)
     }
@@ -221,7 +228,7 @@ impl Tensor {
         rtol: Option<&Tensor>,
         hermitian: bool,
     ) -> Result<Tensor> {
-        check_matrix("linalg.matrix_rank", self, false)?;
+        super::check_matrix_c("linalg.matrix_rank", self, false)?;
         let _g = crate::autograd::no_grad();
         let s = if hermitian {
             self.linalg_eigvalsh("L")?.abs()?
@@ -239,7 +246,7 @@ impl Tensor {
     /// `torch.linalg.cond(A, p=None)`: the condition number in the `p`
     /// norm (`None`/2: σ_max/σ_min; -2: σ_min/σ_max; others `‖A‖·‖A⁻¹‖`).
     pub fn linalg_cond(&self, p: Option<&str>, pnum: Option<f64>) -> Result<Tensor> {
-        check_matrix("linalg.cond", self, false)?;
+        super::check_matrix_c("linalg.cond", self, false)?;
         match (p, pnum) {
             (None, None) | (None, Some(2.0)) | (None, Some(-2.0)) => {
                 let s = self.linalg_svdvals()?;
@@ -253,7 +260,7 @@ impl Tensor {
                 r.squeeze_dims(&[-1])
             }
             _ => {
-                check_matrix("linalg.cond", self, true)?;
+                super::check_matrix_c("linalg.cond", self, true)?;
                 let inv = self.linalg_inv_ex(false)?.0;
                 let norm = |t: &Tensor| match p {
                     Some(s) => t.linalg_matrix_norm_str(s, &[-2, -1], false),

@@ -32,8 +32,13 @@ macro_rules! by_size {
                 type $T = u32;
                 $body
             }
-            _ => {
+            8 => {
                 type $T = u64;
+                $body
+            }
+            _ => {
+                // 16 bytes: complex128 (complex64 is 8)
+                type $T = u128;
                 $body
             }
         }
