@@ -96,3 +96,37 @@ def test_max_norm_renormalizes_the_looked_up_rows_in_place():
     w2 = torch.tensor([[3.0, 4.0], [6.0, 8.0]])
     out = F.embedding_bag(torch.tensor([0, 1]), w2, torch.tensor([0]), mode="sum", max_norm=2.0)
     close(out, [[2.4, 3.2]], 1e-6)
+
+
+def test_grid_sample_identity_grid_reproduces_the_input_in_every_mode():
+    torch.manual_seed(0)
+    x2 = torch.randn(2, 3, 5, 6, dtype=torch.float64)
+    theta2 = torch.tensor([[[1.0, 0, 0], [0, 1.0, 0]]] * 2, dtype=torch.float64)
+    g2 = F.affine_grid(theta2, (2, 3, 5, 6), align_corners=True)
+    for mode in ("bilinear", "nearest", "bicubic"):
+        y = F.grid_sample(x2, g2, mode=mode, align_corners=True)
+        assert torch.allclose(y, x2, atol=1e-12), mode
+    x3 = torch.randn(1, 2, 3, 4, 5, dtype=torch.float64)
+    theta3 = torch.tensor([[[1.0, 0, 0, 0], [0, 1.0, 0, 0], [0, 0, 1.0, 0]]], dtype=torch.float64)
+    g3 = F.affine_grid(theta3, (1, 2, 3, 4, 5), align_corners=False)
+    for mode in ("bilinear", "nearest"):
+        y = F.grid_sample(x3, g3, mode=mode, align_corners=False)
+        assert torch.allclose(y, x3, atol=1e-12), mode
+    with pytest.raises(RuntimeError, match="bicubic interpolation only supports 4D input"):
+        F.grid_sample(x3, g3, mode="bicubic")
+
+
+def test_grid_sample_bicubic_and_trilinear_gradients():
+    torch.manual_seed(1)
+    x = torch.randn(1, 2, 4, 5, dtype=torch.float64, requires_grad=True)
+    g = (torch.rand(1, 3, 3, 2, dtype=torch.float64) * 2.4 - 1.2).requires_grad_()
+    for pad in ("zeros", "border", "reflection"):
+        assert torch.autograd.gradcheck(
+            lambda a, b: F.grid_sample(a, b, mode="bicubic", padding_mode=pad), (x, g)), pad
+    x3 = torch.randn(1, 1, 3, 3, 4, dtype=torch.float64, requires_grad=True)
+    g3 = (torch.rand(1, 2, 2, 2, 3, dtype=torch.float64) * 2 - 1).requires_grad_()
+    assert torch.autograd.gradcheck(
+        lambda a, b: F.grid_sample(a, b, padding_mode="reflection", align_corners=True), (x3, g3))
+    # torch's integer-coded entry point
+    assert torch.equal(torch.grid_sampler(x, g, 2, 1, False),
+                       F.grid_sample(x, g, mode="bicubic", padding_mode="border"))

@@ -249,7 +249,7 @@ Tensor.lu = lu
 
 from ._extra_ops import (nonzero_static, as_strided_scatter, native_layer_norm,  # noqa: E402,F401
                          native_batch_norm, native_group_norm, histogramdd, svd_lowrank,
-                         pca_lowrank)
+                         pca_lowrank, grid_sampler, grid_sampler_2d, grid_sampler_3d)
 
 # torch's aliases, in-place forms and small queries, derived from the ops above
 from . import _tensor_surface as _surface  # noqa: E402

@@ -73,8 +73,9 @@ def _reflect2(x, twice_low, twice_high):
     return _ft.where(even, extra + lo, span - extra + lo)
 
 
-def _coords(g, n, padding_mode, align_corners):
-    x = _unnormalize(g, n, align_corners)
+def _pad(x, n, padding_mode, align_corners):
+    """An unnormalized coordinate moved inside by the padding mode (torch's
+    compute_coordinates; ``zeros`` leaves it, and reads outside give 0)."""
     if padding_mode == "border":
         return x.clamp(0, n - 1)
     if padding_mode == "reflection":
@@ -82,10 +83,30 @@ def _coords(g, n, padding_mode, align_corners):
     return x
 
 
+def _coords(g, n, padding_mode, align_corners):
+    return _pad(_unnormalize(g, n, align_corners), n, padding_mode, align_corners)
+
+
+def _cubic_weights(t):
+    """Keys' cubic convolution weights (A = -0.75) of the four taps at
+    offsets -1, 0, 1, 2 for the fractional position ``t``."""
+    a = -0.75
+
+    def near(x):  # |x| <= 1
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):  # 1 < |x| < 2
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+
+
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
-    """``F.grid_sample`` for 4-D inputs: ``input`` (N, C, H, W) read at the
-    normalized (x, y) positions of ``grid`` (N, Ho, Wo, 2), with bilinear or
-    nearest interpolation and zeros, border or reflection padding."""
+    """``F.grid_sample``: ``input`` (N, C, H, W) or (N, C, D, H, W) read at
+    the normalized (x, y[, z]) positions of ``grid`` (N, Ho, Wo, 2) or
+    (N, Do, Ho, Wo, 3); ``bilinear`` (trilinear for 5-D), ``nearest`` or
+    ``bicubic`` (4-D) interpolation, with zeros, border or reflection
+    padding. Gathers and weights, so it records a graph for both inputs."""
     align_corners = bool(align_corners)
     if mode not in ("bilinear", "nearest", "bicubic"):
         raise ValueError(
@@ -94,36 +115,90 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         raise ValueError(
             "nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or 'reflection', "
             f"but got: '{padding_mode}'")
-    if input.dim() != 4:
-        raise NotImplementedError("grid_sample: only 4-D inputs (N, C, H, W) are supported")
-    if mode == "bicubic":
-        raise NotImplementedError("grid_sample: mode 'bicubic' is not supported")
-    if grid.dim() != 4 or grid.shape[-1] != 2 or grid.shape[0] != input.shape[0]:
+    if input.dim() not in (4, 5):
         raise RuntimeError(
-            f"grid_sampler(): expected grid to have size 2 in last dimension and the same batch size as input, "
-            f"but got grid with sizes {list(grid.shape)}")
-    n, c, h, w = input.shape
-    ho, wo = grid.shape[1], grid.shape[2]
-    x = _coords(grid[..., 0], w, padding_mode, align_corners)
-    y = _coords(grid[..., 1], h, padding_mode, align_corners)
-    flat = input.reshape(n, c, h * w)
+            f"grid_sampler(): expected 4D or 5D input and grid with same number of dimensions, but got "
+            f"input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
+    nd = input.dim() - 2
+    if mode == "bicubic" and nd != 2:
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+    if grid.dim() != input.dim() or grid.shape[-1] != nd or grid.shape[0] != input.shape[0]:
+        raise RuntimeError(
+            f"grid_sampler(): expected grid to have size {nd} in last dimension and the same batch "
+            f"size as input, but got grid with sizes {list(grid.shape)}")
+    n, c = input.shape[0], input.shape[1]
+    sizes = list(input.shape[2:])  # (H, W) or (D, H, W)
+    out = list(grid.shape[1:-1])
+    total = 1
+    for o in out:
+        total *= o
+    strides = [1] * nd
+    for a in range(nd - 2, -1, -1):
+        strides[a] = strides[a + 1] * sizes[a + 1]
+    flat = input.reshape(n, c, -1)
+    # grid component k addresses the k-th spatial dim from the last (x: W)
+    comp = [grid[..., nd - 1 - a] for a in range(nd)]
 
-    def read(xi, yi):
-        """input at integer positions (N, Ho, Wo), 0 outside."""
-        inside = (xi >= 0) & (xi <= w - 1) & (yi >= 0) & (yi <= h - 1)
-        idx = (yi.clamp(0, h - 1) * w + xi.clamp(0, w - 1)).to(_ft.int64)
-        idx = idx.reshape(n, 1, ho * wo).expand(n, c, ho * wo)
-        vals = flat.gather(2, idx).reshape(n, c, ho, wo)
+    def read(pos):
+        """input at integer positions (one (N, *out) tensor per axis), 0 outside."""
+        inside, lin = None, None
+        for a, p in enumerate(pos):
+            ok = (p >= 0) & (p <= sizes[a] - 1)
+            inside = ok if inside is None else inside & ok
+            term = p.clamp(0, sizes[a] - 1) * strides[a]
+            lin = term if lin is None else lin + term
+        idx = lin.to(_ft.int64).reshape(n, 1, total).expand(n, c, total)
+        vals = flat.gather(2, idx).reshape(n, c, *out)
         return _ft.where(inside.unsqueeze(1), vals, _ft.zeros((), dtype=input.dtype))
 
     if mode == "nearest":
-        return read(_ft.round(x), _ft.round(y))
-    x0, y0 = _ft.floor(x), _ft.floor(y)
-    x1, y1 = x0 + 1, y0 + 1
-    wx1, wy1 = x - x0, y - y0
-    wx0, wy0 = 1 - wx1, 1 - wy1
-    return (read(x0, y0) * (wx0 * wy0).unsqueeze(1) + read(x1, y0) * (wx1 * wy0).unsqueeze(1)
-            + read(x0, y1) * (wx0 * wy1).unsqueeze(1) + read(x1, y1) * (wx1 * wy1).unsqueeze(1))
+        return read([_ft.round(_coords(comp[a], sizes[a], padding_mode, align_corners))
+                     for a in range(nd)])
+    if mode == "bilinear":
+        xs = [_coords(comp[a], sizes[a], padding_mode, align_corners) for a in range(nd)]
+        lo = [_ft.floor(x) for x in xs]
+        frac = [x - f for x, f in zip(xs, lo)]
+        result = None
+        for corner in range(2 ** nd):
+            bits = [(corner >> (nd - 1 - a)) & 1 for a in range(nd)]
+            w = None
+            for a, b in enumerate(bits):
+                wa = frac[a] if b else 1 - frac[a]
+                w = wa if w is None else w * wa
+            term = read([lo[a] + bits[a] for a in range(nd)]) * w.unsqueeze(1)
+            result = term if result is None else result + term
+        return result
+    # bicubic: taps around the unnormalized position, each tap moved by the padding
+    xs = [_unnormalize(comp[a], sizes[a], align_corners) for a in range(nd)]
+    lo = [_ft.floor(x) for x in xs]
+    wy, wx = _cubic_weights(xs[0] - lo[0]), _cubic_weights(xs[1] - lo[1])
+    result = None
+    for i in range(4):
+        yi = _pad(lo[0] - 1 + i, sizes[0], padding_mode, align_corners)
+        row = None
+        for j in range(4):
+            xj = _pad(lo[1] - 1 + j, sizes[1], padding_mode, align_corners)
+            term = read([yi, xj]) * wx[j].unsqueeze(1)
+            row = term if row is None else row + term
+        term = row * wy[i].unsqueeze(1)
+        result = term if result is None else result + term
+    return result
+
+
+_MODES = {0: "bilinear", 1: "nearest", 2: "bicubic"}
+_PADDINGS = {0: "zeros", 1: "border", 2: "reflection"}
+
+
+def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
+    """``torch.grid_sampler``: ``grid_sample`` with torch's integer codes
+    (mode 0 bilinear, 1 nearest, 2 bicubic; padding 0 zeros, 1 border, 2
+    reflection)."""
+    return grid_sample(input, grid, _MODES[interpolation_mode], _PADDINGS[padding_mode],
+                       align_corners)
+
+
+grid_sampler_2d = grid_sampler
+grid_sampler_3d = grid_sampler
 
 
 # --- unpooling ------------------------------------------------------------
