@@ -146,3 +146,27 @@ def test_eig_of_a_complex_matrix():
     assert _through_parts(
         lambda z: (lambda l, vv: (vv.abs() * W.real).sum() + (l * l).real.sum())(
             *torch.linalg.eig(z)), a)
+
+
+def test_lu_householder_and_lstsq_of_complex_matrices():
+    a, b = A[0], TALL[:3, :2]
+    lu, piv = torch.linalg.lu_factor(torch.tensor(a))
+    p, l, u = torch.linalg.lu(torch.tensor(a))
+    close(p.numpy() @ l.numpy() @ u.numpy(), a)
+    # zgetrf's pivot: the largest |re| + |im| in the column
+    assert piv[0].item() == int(np.argmax(np.abs(a[:, 0].real) + np.abs(a[:, 0].imag))) + 1
+    close(torch.linalg.lu_solve(lu, piv, torch.tensor(b)).numpy(), np.linalg.solve(a, b))
+    close(torch.linalg.lu_solve(lu, piv, torch.tensor(b), adjoint=True).numpy(),
+          np.linalg.solve(np.conj(a.T), b))
+    v, tau = torch.geqrf(torch.tensor(TALL))
+    q = torch.linalg.householder_product(v, tau).numpy()
+    close(np.conj(q.T) @ q, np.eye(3))
+    close(q @ np.triu(v.numpy()[:3]), TALL)
+    x = torch.linalg.lstsq(torch.tensor(TALL), torch.tensor(crand(4, 2))).solution
+    assert tuple(x.shape) == (3, 2)
+    rhs = crand(4, 2)
+    close(torch.linalg.lstsq(torch.tensor(TALL), torch.tensor(rhs)).solution.numpy(),
+          np.linalg.lstsq(TALL, rhs, rcond=None)[0])
+    assert _through_parts(lambda z: (torch.linalg.lu_factor(z)[0] * W).real.sum(), a)
+    assert _through_parts(
+        lambda z: (torch.linalg.lstsq(z, torch.tensor(rhs)).solution * W[:, :2]).imag.sum(), TALL)

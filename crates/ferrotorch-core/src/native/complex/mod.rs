@@ -75,6 +75,8 @@ pub const COMPLEX_OPS: &[&str] = &[
     "linalg_norm", "linalg_inv_ex", "linalg_solve_ex", "linalg_matrix_power", "linalg_multi_dot",
     "linalg_vecdot", "linalg_tensorinv", "linalg_tensorsolve", "cholesky_inverse",
     "cholesky_solve", "trace", "linalg_matrix_exp", "linalg_cross", "cross", "linalg_eig", "linalg_eigvals",
+    "linalg_lu_factor", "linalg_lu_factor_ex", "linalg_lu", "linalg_lu_solve", "lu_unpack",
+    "linalg_householder_product", "orgqr", "ormqr", "linalg_lstsq", "lu_solve", "geqrf",
     // torch.fft
     "fft_fft", "fft_ifft", "fft_rfft", "fft_irfft", "fft_hfft", "fft_ihfft", "fft_fft2",
     "fft_ifft2", "fft_rfft2", "fft_irfft2", "fft_hfft2", "fft_ihfft2", "fft_fftn", "fft_ifftn",

@@ -103,6 +103,46 @@ pub(crate) fn slogdet(a: &CM) -> (c64, f64) {
     (sign, logabs)
 }
 
+/// LU with partial pivoting (`zgetrf`, unblocked; the pivot is the first
+/// entry of largest `|re| + |im|`): packed factors, 1-based row swaps and
+/// `info` (0, or the 1-based index of the first zero pivot).
+pub(crate) fn lu_factor(a: &CM) -> (CM, Vec<i32>, i32) {
+    let (m, n) = (a.r, a.c);
+    let mut lu = a.clone();
+    let mut piv = Vec::with_capacity(m.min(n));
+    let mut info = 0;
+    for j in 0..m.min(n) {
+        let mut p = j;
+        for i in j + 1..m {
+            if cabs1(lu.at(i, j)) > cabs1(lu.at(p, j)) {
+                p = i;
+            }
+        }
+        piv.push(p as i32 + 1);
+        if p != j {
+            for c in 0..n {
+                lu.d.swap(j * n + c, p * n + c);
+            }
+        }
+        let pivot = lu.at(j, j);
+        if pivot == c64::new(0.0, 0.0) {
+            if info == 0 {
+                info = j as i32 + 1;
+            }
+            continue;
+        }
+        for i in j + 1..m {
+            let l = lu.at(i, j) / pivot;
+            lu.set(i, j, l);
+            for c in j + 1..n {
+                let v = lu.at(i, c) - l * lu.at(j, c);
+                lu.set(i, c, v);
+            }
+        }
+    }
+    (lu, piv, info)
+}
+
 /// `A = L Lᴴ` from the lower triangle: `L` and `info` (0, or the order of
 /// the first minor that is not positive definite).
 pub(crate) fn cholesky(a: &CM) -> (CM, i32) {

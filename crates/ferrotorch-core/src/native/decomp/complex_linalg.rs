@@ -108,6 +108,42 @@ pub(crate) fn det(a: &Tensor) -> Result<Tensor> {
     deriv::det(a, d)
 }
 
+/// `torch.linalg.lu_factor_ex` of complex matrices: packed `LU`, 1-based
+/// int32 `pivots` and `info`.
+pub(crate) fn lu_factor_ex(a: &Tensor, check_errors: bool) -> Result<(Tensor, Tensor, Tensor)> {
+    let op = "linalg.lu_factor";
+    check_matrix(op, a, false)?;
+    let (m, n) = (a.shape()[a.dim() - 2], a.shape()[a.dim() - 1]);
+    let batch = batch_of(a);
+    let (lu, piv, info) = crate::autograd::raw(&[a], || -> Result<(Tensor, Tensor, Vec<i32>)> {
+        let (mut lus, mut pivs, mut infos) = (Vec::new(), Vec::new(), Vec::new());
+        for mat in cmats(a)? {
+            let (lu, p, i) = ck::lu_factor(&mat);
+            lus.push(lu);
+            pivs.extend(p);
+            infos.push(i);
+        }
+        let mut ps = batch.clone();
+        ps.push(m.min(n));
+        Ok((
+            from_cmats(&batch, m, n, &lus, a.dtype())?,
+            Tensor::from_vec(pivs, &ps)?,
+            infos,
+        ))
+    })?;
+    if check_errors {
+        if let Some((i, v)) = first_failure(&info) {
+            crate::bail!(
+                Runtime,
+                "{op}: {}U[{v},{v}] is zero, singular U.",
+                batch_prefix(a.dim() > 2, i)
+            );
+        }
+    }
+    let lu = deriv::lu_factor(a, &piv, lu)?;
+    Ok((lu, piv, from_ints(&batch, info)?))
+}
+
 /// `torch.linalg.cholesky_ex` of a Hermitian matrix: `L` with `A = L Lᴴ`.
 pub(crate) fn cholesky_ex(a: &Tensor, upper: bool, check_errors: bool) -> Result<(Tensor, Tensor)> {
     let op = "linalg.cholesky";
@@ -184,6 +220,25 @@ pub(crate) fn qr(a: &Tensor, mode: &str) -> Result<(Tensor, Tensor)> {
         Ok((q, r))
     })?;
     deriv::qr(a, mode, q, r)
+}
+
+/// `torch.geqrf` of complex matrices: the packed reflectors and `τ` (not
+/// differentiable, as torch).
+pub(crate) fn geqrf(a: &Tensor) -> Result<(Tensor, Tensor)> {
+    check_matrix("geqrf", a, false)?;
+    let (m, n) = (a.shape()[a.dim() - 2], a.shape()[a.dim() - 1]);
+    let batch = batch_of(a);
+    let _g = crate::autograd::no_grad();
+    let (vs, taus): (Vec<CM>, Vec<Vec<c64>>) = cmats(a)?.iter().map(ck::geqrf).unzip();
+    let tau: Vec<c64> = taus.into_iter().flatten().collect();
+    let mut tshape = batch.clone();
+    tshape.push(m.min(n));
+    let flat: Vec<f64> = tau.iter().flat_map(|z| [z.re, z.im]).collect();
+    tshape.push(2);
+    let tau = Tensor::from_vec(flat, &tshape)?
+        .view_as_complex()?
+        .to_dtype(a.dtype())?;
+    Ok((from_cmats(&batch, m, n, &vs, a.dtype())?, tau))
 }
 
 /// `torch.linalg.eigh` of a Hermitian matrix: real ascending eigenvalues

@@ -56,6 +56,9 @@ impl Tensor {
 
     /// `torch.geqrf`: LAPACK's packed reflectors and `tau` (not differentiable, as torch).
     pub fn geqrf(&self) -> Result<(Tensor, Tensor)> {
+        if self.is_complex() {
+            return super::complex_linalg::geqrf(self);
+        }
         check_matrix("geqrf", self, false)?;
         let (m, n) = (self.shape()[self.dim() - 2], self.shape()[self.dim() - 1]);
         let batch = batch_of(self);
@@ -91,8 +94,13 @@ impl Tensor {
             let lead = lead.add(&one)?;
             let v = cat(&[lead, col.narrow(-1, i as i64 + 1, m - i - 1)?], -1)?;
             let t = tau.select(-1, i as i64)?.unsqueeze(-1)?.unsqueeze(-1)?;
-            // H q = q - tau v (vᵀ q)
-            let vt_q = v.unsqueeze(-2)?.matmul(&q)?;
+            // H q = q - tau v (vᴴ q)
+            let v_row = if v.is_complex() {
+                v.conj()?
+            } else {
+                Clone::clone(&v)
+            };
+            let vt_q = v_row.unsqueeze(-2)?.matmul(&q)?;
             q = q.sub(&v.unsqueeze(-1)?.matmul(&vt_q)?.mul(&t)?)?;
         }
         Ok(q)
@@ -157,7 +165,7 @@ impl Tensor {
         driver: Option<&str>,
     ) -> Result<(Tensor, Tensor, Tensor, Tensor)> {
         let op = "torch.linalg.lstsq";
-        check_matrix(op, self, false)?;
+        super::check_matrix_c(op, self, false)?;
         crate::ensure!(
             self.dtype() == b.dtype(),
             Runtime,
@@ -215,7 +223,12 @@ impl Tensor {
                     Clone::clone(&x)
                 })?
                 .sub(&b2)?;
-            r.mul(&r)?.sum_dim(Some(&[-2]), false, None)?
+            let r2 = if r.is_complex() {
+                r.abs()?.square()?
+            } else {
+                r.mul(&r)?
+            };
+            r2.sum_dim(Some(&[-2]), false, None)?
         } else {
             empty()?
         };

@@ -258,12 +258,15 @@ impl Tensor {
         check_errors: bool,
     ) -> Result<(Tensor, Tensor, Tensor)> {
         let op = "linalg.lu_factor";
-        check_matrix(op, self, false)?;
         crate::ensure!(
             pivot,
             NotImplemented,
             "{op}: LU without pivoting is not implemented on the CPU"
         );
+        if self.is_complex() {
+            return super::complex_linalg::lu_factor_ex(self, check_errors);
+        }
+        check_matrix(op, self, false)?;
         let (m, n) = (self.shape()[self.dim() - 2], self.shape()[self.dim() - 1]);
         let batch = batch_of(self);
         let (lu, piv, info) =
