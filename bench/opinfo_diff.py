@@ -62,7 +62,10 @@ def to_ft(x):
             if x.requires_grad:
                 t.requires_grad_(True)
             return t
-        arr = x.detach().cpu().resolve_conj().contiguous().numpy().copy()
+        src = x.detach().cpu().resolve_conj().contiguous()
+        if src.dtype == torch.bfloat16:  # NumPy has no bfloat16: through float32
+            src = src.float()
+        arr = src.numpy().copy()
         t = ft.tensor(arr) if arr.ndim else ft.tensor(arr.item(), dtype=dtype_to_ft(x.dtype))
         if t.dtype != dtype_to_ft(x.dtype):
             t = t.to(dtype_to_ft(x.dtype))
@@ -144,6 +147,9 @@ def compare(want, got, dtype, where="output", atol=None):
             return f"{where}: dtype {gd} != torch's {wd}"
         if want._is_zerotensor():
             want = torch.zeros(want.shape, dtype=want.dtype)
+        lowp = want.dtype in (torch.bfloat16, torch.float16)
+        if want.dtype == torch.bfloat16:  # NumPy has no bfloat16: compare in float32
+            want, got = want.float(), got.float()
         w = want.detach().cpu().resolve_conj().numpy()
         g = np.asarray(got.detach().numpy())
         if want.is_complex():
@@ -156,7 +162,7 @@ def compare(want, got, dtype, where="output", atol=None):
             return None
         tol = want.dtype.to_real() if want.dtype.to_real() in RTOL else dtype
         rtol, atol = RTOL.get(tol, 1e-3), atol or ATOL.get(tol, 1e-3)
-        if w.dtype in (np.float16,) or str(want.dtype) == "torch.bfloat16":
+        if lowp:
             rtol, atol = 1e-2, 1e-2
         w64, g64 = w.astype(np.float64), g.astype(np.float64)
         if not np.allclose(g64, w64, rtol=rtol, atol=atol, equal_nan=True):

@@ -251,6 +251,10 @@ from ._extra_ops import (nonzero_static, as_strided_scatter, native_layer_norm, 
                          native_batch_norm, native_group_norm, histogramdd, svd_lowrank,
                          pca_lowrank, grid_sampler, grid_sampler_2d, grid_sampler_3d)
 
+from . import _aten_extras  # noqa: E402
+
+_aten_extras.install(globals())
+
 # torch's aliases, in-place forms and small queries, derived from the ops above
 from . import _tensor_surface as _surface  # noqa: E402
 import sys as _sys  # noqa: E402

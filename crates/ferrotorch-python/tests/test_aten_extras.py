@@ -1,0 +1,64 @@
+"""ATen's underscore ops at the top level and linalg.matrix_sqrth/polar,
+against closed forms and NumPy."""
+
+import numpy as np
+import pytest
+
+import ferrotorch as torch
+
+
+def test_softmax_backward_data_is_the_softmax_gradient():
+    x = torch.randn(3, 4, dtype=torch.float64, requires_grad=True)
+    y = torch.softmax(x, 1)
+    g = torch.randn(3, 4, dtype=torch.float64)
+    (want,) = torch.autograd.grad(y, x, g)
+    got = torch._softmax_backward_data(g, y.detach(), 1, torch.float64)
+    assert torch.allclose(got, want, atol=1e-12)
+
+
+def test_chunk_cat():
+    a, b = torch.arange(6.0).reshape(2, 3), torch.arange(4.0).reshape(2, 2)
+    # a's rows cut in chunks of 2 (zero-padded), b's in chunks of 1
+    assert torch._chunk_cat([a, b], 1, 2).tolist() == [[[0, 1, 0], [2, 0, 1]],
+                                                        [[3, 4, 2], [5, 0, 3]]]
+    out = torch._chunk_cat([torch.arange(5.0), torch.arange(3.0)], 0, 2)
+    assert out.tolist() == [[0, 1, 2, 0, 1], [3, 4, 0, 2, 0]]
+
+
+def test_masked_index_pair():
+    x = torch.arange(5.0)
+    mask = torch.tensor([True, False, True])
+    idx = torch.tensor([4, 99, 0])
+    assert torch._unsafe_masked_index(x, mask, [idx], -1.0).tolist() == [4.0, -1.0, 0.0]
+    acc = torch._unsafe_masked_index_put_accumulate(torch.zeros(5), mask, [torch.tensor([1, 1, 1])],
+                                                     torch.tensor([1.0, 2.0, 3.0]))
+    assert acc.tolist() == [0.0, 4.0, 0.0, 0.0, 0.0]
+
+
+def test_pool_and_dropout_backward_helpers():
+    x = torch.tensor([[[[1.0, 5.0], [3.0, 2.0]]]])
+    _, idx = torch.nn.functional.max_pool2d(x, 2, return_indices=True)
+    g = torch.max_pool2d_with_indices_backward(torch.tensor([[[[7.0]]]]), x, 2, 2, 0, 1, False, idx)
+    assert g.tolist() == [[[[0.0, 7.0], [0.0, 0.0]]]]
+    assert torch.native_dropout_backward(torch.ones(3), torch.tensor([True, False, True]),
+                                         2.0).tolist() == [2.0, 0.0, 2.0]
+
+
+def test_matrix_sqrth_and_polar():
+    rng = np.random.default_rng(3)
+    m = rng.standard_normal((4, 4))
+    spd = m @ m.T + 4 * np.eye(4)
+    x = torch.linalg.matrix_sqrth(torch.tensor(spd)).numpy()
+    np.testing.assert_allclose(x @ x, spd, rtol=1e-10)
+    np.testing.assert_allclose(x, x.T, atol=1e-12)
+    a = rng.standard_normal((5, 3)) + 1j * rng.standard_normal((5, 3))
+    u, h = torch.linalg.polar(torch.tensor(a))
+    u, h = u.numpy(), h.numpy()
+    np.testing.assert_allclose(u @ h, a, atol=1e-12)
+    np.testing.assert_allclose(np.conj(u.T) @ u, np.eye(3), atol=1e-12)
+    assert np.all(np.linalg.eigvalsh(h) > 0)
+    with pytest.raises(RuntimeError, match="at least as many rows as columns"):
+        torch.linalg.polar(torch.randn(2, 4))
+    assert torch.autograd.gradcheck(
+        lambda t: torch.linalg.matrix_sqrth(t @ t.mT + 3 * torch.eye(3, dtype=torch.float64)),
+        (torch.randn(3, 3, dtype=torch.float64, requires_grad=True),))
