@@ -126,6 +126,8 @@ def check(want, got, where):
             # compared as (re, im) pairs, with the tolerances of the parts
             got = ft.view_as_real(got.detach())
             dtype = "float32" if dtype == "complex64" else "float64"
+        if dtype == "bfloat16":  # NumPy has no bfloat16: read it as float32
+            got = got.float()
         g = np.asarray(got.detach().numpy()).astype(np.float64)
         if dtype == "bool" or not dtype.startswith("float"):
             assert np.array_equal(g, arr), f"{where}: values differ"
