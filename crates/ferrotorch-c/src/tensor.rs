@@ -426,6 +426,13 @@ pub extern "C" fn ft_tensor_data_ptr(t: *const FtTensor, out: *mut *mut c_void) 
     let what = "ft_tensor_data_ptr";
     entry(what, || {
         let t = tensor(what, t)?;
+        if t.is_conj() {
+            // the memory holds the unconjugated values (Note [The conjugate bit])
+            return Err(Fail::new(
+                FtStatus::FtErrorValue,
+                "ft_tensor_data_ptr: the tensor has the conjugate bit set; call resolve_conj first",
+            ));
+        }
         t.storage().mark_exported(); // Note [Moving a storage into shared memory]
         put(what, out, t.data_ptr() as *mut c_void)
     })

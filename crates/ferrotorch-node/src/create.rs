@@ -253,6 +253,13 @@ unsafe extern "C" fn drop_tensor(
 /// A TypedArray over a contiguous tensor's bytes (Note [Shared JavaScript
 /// memory]).
 pub(crate) fn typed_view(env: sys::napi_env, t: Core) -> napi::Result<sys::napi_value> {
+    // a conjugated view's values, copied (Note [The conjugate bit])
+    let t = if t.is_conj() {
+        t.resolve_conj()
+            .map_err(|e| napi::Error::from_reason(e.to_string()))?
+    } else {
+        t
+    };
     let (ty, lanes) = array_type_of(t.dtype());
     let len = t.numel() * lanes;
     let nbytes = len * t.element_size();

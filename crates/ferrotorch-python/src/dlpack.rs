@@ -104,6 +104,12 @@ impl PyTensor {
                 "__dlpack__: stream must be None for CPU tensors",
             ));
         }
+        if self.t.is_conj() {
+            // the consumer would read the unconjugated memory (Note [The conjugate bit])
+            return Err(PyBufferError::new_err(
+                "Can't export tensors with the conjugate bit set; call resolve_conj() first",
+            ));
+        }
         if self.t.requires_grad() {
             return Err(PyRuntimeError::new_err(
                 "Can't export tensors that require gradient, use tensor.detach()",

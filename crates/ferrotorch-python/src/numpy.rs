@@ -277,6 +277,12 @@ fn typestr_of_dtype(d: DType) -> PyResult<&'static str> {
 
 /// `t.__array_interface__` for a CPU tensor that does not require grad.
 pub fn array_interface<'py>(py: Python<'py>, t: &Tensor) -> PyResult<Bound<'py, PyDict>> {
+    if t.is_conj() {
+        // NumPy would see the unconjugated memory (Note [The conjugate bit])
+        return Err(pyo3::exceptions::PyRuntimeError::new_err(
+            "Can't call numpy() on Tensor that has conjugate bit set. Use tensor.resolve_conj().numpy() instead.",
+        ));
+    }
     if t.requires_grad() {
         return Err(pyo3::exceptions::PyRuntimeError::new_err(
             "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.",

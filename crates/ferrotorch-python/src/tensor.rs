@@ -78,7 +78,15 @@ fn nested<'py>(py: Python<'py>, t: &Tensor) -> PyResult<Bound<'py, PyAny>> {
         let v: Vec<bool> = t.to_vec::<bool>().py()?;
         build(py, &v, &shape)
     } else if t.dtype().is_complex() {
-        let flat = t.detach().view_as_real().py()?.to_vec_f64().py()?;
+        // the values of a conjugated view (Note [The conjugate bit])
+        let flat = t
+            .detach()
+            .resolve_conj()
+            .py()?
+            .view_as_real()
+            .py()?
+            .to_vec_f64()
+            .py()?;
         let v: Vec<Bound<'_, PyAny>> = flat
             .chunks(2)
             .map(|p| pyo3::types::PyComplex::from_doubles(py, p[0], p[1]).into_any())

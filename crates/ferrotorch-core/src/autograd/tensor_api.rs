@@ -94,6 +94,7 @@ impl Tensor {
             return t;
         }
         Tensor::from_parts(self.0.storage.clone(), self.0.layout.clone(), self.0.dtype)
+            .marked_like(self)
     }
 
     /// Cut this tensor from the graph in place (`t.detach_()`).

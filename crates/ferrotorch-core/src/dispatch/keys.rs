@@ -140,7 +140,14 @@ pub fn local_keys() -> (DispatchKeySet, DispatchKeySet) {
 #[inline]
 pub fn interposed() -> bool {
     let l = LOCAL.with(Cell::get);
-    (l as u16) & !((l >> 16) as u16) & MODE_KEYS != 0
+    let (inc, exc) = (l as u16, (l >> 16) as u16);
+    if inc & !exc & MODE_KEYS != 0 {
+        return true;
+    }
+    // while a conjugated view is alive, calls outside a kernel (where the
+    // modes are not excluded) go through the dispatcher, which resolves it
+    // (Note [The conjugate bit])
+    exc & MODE_KEYS == 0 && crate::tensor::conj::any_live()
 }
 
 /// The keys a call on this thread passes, highest first: the backend, the

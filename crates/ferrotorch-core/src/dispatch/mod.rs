@@ -13,6 +13,7 @@
 
 mod alias;
 pub mod binding;
+mod conj;
 pub mod handle;
 mod ivalue;
 pub mod keys;
@@ -505,8 +506,11 @@ pub fn redispatch(e: &Arc<OpEntry>, a: &Args, ks: DispatchKeySet) -> Result<IVal
         if let Some(k) = e.kernel(key) {
             if key.is_backend() {
                 check_complex(e, a)?;
-                let _below_modes = keys::ExcludeGuard::modes();
-                return k(a);
+                // conjugated views resolved first (Note [The conjugate bit])
+                return conj::call(e, a, &|a: &Args| {
+                    let _below_modes = keys::ExcludeGuard::modes();
+                    k(a)
+                });
             }
             return k(a);
         }

@@ -169,7 +169,8 @@ impl Tensor {
     /// The elements in row-major order as little-endian bytes (what file
     /// formats such as safetensors store).
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
-        let t = self.contiguous()?;
+        // a conjugated view's values (Note [The conjugate bit])
+        let t = self.resolved()?.contiguous()?;
         let n = t.numel() * t.element_size();
         let _guard = lock_storages(&[t.storage()], &[]);
         // SAFETY: `t` is contiguous, so its `n` bytes start at data_ptr and
@@ -181,7 +182,7 @@ impl Tensor {
     /// Append [`Tensor::to_bytes`]'s bytes to `out`, copying once (how a
     /// file writer fills one buffer without a temporary per tensor).
     pub fn append_bytes(&self, out: &mut Vec<u8>) -> Result<()> {
-        let t = self.contiguous()?;
+        let t = self.resolved()?.contiguous()?;
         let n = t.numel() * t.element_size();
         let start = out.len();
         {
@@ -201,7 +202,7 @@ impl Tensor {
     /// Write [`Tensor::to_bytes`]'s bytes into `out`, which must be
     /// exactly `numel * element_size` bytes long.
     pub fn write_bytes(&self, out: &mut [u8]) -> Result<()> {
-        let t = self.contiguous()?;
+        let t = self.resolved()?.contiguous()?;
         let n = t.numel() * t.element_size();
         crate::ensure!(
             out.len() == n,

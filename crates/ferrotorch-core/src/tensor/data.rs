@@ -135,7 +135,8 @@ impl Tensor {
             self.dtype(),
             T::DTYPE
         );
-        let c = self.contiguous()?;
+        // a conjugated view's values, not its memory (Note [The conjugate bit])
+        let c = self.resolved()?.contiguous()?;
         let n = c.numel();
         let _g = crate::storage::lock_storages(&[c.storage()], &[]);
         // SAFETY: c is contiguous with n elements of T.
@@ -160,6 +161,10 @@ impl Tensor {
             "a Tensor with {} elements cannot be converted to Scalar",
             self.numel()
         );
+        if self.is_conj() {
+            // the value, not the memory (Note [The conjugate bit])
+            return self.resolved()?.item();
+        }
         let _g = crate::storage::lock_storages(&[self.storage()], &[]);
         Ok(crate::dispatch_dtype!(self.dtype(), T => {
             // SAFETY: one element at data_ptr.

@@ -330,6 +330,14 @@ fn complex_str(t: &Tensor, indent: usize, o: &PrintOptions) -> String {
 /// Suffixes after the data (`dtype=...`), plus any the caller adds
 /// (autograd adds `requires_grad=True`, `grad_fn=<...>`).
 pub(crate) fn render(t: &Tensor, extra: &[String]) -> String {
+    // a conjugated view prints its values (Note [The conjugate bit])
+    let resolved;
+    let t = if t.is_conj() {
+        resolved = t.resolve_conj().unwrap_or_else(|_| t.clone());
+        &resolved
+    } else {
+        t
+    };
     let o = get_printoptions();
     let prefix = "tensor(";
     let indent = prefix.len();

@@ -153,6 +153,11 @@ pub fn from_dl_dtype(t: DLDataType) -> Result<DType> {
 /// Whether `t` can be exported: torch refuses tensors that require grad.
 fn check_export(t: &Tensor) -> Result<()> {
     ensure!(
+        !t.is_conj(),
+        Runtime,
+        "Can't export tensors with the conjugate bit set; call resolve_conj() first"
+    );
+    ensure!(
         !t.requires_grad(),
         Runtime,
         "Can't export tensors that require gradient, use tensor.detach()"

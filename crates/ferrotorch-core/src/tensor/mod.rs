@@ -5,6 +5,7 @@
 //! change shape or strides return a new `Tensor` viewing the same storage.
 
 pub mod access;
+pub(crate) mod conj;
 pub(crate) mod create;
 pub(crate) mod create_ops;
 pub(crate) mod data;
@@ -37,6 +38,8 @@ pub(crate) struct TensorImpl {
     /// For views: the tensor (not itself a view) whose storage this views
     /// (Note [In-place autograd]).
     pub(crate) base: Option<Tensor>,
+    /// Set on a lazily conjugated view (Note [The conjugate bit]).
+    pub(crate) conj: Option<conj::ConjMark>,
 }
 
 /// An n-dimensional array with a runtime dtype over shared, strided storage.
@@ -96,6 +99,7 @@ impl Tensor {
                 crate::autograd::is_inference_mode_enabled(),
             ),
             base,
+            conj: None,
         }))
     }
 
@@ -223,7 +227,9 @@ impl Tensor {
             "view out of storage bounds"
         );
         let base = self.0.base.clone().unwrap_or_else(|| self.clone());
-        Tensor::with_base(self.0.storage.clone(), layout, self.0.dtype, Some(base))
+        let view = Tensor::with_base(self.0.storage.clone(), layout, self.0.dtype, Some(base));
+        // a view of a conjugated view is one too (Note [The conjugate bit])
+        view.marked_like(self)
     }
 
     /// The tensor this one is a view of (`t._base`), if it is a view.

@@ -407,3 +407,29 @@ fn gradcheck_the_fft_primitives() -> Result<()> {
     }
     Ok(())
 }
+
+/// Note [The conjugate bit]: the `conj` op makes a marked view; typed
+/// methods called on it see the conjugated values, views keep the mark,
+/// in-place ops write the conjugate back, and the typed `Tensor::conj`
+/// stays eager.
+#[test]
+fn lazy_conjugate_views() -> Result<()> {
+    use ferrotorch_core::dispatch::{call, IValue};
+    let x = c(&[(1.0, 2.0), (3.0, -1.0)], &[2]);
+    let z = call("conj", &[x.clone().into()], &[])?.into_tensor()?;
+    assert!(z.is_conj() && !x.is_conj());
+    assert_eq!(z.data_ptr(), x.data_ptr());
+    // arithmetic through typed methods, outside any kernel
+    assert_eq!(pairs(&z.add(&z)?), vec![(2.0, -4.0), (6.0, 2.0)]);
+    assert_eq!(pairs(&z.mul(&x)?), vec![(5.0, 0.0), (10.0, 0.0)]);
+    let t = z.unsqueeze(0)?;
+    assert!(t.is_conj() && t.data_ptr() == x.data_ptr());
+    assert_eq!(pairs(&z.resolve_conj()?), vec![(1.0, -2.0), (3.0, 1.0)]);
+    assert!(!z.resolve_conj()?.is_conj());
+    // in place through the view: x receives the conjugate
+    call("mul_", &[z.clone().into(), IValue::Float(2.0)], &[])?;
+    assert_eq!(pairs(&x), vec![(2.0, 4.0), (6.0, -2.0)]);
+    // the typed method is eager
+    assert!(!x.conj()?.is_conj());
+    Ok(())
+}

@@ -162,6 +162,12 @@ pub(crate) fn clone(x: &Tensor, y: Tensor) -> Result<Tensor> {
     simple("CloneBackward0", x, y, |g| Ok(g.clone()))
 }
 
+/// A conjugated view (Note [The conjugate bit]): the gradient is conjugated
+/// back, computed (never a marked tensor).
+pub(crate) fn conj_view(x: &Tensor, y: Tensor) -> Result<Tensor> {
+    simple("ConjBackward0", x, y, |g| g.conj_physical())
+}
+
 /// `to(dtype)`: the engine casts the gradient back to the input dtype.
 pub(crate) fn to_copy(x: &Tensor, y: Tensor) -> Result<Tensor> {
     simple("ToCopyBackward0", x, y, |g| Ok(g.clone()))

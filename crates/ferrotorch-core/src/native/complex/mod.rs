@@ -101,7 +101,8 @@ pub(crate) fn register(r: &mut Registry) {
     r.def_typed("polar(Tensor abs, Tensor angle) -> Tensor", |a: T, b: T| {
         polar(&a, &b)
     });
-    r.def_typed("conj(Tensor(a) self) -> Tensor(a)", |x: T| x.conj());
+    // the op is the lazy one (Note [The conjugate bit])
+    r.def_typed("conj(Tensor(a) self) -> Tensor(a)", |x: T| x.conj_view());
     r.def_typed("conj_physical(Tensor self) -> Tensor", |x: T| {
         x.conj_physical()
     });

@@ -133,11 +133,12 @@ impl Tensor {
         self.dtype().is_complex()
     }
 
-    /// `torch.conj`: the complex conjugate (real tensors are returned as
-    /// they are). ferrotorch conjugates eagerly; see the README's list of
-    /// differences (`is_conj()` is always false).
+    /// The complex conjugate, computed (real tensors are returned as they
+    /// are). The `conj` op called through the dispatcher (Python's
+    /// `t.conj()`) returns a lazily conjugated view instead
+    /// ([`Tensor::conj_view`], Note [The conjugate bit]); this typed method
+    /// is what code inside ferrotorch calls, and stays eager.
     pub fn conj(&self) -> Result<Tensor> {
-        crate::enter_op!("conj", self);
         if !self.dtype().is_complex() {
             return Ok(self.clone());
         }
@@ -154,15 +155,10 @@ impl Tensor {
         complex(&re, &im.neg()?)
     }
 
-    /// `torch.resolve_conj`: conjugation is never pending here, so this
-    /// is the tensor itself.
+    /// `torch.resolve_conj`: a conjugated view's values as an ordinary
+    /// tensor; any other tensor as it is.
     pub fn resolve_conj(&self) -> Result<Tensor> {
-        Ok(self.clone())
-    }
-
-    /// `t.is_conj()`: always false (Note [Complex numbers]).
-    pub fn is_conj(&self) -> bool {
-        false
+        self.resolved()
     }
 }
 
