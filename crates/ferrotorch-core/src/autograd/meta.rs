@@ -82,7 +82,8 @@ pub(crate) fn set_grad_fn(t: &Tensor, node: Arc<Node>, output_nr: usize) {
 /// Re-derive a view's grad_fn from its base when the storage was written
 /// in place since the grad_fn was made (Note [In-place autograd]).
 pub(crate) fn refresh_view(t: &Tensor) {
-    if !t.is_view() {
+    // a conjugated view keeps its own history (Note [The conjugate bit])
+    if !t.is_view() || t.is_conj() {
         return;
     }
     let Some(made_at) = t.0.autograd.read(|m| m.view_version).flatten() else {

@@ -59,6 +59,8 @@ pub fn intercept(handle: &OpHandle, args: impl FnOnce() -> Vec<IValue>) -> Optio
     if !super::keys::interposed() {
         return None;
     }
+    // routed only by a live conjugated view: still ferrotorch's own call
+    let _internal = (!super::keys::mode_active()).then(super::keys::InternalGuard::new);
     Some(handle.call_full(&args()))
 }
 
@@ -83,6 +85,7 @@ pub fn intercept_tensor_kw(
     if !super::keys::interposed() {
         return None;
     }
+    let _internal = (!super::keys::mode_active()).then(super::keys::InternalGuard::new);
     let (pos, kw) = args();
     Some(handle.call(&pos, &kw).and_then(IValue::into_tensor))
 }

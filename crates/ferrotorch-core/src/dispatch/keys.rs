@@ -150,6 +150,41 @@ pub fn interposed() -> bool {
     exc & MODE_KEYS == 0 && crate::tensor::conj::any_live()
 }
 
+/// Whether a mode key (not only a live conjugated view) routes typed
+/// methods through the dispatcher on this thread.
+#[inline]
+pub fn mode_active() -> bool {
+    let l = LOCAL.with(Cell::get);
+    (l as u16) & !((l >> 16) as u16) & MODE_KEYS != 0
+}
+
+thread_local! {
+    static INTERNAL: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether the current boxed call came from a typed Rust method that took
+/// the boxed road only because a conjugated view is alive (Note [The
+/// conjugate bit]): ferrotorch's own code, which the complex opt-in
+/// check does not apply to, as it does not on the direct road.
+pub(crate) fn internal_call() -> bool {
+    INTERNAL.with(Cell::get)
+}
+
+/// Marks the calls made while it lives as [`internal_call`]s.
+pub(crate) struct InternalGuard(bool);
+
+impl InternalGuard {
+    pub(crate) fn new() -> InternalGuard {
+        InternalGuard(INTERNAL.with(|c| c.replace(true)))
+    }
+}
+
+impl Drop for InternalGuard {
+    fn drop(&mut self) {
+        INTERNAL.with(|c| c.set(self.0));
+    }
+}
+
 /// The keys a call on this thread passes, highest first: the backend, the
 /// autograd layer and the included modes, minus the excluded ones.
 pub fn call_keys() -> DispatchKeySet {

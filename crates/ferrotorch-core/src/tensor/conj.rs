@@ -59,6 +59,11 @@ impl Tensor {
         if !self.dtype().is_complex() {
             return Ok(self.clone());
         }
+        // a view of `self`'s base; after an in-place write to the base its
+        // history is not regenerated as a plain strided view (which would
+        // drop the conjugation, `autograd::meta::refresh_view`): its
+        // ConjBackward saves `self`, so using it after such a write is the
+        // usual "modified by an inplace operation" error
         let base = self.0.base.clone().unwrap_or_else(|| self.clone());
         let out = Tensor(Arc::new(TensorImpl {
             storage: self.0.storage.clone(),

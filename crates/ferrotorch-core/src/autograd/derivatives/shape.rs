@@ -165,7 +165,20 @@ pub(crate) fn clone(x: &Tensor, y: Tensor) -> Result<Tensor> {
 /// A conjugated view (Note [The conjugate bit]): the gradient is conjugated
 /// back, computed (never a marked tensor).
 pub(crate) fn conj_view(x: &Tensor, y: Tensor) -> Result<Tensor> {
-    simple("ConjBackward0", x, y, |g| g.conj_physical())
+    if !needs_grad(&[x]) {
+        return Ok(y);
+    }
+    // `x` is saved only for its version: the view shares its memory
+    record1(
+        "ConjBackward0",
+        &[x],
+        y,
+        smallvec::smallvec![Save::Tensor(x)],
+        |c: &Ctx| {
+            let _ = c.saved(0);
+            Ok(smallvec::smallvec![Some(c.grad().conj_physical()?)])
+        },
+    )
 }
 
 /// `to(dtype)`: the engine casts the gradient back to the input dtype.
