@@ -62,3 +62,23 @@ def test_matrix_sqrth_and_polar():
     assert torch.autograd.gradcheck(
         lambda t: torch.linalg.matrix_sqrth(t @ t.mT + 3 * torch.eye(3, dtype=torch.float64)),
         (torch.randn(3, 3, dtype=torch.float64, requires_grad=True),))
+
+
+def test_segment_reduce():
+    x = torch.arange(6.0)
+    lengths = torch.tensor([2, 0, 4])
+    assert torch.segment_reduce(x, "sum", lengths=lengths).tolist() == [1.0, 0.0, 14.0]
+    assert torch.segment_reduce(x, "max", offsets=torch.tensor([0, 2, 2, 6])).tolist() == \
+        [1.0, float("-inf"), 5.0]
+    # mean divides by the length; initial starts every segment and fills the empty one
+    got = torch.segment_reduce(x, "mean", lengths=lengths, initial=7.0).tolist()
+    assert got == [4.0, 7.0, 21.0 / 4]
+    assert torch.segment_reduce(x, "prod", lengths=torch.tensor([3, 3])).tolist() == [0.0, 60.0]
+    rows = torch.segment_reduce(torch.arange(12.0).reshape(2, 6), "sum",
+                                lengths=torch.tensor([[2, 4], [3, 3]]), axis=1)
+    assert rows.tolist() == [[1.0, 14.0], [21.0, 30.0]]
+    with pytest.raises(RuntimeError, match="sum to data.size"):
+        torch.segment_reduce(x, "sum", lengths=torch.tensor([1, 1]))
+    w = torch.tensor([1.0, 2.0, 3.0, 4.0], dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(
+        lambda t: torch.segment_reduce(t, "mean", lengths=torch.tensor([1, 3])), (w,))

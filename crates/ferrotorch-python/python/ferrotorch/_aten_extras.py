@@ -162,9 +162,65 @@ def install(namespace):
                  "_unsafe_masked_index_put_accumulate", "_native_batch_norm_legit",
                  "_batch_norm_with_update", "native_dropout_backward",
                  "max_pool2d_with_indices_backward", "_upsample_bilinear2d_aa",
-                 "_upsample_bicubic2d_aa"]:
+                 "_upsample_bicubic2d_aa", "segment_reduce", "_segment_reduce"]:
         namespace.setdefault(name, globals()[name])
     linalg = namespace["linalg"]
     for name in ("matrix_sqrth", "polar"):
         if not hasattr(linalg, name):
             setattr(linalg, name, globals()[name])
+
+
+_SEGMENT_EMPTY = {"sum": 0.0, "prod": 1.0, "max": float("-inf"), "min": float("inf"),
+                  "mean": float("nan")}
+
+
+def segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, axis=0,
+                   unsafe=False, initial=None):
+    """``torch.segment_reduce``: reduce consecutive segments of ``data``
+    along ``axis`` (``lengths``, or ``offsets`` of their starts and end);
+    ``initial`` starts each segment's reduction (and is an empty segment's
+    value). ``mean`` divides by the segment's length. By ``scatter_reduce``,
+    so it records a graph."""
+    import numpy as np
+
+    ft = _ft()
+    if reduce not in _SEGMENT_EMPTY:
+        raise RuntimeError(f"segment_reduce: reduce must be one of sum, mean, max, min, prod; got {reduce}")
+    if indices is not None:
+        raise RuntimeError("segment_reduce(): indices based reduction is not supported yet.")
+    if (lengths is None) == (offsets is None):
+        raise RuntimeError("segment_reduce(): Either lengths or offsets must be defined")
+    axis = axis % data.dim()
+    lens = (np.diff(offsets.numpy(), axis=-1) if lengths is None else lengths.numpy()).astype(np.int64)
+    lead = tuple(data.shape[:axis])
+    lens2 = np.broadcast_to(lens, lead + lens.shape[-1:]).reshape(-1, lens.shape[-1])
+    n = data.shape[axis]
+    if not unsafe:
+        if (lens2 < 0).any():
+            raise RuntimeError("segment_reduce(): lengths contains negative value!")
+        if (lens2.sum(-1) != n).any():
+            raise RuntimeError(f"segment_reduce(): Expected all rows of lengths along axis to sum "
+                               f"to data.size(lengths.dim()-1) but got {lens2.sum(-1).tolist()}")
+    nseg = lens2.shape[-1]
+    seg = np.stack([np.repeat(np.arange(nseg), row) for row in lens2]).reshape(lead + (n,))
+    rest = tuple(data.shape[axis + 1:])
+    idx = ft.tensor(seg.reshape(seg.shape + (1,) * len(rest))).expand(*lead, n, *rest)
+    out_shape = lead + (nseg,) + rest
+    fill = _SEGMENT_EMPTY[reduce] if initial is None else float(initial)
+    base = ft.full(out_shape, 0.0 if reduce == "mean" else fill, dtype=data.dtype)
+    if reduce == "mean":
+        total = base.scatter_reduce(axis, idx, data, "sum", include_self=False)
+        if initial is not None:
+            total = total + float(initial)
+        count = ft.tensor(lens2.reshape(lead + (nseg,) + (1,) * len(rest)), dtype=data.dtype)
+        out = total / count.clamp(min=1)
+        return ft.where(count == 0, ft.tensor(fill, dtype=data.dtype), out)
+    mode = {"max": "amax", "min": "amin"}.get(reduce, reduce)
+    return base.scatter_reduce(axis, idx, data, mode, include_self=initial is not None)
+
+
+def _segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, axis=0,
+                    unsafe=False, initial=None):
+    """``torch._segment_reduce``: :func:`segment_reduce`."""
+    return segment_reduce(data, reduce, lengths=lengths, indices=indices, offsets=offsets,
+                          axis=axis, unsafe=unsafe, initial=initial)
