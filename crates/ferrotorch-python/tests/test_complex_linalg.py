@@ -170,3 +170,9 @@ def test_lu_householder_and_lstsq_of_complex_matrices():
     assert _through_parts(lambda z: (torch.linalg.lu_factor(z)[0] * W).real.sum(), a)
     assert _through_parts(
         lambda z: (torch.linalg.lstsq(z, torch.tensor(rhs)).solution * W[:, :2]).imag.sum(), TALL)
+
+
+def test_vander_of_complex_points():
+    z = np.array([1 + 1j, 0.5 - 2j, -1j])
+    close(torch.linalg.vander(torch.tensor(z), N=4).numpy(), np.vander(z, 4, increasing=True))
+    assert _through_parts(lambda t: (torch.linalg.vander(t, N=3) * W).real.sum(), z)

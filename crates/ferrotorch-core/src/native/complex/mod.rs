@@ -74,7 +74,7 @@ pub const COMPLEX_OPS: &[&str] = &[
     "linalg_pinv", "linalg_matrix_rank", "linalg_cond", "linalg_matrix_norm", "linalg_vector_norm",
     "linalg_norm", "linalg_inv_ex", "linalg_solve_ex", "linalg_matrix_power", "linalg_multi_dot",
     "linalg_vecdot", "linalg_tensorinv", "linalg_tensorsolve", "cholesky_inverse",
-    "cholesky_solve", "trace", "linalg_matrix_exp", "linalg_cross", "cross", "linalg_eig", "linalg_eigvals",
+    "cholesky_solve", "trace", "linalg_matrix_exp", "linalg_cross", "cross", "linalg_vander", "linalg_eig", "linalg_eigvals",
     "linalg_lu_factor", "linalg_lu_factor_ex", "linalg_lu", "linalg_lu_solve", "lu_unpack",
     "linalg_householder_product", "orgqr", "ormqr", "linalg_lstsq", "lu_solve", "geqrf",
     // torch.fft

@@ -336,6 +336,16 @@ impl Tensor {
         // a 0-d x is one point, as torch
         let x = x.atleast_1d()?;
         let ones = x.unsqueeze(-1)?.ones_like()?;
+        if x.is_complex() {
+            // cumprod has no complex kernel: the powers one product at a time
+            let col = x.unsqueeze(-1)?;
+            let mut cols = vec![ones];
+            for _ in 1..n {
+                let next = cols.last().expect("starts with ones").mul(&col)?;
+                cols.push(next);
+            }
+            return cat(&cols, -1);
+        }
         let mut shape: Vec<i64> = x.shape().iter().map(|&s| s as i64).collect();
         shape.push(n - 1);
         let powers = x.unsqueeze(-1)?.expand(&shape)?.cumprod(-1, None)?;
