@@ -249,7 +249,8 @@ Tensor.lu = lu
 
 from ._extra_ops import (nonzero_static, as_strided_scatter, native_layer_norm,  # noqa: E402,F401
                          native_batch_norm, native_group_norm, histogramdd, svd_lowrank,
-                         pca_lowrank, grid_sampler, grid_sampler_2d, grid_sampler_3d)
+                         pca_lowrank)
+from .nn._functional_sampling import grid_sampler, grid_sampler_2d, grid_sampler_3d  # noqa: E402,F401
 
 from . import _aten_extras  # noqa: E402
 

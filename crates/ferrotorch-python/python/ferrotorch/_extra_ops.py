@@ -20,22 +20,6 @@ def _ft():
     return ferrotorch
 
 
-def _grid_sampler(name):
-    def f(input, grid, interpolation_mode, padding_mode, align_corners):
-        from .nn._functional_sampling import grid_sampler
-
-        return grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
-
-    f.__name__ = name
-    f.__doc__ = "``torch.%s``: ``F.grid_sample`` with torch's integer mode codes." % name
-    return f
-
-
-grid_sampler = _grid_sampler("grid_sampler")
-grid_sampler_2d = _grid_sampler("grid_sampler_2d")
-grid_sampler_3d = _grid_sampler("grid_sampler_3d")
-
-
 def nonzero_static(input, *, size, fill_value=-1):
     """The first ``size`` rows of ``nonzero(input)``, padded with
     ``fill_value`` rows."""

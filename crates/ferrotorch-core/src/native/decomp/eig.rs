@@ -88,12 +88,8 @@ fn normalized(
 
 /// A complex tensor of `shape` from `(re, im)` pairs, in `dtype`.
 fn complex_tensor(pairs: &[(f64, f64)], shape: &[usize], dtype: DType) -> Result<Tensor> {
-    let flat: Vec<f64> = pairs.iter().flat_map(|&(r, i)| [r, i]).collect();
-    let mut s = shape.to_vec();
-    s.push(2);
-    Tensor::from_vec(flat, &s)?
-        .view_as_complex()?
-        .to_dtype(dtype)
+    let values = pairs.iter().map(|&(re, im)| faer::c64::new(re, im));
+    super::complex_linalg::complex_values(values, shape, dtype)
 }
 
 /// torch's `linalg_eig_backward` (Note [Complex numbers]:

@@ -21,15 +21,21 @@ impl Tensor {
             Runtime,
             "qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', or 'complete'"
         );
-        if self.is_complex() {
-            return super::complex_linalg::qr(self, mode);
-        }
         let (m, n) = (self.shape()[self.dim() - 2], self.shape()[self.dim() - 1]);
         let k = m.min(n);
         let batch = batch_of(self);
         let qcols = if mode == "complete" { m } else { k };
         let rrows = if mode == "complete" { m } else { k };
         let (q, r) = crate::autograd::raw(&[self], || -> Result<(Tensor, Tensor)> {
+            if self.is_complex() {
+                let (q, r) = super::complex_linalg::qr_values(self, qcols, rrows)?;
+                let q = if mode == "r" {
+                    Tensor::zeros(&[0], self.dtype())?
+                } else {
+                    q
+                };
+                return Ok((q, r));
+            }
             let mut qs = Vec::new();
             let mut rs = Vec::new();
             for a in mats(self)? {

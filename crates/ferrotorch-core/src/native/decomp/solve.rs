@@ -65,11 +65,17 @@ impl Tensor {
             "{op}: Incompatible shapes of A and B for the equation {} ({n}x{n} and {br}x{bc})",
             if left { "AX = B" } else { "XA = B" }
         );
-        if complex {
-            return super::complex_linalg::solve_triangular(self, b, upper, left, unitriangular);
-        }
         let (a2, b2) = broadcast_batch(self, b)?;
         let x = crate::autograd::raw(&[self, b], || -> Result<Tensor> {
+            if complex {
+                return super::complex_linalg::solve_triangular_values(
+                    &a2,
+                    &b2,
+                    upper,
+                    left,
+                    unitriangular,
+                );
+            }
             let xs: Vec<M> = mats(&a2)?
                 .iter()
                 .zip(mats(&b2)?)
@@ -263,14 +269,14 @@ impl Tensor {
             NotImplemented,
             "{op}: LU without pivoting is not implemented on the CPU"
         );
-        if self.is_complex() {
-            return super::complex_linalg::lu_factor_ex(self, check_errors);
-        }
-        check_matrix(op, self, false)?;
+        super::check_matrix_c(op, self, false)?;
         let (m, n) = (self.shape()[self.dim() - 2], self.shape()[self.dim() - 1]);
         let batch = batch_of(self);
         let (lu, piv, info) =
             crate::autograd::raw(&[self], || -> Result<(Tensor, Tensor, Vec<i32>)> {
+                if self.is_complex() {
+                    return super::complex_linalg::lu_factor_values(self);
+                }
                 let mut lus = Vec::new();
                 let mut pivs = Vec::new();
                 let mut infos = Vec::new();
@@ -340,14 +346,14 @@ impl Tensor {
 
     /// `torch.linalg.cholesky_ex`: `L` (or `U = Lᵀ`) and `info`.
     pub fn linalg_cholesky_ex(&self, upper: bool, check_errors: bool) -> Result<(Tensor, Tensor)> {
-        if self.is_complex() {
-            return super::complex_linalg::cholesky_ex(self, upper, check_errors);
-        }
         let op = "linalg.cholesky";
-        check_matrix(op, self, true)?;
+        super::check_matrix_c(op, self, true)?;
         let n = self.shape()[self.dim() - 1];
         let batch = batch_of(self);
         let (l, info) = crate::autograd::raw(&[self], || -> Result<(Tensor, Vec<i32>)> {
+            if self.is_complex() {
+                return super::complex_linalg::cholesky_values(self);
+            }
             let (ls, infos): (Vec<M>, Vec<i32>) = mats(self)?.iter().map(kernels::cholesky).unzip();
             Ok((from_mats(&batch, n, n, &ls, self.dtype())?, infos))
         })?;

@@ -3,7 +3,7 @@
 //! `matrix_rank`, `cond`.
 
 use super::kernels;
-use super::{batch_of, check_matrix, from_mats, from_vecs, mats, mt};
+use super::{batch_of, from_mats, from_vecs, mats, mt};
 use crate::autograd::derivatives::decomp as deriv;
 use crate::dispatch::Registry;
 use crate::dtype::DType;
@@ -41,12 +41,12 @@ impl Tensor {
             Runtime,
             "{op}: Expected UPLO argument to be 'L' or 'U', but got {uplo}"
         );
-        if self.is_complex() {
-            return super::complex_linalg::eigh(self, uplo);
-        }
         let n = self.shape()[self.dim() - 1];
         let batch = batch_of(self);
         let (vals, vecs) = crate::autograd::raw(&[self], || -> Result<(Tensor, Tensor)> {
+            if self.is_complex() {
+                return super::complex_linalg::eigh_values(self, uplo == "L");
+            }
             let mut vs = Vec::new();
             let mut qs = Vec::new();
             for a in mats(self)? {
@@ -76,16 +76,15 @@ impl Tensor {
     /// values descending.
     pub fn linalg_svd(&self, full_matrices: bool) -> Result<(Tensor, Tensor, Tensor)> {
         let op = "linalg.svd";
-        if self.is_complex() {
-            super::check_matrix_c(op, self, false)?;
-            return super::complex_linalg::svd(self, full_matrices);
-        }
-        check_matrix(op, self, false)?;
+        super::check_matrix_c(op, self, false)?;
         let (m, n) = (self.shape()[self.dim() - 2], self.shape()[self.dim() - 1]);
         let k = m.min(n);
         let batch = batch_of(self);
         let (ucols, vrows) = if full_matrices { (m, n) } else { (k, k) };
         let (u, s, vh) = crate::autograd::raw(&[self], || -> Result<(Tensor, Tensor, Tensor)> {
+            if self.is_complex() {
+                return super::complex_linalg::svd_values(self, full_matrices);
+            }
             let mut us = Vec::new();
             let mut ss = Vec::new();
             let mut vs = Vec::new();
