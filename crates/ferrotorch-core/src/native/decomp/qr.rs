@@ -152,6 +152,7 @@ impl Tensor {
         left: bool,
         transpose: bool,
     ) -> Result<Tensor> {
+        check_ormqr(self, tau, other, left)?;
         let m = self.shape()[self.dim() - 2];
         let q = self.householder(tau, m)?;
         let q = if transpose { mt(&q)? } else { q };
@@ -277,4 +278,64 @@ pub(crate) fn register(r: &mut Registry) {
         "linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, str? driver=None) -> (Tensor solution, Tensor residuals, Tensor rank, Tensor singular_values)",
         |a: T, b: T, _rc: Option<f64>, d: Option<String>| a.linalg_lstsq(&b, d.as_deref()),
     );
+}
+
+/// torch's shape checks of `ormqr`, in its order.
+fn check_ormqr(a: &Tensor, tau: &Tensor, other: &Tensor, left: bool) -> Result<()> {
+    let op = "torch.ormqr";
+    crate::ensure!(
+        a.dim() >= 2,
+        Runtime,
+        "{op}: input must have at least 2 dimensions."
+    );
+    crate::ensure!(
+        other.dim() >= 2,
+        Runtime,
+        "{op}: other must have at least 2 dimensions."
+    );
+    let (ad, od) = (a.shape(), other.shape());
+    let (side, o) = if left {
+        (-2, od[od.len() - 2])
+    } else {
+        (-1, od[od.len() - 1])
+    };
+    let k = tau.shape().last().copied();
+    crate::ensure!(
+        k == Some(o.min(ad[ad.len() - 1])),
+        Runtime,
+        "{op}: tau.shape[-1] must be equal to min(other.shape[{side}], input.shape[-1])"
+    );
+    crate::ensure!(
+        o == ad[ad.len() - 2],
+        Runtime,
+        "{op}: other.shape[{side}] must be equal to input.shape[-2]"
+    );
+    crate::ensure!(
+        tau.dim() + 1 == a.dim(),
+        Runtime,
+        "{op}: Expected tau to have one dimension less than input, but got tau.ndim equal to {} and input.ndim is equal to {}",
+        tau.dim(),
+        a.dim()
+    );
+    crate::ensure!(
+        other.dim() == a.dim(),
+        Runtime,
+        "{op}: Expected other to have the same number of dimensions as input, but got other.ndim equal to {} and input.ndim is equal to {}",
+        other.dim(),
+        a.dim()
+    );
+    let batch = &ad[..ad.len() - 2];
+    crate::ensure!(
+        &tau.shape()[..tau.dim() - 1] == batch,
+        Runtime,
+        "{op}: Expected batch dimensions of tau to be equal to input.shape[:-2], but got {:?}",
+        &tau.shape()[..tau.dim() - 1]
+    );
+    crate::ensure!(
+        &od[..od.len() - 2] == batch,
+        Runtime,
+        "{op}: Expected batch dimensions of other to be equal to input.shape[:-2], but got {:?}",
+        &od[..od.len() - 2]
+    );
+    Ok(())
 }
