@@ -15,7 +15,10 @@ under several keys is stored once and loads as one tensor, and views of
 one storage load as views of one storage (the storage is saved once, as
 bytes, when two or more different views of it are saved). A flat dict of
 tensors (a state dict) keeps its keys as the safetensors names, so other
-safetensors readers see the usual layout.
+safetensors readers see the usual layout. Complex dtypes the format lacks
+(complex32, complex128) are stored as their (re, im) pairs
+(``view_as_real``) and named in ``ferrotorch.complex``; loading views them
+as complex again.
 
 Saving to a path writes a uniquely named temporary file in the same
 directory, syncs it, renames it over the target and syncs the directory:
@@ -36,6 +39,7 @@ class _Writer:
         self.memo = {}  # (storage ptr, offset, shape, stride, dtype) -> node
         self.groups = {}  # storage key -> list of tensors
         self.states = {}  # id of a custom class's object -> (it, its state)
+        self.paired = []  # names stored as view_as_real of a complex tensor
 
     def unique(self, name):
         base, n = name or "tensor", 0
@@ -67,15 +71,26 @@ class _Writer:
         are saved once as raw elements: ``{storage key: blob name}``."""
         self.blobs = {}
         for key, views in self.groups.items():
-            layouts = {(v.storage_offset(), tuple(v.shape), v.stride(), v.dtype) for v in views}
+            layouts = {(v.storage_offset(), tuple(v.shape), v.stride(), v.dtype, v.is_conj())
+                       for v in views}
             dtypes = {v.dtype for v in views}
             if len(layouts) > 1 and len(dtypes) == 1:
                 t = views[0]
                 n = key[1] // t.element_size()
                 blob = t.detach().as_strided((n,), (1,), 0)
+                if blob.is_conj():  # the blob holds the memory as it is
+                    blob = blob.conj()
                 name = self.unique(f"__storage_{len(self.blobs)}__")
-                self.tensors[name] = blob
+                self.tensors[name] = self.storable(name, blob)
                 self.blobs[key] = name
+
+    def storable(self, name, t):
+        """``t`` as safetensors can hold it: complex32/complex128 as their
+        (re, im) pairs, remembered under ``name``."""
+        if t.dtype in (_C.complex32, _C.complex128):
+            self.paired.append(name)
+            return t.detach().resolve_conj().view_as_real()
+        return t
 
     def node(self, obj, path):
         if isinstance(obj, _C.Tensor):
@@ -83,16 +98,19 @@ class _Writer:
 
             s = obj.untyped_storage()
             skey = (s.data_ptr(), s.nbytes())
-            lkey = skey + (obj.storage_offset(), tuple(obj.shape), obj.stride(), obj.dtype)
+            lkey = skey + (obj.storage_offset(), tuple(obj.shape), obj.stride(), obj.dtype,
+                           obj.is_conj())
             if lkey in self.memo:
                 return self.memo[lkey]
             flags = {"g": bool(obj.requires_grad), "p": isinstance(obj, Parameter)}
             if skey in self.blobs:
                 node = {"s": self.blobs[skey], "shape": list(obj.shape),
                         "stride": list(obj.stride()), "offset": obj.storage_offset(), **flags}
+                if obj.is_conj():  # a lazily conjugated view of the stored memory
+                    node["j"] = True
             else:
                 name = self.unique(path)
-                self.tensors[name] = obj
+                self.tensors[name] = self.storable(name, obj)
                 node = {"t": name, **flags}
             self.memo[lkey] = node
             return node
@@ -142,6 +160,8 @@ class _Reader:
             t = self.tensors[node["t"]]
         else:
             t = self.tensors[node["s"]].as_strided(node["shape"], node["stride"], node["offset"])
+            if node.get("j"):
+                t = t.conj()
         if node.get("p"):
             from .nn.parameter import Parameter
 
@@ -176,8 +196,10 @@ def save(obj, f):
     w.collect(obj)
     w.plan()
     layout = w.node(obj, "")  # a state dict's keys become the names
-    blob = _C._safetensors_save(sorted(w.tensors.items()),
-                                {"ferrotorch.layout": json.dumps(layout)})
+    meta = {"ferrotorch.layout": json.dumps(layout)}
+    if w.paired:
+        meta["ferrotorch.complex"] = json.dumps(sorted(w.paired))
+    blob = _C._safetensors_save(sorted(w.tensors.items()), meta)
     if not isinstance(f, (str, os.PathLike)):
         f.write(blob)
         return
@@ -218,6 +240,11 @@ def load(f, map_location=None, weights_only=True, mmap=None, **pickle_load_args)
     else:
         blob = f.read()
     tensors, meta = _C._safetensors_load(blob)
+    for name in json.loads(meta.get("ferrotorch.complex", "[]")):
+        t = tensors.get(name) if isinstance(name, str) else None
+        if t is None or t.dim() == 0 or t.shape[-1] != 2 or not t.is_floating_point():
+            raise RuntimeError(f"ferrotorch.load: {name!r} is listed as complex pairs but is not stored as them")
+        tensors[name] = t.view_as_complex()
     layout = meta.get("ferrotorch.layout")
     if layout is None:
         return tensors
