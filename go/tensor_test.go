@@ -173,3 +173,20 @@ func TestAutogradAgainstAnalyticGradients(t *testing.T) {
 		t.Fatal("NoGrad recorded, or did not restore")
 	}
 }
+
+func TestComplex32IsScalarType8(t *testing.T) {
+	// torch's c10::ScalarType numbers ComplexHalf 8: two float16s
+	if ft.Complex32 != 8 || ft.Complex32.Size() != 4 || ft.Complex32.String() != "torch.complex32" {
+		t.Fatalf("complex32: %d %d %s", ft.Complex32, ft.Complex32.Size(), ft.Complex32)
+	}
+	z, err := ft.Ones([]int64{2}, ft.Kw("dtype", ft.Complex32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if z.DType() != ft.Complex32 {
+		t.Fatalf("dtype %v", z.DType())
+	}
+	if s := z.String(); s != "tensor([1.+0.j, 1.+0.j], dtype=torch.complex32)" {
+		t.Fatalf("printed %q", s)
+	}
+}

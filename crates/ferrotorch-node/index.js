@@ -42,7 +42,13 @@ const ft = {
   int16: 'int16',
   int8: 'int8',
   uint8: 'uint8',
-  bool: 'bool'
+  bool: 'bool',
+  complex32: 'complex32',
+  chalf: 'complex32',
+  complex64: 'complex64',
+  cfloat: 'complex64',
+  complex128: 'complex128',
+  cdouble: 'complex128'
 }
 ops.install(ft)
 

@@ -3,7 +3,8 @@ import { Tensor } from './tensor'
 
 /** A dtype by name (`'float32'`, `'int64'`, ...), as torch's `torch.float32`. */
 export type DType = 'bool' | 'uint8' | 'int8' | 'int16' | 'int32' | 'int64' | 'float16' | 'bfloat16' |
-  'float32' | 'float64' | 'float' | 'double' | 'half' | 'long' | 'int' | 'short'
+  'float32' | 'float64' | 'float' | 'double' | 'half' | 'long' | 'int' | 'short' |
+  'complex32' | 'complex64' | 'complex128' | 'chalf' | 'cfloat' | 'cdouble'
 
 declare module './tensor' {
   interface Tensor {

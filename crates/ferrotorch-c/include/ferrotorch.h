@@ -107,6 +107,8 @@ enum FtDType
   FT_FLOAT32 = 6,
   // `torch.float64`
   FT_FLOAT64 = 7,
+  // `torch.complex32` (`torch.chalf`)
+  FT_COMPLEX32 = 8,
   // `torch.complex64`
   FT_COMPLEX64 = 9,
   // `torch.complex128`

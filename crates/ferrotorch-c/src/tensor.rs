@@ -34,6 +34,8 @@ pub enum FtDType {
     FtFloat32 = 6,
     /// `torch.float64`
     FtFloat64 = 7,
+    /// `torch.complex32` (`torch.chalf`)
+    FtComplex32 = 8,
     /// `torch.complex64`
     FtComplex64 = 9,
     /// `torch.complex128`
@@ -55,6 +57,7 @@ pub(crate) fn dtype_of(what: &str, code: i32) -> Res<DType> {
         5 => DType::F16,
         6 => DType::F32,
         7 => DType::F64,
+        8 => DType::C32,
         9 => DType::C64,
         10 => DType::C128,
         11 => DType::Bool,
@@ -79,6 +82,7 @@ pub(crate) fn code_of(d: DType) -> i32 {
         DType::F16 => 5,
         DType::F32 => 6,
         DType::F64 => 7,
+        DType::C32 => 8,
         DType::C64 => 9,
         DType::C128 => 10,
         DType::Bool => 11,

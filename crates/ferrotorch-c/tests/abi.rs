@@ -480,3 +480,22 @@ fn saved_program_runs_as_python_ran_it() {
     ok(ft_script_module_free(m));
     ok(ft_tensor_free(x));
 }
+
+#[test]
+fn complex32_is_torchs_scalar_type_8() {
+    // torch's c10::ScalarType numbers ComplexHalf 8
+    assert_eq!(FtDType::FtComplex32 as i32, 8);
+    let mut z = null_mut();
+    ok(ft_ones([2i64].as_ptr(), 1, 8, &mut z));
+    let mut code = -1;
+    ok(ft_tensor_dtype(z, &mut code));
+    assert_eq!(code, 8);
+    let mut s = null_mut();
+    ok(ft_tensor_to_string(z, &mut s));
+    let text = unsafe { CStr::from_ptr(s) }.to_str().unwrap().to_string();
+    ft_string_free(s);
+    assert_eq!(text, "tensor([1.+0.j, 1.+0.j], dtype=torch.complex32)");
+    let mut bad = null_mut();
+    assert_ne!(ft_ones([2i64].as_ptr(), 1, 12, &mut bad), FtStatus::FtOk);
+    ok(ft_tensor_free(z));
+}

@@ -32,7 +32,9 @@ pub mod storage;
 pub mod tensor;
 
 pub use device::Device;
-pub use dtype::{get_default_dtype, promote_types, result_type, set_default_dtype, DType};
+pub use dtype::{
+    get_default_dtype, promote_types, result_type, set_default_dtype, DType, ResultTypeArg,
+};
 pub use error::{Error, ErrorKind, Result};
 pub use half::{bf16, f16};
 pub use scalar::Scalar;

@@ -87,7 +87,8 @@ impl Scalar {
             DType::F16 => (-65504.0, 65504.0),
             DType::BF16 => (-3.3895313892515355e38, 3.3895313892515355e38),
             DType::F32 => (f32::MIN as f64, f32::MAX as f64),
-            DType::F64 | DType::C64 | DType::C128 => return true,
+            // complex<Half> conversions do not check overflow in c10 either
+            DType::F64 | DType::C32 | DType::C64 | DType::C128 => return true,
         };
         match self {
             Scalar::Bool(_) => true,
@@ -123,6 +124,7 @@ impl Scalar {
                 DType::BF16 => "c10::BFloat16",
                 DType::F32 => "float",
                 DType::F64 => "double",
+                DType::C32 => "c10::complex<c10::Half>",
                 DType::C64 => "c10::complex<float>",
                 DType::C128 => "c10::complex<double>",
             }

@@ -36,9 +36,10 @@ fn code(dtype: DType) -> Result<&'static str> {
         DType::U8 => "U8",
         DType::Bool => "BOOL",
         DType::C64 => "C64",
-        DType::C128 => bail!(
+        DType::C32 | DType::C128 => bail!(
             Runtime,
-            "safetensors: the format has no complex128 dtype (complex64 is C64)"
+            "safetensors: the format has no {} dtype (complex64 is C64)",
+            dtype.name()
         ),
     })
 }
@@ -76,6 +77,7 @@ fn rank(dtype: DType) -> u8 {
         DType::F64 => 9,
         DType::I64 => 10,
         DType::C128 => 11,
+        DType::C32 => 12,
     }
 }
 

@@ -116,6 +116,7 @@ fn array_type_of(d: DType) -> (i32, usize) {
         DType::I8 => (TA::int8_array, 1),
         DType::U8 | DType::Bool => (TA::uint8_array, 1),
         DType::F16 | DType::BF16 => (TA::uint16_array, 1),
+        DType::C32 => (TA::uint16_array, 2),
         DType::C64 => (TA::float32_array, 2),
         DType::C128 => (TA::float64_array, 2),
     }

@@ -224,3 +224,17 @@ test('works inside a worker thread, beside the main thread', async () => {
   assert.equal(got, 24000)
   assert.deepEqual(ft.ones([2]).add(1).toArray(), [2, 2])
 })
+
+test('complex dtypes by name; complex32 data is float16 bit pairs', () => {
+  const z = ft.zeros([2], { dtype: ft.chalf })
+  assert.equal(z.dtype, 'complex32')
+  const c = ft.ones([3], { dtype: 'complex64' })
+  assert.equal(c.dtype, 'complex64')
+  // (re, im) pairs: 1 + 0i three times
+  assert.deepEqual(Array.from(c.data()), [1, 0, 1, 0, 1, 0])
+  const h = ft.ones([2], { dtype: 'complex32' }).data()
+  assert.ok(h instanceof Uint16Array)
+  // float16 1.0 is 0x3c00
+  assert.deepEqual(Array.from(h), [0x3c00, 0, 0x3c00, 0])
+  assert.equal(ft.ones([1], { dtype: ft.cdouble }).dtype, 'complex128')
+})

@@ -86,6 +86,8 @@ const ALIASES: &[(&str, DType)] = &[
     ("float", DType::F32),
     ("float64", DType::F64),
     ("double", DType::F64),
+    ("complex32", DType::C32),
+    ("chalf", DType::C32),
     ("complex64", DType::C64),
     ("cfloat", DType::C64),
     ("complex128", DType::C128),
@@ -114,6 +116,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyDType>()?;
     m.add_function(wrap_pyfunction!(_finfo, m)?)?;
     m.add_function(wrap_pyfunction!(promote_types, m)?)?;
+    m.add_function(wrap_pyfunction!(result_type, m)?)?;
     for (name, dtype) in ALIASES {
         m.add(*name, dtype_object(m.py(), *dtype))?;
     }
@@ -131,12 +134,45 @@ pub fn promote_types<'py>(
     dtype_object(py, ferrotorch_core::promote_types(type1.dtype, type2.dtype))
 }
 
-/// `_C._finfo(dtype)`: `(eps, max)` of a floating-point dtype
-/// (`DType::eps`, `DType::finite_max`), behind `ferrotorch.finfo`.
+/// `torch.result_type(tensor, other)`: the dtype an arithmetic op on the
+/// two operands computes in (Note [Type promotion]); each is a tensor or
+/// a Python number.
 #[pyfunction]
-pub fn _finfo(dtype: PyRef<'_, PyDType>) -> PyResult<(f64, f64)> {
-    match (dtype.dtype.eps(), dtype.dtype.finite_max()) {
-        (Some(eps), Some(max)) => Ok((eps, max)),
+pub fn result_type<'py>(
+    py: Python<'py>,
+    tensor: &Bound<'py, PyAny>,
+    other: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyDType>> {
+    use ferrotorch_core::ResultTypeArg;
+    let arg = |o: &Bound<'py, PyAny>| -> PyResult<ResultTypeArg> {
+        if let Ok(t) = o.cast::<crate::tensor::PyTensor>() {
+            let t = &t.borrow().t;
+            return Ok(ResultTypeArg::Tensor(t.dtype(), t.dim()));
+        }
+        match crate::convert::to_scalar(o)? {
+            Some(s) => Ok(ResultTypeArg::Scalar(s)),
+            None => Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                "result_type() received an invalid combination of arguments - got ({}, {}), but expected one of:\n * (Tensor tensor, Tensor other)\n * (Tensor tensor, Number other)\n * (Number scalar, Tensor tensor)\n * (Number scalar1, Number scalar2)",
+                tensor.get_type().name()?,
+                other.get_type().name()?
+            ))),
+        }
+    };
+    let args = [arg(tensor)?, arg(other)?];
+    Ok(dtype_object(py, ferrotorch_core::result_type(&args)))
+}
+
+/// `_C._finfo(dtype)`: `(eps, max, dtype)` of a floating-point dtype
+/// (`DType::eps`, `DType::finite_max`), behind `ferrotorch.finfo`; a
+/// complex dtype reports its parts' dtype, as torch's `finfo` does.
+#[pyfunction]
+pub fn _finfo<'py>(
+    py: Python<'py>,
+    dtype: PyRef<'py, PyDType>,
+) -> PyResult<(f64, f64, Bound<'py, PyDType>)> {
+    let real = dtype.dtype.to_real();
+    match (real.eps(), real.finite_max()) {
+        (Some(eps), Some(max)) => Ok((eps, max, dtype_object(py, real))),
         _ => Err(pyo3::exceptions::PyTypeError::new_err(format!(
             "torch.finfo() requires a floating point input type. Use torch.iinfo to handle '{}'",
             PyDType::__repr__(&dtype)

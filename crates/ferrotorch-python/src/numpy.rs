@@ -269,8 +269,12 @@ fn typestr_of_dtype(d: DType) -> PyResult<&'static str> {
         (DType::I8, _) => "|i1",
         (DType::U8, _) => "|u1",
         (DType::Bool, _) => "|b1",
-        (DType::BF16, _) => {
-            return Err(PyTypeError::new_err("Got unsupported ScalarType BFloat16"))
+        // NumPy has no bfloat16 and no complex of float16s
+        (d @ (DType::BF16 | DType::C32), _) => {
+            return Err(PyTypeError::new_err(format!(
+                "Got unsupported ScalarType {}",
+                d.name_title()
+            )))
         }
     })
 }

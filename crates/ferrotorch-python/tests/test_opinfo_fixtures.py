@@ -42,7 +42,7 @@ def dec(x):
         elif x["t"].startswith("complex"):
             # stored as (re, im) pairs
             pairs = np.array(x["v"], dtype=np.float64).reshape([*x["s"], 2])
-            real = ft.float32 if x["t"] == "complex64" else ft.float64
+            real = {"complex32": ft.float16, "complex64": ft.float32}.get(x["t"], ft.float64)
             t = ft.view_as_complex(ft.tensor(pairs).to(real).contiguous())
             if x["g"]:
                 t.requires_grad_(True)
@@ -126,7 +126,7 @@ def check(want, got, where):
         if dtype.startswith("complex"):
             # compared as (re, im) pairs, with the tolerances of the parts
             got = ft.view_as_real(got.detach())
-            dtype = "float32" if dtype == "complex64" else "float64"
+            dtype = {"complex32": "float16", "complex64": "float32"}.get(dtype, "float64")
         if dtype == "bfloat16":  # NumPy has no bfloat16: read it as float32
             got = got.float()
         g = np.asarray(got.detach().numpy()).astype(np.float64)

@@ -1,5 +1,5 @@
-//! The complex element types behind `torch.complex64` and
-//! `torch.complex128`.
+//! The complex element types behind `torch.complex32`, `torch.complex64`
+//! and `torch.complex128`.
 //!
 //! # Note [Complex numbers]
 //! A complex tensor stores `(re, im)` pairs, interleaved, as C, NumPy and
@@ -29,6 +29,9 @@ pub struct Complex<T> {
     pub im: T,
 }
 
+/// `torch.complex32`: two `f16`s.
+#[allow(non_camel_case_types)]
+pub type Complex32 = Complex<half::f16>;
 /// `torch.complex64`: two `f32`s.
 #[allow(non_camel_case_types)]
 pub type Complex64 = Complex<f32>;
@@ -62,62 +65,63 @@ impl<T: PartialOrd> PartialOrd for Complex<T> {
 }
 
 macro_rules! complex_element {
-    ($t:ty, $d:ident, $p:ty) => {
+    ($d:ident, $p:ty, $from:expr, $to:expr) => {
         impl Element for Complex<$p> {
             const DTYPE: DType = DType::$d;
             const IS_FLOAT: bool = true;
             const IS_COMPLEX: bool = true;
             #[inline(always)]
             fn zero() -> Self {
-                Complex::new(0.0, 0.0)
+                Complex::new($from(0.0), $from(0.0))
             }
             #[inline(always)]
             fn one() -> Self {
-                Complex::new(1.0, 0.0)
+                Complex::new($from(1.0), $from(0.0))
             }
             /// The real part (a complex → real cast drops the imaginary
             /// part, as PyTorch's does).
             #[inline(always)]
             fn to_f64(self) -> f64 {
-                self.re as f64
+                $to(self.re)
             }
             #[inline(always)]
             fn from_f64(v: f64) -> Self {
-                Complex::new(v as $p, 0.0)
+                Complex::new($from(v), $from(0.0))
             }
             #[inline(always)]
             fn to_i64(self) -> i64 {
-                self.re as i64
+                $to(self.re) as i64
             }
             #[inline(always)]
             fn from_i64(v: i64) -> Self {
-                Complex::new(v as $p, 0.0)
+                Complex::new($from(v as f64), $from(0.0))
             }
             #[inline(always)]
             fn to_bool(self) -> bool {
-                self.re != 0.0 || self.im != 0.0
+                $to(self.re) != 0.0 || $to(self.im) != 0.0
             }
             #[inline(always)]
             fn from_bool(b: bool) -> Self {
-                Complex::new(b as u8 as $p, 0.0)
+                Complex::new($from(b as u8 as f64), $from(0.0))
             }
             #[inline(always)]
             fn to_complex(self) -> (f64, f64) {
-                (self.re as f64, self.im as f64)
+                ($to(self.re), $to(self.im))
             }
             #[inline(always)]
             fn from_complex(re: f64, im: f64) -> Self {
-                Complex::new(re as $p, im as $p)
+                Complex::new($from(re), $from(im))
             }
             #[inline(always)]
             fn is_nan(self) -> bool {
-                self.re.is_nan() || self.im.is_nan()
+                $to(self.re).is_nan() || $to(self.im).is_nan()
             }
         }
     };
 }
-complex_element!(Complex64, C64, f32);
-complex_element!(Complex128, C128, f64);
+complex_element!(C32, half::f16, half::f16::from_f64, half::f16::to_f64);
+complex_element!(C64, f32, |v: f64| v as f32, |x: f32| x as f64);
+complex_element!(C128, f64, |v: f64| v, |x: f64| x);
 
 #[cfg(test)]
 mod tests {
@@ -136,5 +140,10 @@ mod tests {
         assert_eq!(c, Complex128::new(3.0, 0.0));
         assert_eq!(std::mem::size_of::<Complex64>(), 8);
         assert_eq!(std::mem::size_of::<Complex128>(), 16);
+        assert_eq!(std::mem::size_of::<Complex32>(), 4);
+        let h: Complex32 = Complex64::new(0.1, 65504.0).cast();
+        assert_eq!(h.re, half::f16::from_f32(0.1));
+        assert_eq!(h.im.to_f32(), 65504.0);
+        assert!(!h.is_nan());
     }
 }

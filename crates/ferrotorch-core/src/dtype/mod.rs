@@ -4,7 +4,7 @@ mod complex;
 mod element;
 mod promote;
 
-pub use complex::{Complex, Complex128, Complex64};
+pub use complex::{Complex, Complex128, Complex32, Complex64};
 pub use element::{Element, FloatElem, IntElem};
 pub use promote::{default_complex_dtype, promote_types, result_type, ResultTypeArg};
 
@@ -36,6 +36,10 @@ pub enum DType {
     F32,
     /// `torch.float64` (`torch.double`)
     F64,
+    /// `torch.complex32` (`torch.chalf`): two f16s. As in torch, its
+    /// support is partial: storage, casts, views and elementwise arithmetic
+    /// (Note [complex32]).
+    C32,
     /// `torch.complex64` (`torch.cfloat`): two f32s.
     C64,
     /// `torch.complex128` (`torch.cdouble`): two f64s.
@@ -44,7 +48,7 @@ pub enum DType {
 
 impl DType {
     /// Every dtype, in promotion-lattice order.
-    pub const ALL: [DType; 12] = [
+    pub const ALL: [DType; 13] = [
         DType::Bool,
         DType::U8,
         DType::I8,
@@ -55,6 +59,7 @@ impl DType {
         DType::BF16,
         DType::F32,
         DType::F64,
+        DType::C32,
         DType::C64,
         DType::C128,
     ];
@@ -88,7 +93,7 @@ impl DType {
         match self {
             DType::Bool | DType::U8 | DType::I8 => 1,
             DType::I16 | DType::F16 | DType::BF16 => 2,
-            DType::I32 | DType::F32 => 4,
+            DType::I32 | DType::F32 | DType::C32 => 4,
             DType::I64 | DType::F64 | DType::C64 => 8,
             DType::C128 => 16,
         }
@@ -107,13 +112,14 @@ impl DType {
 
     /// `dtype.is_complex`.
     pub const fn is_complex(self) -> bool {
-        matches!(self, DType::C64 | DType::C128)
+        matches!(self, DType::C32 | DType::C64 | DType::C128)
     }
 
     /// The real dtype of a complex dtype's parts (`complex64` → `float32`);
     /// other dtypes map to themselves (`torch.real`'s result dtype).
     pub const fn to_real(self) -> DType {
         match self {
+            DType::C32 => DType::F16,
             DType::C64 => DType::F32,
             DType::C128 => DType::F64,
             d => d,
@@ -121,11 +127,13 @@ impl DType {
     }
 
     /// The complex dtype with parts of this float dtype (`float64` →
-    /// `complex128`; half types and `float32` → `complex64`); complex
-    /// dtypes map to themselves, others to `None`.
+    /// `complex128`, `float16` → `complex32`; `bfloat16` and `float32` →
+    /// `complex64`, as c10's `toComplexType`); complex dtypes map to
+    /// themselves, others to `None`.
     pub const fn to_complex(self) -> Option<DType> {
         match self {
-            DType::F16 | DType::BF16 | DType::F32 | DType::C64 => Some(DType::C64),
+            DType::F16 | DType::C32 => Some(DType::C32),
+            DType::BF16 | DType::F32 | DType::C64 => Some(DType::C64),
             DType::F64 | DType::C128 => Some(DType::C128),
             _ => None,
         }
@@ -159,6 +167,7 @@ impl DType {
             DType::BF16 => "bfloat16",
             DType::F32 => "float32",
             DType::F64 => "float64",
+            DType::C32 => "complex32",
             DType::C64 => "complex64",
             DType::C128 => "complex128",
         }
@@ -178,6 +187,7 @@ impl DType {
             "bfloat16" => DType::BF16,
             "float32" | "float" => DType::F32,
             "float64" | "double" => DType::F64,
+            "complex32" | "chalf" => DType::C32,
             "complex64" | "cfloat" => DType::C64,
             "complex128" | "cdouble" => DType::C128,
             _ => return None,
@@ -197,6 +207,7 @@ impl DType {
             DType::BF16 => "BFloat16",
             DType::F32 => "Float",
             DType::F64 => "Double",
+            DType::C32 => "ComplexHalf",
             DType::C64 => "ComplexFloat",
             DType::C128 => "ComplexDouble",
         }
@@ -274,6 +285,10 @@ macro_rules! dispatch_dtype {
             }
             $crate::DType::F64 => {
                 type $T = f64;
+                $body
+            }
+            $crate::DType::C32 => {
+                type $T = $crate::dtype::Complex32;
                 $body
             }
             $crate::DType::C64 => {

@@ -25,10 +25,11 @@ pub fn promote_types(a: DType, b: DType) -> DType {
         return a;
     }
     if a.is_complex() || b.is_complex() {
-        // complex wins; its parts are at least as wide as either side's
-        // (float64 + complex64 → complex128, as torch).
-        let wide = |d: DType| matches!(d, C128 | F64);
-        return if wide(a) || wide(b) { C128 } else { C64 };
+        // complex wins; its parts are the promotion of both sides' real
+        // types (float64 + complex64 → complex128, complex32 + bfloat16 →
+        // complex64, complex32 + int64 → complex32, as torch).
+        let parts = promote_types(a.to_real(), b.to_real());
+        return parts.to_complex().unwrap_or(C64);
     }
     match (a.is_floating_point(), b.is_floating_point()) {
         (true, false) => a,
@@ -185,6 +186,21 @@ mod tests {
     }
 
     #[test]
+    fn complex_promotion_matches_torch() {
+        // torch.promote_types, torch 2.15
+        assert_eq!(promote_types(C32, F32), C64);
+        assert_eq!(promote_types(C32, F16), C32);
+        assert_eq!(promote_types(C32, BF16), C64);
+        assert_eq!(promote_types(C32, F64), C128);
+        assert_eq!(promote_types(C32, I64), C32);
+        assert_eq!(promote_types(C32, Bool), C32);
+        assert_eq!(promote_types(F16, C64), C64);
+        assert_eq!(promote_types(C32, C128), C128);
+        assert_eq!(promote_types(F64, C64), C128);
+        assert_eq!(promote_types(I64, C64), C64);
+    }
+
+    #[test]
     fn result_type_follows_categories() {
         use ResultTypeArg::{Scalar as S, Tensor as T};
         assert_eq!(result_type(&[T(I32, 1), S(Scalar::Float(2.5))]), F32);
@@ -197,5 +213,11 @@ mod tests {
         assert_eq!(result_type(&[T(I32, 0), S(Scalar::Float(1.0))]), F32);
         assert_eq!(result_type(&[T(F64, 0), S(Scalar::Float(1.0))]), F64);
         assert_eq!(result_type(&[T(I8, 1), T(U8, 0)]), I8);
+        // complex32 (torch 2.x)
+        assert_eq!(result_type(&[T(F16, 1), S(Scalar::Complex(0.0, 1.0))]), C32);
+        assert_eq!(result_type(&[T(F16, 1), T(C128, 0)]), C32);
+        assert_eq!(result_type(&[T(C32, 0), T(F32, 1)]), C64);
+        assert_eq!(result_type(&[T(C32, 0), T(I32, 1)]), C32);
+        assert_eq!(result_type(&[T(C32, 1), T(F64, 1)]), C128);
     }
 }

@@ -147,7 +147,7 @@ macro_rules! binary_each_dtype {
             $crate::DType::I8 => binary_each_dtype!(@arm $kind, i8, a, b, out, |$i, $j| $ib),
             $crate::DType::U8 => binary_each_dtype!(@arm $kind, u8, a, b, out, |$i, $j| $ib),
             $crate::DType::Bool => binary_each_dtype!(@arm $kind, bool, a, b, out, |$p, $q| $bb),
-            d @ ($crate::DType::C64 | $crate::DType::C128) => {
+            d @ ($crate::DType::C32 | $crate::DType::C64 | $crate::DType::C128) => {
                 return Err($crate::native::complex::not_implemented($op, d))
             }
         }

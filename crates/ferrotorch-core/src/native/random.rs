@@ -188,7 +188,7 @@ fn fill_with<T: Element>(t: &Tensor, mut f: impl FnMut() -> f64) {
 fn float_dtype(op: &str, opts: TensorOptions) -> Result<DType> {
     let d = opts.dtype.unwrap_or_else(get_default_dtype);
     crate::ensure!(
-        d.is_floating_point(),
+        d.is_floating_point() || d.is_complex(),
         NotImplemented,
         "\"{op}\" not implemented for '{}'",
         d.name_title()
@@ -201,6 +201,10 @@ impl Tensor {
     pub fn uniform_(&self, from: f64, to: f64, generator: Option<&Generator>) -> Result<()> {
         crate::enter_op_inplace!("uniform_", self, from, to, generator.cloned());
         self.storage().check_writable("uniform_")?;
+        if self.is_complex() {
+            // torch: both parts U(from, to)
+            return self.view_as_real()?.uniform_(from, to, generator);
+        }
         crate::ensure!(
             self.is_floating_point(),
             NotImplemented,
@@ -235,6 +239,12 @@ impl Tensor {
             Runtime,
             "normal expects std >= 0.0, but found std {std}"
         );
+        if self.is_complex() {
+            // torch: both parts N(mean, std²/2), so E|z - mean|² = std²
+            return self
+                .view_as_real()?
+                .normal_(mean, std / std::f64::consts::SQRT_2, generator);
+        }
         crate::ensure!(
             self.is_floating_point(),
             NotImplemented,

@@ -35,7 +35,7 @@ macro_rules! map_each_dtype {
             DType::I8 => map_unary::<i8, i8>(src, out, |$i: i8| $ib),
             DType::U8 => map_unary::<u8, u8>(src, out, |$i: u8| $ib),
             DType::Bool => map_unary::<bool, bool>(src, out, |$b: bool| $bb),
-            d @ (DType::C64 | DType::C128) => {
+            d @ (DType::C32 | DType::C64 | DType::C128) => {
                 return Err($crate::native::complex::not_implemented($op, d))
             }
         }

@@ -112,6 +112,7 @@ pub fn dl_dtype(d: DType) -> DLDataType {
         DType::BF16 => (4, 16),
         DType::F32 => (2, 32),
         DType::F64 => (2, 64),
+        DType::C32 => (5, 32),
         DType::C64 => (5, 64),
         DType::C128 => (5, 128),
     };
@@ -141,6 +142,7 @@ pub fn from_dl_dtype(t: DLDataType) -> Result<DType> {
         (4, 16) => DType::BF16,
         (2, 32) => DType::F32,
         (2, 64) => DType::F64,
+        (5, 32) => DType::C32,
         (5, 64) => DType::C64,
         (5, 128) => DType::C128,
         (c, b) => bail!(

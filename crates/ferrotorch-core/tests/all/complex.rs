@@ -433,3 +433,40 @@ fn lazy_conjugate_views() -> Result<()> {
     assert!(!x.conj()?.is_conj());
     Ok(())
 }
+
+/// Note [complex32]: arithmetic computes in complex64 and rounds once, so
+/// a product is the exact product rounded to float16 parts.
+#[test]
+fn complex32_arithmetic_rounds_the_complex64_result_once() {
+    use half::f16;
+    let a = c(&[(1.0, 2.0), (0.1, -3.0)], &[2])
+        .to_dtype(DType::C32)
+        .unwrap();
+    let b = c(&[(0.5, -1.0), (2.0, 0.3)], &[2])
+        .to_dtype(DType::C32)
+        .unwrap();
+    assert_eq!(a.dtype(), DType::C32);
+    assert_eq!(a.element_size(), 4);
+    let r16 = |x: f64| f16::from_f64(x).to_f64();
+    // the inputs as stored
+    let (ar, br) = (pairs(&a), pairs(&b));
+    let want: Vec<(f64, f64)> = ar
+        .iter()
+        .zip(&br)
+        .map(|(&x, &y)| {
+            let p = cm(x, y);
+            // the complex64 result, then each part to float16
+            (r16(p.0 as f32 as f64), r16(p.1 as f32 as f64))
+        })
+        .collect();
+    let got = a.mul(&b).unwrap();
+    assert_eq!(got.dtype(), DType::C32);
+    assert_eq!(pairs(&got), want);
+    // abs is float16; real parts are float16 views
+    assert_eq!(a.abs().unwrap().dtype(), DType::F16);
+    assert_eq!(a.real().unwrap().dtype(), DType::F16);
+    assert_eq!(
+        a.to_string(),
+        "tensor([1.0000+2.j, 0.1000-3.j], dtype=torch.complex32)"
+    );
+}

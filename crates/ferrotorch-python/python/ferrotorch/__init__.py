@@ -6,8 +6,8 @@ function and a method, autograd, ``nn``, ``optim`` and ``utils.data``.
 
 from . import _C
 from ._C import (Tensor, dtype, from_dlpack, bfloat16, bool, double, float, float16, float32, float64,
-                 half, int, int8, complex64, complex128, cfloat, cdouble, int16, int32, int64, long, short, uint8,
-                 tensor, as_tensor, from_numpy, manual_seed, set_num_threads,
+                 half, int, int8, complex32, chalf, complex64, complex128, cfloat, cdouble, int16, int32, int64, long, short, uint8,
+                 tensor, as_tensor, from_numpy, manual_seed, set_num_threads, result_type,
                  get_num_threads, get_default_dtype, set_default_dtype, promote_types,
                  is_grad_enabled, is_inference_mode_enabled)
 from ._size import Size
@@ -120,8 +120,7 @@ class finfo:
     """``finfo(dtype)``: ``eps``, ``max`` and ``min`` of a floating-point dtype."""
 
     def __init__(self, type=None):
-        self.dtype = get_default_dtype() if type is None else type
-        self.eps, self.max = _C._finfo(self.dtype)
+        self.eps, self.max, self.dtype = _C._finfo(get_default_dtype() if type is None else type)
         self.min = -self.max
 
     def __repr__(self):

@@ -20,7 +20,8 @@ def _install():
     for name, dt in [("float", _C.float32), ("double", _C.float64), ("half", _C.float16),
                      ("bfloat16", _C.bfloat16), ("long", _C.int64), ("int", _C.int32),
                      ("short", _C.int16), ("char", _C.int8), ("byte", _C.uint8),
-                     ("bool", _C.bool), ("cfloat", _C.complex64), ("cdouble", _C.complex128)]:
+                     ("bool", _C.bool), ("chalf", _C.complex32), ("cfloat", _C.complex64),
+                     ("cdouble", _C.complex128)]:
         setattr(Tensor, name, conv(dt))
 
     Tensor.T = property(lambda self: self.permute(*reversed(range(self.dim()))),

@@ -50,7 +50,8 @@ VIEW_INPLACE = ["unsqueeze", "squeeze", "t", "transpose", "swapaxes", "swapdims"
 
 _TITLE = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
           "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-          "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+          "bool": "Bool", "complex32": "ComplexHalf", "complex64": "ComplexFloat",
+          "complex128": "ComplexDouble"}
 
 
 def _title(dtype):

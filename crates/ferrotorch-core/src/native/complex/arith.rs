@@ -38,6 +38,34 @@ pub(crate) fn involves_complex(a: &Tensor, b: &Operand) -> bool {
         }
 }
 
+/// # Note [complex32]
+/// `complex32` tensors store two `f16`s per element. Like torch's CPU
+/// kernels (which compute `complex<Half>` in `complex<float>`, the "opmath"
+/// type), the arithmetic of this module computes them in `complex64` and
+/// rounds the result once: [`opmath`] upcasts, runs the op, and casts a
+/// `complex64` result back to `complex32` (a `float32` one, such as `abs`,
+/// to `float16`). Movement ops, views, casts and comparisons take
+/// `complex32` elements as they are. Where torch's CPU build has no
+/// `complex32` kernel (`sum`, `exp`, `matmul`, FFTs, ...), ferrotorch still
+/// computes one this way, as torch's CUDA build does.
+pub(crate) fn opmath(r: Result<Tensor>) -> Result<Tensor> {
+    let r = r?;
+    match r.dtype() {
+        DType::C64 => r.to_dtype(DType::C32),
+        DType::F32 => r.to_dtype(DType::F16),
+        _ => Ok(r),
+    }
+}
+
+/// A `complex32` tensor as `complex64` (Note [complex32]); others as they are.
+pub(crate) fn widen(z: &Tensor) -> Result<Tensor> {
+    if z.dtype() == DType::C32 {
+        z.to_dtype(DType::C64)
+    } else {
+        Ok(z.clone())
+    }
+}
+
 /// A binary pointwise op where either side is complex.
 pub(crate) fn binary(op: &str, a: &Tensor, b: &Operand) -> Result<Tensor> {
     let dt = result_type(&[ResultTypeArg::Tensor(a.dtype(), a.dim()), b.arg()]);
@@ -47,6 +75,14 @@ pub(crate) fn binary(op: &str, a: &Tensor, b: &Operand) -> Result<Tensor> {
         "{op}: result type {} is not complex",
         dt.name_title()
     );
+    if dt == DType::C32 {
+        let wide = |t: &Tensor| as_complex(t, DType::C64);
+        let b = match b {
+            Operand::Tensor(t) => Operand::Tensor(wide(t)?),
+            Operand::Scalar(s) => Operand::Scalar(*s),
+        };
+        return opmath(binary(op, &wide(a)?, &b));
+    }
     let x = as_complex(a, dt)?;
     let y = match b {
         Operand::Tensor(t) => as_complex(t, dt)?,
@@ -119,6 +155,9 @@ fn log(z: &Tensor) -> Result<Tensor> {
 
 /// A unary op on a complex tensor; an error when it has no complex form.
 pub(crate) fn unary(op: &str, z: &Tensor) -> Result<Tensor> {
+    if z.dtype() == DType::C32 {
+        return opmath(unary(op, &widen(z)?));
+    }
     match op {
         "neg" => z.view_as_real()?.neg()?.view_as_complex(),
         "abs" => abs(z),
@@ -214,6 +253,10 @@ pub(crate) fn reduce_real_view(
             .collect::<Result<_>>()?,
         _ => (0..n as i64).collect(),
     };
+    if z.dtype() == DType::C32 {
+        let r = f(&widen(z)?.view_as_real()?, &dims)?;
+        return opmath(r.contiguous()?.view_as_complex());
+    }
     let r = f(&z.view_as_real()?, &dims)?;
     r.contiguous()?.view_as_complex()
 }
@@ -232,6 +275,9 @@ pub(crate) fn product(
         x.dtype().name_title(),
         y.dtype().name_title()
     );
+    if x.dtype() == DType::C32 {
+        return opmath(product(&widen(x)?, &widen(y)?, f));
+    }
     let (a, b) = parts(x)?;
     let (c, d) = parts(y)?;
     complex(&f(&a, &c)?.sub(&f(&b, &d)?)?, &f(&a, &d)?.add(&f(&b, &c)?)?)

@@ -17,7 +17,7 @@ mod views;
 
 pub use views::{complex, polar};
 
-pub(crate) use arith::{binary, involves_complex, product, reduce_real_view, unary};
+pub(crate) use arith::{binary, involves_complex, product, reduce_real_view, unary, widen};
 
 use crate::dispatch::Registry;
 use crate::dtype::DType;
@@ -51,7 +51,7 @@ pub const COMPLEX_OPS: &[&str] = &[
     // creation and copies
     "zeros_like", "ones_like", "empty_like", "full_like", "zeros", "ones", "empty", "full",
     "scalar_tensor", "clone", "contiguous", "detach", "to", "_to_copy", "type_as", "copy_",
-    "fill_", "zero_", "alias",
+    "fill_", "zero_", "alias", "randn", "rand", "randn_like", "rand_like", "normal_", "uniform_",
     // views
     "view", "reshape", "as_strided", "transpose", "t", "permute", "movedim", "moveaxis", "narrow",
     "slice", "select", "squeeze", "unsqueeze", "expand", "expand_as", "broadcast_to",

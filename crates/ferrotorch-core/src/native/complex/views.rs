@@ -52,15 +52,16 @@ impl Tensor {
         )
     }
 
-    /// `torch.view_as_complex`: a float or double tensor whose last
-    /// dimension is `(re, im)` with stride 1, seen as complex.
+    /// `torch.view_as_complex`: a half, float or double tensor whose last
+    /// dimension is `(re, im)` with stride 1, seen as complex (`complex32`,
+    /// `complex64`, `complex128`).
     pub fn view_as_complex(&self) -> Result<Tensor> {
         crate::enter_op!("view_as_complex", self);
         let d = self.dtype();
         crate::ensure!(
-            matches!(d, DType::F32 | DType::F64),
+            matches!(d, DType::F16 | DType::F32 | DType::F64),
             Runtime,
-            "view_as_complex is only supported for float and double tensors, but got a tensor of scalar type: {}",
+            "view_as_complex is only supported for half, float and double tensors, but got a tensor of scalar type: {}",
             d.name_title()
         );
         crate::ensure!(
@@ -162,8 +163,8 @@ impl Tensor {
     }
 }
 
-/// `torch.complex(real, imag)`: a complex tensor from float or double
-/// parts of the same dtype (broadcast).
+/// `torch.complex(real, imag)`: a complex tensor from half, float or
+/// double parts of the same dtype (broadcast); half parts make `complex32`.
 pub fn complex(real: &Tensor, imag: &Tensor) -> Result<Tensor> {
     crate::enter_op!("complex", real, imag);
     let (a, b) = (real.dtype(), imag.dtype());
@@ -181,11 +182,7 @@ pub fn complex(real: &Tensor, imag: &Tensor) -> Result<Tensor> {
         a.name_title(),
         b.name_title()
     );
-    let (re, im) = if a == DType::F16 {
-        (real.to_dtype(DType::F32)?, imag.to_dtype(DType::F32)?)
-    } else {
-        (real.clone(), imag.clone())
-    };
+    let (re, im) = (real, imag);
     let shape = crate::tensor::layout::broadcast_shapes(re.shape(), im.shape())?;
     let shape: Vec<i64> = shape.iter().map(|&s| s as i64).collect();
     stack(&[re.expand(&shape)?, im.expand(&shape)?], -1)?.view_as_complex()

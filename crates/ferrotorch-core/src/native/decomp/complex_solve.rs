@@ -28,6 +28,7 @@ pub(crate) fn linalg_solve(a: &Tensor, b: &Tensor, left: bool) -> Result<Tensor>
     let dt = crate::dtype::promote_types(a.dtype(), b.dtype());
     let dt = dt.to_complex().unwrap_or(crate::DType::C64);
     let (a, b) = (a.to_dtype(dt)?, b.to_dtype(dt)?);
+    super::check_precision("linalg.solve", &a)?;
     super::check_shape("linalg.solve", &a, true)?;
     let vector = b.dim() == 1 || (b.dim() + 1 == a.dim() && b.shape() == &a.shape()[..a.dim() - 1]);
     if vector {
@@ -43,6 +44,7 @@ pub(crate) fn linalg_solve(a: &Tensor, b: &Tensor, left: bool) -> Result<Tensor>
 
 /// `torch.linalg.inv` of a complex matrix: `A⁻¹ I`.
 pub(crate) fn linalg_inv(a: &Tensor) -> Result<Tensor> {
+    super::check_precision("linalg.inv", a)?;
     super::check_shape("linalg.inv", a, true)?;
     let n = a.shape()[a.dim() - 1];
     let eye = Tensor::eye(n, Some(n), a.dtype())?;

@@ -34,6 +34,7 @@ use kernels::M;
 
 /// Check a linalg input: floating, at least 2-D, square when `square`.
 pub(crate) fn check_matrix(op: &str, a: &Tensor, square: bool) -> Result<()> {
+    check_precision(op, a)?;
     crate::ensure!(
         matches!(a.dtype(), DType::F32 | DType::F64),
         Runtime,
@@ -46,11 +47,24 @@ pub(crate) fn check_matrix(op: &str, a: &Tensor, square: bool) -> Result<()> {
 /// [`check_matrix`] for the ops that also take complex matrices
 /// (`complex_linalg`).
 pub(crate) fn check_matrix_c(op: &str, a: &Tensor, square: bool) -> Result<()> {
+    check_precision(op, a)?;
     if a.is_complex() {
         check_shape(op, a, square)
     } else {
         check_matrix(op, a, square)
     }
+}
+
+/// Half-precision matrices (`float16`, `bfloat16`, `complex32`) are
+/// refused, as torch's CPU linalg refuses them.
+pub(crate) fn check_precision(op: &str, a: &Tensor) -> Result<()> {
+    crate::ensure!(
+        !matches!(a.dtype(), DType::F16 | DType::BF16 | DType::C32),
+        NotImplemented,
+        "{op}: Low precision dtypes not supported. Got {}",
+        a.dtype().name_title()
+    );
+    Ok(())
 }
 
 /// The shape half of [`check_matrix`] (any dtype).

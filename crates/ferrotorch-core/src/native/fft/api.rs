@@ -57,10 +57,11 @@ fn real_input(op: &str, x: &Tensor) -> Result<Tensor> {
     }
 }
 
-/// Any input as the complex dtype it transforms in.
+/// Any input as the complex dtype it transforms in (`complex32`, like
+/// `float16`, transforms in `complex64`).
 fn complex_input(op: &str, x: &Tensor) -> Result<Tensor> {
     if x.is_complex() {
-        return Ok(x.clone());
+        return crate::native::complex::widen(x);
     }
     let r = real_input(op, x)?;
     r.to_dtype(r.dtype().to_complex().expect("a float dtype"))
