@@ -11447,6 +11447,103 @@ func MustLinalgInvEx(A Tensor, opts ...Opt) []Tensor {
 	return v
 }
 
+var op_linalg_ldl_factor = &opRef{name: "linalg_ldl_factor"}
+
+// LinalgLdlFactor calls torch's linalg_ldl_factor:
+//
+//	linalg_ldl_factor(Tensor self, *, bool hermitian=False) -> (Tensor LD, Tensor pivots)
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func LinalgLdlFactor(self Tensor, opts ...Opt) ([]Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_linalg_ldl_factor, opts, &r); err != nil {
+		return nil, err
+	}
+	return r.tensors()
+}
+
+// MustLinalgLdlFactor is LinalgLdlFactor, panicking on error.
+func MustLinalgLdlFactor(self Tensor, opts ...Opt) []Tensor {
+	v, err := LinalgLdlFactor(self, opts...)
+	must(err)
+	return v
+}
+
+// LinalgLdlFactor is LinalgLdlFactor(t, ...).
+func (t Tensor) LinalgLdlFactor(opts ...Opt) ([]Tensor, error) {
+	return LinalgLdlFactor(t, opts...)
+}
+
+// MustLinalgLdlFactor is MustLinalgLdlFactor(t, ...).
+func (t Tensor) MustLinalgLdlFactor(opts ...Opt) []Tensor {
+	return MustLinalgLdlFactor(t, opts...)
+}
+
+var op_linalg_ldl_factor_ex = &opRef{name: "linalg_ldl_factor_ex"}
+
+// LinalgLdlFactorEx calls torch's linalg_ldl_factor_ex:
+//
+//	linalg_ldl_factor_ex(Tensor self, *, bool hermitian=False, bool check_errors=False) -> (Tensor LD, Tensor pivots, Tensor info)
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func LinalgLdlFactorEx(self Tensor, opts ...Opt) ([]Tensor, error) {
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_linalg_ldl_factor_ex, opts, &r); err != nil {
+		return nil, err
+	}
+	return r.tensors()
+}
+
+// MustLinalgLdlFactorEx is LinalgLdlFactorEx, panicking on error.
+func MustLinalgLdlFactorEx(self Tensor, opts ...Opt) []Tensor {
+	v, err := LinalgLdlFactorEx(self, opts...)
+	must(err)
+	return v
+}
+
+// LinalgLdlFactorEx is LinalgLdlFactorEx(t, ...).
+func (t Tensor) LinalgLdlFactorEx(opts ...Opt) ([]Tensor, error) {
+	return LinalgLdlFactorEx(t, opts...)
+}
+
+// MustLinalgLdlFactorEx is MustLinalgLdlFactorEx(t, ...).
+func (t Tensor) MustLinalgLdlFactorEx(opts ...Opt) []Tensor {
+	return MustLinalgLdlFactorEx(t, opts...)
+}
+
+var op_linalg_ldl_solve = &opRef{name: "linalg_ldl_solve"}
+
+// LinalgLdlSolve calls torch's linalg_ldl_solve:
+//
+//	linalg_ldl_solve(Tensor LD, Tensor pivots, Tensor B, *, bool hermitian=False) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func LinalgLdlSolve(LD Tensor, pivots Tensor, B Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_linalg_ldl_solve, 3, LD, pivots, B)
+	}
+	var a argBuf
+	a.tensor(LD)
+	a.tensor(pivots)
+	a.tensor(B)
+	var r results
+	if err := a.call(op_linalg_ldl_solve, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustLinalgLdlSolve is LinalgLdlSolve, panicking on error.
+func MustLinalgLdlSolve(LD Tensor, pivots Tensor, B Tensor, opts ...Opt) Tensor {
+	v, err := LinalgLdlSolve(LD, pivots, B, opts...)
+	must(err)
+	return v
+}
+
 var op_linalg_lstsq = &opRef{name: "linalg_lstsq"}
 
 // LinalgLstsq calls torch's linalg_lstsq:

@@ -1655,6 +1655,22 @@ declare module './tensor' {
    */
   linalgEigvalsh(UPLO?: string): Tensor
   linalgEigvalsh(options?: { UPLO?: string }): Tensor
+  /** torch's `linalg_ldl_factor`:
+   * - `linalg_ldl_factor(Tensor self, *, bool hermitian=False) -> (Tensor LD, Tensor pivots)`
+   */
+  linalg_ldl_factor(options?: { hermitian?: boolean }): [Tensor, Tensor] & { LD: Tensor; pivots: Tensor }
+  /** torch's `linalg_ldl_factor`:
+   * - `linalg_ldl_factor(Tensor self, *, bool hermitian=False) -> (Tensor LD, Tensor pivots)`
+   */
+  linalgLdlFactor(options?: { hermitian?: boolean }): [Tensor, Tensor] & { LD: Tensor; pivots: Tensor }
+  /** torch's `linalg_ldl_factor_ex`:
+   * - `linalg_ldl_factor_ex(Tensor self, *, bool hermitian=False, bool check_errors=False) -> (Tensor LD, Tensor pivots, Tensor info)`
+   */
+  linalg_ldl_factor_ex(options?: { hermitian?: boolean; check_errors?: boolean }): [Tensor, Tensor, Tensor] & { LD: Tensor; pivots: Tensor; info: Tensor }
+  /** torch's `linalg_ldl_factor_ex`:
+   * - `linalg_ldl_factor_ex(Tensor self, *, bool hermitian=False, bool check_errors=False) -> (Tensor LD, Tensor pivots, Tensor info)`
+   */
+  linalgLdlFactorEx(options?: { hermitian?: boolean; check_errors?: boolean }): [Tensor, Tensor, Tensor] & { LD: Tensor; pivots: Tensor; info: Tensor }
   /** torch's `linalg_lstsq`:
    * - `linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, str? driver=None) -> (Tensor solution, Tensor residuals, Tensor rank, Tensor singular_values)`
    */
@@ -5152,6 +5168,22 @@ export { linalg_inv as linalgInv }
 export declare function linalg_inv_ex(A: Tensor, options?: { check_errors?: boolean }): [Tensor, Tensor] & { inverse: Tensor; info: Tensor }
 export declare function linalg_inv_ex(options: { A: Tensor; check_errors?: boolean }): [Tensor, Tensor] & { inverse: Tensor; info: Tensor }
 export { linalg_inv_ex as linalgInvEx }
+/** torch's `linalg_ldl_factor`:
+ * - `linalg_ldl_factor(Tensor self, *, bool hermitian=False) -> (Tensor LD, Tensor pivots)`
+ */
+export declare function linalg_ldl_factor(self: Tensor, options?: { hermitian?: boolean }): [Tensor, Tensor] & { LD: Tensor; pivots: Tensor }
+export { linalg_ldl_factor as linalgLdlFactor }
+/** torch's `linalg_ldl_factor_ex`:
+ * - `linalg_ldl_factor_ex(Tensor self, *, bool hermitian=False, bool check_errors=False) -> (Tensor LD, Tensor pivots, Tensor info)`
+ */
+export declare function linalg_ldl_factor_ex(self: Tensor, options?: { hermitian?: boolean; check_errors?: boolean }): [Tensor, Tensor, Tensor] & { LD: Tensor; pivots: Tensor; info: Tensor }
+export { linalg_ldl_factor_ex as linalgLdlFactorEx }
+/** torch's `linalg_ldl_solve`:
+ * - `linalg_ldl_solve(Tensor LD, Tensor pivots, Tensor B, *, bool hermitian=False) -> Tensor`
+ */
+export declare function linalg_ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, options?: { hermitian?: boolean }): Tensor
+export declare function linalg_ldl_solve(options: { LD: Tensor; pivots: Tensor; B: Tensor; hermitian?: boolean }): Tensor
+export { linalg_ldl_solve as linalgLdlSolve }
 /** torch's `linalg_lstsq`:
  * - `linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, str? driver=None) -> (Tensor solution, Tensor residuals, Tensor rank, Tensor singular_values)`
  */
