@@ -99,6 +99,8 @@ def resolve(name, first, method_first=False):
     its function may take the arguments in another order, as
     ``where(condition, self, other)``); None when neither exists. A
     property (``x.T``) comes back as its value."""
+    if name.startswith("torch."):  # torch.ops.aten.x, torch._scaled_mm: the same path in ferrotorch
+        name = name[len("torch."):]
     leaf = name.split(".")[-1]
     if method_first and isinstance(first, ft.Tensor) and hasattr(first, leaf):
         return getattr(first, leaf), True

@@ -255,10 +255,7 @@ pub fn tensor_from_data(data: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResu
             .collect();
         let mut shape = w.shape.clone();
         shape.push(2);
-        Tensor::from_vec(flat, &shape)
-            .py()?
-            .view_as_complex()
-            .py()?
+        Tensor::from_vec(flat, &shape).py()?.into_complex().py()?
     } else if w.kind == Kind::Float || !w.seen_any || w.big_int {
         Tensor::from_vec(w.vals, &w.shape).py()?
     } else if w.kind == Kind::Bool {

@@ -413,6 +413,17 @@ impl PyTensor {
         self.t.is_leaf()
     }
 
+    /// `t._base`: the tensor this one is a view of (None for a base).
+    #[getter]
+    fn _base(&self) -> Option<PyTensor> {
+        self.t.view_base().map(PyTensor::new_wrapper)
+    }
+
+    /// `t._is_view()`: whether this tensor is a view of another.
+    fn _is_view(&self) -> bool {
+        self.t.is_view()
+    }
+
     /// `t._version`: the storage's version counter (Note [Version counter]).
     #[getter]
     fn _version(&self) -> u64 {

@@ -82,3 +82,41 @@ def test_segment_reduce():
     w = torch.tensor([1.0, 2.0, 3.0, 4.0], dtype=torch.float64, requires_grad=True)
     assert torch.autograd.gradcheck(
         lambda t: torch.segment_reduce(t, "mean", lengths=torch.tensor([1, 3])), (w,))
+
+
+def test_safe_softmax_zeros_dead_rows_in_value_and_gradient():
+    inf = float("inf")
+    x = torch.tensor([[-inf, -inf, -inf], [1.0, 2.0, -inf]], dtype=torch.float64, requires_grad=True)
+    y = torch._safe_softmax(x, 1)
+    e = np.exp([1.0, 2.0])
+    np.testing.assert_allclose(y.detach().numpy(), [[0, 0, 0], [e[0] / e.sum(), e[1] / e.sum(), 0]])
+    (y * torch.tensor([[1.0, 2, 3], [4, 5, 6]], dtype=torch.float64)).sum().backward()
+    assert not np.isnan(x.grad.numpy()).any()
+    assert x.grad[0].tolist() == [0, 0, 0]
+    # the same through torch.ops.aten, as torch names it
+    assert torch.equal(torch.ops.aten._safe_softmax.default(x.detach(), 1), y.detach())
+
+
+def test_flash_attention_for_cpu_output_and_logsumexp():
+    rng = np.random.default_rng(3)
+    q, k, v = (rng.standard_normal(s) for s in [(2, 3, 4), (2, 5, 4), (2, 5, 6)])
+    out, lse = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
+        torch.tensor(q), torch.tensor(k), torch.tensor(v), is_causal=True)
+    s = q @ k.transpose(0, 2, 1) / 2.0  # scale 1/sqrt(4)
+    s = np.where(np.tril(np.ones((3, 5), bool)), s, -np.inf)
+    m = s.max(-1, keepdims=True)
+    want_lse = (m + np.log(np.exp(s - m).sum(-1, keepdims=True)))[..., 0]
+    p = np.exp(s - want_lse[..., None])
+    np.testing.assert_allclose(lse.numpy(), want_lse, rtol=1e-12)
+    np.testing.assert_allclose(out.numpy(), p @ v, rtol=1e-12)
+    assert not lse.requires_grad
+
+
+def test_max_pool2d_backward_result_is_in_the_inputs_graph():
+    x = torch.randn(1, 1, 4, 4, dtype=torch.float64, requires_grad=True)
+    out, idx = torch.nn.functional.max_pool2d(x, 2, return_indices=True)
+    g = torch.max_pool2d_with_indices_backward(torch.ones_like(out), x, [2, 2], [2, 2], [0, 0], [1, 1], False, idx)
+    assert g.requires_grad  # torch: in x's graph, with a zero derivative
+    (gx,) = torch.autograd.grad(g.sum(), x)
+    assert gx.abs().sum().item() == 0
+    assert g.sum().item() == 4

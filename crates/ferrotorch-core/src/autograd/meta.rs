@@ -82,8 +82,7 @@ pub(crate) fn set_grad_fn(t: &Tensor, node: Arc<Node>, output_nr: usize) {
 /// Re-derive a view's grad_fn from its base when the storage was written
 /// in place since the grad_fn was made (Note [In-place autograd]).
 pub(crate) fn refresh_view(t: &Tensor) {
-    // a conjugated view keeps its own history (Note [The conjugate bit])
-    if !t.is_view() || t.is_conj() {
+    if !t.is_view() {
         return;
     }
     let Some(made_at) = t.0.autograd.read(|m| m.view_version).flatten() else {
@@ -97,6 +96,19 @@ pub(crate) fn refresh_view(t: &Tensor) {
         // short of running out of memory.
         let _ = super::derivatives::inplace::rederive_view(t, &base);
     }
+}
+
+/// Give a view that has no history of its own, while its base takes part
+/// in the graph, its history from the base (the view was taken before the
+/// base entered the graph).
+#[cold]
+pub(crate) fn follow_base(t: &Tensor, base: &Tensor) {
+    if !super::mode::is_grad_enabled() || t.0.autograd.read(|m| m.grad_fn.is_some()) == Some(true) {
+        return;
+    }
+    // On failure the view stays out of the graph; recording a view cannot
+    // fail short of running out of memory.
+    let _ = super::derivatives::inplace::rederive_view(t, base);
 }
 
 /// The edge a gradient for `t` must flow into, if `t` requires grad: its

@@ -12,7 +12,24 @@ impl Tensor {
     /// Whether gradients flow to this tensor (`t.requires_grad`).
     #[inline]
     pub fn requires_grad(&self) -> bool {
-        self.0.autograd.requires_grad()
+        if self.0.autograd.requires_grad() {
+            return true;
+        }
+        // a view follows its base into the graph when the memory was
+        // written in place after the view was taken (an in-place op on the
+        // base or another view), as torch's views do: its history comes
+        // from the base's
+        match &self.0.base {
+            Some(b)
+                if self.0.made_at != self.version()
+                    && b.requires_grad()
+                    && self.dtype().is_differentiable() =>
+            {
+                meta::follow_base(self, b);
+                true
+            }
+            _ => false,
+        }
     }
 
     /// Set `requires_grad` on a leaf (`t.requires_grad_()`); returns the
@@ -93,6 +110,13 @@ impl Tensor {
         if let Some(Ok(t)) = crate::dispatch::handle::intercept_tensor(&OP, || vec![self.into()]) {
             return t;
         }
+        self.detach_raw()
+    }
+
+    /// [`Tensor::detach`] without the dispatcher: what autograd's own
+    /// bookkeeping uses on a tensor whose history it is rewriting (the
+    /// dispatcher's road for a conjugated view would consult that history).
+    pub(crate) fn detach_raw(&self) -> Tensor {
         Tensor::from_parts(self.0.storage.clone(), self.0.layout.clone(), self.0.dtype)
             .marked_like(self)
     }

@@ -91,12 +91,6 @@ pub(super) fn call(e: &OpEntry, a: &Args, k: &dyn Fn(&Args) -> Result<IValue>) -
             Runtime,
             "a view of a leaf Variable that requires grad is being used in an in-place operation."
         );
-        crate::ensure!(
-            !(crate::autograd::is_grad_enabled() && target.requires_grad()),
-            NotImplemented,
-            "{}: in-place operations on a conjugated view that requires grad are not supported; call resolve_conj() first",
-            schema.full_name()
-        );
         let value = target.resolved()?;
         let mut vals = a.vals.clone();
         vals[0] = IValue::Tensor(value.clone());
@@ -106,7 +100,9 @@ pub(super) fn call(e: &OpEntry, a: &Args, k: &dyn Fn(&Args) -> Result<IValue>) -
             }
         }
         let out = k(&with(vals))?;
-        let _g = crate::autograd::no_grad();
+        // the unmarked memory takes the conjugate of the new value; under
+        // autograd that write rebases the base's history (CopySlices), and
+        // `target` is re-derived from it, conjugated, when next used
         target.conj_view()?.copy_(&value.conj_physical()?)?;
         return Ok(match out {
             IValue::Tensor(t) if t.is_same(&value) => IValue::Tensor(target.clone()),

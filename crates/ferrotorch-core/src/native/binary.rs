@@ -331,7 +331,9 @@ macro_rules! binary_ops {
                         }
                     }
                     if crate::native::complex::involves_complex(self, &other) {
-                        return inplace_from(stringify!($name_), self, &[], |t| t.$name(other));
+                        // the other operand's history counts too (Note [In-place autograd])
+                        let others = other.tensors().to_vec();
+                        return inplace_from(stringify!($name_), self, &others, |t| t.$name(other));
                     }
                     if crate::autograd::derivatives::inplace::check(stringify!($name_), self, other.tensors())? {
                         let uses_old = !matches!(stringify!($name), "add" | "sub");
@@ -339,7 +341,9 @@ macro_rules! binary_ops {
                     }
                     let (dt, _, b, shape) = prepare(stringify!($name_), self, &other, Promote::$promote)?;
                     if dt != self.dtype() || shape.as_slice() != self.shape() {
-                        return inplace_from(stringify!($name_), self, &[], |t| t.$name(other));
+                        // the other operand's history counts too (Note [In-place autograd])
+                        let others = other.tensors().to_vec();
+                        return inplace_from(stringify!($name_), self, &others, |t| t.$name(other));
                     }
                     // Note [In-place kernels]: read and write `self` in one
                     // kernel under its write lock, so the update is atomic.

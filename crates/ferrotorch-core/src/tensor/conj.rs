@@ -11,6 +11,10 @@
 //! (`Tensor(a) self -> Tensor(a)`, which commute with conjugation) run on
 //! the unmarked tensor and mark their result, and an in-place op on a
 //! marked tensor computes on its value and writes the conjugate back.
+//! Under autograd that write is an ordinary in-place copy into the unmarked
+//! memory (so the base's history is rewritten, `CopySlices`), and a marked
+//! view whose memory was written is re-derived from its base's history,
+//! conjugated (`autograd::derivatives::inplace::rederive_view`).
 //! While any marked tensor is alive (a global count), typed Rust methods
 //! outside a kernel take the boxed road through the dispatcher too
 //! (`keys::interposed`), so a marked tensor cannot reach a kernel by a
@@ -60,10 +64,8 @@ impl Tensor {
             return Ok(self.clone());
         }
         // a view of `self`'s base; after an in-place write to the base its
-        // history is not regenerated as a plain strided view (which would
-        // drop the conjugation, `autograd::meta::refresh_view`): its
-        // ConjBackward saves `self`, so using it after such a write is the
-        // usual "modified by an inplace operation" error
+        // history is regenerated from the base's, conjugated
+        // (`autograd::derivatives::inplace::rederive_view`)
         let base = self.0.base.clone().unwrap_or_else(|| self.clone());
         let out = Tensor(Arc::new(TensorImpl {
             storage: self.0.storage.clone(),
@@ -73,6 +75,7 @@ impl Tensor {
                 crate::autograd::is_inference_mode_enabled(),
             ),
             base: Some(base),
+            made_at: self.0.storage.version(),
             conj: if self.is_conj() {
                 None
             } else {

@@ -40,6 +40,11 @@ pub(crate) struct TensorImpl {
     pub(crate) base: Option<Tensor>,
     /// Set on a lazily conjugated view (Note [The conjugate bit]).
     pub(crate) conj: Option<conj::ConjMark>,
+    /// For views: the storage's version when the view was made. A view
+    /// with no history of its own whose storage was written in place since,
+    /// while its base takes part in the graph, takes its history from the
+    /// base (`Tensor::requires_grad`), as torch's views do.
+    pub(crate) made_at: u64,
 }
 
 /// An n-dimensional array with a runtime dtype over shared, strided storage.
@@ -91,6 +96,7 @@ impl Tensor {
         dtype: DType,
         base: Option<Tensor>,
     ) -> Tensor {
+        let made_at = if base.is_some() { storage.version() } else { 0 };
         Tensor(Arc::new(TensorImpl {
             storage,
             layout,
@@ -100,6 +106,7 @@ impl Tensor {
             ),
             base,
             conj: None,
+            made_at,
         }))
     }
 

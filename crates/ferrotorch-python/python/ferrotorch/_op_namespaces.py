@@ -62,6 +62,25 @@ class OpOverloadPacket:
         return f"<OpOverloadPacket(op='{self._qualified_op_name}')>"
 
 
+class _CompositePacket:
+    """An ATen op that ferrotorch writes in Python from native ops
+    (``_aten_extras``): ``torch.ops.aten.<name>`` and its ``.default``
+    call that function."""
+
+    def __init__(self, name, fn):
+        self._qualified_op_name, self._fn = f"aten::{name}", fn
+        self.default = self
+
+    def __call__(self, *args, **kwargs):
+        return self._fn(*args, **kwargs)
+
+    def overloads(self):
+        return ["default"]
+
+    def __repr__(self):
+        return f"<OpOverloadPacket(op='{self._qualified_op_name}')>"
+
+
 class _OpNamespace:
     """The ops of one namespace (``torch.ops.mylib``)."""
 
@@ -71,6 +90,13 @@ class _OpNamespace:
     def __getattr__(self, op):
         if op.startswith("__"):
             raise AttributeError(op)
+        if self.name == "aten" and not _C._op_exists(op):
+            from . import _aten_extras
+
+            if op in _aten_extras.ATEN:
+                packet = _CompositePacket(op, getattr(_aten_extras, op))
+                setattr(self, op, packet)
+                return packet
         if not _C._op_exists(_full(self.name, op)):
             raise AttributeError(f"'_OpNamespace' '{self.name}' object has no attribute '{op}'")
         packet = OpOverloadPacket(self.name, op)

@@ -18,7 +18,11 @@
 //! Other views of the same base taken before the in-place op notice the
 //! storage version moved past the one their grad_fn was made at, and are
 //! re-derived from the base's new history when next used
-//! ([`rederive_view`]).
+//! ([`rederive_view`]); a view taken before its base entered the graph
+//! joins it the same way once the memory is written (`Tensor::requires_grad`).
+//! Views whose dtype differs from their base's (`view_as_real`,
+//! `view_as_complex`) are handled in the base's element units (Note [Views
+//! of another dtype]).
 
 use crate::autograd::meta::set_grad_fn;
 use crate::autograd::{mode, record1, Ctx};
@@ -110,6 +114,8 @@ fn rebase(this: &Tensor, res: &Tensor) -> Result<()> {
     let old_base = snapshot(&base);
     let (bl, vl) = (base.layout().clone(), this.layout().clone());
     let elems = base.storage().nbytes() / base.element_size();
+    let vdt = this.dtype();
+    check_view_dtypes(&base, this)?;
     let new_base = record1(
         "CopySlices",
         &[&old_base, res],
@@ -121,7 +127,7 @@ fn rebase(this: &Tensor, res: &Tensor) -> Result<()> {
             let buf = Tensor::zeros(&[elems], g.dtype())?;
             let gb = buf.as_strided(bl.sizes(), bl.strides(), Some(bl.offset()))?;
             gb.copy_(g)?;
-            let region = buf.as_strided(vl.sizes(), vl.strides(), Some(vl.offset()))?;
+            let region = region_of(&buf, &vl, vdt)?;
             let g_res = region.deep_clone()?;
             region.fill_(0.0)?;
             Ok(smallvec::smallvec![Some(gb.contiguous()?), Some(g_res)])
@@ -137,21 +143,33 @@ fn rebase(this: &Tensor, res: &Tensor) -> Result<()> {
 /// history (an `AsStridedBackward0` through a buffer laid out like the
 /// storage): after an in-place op on the view, and when a view taken
 /// before an in-place op on its base is used again (PyTorch regenerates
-/// such stale grad_fns the same way).
+/// such stale grad_fns the same way). A conjugated view is the conjugate
+/// of that region (Note [The conjugate bit]): its gradient is conjugated
+/// on the way back.
 pub(crate) fn rederive_view(this: &Tensor, base: &Tensor) -> Result<()> {
     let (bl, vl) = (base.layout().clone(), this.layout().clone());
     let elems = base.storage().nbytes() / base.element_size();
+    let conj = this.is_conj();
+    let (bdt, vdt) = (base.dtype(), this.dtype());
+    check_view_dtypes(base, this)?;
     let view = record1(
-        "AsStridedBackward0",
+        if conj {
+            "ConjAsStridedBackward0"
+        } else {
+            "AsStridedBackward0"
+        },
         &[base],
-        this.detach(),
+        this.detach_raw(),
         smallvec::smallvec![],
         move |c: &Ctx| {
             let _g = mode::no_grad();
-            let g = c.grad();
-            let buf = Tensor::zeros(&[elems], g.dtype())?;
-            buf.as_strided(vl.sizes(), vl.strides(), Some(vl.offset()))?
-                .copy_(g)?;
+            let g = if conj {
+                c.grad().conj_physical()?
+            } else {
+                c.grad().clone()
+            };
+            let buf = Tensor::zeros(&[elems], bdt)?;
+            region_of(&buf, &vl, vdt)?.copy_(&g)?;
             Ok(smallvec::smallvec![Some(
                 buf.as_strided(bl.sizes(), bl.strides(), Some(bl.offset()))?
                     .contiguous()?,
@@ -161,5 +179,50 @@ pub(crate) fn rederive_view(this: &Tensor, base: &Tensor) -> Result<()> {
     if let Some(f) = view.grad_fn() {
         set_grad_fn(this, f, 0);
     }
+    Ok(())
+}
+
+/// # Note [Views of another dtype]
+/// `view_as_real` and `view_as_complex` make views whose layout counts
+/// elements of another dtype than their base's (a real view of a complex
+/// base counts reals, two per complex element; a complex view of a real
+/// base counts pairs). The buffers that route gradients between a base and
+/// its views are laid out like the storage in the base's dtype, so the
+/// view's region is taken in the view's units: through `view_as_real` of
+/// the buffer for a real view of a complex base, and as `view_as_complex`
+/// of the `(re, im)`-pair region for a complex view of a real base.
+fn region_of(
+    buf: &Tensor,
+    vl: &crate::tensor::layout::Layout,
+    vdt: crate::DType,
+) -> Result<Tensor> {
+    let bdt = buf.dtype();
+    if bdt == vdt {
+        return buf.as_strided(vl.sizes(), vl.strides(), Some(vl.offset()));
+    }
+    if bdt.is_complex() {
+        // a real view: the buffer's reals, in storage order
+        let n = buf.numel() * 2;
+        let reals = buf.view_as_real()?.reshape(&[n as i64])?;
+        return reals.as_strided(vl.sizes(), vl.strides(), Some(vl.offset()));
+    }
+    // a complex view of a real buffer: its (re, im) pairs
+    let mut sizes = vl.sizes().to_vec();
+    sizes.push(2);
+    let mut strides: Vec<usize> = vl.strides().iter().map(|&s| s * 2).collect();
+    strides.push(1);
+    buf.as_strided(&sizes, &strides, Some(vl.offset() * 2))?
+        .view_as_complex()
+}
+
+/// The base/view dtype pairs [`region_of`] handles (Note [Views of another
+/// dtype]); other reinterpretations (`view(dtype)`) are not differentiable.
+fn check_view_dtypes(base: &Tensor, view: &Tensor) -> Result<()> {
+    let (b, v) = (base.dtype(), view.dtype());
+    crate::ensure!(
+        b == v || (b.is_complex() && b.to_real() == v) || (v.is_complex() && v.to_real() == b),
+        Runtime,
+        "an in-place operation on a view of dtype {v} of a base of dtype {b} cannot be differentiated"
+    );
     Ok(())
 }

@@ -168,17 +168,9 @@ pub(crate) fn conj_view(x: &Tensor, y: Tensor) -> Result<Tensor> {
     if !needs_grad(&[x]) {
         return Ok(y);
     }
-    // `x` is saved only for its version: the view shares its memory
-    record1(
-        "ConjBackward0",
-        &[x],
-        y,
-        smallvec::smallvec![Save::Tensor(x)],
-        |c: &Ctx| {
-            let _ = c.saved(0);
-            Ok(smallvec::smallvec![Some(c.grad().conj_physical()?)])
-        },
-    )
+    // nothing saved: after an in-place write to the memory the view is
+    // re-derived from its base (`inplace::rederive_view`)
+    simple("ConjBackward0", x, y, |g| g.conj_physical())
 }
 
 /// `to(dtype)`: the engine casts the gradient back to the input dtype.

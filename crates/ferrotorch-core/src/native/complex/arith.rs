@@ -89,8 +89,8 @@ pub(crate) fn binary(op: &str, a: &Tensor, b: &Operand) -> Result<Tensor> {
         Operand::Scalar(s) => Tensor::full_cast(&[], *s, dt)?,
     };
     match op {
-        "add" => x.view_as_real()?.add(&y.view_as_real()?)?.view_as_complex(),
-        "sub" => x.view_as_real()?.sub(&y.view_as_real()?)?.view_as_complex(),
+        "add" => x.view_as_real()?.add(&y.view_as_real()?)?.into_complex(),
+        "sub" => x.view_as_real()?.sub(&y.view_as_real()?)?.into_complex(),
         "mul" => mul(&x, &y),
         "div" | "true_divide" => div(&x, &y),
         "pow" => match b {
@@ -159,7 +159,7 @@ pub(crate) fn unary(op: &str, z: &Tensor) -> Result<Tensor> {
         return opmath(unary(op, &widen(z)?));
     }
     match op {
-        "neg" => z.view_as_real()?.neg()?.view_as_complex(),
+        "neg" => z.view_as_real()?.neg()?.into_complex(),
         "abs" => abs(z),
         "angle" => angle(z),
         "exp" => exp(z),
@@ -255,10 +255,10 @@ pub(crate) fn reduce_real_view(
     };
     if z.dtype() == DType::C32 {
         let r = f(&widen(z)?.view_as_real()?, &dims)?;
-        return opmath(r.contiguous()?.view_as_complex());
+        return opmath(r.contiguous()?.into_complex());
     }
     let r = f(&z.view_as_real()?, &dims)?;
-    r.contiguous()?.view_as_complex()
+    r.contiguous()?.into_complex()
 }
 
 /// A matrix product of complex operands from four real products:

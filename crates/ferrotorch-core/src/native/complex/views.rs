@@ -29,7 +29,7 @@ impl Tensor {
             smallvec::smallvec![],
             |c| {
                 Ok(smallvec::smallvec![Some(
-                    c.grad().contiguous()?.view_as_complex()?
+                    c.grad().contiguous()?.into_complex()?
                 )])
             },
         )
@@ -57,6 +57,23 @@ impl Tensor {
     /// `complex64`, `complex128`).
     pub fn view_as_complex(&self) -> Result<Tensor> {
         crate::enter_op!("view_as_complex", self);
+        self.as_complex(false)
+    }
+
+    /// `view_as_complex` of a real tensor that nothing else holds (a fresh
+    /// result: `torch.tensor` of complex data, complex arithmetic on the
+    /// real view), as a complex tensor of its own rather than a view of a
+    /// temporary, as torch's results are (`_base` is None, and in-place ops
+    /// on it rewrite its own history, Note [In-place autograd]). A tensor
+    /// that is held elsewhere or is itself a view still gives a view.
+    pub fn into_complex(self) -> Result<Tensor> {
+        let owner = !self.is_view() && std::sync::Arc::strong_count(&self.0) == 1;
+        self.as_complex(owner)
+    }
+
+    /// [`Tensor::view_as_complex`], or with `owner` the same memory as a
+    /// tensor of its own (not a view).
+    fn as_complex(&self, owner: bool) -> Result<Tensor> {
         let d = self.dtype();
         crate::ensure!(
             matches!(d, DType::F16 | DType::F32 | DType::F64),
@@ -93,9 +110,13 @@ impl Tensor {
         let sizes = self.shape()[..n - 1].into();
         let strides = self.stride()[..n - 1].iter().map(|&s| s / 2).collect();
         let layout = Layout::new(sizes, strides, self.storage_offset() / 2);
-        let base = self.view_base().unwrap_or_else(|| self.clone());
+        let base = if owner {
+            None
+        } else {
+            Some(self.view_base().unwrap_or_else(|| self.clone()))
+        };
         let cd = d.to_complex().expect("float dtype");
-        let y = Tensor::with_base(self.storage().clone(), layout, cd, Some(base));
+        let y = Tensor::with_base(self.storage().clone(), layout, cd, base);
         if !needs_grad(&[self]) {
             return Ok(y);
         }
@@ -185,7 +206,8 @@ pub fn complex(real: &Tensor, imag: &Tensor) -> Result<Tensor> {
     let (re, im) = (real, imag);
     let shape = crate::tensor::layout::broadcast_shapes(re.shape(), im.shape())?;
     let shape: Vec<i64> = shape.iter().map(|&s| s as i64).collect();
-    stack(&[re.expand(&shape)?, im.expand(&shape)?], -1)?.view_as_complex()
+    // the stacked pairs are fresh and held by nothing else
+    stack(&[re.expand(&shape)?, im.expand(&shape)?], -1)?.into_complex()
 }
 
 /// `torch.polar(abs, angle)`: `abs·(cos angle + i sin angle)`.

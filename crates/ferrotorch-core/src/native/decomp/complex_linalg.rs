@@ -45,9 +45,7 @@ pub(crate) fn complex_values(
     let data: Vec<f64> = v.into_iter().flat_map(|z| [z.re, z.im]).collect();
     let mut s = shape.to_vec();
     s.push(2);
-    Tensor::from_vec(data, &s)?
-        .view_as_complex()?
-        .to_dtype(dtype)
+    Tensor::from_vec(data, &s)?.into_complex()?.to_dtype(dtype)
 }
 
 /// A complex `[batch..., r, c]` tensor of `dtype` from its matrices.
