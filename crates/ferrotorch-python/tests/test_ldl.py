@@ -72,3 +72,28 @@ def test_singular_and_bad_inputs():
         torch.linalg.ldl_solve(LD, piv, torch.randn(3, dtype=torch.float64))
     e, p = torch.linalg.ldl_factor(torch.randn(0, 0))
     assert e.shape == (0, 0) and p.shape == (0,)
+
+
+CCASES = json.loads((pathlib.Path(__file__).parent / "fixtures" / "ldl.json").read_text())["complex"]
+
+
+def cx(pairs):
+    a = np.array(pairs)
+    return a[..., 0] + 1j * a[..., 1]
+
+
+@pytest.mark.parametrize("case", CCASES, ids=[c["name"] for c in CCASES])
+@pytest.mark.parametrize("dtype", ["complex128", "complex64"])
+def test_complex_symmetric_and_hermitian_match_lapack(case, dtype):
+    # zsytrf (hermitian=False) and zhetrf (hermitian=True), as torch calls them
+    dt = getattr(torch, dtype)
+    tol = 1e-10 if dtype == "complex128" else 1e-4
+    h = case["hermitian"]
+    A = torch.tensor(cx(case["A"])).to(dt)
+    LD, piv = torch.linalg.ldl_factor(A, hermitian=h)
+    assert LD.dtype == dt
+    np.testing.assert_array_equal(piv.numpy(), case["pivots"])
+    np.testing.assert_allclose(LD.numpy(), cx(case["LD"]), rtol=tol, atol=tol)
+    X = torch.linalg.ldl_solve(LD, piv, torch.tensor(cx(case["B"])).to(dt), hermitian=h)
+    np.testing.assert_allclose(X.numpy(), cx(case["X"]), rtol=100 * tol, atol=100 * tol)
+    np.testing.assert_allclose(cx(case["A"]) @ X.numpy().astype(np.complex128), cx(case["B"]), atol=1e3 * tol)

@@ -77,6 +77,7 @@ pub const COMPLEX_OPS: &[&str] = &[
     "cholesky_solve", "trace", "linalg_matrix_exp", "linalg_cross", "cross", "linalg_vander", "linalg_eig", "linalg_eigvals",
     "linalg_lu_factor", "linalg_lu_factor_ex", "linalg_lu", "linalg_lu_solve", "lu_unpack",
     "linalg_householder_product", "orgqr", "ormqr", "linalg_lstsq", "lu_solve", "geqrf",
+    "linalg_ldl_factor", "linalg_ldl_factor_ex", "linalg_ldl_solve",
     // torch.fft
     "fft_fft", "fft_ifft", "fft_rfft", "fft_irfft", "fft_hfft", "fft_ihfft", "fft_fft2",
     "fft_ifft2", "fft_rfft2", "fft_irfft2", "fft_hfft2", "fft_ihfft2", "fft_fftn", "fft_ifftn",

@@ -10,206 +10,39 @@
 //! The pivot choice is Bunch and Kaufman's (`α = (1 + √17)/8`) as
 //! LAPACK's unblocked `sytf2` makes it; the blocked `sytrf` torch runs
 //! makes the same choices, so `LD` and `pivots` are torch's. Only the lower
-//! triangle of the input is read. torch has no derivative for these ops,
-//! and neither has ferrotorch: their results do not require grad.
+//! triangle of the input is read. Complex matrices factor as complex
+//! symmetric (`zsytrf`, `hermitian=False`) or Hermitian (`zhetrf`,
+//! `hermitian=True`: `A = P L D Lᴴ Pᵀ`); one algorithm over both (`ldl_kernels`). torch has no
+//! derivative for these ops, and neither has ferrotorch: their results do
+//! not require grad.
 
+use super::complex_linalg::{cmats, complex_values};
 use super::kernels::M;
-use super::{batch_of, batch_prefix, check_matrix, first_failure, from_ints, from_mats, mats};
+use super::{
+    batch_of, batch_prefix, check_matrix_c, first_failure, from_ints, from_mats, ldl_kernels, mats,
+};
 use crate::dispatch::Registry;
 use crate::dtype::DType;
 use crate::error::Result;
 use crate::tensor::Tensor;
 
-/// Bunch-Kaufman on one matrix (lower triangle): `LD`, 1-based pivots and
-/// LAPACK's `info` (the first zero pivot, 1-based; 0 when none).
+/// Bunch-Kaufman on one real matrix: `LD`, pivots, `info`.
 fn sytf2(a: &M) -> (M, Vec<i32>, i32) {
-    let n = a.r;
-    let mut a = a.clone();
-    let at = |a: &M, i: usize, j: usize| a.d[i * n + j];
-    let alpha = (1.0 + 17f64.sqrt()) / 8.0;
-    let mut piv = vec![0i32; n];
-    let mut info = 0;
-    let mut k = 0;
-    while k < n {
-        let mut kstep = 1;
-        let absakk = at(&a, k, k).abs();
-        // the largest off-diagonal entry of column k (the first, as idamax)
-        let (mut imax, mut colmax) = (k, 0.0f64);
-        for i in k + 1..n {
-            if at(&a, i, k).abs() > colmax {
-                (imax, colmax) = (i, at(&a, i, k).abs());
-            }
-        }
-        let kp;
-        if absakk.max(colmax) == 0.0 || absakk.is_nan() {
-            // a zero column: record it and go on
-            if info == 0 {
-                info = k as i32 + 1;
-            }
-            kp = k;
-        } else {
-            if absakk >= alpha * colmax {
-                kp = k;
-            } else {
-                // the largest off-diagonal entry of row/column imax
-                let mut rowmax = 0.0f64;
-                for j in k..imax {
-                    rowmax = rowmax.max(at(&a, imax, j).abs());
-                }
-                for j in imax + 1..n {
-                    rowmax = rowmax.max(at(&a, j, imax).abs());
-                }
-                if absakk >= alpha * colmax * (colmax / rowmax) {
-                    kp = k;
-                } else if at(&a, imax, imax).abs() >= alpha * rowmax {
-                    kp = imax;
-                } else {
-                    kp = imax;
-                    kstep = 2;
-                }
-            }
-            let kk = k + kstep - 1;
-            if kp != kk {
-                // swap rows and columns kk and kp of the trailing lower triangle
-                for i in kp + 1..n {
-                    a.d.swap(i * n + kk, i * n + kp);
-                }
-                for j in kk + 1..kp {
-                    a.d.swap(j * n + kk, kp * n + j);
-                }
-                a.d.swap(kk * n + kk, kp * n + kp);
-                if kstep == 2 {
-                    a.d.swap((k + 1) * n + k, kp * n + k);
-                }
-            }
-            if kstep == 1 {
-                let d11 = 1.0 / at(&a, k, k);
-                for j in k + 1..n {
-                    let xj = at(&a, j, k);
-                    for i in j..n {
-                        a.d[i * n + j] -= d11 * at(&a, i, k) * xj;
-                    }
-                }
-                for i in k + 1..n {
-                    a.d[i * n + k] *= d11;
-                }
-            } else if k + 2 < n {
-                let d21 = at(&a, k + 1, k);
-                let d11 = at(&a, k + 1, k + 1) / d21;
-                let d22 = at(&a, k, k) / d21;
-                let t = 1.0 / (d11 * d22 - 1.0);
-                let d21 = t / d21;
-                for j in k + 2..n {
-                    let wk = d21 * (d11 * at(&a, j, k) - at(&a, j, k + 1));
-                    let wkp1 = d21 * (d22 * at(&a, j, k + 1) - at(&a, j, k));
-                    for i in j..n {
-                        a.d[i * n + j] -= at(&a, i, k) * wk + at(&a, i, k + 1) * wkp1;
-                    }
-                    a.d[j * n + k] = wk;
-                    a.d[j * n + k + 1] = wkp1;
-                }
-            }
-        }
-        if kstep == 1 {
-            piv[k] = kp as i32 + 1;
-        } else {
-            piv[k] = -(kp as i32 + 1);
-            piv[k + 1] = -(kp as i32 + 1);
-        }
-        k += kstep;
-    }
-    // LAPACK leaves the strict upper triangle as it was; torch zeroes it
-    for i in 0..n {
-        for j in i + 1..n {
-            a.d[i * n + j] = 0.0;
-        }
-    }
-    (a, piv, info)
-}
-
-/// `sytrs` (lower): solve `A X = B` from `sytf2`'s factors; `b` is
-/// `n × nrhs`, row-major, overwritten with `X`.
-fn sytrs(ld: &M, piv: &[i32], b: &mut M) {
-    let n = ld.r;
-    let m = b.c;
-    let l = |i: usize, j: usize| ld.d[i * n + j];
-    let swap = |b: &mut M, i: usize, j: usize| {
-        if i != j {
-            for c in 0..m {
-                b.d.swap(i * m + c, j * m + c);
-            }
-        }
-    };
-    // L D Y = P B
-    let mut k = 0;
-    while k < n {
-        if piv[k] > 0 {
-            swap(b, k, piv[k] as usize - 1);
-            for i in k + 1..n {
-                for c in 0..m {
-                    b.d[i * m + c] -= l(i, k) * b.d[k * m + c];
-                }
-            }
-            for c in 0..m {
-                b.d[k * m + c] /= l(k, k);
-            }
-            k += 1;
-        } else {
-            swap(b, k + 1, (-piv[k]) as usize - 1);
-            for i in k + 2..n {
-                for c in 0..m {
-                    b.d[i * m + c] -= l(i, k) * b.d[k * m + c] + l(i, k + 1) * b.d[(k + 1) * m + c];
-                }
-            }
-            let akm1k = l(k + 1, k);
-            let akm1 = l(k, k) / akm1k;
-            let ak = l(k + 1, k + 1) / akm1k;
-            let denom = akm1 * ak - 1.0;
-            for c in 0..m {
-                let bkm1 = b.d[k * m + c] / akm1k;
-                let bk = b.d[(k + 1) * m + c] / akm1k;
-                b.d[k * m + c] = (ak * bkm1 - bk) / denom;
-                b.d[(k + 1) * m + c] = (akm1 * bk - bkm1) / denom;
-            }
-            k += 2;
-        }
-    }
-    // Lᵀ Pᵀ X = Y
-    let mut k = n;
-    while k > 0 {
-        let kk = k - 1;
-        let rows = if piv[kk] > 0 {
-            vec![kk]
-        } else {
-            vec![kk, kk - 1]
-        };
-        for &r in &rows {
-            for i in k..n {
-                for c in 0..m {
-                    b.d[r * m + c] -= l(i, r) * b.d[i * m + c];
-                }
-            }
-        }
-        swap(b, kk, piv[kk].unsigned_abs() as usize - 1);
-        k -= rows.len();
-    }
+    let mut ld = a.clone();
+    let (p, info) = ldl_kernels::factor(&mut ld.d, a.r, false);
+    (ld, p, info)
 }
 
 /// The shape and dtype checks of `ldl_factor_ex` (torch names that op).
 fn check_factor(a: &Tensor) -> Result<()> {
     let op = "torch.linalg.ldl_factor_ex";
     crate::ensure!(
-        !a.is_complex(),
-        NotImplemented,
-        "{op}: complex matrices are not supported yet"
-    );
-    crate::ensure!(
-        a.is_floating_point(),
+        a.is_floating_point() || a.is_complex(),
         NotImplemented,
         "{op}: Expected a floating point or complex tensor as input. Got {}",
         a.dtype().name_title()
     );
-    check_matrix(op, a, true)
+    check_matrix_c(op, a, true)
 }
 
 impl Tensor {
@@ -221,17 +54,29 @@ impl Tensor {
         check_errors: bool,
     ) -> Result<(Tensor, Tensor, Tensor)> {
         // real symmetric and real hermitian are the same factorization
-        let _ = hermitian;
         check_factor(self)?;
         let n = self.shape()[self.dim() - 1];
         let batch = batch_of(self);
-        let (mut lds, mut pivs, mut infos) = (Vec::new(), Vec::new(), Vec::new());
-        for a in mats(self)? {
-            let (ld, p, i) = sytf2(&a);
-            lds.push(ld);
-            pivs.extend(p);
-            infos.push(i);
-        }
+        let (mut pivs, mut infos) = (Vec::new(), Vec::new());
+        let ld = if self.is_complex() {
+            let mut vals = Vec::new();
+            for mut a in cmats(self)? {
+                let (p, i) = ldl_kernels::factor(&mut a.d, n, hermitian);
+                vals.extend(a.d);
+                pivs.extend(p);
+                infos.push(i);
+            }
+            complex_values(vals, self.shape(), self.dtype())?
+        } else {
+            let mut lds = Vec::new();
+            for a in mats(self)? {
+                let (ld, p, i) = sytf2(&a);
+                lds.push(ld);
+                pivs.extend(p);
+                infos.push(i);
+            }
+            from_mats(&batch, n, n, &lds, self.dtype())?
+        };
         if check_errors {
             if let Some((i, v)) = first_failure(&infos) {
                 crate::bail!(
@@ -243,11 +88,7 @@ impl Tensor {
         }
         let mut ps = batch.clone();
         ps.push(n);
-        Ok((
-            from_mats(&batch, n, n, &lds, self.dtype())?,
-            Tensor::from_vec(pivs, &ps)?,
-            from_ints(&batch, infos)?,
-        ))
+        Ok((ld, Tensor::from_vec(pivs, &ps)?, from_ints(&batch, infos)?))
     }
 
     /// `torch.linalg.ldl_factor(A, *, hermitian=False)`: `LD` and `pivots`;
@@ -260,7 +101,6 @@ impl Tensor {
     /// `torch.linalg.ldl_solve(LD, pivots, B, *, hermitian=False)`: the
     /// solution of `A X = B` from `ldl_factor`'s results (batches broadcast).
     pub fn linalg_ldl_solve(&self, pivots: &Tensor, b: &Tensor, hermitian: bool) -> Result<Tensor> {
-        let _ = hermitian;
         let op = "torch.linalg.ldl_solve";
         check_factor(self)?;
         crate::ensure!(
@@ -311,9 +151,19 @@ impl Tensor {
         );
         let piv: Vec<i32> = piv.iter().map(|&p| p as i32).collect();
         let bs = expand(b, &[n, bc])?;
+        if self.is_complex() {
+            let mut vals = Vec::new();
+            for (i, (mut l, mut x)) in cmats(&ld)?.into_iter().zip(cmats(&bs)?).enumerate() {
+                let p = &piv[i * n..(i + 1) * n];
+                ldl_kernels::solve(&mut l.d, n, p, &mut x.d, bc, hermitian);
+                vals.extend(x.d);
+            }
+            let shape: Vec<usize> = batch.iter().copied().chain([n, bc]).collect();
+            return complex_values(vals, &shape, self.dtype());
+        }
         let mut xs = Vec::new();
-        for (i, (l, mut x)) in mats(&ld)?.into_iter().zip(mats(&bs)?).enumerate() {
-            sytrs(&l, &piv[i * n..(i + 1) * n], &mut x);
+        for (i, (mut l, mut x)) in mats(&ld)?.into_iter().zip(mats(&bs)?).enumerate() {
+            ldl_kernels::solve(&mut l.d, n, &piv[i * n..(i + 1) * n], &mut x.d, bc, false);
             xs.push(x);
         }
         from_mats(&batch, n, bc, &xs, self.dtype())
@@ -365,7 +215,8 @@ mod tests {
             c: 1,
             d: vec![8.0, 10.0, 8.0],
         };
-        sytrs(&ld, &p, &mut b);
+        let mut ld = ld;
+        ldl_kernels::solve(&mut ld.d, 3, &p, &mut b.d, 1, false);
         for (g, w) in b.d.iter().zip([1.0, 2.0, 3.0]) {
             assert!((g - w).abs() < 1e-12, "{:?}", b.d);
         }

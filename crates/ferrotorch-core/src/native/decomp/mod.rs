@@ -6,7 +6,7 @@
 //! | `solve` | `solve`, `inv`, `det`, `slogdet`, `lu_factor`, `lu`, `lu_solve`, `solve_triangular`, `cholesky`, ... |
 //! | `qr` | `qr`, `geqrf`, `householder_product`, `ormqr`, `lstsq` |
 //! | `spectral` | `eigh`, `eigvalsh`, `svd`, `svdvals`, `pinv`, `matrix_rank`, `cond` |
-//! | `ldl` | `ldl_factor`, `ldl_factor_ex`, `ldl_solve` (Bunch-Kaufman, LAPACK's packed form) |
+//! | `ldl`, `ldl_kernels` | `ldl_factor`, `ldl_factor_ex`, `ldl_solve` (Bunch-Kaufman, LAPACK's packed form; `zsytrf`/`zhetrf` for complex) |
 //! | `misc` | norms, `matrix_power`, `matrix_exp`, `multi_dot`, `vecdot`, `tensorinv`, `tensorsolve`, `vander` |
 //!
 //! # Note [Factorizations in f64]
@@ -23,6 +23,7 @@ pub(crate) mod complex_solve;
 pub(crate) mod eig;
 pub(crate) mod kernels;
 pub(crate) mod ldl;
+mod ldl_kernels;
 pub(crate) mod misc;
 pub(crate) mod qr;
 pub(crate) mod solve;
