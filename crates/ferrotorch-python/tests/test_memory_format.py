@@ -78,3 +78,20 @@ def test_consumers_agree_across_layouts():
     assert torch.autograd.gradcheck(
         lambda t: t.contiguous(memory_format=torch.channels_last).sin(),
         (torch.randn(1, 2, 3, 3, dtype=torch.float64, requires_grad=True),))
+
+
+def test_randint_like_keeps_the_layout_and_fills_memory_in_order():
+    # torch 2.15 after manual_seed(0): randint_like of a transposed 3x4
+    # has the input's strides, and its memory holds randint's stream
+    x = torch.zeros(3, 4).t()
+    torch.manual_seed(0)
+    a = torch.randint_like(x, 100)
+    assert a.stride() == (1, 4) and a.dtype == torch.float32
+    assert a.tolist() == [[44, 63, 97], [39, 79, 83], [33, 27, 1], [60, 3, 66]]
+    torch.manual_seed(0)
+    assert torch.randint_like(x, 100, memory_format=torch.contiguous_format).stride() == (3, 1)
+    x4 = torch.zeros(2, 3, 4, 5).to(memory_format=torch.channels_last)
+    assert torch.randint_like(x4, 5).stride() == (60, 1, 15, 3)
+    assert torch.randint_like(torch.zeros(2, 3, 4, 5), 5, memory_format=torch.channels_last).stride() == (60, 1, 15, 3)
+    r = torch.randint_like(torch.zeros(50, dtype=torch.int32), 3, 9)
+    assert r.dtype == torch.int32 and 3 <= r.min().item() and r.max().item() < 9

@@ -61,7 +61,7 @@ impl FromArg for Strided {
 
 /// A `*_like` result in the asked `memory_format` (it already has the
 /// source's layout: `preserve_format`, the default).
-fn in_format(t: Tensor, f: Option<MemoryFormat>) -> Result<Tensor> {
+pub(crate) fn in_format(t: Tensor, f: Option<MemoryFormat>) -> Result<Tensor> {
     match f {
         None | Some(MemoryFormat::Preserve) => Ok(t),
         Some(f) => t.contiguous_as(f),

@@ -6,7 +6,8 @@ use crate::dispatch::Registry;
 use crate::dtype::DType;
 use crate::error::Result;
 use crate::scalar::Scalar;
-use crate::tensor::create_ops::{opts, DeviceArg, Strided, OPTS};
+use crate::tensor::create_ops::{in_format, opts, DeviceArg, Strided, OPTS};
+use crate::tensor::memory_format::MemoryFormat;
 use crate::tensor::Tensor;
 
 /// A zero-filled tensor with the given sizes and strides (fresh memory is
@@ -132,14 +133,14 @@ pub(crate) fn register(r: &mut Registry) {
     );
     r.def_typed(
         &format!("randint_like(Tensor self, SymInt high, *, {OPTS}, MemoryFormat? memory_format=None) -> Tensor"),
-        |x: T, high: i64, dt: Dt, _: Strided, dev: DeviceArg, _: Pin, _: Strided| {
-            Tensor::randint(0, high, x.shape(), opts(dt.or(Some(x.dtype())), dev))
+        |x: T, high: i64, dt: Dt, _: Strided, dev: DeviceArg, _: Pin, f: Option<MemoryFormat>| {
+            randint_like(&x, 0, high, opts(dt.or(Some(x.dtype())), dev), f)
         },
     );
     r.def_typed(
         &format!("randint_like.low_dtype(Tensor self, SymInt low, SymInt high, *, {OPTS}, MemoryFormat? memory_format=None) -> Tensor"),
-        |x: T, low: i64, high: i64, dt: Dt, _: Strided, dev: DeviceArg, _: Pin, _: Strided| {
-            Tensor::randint(low, high, x.shape(), opts(dt.or(Some(x.dtype())), dev))
+        |x: T, low: i64, high: i64, dt: Dt, _: Strided, dev: DeviceArg, _: Pin, f: Option<MemoryFormat>| {
+            randint_like(&x, low, high, opts(dt.or(Some(x.dtype())), dev), f)
         },
     );
     r.def_typed(
@@ -150,4 +151,23 @@ pub(crate) fn register(r: &mut Registry) {
         "unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]",
         |x: T, s: usize, d: i64| x.split(s, d),
     );
+}
+
+/// `torch.randint_like`: a tensor laid out as `x` (or in `format`), its
+/// memory filled in order by `randint`'s stream, as torch fills it (so a
+/// transposed `x` gets the same values as `randint` of its memory's shape).
+fn randint_like(
+    x: &Tensor,
+    low: i64,
+    high: i64,
+    o: crate::tensor::TensorOptions,
+    format: Option<MemoryFormat>,
+) -> Result<Tensor> {
+    let dtype = o.dtype.unwrap_or(x.dtype());
+    // a fresh dense tensor whose storage is exactly its elements
+    let t = in_format(x.full_like_dtype(0i64, dtype)?, format)?;
+    let n = t.numel();
+    let values = Tensor::randint(low, high, &[n], o)?;
+    t.as_strided(&[n], &[1], Some(0))?.copy_(&values)?;
+    Ok(t)
 }
