@@ -627,3 +627,14 @@ def test_bool_arrays_with_bytes_other_than_0_and_1():
         torch.from_numpy(raw)
     assert torch.tensor(raw).tolist() == [False, True, True, True]
     assert torch.as_tensor(raw[2:3].reshape(())).item() is True
+
+
+def test_mvlgamma_with_a_huge_p_is_an_allocation_error_not_a_hang():
+    # it summed p lgamma terms one op at a time: 2**40 ops on an empty
+    # input (and on valid ones) ran for hours; torch builds the p terms
+    # side by side and fails to allocate them, and so does ferrotorch now
+    with pytest.raises(RuntimeError, match="can't allocate memory"):
+        torch.mvlgamma(torch.zeros(0), 2**40)
+    with pytest.raises(RuntimeError, match="can't allocate memory"):
+        torch.mvlgamma(torch.tensor([1e13]), 2**40)
+    np.testing.assert_allclose(torch.mvlgamma(torch.tensor([3.0, 1e12]), 5).numpy(), [6.5807, 1.3316e14], rtol=1e-4)

@@ -148,11 +148,15 @@ impl Tensor {
             .item()?
             .to_bool();
         crate::ensure!(!bad, Runtime, "All elements must be greater than (p-1)/2");
-        let mut sum = x.lgamma()?;
-        for i in 1..p {
-            sum = sum.add(&x.sub(i as f64 / 2.0)?.lgamma()?)?;
-        }
-        sum.add((p * (p - 1)) as f64 / 4.0 * std::f64::consts::PI.ln())
+        // as torch: the p terms side by side (`x[..., None] - arange(p) / 2`),
+        // so a huge `p` is a clear allocation error, not hours of ops
+        let halves = Tensor::arange(0i64, p, 1i64, x.dtype())?.div(2.0)?;
+        let sum = x
+            .unsqueeze(-1)?
+            .sub(&halves)?
+            .lgamma()?
+            .sum_dim(Some(&[-1]), false, None)?;
+        sum.add((p as f64) * ((p - 1) as f64) / 4.0 * std::f64::consts::PI.ln())
     }
 
     /// `torch.special.airy_ai`: the Airy function `Ai` (not differentiable, as torch).
