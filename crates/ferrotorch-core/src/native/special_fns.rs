@@ -229,6 +229,30 @@ pub fn polynomial(kind: Poly, x: f64, n: f64) -> f64 {
         return if x.is_nan() { x } else { 0.0 };
     }
     let n = n as i64;
+    // torch's closed forms at the ends of [-1, 1] (and L_n(0) = 1): the
+    // values the recurrence reaches, without n steps
+    let odd_neg = x < 0.0 && n % 2 == 1;
+    let nf = n as f64;
+    if x.abs() == 1.0 {
+        match kind {
+            Poly::ChebyshevT | Poly::Legendre => return if odd_neg { -1.0 } else { 1.0 },
+            Poly::ChebyshevU => return if odd_neg { -(nf + 1.0) } else { nf + 1.0 },
+            Poly::ChebyshevV if x > 0.0 => return 1.0,
+            Poly::ChebyshevV => {
+                return if n % 2 == 1 {
+                    -(2.0 * nf + 1.0)
+                } else {
+                    2.0 * nf + 1.0
+                }
+            }
+            Poly::ChebyshevW if x > 0.0 => return 2.0 * nf + 1.0,
+            Poly::ChebyshevW => return if n % 2 == 1 { -1.0 } else { 1.0 },
+            _ => {}
+        }
+    }
+    if x == 0.0 && matches!(kind, Poly::Laguerre) {
+        return 1.0;
+    }
     let (p0, p1) = match kind {
         Poly::ChebyshevT => (1.0, x),
         Poly::ChebyshevU => (1.0, 2.0 * x),
@@ -256,6 +280,10 @@ pub fn polynomial(kind: Poly, x: f64, n: f64) -> f64 {
         };
         a = b;
         b = c;
+        if b.is_nan() {
+            // NaN stays NaN through every later step: stop (huge n)
+            return b;
+        }
     }
     b
 }
@@ -316,6 +344,39 @@ mod tests {
         assert!(close(log_ndtr(-40.0), -804.608_442_013_754, 1e-12));
         assert!(close(erfcx(30.0), 0.018_795_888_861_416_75, 1e-13));
         assert!(close(erfcx(1.0), 0.427_583_576_155_807, 1e-14));
+    }
+
+    #[test]
+    fn polynomial_end_points_are_the_recurrence_values_and_huge_degrees_end() {
+        // the recurrences written out, at x = ±1, against the closed forms
+        for &x in &[1.0f64, -1.0] {
+            let (mut t, mut u, mut v, mut w, mut p) = (
+                [1.0, x],
+                [1.0, 2.0 * x],
+                [1.0, 2.0 * x - 1.0],
+                [1.0, 2.0 * x + 1.0],
+                [1.0, x],
+            );
+            for n in 0..10i64 {
+                let nf = n as f64;
+                let got = |k| polynomial(k, x, nf);
+                assert_eq!(got(Poly::ChebyshevT), t[0], "T {n} {x}");
+                assert_eq!(got(Poly::ChebyshevU), u[0], "U {n} {x}");
+                assert_eq!(got(Poly::ChebyshevV), v[0], "V {n} {x}");
+                assert_eq!(got(Poly::ChebyshevW), w[0], "W {n} {x}");
+                assert_eq!(got(Poly::Legendre), p[0], "P {n} {x}");
+                let k = (n + 1) as f64;
+                t = [t[1], 2.0 * x * t[1] - t[0]];
+                u = [u[1], 2.0 * x * u[1] - u[0]];
+                v = [v[1], 2.0 * x * v[1] - v[0]];
+                w = [w[1], 2.0 * x * w[1] - w[0]];
+                p = [p[1], ((2.0 * k + 1.0) * x * p[1] - k * p[0]) / (k + 1.0)];
+            }
+        }
+        assert_eq!(polynomial(Poly::Laguerre, 0.0, 7.0), 1.0);
+        // overflow to NaN ends the loop: a degree of 2^40 returns at once
+        assert!(polynomial(Poly::HermiteH, 3.0, 2f64.powi(40)).is_nan());
+        assert!(polynomial(Poly::ChebyshevT, 1.0, 2f64.powi(40)) == 1.0);
     }
 
     #[test]
