@@ -638,3 +638,24 @@ def test_mvlgamma_with_a_huge_p_is_an_allocation_error_not_a_hang():
     with pytest.raises(RuntimeError, match="can't allocate memory"):
         torch.mvlgamma(torch.tensor([1e13]), 2**40)
     np.testing.assert_allclose(torch.mvlgamma(torch.tensor([3.0, 1e12]), 5).numpy(), [6.5807, 1.3316e14], rtol=1e-4)
+
+
+def test_a_huge_section_count_is_an_error_not_an_abort():
+    # tensor_split reserved one handle per section up front: 2**40 of them
+    # aborted the process (Rust's allocation failure)
+    with pytest.raises(RuntimeError, match="cannot allocate 1099511627776 sections"):
+        torch.vsplit(torch.ones(0, 3), 2**40)
+    with pytest.raises(RuntimeError, match="not divisible by the split_size"):
+        torch.vsplit(torch.ones(3, 3), 2**40)
+    assert [t.shape[0] for t in torch.tensor_split(torch.ones(3), 5)] == [1, 1, 1, 0, 0]
+
+
+def test_unravel_index_with_a_shape_past_int64():
+    # the element count 2**62 * 6 overflowed int64 (a panic in debug
+    # builds, wrapped arithmetic in release); torch 2.15 answers (0, 0, 1)
+    got = torch.unravel_index(torch.tensor([1]), (2**62, 2, 3))
+    assert [t.tolist() for t in got] == [[0], [0], [1]]
+    got = torch.unravel_index(torch.tensor([5, -1, 13]), (2, 3, 4))
+    assert [t.tolist() for t in got] == [[0, 1, 1], [1, 2, 0], [1, 3, 1]]
+    with pytest.raises(IndexError, match="out of bounds"):
+        torch.unravel_index(torch.tensor([-1]), (2**62, 2, 3))

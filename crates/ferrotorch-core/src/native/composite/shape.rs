@@ -162,7 +162,14 @@ impl Tensor {
         let d = wrap_dim(dim, self.dim())?;
         let size = self.shape()[d] as i64;
         let (q, r) = (size / sections, size % sections);
-        let mut out = Vec::with_capacity(sections as usize);
+        // one handle per section: a count no memory holds is an error, not
+        // an abort (torch: std::bad_alloc)
+        let mut out = Vec::new();
+        crate::ensure!(
+            usize::try_from(sections).is_ok_and(|n| out.try_reserve_exact(n).is_ok()),
+            Runtime,
+            "tensor_split: cannot allocate {sections} sections"
+        );
         let mut start = 0;
         for i in 0..sections {
             let len = q + i64::from(i < r);
@@ -517,30 +524,38 @@ pub fn unravel_index(indices: &Tensor, shape: &[i64]) -> Result<Vec<Tensor>> {
         Value,
         "'shape' cannot have negative values, but got {shape:?}"
     );
-    let total: i64 = shape.iter().product();
+    // the number of elements may pass int64's range (torch still answers):
+    // then every non-negative int64 index is in bounds
+    let total = shape.iter().try_fold(1i64, |a, &s| a.checked_mul(s));
     let idx = indices.to_dtype(DType::I64)?;
     let v = idx.to_vec_i64()?;
+    let inside = |i: i64| match total {
+        Some(t) => i >= -t && i < t,
+        None => i >= 0,
+    };
     crate::ensure!(
-        v.iter().all(|&i| i >= -total && i < total),
+        v.iter().all(|&i| inside(i)),
         Index,
         "index {} is out of bounds for shape {shape:?}",
-        v.iter()
-            .find(|&&i| i < -total || i >= total)
-            .copied()
-            .unwrap_or(0)
+        v.iter().find(|&&i| !inside(i)).copied().unwrap_or(0)
     );
-    let idx = idx.remainder(total.max(1))?;
+    let mut rem = match total {
+        Some(t) => idx.remainder(t.max(1))?,
+        None => idx,
+    };
+    // coordinates from the last dim back; the first takes what is left
     let mut out = Vec::with_capacity(shape.len());
-    let mut stride: i64 = total;
-    for &s in shape {
-        stride = if s == 0 { 0 } else { stride / s };
-        let c = if stride == 0 {
-            idx.mul(0)?
+    for (k, &s) in shape.iter().enumerate().rev() {
+        if k == 0 {
+            out.push(rem.clone());
+        } else if s == 0 {
+            out.push(rem.mul(0)?);
         } else {
-            idx.div_mode(stride, Some("floor"))?.remainder(s.max(1))?
-        };
-        out.push(c);
+            out.push(rem.remainder(s)?);
+            rem = rem.div_mode(s, Some("floor"))?;
+        }
     }
+    out.reverse();
     Ok(out)
 }
 
