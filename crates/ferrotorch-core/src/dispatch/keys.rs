@@ -140,10 +140,10 @@ pub fn local_keys() -> (DispatchKeySet, DispatchKeySet) {
 #[inline]
 pub fn interposed() -> bool {
     let l = LOCAL.with(Cell::get);
-    let (inc, exc) = (l as u16, (l >> 16) as u16);
-    if inc & !exc & MODE_KEYS != 0 {
+    if modes_on(l) {
         return true;
     }
+    let exc = (l >> 16) as u16;
     // while a conjugated view is alive, calls outside a kernel (where the
     // modes are not excluded) go through the dispatcher, which resolves it
     // (Note [The conjugate bit])
@@ -154,7 +154,12 @@ pub fn interposed() -> bool {
 /// methods through the dispatcher on this thread.
 #[inline]
 pub fn mode_active() -> bool {
-    let l = LOCAL.with(Cell::get);
+    modes_on(LOCAL.with(Cell::get))
+}
+
+/// Whether the packed included/excluded keys leave a mode key on.
+#[inline]
+fn modes_on(l: u32) -> bool {
     (l as u16) & !((l >> 16) as u16) & MODE_KEYS != 0
 }
 

@@ -2,7 +2,7 @@
 reach for (``torch._softmax_backward_data``, ``torch._chunk_cat``, the
 masked-index pair, the batch-norm variants, ``native_dropout_backward``,
 ``max_pool2d_with_indices_backward``, ``_upsample_bilinear2d_aa``,
-``_safe_softmax``, ``_scaled_dot_product_flash_attention_for_cpu``), and
+``_safe_softmax``), and
 ``linalg.matrix_sqrth``/``linalg.polar``, as compositions of the native ops
 (so they record graphs)."""
 
@@ -171,45 +171,20 @@ def _safe_softmax(input, dim, dtype=None):
     return out.masked_fill(dead, 0)
 
 
-def _scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p=0.0, is_causal=False, *,
-                                                attn_mask=None, scale=None):
-    """The CPU flash-attention entry: ``scaled_dot_product_attention``'s
-    output and the ``logsumexp`` of each query's scaled, masked scores
-    (shape ``(..., L)``), which its backward uses."""
-    import math
-
-    ft = _ft()
-    L, S = query.size(-2), key.size(-2)
-    sc = 1.0 / math.sqrt(query.size(-1)) if scale is None else scale
-    scores = query.matmul(key.transpose(-2, -1)) * sc
-    if is_causal:
-        keep = ft.ones(L, S, dtype=ft.bool).tril()
-        scores = scores.masked_fill(keep.logical_not(), float("-inf"))
-    if attn_mask is not None:
-        if attn_mask.dtype == ft.bool:
-            scores = scores.masked_fill(attn_mask.logical_not(), float("-inf"))
-        else:
-            scores = scores + attn_mask
-    lse = ft.logsumexp(scores, -1)
-    p = ft.softmax(scores, -1)
-    if dropout_p > 0:
-        p = ft.nn.functional.dropout(p, dropout_p)
-    # torch differentiates only the output (its backward takes no lse gradient)
-    return p.matmul(value), lse.detach()
-
-
 #: The ATen op names this file provides (``torch.ops.aten.<name>`` finds them).
 ATEN = ["_softmax_backward_data", "_chunk_cat", "_unsafe_masked_index",
         "_unsafe_masked_index_put_accumulate", "_native_batch_norm_legit",
         "_batch_norm_with_update", "native_dropout_backward",
         "max_pool2d_with_indices_backward", "_upsample_bilinear2d_aa",
-        "_upsample_bicubic2d_aa", "segment_reduce", "_segment_reduce", "_safe_softmax",
-        "_scaled_dot_product_flash_attention_for_cpu"]
+        "_upsample_bicubic2d_aa", "segment_reduce", "_segment_reduce", "_safe_softmax"]
 
 
 def install(namespace):
     for name in ATEN:
         namespace.setdefault(name, globals()[name])
+    # dispatcher ops whose underscore names torch also has at the top level
+    for name in ["_scaled_dot_product_flash_attention_for_cpu"]:
+        namespace.setdefault(name, getattr(namespace["ops"].aten, name))
     linalg = namespace["linalg"]
     for name in ("matrix_sqrth", "polar"):
         if not hasattr(linalg, name):

@@ -165,9 +165,6 @@ pub(crate) fn clone(x: &Tensor, y: Tensor) -> Result<Tensor> {
 /// A conjugated view (Note [The conjugate bit]): the gradient is conjugated
 /// back, computed (never a marked tensor).
 pub(crate) fn conj_view(x: &Tensor, y: Tensor) -> Result<Tensor> {
-    if !needs_grad(&[x]) {
-        return Ok(y);
-    }
     // nothing saved: after an in-place write to the memory the view is
     // re-derived from its base (`inplace::rederive_view`)
     simple("ConjBackward0", x, y, |g| g.conj_physical())

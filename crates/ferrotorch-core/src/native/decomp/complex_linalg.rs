@@ -100,13 +100,7 @@ pub(crate) fn det(a: &Tensor) -> Result<Tensor> {
 pub(crate) fn lu_factor_values(a: &Tensor) -> Result<(Tensor, Tensor, Vec<i32>)> {
     let (m, n) = (a.shape()[a.dim() - 2], a.shape()[a.dim() - 1]);
     let batch = batch_of(a);
-    let (mut lus, mut pivs, mut infos) = (Vec::new(), Vec::new(), Vec::new());
-    for mat in cmats(a)? {
-        let (lu, p, i) = ck::lu_factor(&mat);
-        lus.push(lu);
-        pivs.extend(p);
-        infos.push(i);
-    }
+    let (lus, pivs, infos) = super::factor_each(cmats(a)?, |m| ck::lu_factor(&m));
     let mut ps = batch.clone();
     ps.push(m.min(n));
     Ok((

@@ -17,21 +17,14 @@
 //! not require grad.
 
 use super::complex_linalg::{cmats, complex_values};
-use super::kernels::M;
 use super::{
-    batch_of, batch_prefix, check_matrix_c, first_failure, from_ints, from_mats, ldl_kernels, mats,
+    batch_of, batch_prefix, check_matrix_c, factor_each, first_failure, from_ints, from_mats,
+    ldl_kernels, mats,
 };
 use crate::dispatch::Registry;
 use crate::dtype::DType;
 use crate::error::Result;
 use crate::tensor::Tensor;
-
-/// Bunch-Kaufman on one real matrix: `LD`, pivots, `info`.
-fn sytf2(a: &M) -> (M, Vec<i32>, i32) {
-    let mut ld = a.clone();
-    let (p, info) = ldl_kernels::factor(&mut ld.d, a.r, false);
-    (ld, p, info)
-}
 
 /// The shape and dtype checks of `ldl_factor_ex` (torch names that op).
 fn check_factor(a: &Tensor) -> Result<()> {
@@ -57,25 +50,19 @@ impl Tensor {
         check_factor(self)?;
         let n = self.shape()[self.dim() - 1];
         let batch = batch_of(self);
-        let (mut pivs, mut infos) = (Vec::new(), Vec::new());
-        let ld = if self.is_complex() {
-            let mut vals = Vec::new();
-            for mut a in cmats(self)? {
+        let (ld, pivs, infos) = if self.is_complex() {
+            let (lds, p, i) = factor_each(cmats(self)?, |mut a| {
                 let (p, i) = ldl_kernels::factor(&mut a.d, n, hermitian);
-                vals.extend(a.d);
-                pivs.extend(p);
-                infos.push(i);
-            }
-            complex_values(vals, self.shape(), self.dtype())?
+                (a, p, i)
+            });
+            let vals = lds.into_iter().flat_map(|a| a.d);
+            (complex_values(vals, self.shape(), self.dtype())?, p, i)
         } else {
-            let mut lds = Vec::new();
-            for a in mats(self)? {
-                let (ld, p, i) = sytf2(&a);
-                lds.push(ld);
-                pivs.extend(p);
-                infos.push(i);
-            }
-            from_mats(&batch, n, n, &lds, self.dtype())?
+            let (lds, p, i) = factor_each(mats(self)?, |mut a| {
+                let (p, i) = ldl_kernels::factor(&mut a.d, n, false);
+                (a, p, i)
+            });
+            (from_mats(&batch, n, n, &lds, self.dtype())?, p, i)
         };
         if check_errors {
             if let Some((i, v)) = first_failure(&infos) {
@@ -153,17 +140,17 @@ impl Tensor {
         let bs = expand(b, &[n, bc])?;
         if self.is_complex() {
             let mut vals = Vec::new();
-            for (i, (mut l, mut x)) in cmats(&ld)?.into_iter().zip(cmats(&bs)?).enumerate() {
+            for (i, (l, mut x)) in cmats(&ld)?.into_iter().zip(cmats(&bs)?).enumerate() {
                 let p = &piv[i * n..(i + 1) * n];
-                ldl_kernels::solve(&mut l.d, n, p, &mut x.d, bc, hermitian);
+                ldl_kernels::solve(&l.d, n, p, &mut x.d, bc, hermitian);
                 vals.extend(x.d);
             }
             let shape: Vec<usize> = batch.iter().copied().chain([n, bc]).collect();
             return complex_values(vals, &shape, self.dtype());
         }
         let mut xs = Vec::new();
-        for (i, (mut l, mut x)) in mats(&ld)?.into_iter().zip(mats(&bs)?).enumerate() {
-            ldl_kernels::solve(&mut l.d, n, &piv[i * n..(i + 1) * n], &mut x.d, bc, false);
+        for (i, (l, mut x)) in mats(&ld)?.into_iter().zip(mats(&bs)?).enumerate() {
+            ldl_kernels::solve(&l.d, n, &piv[i * n..(i + 1) * n], &mut x.d, bc, false);
             xs.push(x);
         }
         from_mats(&batch, n, bc, &xs, self.dtype())
@@ -188,6 +175,7 @@ pub(crate) fn register(r: &mut Registry) {
 
 #[cfg(test)]
 mod tests {
+    use super::super::kernels::M;
     use super::*;
 
     fn m(n: usize, d: &[f64]) -> M {
@@ -196,6 +184,12 @@ mod tests {
             c: n,
             d: d.to_vec(),
         }
+    }
+
+    fn sytf2(a: &M) -> (M, Vec<i32>, i32) {
+        let mut ld = a.clone();
+        let (p, info) = ldl_kernels::factor(&mut ld.d, a.r, false);
+        (ld, p, info)
     }
 
     #[test]
@@ -215,8 +209,7 @@ mod tests {
             c: 1,
             d: vec![8.0, 10.0, 8.0],
         };
-        let mut ld = ld;
-        ldl_kernels::solve(&mut ld.d, 3, &p, &mut b.d, 1, false);
+        ldl_kernels::solve(&ld.d, 3, &p, &mut b.d, 1, false);
         for (g, w) in b.d.iter().zip([1.0, 2.0, 3.0]) {
             assert!((g - w).abs() < 1e-12, "{:?}", b.d);
         }

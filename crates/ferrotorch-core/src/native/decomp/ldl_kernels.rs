@@ -241,15 +241,8 @@ pub(super) fn factor<T: Field>(d: &mut [T], n: usize, herm: bool) -> (Vec<i32>, 
 
 /// `sytrs`/`zhetrs` (lower): solve `A X = B` from [`factor`]'s `n × n`
 /// result `ld` and pivots; `b` (`n × m`, row-major) is overwritten with `X`.
-pub(super) fn solve<T: Field>(
-    ld: &mut [T],
-    n: usize,
-    piv: &[i32],
-    b: &mut [T],
-    m: usize,
-    herm: bool,
-) {
-    let ld = Mat { d: ld, c: n };
+pub(super) fn solve<T: Field>(ld: &[T], n: usize, piv: &[i32], b: &mut [T], m: usize, herm: bool) {
+    let l = |i: usize, j: usize| ld[i * n + j];
     let mut b = Mat { d: b, c: m };
     let b = &mut b;
     let real = T::of;
@@ -270,14 +263,14 @@ pub(super) fn solve<T: Field>(
             swap(b, k, piv[k] as usize - 1);
             for i in k + 1..n {
                 for c in 0..m {
-                    let v = b.at(i, c) - ld.at(i, k) * b.at(k, c);
+                    let v = b.at(i, c) - l(i, k) * b.at(k, c);
                     b.set(i, c, v);
                 }
             }
             let s = if herm {
-                real(1.0 / ld.at(k, k).re())
+                real(1.0 / l(k, k).re())
             } else {
-                one / ld.at(k, k)
+                one / l(k, k)
             };
             for c in 0..m {
                 b.set(k, c, b.at(k, c) * s);
@@ -287,14 +280,13 @@ pub(super) fn solve<T: Field>(
             swap(b, k + 1, (-piv[k]) as usize - 1);
             for i in k + 2..n {
                 for c in 0..m {
-                    let v =
-                        b.at(i, c) - ld.at(i, k) * b.at(k, c) - ld.at(i, k + 1) * b.at(k + 1, c);
+                    let v = b.at(i, c) - l(i, k) * b.at(k, c) - l(i, k + 1) * b.at(k + 1, c);
                     b.set(i, c, v);
                 }
             }
-            let akm1k = ld.at(k + 1, k);
-            let akm1 = ld.at(k, k) / cj(akm1k);
-            let ak = ld.at(k + 1, k + 1) / akm1k;
+            let akm1k = l(k + 1, k);
+            let akm1 = l(k, k) / cj(akm1k);
+            let ak = l(k + 1, k + 1) / akm1k;
             let denom = akm1 * ak - one;
             for c in 0..m {
                 let bkm1 = b.at(k, c) / cj(akm1k);
@@ -316,7 +308,7 @@ pub(super) fn solve<T: Field>(
         for &r in &rows {
             for i in k..n {
                 for c in 0..m {
-                    let v = b.at(r, c) - cj(ld.at(i, r)) * b.at(i, c);
+                    let v = b.at(r, c) - cj(l(i, r)) * b.at(i, c);
                     b.set(r, c, v);
                 }
             }

@@ -170,6 +170,23 @@ pub(crate) fn first_failure(info: &[i32]) -> Option<(usize, i32)> {
         .map(|(i, &v)| (i, v))
 }
 
+/// A pivoting factorization run on each matrix of a batch (`lu_factor`,
+/// `ldl_factor`, real or complex): the factors, every matrix's pivots in
+/// one list, and LAPACK's `info` per matrix.
+pub(crate) fn factor_each<T>(
+    ms: Vec<T>,
+    mut f: impl FnMut(T) -> (T, Vec<i32>, i32),
+) -> (Vec<T>, Vec<i32>, Vec<i32>) {
+    let (mut out, mut pivs, mut infos) = (Vec::new(), Vec::new(), Vec::new());
+    for m in ms {
+        let (m, p, i) = f(m);
+        out.push(m);
+        pivs.extend(p);
+        infos.push(i);
+    }
+    (out, pivs, infos)
+}
+
 /// torch's prefix for an error in one matrix of a batch.
 pub(crate) fn batch_prefix(batched: bool, i: usize) -> String {
     if batched {

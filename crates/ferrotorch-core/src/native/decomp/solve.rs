@@ -277,15 +277,8 @@ impl Tensor {
                 if self.is_complex() {
                     return super::complex_linalg::lu_factor_values(self);
                 }
-                let mut lus = Vec::new();
-                let mut pivs = Vec::new();
-                let mut infos = Vec::new();
-                for a in mats(self)? {
-                    let (lu, p, i) = kernels::lu_factor(&a);
-                    lus.push(lu);
-                    pivs.extend(p);
-                    infos.push(i);
-                }
+                let (lus, pivs, infos) =
+                    super::factor_each(mats(self)?, |a| kernels::lu_factor(&a));
                 let mut ps = batch.clone();
                 ps.push(m.min(n));
                 Ok((

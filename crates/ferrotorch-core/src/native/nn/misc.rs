@@ -327,6 +327,49 @@ impl Tensor {
             is_causal,
             scale
         );
+        let scores = self.attention_scores(key, value, attn_mask, is_causal, scale)?;
+        let p = scores
+            .softmax(-1, None)?
+            .dropout(dropout_p, dropout_p > 0.0, None)?;
+        p.matmul(value)
+    }
+
+    /// `torch.ops.aten._scaled_dot_product_flash_attention_for_cpu`: the
+    /// attention output and the `logsumexp` of each query's scaled, masked
+    /// scores (`[..., L]`), which torch's backward reuses; only the output
+    /// is differentiable, as torch's.
+    #[allow(clippy::too_many_arguments)]
+    pub fn scaled_dot_product_flash_attention_for_cpu(
+        &self,
+        key: &Tensor,
+        value: &Tensor,
+        dropout_p: f64,
+        is_causal: bool,
+        attn_mask: Option<&Tensor>,
+        scale: Option<f64>,
+    ) -> Result<(Tensor, Tensor)> {
+        let scores = self.attention_scores(key, value, attn_mask, is_causal, scale)?;
+        let lse = {
+            let _g = crate::autograd::no_grad();
+            scores.logsumexp(&[-1], false)?
+        };
+        let p = scores
+            .softmax(-1, None)?
+            .dropout(dropout_p, dropout_p > 0.0, None)?;
+        Ok((p.matmul(value)?, lse))
+    }
+
+    /// `q kᵀ · scale`, causal positions and the mask applied: a bool mask
+    /// keeps positions where it is true, a float mask is added (`value` is
+    /// only checked).
+    fn attention_scores(
+        &self,
+        key: &Tensor,
+        value: &Tensor,
+        attn_mask: Option<&Tensor>,
+        is_causal: bool,
+        scale: Option<f64>,
+    ) -> Result<Tensor> {
         crate::ensure!(
             self.dim() >= 2 && key.dim() >= 2 && value.dim() >= 2,
             Runtime,
@@ -348,10 +391,7 @@ impl Tensor {
                 scores.add(m)?
             };
         }
-        let p = scores
-            .softmax(-1, None)?
-            .dropout(dropout_p, dropout_p > 0.0, None)?;
-        p.matmul(value)
+        Ok(scores)
     }
 }
 
@@ -416,6 +456,12 @@ pub(crate) fn register(r: &mut Registry) {
         "scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, float? scale=None) -> Tensor",
         |q: Tensor, k: Tensor, v: Tensor, mask: Option<Tensor>, p: f64, causal: bool, scale: Option<f64>| {
             q.scaled_dot_product_attention(&k, &v, mask.as_ref(), p, causal, scale)
+        },
+    );
+    r.def_typed(
+        "_scaled_dot_product_flash_attention_for_cpu(Tensor query, Tensor key, Tensor value, float dropout_p=0.0, bool is_causal=False, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor output, Tensor logsumexp)",
+        |q: Tensor, k: Tensor, v: Tensor, p: f64, causal: bool, mask: Option<Tensor>, scale: Option<f64>| {
+            q.scaled_dot_product_flash_attention_for_cpu(&k, &v, p, causal, mask.as_ref(), scale)
         },
     );
 }
