@@ -248,6 +248,67 @@ def test_saved_programs_round_trip_and_refuse_bad_files(tmp_path):
         torch.jit.save(net, tmp_path / "x.ftjit")
 
 
+def test_saving_into_file_objects_keeps_write_semantics():
+    # an empty BytesIO adopts the program's bytes without a copy (Note
+    # [Handing bytes to a BytesIO]); every other case is f.write: what the
+    # object holds afterwards, and where its position is, must be the same
+    import io
+
+    torch.manual_seed(3)
+    net = Net()
+    m = torch.jit.trace(net, torch.randn(2, 3))
+    x = torch.randn(4, 3)
+    want = net(x).detach().numpy()
+    plain = io.BytesIO()
+    m.save(plain)
+    blob = plain.getvalue()
+    assert plain.tell() == len(blob) and blob[:2] == b"PK"
+
+    class Sub(io.BytesIO):
+        pass
+
+    # empty, non-empty at its start, non-empty at its end, a subclass
+    cases = [(io.BytesIO(), b""), (io.BytesIO(b"head"), b""), (Sub(), b"")]
+    at_end = io.BytesIO(b"head")
+    at_end.seek(0, io.SEEK_END)
+    cases.append((at_end, b"head"))
+    for f, before in cases:
+        start = f.tell()
+        torch.jit.save(m, f)
+        assert f.tell() == start + len(blob)
+        assert f.getvalue()[: len(before)] == before
+        assert f.getvalue()[start:] == blob
+        f.write(b"tail")  # still writable after
+        assert f.getvalue() == before + blob + b"tail"
+        f.seek(start)
+        assert np.array_equal(torch.jit.load(f)(x).detach().numpy(), want)
+        assert f.tell() == start + len(blob) + 4
+    # a write into the adopted buffer does not change a program saved
+    # before it, nor one loaded from it
+    g = io.BytesIO()
+    torch.jit.save(m, g)
+    loaded = torch.jit.load(io.BytesIO(g.getvalue()))
+    g.seek(0)
+    g.write(b"\0" * 64)
+    assert g.getvalue()[64:] == blob[64:] and blob[:2] == b"PK"
+    assert np.array_equal(loaded(x).detach().numpy(), want)
+    # the adoption itself: no copy either way
+    from ferrotorch import _files
+
+    data = bytes(range(256)) * 64
+    h = io.BytesIO()
+    assert _files.write_bytes(h, data) == len(data) and h.tell() == len(data)
+    assert h.getvalue() is data
+    h.seek(10)
+    rest = _files.read_rest(h)
+    assert rest.obj is data and rest.tobytes() == data[10:] and h.tell() == len(data)
+    # a closed BytesIO is refused as f.write refuses it
+    c = io.BytesIO()
+    c.close()
+    with pytest.raises(ValueError):
+        torch.jit.save(m, c)
+
+
 def test_freeze_and_optimize_for_inference():
     torch.manual_seed(3)
     net = nn.Sequential(nn.Linear(3, 8), nn.ReLU(), nn.Linear(8, 2))

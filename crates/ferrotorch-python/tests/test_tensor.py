@@ -159,6 +159,18 @@ def test_pickle_and_save_load(tmp_path):
     back = torch.load(tmp_path / "x.pt")
     assert back["w"].tolist() == t.tolist() and back["n"][0].tolist() == [0, 1, 2]
     assert back["n"][1] == 5 and back["name"] == "x" and back["b"].dtype is torch.bfloat16
+    # into file objects: an empty BytesIO adopts the bytes, the rest are
+    # written at their position; each reads back, and stays writable
+    import io
+
+    path_bytes = (tmp_path / "x.pt").read_bytes()
+    for f, head in ((io.BytesIO(), b""), (io.BytesIO(b"head"), b"head")):
+        f.seek(0, io.SEEK_END)
+        torch.save(obj, f)
+        assert f.getvalue() == head + path_bytes and f.tell() == len(head) + len(path_bytes)
+        f.write(b"")
+        f.seek(len(head))
+        assert torch.load(f)["w"].tolist() == t.tolist()
     (tmp_path / "bad.pt").write_bytes(b"\x10\x00\x00\x00\x00\x00\x00\x00{")
     with pytest.raises(RuntimeError):
         torch.load(tmp_path / "bad.pt")

@@ -30,7 +30,7 @@ import json
 import os
 import tempfile
 
-from . import _C
+from . import _C, _files
 
 
 class _Writer:
@@ -201,7 +201,7 @@ def save(obj, f):
         meta["ferrotorch.complex"] = json.dumps(sorted(w.paired))
     blob = _C._safetensors_save(sorted(w.tensors.items()), meta)
     if not isinstance(f, (str, os.PathLike)):
-        f.write(blob)
+        _files.write_bytes(f, blob)  # Note [Handing bytes to a BytesIO]
         return
     path = os.fspath(f)
     directory = os.path.dirname(os.path.abspath(path))

@@ -9,10 +9,9 @@ Submodule calls are kept as ``prim::CallMethod`` nodes (``graph``;
 ``optimize_for_inference`` and ``torch._C._jit_pass_*`` run the passes
 (Note [Pass order])."""
 
-import io
 import os
 
-from .. import _C
+from .. import _C, _files
 
 __all__ = ["trace", "trace_module", "is_tracing", "ScriptModule", "TracerWarning",
            "TracingCheckError", "save", "load", "freeze", "optimize_for_inference",
@@ -128,7 +127,8 @@ def save(m, f, _extra_files=None):
     if isinstance(f, (str, os.PathLike)):
         m._c.save(os.fspath(f))
     else:
-        f.write(m._c._save_to_bytes())
+        # an empty BytesIO adopts the bytes (Note [Handing bytes to a BytesIO])
+        _files.write_bytes(f, m._c._save_to_bytes())
 
 
 def load(f, map_location=None, _extra_files=None):
@@ -139,14 +139,8 @@ def load(f, map_location=None, _extra_files=None):
         raise RuntimeError(f"jit.load: only map_location='cpu' is supported, got {map_location!r}")
     if isinstance(f, (str, os.PathLike)):
         return ScriptModule(_C._jit_load(os.fspath(f)))
-    if isinstance(f, io.BytesIO):
-        # read the rest of its buffer in place rather than as a copy
-        with f.getbuffer() as whole:
-            with whole[f.tell():] as rest:
-                m = ScriptModule(_C._jit_load_bytes(rest))
-        f.seek(0, io.SEEK_END)
-        return m
-    return ScriptModule(_C._jit_load_bytes(f.read()))
+    # a BytesIO is read in place (Note [Handing bytes to a BytesIO])
+    return ScriptModule(_C._jit_load_bytes(_files.read_rest(f)))
 
 
 def _as_tuple(example_inputs):
