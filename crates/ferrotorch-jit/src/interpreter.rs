@@ -205,9 +205,11 @@ pub fn run(g: &Graph, inputs: Vec<IValue>, attr: AttrFn<'_>) -> Result<Vec<IValu
         }
     }
     for (k, node) in g.nodes.iter().enumerate() {
-        // the two commonest nodes without `step`'s result vector: a
-        // constant needs no arguments either (100 traced adds: a constant
-        // and an op per add)
+        // the two commonest nodes run here rather than through `step` (100
+        // traced adds, a constant and an op per add: 35.0 -> 30.2 us a
+        // call; `step` returning its results inline in a SmallVec instead
+        // left it at 35 us, so the cost is the general path, not the
+        // vector); a constant takes no arguments either
         match (&node.kind, node.outputs.as_slice()) {
             (NodeKind::Constant(c), &[o]) => {
                 env.0[o] = Some(c.clone());

@@ -168,9 +168,10 @@ def test_pickle_and_save_load(tmp_path):
         f.seek(0, io.SEEK_END)
         torch.save(obj, f)
         assert f.getvalue() == head + path_bytes and f.tell() == len(head) + len(path_bytes)
-        f.write(b"")
         f.seek(len(head))
         assert torch.load(f)["w"].tolist() == t.tolist()
+        f.write(b"tail")
+        assert f.getvalue() == head + path_bytes + b"tail"
     (tmp_path / "bad.pt").write_bytes(b"\x10\x00\x00\x00\x00\x00\x00\x00{")
     with pytest.raises(RuntimeError):
         torch.load(tmp_path / "bad.pt")
