@@ -20,9 +20,12 @@ import (
 // keep C memory bounded:
 //
 //   - Pressure: the bytes held by live handles are counted, and when they
-//     grow by a quarter of what was live after the last collection (at
-//     least pressureFloor), a collection is started. A training loop that
-//     never calls GC still holds a flat resident set.
+//     grow by as much as was live after the last collection (at least
+//     pressureFloor: Go's own default policy, GOGC=100, applied to C
+//     memory), the goroutine making the tensor collects. A training loop
+//     that never calls GC still holds a flat resident set. See Note
+//     [Pressure collections] for why it collects in place and not so
+//     often.
 //   - GC and FinishGC, GoTorch's design (seeds/003): GC marks the tensors
 //     made from now on as one step's intermediates; the next GC collects
 //     and waits until the previous step's intermediates are freed, so the
@@ -187,19 +190,39 @@ func wrap(p *C.FtTensor, bytes int64) Tensor {
 	return Tensor{h}
 }
 
-// pressure starts one collection in the background when C memory grew.
+// Note [Pressure collections]
+// W8 from Go (bench/go.py, Zen 4, 2 threads) measured three designs:
+//   - a collection on a new goroutine each time C memory grew by a
+//     quarter: 4.0 ms a step against Rust's 2.8. runtime.GC spins
+//     (Gosched) until sweeping ends, and on a machine whose cores all run
+//     ferrotorch's intra-op threads that goroutine takes one of them for
+//     about 2.5 ms per collection, so every parallel op waits on its
+//     slower half (perf: the pool's helper and run_chunks waiting, and
+//     8 % of all samples in the pressure goroutine);
+//   - the same when memory doubles (a third as many collections): 3.3–3.7
+//     ms;
+//   - collecting in place, in the goroutine whose tensor crossed the
+//     threshold, when memory doubles: 3.2–3.3 ms. While it collects no
+//     ferrotorch op runs on its behalf, so the collector has the cores to
+//     itself and a collection takes about 0.5 ms.
+// The third is what pressure does. Collecting in place pauses that
+// goroutine as Go's own runtime.GC would; the threshold is only set again
+// after the finalizers of that collection have queued their handles.
+
+// pressure collects now, in the calling goroutine, when C memory grew
+// (Note [Pressure collections]).
 func pressure() {
 	if !atomic.CompareAndSwapInt32(&collecting, 0, 1) {
 		return
 	}
+	runtime.GC()
 	go func() {
-		runtime.GC()
 		// finalizers run after the collection; give them a moment, then
 		// set the next threshold from what is still live
 		time.Sleep(time.Millisecond)
 		flushFreeQueue()
 		live := atomic.LoadInt64(&liveBytes)
-		window := live / 4
+		window := live
 		if window < pressureFloor {
 			window = pressureFloor
 		}
