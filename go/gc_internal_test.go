@@ -2,6 +2,7 @@ package ferrotorch
 
 import (
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -58,4 +59,26 @@ func fqLenNow() int {
 	fqMu.Lock()
 	defer fqMu.Unlock()
 	return len(fq)
+}
+
+// Small tensors count what they cost in C, not only their data, so a loop
+// of 1-element ops collects by pressure long before Go's own heap would
+// ask for it: 20,000 of them are about 5 MiB in C but 80 KB of data and
+// under 2 MiB of Go objects (Note [Tensor lifetime in Go], tensorOverhead).
+func TestSmallTensorsCountTheirOverhead(t *testing.T) {
+	a, b := MustOnes([]int64{1}), MustOnes([]int64{1})
+	for atomic.LoadInt32(&collecting) != 0 {
+		time.Sleep(time.Millisecond) // an earlier test's threshold update
+	}
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	before := ms.NumGC
+	for i := 0; i < 20000; i++ {
+		MustAdd(a, b)
+	}
+	runtime.ReadMemStats(&ms)
+	if n := ms.NumGC - before; n < 2 {
+		t.Fatalf("%d collections during 20,000 1-element adds; want pressure to collect", n)
+	}
 }
