@@ -314,3 +314,52 @@ def test_k_dimensional_nll_and_cross_entropy_keep_the_target_shape():
     assert abs(loss[0, 0, 0].item() - (lse0 - 2.0)) < 1e-6
     assert abs(loss[0, 0, 1].item() - (lse1 - 1.0)) < 1e-6
     assert tuple(F.nll_loss(x, y, reduction="none").shape) == (1, 1, 2)
+
+
+# torch's generated bindings return `Tensor[]` results as tuples (PyTorch
+# 2.15: `type(torch.split(x, 1)) is tuple`); `torch.ops.aten` returns lists
+@pytest.mark.parametrize("call", [
+    lambda t, x: t.split(x, 1),
+    lambda t, x: x.split(1),
+    lambda t, x: x.split([1, 1]),
+    lambda t, x: x.split_with_sizes([1, 1]),
+    lambda t, x: t.unsafe_split(x, 1),
+    lambda t, x: t.unbind(x),
+    lambda t, x: x.unbind(1),
+    lambda t, x: x.chunk(2),
+    lambda t, x: t.tensor_split(x, 2),
+    lambda t, x: t.hsplit(x, 3),
+    lambda t, x: t.vsplit(x, 2),
+    lambda t, x: t.unravel_index(t.tensor([5, 1]), (2, 3)),
+    lambda t, x: t.broadcast_tensors(x, x[0]),
+    lambda t, x: t.meshgrid(t.arange(2), t.arange(3), indexing="ij"),
+])
+def test_tensor_list_results_are_tuples(call):
+    x = torch.arange(6.0).reshape(2, 3)
+    out = call(torch, x)
+    assert type(out) is tuple and all(isinstance(o, torch.Tensor) for o in out)
+    assert len(out) >= 2
+
+
+def test_tensor_list_values_and_aten_lists():
+    import numpy as np
+    x = torch.arange(6.0).reshape(2, 3)
+    parts = torch.split(x, 1, dim=1)
+    for p, want in zip(parts, np.split(x.numpy(), 3, axis=1)):
+        np.testing.assert_array_equal(p.numpy(), want)
+    rows, cols = torch.unravel_index(torch.tensor([5, 1]), (2, 3))
+    assert rows.tolist() == [1, 0] and cols.tolist() == [2, 1]
+    assert type(torch.ops.aten.split.Tensor(x, 1)) is list
+    assert type(torch.ops.aten.unbind.int(x)) is list
+
+
+def test_where_with_only_a_condition_is_nonzero_as_tuple():
+    c = torch.tensor([[0.0, 1.0], [2.0, 0.0]]) > 0
+    rows, cols = torch.where(c)
+    assert rows.tolist() == [0, 1] and cols.tolist() == [1, 0]
+    assert type(torch.where(c)) is tuple
+    assert [t.tolist() for t in torch.where(torch.tensor(True))] == [[0]]
+    x = torch.tensor([1.0, -2.0])
+    assert torch.where(x > 0, x, -x).tolist() == [1.0, 2.0]
+    assert torch.where(x > 0, x, other=0.0).tolist() == [1.0, 0.0]
+    assert x.where(x > 0, 5.0).tolist() == [1.0, 5.0]

@@ -169,6 +169,17 @@ def _nonzero_method(self, *, as_tuple=False):
 _nonzero_method.__name__ = "nonzero"
 Tensor.nonzero = _nonzero_method
 
+_where_op = where  # noqa: F821 (generated from the schema above)
+
+
+def where(condition, *args, **kwargs):
+    """``torch.where(condition, input, other)``: elements of ``input``
+    where ``condition`` holds, else of ``other``; ``torch.where(condition)``
+    alone is ``nonzero(condition, as_tuple=True)``, as in torch."""
+    if not args and not kwargs:
+        return nonzero(condition, as_tuple=True)
+    return _where_op(condition, *args, **kwargs)
+
 
 def _unique_result(out, inverse, counts, return_inverse, return_counts):
     if return_inverse and return_counts:

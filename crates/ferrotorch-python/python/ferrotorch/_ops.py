@@ -8,6 +8,8 @@ overload in turn) exactly as torch's argument parser does, so names,
 defaults and keyword-only markers are the schema's.
 """
 
+import re
+
 from . import _C
 
 _call = _C._call_op
@@ -27,6 +29,9 @@ _CREATION = {"zeros", "ones", "empty", "full", "rand", "randn", "randint",
              "hann_window", "hamming_window", "blackman_window", "bartlett_window",
              "kaiser_window", "fft_fftfreq", "fft_rfftfreq"}
 
+
+# a schema's ``Tensor[]`` result, alias annotation or not (``Tensor(a)[]``)
+_TENSOR_LIST = re.compile(r"Tensor(\([^)]*\))?\??\[\]")
 
 # full op name -> (the argument each return aliases or -1, writes in
 # place), from the schemas' alias annotations
@@ -103,6 +108,11 @@ def make_op(name, overloads):
     writes_self = _writes_self(overloads)
 
     tensor_varargs = name in _TENSOR_VARARGS
+    # torch's generated bindings return a ``Tensor[]`` result as a tuple
+    # (``split``, ``unbind``, ``chunk``, ``unravel_index``); ``torch.ops.aten``
+    # keeps lists, as torch's does
+    tensor_list = any(_TENSOR_LIST.fullmatch(t.rsplit("->", 1)[-1].strip())
+                      for _f, _a, _n, t in overloads)
 
     def op(*args, **kwargs):
         if tensor_varargs:
@@ -126,6 +136,8 @@ def make_op(name, overloads):
         out = _call(name, args, kwargs)
         if named and type(out) is tuple and len(out) in named:
             return named[len(out)](*out)
+        if tensor_list and type(out) is list:
+            return tuple(out)
         return out
 
     op.__name__ = op.__qualname__ = name
