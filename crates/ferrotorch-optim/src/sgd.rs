@@ -124,10 +124,33 @@ impl Algorithm for SgdAlgorithm {
         if first {
             s.momentum_buffer = Some(zeros_like(p)?);
         }
-        let k = SgdKernel { o, first };
-        match (&s.momentum_buffer, o.momentum != 0.0) {
-            (Some(buf), true) => fused("SGD.step", &[p, buf], g, &k),
-            _ => fused("SGD.step", &[p], g, &k),
-        }
+        sgd_step(p, g, s.momentum_buffer.as_ref(), first, o)
+    }
+}
+
+/// One SGD update of a single parameter whose state the caller keeps
+/// (`torch.optim._functional.sgd` for one tensor), in one pass over its
+/// memory. With momentum, `momentum_buffer` is the parameter's buffer and
+/// `first` says it has not been used yet (it is then set to the update
+/// direction, as torch's first step clones it); without momentum the
+/// buffer is ignored. The Python package's `optim.SGD` calls this once
+/// per real floating-point parameter.
+pub fn sgd_step(
+    param: &Tensor,
+    grad: &Tensor,
+    momentum_buffer: Option<&Tensor>,
+    first: bool,
+    options: &SGDOptions,
+) -> Result<()> {
+    ensure!(
+        options.momentum == 0.0 || momentum_buffer.is_some(),
+        Value,
+        "SGD.step: momentum {} needs a momentum buffer",
+        options.momentum
+    );
+    let k = SgdKernel { o: options, first };
+    match momentum_buffer {
+        Some(buf) if options.momentum != 0.0 => fused("SGD.step", &[param, buf], grad, &k),
+        _ => fused("SGD.step", &[param], grad, &k),
     }
 }

@@ -140,6 +140,7 @@ fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(autograd::_grad, m)?)?;
     m.add_function(wrap_pyfunction!(autograd::_function_apply, m)?)?;
     m.add_function(wrap_pyfunction!(optim::_adam_step, m)?)?;
+    m.add_function(wrap_pyfunction!(optim::_sgd_step, m)?)?;
     m.add_class::<generator::PyGenerator>()?;
     m.add_function(wrap_pyfunction!(generator::_random_seed, m)?)?;
     m.add_function(wrap_pyfunction!(manual_seed, m)?)?;

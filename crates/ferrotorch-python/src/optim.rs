@@ -58,3 +58,45 @@ pub fn _adam_step(
         run()
     }
 }
+
+/// `_C._sgd_step(param, grad, momentum_buffer, first, lr, momentum,
+/// dampening, weight_decay, nesterov, maximize)`: one SGD update in place
+/// (`ferrotorch_optim::sgd_step`), one pass over the parameter's memory
+/// instead of three tensor ops from Python.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (param, grad, momentum_buffer, first, lr, momentum, dampening, weight_decay, nesterov, maximize))]
+pub fn _sgd_step(
+    py: Python<'_>,
+    param: PyRef<'_, PyTensor>,
+    grad: PyRef<'_, PyTensor>,
+    momentum_buffer: Option<PyRef<'_, PyTensor>>,
+    first: bool,
+    lr: f64,
+    momentum: f64,
+    dampening: f64,
+    weight_decay: f64,
+    nesterov: bool,
+    maximize: bool,
+) -> PyResult<()> {
+    let (p, g) = (param.t.clone(), grad.t.clone());
+    let buf = momentum_buffer.map(|t| t.t.clone());
+    let options = ferrotorch_optim::SGDOptions {
+        lr,
+        momentum,
+        dampening,
+        weight_decay,
+        nesterov,
+        maximize,
+    };
+    let run = || {
+        guarded("SGD.step", || {
+            ferrotorch_optim::sgd_step(&p, &g, buf.as_ref(), first, &options)
+        })
+    };
+    if p.numel() >= crate::ops::RELEASE_GIL_NUMEL {
+        py.detach(run)
+    } else {
+        run()
+    }
+}

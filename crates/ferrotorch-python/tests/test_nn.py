@@ -517,3 +517,71 @@ def test_more_activation_modules_match_torch():
                      "LogSigmoid()", "Softsign()", "Threshold(threshold=0.1, value=20)",
                      "GLU(dim=-1)", "Softmin(dim=1)", "PReLU(num_parameters=3)"]
     assert nn.PReLU(3).weight.tolist() == pytest.approx([0.25] * 3)
+
+
+def _numpy_sgd(p, grads, lr, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False,
+               maximize=False):
+    """torch.optim.SGD's documented update, step by step."""
+    p, buf = p.copy(), None
+    for g in grads:
+        d = -g if maximize else g
+        d = d + weight_decay * p
+        if momentum:
+            buf = d.copy() if buf is None else momentum * buf + (1 - dampening) * d
+            d = d + momentum * buf if nesterov else buf
+        p = p - lr * d
+    return p
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex128"])
+@pytest.mark.parametrize("kw", [
+    dict(),
+    dict(momentum=0.9),
+    dict(momentum=0.9, dampening=0.3, weight_decay=0.05),
+    dict(momentum=0.8, nesterov=True, weight_decay=0.01),
+    dict(momentum=0.5, maximize=True),
+], ids=str)
+def test_sgd_matches_its_formulas(dtype, kw):
+    # real parameters take the fused native update, complex ones the
+    # tensor-op formulas: both against NumPy
+    rng = np.random.default_rng(0)
+    p0 = rng.standard_normal((3, 4))
+    grads = [rng.standard_normal((3, 4)) for _ in range(4)]
+    if dtype == "complex128":
+        p0 = p0 + 1j * rng.standard_normal((3, 4))
+        grads = [g + 1j * rng.standard_normal((3, 4)) for g in grads]
+    p0 = p0.astype(dtype)
+    # a transposed parameter: the fused update keeps its layout
+    p = nn.Parameter(torch.tensor(p0.T.copy()).t())
+    opt = torch.optim.SGD([p], lr=0.1, **kw)
+    for g in grads:
+        p.grad = torch.tensor(g.astype(dtype))
+        opt.step()
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    np.testing.assert_allclose(p.detach().numpy(), _numpy_sgd(p0, [g.astype(dtype) for g in grads], 0.1, **kw),
+                               rtol=tol, atol=tol)
+    assert p.stride() == (1, 3)
+    if kw.get("momentum"):
+        assert "momentum_buffer" in opt.state_dict()["state"][0]
+
+
+def test_sgd_momentum_switched_on_later_and_a_loaded_buffer():
+    p0, g = np.array([1.0, -2.0]), np.array([0.5, 0.25])
+    p = nn.Parameter(torch.tensor(p0))
+    opt = torch.optim.SGD([p], lr=0.1)
+    p.grad = torch.tensor(g)
+    opt.step()  # no momentum: no buffer
+    assert not opt.state_dict()["state"]
+    opt.param_groups[0]["momentum"] = 0.9
+    opt.step()  # the buffer starts as the gradient
+    opt.step()
+    want = p0 - 0.1 * g - 0.1 * g - 0.1 * (0.9 * g + g)
+    np.testing.assert_allclose(p.detach().numpy(), want, rtol=1e-12)
+
+    q = nn.Parameter(torch.tensor(p0))
+    opt2 = torch.optim.SGD([q], lr=0.1, momentum=0.9)
+    opt2.load_state_dict({"state": {0: {"momentum_buffer": torch.tensor([1.0, 1.0])}},
+                          "param_groups": [dict(opt2.state_dict()["param_groups"][0])]})
+    q.grad = torch.tensor(g)
+    opt2.step()
+    np.testing.assert_allclose(q.detach().numpy(), p0 - 0.1 * (0.9 * 1.0 + g), rtol=1e-12)

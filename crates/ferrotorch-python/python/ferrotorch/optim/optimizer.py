@@ -111,7 +111,7 @@ class Optimizer:
         for mine, saved in zip(self.param_groups, groups):
             for p, i in zip(mine["params"], saved["params"]):
                 if i in state_dict["state"]:
-                    self.state[p] = state_dict["state"][i]
+                    self.state[p] = {k: _cast_state(p, k, v) for k, v in state_dict["state"][i].items()}
             for k, v in saved.items():
                 if k != "params":
                     mine[k] = v
@@ -136,6 +136,15 @@ def _closure(closure):
 
     with enable_grad():
         return closure()
+
+
+def _cast_state(param, key, value):
+    """A loaded state value as torch's ``load_state_dict`` makes it: a
+    tensor other than ``step`` takes a floating-point parameter's dtype
+    (a float32 momentum buffer loaded for a float64 parameter is float64)."""
+    if key != "step" and isinstance(value, _C.Tensor) and param.is_floating_point():
+        return value.to(dtype=param.dtype)
+    return value
 
 
 def _zeros_like(p):
