@@ -582,6 +582,8 @@ def test_sgd_momentum_switched_on_later_and_a_loaded_buffer():
     opt2 = torch.optim.SGD([q], lr=0.1, momentum=0.9)
     opt2.load_state_dict({"state": {0: {"momentum_buffer": torch.tensor([1.0, 1.0])}},
                           "param_groups": [dict(opt2.state_dict()["param_groups"][0])]})
+    # torch casts loaded state to a floating-point parameter's dtype
+    assert opt2.state[q]["momentum_buffer"].dtype == torch.float64
     q.grad = torch.tensor(g)
     opt2.step()
     np.testing.assert_allclose(q.detach().numpy(), p0 - 0.1 * (0.9 * 1.0 + g), rtol=1e-12)
