@@ -587,3 +587,16 @@ def test_sgd_momentum_switched_on_later_and_a_loaded_buffer():
     q.grad = torch.tensor(g)
     opt2.step()
     np.testing.assert_allclose(q.detach().numpy(), p0 - 0.1 * (0.9 * 1.0 + g), rtol=1e-12)
+
+
+def test_fused_sgd_step_counts_as_an_in_place_write():
+    # torch: a step between forward and backward makes backward raise
+    p = nn.Parameter(torch.ones(3))
+    y = (p * p).sum()
+    opt = torch.optim.SGD([p], lr=0.1, momentum=0.9)
+    p.grad = torch.ones(3)
+    v0 = p._version
+    opt.step()
+    assert p._version == v0 + 1
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.backward()
