@@ -53,3 +53,19 @@ impl<T> IntoPy<T> for Result<T, Error> {
 pub fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T, Error>) -> pyo3::PyResult<T> {
     ferrotorch_core::dispatch::binding::guarded(what, f).py()
 }
+
+/// [`guarded`], with the GIL released while `f` runs when `big` (a kernel
+/// on tensors of at least `ops::RELEASE_GIL_NUMEL` elements: below that,
+/// releasing and retaking the GIL costs more than it frees).
+pub fn guarded_detached_if<T: Send>(
+    py: pyo3::Python<'_>,
+    what: &str,
+    big: bool,
+    f: impl FnOnce() -> Result<T, Error> + Send,
+) -> pyo3::PyResult<T> {
+    if big {
+        py.detach(|| guarded(what, f))
+    } else {
+        guarded(what, f)
+    }
+}

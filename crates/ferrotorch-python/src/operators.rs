@@ -6,7 +6,7 @@
 //! Python-driven training (issue 5's speed table).
 
 use crate::convert::{to_scalar, wrap};
-use crate::errors::guarded;
+use crate::errors::guarded_detached_if;
 use crate::numpy;
 use crate::ops::RELEASE_GIL_NUMEL;
 use crate::tensor::PyTensor;
@@ -41,12 +41,7 @@ fn run<'py>(
     big: bool,
     f: impl FnOnce() -> Result<Tensor> + Send,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let t = if big {
-        py.detach(|| guarded(what, f))?
-    } else {
-        guarded(what, f)?
-    };
-    wrap(py, t)
+    wrap(py, guarded_detached_if(py, what, big, f)?)
 }
 
 fn is_big(a: &Tensor, b: &Operand) -> bool {
@@ -143,7 +138,7 @@ macro_rules! inplace_ops {
                     let a = self.t.clone();
                     let big = is_big(&a, &o);
                     let f = move || a.$method(o);
-                    if big { py.detach(|| guarded(stringify!($method), f))?; } else { guarded(stringify!($method), f)?; }
+                    guarded_detached_if(py, stringify!($method), big, f)?;
                     Ok(())
                 }
             )*
@@ -209,11 +204,7 @@ impl PyTensor {
         let a = self.t.clone();
         let big = is_big(&a, &o);
         let f = move || a.pow_(o);
-        if big {
-            py.detach(|| guarded("pow_", f))?;
-        } else {
-            guarded("pow_", f)?;
-        }
+        guarded_detached_if(py, "pow_", big, f)?;
         Ok(())
     }
 

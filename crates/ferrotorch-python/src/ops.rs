@@ -2,7 +2,7 @@
 //! functions and methods take (Note [Methods declared once]).
 
 use crate::convert::{call_args, from_ivalue, kw_refs};
-use crate::errors::guarded;
+use crate::errors::guarded_detached_if;
 use crate::script_object;
 use ferrotorch_core::dispatch::{self, IValue};
 use pyo3::prelude::*;
@@ -44,11 +44,7 @@ pub fn _call_op<'py>(
     }
     let release = pos.iter().any(big) || kw.iter().any(|(_, v)| big(v));
     let f = || dispatch::call(name, &pos, &kw_refs(&kw));
-    let out = if release {
-        py.detach(|| guarded(name, f))?
-    } else {
-        guarded(name, f)?
-    };
+    let out = guarded_detached_if(py, name, release, f)?;
     if objects {
         return script_object::from_ivalue_ids(py, out);
     }

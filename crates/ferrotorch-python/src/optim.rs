@@ -1,7 +1,8 @@
 //! Fused optimizer updates for the Python optimizers: one native call per
 //! parameter instead of a dozen tensor ops from Python.
 
-use crate::errors::guarded;
+use crate::errors::guarded_detached_if;
+use crate::ops::RELEASE_GIL_NUMEL;
 use crate::tensor::PyTensor;
 use pyo3::prelude::*;
 
@@ -34,29 +35,22 @@ pub fn _adam_step(
         exp_avg_sq.t.clone(),
     );
     let vm = max_exp_avg_sq.map(|t| t.t.clone());
-    let run = || {
-        guarded("Adam.step", || {
-            ferrotorch_optim::adam_step(
-                &p,
-                &g,
-                &m,
-                &v,
-                vm.as_ref(),
-                step,
-                lr,
-                (beta1, beta2),
-                eps,
-                weight_decay,
-                maximize,
-                decoupled,
-            )
-        })
-    };
-    if p.numel() >= crate::ops::RELEASE_GIL_NUMEL {
-        py.detach(run)
-    } else {
-        run()
-    }
+    guarded_detached_if(py, "Adam.step", p.numel() >= RELEASE_GIL_NUMEL, || {
+        ferrotorch_optim::adam_step(
+            &p,
+            &g,
+            &m,
+            &v,
+            vm.as_ref(),
+            step,
+            lr,
+            (beta1, beta2),
+            eps,
+            weight_decay,
+            maximize,
+            decoupled,
+        )
+    })
 }
 
 /// `_C._sgd_step(param, grad, momentum_buffer, first, lr, momentum,
@@ -89,14 +83,7 @@ pub fn _sgd_step(
         nesterov,
         maximize,
     };
-    let run = || {
-        guarded("SGD.step", || {
-            ferrotorch_optim::sgd_step(&p, &g, buf.as_ref(), first, &options)
-        })
-    };
-    if p.numel() >= crate::ops::RELEASE_GIL_NUMEL {
-        py.detach(run)
-    } else {
-        run()
-    }
+    guarded_detached_if(py, "SGD.step", p.numel() >= RELEASE_GIL_NUMEL, || {
+        ferrotorch_optim::sgd_step(&p, &g, buf.as_ref(), first, &options)
+    })
 }
