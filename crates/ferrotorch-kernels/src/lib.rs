@@ -18,7 +18,8 @@
 //! - [`conv`]: direct convolution, any stride, with a fused store (AVX-512
 //!   or AVX2, picked at run time).
 //! - [`winograd`]: 3×3 stride-1 convolution by Winograd F(2×2, 3×3) on the
-//!   direct kernel's tile.
+//!   direct kernel's tile; [`winograd_few`] the same for maps of few tiles,
+//!   the product transposed.
 
 pub mod backward;
 pub mod conv;
@@ -34,3 +35,4 @@ pub mod softmax;
 pub mod sync;
 pub mod transpose;
 pub mod winograd;
+pub mod winograd_few;

@@ -28,9 +28,9 @@ use crate::conv::{Epilogue, Shape};
 use std::ops::Range;
 
 /// Positions of a transformed 4×4 tile.
-const POS: usize = 16;
+pub(crate) const POS: usize = 16;
 /// Tiles a transform handles at once (one AVX2 vector).
-const LANES: usize = 8;
+pub(crate) const LANES: usize = 8;
 
 /// Transform the 3×3 filters of output channels `ocs` (`w`: `[oc, c, 3,
 /// 3]` contiguous) into `u` (`[16, oc, c]`): `U = G·g·Gᵀ` with `G = [[1,
@@ -77,7 +77,7 @@ crate::multiversion! {
 /// `U = G·g·Gᵀ` of up to 16 consecutive 3×3 filters (`g`: their 9 values
 /// each, one after the other), lane `l` of `out[pos]` for filter `l`.
 #[inline(always)]
-fn filters16(g: &[f32], out: &mut [[f32; 16]; POS]) {
+pub(crate) fn filters16(g: &[f32], out: &mut [[f32; 16]; POS]) {
     let mut v = [[0.0f32; 16]; 9];
     for (l, f) in g.chunks_exact(9).enumerate() {
         for (k, &x) in f.iter().enumerate() {
@@ -107,7 +107,7 @@ fn filters16(g: &[f32], out: &mut [[f32; 16]; POS]) {
 
 /// Up to `LANES` neighbouring tiles `(img, ti, tj..tj + len)` of one tile
 /// row, at `tt..tt + len` of their block.
-struct Run {
+pub(crate) struct Run {
     img: usize,
     ti: usize,
     tj: usize,
@@ -164,7 +164,7 @@ impl Winograd<'_> {
     }
 
     /// Output channels rounded up to the kernel's `mr`.
-    fn oc_rows(&self) -> usize {
+    pub(crate) fn oc_rows(&self) -> usize {
         self.oc.div_ceil(self.shape().mr) * self.shape().mr
     }
 
@@ -258,7 +258,7 @@ impl Winograd<'_> {
 
     /// Cut tiles `t0..t1` into runs of at most `LANES` tiles of one tile
     /// row.
-    fn runs(&self, t0: usize, t1: usize, runs: &mut Vec<Run>) {
+    pub(crate) fn runs(&self, t0: usize, t1: usize, runs: &mut Vec<Run>) {
         runs.clear();
         let (th, tw) = self.grid();
         let mut t = t0;
@@ -280,7 +280,7 @@ impl Winograd<'_> {
     /// Transform channel `ci`'s input patches of the tiles of `run` into
     /// `V[pos][ci][tt..tt + len]`.
     #[cfg_attr(target_arch = "x86_64", target_feature(enable = "avx2,fma"))]
-    unsafe fn input(&self, ci: usize, run: &Run, v: *mut f32) {
+    pub(crate) unsafe fn input(&self, ci: usize, run: &Run, v: *mut f32) {
         #[cfg(target_arch = "x86_64")]
         {
             use std::arch::x86_64::*;
@@ -354,7 +354,7 @@ impl Winograd<'_> {
     /// Transform `M[pos][o][tt..tt + len]` back into channel `o`'s 2×2
     /// outputs of the tiles of `run`, through the bias or the epilogue.
     #[cfg_attr(target_arch = "x86_64", target_feature(enable = "avx2,fma"))]
-    unsafe fn output(&self, o: usize, run: &Run, m: *const f32, out: *mut f32) {
+    pub(crate) unsafe fn output(&self, o: usize, run: &Run, m: *const f32, out: *mut f32) {
         #[cfg(target_arch = "x86_64")]
         {
             use std::arch::x86_64::*;
