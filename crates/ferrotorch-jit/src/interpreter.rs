@@ -217,7 +217,10 @@ pub fn run(g: &Graph, inputs: Vec<IValue>, attr: AttrFn<'_>) -> Result<Vec<IValu
             }
             (NodeKind::Op(e), &[o]) => {
                 let args = env.take_args(k, node, &last)?;
-                env.0[o] = Some(call_prebound(e, args)?);
+                env.0[o] = Some(match g.prepacked.for_node(g, k, e, &args) {
+                    Some(p) => p.scope(|| call_prebound(e, args))?,
+                    None => call_prebound(e, args)?,
+                });
                 continue;
             }
             _ => {}

@@ -179,6 +179,9 @@ pub struct Graph {
     pub nodes: Vec<Node>,
     /// The returned values.
     pub outputs: Vec<ValueId>,
+    /// Transforms of constant convolution filters kept by the interpreter
+    /// (Note [Prepacked convolution filters] in ferrotorch-core).
+    pub(crate) prepacked: crate::prepack::Prepacked,
 }
 
 impl Graph {

@@ -26,6 +26,7 @@ pub mod interpreter;
 pub mod ir;
 mod module;
 pub mod passes;
+mod prepack;
 mod print;
 pub mod serialize;
 mod tracer;

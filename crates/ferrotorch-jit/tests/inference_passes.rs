@@ -251,12 +251,17 @@ fn resnet_blocks_fuse_into_the_eager_fused_convolution() -> Result<()> {
     ] {
         assert!(!kinds.contains(&gone.to_string()), "{gone} left: {kinds:?}");
     }
-    // the eager model in eval mode runs the same fused kernel: bit-equal
+    // the eager model in eval mode runs the same fused kernel, but the
+    // frozen graph's 3×3 layers may take the Winograd path with their
+    // filters prepacked (Note [Prepacked convolution filters]): equal up to
+    // rounding, and the same bits call after call
     let x = randn(&[2, 3, 32, 32]);
     let want = net.forward(&x)?;
+    let first = inf.forward(&[x.clone()])?.remove(0);
+    assert_close(&first, &want, 1e-4)?;
     assert_eq!(
         inf.forward(&[x.clone()])?[0].to_vec::<f32>()?,
-        want.to_vec::<f32>()?
+        first.to_vec::<f32>()?
     );
     // and with gradients wanted the op runs unfused, to the same values
     let xg = x.detach().requires_grad_(true)?;
@@ -264,5 +269,38 @@ fn resnet_blocks_fuse_into_the_eager_fused_convolution() -> Result<()> {
     assert_close(&y, &want, 1e-5)?;
     y.sum()?.backward()?;
     assert!(xg.grad().is_some());
+    Ok(())
+}
+
+/// A frozen graph keeps its 3×3 filters' Winograd transforms between calls
+/// (Note [Prepacked convolution filters]); an in-place write to a filter
+/// (here through the module's parameter, which the frozen constant
+/// shares) is seen by the next call, not answered from the old transform.
+#[test]
+fn prepacked_filters_follow_in_place_writes() -> Result<()> {
+    manual_seed(25);
+    // 7×7: Note [Winograd for few tiles] (AVX-512); 16×16: the plain
+    // Winograd path, both with prepacked filters
+    for hw in [7, 16] {
+        let net = conv(32, 40, true);
+        net.eval();
+        let x = randn(&[1, 32, hw, hw]);
+        let m = trace_module(&net, &[x.clone()], |n, t| Ok(vec![n.forward(&t[0])?]))?;
+        let inf = optimize_for_inference(&m)?;
+        let _g = ferrotorch_core::autograd::no_grad();
+        let y1 = inf.forward(&[x.clone()])?.remove(0);
+        assert_close(&y1, &net.forward(&x)?, 1e-4)?;
+        // a second call, with the kept transform: the same bits
+        assert_eq!(
+            inf.forward(&[x.clone()])?[0].to_vec::<f32>()?,
+            y1.to_vec::<f32>()?
+        );
+        let w = net.parameters()[0].tensor();
+        assert_eq!(w.shape(), [40, 32, 3, 3]);
+        w.copy_(&randn(&[40, 32, 3, 3]))?;
+        let want = net.forward(&x)?;
+        let y2 = inf.forward(&[x.clone()])?.remove(0);
+        assert_close(&y2, &want, 1e-4)?;
+    }
     Ok(())
 }

@@ -58,6 +58,7 @@ pub use binary::Operand;
 pub use complex::{complex, polar};
 pub use einsum::einsum;
 pub use movement::{cat, stack};
+pub use nn::conv_prepack::PrepackedFilters;
 pub use nn::rnn::{rnn, rnn_cell, RnnArgs, RnnMode};
 pub use pointwise::where_;
 

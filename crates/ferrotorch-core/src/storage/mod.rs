@@ -232,6 +232,12 @@ impl Storage {
         self.0.exported.store(true, Ordering::Relaxed);
     }
 
+    /// Whether [`Storage::mark_exported`] was called: foreign code may
+    /// write the memory without bumping the version counter.
+    pub fn is_exported(&self) -> bool {
+        self.0.exported.load(Ordering::Relaxed)
+    }
+
     /// Size in bytes.
     pub fn nbytes(&self) -> usize {
         self.0.nbytes

@@ -8,6 +8,7 @@
 
 mod autograd;
 mod complex;
+mod conv_prepack;
 mod custom_classes;
 mod custom_ops;
 mod dispatch;

@@ -255,6 +255,7 @@ pub(super) fn decode(g: &Json, tensors: &StateDict) -> Result<ScriptModule> {
             inputs,
             nodes,
             outputs,
+            prepacked: Default::default(),
         },
         attrs,
         warnings: Vec::new(),

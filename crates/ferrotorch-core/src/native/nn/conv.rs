@@ -502,7 +502,7 @@ impl Tensor {
             );
         }
         let winograd = work == DType::F32
-            && super::conv_winograd::wanted(&geo, n)
+            && super::conv_winograd::wanted(&geo, n, weight)
             && super::conv_batched::forced() != Some(true);
         let batched = work == DType::F32 && !winograd && super::conv_batched::wanted(&geo, n);
         let direct = if work == DType::F32 && !batched && !winograd {

@@ -8,12 +8,14 @@
 //! and product.
 
 use super::conv::Geometry;
+use super::conv_prepack;
 use crate::dtype::DType;
 use crate::error::Result;
 use crate::tensor::Tensor;
 use ferrotorch_kernels::conv as direct;
 use ferrotorch_kernels::parallel;
 use ferrotorch_kernels::winograd::{transform_weights, Winograd};
+use ferrotorch_kernels::winograd_few::{self, transform_weights_t, FewTiles, Step};
 
 /// Whether a convolution takes this path (the caller has checked f32):
 /// one group, a 3×3 filter, stride 1, no dilation, on a CPU with the
@@ -28,11 +30,13 @@ use ferrotorch_kernels::winograd::{transform_weights, Winograd};
 /// tiles: 2.83 against 2.38 ms at 256 channels, 11.8 against 9.4 at 512,
 /// 0.76 against 0.62 at 128), and Winograd wins again from 64 tiles (16×16:
 /// 3.05 against 3.72 ms; batch 2 at 14×14: 3.97 against 4.69), so
-/// there it needs 64 tiles.
+/// there it needs 64 tiles. Fewer tiles take Note [Winograd for few
+/// tiles]'s path, at any map size, where the filters were transformed
+/// beforehand (Note [Prepacked convolution filters]).
 ///
 /// `FERROTORCH_CONV_WINOGRAD=1` sends every convolution it can compute
 /// here and `=0` none (read once; for testing and measuring both paths).
-pub(super) fn wanted(geo: &Geometry, n: usize) -> bool {
+pub(super) fn wanted(geo: &Geometry, n: usize, weight: &Tensor) -> bool {
     static FORCED: std::sync::OnceLock<Option<bool>> = std::sync::OnceLock::new();
     let forced =
         FORCED.get_or_init(
@@ -60,9 +64,27 @@ pub(super) fn wanted(geo: &Geometry, n: usize) -> bool {
                 ferrotorch_kernels::cpu::Level::Avx512 => 64,
                 _ => 48,
             };
-            can && geo.cg >= 16 && geo.og >= 16 && geo.ho * geo.wo >= 14 * 14 && tiles >= min_tiles
+            let big = geo.ho * geo.wo >= 14 * 14 && tiles >= min_tiles;
+            // Note [Winograd for few tiles], worth it with the filters
+            // transformed beforehand (Note [Prepacked convolution filters])
+            let few = few_tiles(tiles) && conv_prepack::keeps(weight);
+            can && geo.cg >= 16 && geo.og >= 16 && (big || few)
         }
     }
+}
+
+/// Whether a layer of `tiles` tiles takes Note [Winograd for few tiles]'s
+/// path: with AVX-512 below 64 tiles (where the 48-tile side of the
+/// kernel would be less than two-thirds used), but 16 or more. Measured
+/// at batch 1 with kept filter transforms against the direct kernel (one
+/// thread, Zen 4): 1.51× at 256 channels 14×14, 1.55× at 512 channels
+/// 7×7, 1.34× at 128 channels 7×7, 1.04× at 64 channels 8×8 (16 tiles),
+/// but 0.82× at 512 channels 4×4 (4 tiles: half the 8-tile side, and the
+/// transformed filters read for little work). AVX2's 16-tile side is
+/// filled by 16 tiles already, so AVX2 never takes it.
+fn few_tiles(tiles: usize) -> bool {
+    ferrotorch_kernels::cpu::level() == ferrotorch_kernels::cpu::Level::Avx512
+        && (16..64).contains(&tiles)
 }
 
 /// Tiles per block: a multiple of the kernel's `nr` whose transformed
@@ -100,39 +122,92 @@ pub(super) fn conv_images(
     }
     let residual = fused.and_then(|f| f.residual.as_ref());
     let (_l, xs, ws, bs) = super::conv::locked_operands::<f32>(x, wt, bias, residual, out);
-    let u = Tensor::empty(&[16 * o * c], DType::F32)?;
-    let up = u.data_ptr() as usize;
-    parallel::parallel_for(o, 8, |r| {
-        // SAFETY: `u` holds [16, o, c]; each task writes its own channels.
-        unsafe { transform_weights(ws, o, c, r, up as *mut f32) }
-    });
-    // SAFETY: `u` was filled above and nothing else holds it.
-    let us = unsafe { std::slice::from_raw_parts(up as *const f32, 16 * o * c) };
-    let sh = direct::shape().expect("Winograd convolution needs the direct kernel");
     let tiles = n * ho.div_ceil(2) * wo.div_ceil(2);
-    let block = block_tiles(c, o, tiles, sh.nr);
     let res_ptr = residual.map(|r| r.data_ptr() as usize);
     // Built per task: an epilogue's residual pointer is not `Sync`.
-    let layer = || Winograd {
-        x: xs,
-        n,
-        c,
-        h: hd.input,
-        w: wd.input,
-        pad: (hd.pad, wd.pad),
-        ho,
-        wo,
-        u: us,
-        oc: o,
-        bias: bs,
-        epilogue: fused.map(|f| direct::Epilogue {
-            scale: f.scale,
-            shift: f.shift,
-            residual: res_ptr.map(|p| p as *const f32),
-            relu: f.relu,
-        }),
-        block,
-    };
+    macro_rules! layer {
+        ($u:expr, $block:expr) => {
+            Winograd {
+                x: xs,
+                n,
+                c,
+                h: hd.input,
+                w: wd.input,
+                pad: (hd.pad, wd.pad),
+                ho,
+                wo,
+                u: $u,
+                oc: o,
+                bias: bs,
+                epilogue: fused.map(|f| direct::Epilogue {
+                    scale: f.scale,
+                    shift: f.shift,
+                    residual: res_ptr.map(|p| p as *const f32),
+                    relu: f.relu,
+                }),
+                block: $block,
+            }
+        };
+    }
+    let out_ptr = out.data_ptr() as usize;
+    if few_tiles(tiles) {
+        // Note [Winograd for few tiles]
+        let ocp = winograd_few::oc_padded(o);
+        let ut = conv_prepack::form(
+            wt,
+            |f| &mut f.ut,
+            || {
+                let t = Tensor::empty(&[16 * c * ocp], DType::F32)?;
+                let tp = t.data_ptr() as usize;
+                parallel::parallel_for(c, 16, |r| {
+                    // SAFETY: `t` holds [16, c, ocp]; each task writes its own
+                    // input channels.
+                    unsafe { transform_weights_t(ws, o, c, r, tp as *mut f32) }
+                });
+                Ok(t)
+            },
+        )?;
+        // SAFETY: `ut` is filled and never written again (a prepacked form
+        // is replaced, not changed, when its filter changes).
+        let uts = unsafe { std::slice::from_raw_parts(ut.data_ptr() as *const f32, 16 * c * ocp) };
+        let few = || FewTiles {
+            layer: layer!(&[], FewTiles::block(tiles)),
+            ut: uts,
+        };
+        let scratch = Tensor::empty(&[few().scratch_len()], DType::F32)?;
+        let sp = scratch.data_ptr() as usize;
+        for step in Step::ALL {
+            let grain = match step {
+                Step::Input | Step::Output => 16,
+                _ => 1,
+            };
+            parallel::parallel_for(few().units(step), grain, |r| {
+                // SAFETY: `scratch` is this call's, sized by `scratch_len`;
+                // tasks run disjoint units of one step at a time; `out` is
+                // the fresh [n, o, ho, wo] output, locked.
+                unsafe { few().run(step, r, sp as *mut f32, out_ptr as *mut f32) }
+            });
+        }
+        return Ok(());
+    }
+    let u = conv_prepack::form(
+        wt,
+        |f| &mut f.u,
+        || {
+            let u = Tensor::empty(&[16 * o * c], DType::F32)?;
+            let up = u.data_ptr() as usize;
+            parallel::parallel_for(o, 8, |r| {
+                // SAFETY: `u` holds [16, o, c]; each task writes its own channels.
+                unsafe { transform_weights(ws, o, c, r, up as *mut f32) }
+            });
+            Ok(u)
+        },
+    )?;
+    // SAFETY: `u` is filled and never written again.
+    let us = unsafe { std::slice::from_raw_parts(u.data_ptr() as *const f32, 16 * o * c) };
+    let sh = direct::shape().expect("Winograd convolution needs the direct kernel");
+    let block = block_tiles(c, o, tiles, sh.nr);
+    let layer = || layer!(us, block);
     // One scratch per task, from the caching allocator (a fresh 400 KB
     // vector per call would be mapped and zeroed page by page: 6 % of a
     // 64-channel layer); its values need no initialising, `run` writes
@@ -141,7 +216,7 @@ pub(super) fn conv_images(
     let tasks = parallel::get_num_threads().clamp(1, blocks);
     let len = layer().scratch_len();
     let scratch = Tensor::empty(&[tasks * len], DType::F32)?;
-    let (sp, out_ptr) = (scratch.data_ptr() as usize, out.data_ptr() as usize);
+    let sp = scratch.data_ptr() as usize;
     parallel::parallel_for(tasks, 1, |r| {
         let layer = layer();
         for t in r {

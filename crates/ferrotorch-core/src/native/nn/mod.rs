@@ -8,6 +8,7 @@ pub(crate) mod conv;
 mod conv_batched;
 mod conv_direct;
 mod conv_fused;
+pub(crate) mod conv_prepack;
 mod conv_transpose;
 mod conv_winograd;
 pub(crate) mod misc;
