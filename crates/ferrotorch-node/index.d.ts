@@ -43,5 +43,9 @@ export declare class ScriptModule extends NativeScriptModule {
   parameters (): Tensor[]
 }
 
-export declare const jit: { load (path: string): ScriptModule }
+export declare const jit: {
+  load (path: string): ScriptModule
+  /** `torch.jit.optimize_for_inference`: `mod` goes to eval mode; returns a frozen, optimised copy. */
+  optimizeForInference (mod: ScriptModule): ScriptModule
+}
 export declare const ops: { call (name: string, ...args: unknown[]): any }

@@ -25,7 +25,7 @@ const ft = {
   enableGrad: autograd.enableGrad,
   isGradEnabled: autograd.isGradEnabled,
   autograd: { grad: autograd.grad },
-  jit: { load: script.load },
+  jit: { load: script.load, optimizeForInference: script.optimizeForInference },
   ops: { call: ops.callByName },
   // dtypes by name, as torch.float32 etc.
   float32: 'float32',

@@ -39,4 +39,16 @@ Object.assign(ScriptModule.prototype, {
 /** Load a saved program (`torch.jit.load`). */
 function load (path) { return new ScriptModule(path) }
 
-module.exports = { ScriptModule, load }
+/**
+ * `torch.jit.optimize_for_inference`: `mod` goes to eval mode, and the
+ * result is a frozen copy (parameters as constants, eval convolution
+ * blocks fused, Winograd filter transforms kept between calls).
+ */
+function optimizeForInference (mod) {
+  if (!(mod instanceof ScriptModule)) {
+    throw new TypeError('optimizeForInference expects a ScriptModule as input.')
+  }
+  return mod._optimizeForInference()
+}
+
+module.exports = { ScriptModule, load, optimizeForInference }

@@ -175,6 +175,23 @@ impl ScriptModule {
         self.training
     }
 
+    /// `torch.jit.optimize_for_inference`: puts this module in eval mode
+    /// (as torch does), then returns a frozen copy whose parameters are
+    /// constants, with eval-mode convolution blocks fused and, where a
+    /// 3×3 filter takes the Winograd path, its transform kept from call to
+    /// call (Note [Prepacked convolution filters] in ferrotorch-core).
+    #[napi(js_name = "_optimizeForInference")]
+    pub fn optimize_for_inference(&mut self, env: Env) -> napi::Result<ScriptModule> {
+        self.training = false;
+        let m = guarded(env.raw(), "optimize_for_inference", || {
+            ferrotorch_jit::passes::optimize_for_inference(&self.m)
+        })?;
+        Ok(ScriptModule {
+            m: Arc::new(m),
+            training: false,
+        })
+    }
+
     #[napi(js_name = "_setTraining")]
     pub fn set_training(&mut self, mode: bool) {
         self.training = mode;

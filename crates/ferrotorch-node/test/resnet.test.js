@@ -45,6 +45,23 @@ test('Python, Rust and Node give ResNet-18\'s output bit for bit', { skip }, () 
   assert.deepEqual(text.trim().split('\n').map((l) => Number(/class\s+(\d+)/.exec(l)[1])), py.top5)
 })
 
+test('optimizeForInference: ResNet-18 fused and frozen gives the traced output, call after call', { skip }, () => {
+  const file = program()
+  const py = JSON.parse(fs.readFileSync(path.join(dir, 'resnet18_python.json'), 'utf8'))
+  const want = new Float32Array(Uint8Array.from(Buffer.from(py.bytes, 'hex')).buffer)
+  const o = ft.jit.optimizeForInference(new ft.ScriptModule(file))
+  assert.match(o.graph, /_conv2d_affine/)
+  assert.doesNotMatch(o.graph, /batch_norm/)
+  const x = ft.ones([1, 3, 224, 224], false)
+  // the second call reuses the Winograd filter transforms the first made
+  for (let run = 0; run < 2; run++) {
+    const y = ft.noGrad(() => o.forward(x)).flatten().toArray()
+    assert.equal(y.length, 1000)
+    const err = Math.max(...y.map((v, i) => Math.abs(v - want[i])))
+    assert.ok(err < 1e-4, `run ${run}: max difference ${err}`)
+  }
+})
+
 test('forwardAsync does not block the event loop: a 1 ms timer\'s p99 lag stays under 10 ms', { skip }, async (t) => {
   const m = new ft.ScriptModule(program())
   const x = ft.ones([1, 3, 224, 224], false)

@@ -66,3 +66,19 @@ test('errors: a bad file, a wrong input, from forward and forwardAsync', async (
   await assert.rejects(m.forwardAsync(ft.ones([2, 5])), (e) => e instanceof Error && /addmm: shapes \[2, 5\]/.test(e.message))
   await assert.rejects(m.forwardAsync('x'), TypeError)
 })
+
+test('jit.optimizeForInference: eval mode, a frozen copy with the same output', () => {
+  const m = ft.jit.load(fx('mlp.pt')).train()
+  const o = ft.jit.optimizeForInference(m)
+  assert.equal(m.training, false) // torch calls mod.eval() first
+  assert.equal(o.training, false)
+  assert.ok(o instanceof ft.ScriptModule)
+  assert.deepEqual(o.namedParameters(), []) // parameters are constants now
+  assert.doesNotMatch(o.graph, /prim::GetAttr/)
+  const x = ft.tensor(expected.input)
+  const y = ft.noGrad(() => o.forward(x)).toArray().flat()
+  const want = expected.output.flat()
+  assert.equal(y.length, want.length)
+  y.forEach((v, i) => assert.ok(Math.abs(v - want[i]) < 1e-6, `${v} vs ${want[i]} at ${i}`))
+  assert.throws(() => ft.jit.optimizeForInference({}), { name: 'TypeError', message: /expects a ScriptModule/ })
+})
