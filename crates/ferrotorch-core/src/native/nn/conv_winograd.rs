@@ -67,24 +67,28 @@ pub(super) fn wanted(geo: &Geometry, n: usize, weight: &Tensor) -> bool {
             let big = geo.ho * geo.wo >= 14 * 14 && tiles >= min_tiles;
             // Note [Winograd for few tiles], worth it with the filters
             // transformed beforehand (Note [Prepacked convolution filters])
-            let few = few_tiles(tiles) && conv_prepack::keeps(weight);
+            let few = few_tiles(tiles, geo.cg) && conv_prepack::keeps(weight);
             can && geo.cg >= 16 && geo.og >= 16 && (big || few)
         }
     }
 }
 
-/// Whether a layer of `tiles` tiles takes Note [Winograd for few tiles]'s
-/// path: with AVX-512 below 64 tiles (where the 48-tile side of the
-/// kernel would be less than two-thirds used), but 16 or more. Measured
-/// at batch 1 with kept filter transforms against the direct kernel (one
-/// thread, Zen 4): 1.51× at 256 channels 14×14, 1.55× at 512 channels
-/// 7×7, 1.34× at 128 channels 7×7, 1.04× at 64 channels 8×8 (16 tiles),
-/// but 0.82× at 512 channels 4×4 (4 tiles: half the 8-tile side, and the
-/// transformed filters read for little work). AVX2's 16-tile side is
-/// filled by 16 tiles already, so AVX2 never takes it.
-fn few_tiles(tiles: usize) -> bool {
+/// Whether a layer of `tiles` tiles and `c` input channels takes Note
+/// [Winograd for few tiles]'s path (with AVX-512 only: AVX2's 16-tile side
+/// is filled by 16 tiles already). Measured with kept filter transforms
+/// (Zen 4), against the direct kernel at batch 1 on one thread: 1.51× at
+/// 256 channels 14×14 (49 tiles), 1.55× at 512 channels 7×7 (16), 1.34× at
+/// 128 channels 7×7, 1.04× at 64 channels 8×8 (16), but 0.82× at 512
+/// channels 4×4 (4 tiles: half the 8-tile side, and the transformed filters
+/// read for little work); against the plain Winograd path on two threads:
+/// 1.39× at 256 channels 14×14 batch 2 (98 tiles), 1.14× at 512 channels
+/// 7×7 batch 4 and 8 (64 and 128 tiles), 1.00× at 128 channels 28×28 batch
+/// 1 (196), but 0.82× at 64 channels 8×8 batch 8 (128) and 0.83× at 256
+/// channels 14×14 batch 8 (392). So: 16 to 63 tiles, and up to 128 where
+/// the filters are large (256 input channels or more).
+fn few_tiles(tiles: usize, c: usize) -> bool {
     ferrotorch_kernels::cpu::level() == ferrotorch_kernels::cpu::Level::Avx512
-        && (16..64).contains(&tiles)
+        && ((16..64).contains(&tiles) || ((64..=128).contains(&tiles) && c >= 256))
 }
 
 /// Tiles per block: a multiple of the kernel's `nr` whose transformed
@@ -150,7 +154,7 @@ pub(super) fn conv_images(
         };
     }
     let out_ptr = out.data_ptr() as usize;
-    if few_tiles(tiles) {
+    if few_tiles(tiles, c) {
         // Note [Winograd for few tiles]
         let ocp = winograd_few::oc_padded(o);
         let ut = conv_prepack::form(
