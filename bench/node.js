@@ -4,7 +4,8 @@
 // - `a.add(b)` on 1-element tensors from Node (ns per call), against the
 //   same op from Rust (W5 in BENCHMARKS.md) and PyTorch from Python;
 // - ResNet-18 batch 1 from a saved program: Node's `forward` against the
-//   same file run from Rust (the run_program example, `--time`), and, when
+//   same file run from Rust (the run_program example, `--time`), the same
+//   program through `jit.optimizeForInference` from Node, and, when
 //   onnxruntime-node is installed and `--onnx FILE` is given, the same
 //   architecture exported to ONNX by PyTorch run by onnxruntime-node.
 //
@@ -84,13 +85,17 @@ async function onnxUs (n) {
 }
 
 async function main () {
-  const rows = { add_ns: [], torch_add_ns: [], node_resnet_us: [], rust_resnet_us: [], ort_resnet_us: [] }
+  const rows = { add_ns: [], torch_add_ns: [], node_resnet_us: [], node_resnet_ofi_us: [], rust_resnet_us: [], ort_resnet_us: [] }
   const model = program ? new ft.ScriptModule(program) : null
+  // what a Node program runs for inference: the optimised copy (ort
+  // optimises its graph when the session is made, by default)
+  const fast = model ? ft.jit.optimizeForInference(model) : null
   const x = ft.ones([1, 3, 224, 224], false)
   for (let r = 0; r < rounds; r++) {
     rows.add_ns.push(tinyAddNs())
     if (torchPython) rows.torch_add_ns.push(Number(execFileSync(torchPython, ['-c', TORCH_ADD]).toString()))
     if (model) rows.node_resnet_us.push(ft.noGrad(() => forwardUs(() => model.forward(x), 20)))
+    if (fast) rows.node_resnet_ofi_us.push(ft.noGrad(() => forwardUs(() => fast.forward(x), 20)))
     if (model && rust) {
       rows.rust_resnet_us.push(JSON.parse(execFileSync(rust, [program, '1,3,224,224', '--time', '20'])).median_us)
     }
@@ -106,6 +111,7 @@ async function main () {
   }
   if (rows.ort_resnet_us.length) {
     out.node_over_ort = Number(median(rows.node_resnet_us.map((v, i) => v / rows.ort_resnet_us[i])).toFixed(3))
+    out.node_ofi_over_ort = Number(median(rows.node_resnet_ofi_us.map((v, i) => v / rows.ort_resnet_us[i])).toFixed(3))
   }
   console.log(JSON.stringify(out, null, 1))
 }

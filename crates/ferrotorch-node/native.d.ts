@@ -43,6 +43,14 @@ export declare class ScriptModule {
    * was traced in, as in torch; the flag is what `training` reads).
    */
   get training(): boolean
+  /**
+   * `torch.jit.optimize_for_inference`: puts this module in eval mode
+   * (as torch does), then returns a frozen copy whose parameters are
+   * constants, with eval-mode convolution blocks fused and, where a
+   * 3×3 filter takes the Winograd path, its transform kept from call to
+   * call (Note [Prepacked convolution filters] in ferrotorch-core).
+   */
+  _optimizeForInference(): ScriptModule
   _setTraining(mode: boolean): void
 }
 
