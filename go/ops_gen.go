@@ -24337,10 +24337,32 @@ var op_where = &opRef{name: "where"}
 
 // Where calls torch's where:
 //
+//	where(Tensor condition) -> Tensor[]
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Where(condition Tensor, opts ...Opt) ([]Tensor, error) {
+	var a argBuf
+	a.tensor(condition)
+	var r results
+	if err := a.call(op_where, opts, &r); err != nil {
+		return nil, err
+	}
+	return r.tensors()
+}
+
+// MustWhere is Where, panicking on error.
+func MustWhere(condition Tensor, opts ...Opt) []Tensor {
+	v, err := Where(condition, opts...)
+	must(err)
+	return v
+}
+
+// WhereScalar calls torch's where:
+//
 //	where.Scalar(Tensor condition, Scalar self, Scalar other) -> Tensor
 //
 // Arguments with defaults are keyword options: Kw(name, value).
-func Where(condition Tensor, self Scalar, other Scalar, opts ...Opt) (Tensor, error) {
+func WhereScalar(condition Tensor, self Scalar, other Scalar, opts ...Opt) (Tensor, error) {
 	var a argBuf
 	a.tensor(condition)
 	a.any(self)
@@ -24352,9 +24374,9 @@ func Where(condition Tensor, self Scalar, other Scalar, opts ...Opt) (Tensor, er
 	return r.tensor()
 }
 
-// MustWhere is Where, panicking on error.
-func MustWhere(condition Tensor, self Scalar, other Scalar, opts ...Opt) Tensor {
-	v, err := Where(condition, self, other, opts...)
+// MustWhereScalar is WhereScalar, panicking on error.
+func MustWhereScalar(condition Tensor, self Scalar, other Scalar, opts ...Opt) Tensor {
+	v, err := WhereScalar(condition, self, other, opts...)
 	must(err)
 	return v
 }

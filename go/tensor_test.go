@@ -88,6 +88,13 @@ func TestOpsAgainstHandComputedValues(t *testing.T) {
 	if len(parts) != 3 || !near(f32(t, parts[2]), []float32{5, 6}, 0) {
 		t.Fatalf("chunk %d", len(parts))
 	}
+	// Where(condition) alone: the indices per dimension, as torch.where
+	w := ft.MustWhere(ft.MustFromSlice([]float32{1, 0, 0, 1}, 2, 2))
+	r0, _ := w[0].Int64s()
+	c0, _ := w[1].Int64s()
+	if len(w) != 2 || len(r0) != 2 || r0[0] != 0 || r0[1] != 1 || c0[0] != 0 || c0[1] != 1 {
+		t.Fatalf("where %v %v", r0, c0)
+	}
 	mx := a.MustMaxDim(1)
 	idx, _ := mx[1].Int64s()
 	if !near(f32(t, mx[0]), []float32{2, 4}, 0) || idx[0] != 1 || idx[1] != 1 {

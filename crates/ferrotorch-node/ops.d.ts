@@ -7034,11 +7034,14 @@ export declare function vsplit(self: Tensor, options: { sections: number | bigin
 export declare function vstack(tensors: Tensor[]): Tensor
 export declare function vstack(options: { tensors: Tensor[] }): Tensor
 /** torch's `where`:
+ * - `where(Tensor condition) -> Tensor[]`
  * - `where.Scalar(Tensor condition, Scalar self, Scalar other) -> Tensor`
  * - `where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor`
  * - `where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor`
  * - `where.self(Tensor condition, Tensor self, Tensor other) -> Tensor`
  */
+export declare function where(condition: Tensor): Tensor[]
+export declare function where(options: { condition: Tensor }): Tensor[]
 export declare function where(condition: Tensor, self: number | boolean | bigint, other: number | boolean | bigint): Tensor
 export declare function where(self: number | boolean | bigint, options: { condition: Tensor; other: number | boolean | bigint }): Tensor
 export declare function where(condition: Tensor, self: Tensor, other: number | boolean | bigint): Tensor

@@ -238,3 +238,13 @@ test('complex dtypes by name; complex32 data is float16 bit pairs', () => {
   assert.deepEqual(Array.from(h), [0x3c00, 0, 0x3c00, 0])
   assert.equal(ft.ones([1], { dtype: ft.cdouble }).dtype, 'complex128')
 })
+
+test('where(condition) alone gives the indices per dimension, as torch.where does', () => {
+  const c = ft.tensor([[1, 0], [0, 1]])
+  const idx = ft.where(c)
+  assert.equal(idx.length, 2)
+  assert.deepEqual(idx.map((t) => Array.from(t.data(), Number)), [[0, 1], [0, 1]])
+  assert.equal(idx[0].dtype, 'int64')
+  // the three-argument form is unchanged
+  assert.deepEqual(Array.from(ft.where(c.gt(0), c, ft.tensor([[5, 5], [5, 5]])).data(), Number), [1, 5, 5, 1])
+})

@@ -154,12 +154,9 @@ def nonzero(input, *, as_tuple=False):
     """``torch.nonzero``: the indices of the non-zero elements, one row
     each; with ``as_tuple=True`` one index tensor per dimension (a 0-d
     input counts as 1-d)."""
-    idx = _nonzero_op(input)
-    if not as_tuple:
-        return idx
-    if input.dim() == 0:
-        return (zeros(idx.shape[0], dtype=int64),)  # noqa: F821
-    return tuple(idx.unbind(1))
+    if as_tuple:
+        return where(input)  # noqa: F821 (`where(Tensor condition) -> Tensor[]`)
+    return _nonzero_op(input)
 
 
 def _nonzero_method(self, *, as_tuple=False):
@@ -168,18 +165,6 @@ def _nonzero_method(self, *, as_tuple=False):
 
 _nonzero_method.__name__ = "nonzero"
 Tensor.nonzero = _nonzero_method
-
-_where_op = where  # noqa: F821 (generated from the schema above)
-
-
-def where(condition, *args, **kwargs):
-    """``torch.where(condition, input, other)``: elements of ``input``
-    where ``condition`` holds, else of ``other``; ``torch.where(condition)``
-    alone is ``nonzero(condition, as_tuple=True)``, as in torch."""
-    if not args and not kwargs:
-        return nonzero(condition, as_tuple=True)
-    return _where_op(condition, *args, **kwargs)
-
 
 def _unique_result(out, inverse, counts, return_inverse, return_counts):
     if return_inverse and return_counts:

@@ -1,6 +1,6 @@
 //! Small ops torch has under their own names: `constant_pad_nd`, `fill`,
 //! `scalar_tensor`, `empty_strided`, `new_empty_strided`, `empty_permuted`,
-//! `randint_like`, `unsafe_chunk`, `unsafe_split`.
+//! `randint_like`, `unsafe_chunk`, `unsafe_split`, `where(condition)`.
 
 use crate::dispatch::Registry;
 use crate::dtype::DType;
@@ -151,6 +151,22 @@ pub(crate) fn register(r: &mut Registry) {
         "unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]",
         |x: T, s: usize, d: i64| x.split(s, d),
     );
+    r.def_typed("where(Tensor condition) -> Tensor[]", |c: T| {
+        c.nonzero_numpy()
+    });
+}
+
+impl Tensor {
+    /// `torch.nonzero(self, as_tuple=True)` (`aten::nonzero_numpy`, also
+    /// `torch.where(condition)` with one argument): one int64 tensor of
+    /// indices per dimension, a 0-d tensor counting as 1-d.
+    pub fn nonzero_numpy(&self) -> Result<Vec<Tensor>> {
+        let idx = self.nonzero()?;
+        if self.dim() == 0 {
+            return Ok(vec![Tensor::zeros(&[idx.shape()[0]], DType::I64)?]);
+        }
+        idx.unbind(1)
+    }
 }
 
 /// `torch.randint_like`: a tensor laid out as `x` (or in `format`), its
