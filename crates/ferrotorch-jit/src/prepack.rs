@@ -47,6 +47,12 @@ impl Prepacked {
         let (Some(&v), Some(IValue::Tensor(w))) = (g.nodes[k].inputs.get(1), args.get(1)) else {
             return None;
         };
+        // a constant's kept filters are found here from the second call on,
+        // without the search for the filter's producer below
+        let mut packs = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(p) = packs.iter().find(|p| p.is_for(w)) {
+            return Some(p.clone());
+        }
         // the filter must be a constant of this graph (its own, never
         // trained), not a parameter read by `prim::GetAttr`
         let constant = g.nodes[..k]
@@ -56,10 +62,6 @@ impl Prepacked {
             .is_some_and(|n| matches!(n.kind, NodeKind::Constant(_)));
         if !constant {
             return None;
-        }
-        let mut packs = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(p) = packs.iter().find(|p| p.is_for(w)) {
-            return Some(p.clone());
         }
         let p = PrepackedFilters::new(w);
         packs.push(p.clone());

@@ -91,6 +91,27 @@ fn few_tiles(tiles: usize, c: usize) -> bool {
         && ((16..64).contains(&tiles) || ((64..=128).contains(&tiles) && c >= 256))
 }
 
+/// The transformed filters of `wt` that `pick` selects (Note [Prepacked
+/// convolution filters]): kept ones, or a fresh `len`-value tensor filled by
+/// `transform` over `0..units` split across the threads. The result is
+/// never written again (a kept form is replaced, not changed, when its
+/// filter changes), so its values may be read without a lock.
+fn filters(
+    wt: &Tensor,
+    pick: fn(&mut conv_prepack::Forms) -> &mut Option<Tensor>,
+    len: usize,
+    units: usize,
+    grain: usize,
+    transform: impl Fn(std::ops::Range<usize>, *mut f32) + Sync + Send,
+) -> Result<Tensor> {
+    conv_prepack::form(wt, pick, || {
+        let t = Tensor::empty(&[len], DType::F32)?;
+        let p = t.data_ptr() as usize;
+        parallel::parallel_for(units, grain, |r| transform(r, p as *mut f32));
+        Ok(t)
+    })
+}
+
 /// Tiles per block: a multiple of the kernel's `nr` whose transformed
 /// input and product (`16·(C + O)·4` bytes per tile) fill at most half of
 /// the core's L2, and small enough to give every thread a few blocks.
@@ -157,22 +178,19 @@ pub(super) fn conv_images(
     if few_tiles(tiles, c) {
         // Note [Winograd for few tiles]
         let ocp = winograd_few::oc_padded(o);
-        let ut = conv_prepack::form(
+        let ut = filters(
             wt,
             |f| &mut f.ut,
-            || {
-                let t = Tensor::empty(&[16 * c * ocp], DType::F32)?;
-                let tp = t.data_ptr() as usize;
-                parallel::parallel_for(c, 16, |r| {
-                    // SAFETY: `t` holds [16, c, ocp]; each task writes its own
-                    // input channels.
-                    unsafe { transform_weights_t(ws, o, c, r, tp as *mut f32) }
-                });
-                Ok(t)
+            16 * c * ocp,
+            c,
+            16,
+            |r, p| {
+                // SAFETY: `p` holds [16, c, ocp]; each task writes its own input
+                // channels.
+                unsafe { transform_weights_t(ws, o, c, r, p) }
             },
         )?;
-        // SAFETY: `ut` is filled and never written again (a prepacked form
-        // is replaced, not changed, when its filter changes).
+        // SAFETY: see `filters`.
         let uts = unsafe { std::slice::from_raw_parts(ut.data_ptr() as *const f32, 16 * c * ocp) };
         let few = || FewTiles {
             layer: layer!(&[], FewTiles::block(tiles)),
@@ -194,20 +212,18 @@ pub(super) fn conv_images(
         }
         return Ok(());
     }
-    let u = conv_prepack::form(
+    let u = filters(
         wt,
         |f| &mut f.u,
-        || {
-            let u = Tensor::empty(&[16 * o * c], DType::F32)?;
-            let up = u.data_ptr() as usize;
-            parallel::parallel_for(o, 8, |r| {
-                // SAFETY: `u` holds [16, o, c]; each task writes its own channels.
-                unsafe { transform_weights(ws, o, c, r, up as *mut f32) }
-            });
-            Ok(u)
+        16 * o * c,
+        o,
+        8,
+        |r, p| {
+            // SAFETY: `p` holds [16, o, c]; each task writes its own channels.
+            unsafe { transform_weights(ws, o, c, r, p) }
         },
     )?;
-    // SAFETY: `u` is filled and never written again.
+    // SAFETY: see `filters`.
     let us = unsafe { std::slice::from_raw_parts(u.data_ptr() as *const f32, 16 * o * c) };
     let sh = direct::shape().expect("Winograd convolution needs the direct kernel");
     let block = block_tiles(c, o, tiles, sh.nr);
