@@ -48,6 +48,9 @@ FERROTORCH_CONV_BATCHED=1 cargo test -p ferrotorch-core --test all --quiet -- co
 # ... and every 3×3 stride-1 one-group convolution through Winograd
 # (Note [Winograd convolution]), which the rule gives only maps of 14×14 and up.
 FERROTORCH_CONV_WINOGRAD=1 cargo test -p ferrotorch-core --test all --quiet -- conv 2>&1 | tail -n 3
+# ... and all of them with 4×4 tiles (Note [Winograd F(4×4, 3×3)]), which
+# the rule gives only large maps of at most 128 channels with AVX-512.
+FERROTORCH_CONV_WINOGRAD=4 cargo test -p ferrotorch-core --test all --quiet -- conv 2>&1 | tail -n 3
 
 echo "== fusion kernels with every transcendental inline"
 # This CPU's run above takes blocked kernels (Note [Blocked kernels]);

@@ -18,8 +18,9 @@
 //! - [`conv`]: direct convolution, any stride, with a fused store (AVX-512
 //!   or AVX2, picked at run time).
 //! - [`winograd`]: 3×3 stride-1 convolution by Winograd F(2×2, 3×3) on the
-//!   direct kernel's tile; [`winograd_few`] the same for maps of few tiles,
-//!   the product transposed.
+//!   direct kernel's tile; [`winograd4`] the transforms of F(4×4, 3×3) for
+//!   the same driver; [`winograd_few`] F(2×2) for maps of few tiles, the
+//!   product transposed.
 
 pub mod backward;
 pub mod conv;
@@ -35,4 +36,5 @@ pub mod softmax;
 pub mod sync;
 pub mod transpose;
 pub mod winograd;
+pub mod winograd4;
 pub mod winograd_few;

@@ -108,11 +108,39 @@ pub(crate) fn filters16(g: &[f32], out: &mut [[f32; 16]; POS]) {
 /// Up to `LANES` neighbouring tiles `(img, ti, tj..tj + len)` of one tile
 /// row, at `tt..tt + len` of their block.
 pub(crate) struct Run {
-    img: usize,
-    ti: usize,
-    tj: usize,
-    len: usize,
-    tt: usize,
+    pub(crate) img: usize,
+    pub(crate) ti: usize,
+    pub(crate) tj: usize,
+    pub(crate) len: usize,
+    pub(crate) tt: usize,
+}
+
+/// The output tile of a Winograd convolution: F(2×2, 3×3) (this file) or
+/// F(4×4, 3×3) (Note [Winograd F(4×4, 3×3)]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tile {
+    /// 2×2 outputs from 4×4 patches: 16 transform positions.
+    F2,
+    /// 4×4 outputs from 6×6 patches: 36 transform positions.
+    F4,
+}
+
+impl Tile {
+    /// Outputs along each side of a tile.
+    pub fn side(self) -> usize {
+        match self {
+            Tile::F2 => 2,
+            Tile::F4 => 4,
+        }
+    }
+
+    /// Positions of a transformed patch (the GEMMs per block).
+    pub fn positions(self) -> usize {
+        match self {
+            Tile::F2 => POS,
+            Tile::F4 => crate::winograd4::POS,
+        }
+    }
 }
 
 /// A 3×3, stride-1, one-group convolution of a contiguous NCHW batch,
@@ -129,7 +157,8 @@ pub struct Winograd<'a> {
     /// Output rows and columns (`h + 2·pad.0 - 2`, `w + 2·pad.1 - 2`).
     pub ho: usize,
     pub wo: usize,
-    /// Transformed filters, `[16, oc, c]`.
+    /// Transformed filters, `[positions, oc, c]`
+    /// ([`transform_weights`] or [`crate::winograd4::transform_weights`]).
     pub u: &'a [f32],
     pub oc: usize,
     /// Added to every output of a channel (ignored with an epilogue).
@@ -138,6 +167,8 @@ pub struct Winograd<'a> {
     pub epilogue: Option<Epilogue<'a>>,
     /// Tiles per block, a multiple of the kernel's `nr`.
     pub block: usize,
+    /// The tile size, which `u` was transformed for.
+    pub tile: Tile,
 }
 
 impl Winograd<'_> {
@@ -149,7 +180,8 @@ impl Winograd<'_> {
 
     /// Tile rows and columns per image.
     fn grid(&self) -> (usize, usize) {
-        (self.ho.div_ceil(2), self.wo.div_ceil(2))
+        let m = self.tile.side();
+        (self.ho.div_ceil(m), self.wo.div_ceil(m))
     }
 
     /// Tiles over the batch.
@@ -168,10 +200,26 @@ impl Winograd<'_> {
         self.oc.div_ceil(self.shape().mr) * self.shape().mr
     }
 
+    /// Values from one position of a block's `V` to the next: `c` rows of
+    /// `block` tiles and a cache line more (Note [Winograd position
+    /// strides]).
+    pub(crate) fn v_step(&self) -> usize {
+        self.c * self.block + self.pos_pad()
+    }
+
+    /// The same for `M`, whose rows are the output channels.
+    pub(crate) fn m_step(&self) -> usize {
+        self.oc_rows() * self.block + self.pos_pad()
+    }
+
+    fn pos_pad(&self) -> usize {
+        16
+    }
+
     /// Scratch values one thread needs for [`Winograd::run`]: `V` and `M`
     /// of one block, and a vector of slack past `M`.
     pub fn scratch_len(&self) -> usize {
-        POS * (self.c + self.oc_rows()) * self.block + LANES
+        self.tile.positions() * (self.v_step() + self.m_step()) + LANES
     }
 
     /// Compute the outputs of blocks `blocks` into `out` (`[n, oc, ho,
@@ -183,19 +231,20 @@ impl Winograd<'_> {
     /// `residual` must be valid for reads at the same places.
     pub unsafe fn run(&self, blocks: Range<usize>, scratch: &mut [f32], out: *mut f32) {
         let sh = self.shape();
-        let (c, oc, bl) = (self.c, self.oc, self.block);
+        let (c, oc, bl, npos) = (self.c, self.oc, self.block, self.tile.positions());
         assert!(bl > 0 && bl % sh.nr == 0 && oc > 0 && c > 0);
         assert!(self.x.len() >= self.n * c * self.h * self.w);
-        assert!(self.u.len() >= POS * oc * c);
+        assert!(self.u.len() >= npos * oc * c);
         assert!(self.ho + 2 == self.h + 2 * self.pad.0 && self.wo + 2 == self.w + 2 * self.pad.1);
         assert!(scratch.len() >= self.scratch_len() && blocks.end <= self.blocks());
         let ocr = self.oc_rows();
-        let (v, m) = scratch.split_at_mut(POS * c * bl);
+        let (vs, ms) = (self.v_step(), self.m_step());
+        let (v, m) = scratch.split_at_mut(npos * vs);
         // The scratch may come uninitialised: everything read from it is
         // written first, but for M's slack and, in a last block of fewer
         // tiles, V's columns past them (the GEMM reads whole tiles of
         // columns; what it computes there is dropped).
-        m[POS * ocr * bl..].fill(0.0);
+        m[npos * ms..].fill(0.0);
         let offsets: Vec<usize> = (0..c).map(|ci| ci * bl).collect();
         let total = self.tiles();
         let mut runs = Vec::with_capacity(bl);
@@ -212,14 +261,19 @@ impl Winograd<'_> {
             // line evicted since the last).
             for ci in 0..c {
                 for r in &runs {
-                    // SAFETY: `V` holds POS·c·bl values (asserted above).
-                    unsafe { self.input(ci, r, v.as_mut_ptr()) };
+                    // SAFETY: `V` holds npos·c·bl values (asserted above).
+                    unsafe {
+                        match self.tile {
+                            Tile::F2 => self.input(ci, r, v.as_mut_ptr()),
+                            Tile::F4 => crate::winograd4::input(self, ci, r, v.as_mut_ptr()),
+                        }
+                    }
                 }
             }
-            for pos in 0..POS {
-                let vp = &v[pos * c * bl..][..c * bl];
+            for pos in 0..npos {
+                let vp = &v[pos * vs..][..c * bl];
                 let up = &self.u[pos * oc * c..][..oc * c];
-                let mp = &mut m[pos * ocr * bl..][..ocr * bl];
+                let mp = &mut m[pos * ms..][..ocr * bl];
                 for tb in 0..bl / sh.nr {
                     for ob in 0..ocr / sh.mr {
                         // Rows past `oc` repeat the last filter (dropped).
@@ -250,7 +304,12 @@ impl Winograd<'_> {
                     // SAFETY: per the contract on `out`; `M` is followed
                     // by LANES values of slack for the vector loads of a
                     // block's last tiles.
-                    unsafe { self.output(o, r, m.as_ptr(), out) };
+                    unsafe {
+                        match self.tile {
+                            Tile::F2 => self.output(o, r, m.as_ptr(), out),
+                            Tile::F4 => crate::winograd4::output(self, o, r, m.as_ptr(), out),
+                        }
+                    }
                 }
             }
         }
@@ -339,7 +398,7 @@ impl Winograd<'_> {
                     // block's V; a full vector is stored only when it stays
                     // in row `ci` (later runs overwrite the rest).
                     unsafe {
-                        let dst = v.add(((k * 4 + s) * c + ci) * bl + tt);
+                        let dst = v.add((k * 4 + s) * self.v_step() + ci * bl + tt);
                         if full || tt + LANES <= bl {
                             _mm256_storeu_ps(dst, val);
                         } else {
@@ -365,8 +424,7 @@ impl Winograd<'_> {
                 len,
                 tt,
             } = run;
-            let (oc, bl) = (self.oc, self.block);
-            let ocr = self.oc_rows();
+            let (oc, bl, ms) = (self.oc, self.block, self.m_step());
             let plane = self.ho * self.wo;
             let (oy, ox) = (2 * ti, 2 * tj);
             let cols = (2 * len).min(self.wo - ox);
@@ -376,7 +434,7 @@ impl Winograd<'_> {
             let mut t = [[_mm256_setzero_ps(); 4]; 2];
             let [top, bottom] = &mut t;
             for (b, (t0, t1)) in top.iter_mut().zip(bottom.iter_mut()).enumerate() {
-                let at = |pos: usize| m.wrapping_add((pos * ocr + o) * bl + tt);
+                let at = |pos: usize| m.wrapping_add(pos * ms + o * bl + tt);
                 // SAFETY: M[pos][o][tt..tt + 8] is inside M or its slack.
                 let (m0, m1, m2, m3) = unsafe {
                     (
@@ -422,6 +480,16 @@ impl Winograd<'_> {
     }
 }
 
+/// # Note [Winograd position strides]
+/// A block's `V` holds one `[c, block]` matrix per transform position,
+/// and the input transform writes one vector into each of them in turn
+/// (`M` the same, read by the output transform). With 64 channels and
+/// blocks of 48 tiles the matrices are 12 KB apart, a multiple of 4 KB:
+/// every position's vector falls in the same set of the 8-way L1, and the
+/// 36 positions of a 4×4 tile (16 of a 2×2 one) evicted each other on
+/// every run. Consecutive positions are a cache line further apart (16
+/// values of padding), so they fall in different sets.
+///
 /// # Note [Winograd lane order]
 /// A full run of 8 tiles keeps its tiles in the order the in-lane
 /// shuffle that splits even from odd columns leaves them, `0, 1, 4, 5 | 2,
@@ -432,12 +500,12 @@ impl Winograd<'_> {
 /// shorter run (end of a tile row or block) is stored in tile order, since
 /// only its first `len` lanes are kept.
 #[cfg(target_arch = "x86_64")]
-mod avx2 {
+pub(crate) mod avx2 {
     use std::arch::x86_64::*;
 
     /// A mask of the lanes below `n`.
     #[inline(always)]
-    pub(super) fn lanes_below(n: usize) -> __m256i {
+    pub(crate) fn lanes_below(n: usize) -> __m256i {
         // SAFETY: AVX2 is available wherever a Winograd layer runs.
         unsafe {
             let idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
@@ -451,7 +519,7 @@ mod avx2 {
     /// # Safety
     /// `p + lo .. p + hi` must be valid for reads; AVX2 must be available.
     #[inline(always)]
-    unsafe fn load(p: *const f32, off: usize, lo: usize, hi: usize) -> __m256 {
+    pub(crate) unsafe fn load(p: *const f32, off: usize, lo: usize, hi: usize) -> __m256 {
         // SAFETY: per the contract; masked-off lanes are not accessed.
         unsafe {
             if lo == 0 && hi >= off + 8 {
@@ -520,7 +588,7 @@ mod avx2 {
     /// `dst` (and `res`) must be valid for `cols` values; AVX2 must be
     /// available.
     #[inline(always)]
-    pub(super) unsafe fn store(
+    pub(crate) unsafe fn store(
         line: [__m256; 2],
         cols: usize,
         a: f32,

@@ -25,7 +25,7 @@
 //! (Note [Prepacked convolution filters] in ferrotorch-core).
 
 use crate::conv::Shape;
-use crate::winograd::{filters16, Run, Winograd, LANES, POS};
+use crate::winograd::{filters16, Run, Tile, Winograd, LANES, POS};
 use std::ops::Range;
 
 /// Output channels rounded up to the kernel's `nr`: the row length of `Uᵀ`
@@ -84,7 +84,8 @@ pub struct FewTiles<'a> {
 #[derive(Clone, Copy)]
 struct Parts {
     /// `V`: `[16, c, bl]`, then `M`: `[16, ocr, bl]` in the same place
-    /// (`V` is dead once transposed), with `LANES` values of slack.
+    /// (`V` is dead once transposed), positions `v_step`/`m_step` apart
+    /// (Note [Winograd position strides]), with `LANES` values of slack.
     vm: usize,
     /// `Vᵀ`: `[16, tr, c]`.
     vt: usize,
@@ -111,8 +112,8 @@ impl FewTiles<'_> {
 
     fn parts(&self) -> Parts {
         let l = &self.layer;
-        let (c, bl, tr, ocp) = (l.c, l.block, self.tile_rows(), oc_padded(l.oc));
-        let vm = POS * c.max(l.oc_rows()) * bl + LANES;
+        let (c, tr, ocp) = (l.c, self.tile_rows(), oc_padded(l.oc));
+        let vm = POS * l.v_step().max(l.m_step()) + LANES;
         let vt = POS * tr * c;
         let mt = POS * tr * ocp;
         Parts {
@@ -152,11 +153,13 @@ impl FewTiles<'_> {
         let (c, oc, bl, tr) = (l.c, l.oc, l.block, self.tile_rows());
         let (ocp, ocr, tiles) = (oc_padded(oc), l.oc_rows(), l.tiles());
         assert!(bl == Self::block(tiles) && tiles > 0 && c > 0 && oc > 0);
+        assert!(l.tile == Tile::F2, "the few-tile path transforms 2×2 tiles");
         assert!(self.ut.len() >= POS * c * ocp);
         assert!(l.x.len() >= l.n * c * l.h * l.w);
         assert!(l.ho + 2 == l.h + 2 * l.pad.0 && l.wo + 2 == l.w + 2 * l.pad.1);
         assert!(units.end <= self.units(step));
         let p = self.parts();
+        let (vs, ms) = (l.v_step(), l.m_step());
         // SAFETY (all steps): each part lies inside the scratch, which the
         // caller sized by `scratch_len`; units write disjoint rows.
         let (vm, vt, mt) = unsafe { (scratch.add(p.vm), scratch.add(p.vt), scratch.add(p.mt)) };
@@ -179,7 +182,7 @@ impl FewTiles<'_> {
                             // tiles are zero (their products are dropped).
                             unsafe {
                                 *vt.add((pos * tr + t) * c + ci) = if t < tiles {
-                                    *vm.add((pos * c + ci) * bl + t)
+                                    *vm.add(pos * vs + ci * bl + t)
                                 } else {
                                     0.0
                                 };
@@ -226,7 +229,7 @@ impl FewTiles<'_> {
                 if units.contains(&(POS - 1)) {
                     // SAFETY: the slack past `M`, inside the scratch; the
                     // output transform's vector loads may read it.
-                    unsafe { std::ptr::write_bytes(vm.add(POS * ocr * bl), 0, LANES) };
+                    unsafe { std::ptr::write_bytes(vm.add(POS * ms), 0, LANES) };
                 }
                 for pos in units {
                     for o in 0..ocr {
@@ -234,7 +237,7 @@ impl FewTiles<'_> {
                             // SAFETY: inside `Mᵀ` and `M`; rows past `oc`
                             // and tiles past `tiles` are never stored.
                             unsafe {
-                                *vm.add((pos * ocr + o) * bl + t) = if o < oc && t < tiles {
+                                *vm.add(pos * ms + o * bl + t) = if o < oc && t < tiles {
                                     *mt.add((pos * tr + t) * ocp + o)
                                 } else {
                                     0.0
@@ -285,14 +288,14 @@ impl Step {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::conv::Epilogue;
     use crate::winograd::transform_weights;
 
     /// `x` convolved with `w` (3×3, stride 1, padding `pad`) in f64.
     #[allow(clippy::too_many_arguments)]
-    fn naive(
+    pub(crate) fn naive(
         x: &[f32],
         n: usize,
         c: usize,
@@ -389,6 +392,7 @@ mod tests {
                         relu: true,
                     }),
                     block,
+                    tile: Tile::F2,
                 };
                 let classic = layer(sh.nr * 2);
                 let mut y1 = vec![0.0f32; n * oc * ho * wo];

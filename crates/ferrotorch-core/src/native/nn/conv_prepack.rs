@@ -44,6 +44,8 @@ pub(super) struct Forms {
     pub(super) u: Option<Tensor>,
     /// `[16, C, O']` (`ferrotorch_kernels::winograd_few::transform_weights_t`).
     pub(super) ut: Option<Tensor>,
+    /// `[36, O, C]` (`ferrotorch_kernels::winograd4::transform_weights`).
+    pub(super) u4: Option<Tensor>,
 }
 
 /// The transforms kept for one filter tensor (Note [Prepacked convolution

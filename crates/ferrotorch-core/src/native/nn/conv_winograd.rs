@@ -1,9 +1,11 @@
 //! f32 3×3 stride-1 convolutions by Winograd F(2×2, 3×3)
-//! (`ferrotorch_kernels::winograd`, Note [Winograd convolution]).
+//! (`ferrotorch_kernels::winograd`, Note [Winograd convolution]) or, for
+//! large maps, F(4×4, 3×3) (Note [Winograd F(4×4, 3×3)]).
 //!
-//! The filters are transformed on every call (`[16, O, C]`, a few adds
-//! per filter value, split over the threads by output channel), then the
-//! batch's tiles are cut into blocks and the blocks split over the
+//! The filters are transformed (`[16, O, C]` or `[36, O, C]`, a few adds
+//! per filter value, split over the threads by output channel; kept
+//! between calls where Note [Prepacked convolution filters] allows), then
+//! the batch's tiles are cut into blocks and the blocks split over the
 //! threads, each with its own scratch for one block's transformed input
 //! and product.
 
@@ -14,7 +16,8 @@ use crate::error::Result;
 use crate::tensor::Tensor;
 use ferrotorch_kernels::conv as direct;
 use ferrotorch_kernels::parallel;
-use ferrotorch_kernels::winograd::{transform_weights, Winograd};
+use ferrotorch_kernels::winograd::{transform_weights, Tile, Winograd};
+use ferrotorch_kernels::winograd4;
 use ferrotorch_kernels::winograd_few::{self, transform_weights_t, FewTiles, Step};
 
 /// Whether a convolution takes this path (the caller has checked f32):
@@ -35,17 +38,15 @@ use ferrotorch_kernels::winograd_few::{self, transform_weights_t, FewTiles, Step
 /// beforehand (Note [Prepacked convolution filters]).
 ///
 /// `FERROTORCH_CONV_WINOGRAD=1` sends every convolution it can compute
-/// here and `=0` none (read once; for testing and measuring both paths).
+/// here and `=0` none, `=4` every one it can, with 4×4 tiles, and `=2`
+/// keeps the rule but with 2×2 tiles only (read once; for testing and
+/// measuring the paths).
 pub(super) fn wanted(geo: &Geometry, n: usize, weight: &Tensor) -> bool {
-    static FORCED: std::sync::OnceLock<Option<bool>> = std::sync::OnceLock::new();
-    let forced =
-        FORCED.get_or_init(
-            || match std::env::var("FERROTORCH_CONV_WINOGRAD").as_deref() {
-                Ok("1") => Some(true),
-                Ok("0") => Some(false),
-                _ => None,
-            },
-        );
+    let forced = match forced() {
+        Forced::Rule | Forced::F2 => None,
+        Forced::Off => Some(false),
+        Forced::On | Forced::F4 => Some(true),
+    };
     let (h, w) = (geo.hd, geo.wd);
     let can = direct::available()
         && geo.groups == 1
@@ -56,7 +57,7 @@ pub(super) fn wanted(geo: &Geometry, n: usize, weight: &Tensor) -> bool {
         && w.stride == 1
         && h.dil == 1
         && w.dil == 1;
-    match *forced {
+    match forced {
         Some(on) => on && can,
         None => {
             let tiles = n * geo.ho.div_ceil(2) * geo.wo.div_ceil(2);
@@ -112,11 +113,60 @@ fn filters(
     })
 }
 
+/// Whether a layer of `tiles` 4×4 tiles (over the batch) and `c` input
+/// channels takes Note [Winograd F(4×4, 3×3)]'s tile rather than 2×2 ones
+/// (with AVX-512 only, where it was measured). Measured one layer at a
+/// time (Zen 4, filters transformed beforehand, `c` output channels too,
+/// the `winograd_layers` example of ferrotorch-kernels), F(4×4) against
+/// F(2×2) on two threads: at batch 8 1.55× at 64 channels 56×56 (1568
+/// tiles), 1.46× at 128 channels 28×28 (392), but 1.00× at 256 channels
+/// 14×14 (128 tiles: a quarter of them padding, and 9.4 MB of transformed
+/// filters read again for every block of 48 tiles) and 0.64× at 512
+/// channels 7×7; at batch 1 1.26× at 64 channels 56×56 (196 tiles) and
+/// 1.25× at 128 channels 28×28 (49 tiles). So: filters of at most 128
+/// input channels, and a block of tiles at least.
+fn f4_tiles(tiles: usize, c: usize, nr: usize) -> bool {
+    match forced() {
+        Forced::F4 => true,
+        Forced::On | Forced::F2 => false,
+        _ => {
+            ferrotorch_kernels::cpu::level() == ferrotorch_kernels::cpu::Level::Avx512
+                && c <= 128
+                && tiles >= nr
+        }
+    }
+}
+
+/// What `FERROTORCH_CONV_WINOGRAD` asks for (see [`wanted`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Forced {
+    Rule,
+    Off,
+    On,
+    F4,
+    /// The rule, with 2×2 tiles only.
+    F2,
+}
+
+fn forced() -> Forced {
+    static FORCED: std::sync::OnceLock<Forced> = std::sync::OnceLock::new();
+    *FORCED.get_or_init(
+        || match std::env::var("FERROTORCH_CONV_WINOGRAD").as_deref() {
+            Ok("1") => Forced::On,
+            Ok("0") => Forced::Off,
+            Ok("4") => Forced::F4,
+            Ok("2") => Forced::F2,
+            _ => Forced::Rule,
+        },
+    )
+}
+
 /// Tiles per block: a multiple of the kernel's `nr` whose transformed
-/// input and product (`16·(C + O)·4` bytes per tile) fill at most half of
-/// the core's L2, and small enough to give every thread a few blocks.
-fn block_tiles(c: usize, o: usize, tiles: usize, nr: usize) -> usize {
-    let by_cache = ferrotorch_kernels::cpu::l2_bytes() / 2 / (16 * (c + o) * 4);
+/// input and product (`positions·(C + O)·4` bytes per tile) fill at most
+/// half of the core's L2, and small enough to give every thread a few
+/// blocks.
+fn block_tiles(c: usize, o: usize, tiles: usize, nr: usize, tile: Tile) -> usize {
+    let by_cache = ferrotorch_kernels::cpu::l2_bytes() / 2 / (tile.positions() * (c + o) * 4);
     let by_threads = tiles.div_ceil(4 * parallel::get_num_threads());
     (by_cache.min(by_threads) / nr).max(1) * nr
 }
@@ -151,7 +201,7 @@ pub(super) fn conv_images(
     let res_ptr = residual.map(|r| r.data_ptr() as usize);
     // Built per task: an epilogue's residual pointer is not `Sync`.
     macro_rules! layer {
-        ($u:expr, $block:expr) => {
+        ($u:expr, $block:expr, $tile:expr) => {
             Winograd {
                 x: xs,
                 n,
@@ -171,11 +221,12 @@ pub(super) fn conv_images(
                     relu: f.relu,
                 }),
                 block: $block,
+                tile: $tile,
             }
         };
     }
     let out_ptr = out.data_ptr() as usize;
-    if few_tiles(tiles, c) {
+    if forced() != Forced::F4 && few_tiles(tiles, c) {
         // Note [Winograd for few tiles]
         let ocp = winograd_few::oc_padded(o);
         let ut = filters(
@@ -193,7 +244,7 @@ pub(super) fn conv_images(
         // SAFETY: see `filters`.
         let uts = unsafe { std::slice::from_raw_parts(ut.data_ptr() as *const f32, 16 * c * ocp) };
         let few = || FewTiles {
-            layer: layer!(&[], FewTiles::block(tiles)),
+            layer: layer!(&[], FewTiles::block(tiles), Tile::F2),
             ut: uts,
         };
         let scratch = Tensor::empty(&[few().scratch_len()], DType::F32)?;
@@ -212,22 +263,38 @@ pub(super) fn conv_images(
         }
         return Ok(());
     }
-    let u = filters(
-        wt,
-        |f| &mut f.u,
-        16 * o * c,
-        o,
-        8,
-        |r, p| {
-            // SAFETY: `p` holds [16, o, c]; each task writes its own channels.
-            unsafe { transform_weights(ws, o, c, r, p) }
-        },
-    )?;
-    // SAFETY: see `filters`.
-    let us = unsafe { std::slice::from_raw_parts(u.data_ptr() as *const f32, 16 * o * c) };
     let sh = direct::shape().expect("Winograd convolution needs the direct kernel");
-    let block = block_tiles(c, o, tiles, sh.nr);
-    let layer = || layer!(us, block);
+    let tiles4 = n * ho.div_ceil(4) * wo.div_ceil(4);
+    let (tile, tiles) = if f4_tiles(tiles4, c, sh.nr) {
+        (Tile::F4, tiles4)
+    } else {
+        (Tile::F2, tiles)
+    };
+    let len = tile.positions() * o * c;
+    let u = match tile {
+        // SAFETY (both): `p` holds [positions, o, c]; each task writes its
+        // own channels.
+        Tile::F2 => filters(
+            wt,
+            |f| &mut f.u,
+            len,
+            o,
+            8,
+            |r, p| unsafe { transform_weights(ws, o, c, r, p) },
+        )?,
+        Tile::F4 => filters(
+            wt,
+            |f| &mut f.u4,
+            len,
+            o,
+            4,
+            |r, p| unsafe { winograd4::transform_weights(ws, o, c, r, p) },
+        )?,
+    };
+    // SAFETY: see `filters`.
+    let us = unsafe { std::slice::from_raw_parts(u.data_ptr() as *const f32, len) };
+    let block = block_tiles(c, o, tiles, sh.nr, tile);
+    let layer = || layer!(us, block, tile);
     // One scratch per task, from the caching allocator (a fresh 400 KB
     // vector per call would be mapped and zeroed page by page: 6 % of a
     // 64-channel layer); its values need no initialising, `run` writes
