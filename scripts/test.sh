@@ -42,6 +42,8 @@ echo "== convolution and pooling kernels at lower CPU levels"
 for level in avx2 baseline; do
     FERROTORCH_CPU_LEVEL=$level cargo test -p ferrotorch-core --test all --quiet -- conv pool 2>&1 | tail -n 3
 done
+# the Winograd kernels' own tests (2×2 and 4×4 tiles) on the AVX2 tile too
+FERROTORCH_CPU_LEVEL=avx2 cargo test -p ferrotorch-kernels --lib --quiet -- winograd 2>&1 | tail -n 3
 # ... and every one-group convolution through the batched im2col GEMM
 # (Note [Batched im2col]), which the rule above gives only small maps.
 FERROTORCH_CONV_BATCHED=1 cargo test -p ferrotorch-core --test all --quiet -- conv 2>&1 | tail -n 3

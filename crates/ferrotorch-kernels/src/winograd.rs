@@ -47,24 +47,49 @@ pub(crate) const LANES: usize = 8;
 /// `u` must be valid for writes of `16·oc·c` values; no other thread may
 /// write the rows of channels `ocs` meanwhile.
 pub unsafe fn transform_weights(w: &[f32], oc: usize, c: usize, ocs: Range<usize>, u: *mut f32) {
+    // SAFETY: forwarded from the caller.
+    unsafe { transform_tile_weights(w, oc, c, ocs, u, Tile::F2) }
+}
+
+/// [`transform_weights`] for either tile: `u` is `[tile.positions(), oc,
+/// c]`.
+///
+/// # Safety
+/// `u` must be valid for writes of `tile.positions()·oc·c` values; no
+/// other thread may write the rows of channels `ocs` meanwhile.
+pub(crate) unsafe fn transform_tile_weights(
+    w: &[f32],
+    oc: usize,
+    c: usize,
+    ocs: Range<usize>,
+    u: *mut f32,
+    tile: Tile,
+) {
     assert!(w.len() >= oc * c * 9 && ocs.end <= oc);
     // SAFETY: forwarded from the caller.
-    unsafe { transform_weights_blocked(w, oc, c, ocs.start, ocs.end, u) }
+    unsafe { transform_weights_blocked(w, oc, c, ocs.start, ocs.end, u, tile == Tile::F4) }
 }
 
 crate::multiversion! {
-    /// [`transform_weights`]'s loop, compiled for each CPU level.
+    /// [`transform_tile_weights`]'s loop, compiled for each CPU level.
     ///
     /// # Safety
-    /// As [`transform_weights`], with `ocs = o0..o1`.
-    unsafe fn transform_weights_blocked[](w: &[f32], oc: usize, c: usize, o0: usize, o1: usize, u: *mut f32) {
-        let mut out = [[0.0f32; 16]; POS];
+    /// As [`transform_tile_weights`], with `ocs = o0..o1`, 4×4 tiles if `f4`.
+    unsafe fn transform_weights_blocked[](w: &[f32], oc: usize, c: usize, o0: usize, o1: usize, u: *mut f32, f4: bool) {
+        let mut out = [[0.0f32; 16]; crate::winograd4::POS];
+        let npos = if f4 { crate::winograd4::POS } else { POS };
         for o in o0..o1 {
             for cb in (0..c).step_by(16) {
                 let len = 16.min(c - cb);
-                filters16(&w[(o * c + cb) * 9..][..len * 9], &mut out);
-                for (pos, vals) in out.iter().enumerate() {
-                    // SAFETY: (pos, o, cb..cb + len) is inside `[16, oc, c]`.
+                let g = &w[(o * c + cb) * 9..][..len * 9];
+                if f4 {
+                    crate::winograd4::filters16(g, &mut out);
+                } else {
+                    let out2: &mut [[f32; 16]; POS] = (&mut out[..POS]).try_into().expect("16 positions");
+                    filters16(g, out2);
+                }
+                for (pos, vals) in out[..npos].iter().enumerate() {
+                    // SAFETY: (pos, o, cb..cb + len) is inside `[npos, oc, c]`.
                     unsafe {
                         std::ptr::copy_nonoverlapping(vals.as_ptr(), u.add((pos * oc + o) * c + cb), len)
                     };
@@ -74,16 +99,25 @@ crate::multiversion! {
     }
 }
 
-/// `U = G·g·Gᵀ` of up to 16 consecutive 3×3 filters (`g`: their 9 values
-/// each, one after the other), lane `l` of `out[pos]` for filter `l`.
+/// Up to 16 consecutive 3×3 filters (`g`: their 9 values each, one after
+/// the other) as 9 vectors: lane `l` of `v[k]` is value `k` of filter `l`
+/// (zero past the last filter).
 #[inline(always)]
-pub(crate) fn filters16(g: &[f32], out: &mut [[f32; 16]; POS]) {
+pub(crate) fn filter_lanes(g: &[f32]) -> [[f32; 16]; 9] {
     let mut v = [[0.0f32; 16]; 9];
     for (l, f) in g.chunks_exact(9).enumerate() {
         for (k, &x) in f.iter().enumerate() {
             v[k][l] = x;
         }
     }
+    v
+}
+
+/// `U = G·g·Gᵀ` of up to 16 consecutive 3×3 filters (`g`: their 9 values
+/// each, one after the other), lane `l` of `out[pos]` for filter `l`.
+#[inline(always)]
+pub(crate) fn filters16(g: &[f32], out: &mut [[f32; 16]; POS]) {
+    let v = filter_lanes(g);
     // t = G·g: 4 rows of 3, then each row times Gᵀ
     let mut t = [[[0.0f32; 16]; 3]; 4];
     for j in 0..3 {

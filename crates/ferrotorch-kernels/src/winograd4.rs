@@ -35,7 +35,7 @@
 //! output interleaves the four columns of each output row back the same
 //! way.
 
-use crate::winograd::{avx2, Run, Winograd, LANES};
+use crate::winograd::{avx2, Run, Tile, Winograd, LANES};
 use std::ops::Range;
 
 /// Positions of a transformed 6×6 tile.
@@ -59,43 +59,15 @@ const G: [[f32; 3]; 6] = [
 /// `u` must be valid for writes of `36·oc·c` values; no other thread may
 /// write the rows of channels `ocs` meanwhile.
 pub unsafe fn transform_weights(w: &[f32], oc: usize, c: usize, ocs: Range<usize>, u: *mut f32) {
-    assert!(w.len() >= oc * c * 9 && ocs.end <= oc);
     // SAFETY: forwarded from the caller.
-    unsafe { transform_weights_blocked(w, oc, c, ocs.start, ocs.end, u) }
-}
-
-crate::multiversion! {
-    /// [`transform_weights`]'s loop, compiled for each CPU level.
-    ///
-    /// # Safety
-    /// As [`transform_weights`], with `ocs = o0..o1`.
-    unsafe fn transform_weights_blocked[](w: &[f32], oc: usize, c: usize, o0: usize, o1: usize, u: *mut f32) {
-        let mut out = [[0.0f32; 16]; POS];
-        for o in o0..o1 {
-            for cb in (0..c).step_by(16) {
-                let len = 16.min(c - cb);
-                filters16(&w[(o * c + cb) * 9..][..len * 9], &mut out);
-                for (pos, vals) in out.iter().enumerate() {
-                    // SAFETY: (pos, o, cb..cb + len) is inside `[36, oc, c]`.
-                    unsafe {
-                        std::ptr::copy_nonoverlapping(vals.as_ptr(), u.add((pos * oc + o) * c + cb), len)
-                    };
-                }
-            }
-        }
-    }
+    unsafe { crate::winograd::transform_tile_weights(w, oc, c, ocs, u, Tile::F4) }
 }
 
 /// `U = G·g·Gᵀ` of up to 16 consecutive 3×3 filters (`g`: their 9 values
 /// each), lane `l` of `out[pos]` for filter `l`.
 #[inline(always)]
-fn filters16(g: &[f32], out: &mut [[f32; 16]; POS]) {
-    let mut v = [[0.0f32; 16]; 9];
-    for (l, f) in g.chunks_exact(9).enumerate() {
-        for (k, &x) in f.iter().enumerate() {
-            v[k][l] = x;
-        }
-    }
+pub(crate) fn filters16(g: &[f32], out: &mut [[f32; 16]; POS]) {
+    let v = crate::winograd::filter_lanes(g);
     // t = G·g (6 rows of 3), then each row times Gᵀ.
     let mut t = [[[0.0f32; 16]; 3]; 6];
     for (i, gi) in G.iter().enumerate() {
@@ -125,13 +97,7 @@ pub(crate) unsafe fn input(l: &Winograd, ci: usize, run: &Run, v: *mut f32) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::*;
-        let &Run {
-            img,
-            ti,
-            tj,
-            len,
-            tt,
-        } = run;
+        let (img, ti, tj, len, tt) = (run.img, run.ti, run.tj, run.len, run.tt);
         let (c, h, w, bl, vs) = (l.c, l.h, l.w, l.block, l.v_step());
         let x0 = (4 * tj) as isize - l.pad.1 as isize;
         let y0 = (4 * ti) as isize - l.pad.0 as isize;
@@ -334,13 +300,7 @@ pub(crate) unsafe fn output(l: &Winograd, o: usize, run: &Run, m: *const f32, ou
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::*;
-        let &Run {
-            img,
-            ti,
-            tj,
-            len,
-            tt,
-        } = run;
+        let (img, ti, tj, len, tt) = (run.img, run.ti, run.tj, run.len, run.tt);
         let (oc, bl) = (l.oc, l.block);
         let plane = l.ho * l.wo;
         let (oy, ox) = (4 * ti, 4 * tj);
@@ -420,9 +380,7 @@ pub(crate) unsafe fn output(l: &Winograd, o: usize, run: &Run, m: *const f32, ou
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::conv::Epilogue;
-    use crate::winograd::Tile;
-    use crate::winograd_few::tests::naive;
+    use crate::winograd_few::tests::{naive, Case};
 
     /// F(4×4) layers against an f64 convolution, with a bias and with the
     /// fused epilogue, over channel counts that are not multiples of the
@@ -441,51 +399,22 @@ mod tests {
             (2, 16, 24, 37, 35, 1, 1),
             (1, 32, 64, 56, 56, 1, 2),
         ] {
-            let (ho, wo) = (h + 2 * pad - 2, w + 2 * pad - 2);
-            let x: Vec<f32> = (0..n * c * h * w)
-                .map(|i| ((i * 37) % 23) as f32 / 7.0 - 1.5)
-                .collect();
-            let wt: Vec<f32> = (0..oc * c * 9)
-                .map(|i| ((i * 11) % 19) as f32 / 9.0 - 1.0)
-                .collect();
-            let bias: Vec<f32> = (0..oc).map(|o| o as f32 * 0.25 - 2.0).collect();
-            let scale: Vec<f32> = (0..oc).map(|o| 1.0 + o as f32 * 0.125).collect();
-            let res: Vec<f32> = (0..n * oc * ho * wo)
-                .map(|i| ((i * 7) % 5) as f32 - 2.0)
-                .collect();
+            let case = Case::new(n, c, oc, h, w, pad);
+            let (ho, wo) = case.out_hw();
+            let (x, wt) = (&case.x, &case.wt);
             // The sum of the products' magnitudes bounds the rounding.
             let abs_x: Vec<f32> = x.iter().map(|v| v.abs()).collect();
             let abs_w: Vec<f32> = wt.iter().map(|v| v.abs()).collect();
             let mag = naive(&abs_x, n, c, h, w, &abs_w, oc, pad);
-            let want = naive(&x, n, c, h, w, &wt, oc, pad);
+            let want = naive(x, n, c, h, w, wt, oc, pad);
             let mut u = vec![f32::NAN; POS * oc * c];
             // in two halves, as two threads would
             unsafe {
-                transform_weights(&wt, oc, c, 0..oc / 2, u.as_mut_ptr());
-                transform_weights(&wt, oc, c, oc / 2..oc, u.as_mut_ptr());
+                transform_weights(wt, oc, c, 0..oc / 2, u.as_mut_ptr());
+                transform_weights(wt, oc, c, oc / 2..oc, u.as_mut_ptr());
             }
             for fused in [false, true] {
-                let layer = Winograd {
-                    x: &x,
-                    n,
-                    c,
-                    h,
-                    w,
-                    pad: (pad, pad),
-                    ho,
-                    wo,
-                    u: &u,
-                    oc,
-                    bias: Some(&bias),
-                    epilogue: fused.then(|| Epilogue {
-                        scale: &scale,
-                        shift: &bias,
-                        residual: Some(res.as_ptr()),
-                        relu: true,
-                    }),
-                    block: block * sh.nr,
-                    tile: Tile::F4,
-                };
+                let layer = case.layer(&u, fused, block * sh.nr, Tile::F4);
                 let mut y = vec![f32::NAN; n * oc * ho * wo];
                 let mut scratch = vec![f32::NAN; layer.scratch_len()];
                 let k = layer.blocks();
@@ -493,13 +422,9 @@ mod tests {
                     unsafe { layer.run(r, &mut scratch, y.as_mut_ptr()) };
                 }
                 for (i, (&got, &conv)) in y.iter().zip(&want).enumerate() {
-                    let o = i / (ho * wo) % oc;
-                    let expect = if fused {
-                        (conv * scale[o] as f64 + bias[o] as f64 + res[i] as f64).max(0.0)
-                    } else {
-                        conv + bias[o] as f64
-                    };
-                    let tol = 4e-6 * (mag[i] * scale[o] as f64 + 4.0);
+                    let expect = case.expect(i, conv, fused);
+                    let scale = case.scale[i / (ho * wo) % oc] as f64;
+                    let tol = 4e-6 * (mag[i] * scale + 4.0);
                     assert!(
                         (got as f64 - expect).abs() <= tol,
                         "n={n} c={c} oc={oc} {h}x{w} pad={pad} fused={fused} at {i}: {got} vs {expect}"

@@ -336,6 +336,97 @@ pub(crate) mod tests {
         y
     }
 
+    /// A test layer's data: input, filters, bias, the epilogue's scale
+    /// and residual, all small exact-ish values from fixed formulas.
+    pub(crate) struct Case {
+        pub(crate) n: usize,
+        pub(crate) c: usize,
+        pub(crate) oc: usize,
+        pub(crate) h: usize,
+        pub(crate) w: usize,
+        pub(crate) pad: usize,
+        pub(crate) x: Vec<f32>,
+        pub(crate) wt: Vec<f32>,
+        pub(crate) bias: Vec<f32>,
+        pub(crate) scale: Vec<f32>,
+        pub(crate) res: Vec<f32>,
+    }
+
+    impl Case {
+        pub(crate) fn new(n: usize, c: usize, oc: usize, h: usize, w: usize, pad: usize) -> Case {
+            let (ho, wo) = (h + 2 * pad - 2, w + 2 * pad - 2);
+            Case {
+                n,
+                c,
+                oc,
+                h,
+                w,
+                pad,
+                x: (0..n * c * h * w)
+                    .map(|i| ((i * 37) % 23) as f32 / 7.0 - 1.5)
+                    .collect(),
+                wt: (0..oc * c * 9)
+                    .map(|i| ((i * 11) % 19) as f32 / 9.0 - 1.0)
+                    .collect(),
+                bias: (0..oc).map(|o| o as f32 * 0.25 - 2.0).collect(),
+                scale: (0..oc).map(|o| 1.0 + o as f32 * 0.125).collect(),
+                res: (0..n * oc * ho * wo)
+                    .map(|i| ((i * 7) % 5) as f32 - 2.0)
+                    .collect(),
+            }
+        }
+
+        /// Output rows and columns.
+        pub(crate) fn out_hw(&self) -> (usize, usize) {
+            (self.h + 2 * self.pad - 2, self.w + 2 * self.pad - 2)
+        }
+
+        /// The layer over transformed filters `u`, with a bias or (`fused`)
+        /// the epilogue with a residual and ReLU.
+        pub(crate) fn layer<'a>(
+            &'a self,
+            u: &'a [f32],
+            fused: bool,
+            block: usize,
+            tile: Tile,
+        ) -> Winograd<'a> {
+            let (ho, wo) = self.out_hw();
+            Winograd {
+                x: &self.x,
+                n: self.n,
+                c: self.c,
+                h: self.h,
+                w: self.w,
+                pad: (self.pad, self.pad),
+                ho,
+                wo,
+                u,
+                oc: self.oc,
+                bias: Some(&self.bias),
+                epilogue: fused.then(|| Epilogue {
+                    scale: &self.scale,
+                    shift: &self.bias,
+                    residual: Some(self.res.as_ptr()),
+                    relu: true,
+                }),
+                block,
+                tile,
+            }
+        }
+
+        /// What output `i` should be: the convolution `conv` of it, through
+        /// the bias or the epilogue.
+        pub(crate) fn expect(&self, i: usize, conv: f64, fused: bool) -> f64 {
+            let (ho, wo) = self.out_hw();
+            let o = i / (ho * wo) % self.oc;
+            if fused {
+                (conv * self.scale[o] as f64 + self.bias[o] as f64 + self.res[i] as f64).max(0.0)
+            } else {
+                conv + self.bias[o] as f64
+            }
+        }
+    }
+
     /// The transposed product gives the values of [`Winograd::run`] bit
     /// for bit (the same sums in the same order), which are a
     /// convolution's up to rounding: with a bias and with the fused
@@ -352,48 +443,19 @@ pub(crate) mod tests {
             (2, 17, 33, 5, 6, 0),
             (1, 24, 16, 9, 7, 2),
         ] {
-            let (ho, wo) = (h + 2 * pad - 2, w + 2 * pad - 2);
-            let x: Vec<f32> = (0..n * c * h * w)
-                .map(|i| ((i * 37) % 23) as f32 / 7.0 - 1.5)
-                .collect();
-            let wt: Vec<f32> = (0..oc * c * 9)
-                .map(|i| ((i * 11) % 19) as f32 / 9.0 - 1.0)
-                .collect();
-            let bias: Vec<f32> = (0..oc).map(|o| o as f32 * 0.25 - 2.0).collect();
-            let scale: Vec<f32> = (0..oc).map(|o| 1.0 + o as f32 * 0.125).collect();
-            let res: Vec<f32> = (0..n * oc * ho * wo)
-                .map(|i| ((i * 7) % 5) as f32 - 2.0)
-                .collect();
+            let case = Case::new(n, c, oc, h, w, pad);
+            let (ho, wo) = case.out_hw();
+            let (x, wt) = (&case.x, &case.wt);
             let mut u = vec![0.0f32; 16 * oc * c];
             let ocp = oc_padded(oc);
             let mut ut = vec![f32::NAN; 16 * c * ocp];
             unsafe {
-                transform_weights(&wt, oc, c, 0..oc, u.as_mut_ptr());
-                transform_weights_t(&wt, oc, c, 0..c, ut.as_mut_ptr());
+                transform_weights(wt, oc, c, 0..oc, u.as_mut_ptr());
+                transform_weights_t(wt, oc, c, 0..c, ut.as_mut_ptr());
             }
-            let want = naive(&x, n, c, h, w, &wt, oc, pad);
+            let want = naive(x, n, c, h, w, wt, oc, pad);
             for fused in [false, true] {
-                let layer = |block: usize| Winograd {
-                    x: &x,
-                    n,
-                    c,
-                    h,
-                    w,
-                    pad: (pad, pad),
-                    ho,
-                    wo,
-                    u: &u,
-                    oc,
-                    bias: Some(&bias),
-                    epilogue: fused.then(|| Epilogue {
-                        scale: &scale,
-                        shift: &bias,
-                        residual: Some(res.as_ptr()),
-                        relu: true,
-                    }),
-                    block,
-                    tile: Tile::F2,
-                };
+                let layer = |block: usize| case.layer(&u, fused, block, Tile::F2);
                 let classic = layer(sh.nr * 2);
                 let mut y1 = vec![0.0f32; n * oc * ho * wo];
                 let mut scratch = vec![0.0f32; classic.scratch_len()];
@@ -418,12 +480,7 @@ pub(crate) mod tests {
                     "n={n} c={c} oc={oc} {h}x{w} pad={pad} fused={fused}"
                 );
                 for (i, (&got, &conv)) in y2.iter().zip(&want).enumerate() {
-                    let o = i / (ho * wo) % oc;
-                    let expect = if fused {
-                        (conv * scale[o] as f64 + bias[o] as f64 + res[i] as f64).max(0.0)
-                    } else {
-                        conv + bias[o] as f64
-                    };
+                    let expect = case.expect(i, conv, fused);
                     assert!(
                         (got as f64 - expect).abs() <= 1e-3 * (1.0 + expect.abs()),
                         "n={n} c={c} oc={oc} {h}x{w} pad={pad} fused={fused} at {i}: {got} vs {expect}"
