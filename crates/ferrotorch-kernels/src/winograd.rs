@@ -29,6 +29,9 @@ use std::ops::Range;
 
 /// Positions of a transformed 4×4 tile.
 pub(crate) const POS: usize = 16;
+/// Values of padding between a block's transform positions (a cache line:
+/// Note [Winograd position strides]).
+const POS_PAD: usize = 16;
 /// Tiles a transform handles at once (one AVX2 vector).
 pub(crate) const LANES: usize = 8;
 
@@ -238,16 +241,12 @@ impl Winograd<'_> {
     /// `block` tiles and a cache line more (Note [Winograd position
     /// strides]).
     pub(crate) fn v_step(&self) -> usize {
-        self.c * self.block + self.pos_pad()
+        self.c * self.block + POS_PAD
     }
 
     /// The same for `M`, whose rows are the output channels.
     pub(crate) fn m_step(&self) -> usize {
-        self.oc_rows() * self.block + self.pos_pad()
-    }
-
-    fn pos_pad(&self) -> usize {
-        16
+        self.oc_rows() * self.block + POS_PAD
     }
 
     /// Scratch values one thread needs for [`Winograd::run`]: `V` and `M`
@@ -295,7 +294,8 @@ impl Winograd<'_> {
             // line evicted since the last).
             for ci in 0..c {
                 for r in &runs {
-                    // SAFETY: `V` holds npos·c·bl values (asserted above).
+                    // SAFETY: `V` holds npos positions `vs` apart, each of
+                    // c·bl values (the scratch's length is asserted above).
                     unsafe {
                         match self.tile {
                             Tile::F2 => self.input(ci, r, v.as_mut_ptr()),

@@ -87,8 +87,10 @@ pub(super) fn wanted(geo: &Geometry, n: usize, weight: &Tensor) -> bool {
 /// 1 (196), but 0.82× at 64 channels 8×8 batch 8 (128) and 0.83× at 256
 /// channels 14×14 batch 8 (392). So: 16 to 63 tiles, and up to 128 where
 /// the filters are large (256 input channels or more).
+/// (`FERROTORCH_CONV_WINOGRAD=4` sends these to 4×4 tiles too.)
 fn few_tiles(tiles: usize, c: usize) -> bool {
-    ferrotorch_kernels::cpu::level() == ferrotorch_kernels::cpu::Level::Avx512
+    forced() != Forced::F4
+        && ferrotorch_kernels::cpu::level() == ferrotorch_kernels::cpu::Level::Avx512
         && ((16..64).contains(&tiles) || ((64..=128).contains(&tiles) && c >= 256))
 }
 
@@ -226,7 +228,7 @@ pub(super) fn conv_images(
         };
     }
     let out_ptr = out.data_ptr() as usize;
-    if forced() != Forced::F4 && few_tiles(tiles, c) {
+    if few_tiles(tiles, c) {
         // Note [Winograd for few tiles]
         let ocp = winograd_few::oc_padded(o);
         let ut = filters(
