@@ -91,6 +91,12 @@ export declare function _dispose(h: Raw): void
 export declare function _dtype(h: Raw): string
 
 /**
+ * An External that is no tensor handle (untagged, pointing at a static
+ * byte), so tests can check that such values are refused as tensors.
+ */
+export declare function _foreignExternal(): unknown
+
+/**
  * `autograd.grad(outputs, inputs, gradOutputs?, options?)`: the gradients
  * of `outputs` with respect to `inputs`, returned (not accumulated).
  */

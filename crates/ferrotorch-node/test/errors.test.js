@@ -79,3 +79,17 @@ test('no argument list crashes Node: every op called with odd arguments throws o
   }
   assert.ok(calls > 2000)
 })
+
+test('an External that is no tensor handle is refused, never read as a tensor', () => {
+  // another add-on's External reaches us only as an argument; its pointer
+  // must never be read as a handle (Note [Tensor handles])
+  const ext = require('../lib/native')._foreignExternal()
+  const t = ft.ones([1])
+  assert.throws(() => t.add(ext), { name: 'TypeError', message: /External that is not a Tensor/ })
+  assert.throws(() => ft.mul(ext, t), TypeError)
+  const fake = new ft.Tensor(ext)
+  assert.throws(() => fake.add(t), TypeError)
+  assert.throws(() => fake.shape, TypeError)
+  fake.dispose() // not ours: nothing to free
+  assert.deepEqual(t.toArray(), [1])
+})
