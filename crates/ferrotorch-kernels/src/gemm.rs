@@ -82,7 +82,10 @@ fn parts_for(m: usize, n: usize, k: usize) -> usize {
 /// of most training steps), the product goes into a column-major scratch
 /// and is then added into the destination, an `m·n` copy against `m·n·k`
 /// multiply-adds. With 2 threads: 8×1024×4096 0.71 ms (PyTorch 1.63),
-/// 128×512×512 0.45 ms (0.47), 128×1024×4096 5.5 ms (6.9).
+/// 128×512×512 0.45 ms (0.47), 128×1024×4096 5.5 ms (6.9). The scratch
+/// is not zero-filled, and the add-back transposes 32×32 tiles in
+/// registers and splits them over the pool: as a scalar loop on one
+/// thread it took 6–8 % of a 128×512×512 or 128×512×784 product.
 fn transposed_rhs<T>(
     m: usize,
     n: usize,
@@ -95,27 +98,76 @@ fn transposed_rhs<T>(
 }
 
 /// `dst = beta * dst + s` for a column-major `m×n` scratch `s` (`dst` not
-/// read without `read_dst`), in 32×32 tiles.
+/// read without `read_dst`), in tiles of 32×32: each tile of `s` is first
+/// transposed into a row-major buffer (in registers for 4-byte elements,
+/// [`crate::transpose::transpose32`]), then added into `dst` a row piece
+/// at a time, which vectorises; tiles are split over the intra-op pool
+/// when the product is large (Note [Transposed right operands]).
 ///
 /// # Safety
-/// `dst` must describe a valid `m×n` matrix; `s.len() == m * n`.
+/// `dst` must describe a valid `m×n` matrix with unit column stride;
+/// `s.len() == m * n`.
 unsafe fn add_transposed<T>(m: usize, n: usize, s: &[T], dst: MatMut<T>, beta: T, read_dst: bool)
 where
-    T: Copy + std::ops::Mul<Output = T> + std::ops::Add<Output = T>,
+    T: Copy + Default + Send + Sync + std::ops::Mul<Output = T> + std::ops::Add<Output = T>,
 {
     const TILE: usize = 32;
-    for i0 in (0..m).step_by(TILE) {
-        for j0 in (0..n).step_by(TILE) {
-            for i in i0..(i0 + TILE).min(m) {
-                for j in j0..(j0 + TILE).min(n) {
-                    // SAFETY: i < m, j < n (the caller's contract).
-                    let d = unsafe { dst.ptr.offset(i as isize * dst.rs + j as isize * dst.cs) };
-                    let v = s[j * m + i];
-                    // SAFETY: as above.
-                    unsafe { *d = if read_dst { beta * *d + v } else { v } };
+    debug_assert_eq!(dst.cs, 1);
+    let (sp, dp) = (s.as_ptr() as usize, dst.ptr as usize);
+    let rows_of_tiles = m.div_ceil(TILE);
+    let tile_rows = move |range: std::ops::Range<usize>| {
+        let mut buf = [T::default(); TILE * TILE];
+        for ti in range {
+            let i0 = ti * TILE;
+            let rows = TILE.min(m - i0);
+            for j0 in (0..n).step_by(TILE) {
+                let cols = TILE.min(n - j0);
+                let src = (sp as *const T).wrapping_add(j0 * m + i0);
+                if std::mem::size_of::<T>() == 4 {
+                    // SAFETY: the tile's `rows` × `cols` elements of `s`
+                    // are in bounds (column stride m); buf holds TILE².
+                    unsafe {
+                        crate::transpose::transpose32(
+                            src.cast(),
+                            m as isize,
+                            rows,
+                            cols,
+                            buf.as_mut_ptr().cast(),
+                        )
+                    };
+                } else {
+                    for r in 0..rows {
+                        for c in 0..cols {
+                            // SAFETY: as above.
+                            buf[r * cols + c] = unsafe { *src.add(r + c * m) };
+                        }
+                    }
+                }
+                for r in 0..rows {
+                    let t = &buf[r * cols..(r + 1) * cols];
+                    // SAFETY: row i0 + r, columns j0.. j0 + cols of the
+                    // caller's m×n destination (unit column stride).
+                    let d = unsafe {
+                        std::slice::from_raw_parts_mut(
+                            (dp as *mut T).offset((i0 + r) as isize * dst.rs + j0 as isize),
+                            cols,
+                        )
+                    };
+                    if read_dst {
+                        for (d, &v) in d.iter_mut().zip(t) {
+                            *d = beta * *d + v;
+                        }
+                    } else {
+                        d.copy_from_slice(t);
+                    }
                 }
             }
         }
+    };
+    if m * n >= 1 << 16 && rows_of_tiles > 1 && !parallel::in_worker() {
+        parallel::parallel_for(rows_of_tiles, 1, tile_rows);
+    } else {
+        tile_rows(0..rows_of_tiles);
     }
 }
 
@@ -202,14 +254,21 @@ macro_rules! gemm_crate_impl {
                 if transposed_rhs(m, n, k, &dst, &a, &b) {
                     // a column-major product, then added into dst
                     // (Note [Transposed right operands])
-                    let mut s = vec![$zero; m * n];
+                    // not zero-filled: with beta = 0 the product writes
+                    // every element without reading any
+                    let mut s: Vec<$t> = Vec::with_capacity(m * n);
                     let cm = MatMut {
                         ptr: s.as_mut_ptr(),
                         rs: 1,
                         cs: m as isize,
                     };
-                    // SAFETY: s is a fresh m×n matrix; a and b are the caller's.
-                    unsafe { strided(m, n, k, cm, a, b, alpha, $zero) };
+                    // SAFETY: s has room for an m×n matrix, which the
+                    // product writes whole (m, n, k > 0); a and b are the
+                    // caller's.
+                    unsafe {
+                        strided(m, n, k, cm, a, b, alpha, $zero);
+                        s.set_len(m * n);
+                    }
                     // SAFETY: dst is the caller's m×n matrix, s is m×n.
                     unsafe { add_transposed(m, n, &s, dst, beta, beta != $zero) };
                     return;
@@ -374,59 +433,74 @@ mod tests {
     }
 
     /// `a @ w.t()` (Note [Transposed right operands]): the product computed
-    /// transposed, with alpha and beta, into row- and column-major
-    /// destinations, for shapes that split over threads and ones that do not.
+    /// transposed, with alpha and beta (0: the destination's NaNs are never
+    /// read), into row-major destinations (also rows of a wider matrix)
+    /// and column-major ones, for shapes that split over threads and ones
+    /// that do not, in f32 (tiles transposed in registers) and f64.
     #[test]
     fn transposed_right_operands_match_naive() {
-        for &(m, n, k) in &[
-            (37usize, 29usize, 53usize),
-            (2, 300, 64),
-            (130, 520, 512),
-            (64, 8, 3),
-        ] {
-            let a: Vec<f64> = (0..m * k).map(|i| ((i * 31) % 17) as f64 - 8.0).collect();
-            let w: Vec<f64> = (0..n * k).map(|i| ((i * 13) % 11) as f64 - 5.0).collect();
-            // b = w.t(): b[p][j] = w[j][p]
-            let b: Vec<f64> = (0..k * n).map(|i| w[(i % n) * k + i / n]).collect();
-            let want = naive(m, n, k, &a, &b);
-            for col_major in [false, true] {
-                let (rs, cs) = if col_major {
-                    (1, m as isize)
-                } else {
-                    (n as isize, 1)
-                };
-                let mut c = vec![3.0f64; m * n];
-                unsafe {
-                    f64::gemm(
-                        m,
-                        n,
-                        k,
-                        MatMut {
-                            ptr: c.as_mut_ptr(),
-                            rs,
-                            cs,
-                        },
-                        MatRef {
-                            ptr: a.as_ptr(),
-                            rs: k as isize,
-                            cs: 1,
-                        },
-                        MatRef {
-                            ptr: w.as_ptr(),
-                            rs: 1,
-                            cs: k as isize,
-                        },
-                        2.0,
-                        0.5,
+        macro_rules! check {
+            ($t:ty) => {
+                for &(m, n, k) in &[
+                    (37usize, 29usize, 53usize),
+                    (2, 300, 64),
+                    (130, 520, 512),
+                    (64, 8, 3),
+                    (41, 70, 9),
+                ] {
+                    let a: Vec<f64> = (0..m * k).map(|i| ((i * 31) % 17) as f64 - 8.0).collect();
+                    let w: Vec<f64> = (0..n * k).map(|i| ((i * 13) % 11) as f64 - 5.0).collect();
+                    // b = w.t(): b[p][j] = w[j][p]
+                    let b: Vec<f64> = (0..k * n).map(|i| w[(i % n) * k + i / n]).collect();
+                    let want = naive(m, n, k, &a, &b);
+                    let (at, wt): (Vec<$t>, Vec<$t>) = (
+                        a.iter().map(|&x| x as $t).collect(),
+                        w.iter().map(|&x| x as $t).collect(),
                     );
-                }
-                for i in 0..m {
-                    for j in 0..n {
-                        let got = c[i * rs as usize + j * cs as usize];
-                        assert_eq!(got, 1.5 + 2.0 * want[i * n + j], "{m}x{n}x{k} at {i},{j}");
+                    for (rs, cs, len) in [(n, 1, m * n), (n + 5, 1, m * (n + 5)), (1, m, m * n)] {
+                        for beta in [0.0 as $t, 0.5] {
+                            let mut c = vec![if beta == 0.0 { <$t>::NAN } else { 3.0 }; len];
+                            unsafe {
+                                <$t>::gemm(
+                                    m,
+                                    n,
+                                    k,
+                                    MatMut {
+                                        ptr: c.as_mut_ptr(),
+                                        rs: rs as isize,
+                                        cs: cs as isize,
+                                    },
+                                    MatRef {
+                                        ptr: at.as_ptr(),
+                                        rs: k as isize,
+                                        cs: 1,
+                                    },
+                                    MatRef {
+                                        ptr: wt.as_ptr(),
+                                        rs: 1,
+                                        cs: k as isize,
+                                    },
+                                    2.0,
+                                    beta,
+                                );
+                            }
+                            for i in 0..m {
+                                for j in 0..n {
+                                    let got = c[i * rs + j * cs] as f64;
+                                    assert_eq!(
+                                        got,
+                                        3.0 * beta as f64 + 2.0 * want[i * n + j],
+                                        "{} {m}x{n}x{k} rs {rs} beta {beta} at {i},{j}",
+                                        stringify!($t)
+                                    );
+                                }
+                            }
+                        }
                     }
                 }
-            }
+            };
         }
+        check!(f32);
+        check!(f64);
     }
 }
