@@ -161,13 +161,27 @@ pub(crate) fn tanh(em: &mut Em, x: Value) -> Value {
     em.sel(nan, x, y)
 }
 
-/// 1 / (1 + e^-x) (`math::sigmoid`).
+/// 1 / (1 + e^-x) from `e = e^-|x|` (`math::sigmoid`): the reduction
+/// and polynomial of `exp`, one scaling (`math::exp_nonpos_clamped`), and
+/// `1 / (1 + e)` or `e / (1 + e)` by the sign of x.
 pub(crate) fn sigmoid(em: &mut Em, x: Value) -> Value {
-    let n = em.neg(x);
-    let e = exp(em, n);
+    let ax = em.abs(x);
+    let a = em.neg(ax);
+    let l = em.c(-88.0);
+    let low = em.cmp(FloatCC::LessThan, a, l);
+    let ac = em.sel(low, l, a);
+    let (r, ni) = reduce(em, ac, None);
+    let bias = em.ci(127);
+    let biased = em.b.ins().iadd(ni, bias);
+    let bits = em.b.ins().ishl_imm_u(biased, 23);
+    let s = em.float_of_bits(bits);
+    let m = expm1_reduced(em, r);
+    let e = em.fma(m, s, s);
     let d = em.addk(e, 1.0);
+    let pos = em.cmpk(FloatCC::GreaterThanOrEqual, x, 0.0);
     let one = em.c(1.0);
-    em.div(one, d)
+    let num = em.sel(pos, one, e);
+    em.div(num, d)
 }
 
 /// erfc(z) for z >= 0 given z² as `hi + lo` (`math::erfc_core`).
