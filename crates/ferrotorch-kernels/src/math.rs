@@ -162,9 +162,9 @@ pub fn tanh(x: f32) -> f32 {
 /// `e / (1 + e)` below, one division either way. As `e` is at most 1 it
 /// needs [`exp_nonpos`]'s work only (no overflow handling, one scaling
 /// instead of two): 11 % faster than `1 / (1 + exp(-x))` (AVX-512, L1),
-/// and closer: at most 2.3 ulp over the normal range, against 2.5. Results below it go to 0
-/// by x = -87.7, as [`exp_nonpos`]'s do (the old form kept subnormals to
-/// -88.7, and gave 0 below); NaN stays NaN.
+/// and closer: at most 2.3 ulp over the normal range, against 2.5.
+/// Subnormal results go to 0 by x = -87.7, as [`exp_nonpos`]'s do (the
+/// old form kept them to -88.7, and gave 0 below); NaN stays NaN.
 #[inline(always)]
 pub fn sigmoid(x: f32) -> f32 {
     let a = -x.abs();
