@@ -164,7 +164,8 @@ where
             }
         }
     };
-    if m * n >= 1 << 16 && rows_of_tiles > 1 && !parallel::in_worker() {
+    // (inside a pool job, parallel_for runs inline)
+    if m * n >= 1 << 16 {
         parallel::parallel_for(rows_of_tiles, 1, tile_rows);
     } else {
         tile_rows(0..rows_of_tiles);
