@@ -5,7 +5,10 @@ package ferrotorch
 */
 import "C"
 
-import "runtime"
+import (
+	"runtime"
+	"sync/atomic"
+)
 
 // RequiresGrad reports whether gradients flow to t (t.requires_grad).
 func (t Tensor) RequiresGrad() bool {
@@ -92,6 +95,8 @@ func IsGradEnabled() bool {
 func NoGrad(f func()) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	atomic.AddInt32(&lockedRuns, 1) // Note [Yielding to sysmon]
+	defer atomic.AddInt32(&lockedRuns, -1)
 	var prev C.bool
 	C.ft_set_grad_enabled(false, &prev)
 	defer C.ft_set_grad_enabled(prev, nil)
