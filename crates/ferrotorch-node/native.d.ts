@@ -91,8 +91,8 @@ export declare function _dispose(h: Raw): void
 export declare function _dtype(h: Raw): string
 
 /**
- * An External that is no tensor handle (untagged, pointing at a static
- * byte), so tests can check that such values are refused as tensors.
+ * An External (pointing at a static byte), so tests can check that such
+ * values, and the objects of other add-ons, are refused as tensors.
  */
 export declare function _foreignExternal(): unknown
 
@@ -125,9 +125,10 @@ export declare function _numel(h: Raw): number
 
 /**
  * The op-call function `lib/ops.js` uses (Note [The op call path]):
- * `call(id, self, kwargs, ...args)` with tensors in and handles out.
+ * `call(id, self, kwargs, out, mask, ...args)`, tensors in as slot
+ * indices, a single tensor result out as its slot index.
  */
-export declare function _opCaller(): (id: number, self: unknown, kwargs: object | undefined, ...args: unknown[]) => any
+export declare function _opCaller(): (id: number, self: unknown, kwargs: object | undefined, out: object, mask: number, ...args: unknown[]) => any
 
 /** Leave the innermost grad mode. */
 export declare function _popGradMode(): void

@@ -11,30 +11,27 @@ const native = require('./native')
 const { Tensor } = require('./tensor')
 
 // the op-call path (Note [The op call path] in src/ops.rs): tensors go in
-// as their handles and come back as handles, wrapped here
+// as their slot indices, marked in a bit mask; a single tensor result
+// comes back as the slot index of the fresh Tensor passed in, any other
+// result as a one-element array
 const rawCall = native._opCaller()
 
-/** A result with every tensor handle wrapped in a Tensor. */
-function wrapOut (r) {
-  if (typeof r !== 'object' || r === null || r instanceof Tensor) return r
-  if (Array.isArray(r)) {
-    for (let i = 0; i < r.length; i++) r[i] = wrapOut(r[i])
-    return r
-  }
-  return new Tensor(r)
-}
-
-/** Arguments with each Tensor replaced by its handle (in place). */
-function handles (args) {
+function call (id, self, args, kw) {
+  let mask = 0
   for (let i = 0; i < args.length; i++) {
     const a = args[i]
-    if (a instanceof Tensor) args[i] = a._h
+    if (a instanceof Tensor) {
+      args[i] = a._h
+      mask |= 1 << i
+    }
   }
-  return args
-}
-
-function call (id, self, args, kw) {
-  return wrapOut(rawCall(id, self, kw, ...handles(args)))
+  const out = new Tensor(-1)
+  const r = rawCall(id, self, kw, out, mask, ...args)
+  if (typeof r === 'number') {
+    out._h = r
+    return out
+  }
+  return r[0]
 }
 
 /** `log_softmax` -> `logSoftmax`; a trailing `_` (in place) is kept. */
@@ -143,7 +140,7 @@ function install (target) {
 /** Call any registered op by name (`ops.call('add.Tensor', a, b)`). */
 function callByName (name, ...args) {
   const [pos, kw] = splitOptions(args)
-  return wrapOut(native._callByName(name, pos, kw))
+  return native._callByName(name, pos, kw)
 }
 
 module.exports = { install, camel, callByName, isOptions }

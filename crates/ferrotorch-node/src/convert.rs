@@ -12,7 +12,7 @@
 
 use crate::errors::type_error;
 use crate::js::Js;
-use crate::tensor::{handle_value, unwrap_typed};
+use crate::tensor::{unwrap_typed, wrap};
 use ferrotorch_core::dispatch::IValue;
 use napi::sys;
 use napi::sys::ValueType as V;
@@ -41,14 +41,10 @@ pub(crate) fn to_ivalue(js: Js, v: sys::napi_value) -> napi::Result<IValue> {
             Ok(IValue::Int(i))
         }
         V::napi_string => Ok(IValue::Str(js.string_of(v)?)),
-        // a method's `this._h` (Note [Tensor handles])
-        V::napi_external => match unwrap_typed(js.0, v, V::napi_external)? {
-            Some(t) => Ok(IValue::Tensor(t)),
-            None => Err(type_error(
-                js.0,
-                "unsupported argument: an External that is not a Tensor's",
-            )),
-        },
+        V::napi_external => Err(type_error(
+            js.0,
+            "unsupported argument: an External that is not a Tensor",
+        )),
         V::napi_object => {
             // an array is never a tensor: no `_h` lookup for size lists
             if js.is_array(v)? {
@@ -142,11 +138,10 @@ pub(crate) fn array(
     js.array_of(&vals.collect::<napi::Result<Vec<_>>>()?)
 }
 
-/// Convert a result back with tensors as bare handles (Externals), for
-/// `lib/ops.js` to wrap in `Tensor` objects itself (Note [Tensor
-/// handles]): cheaper than constructing them from here.
-pub(crate) fn from_ivalue_handles(js: Js, v: IValue) -> napi::Result<sys::napi_value> {
-    let tensor = |t| handle_value(js.0, t);
+/// Convert a result back, tensors as new `Tensor` objects (the op path
+/// makes a single tensor result itself: Note [The op call path]).
+pub(crate) fn from_ivalue(js: Js, v: IValue) -> napi::Result<sys::napi_value> {
+    let tensor = |t| wrap(js.0, t);
 
     match v {
         IValue::None => js.null(),
@@ -169,7 +164,7 @@ pub(crate) fn from_ivalue_handles(js: Js, v: IValue) -> napi::Result<sys::napi_v
             }),
         ),
         IValue::Tuple(items) | IValue::SymIntList(items) => {
-            array(js, items.into_iter().map(|v| from_ivalue_handles(js, v)))
+            array(js, items.into_iter().map(|v| from_ivalue(js, v)))
         }
         IValue::Generator(_) => Err(type_error(
             js.0,

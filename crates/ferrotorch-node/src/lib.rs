@@ -21,6 +21,7 @@ mod errors;
 mod js;
 mod ops;
 mod script;
+mod slots;
 mod tensor;
 
 #[napi_derive::module_init]

@@ -2,9 +2,10 @@
 //! functions and `Tensor` methods of `lib/ops.js` take (Note [One binding
 //! layer] in the core).
 
-use crate::convert::{from_ivalue_handles, to_ivalue, to_kwargs};
+use crate::convert::{from_ivalue, to_ivalue, to_kwargs};
 use crate::errors::{guarded, type_error};
 use crate::js::{Js, Raw};
+use crate::tensor::unwrap;
 use ferrotorch_core::dispatch::binding::{binding_ops, BindingOp};
 use ferrotorch_core::dispatch::{IValue, OpHandle};
 use napi::{check_status, sys, Env};
@@ -121,21 +122,36 @@ pub fn binding_ops_js() -> Vec<OpInfo> {
 /// A call's converted arguments: positional, then keyword.
 type CallArgs = (Vec<IValue>, Vec<(String, IValue)>);
 
-/// The arguments of a call: `self` (a handle or `Tensor`, or `undefined`
-/// for a function call), the positional values and the keyword `kwargs`
-/// object (Note [JavaScript arguments]).
+/// A tensor argument given as its slot index (`self`, or a positional
+/// argument whose bit is set in the call's mask).
+fn tensor_arg(js: Js, v: sys::napi_value) -> napi::Result<IValue> {
+    match unwrap(js.0, v)? {
+        Some(t) => Ok(IValue::Tensor(t)),
+        None => Err(type_error(js.0, "expected a Tensor: not a live tensor")),
+    }
+}
+
+/// The arguments of a call: `self` (a slot index, or `undefined` for a
+/// function call), the positional values (those whose bit is set in
+/// `mask` given as slot indices) and the keyword `kwargs` object (Note
+/// [JavaScript arguments]).
 fn arguments(
     js: Js,
     this: sys::napi_value,
+    mask: u32,
     args: &[sys::napi_value],
     kwargs: sys::napi_value,
 ) -> napi::Result<CallArgs> {
     let mut pos: Vec<IValue> = Vec::with_capacity(args.len() + 1);
     if js.type_of(this)? != sys::ValueType::napi_undefined {
-        pos.push(to_ivalue(js, this)?);
+        pos.push(tensor_arg(js, this)?);
     }
-    for &a in args {
-        pos.push(to_ivalue(js, a)?);
+    for (i, &a) in args.iter().enumerate() {
+        pos.push(if mask & (1 << i) != 0 {
+            tensor_arg(js, a)?
+        } else {
+            to_ivalue(js, a)?
+        });
     }
     let kw = if js.type_of(kwargs)? == sys::ValueType::napi_object {
         to_kwargs(js, kwargs)?
@@ -149,44 +165,66 @@ fn arguments(
 /// fewer; more is a TypeError).
 const MAX_ARGS: usize = 16;
 
+/// The op-call path's fixed arguments: id, self, kwargs, out, mask.
+const FIXED: usize = 5;
+
 fn call_op(env: sys::napi_env, argv: &[sys::napi_value]) -> napi::Result<sys::napi_value> {
     let js = Js(env);
     crate::create::drain_pending();
     let mut id = 0u32;
-    // SAFETY: env and argv[0] are live for the call.
-    if unsafe { sys::napi_get_value_uint32(env, argv[0], &mut id) } != sys::Status::napi_ok {
-        return Err(type_error(env, "_call(): the op id must be a number"));
+    let mut mask = 0u32;
+    // SAFETY: env and argv[0], argv[4] are live for the call.
+    if unsafe { sys::napi_get_value_uint32(env, argv[0], &mut id) } != sys::Status::napi_ok
+        || unsafe { sys::napi_get_value_uint32(env, argv[4], &mut mask) } != sys::Status::napi_ok
+    {
+        return Err(type_error(
+            env,
+            "_call(): the op id and mask must be numbers",
+        ));
     }
     let Some((op, handle)) = ops().get(id as usize) else {
         return Err(type_error(env, format!("no op with id {id}")));
     };
-    let (pos, kw) = arguments(js, argv[1], &argv[3..], argv[2])?;
+    let (pos, kw) = arguments(js, argv[1], mask, &argv[FIXED..], argv[2])?;
     let out = guarded(env, &op.name, || {
         let kwr: Vec<(&str, IValue)> = kw.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
         handle.call(&pos, &kwr)
     })?;
-    from_ivalue_handles(js, out)
+    match out {
+        // the common case: the slot of `out`, a fresh Tensor
+        IValue::Tensor(t) => {
+            let slot = crate::tensor::adopt(env, argv[3], t)?;
+            js.number(slot as f64)
+        }
+        other => {
+            let v = from_ivalue(js, other)?;
+            js.array_of(&[v])
+        }
+    }
 }
 
-/// `call(id, self, kwargs, ...args)`, as a raw N-API callback.
+/// `call(id, self, kwargs, out, mask, ...args)`, as a raw N-API callback.
 ///
 /// # Note [The op call path]
 /// Every generated function and method ends here, so it is written
 /// against N-API directly: napi-rs's generated glue (argument scopes,
 /// borrow tracking) cost as much as a 1-element `add` itself. It reads
 /// its arguments in one call (positional ones as separate JavaScript
-/// arguments: no array to build or walk), runs the op under the shared
-/// panic guard, and returns
-/// tensors as bare handles that `lib/ops.js` wraps (Note [Tensor
-/// handles]). Errors are thrown as Note [Errors in Node] says; nothing
-/// unwinds out of it.
+/// arguments: no array to build or walk), tensors as their slot indices
+/// (`self`, and the arguments whose bit is set in `mask`: a number is
+/// otherwise a scalar), runs the op under the shared panic guard, and
+/// puts a single tensor result in a new slot owned by `out`, a fresh
+/// `Tensor` that `lib/ops.js` made, returning the slot's index (Note
+/// [Tensor handles]); any other result comes back as a one-element array.
+/// Errors are thrown as Note [Errors in Node] says; nothing unwinds out of
+/// it.
 unsafe extern "C" fn call_raw(
     env: sys::napi_env,
     info: sys::napi_callback_info,
 ) -> sys::napi_value {
     let run = || -> napi::Result<sys::napi_value> {
-        let mut argc = MAX_ARGS + 3;
-        let mut argv = [std::ptr::null_mut(); MAX_ARGS + 3];
+        let mut argc = MAX_ARGS + FIXED;
+        let mut argv = [std::ptr::null_mut(); MAX_ARGS + FIXED];
         // SAFETY: argv holds argc slots; N-API fills missing ones with
         // `undefined` and sets argc to the number given.
         check_status!(unsafe {
@@ -199,13 +237,13 @@ unsafe extern "C" fn call_raw(
                 std::ptr::null_mut(),
             )
         })?;
-        if argc > MAX_ARGS + 3 {
+        if argc > MAX_ARGS + FIXED {
             return Err(type_error(
                 env,
                 format!("an op takes at most {MAX_ARGS} positional arguments"),
             ));
         }
-        call_op(env, &argv[..argc.max(3)])
+        call_op(env, &argv[..argc.max(FIXED)])
     };
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
         Ok(Ok(v)) => v,
@@ -235,10 +273,11 @@ unsafe extern "C" fn call_raw(
 }
 
 /// The op-call function `lib/ops.js` uses (Note [The op call path]):
-/// `call(id, self, kwargs, ...args)` with tensors in and handles out.
+/// `call(id, self, kwargs, out, mask, ...args)`, tensors in as slot
+/// indices, a single tensor result out as its slot index.
 #[napi(
     js_name = "_opCaller",
-    ts_return_type = "(id: number, self: unknown, kwargs: object | undefined, ...args: unknown[]) => any"
+    ts_return_type = "(id: number, self: unknown, kwargs: object | undefined, out: object, mask: number, ...args: unknown[]) => any"
 )]
 pub fn op_caller(env: Env) -> napi::Result<Raw> {
     let mut f = std::ptr::null_mut();
@@ -271,10 +310,10 @@ pub fn call_by_name(env: Env, name: String, args: Raw, kwargs: Option<Raw>) -> n
     let values = (0..js.array_len(args.0)?)
         .map(|i| js.element(args.0, i))
         .collect::<napi::Result<Vec<_>>>()?;
-    let (pos, kw) = arguments(js, undefined, &values, kwargs.map_or(undefined, |k| k.0))?;
+    let (pos, kw) = arguments(js, undefined, 0, &values, kwargs.map_or(undefined, |k| k.0))?;
     let out = guarded(e, &name, || {
         let kwr: Vec<(&str, IValue)> = kw.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
         ferrotorch_core::dispatch::call(&name, &pos, &kwr)
     })?;
-    from_ivalue_handles(js, out).map(Raw)
+    from_ivalue(js, out).map(Raw)
 }

@@ -1,21 +1,34 @@
 //! The JavaScript `Tensor`: a plain JavaScript class (`lib/tensor.js`)
-//! whose objects hold a handle to a core tensor, freed when V8 collects it
-//! or at once by `dispose()`.
+//! whose objects hold the index of a slot of ours (`slots.rs`) that holds
+//! a core tensor, freed when V8 collects the object or at once by
+//! `dispose()`.
 //!
 //! # Note [Tensor handles]
 //! A napi-rs class instance costs about 1.5 µs to make (a constructor call
 //! through C++, a wrap, a type tag, a global map entry) and 0.3 µs per
-//! method call: more than a whole 1-element `add`. So a `Tensor` is made
-//! in JavaScript (`new Tensor(handle)`, called once from here per result)
-//! around an N-API External that owns a boxed [`Handle`]. The External's
-//! finalizer frees the handle when V8 collects it. A value is read as a
-//! tensor only if its External carries our type tag
-//! (`napi_type_tag_object`), so no other object (nor another add-on's
-//! External) is ever read as one.
+//! method call: more than a whole 1-element `add`. An External per tensor
+//! (Node's ExternalWrapper and its weak handle, plus the finalizer's
+//! reference and another weak handle) still cost about 480 ns per result
+//! against 220 ns for a finalizer added to the `Tensor` object itself
+//! (`napi_add_finalizer`, one reference), measured with a bare N-API
+//! add-on on Node 20. So a `Tensor` is a JavaScript object made in
+//! JavaScript (`new Tensor(slot)`), whose `_h` is the index of a slot in
+//! this thread's table of tensors (`slots.rs`), and whose finalizer frees
+//! that slot when V8 collects it. The op path (Note [The op call path])
+//! passes a fresh `Tensor` for the result and gets the slot index back;
+//! other results are made here with `napi_new_instance`.
+//!
+//! An index names a tensor only while its slot is live, and a slot is
+//! freed only when the object that owns it is collected, so a `Tensor`
+//! never sees its slot reused. A number that is not a live slot (made up,
+//! or copied from a collected object) is refused; a number copied from a
+//! live `Tensor` into another object reads that tensor: no memory is ever
+//! read as a tensor that is not one. Arguments that are objects count as
+//! tensors only if they are `Tensor` instances.
 //!
 //! # Note [Tensor memory in V8]
 //! V8 sees a `Tensor` object as a few bytes; the storage behind it lives in
-//! Rust. Each handle therefore reports its tensor's bytes to V8
+//! Rust. Each slot therefore reports its tensor's bytes to V8
 //! (`napi_adjust_external_memory`) when it is made and takes them back when
 //! it is finalized or disposed, so a loop that drops large tensors makes V8
 //! collect as often as their real size asks. The reports go in batches of
@@ -27,26 +40,12 @@
 
 use crate::errors::{guarded, throw, OrThrow};
 use crate::js::{Js, Raw};
+use crate::slots::{self, Lookup};
 use ferrotorch_core::{DType, Error, ErrorKind, Scalar, Tensor as Core};
 use napi::{check_status, sys, Env};
 use napi_derive::napi;
 use std::cell::Cell;
 use std::ptr;
-
-/// What a JavaScript `Tensor`'s External owns.
-pub(crate) struct Handle {
-    t: Option<Core>,
-    bytes: i64,
-}
-
-/// The type tag on every handle's External (Note [Tensor handles]): an
-/// External is read as a handle only if it carries this tag, which Node
-/// keeps beside the External (no lookup of ours, unlike a set of live
-/// pointers, whose insert and remove cost 10 % of a 1-element `add`).
-const HANDLE_TAG: sys::napi_type_tag = sys::napi_type_tag {
-    lower: 0x6665_7272_6f74_6f72,
-    upper: 0xc3b1_5e0d_84a2_97f1,
-};
 
 thread_local! {
     /// The `Tensor` class of `lib/tensor.js`.
@@ -91,92 +90,82 @@ pub fn set_tensor_class(env: Env, cls: Raw) -> napi::Result<()> {
     Ok(())
 }
 
-unsafe extern "C" fn finalize_handle(
+fn class(env: sys::napi_env) -> napi::Result<sys::napi_value> {
+    let mut ctor = ptr::null_mut();
+    // SAFETY: the class reference was made by `_setTensorClass`.
+    check_status!(unsafe { sys::napi_get_reference_value(env, CLASS.with(Cell::get), &mut ctor) })?;
+    Ok(ctor)
+}
+
+unsafe extern "C" fn finalize_slot(
     env: sys::napi_env,
     data: *mut std::ffi::c_void,
     _hint: *mut std::ffi::c_void,
 ) {
-    // SAFETY: data is the Box made in `handle_value`, finalized once.
-    let h = unsafe { Box::from_raw(data.cast::<Handle>()) };
-    report_external(env, -h.bytes);
+    report_external(env, -slots::remove(data as usize as u32));
 }
 
-/// A new handle for `t`: the External a JavaScript `Tensor` holds (Note
-/// [Tensor handles]).
-pub(crate) fn handle_value(env: sys::napi_env, t: Core) -> napi::Result<sys::napi_value> {
-    let bytes = (t.numel() * t.element_size()) as i64;
-    let p = Box::into_raw(Box::new(Handle { t: Some(t), bytes }));
-    let mut ext = ptr::null_mut();
-    // SAFETY: env is live; the finalizer owns p from here on.
+/// Put `t` in a new slot owned by `obj`, a fresh `Tensor` (Note [Tensor
+/// handles]): the slot's index, which the caller stores as `obj._h`.
+pub(crate) fn adopt(env: sys::napi_env, obj: sys::napi_value, t: Core) -> napi::Result<u32> {
+    let (id, bytes) = slots::insert(t);
+    // SAFETY: env and obj are live; the finalizer frees the slot once.
     let s = unsafe {
-        sys::napi_create_external(
+        sys::napi_add_finalizer(
             env,
-            p.cast(),
-            Some(finalize_handle),
+            obj,
+            id as usize as *mut std::ffi::c_void,
+            Some(finalize_slot),
             ptr::null_mut(),
-            &mut ext,
+            ptr::null_mut(),
         )
     };
     if s != sys::Status::napi_ok {
-        // SAFETY: not adopted by V8.
-        drop(unsafe { Box::from_raw(p) });
-        check_status!(s, "an External for a tensor")?;
+        slots::remove(id);
+        check_status!(s, "a finalizer for a tensor")?;
     }
-    // SAFETY: env is live and ext a fresh External.
-    check_status!(
-        unsafe { sys::napi_type_tag_object(env, ext, &HANDLE_TAG) },
-        "tagging a tensor's External"
-    )?;
     report_external(env, bytes);
-    Ok(ext)
+    Ok(id)
 }
 
 /// A new JavaScript `Tensor` for `t` (Note [Tensor handles]).
 pub(crate) fn wrap(env: sys::napi_env, t: Core) -> napi::Result<sys::napi_value> {
-    let ext = handle_value(env, t)?;
-    let class = CLASS.with(Cell::get);
-    let mut ctor = ptr::null_mut();
+    let ctor = class(env)?;
+    let js = Js(env);
+    let placeholder = js.number(-1.0)?;
     let mut obj = ptr::null_mut();
-    // SAFETY: the class reference was made by `_setTensorClass`.
-    check_status!(unsafe { sys::napi_get_reference_value(env, class, &mut ctor) })?;
-    check_status!(unsafe { sys::napi_new_instance(env, ctor, 1, &ext, &mut obj) })?;
+    // SAFETY: ctor is the Tensor class; one argument.
+    check_status!(unsafe { sys::napi_new_instance(env, ctor, 1, &placeholder, &mut obj) })?;
+    let id = adopt(env, obj, t)?;
+    let h = js.number(id as f64)?;
+    // SAFETY: obj is a fresh object; the key is NUL-terminated.
+    check_status!(unsafe { sys::napi_set_named_property(env, obj, c"_h".as_ptr(), h) })?;
     Ok(obj)
 }
 
-/// The live handle behind `v`: a handle's External, or an object whose
-/// `_h` is one; `None` for anything else.
-fn handle_of(env: sys::napi_env, v: sys::napi_value) -> napi::Result<Option<*mut Handle>> {
-    handle_of_typed(env, v, Js(env).type_of(v)?)
-}
-
-/// [`handle_of`] for a value whose `typeof` is known.
-pub(crate) fn handle_of_typed(
-    env: sys::napi_env,
-    v: sys::napi_value,
-    mut ty: i32,
-) -> napi::Result<Option<*mut Handle>> {
+/// The slot behind `v`: a slot index (a `Tensor`'s `_h`), or a `Tensor`
+/// instance; `None` for anything else.
+fn slot_of(env: sys::napi_env, v: sys::napi_value, ty: i32) -> napi::Result<Option<f64>> {
     let js = Js(env);
-    let mut ext = v;
-    if ty == sys::ValueType::napi_object {
-        let mut h = ptr::null_mut();
-        // SAFETY: v is an object; the key is NUL-terminated.
-        check_status!(unsafe { sys::napi_get_named_property(env, v, c"_h".as_ptr(), &mut h) })?;
-        ext = h;
-        ty = js.type_of(h)?;
+    match ty {
+        sys::ValueType::napi_number => js.f64_of(v).map(Some),
+        sys::ValueType::napi_object => {
+            let mut is = false;
+            // SAFETY: v is an object, the class a function.
+            check_status!(unsafe { sys::napi_instanceof(env, v, class(env)?, &mut is) })?;
+            if !is {
+                return Ok(None);
+            }
+            let mut h = ptr::null_mut();
+            // SAFETY: v is an object; the key is NUL-terminated.
+            check_status!(unsafe { sys::napi_get_named_property(env, v, c"_h".as_ptr(), &mut h) })?;
+            if js.type_of(h)? != sys::ValueType::napi_number {
+                return Ok(None);
+            }
+            js.f64_of(h).map(Some)
+        }
+        _ => Ok(None),
     }
-    if ty != sys::ValueType::napi_external {
-        return Ok(None);
-    }
-    let mut ours = false;
-    // SAFETY: ext is an External.
-    check_status!(unsafe { sys::napi_check_object_type_tag(env, ext, &HANDLE_TAG, &mut ours) })?;
-    if !ours {
-        return Ok(None);
-    }
-    let mut p: *mut std::ffi::c_void = ptr::null_mut();
-    // SAFETY: ext is an External.
-    check_status!(unsafe { sys::napi_get_value_external(env, ext, &mut p) })?;
-    Ok(Some(p.cast()))
 }
 
 fn disposed(env: sys::napi_env) -> napi::Error {
@@ -186,8 +175,8 @@ fn disposed(env: sys::napi_env) -> napi::Error {
     )
 }
 
-/// The core tensor of a `Tensor` (or its handle), or `None` for any other
-/// value; a disposed tensor throws.
+/// The core tensor of a `Tensor` (or its slot index), or `None` for any
+/// other value; a disposed tensor throws.
 pub(crate) fn unwrap(env: sys::napi_env, v: sys::napi_value) -> napi::Result<Option<Core>> {
     unwrap_typed(env, v, Js(env).type_of(v)?)
 }
@@ -198,14 +187,10 @@ pub(crate) fn unwrap_typed(
     v: sys::napi_value,
     ty: i32,
 ) -> napi::Result<Option<Core>> {
-    match handle_of_typed(env, v, ty)? {
-        // SAFETY: a live handle is owned by its External and only touched
-        // on this thread.
-        Some(p) => match unsafe { &(*p).t } {
-            Some(t) => Ok(Some(t.clone())),
-            None => Err(disposed(env)),
-        },
-        None => Ok(None),
+    match slot_of(env, v, ty)?.map(slots::get) {
+        Some(Lookup::Live(t)) => Ok(Some(t)),
+        Some(Lookup::Disposed) => Err(disposed(env)),
+        Some(Lookup::Missing) | None => Ok(None),
     }
 }
 
@@ -411,12 +396,10 @@ pub fn detach(env: Env, h: Raw) -> napi::Result<Raw> {
 #[napi(js_name = "_dispose")]
 pub fn dispose(env: Env, h: Raw) -> napi::Result<()> {
     let e = env.raw();
-    if let Some(p) = handle_of(e, h.0)? {
-        // SAFETY: a live handle, on this thread.
-        let h = unsafe { &mut *p };
-        if h.t.take().is_some() {
-            report_external(e, -h.bytes);
-            h.bytes = 0;
+    let js = Js(e);
+    if let Some(id) = slot_of(e, h.0, js.type_of(h.0)?)? {
+        if let Some(bytes) = slots::dispose(id) {
+            report_external(e, -bytes);
         }
     }
     Ok(())
@@ -425,12 +408,16 @@ pub fn dispose(env: Env, h: Raw) -> napi::Result<()> {
 /// `t.isDisposed`.
 #[napi(js_name = "_isDisposed")]
 pub fn is_disposed(env: Env, h: Raw) -> napi::Result<bool> {
-    // SAFETY: a live handle, on this thread.
-    Ok(handle_of(env.raw(), h.0)?.is_some_and(|p| unsafe { (*p).t.is_none() }))
+    let e = env.raw();
+    let js = Js(e);
+    Ok(match slot_of(e, h.0, js.type_of(h.0)?)? {
+        Some(id) => matches!(slots::get(id), Lookup::Disposed),
+        None => false,
+    })
 }
 
-/// An External that is no tensor handle (untagged, pointing at a static
-/// byte), so tests can check that such values are refused as tensors.
+/// An External (pointing at a static byte), so tests can check that such
+/// values, and the objects of other add-ons, are refused as tensors.
 #[napi(js_name = "_foreignExternal", ts_return_type = "unknown")]
 pub fn foreign_external(env: Env) -> napi::Result<Raw> {
     static BYTE: u8 = 0;

@@ -93,3 +93,25 @@ test('an External that is no tensor handle is refused, never read as a tensor', 
   fake.dispose() // not ours: nothing to free
   assert.deepEqual(t.toArray(), [1])
 })
+
+test('a number that is no live tensor slot is refused, and a disposed slot is never reused', () => {
+  // a Tensor's _h is its slot's index (Note [Tensor handles]): made-up
+  // numbers, and objects that merely carry an _h, are not tensors
+  const t = ft.ones([1])
+  for (const h of [-1, 1.5, 2 ** 40, NaN, 1e6]) {
+    const fake = new ft.Tensor(h)
+    assert.throws(() => fake.shape, TypeError, `_h = ${h}`)
+    assert.throws(() => fake.add(t), TypeError, `_h = ${h}`)
+    assert.throws(() => t.add(fake), TypeError, `_h = ${h}`)
+    assert.equal(fake.isDisposed, false)
+    fake.dispose()
+  }
+  assert.throws(() => ft.cat([t, { _h: t._h }]), TypeError)
+  const d = ft.zeros([2])
+  d.dispose()
+  assert.ok(d.isDisposed)
+  const fresh = Array.from({ length: 100 }, () => ft.ones([1]))
+  assert.ok(fresh.every((f) => f._h !== d._h), 'a disposed tensor keeps its slot while its object lives')
+  assert.throws(() => d.add(t), /used after dispose/)
+  assert.deepEqual(t.add(fresh[99]).toArray(), [2])
+})
