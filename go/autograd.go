@@ -5,10 +5,7 @@ package ferrotorch
 */
 import "C"
 
-import (
-	"runtime"
-	"sync/atomic"
-)
+import "runtime"
 
 // RequiresGrad reports whether gradients flow to t (t.requires_grad).
 func (t Tensor) RequiresGrad() bool {
@@ -95,8 +92,6 @@ func IsGradEnabled() bool {
 func NoGrad(f func()) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	atomic.AddInt32(&lockedRuns, 1) // Note [Yielding to sysmon]
-	defer atomic.AddInt32(&lockedRuns, -1)
 	var prev C.bool
 	C.ft_set_grad_enabled(false, &prev)
 	defer C.ft_set_grad_enabled(prev, nil)

@@ -92,7 +92,7 @@ func finalize(h *handle) {
 	}
 	fqMu.Lock()
 	fq = append(fq, h.p)
-	fqBytes += atomic.LoadInt64(&h.bytes)
+	fqBytes += h.bytes
 	full := len(fq) >= freeQueueMax || fqBytes >= freeQueueBytes
 	atomic.StoreInt32(&fqLen, int32(len(fq)))
 	fqMu.Unlock()
@@ -154,7 +154,7 @@ func (h *handle) release() {
 // forget removes a freed handle's bytes and step membership from the
 // counts of Note [Tensor lifetime in Go].
 func (h *handle) forget() {
-	atomic.AddInt64(&liveBytes, -atomic.SwapInt64(&h.bytes, 0))
+	atomic.AddInt64(&liveBytes, -h.bytes)
 	if h.gen != 0 {
 		gcMu.Lock()
 		if n, ok := pending[h.gen]; ok {
@@ -200,46 +200,6 @@ func wrap(p *C.FtTensor, bytes int64) Tensor {
 	return Tensor{h}
 }
 
-// Note [Yielding to sysmon]
-// Go's sysmon thread preempts a goroutine that has run for 10 ms without
-// passing through the scheduler. A goroutine driving a model spends most
-// of its time in cgo calls, so the preemption takes its P away in the
-// middle of one (a handoff to another thread), and every time it does,
-// sysmon goes back to waking every 20 µs for a while. On a machine whose
-// cores all run the intra-op pool's threads each wake-up displaces one of
-// them, and the others wait for it at the end of the op: W8 from Go ran
-// 22,000 context switches in 4 s (Rust: 150), most of them sysmon's 20 µs
-// sleeps, and took 1.2-1.3x the C ABI's time with two threads against
-// 1.03-1.08x with one. So a goroutine that calls ops yields (runtime.Gosched) once it
-// has gone yieldEvery without doing so, after an op's cgo call and outside
-// the thread lock of Note [Errors across cgo]: the scheduler pass resets
-// sysmon's clock and costs about 0.2 µs when nothing else is runnable.
-// The clock is read on every 16th op only. Inside NoGrad the goroutine is
-// locked to its thread, where a yield costs two thread handoffs, so it
-// does not yield there. W8 from Go: 22,000 context switches in 4 s went
-// to about 6,000 (its step time moved within this host's noise).
-
-const yieldEvery = int64(2 * time.Millisecond)
-
-var (
-	yieldCount uint32
-	lastYield  int64
-	lockedRuns int32 // NoGrad calls running (their goroutines are locked)
-)
-
-// maybeYield yields the goroutine when it is due (Note [Yielding to
-// sysmon]); op calls call it once their thread is unlocked.
-func maybeYield() {
-	if atomic.AddUint32(&yieldCount, 1)&15 != 0 || atomic.LoadInt32(&lockedRuns) != 0 {
-		return
-	}
-	now := time.Now().UnixNano()
-	if now-atomic.LoadInt64(&lastYield) >= yieldEvery {
-		atomic.StoreInt64(&lastYield, now)
-		runtime.Gosched()
-	}
-}
-
 // Note [Pressure collections]
 // W8 from Go (bench/go.py, Zen 4, 2 threads) measured three designs:
 //   - a collection on a new goroutine each time C memory grew by a
@@ -255,11 +215,7 @@ func maybeYield() {
 //     threshold, when memory doubles: 3.2–3.3 ms. While it collects no
 //     ferrotorch op runs on its behalf, so the collector has the cores to
 //     itself and a collection takes about 0.5 ms.
-// The third is what pressure does, with the goroutine locked to its
-// thread while it collects: in W8 a collection took 1.3-1.4 ms from an
-// unlocked goroutine (an op of the generic path, which wraps its results
-// after unlocking) against 0.44-0.53 ms from a locked one (the fast path,
-// which wraps before). Collecting in place pauses that
+// The third is what pressure does. Collecting in place pauses that
 // goroutine as Go's own runtime.GC would; the threshold is only set again
 // after the finalizers of that collection have queued their handles.
 
@@ -269,10 +225,7 @@ func pressure() {
 	if !atomic.CompareAndSwapInt32(&collecting, 0, 1) {
 		return
 	}
-	// locked: faster (Note [Pressure collections])
-	runtime.LockOSThread()
 	runtime.GC()
-	runtime.UnlockOSThread()
 	go func() {
 		// finalizers run after the collection; give them a moment, then
 		// set the next threshold from what is still live

@@ -9,7 +9,6 @@ import "C"
 import (
 	"fmt"
 	"runtime"
-	"sync/atomic"
 	"unsafe"
 )
 
@@ -67,23 +66,6 @@ func (t Tensor) Free() {
 	}
 	runtime.SetFinalizer(t.h, nil)
 	t.h.release()
-}
-
-// FreeInto is Free for a tensor whose memory keeper may still hold
-// through autograd, such as an intermediate of a model's forward that the
-// result's graph saved for backward: t's reference is released now, and
-// its bytes stay counted against keeper until keeper is collected or
-// freed, so Go's collection pressure (Note [Tensor lifetime in Go]) still
-// sees the memory. nn.Sequential frees its intermediates this way (Note
-// [Sequential frees its intermediates] in package nn).
-func (t Tensor) FreeInto(keeper Tensor) {
-	if t.h == nil {
-		return
-	}
-	if keeper.h != nil && keeper.h != t.h && keeper.h.p != nil {
-		atomic.AddInt64(&keeper.h.bytes, atomic.SwapInt64(&t.h.bytes, 0))
-	}
-	t.Free()
 }
 
 func shapeArg(shape []int64) (*C.int64_t, C.size_t) {

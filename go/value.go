@@ -212,7 +212,6 @@ func (a *argBuf) call(op *opRef, opts []Opt, r *results) error {
 	s := C.ft_op_call(id, &a.vals[0], C.size_t(a.n), kw, C.size_t(len(a.kw)), &r.vals[0], 8, &r.n)
 	err = lastError(s)
 	runtime.UnlockOSThread()
-	maybeYield()
 	runtime.KeepAlive(a.keep)
 	runtime.KeepAlive(&a.held)
 	return err

@@ -234,50 +234,8 @@ func Sequential(layers ...IModule) *SequentialModule {
 
 // Forward passes x through every layer, calling each one's Forward by
 // reflection (GoTorch's way: Forward may have any signature taking and
-// returning one value). A tensor passed between two of this package's
-// layers is freed once the next one has run (Note [Sequential frees its
-// intermediates]).
+// returning one value).
 func (s *SequentialModule) Forward(x ft.Tensor) ft.Tensor {
-	return s.forward(x, ft.Tensor.FreeInto).(ft.Tensor)
-}
-
-// Note [Sequential frees its intermediates]
-// A tensor that one layer of a Sequential hands to the next is seen by no
-// one else when both layers are this package's own, which keep no
-// reference to what they are given or return. Forward therefore frees its
-// handle as soon as the next layer has run, as Rust's Sequential drops it
-// and Python's reference count frees it; the tensor itself lives on while
-// autograd needs it (the graph holds its own reference), so its bytes are
-// counted against the next layer's result until that is freed in turn
-// (Tensor.FreeInto): the collection pressure of Note [Tensor lifetime in
-// Go] is what it was, and a training loop that never calls GC still holds
-// a flat resident set (rss_test.go: without the transfer, the graphs of
-// uncollected results grew it from 48 to 105 MiB). Left to Go's
-// collector, these handles kept a W8 step's activations (1 MB of the 1.75
-// MB it makes) alive until the next collection, so every step wrote to
-// memory that the steps before had left cold; freed, they return to the
-// allocator after backward. rss_test.go's peak without GC calls went from
-// 35.2 to 31.9 MiB, and W8 from Go's step time by 2-7 % (alternated runs
-// on a noisy host; freeing them without the transfer gained more, by
-// collecting less, which is what grew the resident set). A
-// user's module might keep its input or output, so a tensor is freed only
-// between two of ours, by exact type (a struct that embeds one of ours
-// and overrides Forward is the user's).
-
-// ownLayer reports whether l is one of this package's layers (Note
-// [Sequential frees its intermediates]).
-func ownLayer(l IModule) bool {
-	switch l.(type) {
-	case *LinearModule, *Conv2dModule, *BatchNorm2dModule, *ReLUModule, *TanhModule,
-		*DropoutModule, *FlattenModule, *MaxPool2dModule, *EmbeddingModule:
-		return true
-	}
-	return false
-}
-
-// forward is Forward with the function that frees an intermediate into
-// the next layer's result given (tests pass one that records).
-func (s *SequentialModule) forward(x ft.Tensor, free func(t, keeper ft.Tensor)) interface{} {
 	var v interface{} = x
 	for i, l := range s.Layers {
 		f := reflect.ValueOf(l).MethodByName("Forward")
@@ -288,14 +246,7 @@ func (s *SequentialModule) forward(x ft.Tensor, free func(t, keeper ft.Tensor)) 
 		if len(out) == 0 {
 			panic(fmt.Sprintf("nn.Sequential: layer %d's Forward returns nothing", i))
 		}
-		next := out[0].Interface()
-		if i > 0 && ownLayer(s.Layers[i-1]) && ownLayer(l) {
-			if t, ok := v.(ft.Tensor); ok && t != x && next != v {
-				keeper, _ := next.(ft.Tensor)
-				free(t, keeper)
-			}
-		}
-		v = next
+		v = out[0].Interface()
 	}
-	return v
+	return v.(ft.Tensor)
 }
