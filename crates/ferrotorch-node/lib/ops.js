@@ -16,6 +16,15 @@ const { Tensor } = require('./tensor')
 // result as a one-element array
 const rawCall = native._opCaller()
 
+/** The Tensor or value a raw call returned, given the fresh `out` it had. */
+function result (r, out) {
+  if (typeof r === 'number') {
+    out._h = r
+    return out
+  }
+  return r[0]
+}
+
 function call (id, self, args, kw) {
   let mask = 0
   for (let i = 0; i < args.length; i++) {
@@ -26,12 +35,7 @@ function call (id, self, args, kw) {
     }
   }
   const out = new Tensor(-1)
-  const r = rawCall(id, self, kw, out, mask, ...args)
-  if (typeof r === 'number') {
-    out._h = r
-    return out
-  }
-  return r[0]
+  return result(rawCall(id, self, kw, out, mask, ...args), out)
 }
 
 /** `log_softmax` -> `logSoftmax`; a trailing `_` (in place) is kept. */
@@ -81,6 +85,12 @@ function makeOp (op) {
       },
       method (...args) {
         const n = args.length
+        // `a.add(b)`: one tensor argument, the commonest call, without the
+        // argument loop and the spread of `call`
+        if (n === 1 && args[0] instanceof Tensor) {
+          const out = new Tensor(-1)
+          return result(rawCall(id, this._h, undefined, out, 1, args[0]._h), out)
+        }
         if (n > 0 && isOptions(args[n - 1])) return call(id, this._h, args.slice(0, n - 1), args[n - 1])
         return call(id, this._h, args, undefined)
       }
