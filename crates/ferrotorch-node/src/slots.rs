@@ -77,12 +77,17 @@ pub(crate) fn insert(t: Core) -> (u32, i64) {
     (id, bytes - freed_bytes)
 }
 
+/// The table index a JavaScript number names, if it can name one.
+fn index(id: f64) -> Option<usize> {
+    (id >= 0.0 && id < u32::MAX as f64 && id.fract() == 0.0).then_some(id as usize)
+}
+
 /// The tensor in slot `id`.
 pub(crate) fn get(id: f64) -> Lookup {
-    if !(id >= 0.0 && id < u32::MAX as f64 && id.fract() == 0.0) {
+    let Some(i) = index(id) else {
         return Lookup::Missing;
-    }
-    SLOTS.with(|s| match s.borrow().items.get(id as usize) {
+    };
+    SLOTS.with(|s| match s.borrow().items.get(i) {
         Some(Some(Handle { t: Some(t), .. })) => Lookup::Live(t.clone()),
         Some(Some(Handle { t: None, .. })) => Lookup::Disposed,
         _ => Lookup::Missing,
@@ -92,16 +97,14 @@ pub(crate) fn get(id: f64) -> Lookup {
 /// Free slot `id`'s tensor now, keeping the slot (its object may still be
 /// used, and throws); the bytes to take back from V8, if it held one.
 pub(crate) fn dispose(id: f64) -> Option<i64> {
-    if !matches!(get(id), Lookup::Live(_)) {
-        return None;
-    }
+    let i = index(id)?;
     let (t, bytes) = SLOTS.with(|s| {
         let mut s = s.borrow_mut();
-        let h = s.items[id as usize].as_mut().expect("live");
-        let bytes = std::mem::take(&mut h.bytes);
-        (h.t.take(), bytes)
-    });
-    drop(t);
+        let h = s.items.get_mut(i)?.as_mut()?;
+        let t = h.t.take()?;
+        Some((t, std::mem::take(&mut h.bytes)))
+    })?;
+    drop(t); // after the borrow (Note [Slot reentrancy])
     Some(bytes)
 }
 

@@ -105,10 +105,9 @@ unsafe extern "C" fn finalize_slot(
     report_external(env, -slots::remove(data as usize as u32));
 }
 
-/// Put `t` in a new slot owned by `obj`, a fresh `Tensor` (Note [Tensor
-/// handles]): the slot's index, which the caller stores as `obj._h`.
-pub(crate) fn adopt(env: sys::napi_env, obj: sys::napi_value, t: Core) -> napi::Result<u32> {
-    let (id, bytes) = slots::insert(t);
+/// Make `obj` the owner of slot `id`, which holds `bytes` (less any
+/// deferred frees): its finalizer frees the slot (Note [Tensor handles]).
+fn own(env: sys::napi_env, obj: sys::napi_value, id: u32, bytes: i64) -> napi::Result<()> {
     // SAFETY: env and obj are live; the finalizer frees the slot once.
     let s = unsafe {
         sys::napi_add_finalizer(
@@ -121,25 +120,37 @@ pub(crate) fn adopt(env: sys::napi_env, obj: sys::napi_value, t: Core) -> napi::
         )
     };
     if s != sys::Status::napi_ok {
-        slots::remove(id);
+        // what `insert` counted, less the tensor given back
+        report_external(env, bytes - slots::remove(id));
         check_status!(s, "a finalizer for a tensor")?;
     }
     report_external(env, bytes);
+    Ok(())
+}
+
+/// Put `t` in a new slot owned by `obj`, a fresh `Tensor` (Note [Tensor
+/// handles]): the slot's index, which the caller stores as `obj._h`.
+pub(crate) fn adopt(env: sys::napi_env, obj: sys::napi_value, t: Core) -> napi::Result<u32> {
+    let (id, bytes) = slots::insert(t);
+    own(env, obj, id, bytes)?;
     Ok(id)
 }
 
 /// A new JavaScript `Tensor` for `t` (Note [Tensor handles]).
 pub(crate) fn wrap(env: sys::napi_env, t: Core) -> napi::Result<sys::napi_value> {
     let ctor = class(env)?;
-    let js = Js(env);
-    let placeholder = js.number(-1.0)?;
+    let (id, bytes) = slots::insert(t);
     let mut obj = ptr::null_mut();
-    // SAFETY: ctor is the Tensor class; one argument.
-    check_status!(unsafe { sys::napi_new_instance(env, ctor, 1, &placeholder, &mut obj) })?;
-    let id = adopt(env, obj, t)?;
-    let h = js.number(id as f64)?;
-    // SAFETY: obj is a fresh object; the key is NUL-terminated.
-    check_status!(unsafe { sys::napi_set_named_property(env, obj, c"_h".as_ptr(), h) })?;
+    let made = Js(env).number(id as f64).and_then(|h| {
+        // SAFETY: ctor is the Tensor class; one argument, its `_h`.
+        check_status!(unsafe { sys::napi_new_instance(env, ctor, 1, &h, &mut obj) })
+    });
+    if let Err(e) = made {
+        // what `insert` counted, less the tensor given back
+        report_external(env, bytes - slots::remove(id));
+        return Err(e);
+    }
+    own(env, obj, id, bytes)?;
     Ok(obj)
 }
 
