@@ -19,7 +19,10 @@
 //! a contiguous input reads the input in place). Inputs are read from
 //! memory once per stage that uses them (from L1 after the first),
 //! outputs written once,
-//! no intermediate reaches memory beyond L1. [`Strategy::Inline`] keeps
+//! no intermediate reaches memory beyond L1. On AVX-512 machines a
+//! stage's cheap ops run as a wide loop of our own machine code on full
+//! blocks instead of the 128-bit loop (Note [Wide stage loops] in
+//! `wide/mod.rs`). [`Strategy::Inline`] keeps
 //! everything in registers and is used where no op has a block function,
 //! or on CPUs without AVX2 (where the wide loops do not exist).
 //!
@@ -37,8 +40,11 @@ use crate::expr::{Expr, Op, Reg};
 use crate::frame::{block_fn_signature, row_loop, Frame, Params, Source};
 use crate::kernel::{Access, Elem};
 use crate::libm::slice_fn;
+use crate::wide::{self, Exec};
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{types, InstBuilder, StackSlotData, StackSlotKind, Value};
+use cranelift_codegen::ir::{
+    types, AbiParam, InstBuilder, MemFlagsData, Signature, StackSlotData, StackSlotKind, Value,
+};
 use cranelift_frontend::FunctionBuilder;
 use std::collections::HashMap;
 
@@ -291,6 +297,58 @@ fn stages(e: &Expr, single: bool, access: &[Access]) -> Vec<Stage> {
     out
 }
 
+/// A pointer a wide stage function takes, as the block loop makes it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Slot {
+    /// Contiguous kernel input `k` at the block.
+    Input(usize),
+    /// Broadcast kernel input `k` (its one element).
+    Scalar(usize),
+    /// The block buffer of this op.
+    Buffer(Reg),
+    /// Kernel output `o` at the block.
+    Output(usize),
+}
+
+/// The pointer slots of stage `st` as a wide loop (Note [Wide stage
+/// loops]), with its inputs and outputs as the assembler takes them;
+/// `None` where an input is strided.
+fn wide_slots(
+    st: &Stage,
+    n_in: usize,
+    access: &[Access],
+) -> Option<(Vec<Slot>, Vec<wide::Operand>, Vec<usize>)> {
+    let mut slots: Vec<Slot> = Vec::new();
+    let mut at = |s: Slot| match slots.iter().position(|&t| t == s) {
+        Some(j) => j,
+        None => {
+            slots.push(s);
+            slots.len() - 1
+        }
+    };
+    let mut inputs = Vec::with_capacity(st.expr.n_inputs);
+    for k in 0..st.expr.n_inputs {
+        inputs.push(if let Some(a) = access.get(k).filter(|_| k < n_in) {
+            match a {
+                Access::Contiguous => wide::Operand::Dense(at(Slot::Input(k))),
+                Access::Broadcast => wide::Operand::Scalar(at(Slot::Scalar(k))),
+                Access::Strided => return None,
+            }
+        } else {
+            wide::Operand::Dense(at(Slot::Buffer(st.reads[k - n_in])))
+        });
+    }
+    let outputs = st
+        .writes
+        .iter()
+        .map(|w| match *w {
+            Write::Buffer(r) => at(Slot::Buffer(r)),
+            Write::Output(o) => at(Slot::Output(o)),
+        })
+        .collect();
+    Some((slots, inputs, outputs))
+}
+
 /// The body of a blocked kernel (same signature as the inline one).
 pub(crate) fn body(
     b: &mut FunctionBuilder,
@@ -299,6 +357,7 @@ pub(crate) fn body(
     float: Elem,
     access: &[Access],
     pool: &mut Pool,
+    wides: &mut Vec<Exec>,
 ) {
     let single = float == Elem::F32;
     let plan = stages(expr, single, access);
@@ -328,6 +387,40 @@ pub(crate) fn body(
         }
     }
     let sig = block_fn_signature(b, t);
+    // the stages that run as wide loops on full blocks, with the pointers
+    // each one's function takes (Note [Wide stage loops])
+    let wide_stages: Vec<Option<(usize, Vec<Slot>)>> = plan
+        .iter()
+        .map(|st| {
+            if !single || st.writes.is_empty() || !wide::available() {
+                return None;
+            }
+            let (slots, inputs, outputs) = wide_slots(st, expr.n_inputs, access)?;
+            let code = wide::assemble(&st.expr, &inputs, &outputs)?;
+            let exec = Exec::new(&code)?;
+            let addr = exec.addr();
+            wides.push(exec);
+            Some((addr, slots))
+        })
+        .collect();
+    let wide_args = wide_stages
+        .iter()
+        .flatten()
+        .map(|(_, s)| s.len())
+        .max()
+        .map(|n| {
+            let slot = b.create_sized_stack_slot(StackSlotData::new(
+                StackSlotKind::ExplicitSlot,
+                8 * n as u32,
+                3,
+            ));
+            b.ins().stack_addr(t.ptr, slot, 0)
+        });
+    let wide_sig = {
+        let mut sg = Signature::new(t.call_conv);
+        sg.params.push(AbiParam::new(t.ptr));
+        b.import_signature(sg)
+    };
 
     let head = b.create_block();
     let block = b.create_block();
@@ -347,8 +440,37 @@ pub(crate) fn body(
     let full = b.ins().iconst(types::I64, BLOCK);
     let short = b.ins().icmp(IntCC::SignedLessThan, rem, full);
     let len = b.ins().select(short, rem, full);
-    for st in &plan {
+    for (st, wide_stage) in plan.iter().zip(&wide_stages) {
         let n_in = expr.n_inputs;
+        // the rest of the stage: after the wide call or the 128-bit loop
+        let after = b.create_block();
+        if let (Some((addr, slots)), Some(args)) = (wide_stage, wide_args) {
+            let narrow = b.create_block();
+            let call = b.create_block();
+            let is_full = b.ins().icmp_imm_s(IntCC::Equal, len, BLOCK);
+            b.ins().brif(is_full, call, &[], narrow, &[]);
+            b.switch_to_block(call);
+            for (j, s) in slots.iter().enumerate() {
+                let p = match *s {
+                    Slot::Input(k) => match f.sources[k] {
+                        Source::Contiguous(p) => f.addr(b, p, i),
+                        _ => unreachable!("dense slots are contiguous inputs"),
+                    },
+                    Slot::Scalar(k) => match f.sources[k] {
+                        Source::Broadcast { ptr, .. } => ptr,
+                        _ => unreachable!("scalar slots are broadcast inputs"),
+                    },
+                    Slot::Buffer(r) => buffers[&r],
+                    Slot::Output(o) => f.addr(b, out_ptrs[o], i),
+                };
+                b.ins()
+                    .store(MemFlagsData::trusted(), p, args, 8 * j as i32);
+            }
+            let callee = b.ins().iconst(t.ptr, *addr as i64);
+            b.ins().call_indirect(wide_sig, callee, &[args]);
+            b.ins().jump(after, &[]);
+            b.switch_to_block(narrow);
+        }
         // a stage with nothing to write (a transcendental of an input
         // read in place) needs no loop
         if !st.writes.is_empty() {
@@ -371,6 +493,8 @@ pub(crate) fn body(
                 vec![]
             });
         }
+        b.ins().jump(after, &[]);
+        b.switch_to_block(after);
         if let Some((h, a, func)) = st.heavy {
             let src = match a {
                 Arg::Buffer(r) => buffers[&r],

@@ -14,8 +14,16 @@ use cranelift_frontend::FunctionBuilder;
 #[derive(Clone, Copy)]
 pub(crate) enum Source {
     Contiguous(Value),
-    Broadcast { scalar: Value, vector: Value },
-    Strided { ptr: Value, step: Value },
+    /// One element at `ptr`, loaded once, as a scalar and splatted.
+    Broadcast {
+        ptr: Value,
+        scalar: Value,
+        vector: Value,
+    },
+    Strided {
+        ptr: Value,
+        step: Value,
+    },
 }
 
 /// The types, flags and sources of a kernel body.
@@ -120,7 +128,11 @@ impl Frame {
                     Access::Broadcast => {
                         let scalar = b.ins().load(lane, mem, p, 0);
                         let vector = b.ins().splat(vty, scalar);
-                        Source::Broadcast { scalar, vector }
+                        Source::Broadcast {
+                            ptr: p,
+                            scalar,
+                            vector,
+                        }
                     }
                     Access::Strided => {
                         let s = b.ins().load(types::I64, mem, strides, k as i32 * 8);
@@ -177,7 +189,9 @@ impl Frame {
     pub fn load_input(&self, b: &mut FunctionBuilder, k: usize, i: Value, vector: bool) -> Value {
         match self.sources[k] {
             Source::Contiguous(p) => self.load_dense(b, p, i, vector),
-            Source::Broadcast { scalar, vector: v } => {
+            Source::Broadcast {
+                scalar, vector: v, ..
+            } => {
                 if vector {
                     v
                 } else {

@@ -73,6 +73,8 @@ type RawKernel =
 /// A compiled pointwise kernel.
 pub struct Kernel {
     code: Code,
+    /// Wide stage loops the code calls (Note [Wide stage loops]).
+    wides: Vec<crate::wide::Exec>,
     strategy: Strategy,
     /// Its constant table (Note [Constant pool]).
     pool: Vec<u128>,
@@ -117,12 +119,16 @@ impl Kernel {
             ));
         }
         let mut pool = Pool::default();
+        let mut wides = Vec::new();
         let code = compile("pointwise", kernel_signature, |b, t| match strategy {
             Strategy::Inline => body(b, t, expr, float, access, &mut pool),
-            Strategy::Blocked => crate::blocked::body(b, t, expr, float, access, &mut pool),
+            Strategy::Blocked => {
+                crate::blocked::body(b, t, expr, float, access, &mut pool, &mut wides)
+            }
         })?;
         Ok(Kernel {
             code,
+            wides,
             strategy,
             pool: pool.entries,
             n_inputs: expr.n_inputs,
@@ -144,6 +150,13 @@ impl Kernel {
     /// How it was generated.
     pub fn strategy(&self) -> Strategy {
         self.strategy
+    }
+
+    /// How many of its stages run as wide AVX-512 loops on full blocks
+    /// (Note [Wide stage loops]; 0 for inline kernels and where the CPU
+    /// has no AVX-512).
+    pub fn wide_stages(&self) -> usize {
+        self.wides.len()
     }
 
     /// The float type it computes in.

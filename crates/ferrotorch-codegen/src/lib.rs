@@ -44,6 +44,7 @@ mod math;
 pub mod rowwise;
 pub mod scalar;
 pub mod wasm;
+mod wide;
 
 pub use blocked::Strategy;
 pub use expr::Expr;
