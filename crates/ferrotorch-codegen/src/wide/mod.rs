@@ -21,6 +21,22 @@
 //! need more registers than there are. The code lives in its own
 //! read-only executable mapping, made once at compile time; no input
 //! ever becomes code (the stage's ops come from the verified expression).
+//!
+//! Tried and dropped (session 31, Zen 4): the transcendentals inline in
+//! the wide loop too (`math.rs` made generic over a lane trait, a
+//! builder on virtual registers with a linear-scan allocator, constants
+//! as EVEX embedded broadcasts, copies interleaved instruction by
+//! instruction), so that W9 or the 16-op chain is one loop with no block
+//! buffers. Bit for bit with eager, but not faster: W9 0.66–0.72 ns an
+//! element in L1 against 0.64–0.67 staged, the chain 2.3–2.5 against
+//! 1.9–2.4. A fused element is one long dependent chain (the chain's is
+//! ~250 instructions), and 32 registers hold only two to four interleaved
+//! copies of it, while a stage's loop over a block has 256 independent
+//! elements; the eager AVX-512 loops LLVM compiles also take fewer
+//! instructions per clamp and select than the `math.rs` forms. Also
+//! dropped: streaming stores for kernel outputs (W9 on two threads 6.15
+//! against 6.21 ms: W9 is compute-bound) and software prefetch of the
+//! inputs 2–8 KB ahead (slower or noise).
 
 pub(crate) mod asm;
 
