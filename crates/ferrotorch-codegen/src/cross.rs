@@ -14,7 +14,7 @@
 //! inside the function's code.
 
 use crate::emit::Target;
-use crate::expr::{Binary, Expr, Op, Unary};
+use crate::expr::Expr;
 use cranelift_codegen::ir::{AbiParam, Function, Signature, UserFuncName};
 use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_codegen::settings::{self, Configurable};
@@ -92,23 +92,7 @@ pub struct CrossCode {
 /// Whether `expr` uses only what compiles without host functions.
 fn arithmetic_only(expr: &Expr) -> Result<(), String> {
     for op in &expr.ops {
-        let ok = match op {
-            Op::Unary(f, _) => matches!(
-                f,
-                Unary::Neg
-                    | Unary::Abs
-                    | Unary::Relu
-                    | Unary::Sqrt
-                    | Unary::Rsqrt
-                    | Unary::Reciprocal
-                    | Unary::Floor
-                    | Unary::Ceil
-                    | Unary::Trunc
-                    | Unary::Round
-            ),
-            Op::Binary(f, _, _) => !matches!(f, Binary::Pow),
-            _ => true,
-        };
+        let ok = op.is_arithmetic();
         if !ok {
             return Err(format!(
                 "{op:?} calls a host function: cross-compiled code is arithmetic only"

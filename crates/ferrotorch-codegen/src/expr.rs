@@ -185,6 +185,32 @@ pub enum Op {
     },
 }
 
+impl Op {
+    /// Whether it is exact arithmetic: IEEE operations, roundings,
+    /// compares and selects, with no transcendental polynomial and no
+    /// host function (what cross-compiled code and wide stage loops
+    /// cover).
+    pub fn is_arithmetic(&self) -> bool {
+        match self {
+            Op::Unary(f, _) => matches!(
+                f,
+                Unary::Neg
+                    | Unary::Abs
+                    | Unary::Relu
+                    | Unary::Sqrt
+                    | Unary::Rsqrt
+                    | Unary::Reciprocal
+                    | Unary::Floor
+                    | Unary::Ceil
+                    | Unary::Trunc
+                    | Unary::Round
+            ),
+            Op::Binary(f, _, _) => !matches!(f, Binary::Pow),
+            Op::Input(_) | Op::Const(_) | Op::Select { .. } => true,
+        }
+    }
+}
+
 /// A pointwise expression: `ops` in evaluation order, `outputs` naming
 /// the ops returned.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]

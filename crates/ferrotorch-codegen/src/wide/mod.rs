@@ -94,27 +94,6 @@ fn helper(op: &Op) -> Option<u32> {
     }
 }
 
-/// Whether the wide loop has this op.
-fn supported(op: &Op) -> bool {
-    match op {
-        Op::Input(_) | Op::Const(_) | Op::Select { .. } => true,
-        Op::Unary(f, _) => matches!(
-            f,
-            Unary::Neg
-                | Unary::Abs
-                | Unary::Relu
-                | Unary::Sqrt
-                | Unary::Rsqrt
-                | Unary::Reciprocal
-                | Unary::Floor
-                | Unary::Ceil
-                | Unary::Trunc
-                | Unary::Round
-        ),
-        Op::Binary(f, _, _) => !matches!(f, Binary::Pow),
-    }
-}
-
 /// Registers not yet holding a value.
 struct Regs {
     free: Vec<Zmm>,
@@ -134,7 +113,7 @@ impl Regs {
 /// fn(slots: *const *mut f32)` over one block of [`BLOCK`] elements.
 /// `None` where an op, an input or the register count is beyond it.
 pub(crate) fn assemble(expr: &Expr, inputs: &[Operand], outputs: &[usize]) -> Option<Vec<u8>> {
-    if inputs.len() != expr.n_inputs || !expr.ops.iter().all(supported) {
+    if inputs.len() != expr.n_inputs || !expr.ops.iter().all(Op::is_arithmetic) {
         return None;
     }
     let n_ops = expr.ops.len();
