@@ -88,6 +88,27 @@ pub fn choose(expr: &Expr, float: Elem) -> Strategy {
     }
 }
 
+/// [`choose`] for a kernel whose inputs are read as `access`: an
+/// expression of arithmetic only over f32, contiguous and broadcast
+/// inputs is blocked too where wide stage loops run (Note [Wide stage
+/// loops]): its one stage is then a 512-bit loop instead of Cranelift's
+/// 128-bit one.
+pub fn choose_for(expr: &Expr, float: Elem, access: &[Access]) -> Strategy {
+    let s = choose(expr, float);
+    let arithmetic = float == Elem::F32
+        && expr.ops.iter().all(Op::is_arithmetic)
+        && !access.contains(&Access::Strided);
+    if s == Strategy::Inline
+        && arithmetic
+        && wide::available()
+        && std::env::var("FERROTORCH_FUSER_BLOCKED").as_deref() != Ok("0")
+    {
+        Strategy::Blocked
+    } else {
+        s
+    }
+}
+
 /// The wide block function of `f` where blocked kernels would use it
 /// (the same conditions as [`choose`]).
 pub(crate) fn wide_fn(f: crate::expr::Unary, float: Elem) -> Option<usize> {

@@ -95,9 +95,10 @@ impl std::fmt::Debug for Kernel {
 
 impl Kernel {
     /// Compile `expr` for inputs read as `access` says, computing in
-    /// `float`, with the strategy [`crate::blocked::choose`] picks.
+    /// `float`, with the strategy [`crate::blocked::choose_for`] picks.
     pub fn compile(expr: &Expr, float: Elem, access: &[Access]) -> Result<Kernel, String> {
-        Kernel::compile_with(expr, float, access, crate::blocked::choose(expr, float))
+        let strategy = crate::blocked::choose_for(expr, float, access);
+        Kernel::compile_with(expr, float, access, strategy)
     }
 
     /// [`Kernel::compile`] with a given strategy (Note [Blocked kernels]).

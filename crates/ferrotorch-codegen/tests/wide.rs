@@ -273,3 +273,39 @@ fn stages_left_to_cranelift() {
         0
     );
 }
+
+/// `Kernel::compile` blocks an arithmetic-only f32 expression where wide
+/// loops run (one wide stage), keeps it inline for a strided input, for
+/// f64, and without AVX-512; results agree with the inline kernel.
+#[test]
+fn arithmetic_kernels_take_the_wide_loop() {
+    let mut e = Expr::new(2);
+    let x = e.input(0);
+    let y = e.input(1);
+    let k = e.constant(1.1);
+    let a = e.binary(Binary::Mul, x, k);
+    let a = e.unary(Unary::Relu, a);
+    let r = e.binary(Binary::Add, a, y);
+    e.outputs.push(r);
+    let acc = [Access::Contiguous, Access::Broadcast];
+    let k = Kernel::compile(&e, Elem::F32, &acc).unwrap();
+    let want = if wide_here() {
+        Strategy::Blocked
+    } else {
+        Strategy::Inline
+    };
+    assert_eq!(k.strategy(), want);
+    assert_eq!(k.wide_stages() > 0, wide_here());
+    let n = 3 * 256 + 9;
+    let xs = cycle(&specials(), n, 1, 1);
+    let got = run(&k, &[xs.clone(), vec![0.25]], &[1, 0], n);
+    let inline = Kernel::compile_with(&e, Elem::F32, &acc, Strategy::Inline).unwrap();
+    let want = run(&inline, &[xs, vec![0.25]], &[1, 0], n);
+    for (g, w) in got[0].iter().zip(&want[0]) {
+        assert!(same(*g, *w), "{g:e} against {w:e}");
+    }
+    let strided = Kernel::compile(&e, Elem::F32, &[Access::Strided, Access::Broadcast]).unwrap();
+    assert_eq!(strided.strategy(), Strategy::Inline);
+    let f64k = Kernel::compile(&e, Elem::F64, &acc).unwrap();
+    assert_eq!(f64k.strategy(), Strategy::Inline);
+}
