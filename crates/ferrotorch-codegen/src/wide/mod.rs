@@ -18,7 +18,9 @@
 //! values; NaN payloads may differ, NaN-ness does not). The blocked
 //! kernel calls it for full blocks and keeps the 128-bit loop for the
 //! last, short block of a row, for strided inputs, `pow`, and stages that
-//! need more registers than there are. The code lives in its own
+//! need more registers than there are. A kernel of arithmetic alone over
+//! contiguous and broadcast f32 inputs is blocked for this reason too
+//! (`blocked::choose_for`): its one stage runs wide. The code lives in its own
 //! read-only executable mapping, made once at compile time; no input
 //! ever becomes code (the stage's ops come from the verified expression).
 //!
