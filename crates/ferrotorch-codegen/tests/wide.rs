@@ -309,3 +309,27 @@ fn arithmetic_kernels_take_the_wide_loop() {
     let f64k = Kernel::compile(&e, Elem::F64, &acc).unwrap();
     assert_eq!(f64k.strategy(), Strategy::Inline);
 }
+
+/// Outputs that are an input itself, a constant, and one value twice;
+/// a scalar used twice; a value nobody reads.
+#[test]
+fn odd_outputs_and_operands() {
+    let mut e = Expr::new(2);
+    let x = e.input(0);
+    let s = e.input(1);
+    let two = e.constant(2.0);
+    let p = e.binary(Binary::Mul, x, s);
+    let q = e.binary(Binary::Add, p, s);
+    let _unused = e.binary(Binary::Sub, x, two);
+    e.outputs = vec![x, two, q, q, p];
+    let n = 2 * 256 + 3;
+    let xs = cycle(&specials(), n, 4, 1);
+    let w = check(
+        &e,
+        &[Access::Contiguous, Access::Broadcast],
+        &[xs, vec![-1.5]],
+        n,
+        "odd outputs",
+    );
+    assert_eq!(w > 0, wide_here());
+}
