@@ -7,32 +7,17 @@ use ferrotorch_codegen::expr::{Binary, Cmp, Unary};
 use ferrotorch_codegen::{Access, Elem, Expr, Kernel, Strategy};
 use ferrotorch_kernels::math as km;
 
+mod common;
+use common::{same, EDGES};
+
 /// An op and the scalar function it must agree with.
 type Case = (Unary, fn(f32) -> f32);
 
 fn special_f32() -> Vec<f32> {
-    let mut v = vec![
-        f32::NAN,
-        f32::INFINITY,
-        f32::NEG_INFINITY,
-        0.0,
-        -0.0,
-        1e-40,
-        -1e-40,
-        f32::MIN_POSITIVE,
-        f32::MAX,
-        f32::MIN,
-        88.7,
-        88.8,
-        -87.5,
-        -104.0,
-        -110.0,
-        9.5,
-        -9.5,
-        0.5,
-        -0.75,
-        0.74,
-    ];
+    let mut v = EDGES.to_vec();
+    v.extend([
+        88.7, 88.8, -87.5, -104.0, -110.0, 9.5, -9.5, 0.5, -0.75, 0.74,
+    ]);
     // a dense grid over the interesting range, odd length for the tail
     for i in 0..4001 {
         v.push(-30.0 + 60.0 * i as f32 / 4000.0);
@@ -61,10 +46,6 @@ fn run_unary_with(f: Unary, xs: &[f32], strategy: Strategy) -> Vec<f32> {
         )
     };
     out
-}
-
-fn same(a: f32, b: f32) -> bool {
-    a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
 }
 
 #[test]

@@ -8,6 +8,9 @@
 use ferrotorch_codegen::expr::{Binary, Cmp, Unary};
 use ferrotorch_codegen::{Access, Elem, Expr, Kernel, Strategy};
 
+mod common;
+use common::{same, EDGES};
+
 /// Whether this machine runs wide loops (AVX-512, not turned off).
 fn wide_here() -> bool {
     ferrotorch_kernels::cpu::level() == ferrotorch_kernels::cpu::Level::Avx512
@@ -15,26 +18,8 @@ fn wide_here() -> bool {
 }
 
 fn specials() -> Vec<f32> {
-    let mut v = vec![
-        f32::NAN,
-        -f32::NAN,
-        f32::INFINITY,
-        f32::NEG_INFINITY,
-        0.0,
-        -0.0,
-        1e-40,
-        -1e-40,
-        f32::MIN_POSITIVE,
-        f32::MAX,
-        f32::MIN,
-        0.5,
-        -0.5,
-        1.5,
-        -2.5,
-        2.5,
-        1.0,
-        -1.0,
-    ];
+    let mut v = EDGES.to_vec();
+    v.extend([-f32::NAN, 0.5, -0.5, 1.5, -2.5, 2.5, 1.0, -1.0]);
     for i in 0..997 {
         v.push(((i as f32) * 0.731).sin() * 40.0 - 3.0);
     }
@@ -46,10 +31,6 @@ fn cycle(vals: &[f32], n: usize, start: usize, step: usize) -> Vec<f32> {
     (0..n)
         .map(|i| vals[(start + i * step) % vals.len()])
         .collect()
-}
-
-fn same(a: f32, b: f32) -> bool {
-    a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
 }
 
 /// Run `k` over `n` elements of `ins` (each contiguous, or its first
