@@ -24,15 +24,15 @@ fn horner(em: &mut Em, x: Value, cs: &[f64]) -> Value {
     p
 }
 
-/// e^r - 1 for |r| <= ln(2)/2 (Estrin's scheme).
+/// e^r - 1 for |r| <= ln(2)/2 (Estrin's scheme; `math::expm1_reduced`'s
+/// degree-6 fit).
 fn expm1_reduced(em: &mut Em, r: Value) -> Value {
     let r2 = em.mul(r, r);
     let r4 = em.mul(r2, r2);
-    let q0 = em.fmakk(r, 1.666_666_5e-1_f32 as f64, 5e-1);
-    let q1 = em.fmakk(r, 8.333_452e-3_f32 as f64, 4.166_579_6e-2_f32 as f64);
-    let q2 = em.fmakk(r, 1.987_569_1e-4_f32 as f64, 1.398_199_9e-3_f32 as f64);
+    let q0 = em.fmakk(r, 0.166_665_21_f32 as f64, 0.499_999_94_f32 as f64);
+    let q1 = em.fmakk(r, 0.008_368_745_f32 as f64, 0.041_668_39_f32 as f64);
     let inner = em.fma(r2, q1, q0);
-    let p = em.fma(r4, q2, inner);
+    let p = em.fmak(r4, 0.001_381_453_9_f32 as f64, inner);
     em.fma(p, r2, r)
 }
 
