@@ -90,7 +90,17 @@ fn files_of_every_version_still_load() -> Result<()> {
         };
         let m = load(&file)?;
         let y = m.forward(&[Tensor::from_vec(f("x"), &[4, 3])?])?.remove(0);
-        assert_eq!(y.to_vec::<f32>()?, f("y"), "version {v}");
+        // the same within a few ulp: the file must load and run the same
+        // program; the kernels' last bits may improve between versions
+        // (session 31's exp polynomial moved two outputs by one ulp)
+        let (got, want) = (y.to_vec::<f32>()?, f("y"));
+        assert_eq!(got.len(), want.len(), "version {v}");
+        for (g, w) in got.iter().zip(&want) {
+            assert!(
+                (g - w).abs() <= 4.0 * f32::EPSILON * w.abs().max(1e-3),
+                "version {v}: {got:?} against {want:?}"
+            );
+        }
     }
     // the archive's entries, as `unzip -l` lists them
     let bytes = std::fs::read(dir.join("mlp_v2.ftjit")).unwrap();
