@@ -80,11 +80,20 @@ pub fn choose(expr: &Expr, float: Elem) -> Strategy {
         ferrotorch_kernels::cpu::level(),
         ferrotorch_kernels::cpu::Level::Baseline
     );
-    match std::env::var("FERROTORCH_FUSER_BLOCKED").as_deref() {
-        Ok("0") => Strategy::Inline,
-        Ok("1") if has => Strategy::Blocked,
+    match forced() {
+        Some(false) => Strategy::Inline,
+        Some(true) if has => Strategy::Blocked,
         _ if has && wide => Strategy::Blocked,
         _ => Strategy::Inline,
+    }
+}
+
+/// `FERROTORCH_FUSER_BLOCKED`: `Some(false)` for 0, `Some(true)` for 1.
+fn forced() -> Option<bool> {
+    match std::env::var("FERROTORCH_FUSER_BLOCKED").as_deref() {
+        Ok("0") => Some(false),
+        Ok("1") => Some(true),
+        _ => None,
     }
 }
 
@@ -98,11 +107,7 @@ pub fn choose_for(expr: &Expr, float: Elem, access: &[Access]) -> Strategy {
     let arithmetic = float == Elem::F32
         && expr.ops.iter().all(Op::is_arithmetic)
         && !access.contains(&Access::Strided);
-    if s == Strategy::Inline
-        && arithmetic
-        && wide::available()
-        && std::env::var("FERROTORCH_FUSER_BLOCKED").as_deref() != Ok("0")
-    {
+    if s == Strategy::Inline && arithmetic && wide::available() && forced() != Some(false) {
         Strategy::Blocked
     } else {
         s
@@ -166,16 +171,6 @@ fn stages(e: &Expr, single: bool, access: &[Access]) -> Vec<Stage> {
         }
     }
     let last = s;
-    let operands = |op: &Op| -> Vec<Reg> {
-        match *op {
-            Op::Input(_) | Op::Const(_) => vec![],
-            Op::Unary(_, a) => vec![a],
-            Op::Binary(_, a, b) => vec![a, b],
-            Op::Select {
-                a, b, then, other, ..
-            } => vec![a, b, then, other],
-        }
-    };
     let cheap_leaf = |r: Reg| matches!(e.ops[r], Op::Input(_) | Op::Const(_));
     // cheap ops go as late as their users allow (a transcendental's stage
     // for its argument, the last for an output): work no later
@@ -196,7 +191,7 @@ fn stages(e: &Expr, single: bool, access: &[Access]) -> Vec<Stage> {
             stage_of[r] = need[r].min(last).max(stage_of[r]);
             stage_of[r]
         };
-        for a in operands(op) {
+        for a in op.operands() {
             need[a] = need[a].min(at);
         }
     }
@@ -206,13 +201,13 @@ fn stages(e: &Expr, single: bool, access: &[Access]) -> Vec<Stage> {
     for (r, op) in e.ops.iter().enumerate() {
         if heavy(op, single).is_some() {
             buffered[r] = true;
-            let a = operands(op)[0];
+            let a = op.operands()[0];
             if direct(a).is_none() {
                 buffered[a] = true;
             }
             continue;
         }
-        for a in operands(op) {
+        for a in op.operands() {
             if stage_of[a] < stage_of[r] && !cheap_leaf(a) {
                 buffered[a] = true;
             }
@@ -251,7 +246,7 @@ fn stages(e: &Expr, single: bool, access: &[Access]) -> Vec<Stage> {
                 continue;
             }
             if let Some(f) = heavy(op, single) {
-                let a = operands(op)[0];
+                let a = op.operands()[0];
                 if let Some(k) = direct(a) {
                     heavy_op = Some((r, Arg::Input(k), f));
                     continue;
@@ -410,7 +405,10 @@ pub(crate) fn body(
     let sig = block_fn_signature(b, t);
     // the stages that run as wide loops on full blocks, with the pointers
     // each one's function takes (Note [Wide stage loops])
-    let wide_stages: Vec<Option<(usize, Vec<Slot>)>> = plan
+    // each with its own pointer array, where the pointers that do not
+    // move with the block (buffers, broadcast scalars) are stored once,
+    // here in the entry block
+    let wide_stages: Vec<Option<(usize, Vec<Slot>, Value)>> = plan
         .iter()
         .map(|st| {
             if !single || st.writes.is_empty() || !wide::available() {
@@ -421,27 +419,32 @@ pub(crate) fn body(
             let exec = Exec::new(&code)?;
             let addr = exec.addr();
             wides.push(exec);
-            Some((addr, slots))
-        })
-        .collect();
-    let wide_args = wide_stages
-        .iter()
-        .flatten()
-        .map(|(_, s)| s.len())
-        .max()
-        .map(|n| {
-            let slot = b.create_sized_stack_slot(StackSlotData::new(
+            let array = b.create_sized_stack_slot(StackSlotData::new(
                 StackSlotKind::ExplicitSlot,
-                8 * n as u32,
+                8 * slots.len() as u32,
                 3,
             ));
-            b.ins().stack_addr(t.ptr, slot, 0)
-        });
-    let wide_sig = {
+            let args = b.ins().stack_addr(t.ptr, array, 0);
+            for (j, s) in slots.iter().enumerate() {
+                let p = match *s {
+                    Slot::Scalar(k) => match f.sources[k] {
+                        Source::Broadcast { ptr, .. } => ptr,
+                        _ => unreachable!("scalar slots are broadcast inputs"),
+                    },
+                    Slot::Buffer(r) => buffers[&r],
+                    Slot::Input(_) | Slot::Output(_) => continue,
+                };
+                b.ins()
+                    .store(MemFlagsData::trusted(), p, args, 8 * j as i32);
+            }
+            Some((addr, slots, args))
+        })
+        .collect();
+    let wide_sig = wide_stages.iter().any(Option::is_some).then(|| {
         let mut sg = Signature::new(t.call_conv);
         sg.params.push(AbiParam::new(t.ptr));
         b.import_signature(sg)
-    };
+    });
 
     let head = b.create_block();
     let block = b.create_block();
@@ -465,30 +468,27 @@ pub(crate) fn body(
         let n_in = expr.n_inputs;
         // the rest of the stage: after the wide call or the 128-bit loop
         let after = b.create_block();
-        if let (Some((addr, slots)), Some(args)) = (wide_stage, wide_args) {
+        if let (Some((addr, slots, args)), Some(wide_sig)) = (wide_stage, wide_sig) {
             let narrow = b.create_block();
             let call = b.create_block();
             let is_full = b.ins().icmp_imm_s(IntCC::Equal, len, BLOCK);
             b.ins().brif(is_full, call, &[], narrow, &[]);
             b.switch_to_block(call);
+            // the pointers at this block
             for (j, s) in slots.iter().enumerate() {
                 let p = match *s {
                     Slot::Input(k) => match f.sources[k] {
                         Source::Contiguous(p) => f.addr(b, p, i),
                         _ => unreachable!("dense slots are contiguous inputs"),
                     },
-                    Slot::Scalar(k) => match f.sources[k] {
-                        Source::Broadcast { ptr, .. } => ptr,
-                        _ => unreachable!("scalar slots are broadcast inputs"),
-                    },
-                    Slot::Buffer(r) => buffers[&r],
                     Slot::Output(o) => f.addr(b, out_ptrs[o], i),
+                    Slot::Scalar(_) | Slot::Buffer(_) => continue,
                 };
                 b.ins()
-                    .store(MemFlagsData::trusted(), p, args, 8 * j as i32);
+                    .store(MemFlagsData::trusted(), p, *args, 8 * j as i32);
             }
             let callee = b.ins().iconst(t.ptr, *addr as i64);
-            b.ins().call_indirect(wide_sig, callee, &[args]);
+            b.ins().call_indirect(wide_sig, callee, &[*args]);
             b.ins().jump(after, &[]);
             b.switch_to_block(narrow);
         }

@@ -186,6 +186,18 @@ pub enum Op {
 }
 
 impl Op {
+    /// The ops it reads, in order (with repeats).
+    pub fn operands(&self) -> Vec<Reg> {
+        match *self {
+            Op::Input(_) | Op::Const(_) => vec![],
+            Op::Unary(_, a) => vec![a],
+            Op::Binary(_, a, b) => vec![a, b],
+            Op::Select {
+                a, b, then, other, ..
+            } => vec![a, b, then, other],
+        }
+    }
+
     /// Whether it is exact arithmetic: IEEE operations, roundings,
     /// compares and selects, with no transcendental polynomial and no
     /// host function (what cross-compiled code and wide stage loops
@@ -289,21 +301,15 @@ impl Expr {
             ));
         }
         for (i, op) in self.ops.iter().enumerate() {
-            let reads: &[Reg] = match op {
-                Op::Input(k) if *k >= self.n_inputs => {
+            if let Op::Input(k) = op {
+                if *k >= self.n_inputs {
                     return Err(format!(
                         "op {i} reads input {k} of {} inputs",
                         self.n_inputs
-                    ))
+                    ));
                 }
-                Op::Input(_) | Op::Const(_) => &[],
-                Op::Unary(_, a) => std::slice::from_ref(a),
-                Op::Binary(_, a, b) => &[*a, *b],
-                Op::Select {
-                    a, b, then, other, ..
-                } => &[*a, *b, *then, *other],
-            };
-            if let Some(r) = reads.iter().find(|&&r| r >= i) {
+            }
+            if let Some(r) = op.operands().into_iter().find(|&r| r >= i) {
                 return Err(format!("op {i} reads op {r}, which does not precede it"));
             }
         }
@@ -323,20 +329,8 @@ impl Expr {
             if !live[i] {
                 continue;
             }
-            match self.ops[i] {
-                Op::Input(_) | Op::Const(_) => {}
-                Op::Unary(_, a) => live[a] = true,
-                Op::Binary(_, a, b) => {
-                    live[a] = true;
-                    live[b] = true;
-                }
-                Op::Select {
-                    a, b, then, other, ..
-                } => {
-                    for r in [a, b, then, other] {
-                        live[r] = true;
-                    }
-                }
+            for r in self.ops[i].operands() {
+                live[r] = true;
             }
         }
         let mut new_ix = vec![usize::MAX; self.ops.len()];

@@ -96,20 +96,6 @@ fn helper(op: &Op) -> Option<u32> {
     }
 }
 
-/// Registers not yet holding a value.
-struct Regs {
-    free: Vec<Zmm>,
-}
-
-impl Regs {
-    fn take(&mut self) -> Option<Zmm> {
-        self.free.pop()
-    }
-    fn give(&mut self, r: Zmm) {
-        self.free.push(r);
-    }
-}
-
 /// Assemble `expr` (f32, its inputs as `inputs` says, output `j` stored
 /// densely at slot `outputs[j]`) as a function `extern "sysv64"
 /// fn(slots: *const *mut f32)` over one block of [`BLOCK`] elements.
@@ -122,22 +108,8 @@ pub(crate) fn assemble(expr: &Expr, inputs: &[Operand], outputs: &[usize]) -> Op
     // the last op reading each value (outputs: past the end)
     let mut last: Vec<Option<usize>> = vec![None; n_ops];
     for (r, op) in expr.ops.iter().enumerate() {
-        let mut read = |a: usize| last[a] = Some(last[a].map_or(r, |l| l.max(r)));
-        match *op {
-            Op::Input(_) | Op::Const(_) => {}
-            Op::Unary(_, a) => read(a),
-            Op::Binary(_, a, b) => {
-                read(a);
-                read(b);
-            }
-            Op::Select {
-                a, b, then, other, ..
-            } => {
-                read(a);
-                read(b);
-                read(then);
-                read(other);
-            }
+        for a in op.operands() {
+            last[a] = Some(r);
         }
     }
     for &o in &expr.outputs {
@@ -173,15 +145,14 @@ pub(crate) fn assemble(expr: &Expr, inputs: &[Operand], outputs: &[usize]) -> Op
         a.load_arg(r, s);
     }
     // loop invariants: constants, helper constants, broadcast scalars
-    let mut regs = Regs {
-        free: (0..32).rev().collect(),
-    };
+    // registers not holding a value
+    let mut regs: Vec<Zmm> = (0..32).rev().collect();
     let mut consts: Vec<(u32, Zmm)> = Vec::new();
-    let mut hoist = |a: &mut Asm, regs: &mut Regs, bits: u32| -> Option<Zmm> {
+    let mut hoist = |a: &mut Asm, regs: &mut Vec<Zmm>, bits: u32| -> Option<Zmm> {
         if let Some(&(_, z)) = consts.iter().find(|&&(b, _)| b == bits) {
             return Some(z);
         }
-        let z = regs.take()?;
+        let z = regs.pop()?;
         a.broadcast_const(z, bits);
         consts.push((bits, z));
         Some(z)
@@ -200,7 +171,7 @@ pub(crate) fn assemble(expr: &Expr, inputs: &[Operand], outputs: &[usize]) -> Op
                     let z = match scalars.iter().find(|&&(t, _)| t == s) {
                         Some(&(_, z)) => z,
                         None => {
-                            let z = regs.take()?;
+                            let z = regs.pop()?;
                             a.load_arg(RAX, s);
                             a.broadcast(z, RAX);
                             scalars.push((s, z));
@@ -227,7 +198,7 @@ pub(crate) fn assemble(expr: &Expr, inputs: &[Operand], outputs: &[usize]) -> Op
                 val[r] = z;
                 continue;
             }
-            let dst = regs.take()?;
+            let dst = regs.pop()?;
             match *op {
                 Op::Input(k) => {
                     let Operand::Dense(s) = inputs[k] else {
@@ -239,13 +210,13 @@ pub(crate) fn assemble(expr: &Expr, inputs: &[Operand], outputs: &[usize]) -> Op
                 Op::Unary(f, x) => unary(&mut a, f, dst, val[x], helpers[r]),
                 Op::Binary(f, x, y) => {
                     let tmp = if matches!(f, Binary::Max | Binary::Min) {
-                        Some(regs.take()?)
+                        Some(regs.pop()?)
                     } else {
                         None
                     };
                     binary(&mut a, f, dst, val[x], val[y], tmp);
                     if let Some(t) = tmp {
-                        regs.give(t);
+                        regs.push(t);
                     }
                 }
                 Op::Select {
@@ -261,28 +232,17 @@ pub(crate) fn assemble(expr: &Expr, inputs: &[Operand], outputs: &[usize]) -> Op
             }
             val[r] = dst;
             // operands whose last reader this was
-            let mut done: Vec<usize> = match *op {
-                Op::Unary(_, x) => vec![x],
-                Op::Binary(_, x, y) => vec![x, y],
-                Op::Select {
-                    a: x,
-                    b: y,
-                    then,
-                    other,
-                    ..
-                } => vec![x, y, then, other],
-                _ => vec![],
-            };
+            let mut done = op.operands();
             done.sort_unstable();
             done.dedup();
             for o in done {
                 if last[o] == Some(r) && fixed[o].is_none() {
-                    regs.give(val[o]);
+                    regs.push(val[o]);
                 }
             }
             // a value nobody reads (pruned expressions have none)
             if last[r].is_none() {
-                regs.give(dst);
+                regs.push(dst);
             }
         }
         for (j, &o) in expr.outputs.iter().enumerate() {
@@ -298,7 +258,7 @@ pub(crate) fn assemble(expr: &Expr, inputs: &[Operand], outputs: &[usize]) -> Op
         live.sort_unstable();
         live.dedup();
         for z in live {
-            regs.give(z);
+            regs.push(z);
         }
     }
     a.add_rax((16 * UNROLL) as i32);
