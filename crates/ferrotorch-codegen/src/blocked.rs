@@ -35,11 +35,24 @@
 //! separate passes cost what the 128-bit loop, which loads each value once
 //! and keeps the rest in registers, costs for four lanes.
 
+// # Note [Paired transcendentals]
+// Sigmoid and tanh of one value (W9's `x·sigmoid(x)·0.5 + tanh(x)`, SiLU
+// beside tanh) are one block call, `math::sigmoid_tanh`: both come from
+// one `e^{-|x|}`, so the pair costs the sigmoid plus three multiplies and
+// a division (W9's two loops 0.61 → 0.46 ns an element, AVX-512, L1). The
+// first op of the pair ends its stage and its call writes both block
+// buffers; the second is only read from its buffer by later stages.
+// Inline kernels pair them too (`emit::eval_copies`, with the
+// Cranelift form in `math.rs`), so a kernel's results do not depend on
+// its strategy. The sigmoid is eager's to the bit; the tanh is within
+// 3.3 ulp of f64 (eager's rational tanh is within 5.4), so such a
+// kernel's tanh may differ from eager's by a few ulp.
+
 use crate::emit::{eval, Pool, Target};
 use crate::expr::{Expr, Op, Reg};
 use crate::frame::{block_fn_signature, row_loop, Frame, Params, Source};
 use crate::kernel::{Access, Elem};
-use crate::libm::slice_fn;
+use crate::libm::{sigmoid_tanh_fn, slice_fn};
 use crate::wide::{self, Exec};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
@@ -134,9 +147,10 @@ struct Stage {
     reads: Vec<Reg>,
     /// Where each sub-expression output goes.
     writes: Vec<Write>,
-    /// The transcendental ending the stage: (its op, where its argument
-    /// is, its block function).
-    heavy: Option<(Reg, Arg, usize)>,
+    /// The transcendental ending the stage: (its op, or the two ops of a
+    /// pair in the block function's order; where their argument is; the
+    /// block function).
+    heavy: Option<(Vec<Reg>, Arg, usize)>,
 }
 
 /// Where a transcendental's argument block is.
@@ -153,6 +167,32 @@ enum Write {
     Output(usize),
 }
 
+/// Each op's block call: `heavy_at[r]` is the block function a
+/// transcendental `r` ends its stage with and the ops it computes (itself,
+/// or a pair in the function's order); `paired[r]` names the op whose
+/// call computes `r` along with its own result (Note [Paired
+/// transcendentals]).
+#[allow(clippy::type_complexity)]
+fn pairs(e: &Expr, single: bool) -> (Vec<Option<(usize, Vec<Reg>)>>, Vec<Option<Reg>>) {
+    let mut heavy_at: Vec<Option<(usize, Vec<Reg>)>> = e
+        .ops
+        .iter()
+        .enumerate()
+        .map(|(r, op)| heavy(op, single).map(|f| (f, vec![r])))
+        .collect();
+    let mut paired = vec![None; e.ops.len()];
+    let Some(call) = sigmoid_tanh_fn(single) else {
+        return (heavy_at, paired);
+    };
+    for (s, t) in e.sigmoid_tanh_pairs() {
+        let (first, second) = (s.min(t), s.max(t));
+        heavy_at[first] = Some((call, vec![s, t]));
+        heavy_at[second] = None;
+        paired[second] = Some(first);
+    }
+    (heavy_at, paired)
+}
+
 /// Cut `e` into stages (Note [Blocked kernels]). A transcendental of a
 /// contiguous input reads the input itself, with no copy.
 fn stages(e: &Expr, single: bool, access: &[Access]) -> Vec<Stage> {
@@ -161,15 +201,21 @@ fn stages(e: &Expr, single: bool, access: &[Access]) -> Vec<Stage> {
         _ => None,
     };
     let n_ops = e.ops.len();
-    // the stage each op is computed in (a transcendental: the stage it ends)
+    let (heavy_at, paired) = pairs(e, single);
+    // the stage each op is computed in (a transcendental: the stage it
+    // ends; the second of a pair: its first's)
     let mut stage_of = vec![0usize; n_ops];
     let mut s = 0;
-    for (r, op) in e.ops.iter().enumerate() {
-        stage_of[r] = s;
-        if heavy(op, single).is_some() {
+    for r in 0..n_ops {
+        stage_of[r] = match paired[r] {
+            Some(first) => stage_of[first],
+            None => s,
+        };
+        if heavy_at[r].is_some() {
             s += 1;
         }
     }
+    let fixed = |r: Reg| heavy_at[r].is_some() || paired[r].is_some();
     let last = s;
     let cheap_leaf = |r: Reg| matches!(e.ops[r], Op::Input(_) | Op::Const(_));
     // cheap ops go as late as their users allow (a transcendental's stage
@@ -185,7 +231,7 @@ fn stages(e: &Expr, single: bool, access: &[Access]) -> Vec<Stage> {
         if cheap_leaf(r) {
             continue;
         }
-        let at = if heavy(op, single).is_some() {
+        let at = if fixed(r) {
             stage_of[r]
         } else {
             stage_of[r] = need[r].min(last).max(stage_of[r]);
@@ -199,7 +245,7 @@ fn stages(e: &Expr, single: bool, access: &[Access]) -> Vec<Stage> {
     // arguments and results
     let mut buffered = vec![false; n_ops];
     for (r, op) in e.ops.iter().enumerate() {
-        if heavy(op, single).is_some() {
+        if fixed(r) {
             buffered[r] = true;
             let a = op.operands()[0];
             if direct(a).is_none() {
@@ -242,13 +288,14 @@ fn stages(e: &Expr, single: bool, access: &[Access]) -> Vec<Stage> {
         };
         let mut heavy_op = None;
         for (r, op) in e.ops.iter().enumerate() {
-            if stage_of[r] != s {
+            if stage_of[r] != s || paired[r].is_some() {
                 continue;
             }
-            if let Some(f) = heavy(op, single) {
+            if let Some((f, results)) = &heavy_at[r] {
+                let (f, results) = (*f, results.clone());
                 let a = op.operands()[0];
                 if let Some(k) = direct(a) {
-                    heavy_op = Some((r, Arg::Input(k), f));
+                    heavy_op = Some((results, Arg::Input(k), f));
                     continue;
                 }
                 // the argument must be in its buffer: write it here if this
@@ -263,7 +310,7 @@ fn stages(e: &Expr, single: bool, access: &[Access]) -> Vec<Stage> {
                         writes.push(Write::Buffer(a));
                     }
                 }
-                heavy_op = Some((r, Arg::Buffer(a), f));
+                heavy_op = Some((results, Arg::Buffer(a), f));
                 continue;
             }
             let mapped = match *op {
@@ -390,7 +437,7 @@ pub(crate) fn body(
                 Write::Buffer(r) => Some(*r),
                 Write::Output(_) => None,
             })
-            .chain(st.heavy.map(|(h, _, _)| h));
+            .chain(st.heavy.iter().flat_map(|(h, _, _)| h.iter().copied()));
         for r in regs {
             buffers.entry(r).or_insert_with(|| {
                 let slot = b.create_sized_stack_slot(StackSlotData::new(
@@ -402,7 +449,11 @@ pub(crate) fn body(
             });
         }
     }
-    let sig = block_fn_signature(b, t);
+    let sig = block_fn_signature(b, t, 1);
+    let pair_sig = plan
+        .iter()
+        .any(|st| matches!(&st.heavy, Some((h, _, _)) if h.len() == 2))
+        .then(|| block_fn_signature(b, t, 2));
     // the stages that run as wide loops on full blocks, with the pointers
     // each one's function takes (Note [Wide stage loops])
     // each with its own pointer array, where the pointers that do not
@@ -516,16 +567,23 @@ pub(crate) fn body(
         }
         b.ins().jump(after, &[]);
         b.switch_to_block(after);
-        if let Some((h, a, func)) = st.heavy {
-            let src = match a {
+        if let Some((h, a, func)) = &st.heavy {
+            let src = match *a {
                 Arg::Buffer(r) => buffers[&r],
                 Arg::Input(k) => match f.sources[k] {
                     Source::Contiguous(p) => f.addr(b, p, i),
                     _ => unreachable!("direct arguments are contiguous"),
                 },
             };
-            let callee = b.ins().iconst(t.ptr, func as i64);
-            b.ins().call_indirect(sig, callee, &[src, buffers[&h], len]);
+            let callee = b.ins().iconst(t.ptr, *func as i64);
+            let mut args = vec![src];
+            args.extend(h.iter().map(|r| buffers[r]));
+            args.push(len);
+            let sig = match pair_sig {
+                Some(p) if h.len() == 2 => p,
+                _ => sig,
+            };
+            b.ins().call_indirect(sig, callee, &args);
         }
     }
     let next = b.ins().iadd_imm_s(i, BLOCK);

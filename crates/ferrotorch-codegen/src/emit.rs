@@ -3,7 +3,7 @@
 //! [`crate::math`] and the expression walk in [`eval`] are written once
 //! for a kernel's vector body, its scalar tail and a scalar function.
 
-use crate::expr::{Binary, Cmp, Expr, Op, Unary};
+use crate::expr::{Binary, Cmp, Expr, Op, Reg, Unary};
 use crate::libm::Libcall;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{
@@ -11,6 +11,7 @@ use cranelift_codegen::ir::{
 };
 use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::FunctionBuilder;
+use std::collections::HashMap;
 
 /// What the target offers the emitted code.
 #[derive(Clone, Copy, Debug)]
@@ -535,10 +536,34 @@ pub(crate) fn eval_copies(
 ) -> Vec<Vec<Value>> {
     let mut v: Vec<Vec<Value>> = vec![Vec::with_capacity(expr.ops.len()); copies];
     let mut read: Vec<Vec<Option<Value>>> = vec![vec![None; expr.n_inputs]; copies];
-    for op in &expr.ops {
+    // the tanh paired with a sigmoid (Note [Paired transcendentals]),
+    // emitted with its sigmoid and kept here until its turn
+    let mut partner: HashMap<Reg, Reg> = HashMap::new();
+    if em.is_f32() {
+        for (s, t) in expr.sigmoid_tanh_pairs() {
+            partner.insert(s, t);
+            partner.insert(t, s);
+        }
+    }
+    let mut early: Vec<HashMap<Reg, Value>> = vec![HashMap::new(); copies];
+    for (reg, op) in expr.ops.iter().enumerate() {
         for u in 0..copies {
+            if let Some(r) = early[u].remove(&reg) {
+                v[u].push(r);
+                continue;
+            }
             let r = match *op {
                 Op::Input(k) => *read[u][k].get_or_insert_with(|| input(em.b, k, u)),
+                Op::Unary(f @ (Unary::Sigmoid | Unary::Tanh), a) if partner.contains_key(&reg) => {
+                    let (sg, th) = crate::math::sigmoid_tanh(em, v[u][a]);
+                    let (mine, other) = if f == Unary::Sigmoid {
+                        (sg, th)
+                    } else {
+                        (th, sg)
+                    };
+                    early[u].insert(partner[&reg], other);
+                    mine
+                }
                 Op::Const(bits) => em.c(f64::from_bits(bits)),
                 Op::Unary(f, a) => em.unary(f, v[u][a]),
                 Op::Binary(f, a, b) => em.binary(f, v[u][a], v[u][b]),

@@ -244,6 +244,26 @@ impl Expr {
         }
     }
 
+    /// `(sigmoid, tanh)` op pairs of one operand, each op in one pair at
+    /// most: f32 kernels compute each pair from one exponential (Note
+    /// [Paired transcendentals] in `blocked.rs`).
+    pub(crate) fn sigmoid_tanh_pairs(&self) -> Vec<(Reg, Reg)> {
+        let mut taken = vec![false; self.ops.len()];
+        let mut pairs = Vec::new();
+        for (s, op) in self.ops.iter().enumerate() {
+            let Op::Unary(Unary::Sigmoid, a) = *op else {
+                continue;
+            };
+            let tanh = (0..self.ops.len())
+                .find(|&t| !taken[t] && self.ops[t] == Op::Unary(Unary::Tanh, a));
+            if let Some(t) = tanh {
+                taken[t] = true;
+                pairs.push((s, t));
+            }
+        }
+        pairs
+    }
+
     /// Append `op`; returns its register.
     pub fn push(&mut self, op: Op) -> Reg {
         self.ops.push(op);

@@ -46,12 +46,14 @@ pub(crate) fn kernel_signature(sig: &mut Signature, t: &Target) {
     sig.params.push(AbiParam::new(t.ptr));
 }
 
-/// The signature of a block function (`fn(src, dst, n: i64)`, `libm`'s
-/// wide loops), imported into the function being built.
-pub(crate) fn block_fn_signature(b: &mut FunctionBuilder, t: &Target) -> SigRef {
+/// The signature of a block function with `outs` results (`fn(src, dst,
+/// n: i64)`, or `fn(src, dst0, dst1, n)` for a pair: `libm`'s wide
+/// loops), imported into the function being built.
+pub(crate) fn block_fn_signature(b: &mut FunctionBuilder, t: &Target, outs: usize) -> SigRef {
     let mut sig = Signature::new(t.call_conv);
-    sig.params.push(AbiParam::new(t.ptr));
-    sig.params.push(AbiParam::new(t.ptr));
+    for _ in 0..=outs {
+        sig.params.push(AbiParam::new(t.ptr));
+    }
     sig.params.push(AbiParam::new(types::I64));
     b.import_signature(sig)
 }

@@ -142,6 +142,23 @@ extern "C" fn slice_f32_gelu(src: *const f32, dst: *mut f32, n: usize) {
     }
 }
 
+/// `sig[i], tanh[i] = sigmoid(src[i]), tanh(src[i])` from one exponential
+/// (`math::sigmoid_tanh`; Note [Paired transcendentals] in `blocked.rs`).
+extern "C" fn slice_f32_sigmoid_tanh(src: *const f32, sig: *mut f32, tanh: *mut f32, n: usize) {
+    // SAFETY: the caller passes `n` valid elements at each pointer, the
+    // two outputs distinct block buffers.
+    unsafe { ferrotorch_kernels::simd::map1x2(n, src, sig, tanh, km::sigmoid_tanh) }
+}
+
+/// A two-result block function `(src, dst0, dst1, n)`.
+type PairFn = extern "C" fn(*const f32, *mut f32, *mut f32, usize);
+
+/// The block function computing sigmoid and tanh of one argument
+/// together, in that order: f32 only.
+pub(crate) fn sigmoid_tanh_fn(single: bool) -> Option<usize> {
+    single.then_some(slice_f32_sigmoid_tanh as PairFn as usize)
+}
+
 /// The block function of `f` for f32 (`single`) or f64, if it has one.
 pub(crate) fn slice_fn(f: crate::expr::Unary, single: bool) -> Option<usize> {
     use crate::expr::Unary as U;

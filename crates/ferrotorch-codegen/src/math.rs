@@ -161,10 +161,9 @@ pub(crate) fn tanh(em: &mut Em, x: Value) -> Value {
     em.sel(nan, x, y)
 }
 
-/// 1 / (1 + e^-x) from `e = e^-|x|` (`math::sigmoid`): the reduction
-/// and polynomial of `exp`, one scaling (`math::exp_nonpos_clamped`), and
-/// `1 / (1 + e)` or `e / (1 + e)` by the sign of x.
-pub(crate) fn sigmoid(em: &mut Em, x: Value) -> Value {
+/// `(m, s)` with `e^{-|x|} = s·(1 + m)`, the argument clamped to -88
+/// (`math::nonpos_parts` as `math::sigmoid` calls it).
+fn neg_abs_parts(em: &mut Em, x: Value) -> (Value, Value) {
     let ax = em.abs(x);
     let a = em.neg(ax);
     let l = em.c(-88.0);
@@ -175,13 +174,41 @@ pub(crate) fn sigmoid(em: &mut Em, x: Value) -> Value {
     let biased = em.b.ins().iadd(ni, bias);
     let bits = em.b.ins().ishl_imm_u(biased, 23);
     let s = em.float_of_bits(bits);
-    let m = expm1_reduced(em, r);
-    let e = em.fma(m, s, s);
+    (expm1_reduced(em, r), s)
+}
+
+/// The sigmoid from `e = e^{-|x|}`: `1 / (1 + e)` or `e / (1 + e)` by
+/// the sign of x; also returns `1 + e`.
+fn sigmoid_of(em: &mut Em, x: Value, e: Value) -> (Value, Value) {
     let d = em.addk(e, 1.0);
     let pos = em.cmpk(FloatCC::GreaterThanOrEqual, x, 0.0);
     let one = em.c(1.0);
     let num = em.sel(pos, one, e);
-    em.div(num, d)
+    (em.div(num, d), d)
+}
+
+/// 1 / (1 + e^-x) from `e = e^-|x|` (`math::sigmoid`): the reduction
+/// and polynomial of `exp`, one scaling (`math::exp_nonpos_clamped`), and
+/// `1 / (1 + e)` or `e / (1 + e)` by the sign of x.
+pub(crate) fn sigmoid(em: &mut Em, x: Value) -> Value {
+    let (m, s) = neg_abs_parts(em, x);
+    let e = em.fma(m, s, s);
+    sigmoid_of(em, x, e).0
+}
+
+/// `(sigmoid x, tanh x)` from one exponential (`math::sigmoid_tanh`).
+pub(crate) fn sigmoid_tanh(em: &mut Em, x: Value) -> (Value, Value) {
+    let (m, s) = neg_abs_parts(em, x);
+    let e = em.fma(m, s, s);
+    let s1 = em.addk(s, -1.0);
+    let e_m1 = em.fma(m, s, s1);
+    let (sg, one_e) = sigmoid_of(em, x, e);
+    let ne = em.neg(e_m1);
+    let num = em.mul(ne, one_e);
+    let one = em.c(1.0);
+    let den = em.fma(e, e, one);
+    let th = em.div(num, den);
+    (sg, em.copysign(th, x))
 }
 
 /// erfc(z) for z >= 0 given z² as `hi + lo` (`math::erfc_core`).

@@ -188,7 +188,7 @@ fn blocked_exp_sum(
     ));
     let buf = b.ins().stack_addr(t.ptr, slot, 0);
     let ebuf = b.ins().stack_addr(t.ptr, slot, bytes as i32);
-    let sig = block_fn_signature(b, t);
+    let sig = block_fn_signature(b, t, 1);
     let head = b.create_block();
     let body = b.create_block();
     let done = b.create_block();

@@ -119,6 +119,82 @@ fn blocked_transcendentals_match_the_eager_functions() {
     }
 }
 
+/// `f32` kernel `e` (one contiguous input) run over `xs`.
+fn run(e: &Expr, xs: &[f32], strategy: Strategy) -> Vec<Vec<f32>> {
+    let k = Kernel::compile_with(e, Elem::F32, &[Access::Contiguous], strategy).unwrap();
+    let mut outs = vec![vec![0.0f32; xs.len()]; e.outputs.len()];
+    let mut ptrs: Vec<*mut u8> = outs.iter_mut().map(|o| o.as_mut_ptr().cast()).collect();
+    unsafe { k.run(&[xs.as_ptr().cast()], &[1], &mut ptrs, xs.len()) };
+    outs
+}
+
+/// Note [Paired transcendentals]: an f32 kernel with sigmoid and tanh of
+/// one value computes both as `math::sigmoid_tanh` does, blocked and
+/// inline alike, in either order, of an input or of a computed value, on
+/// full blocks and tails.
+#[test]
+fn sigmoid_and_tanh_of_one_value_share_an_exponential() {
+    let mut xs = EDGES.to_vec();
+    xs.extend((0..690).map(|i| -10.0 + 20.0 * i as f32 / 689.0));
+    for n in [0usize, 1, 17, 255, 256, 257, 700] {
+        let xs = &xs[..n];
+        // tanh first, of the input itself
+        let mut e = Expr::new(1);
+        let x = e.input(0);
+        let t = e.unary(Unary::Tanh, x);
+        let s = e.unary(Unary::Sigmoid, x);
+        e.outputs = vec![t, s];
+        for strategy in [Strategy::Blocked, Strategy::Inline] {
+            let got = run(&e, xs, strategy);
+            for (i, &x) in xs.iter().enumerate() {
+                let (sg, th) = km::sigmoid_tanh(x);
+                let g = (got[0][i], got[1][i]);
+                assert!(same(g.0, th) && same(g.1, sg), "{strategy:?} {x:e}: {g:?}");
+            }
+        }
+        // W9 of a computed value, sigmoid first
+        let mut e = Expr::new(1);
+        let x = e.input(0);
+        let two = e.constant(2.0);
+        let y = e.binary(Binary::Mul, x, two);
+        let s = e.unary(Unary::Sigmoid, y);
+        let a = e.binary(Binary::Mul, y, s);
+        let half = e.constant(0.5);
+        let a = e.binary(Binary::Mul, a, half);
+        let t = e.unary(Unary::Tanh, y);
+        let w9 = e.binary(Binary::Add, a, t);
+        e.outputs = vec![w9];
+        for strategy in [Strategy::Blocked, Strategy::Inline] {
+            let got = run(&e, xs, strategy);
+            for (i, &x) in xs.iter().enumerate() {
+                let y = x * 2.0;
+                let (sg, th) = km::sigmoid_tanh(y);
+                let want = y * sg * 0.5 + th;
+                assert!(same(got[0][i], want), "{strategy:?} {y:e}: {}", got[0][i]);
+            }
+        }
+    }
+    // the pair is not the rational tanh: some inputs tell them apart
+    let xs = special_f32();
+    let got = run(
+        &{
+            let mut e = Expr::new(1);
+            let x = e.input(0);
+            let s = e.unary(Unary::Sigmoid, x);
+            let t = e.unary(Unary::Tanh, x);
+            e.outputs = vec![s, t];
+            e
+        },
+        &xs,
+        Strategy::Blocked,
+    );
+    let differ = xs
+        .iter()
+        .zip(&got[1])
+        .filter(|(x, g)| !same(**g, km::tanh(**x)));
+    assert!(differ.count() > 100);
+}
+
 #[test]
 fn libcall_and_exact_ops_agree_with_std() {
     let xs = special_f32();

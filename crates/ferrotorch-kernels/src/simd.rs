@@ -133,6 +133,27 @@ multiversion! {
 }
 
 multiversion! {
+    /// `(d0[i], d1[i]) = f(src[i])` for `i < n`, all contiguous: one pass
+    /// for two results that share their work (`math::sigmoid_tanh`).
+    ///
+    /// # Safety
+    /// `n` elements must be valid at each pointer; `d0` and `d1` must not
+    /// overlap each other, and may each be `src` itself (in place) or
+    /// disjoint from it.
+    pub unsafe fn map1x2[T: Copy, U: Copy, F: Fn(T) -> (U, U)](
+        n: usize, src: *const T, d0: *mut U, d1: *mut U, f: F
+    ) {
+        unsafe {
+            for i in 0..n {
+                let (a, b) = f(*src.add(i));
+                *d0.add(i) = a;
+                *d1.add(i) = b;
+            }
+        }
+    }
+}
+
+multiversion! {
     /// `dst[i] = f(a[i], b[i])` over strided operands (strides in elements).
     ///
     /// # Safety
