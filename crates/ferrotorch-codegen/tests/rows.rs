@@ -232,3 +232,68 @@ fn the_reductions_input_can_be_kept() {
         }
     }
 }
+
+/// Where blocked kernels run (AVX2 or AVX-512), f32 softmax and
+/// log-softmax rows finish with the eager kernel's row function, so they
+/// give eager softmax of the same values to the bit: odd lengths, -inf
+/// entries (exp gives 0), large values, and rows that are NaN throughout
+/// (+inf, NaN).
+#[test]
+fn f32_softmax_rows_are_eagers_of_their_values() {
+    use ferrotorch_kernels::cpu::{level, Level};
+    let e = pre();
+    let access = [Access::Contiguous; 4];
+    for op in [RowOp::Softmax, RowOp::LogSoftmax] {
+        let log = op == RowOp::LogSoftmax;
+        let k = RowKernel::compile(&e, Elem::F32, &access, op, true).unwrap();
+        for (n, special) in [
+            (1usize, None),
+            (17, Some(f32::NEG_INFINITY)),
+            (256, Some(80.0)),
+            (1000, Some(f32::INFINITY)),
+            (1024, Some(f32::NAN)),
+            (1031, None),
+        ] {
+            let x: Vec<f32> = (0..n).map(|i| (i as f32 * 0.37).sin() * 3.0).collect();
+            let mut y: Vec<f32> = (0..n).map(|i| (i as f32 * 0.11).cos() * 4.0).collect();
+            if let Some(s) = special {
+                y[n / 2] = s;
+            }
+            let zeros = vec![0f32; n];
+            let mut out = vec![0f32; n];
+            let mut kept = vec![0f32; n];
+            unsafe {
+                k.run(
+                    &[
+                        x.as_ptr().cast(),
+                        y.as_ptr().cast(),
+                        zeros.as_ptr().cast(),
+                        zeros.as_ptr().cast(),
+                    ],
+                    &[1; 4],
+                    &[out.as_mut_ptr().cast(), kept.as_mut_ptr().cast()],
+                    n,
+                )
+            };
+            let mut want = vec![0f32; n];
+            unsafe {
+                ferrotorch_kernels::softmax::softmax_row_f32(
+                    kept.as_ptr(),
+                    want.as_mut_ptr(),
+                    n,
+                    log,
+                )
+            };
+            let nan_row = matches!(special, Some(s) if s.is_nan() || s == f32::INFINITY);
+            for i in 0..n {
+                if nan_row {
+                    assert!(out[i].is_nan(), "{op:?} n={n} i={i}: {}", out[i]);
+                } else if level() != Level::Baseline {
+                    assert_eq!(out[i].to_bits(), want[i].to_bits(), "{op:?} n={n} i={i}");
+                } else {
+                    assert!((out[i] - want[i]).abs() <= 1e-5 * (1.0 + want[i].abs()));
+                }
+            }
+        }
+    }
+}

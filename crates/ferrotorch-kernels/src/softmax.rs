@@ -19,35 +19,12 @@ multiversion! {
     pub unsafe fn softmax_row_f32[](src: *const f32, dst: *mut f32, n: usize, log: bool) {
         unsafe {
             let x = std::slice::from_raw_parts(src, n);
-            let mut mx = [f32::NEG_INFINITY; 16];
-            let mut nan = [0.0f32; 16];
-            let mut it = x.chunks_exact(16);
-            for c in &mut it {
-                for j in 0..16 {
-                    let v = c[j];
-                    mx[j] = if v > mx[j] { v } else { mx[j] };
-                    #[allow(clippy::eq_op)]
-                    let is_nan = v != v;
-                    nan[j] = if is_nan { 1.0 } else { nan[j] };
-                }
-            }
-            let mut m = f32::NEG_INFINITY;
-            let mut any_nan = nan.iter().any(|&f| f != 0.0);
-            for &v in mx.iter().chain(it.remainder()) {
-                m = if v > m { v } else { m };
-                any_nan |= v.is_nan();
-            }
+            let m = row_max(x);
             let out = std::slice::from_raw_parts_mut(dst, n);
-            // +inf in the row gives inf - inf = NaN, as in PyTorch.
-            if any_nan || m == f32::INFINITY {
+            let Some(m) = m else {
                 out.fill(f32::NAN);
                 return;
-            }
-            // A row of -inf: every x - m would be NaN; PyTorch gives NaN too.
-            if m == f32::NEG_INFINITY {
-                out.fill(f32::NAN);
-                return;
-            }
+            };
             let s = if log {
                 sum_exp(src, n, m)
             } else {
@@ -73,6 +50,67 @@ multiversion! {
             }
         }
     }
+}
+
+multiversion! {
+    /// [`softmax_row_f32`] over one row in place: the same passes and
+    /// results, with the row as the only pointer (so each pass vectorises
+    /// with no overlap check). Compiled row kernels call it after writing
+    /// their expression's values into the output row (Note [Row kernels]
+    /// in `ferrotorch-codegen`).
+    ///
+    /// # Safety
+    /// `row` must hold `n` values.
+    pub unsafe fn softmax_row_in_place_f32[](row: *mut f32, n: usize, log: bool) {
+        unsafe {
+            let row = std::slice::from_raw_parts_mut(row, n);
+            let Some(m) = row_max(row) else {
+                row.fill(f32::NAN);
+                return;
+            };
+            if log {
+                let lse = math::ln(sum_exp(row.as_ptr(), n, m)) + m;
+                for v in row.iter_mut() {
+                    *v -= lse;
+                }
+            } else {
+                for v in row.iter_mut() {
+                    *v = math::exp_nonpos(*v - m);
+                }
+                let inv = 1.0 / sum_row(row);
+                for v in row.iter_mut() {
+                    *v *= inv;
+                }
+            }
+        }
+    }
+}
+
+/// The row's maximum, or `None` where softmax is NaN throughout (as in
+/// PyTorch): a NaN anywhere, a +inf (inf - inf), or a row of -inf (every
+/// `x - max` NaN). The maximum and a NaN flag are both selects, so they
+/// vectorise.
+#[inline(always)]
+fn row_max(x: &[f32]) -> Option<f32> {
+    let mut mx = [f32::NEG_INFINITY; 16];
+    let mut nan = [0.0f32; 16];
+    let mut it = x.chunks_exact(16);
+    for c in &mut it {
+        for j in 0..16 {
+            let v = c[j];
+            mx[j] = if v > mx[j] { v } else { mx[j] };
+            #[allow(clippy::eq_op)]
+            let is_nan = v != v;
+            nan[j] = if is_nan { 1.0 } else { nan[j] };
+        }
+    }
+    let mut m = f32::NEG_INFINITY;
+    let mut any_nan = nan.iter().any(|&f| f != 0.0);
+    for &v in mx.iter().chain(it.remainder()) {
+        m = if v > m { v } else { m };
+        any_nan |= v.is_nan();
+    }
+    (!(any_nan || m == f32::INFINITY || m == f32::NEG_INFINITY)).then_some(m)
 }
 
 multiversion! {
