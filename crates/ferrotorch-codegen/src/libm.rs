@@ -150,30 +150,6 @@ extern "C" fn slice_f32_sigmoid_tanh(src: *const f32, sig: *mut f32, tanh: *mut 
     unsafe { ferrotorch_kernels::simd::map1x2(n, src, sig, tanh, km::sigmoid_tanh) }
 }
 
-/// Softmax (`log`: log-softmax) of an f32 row in place, as the eager
-/// kernel computes it: row kernels call it after writing their values
-/// into the output row (Note [Row kernels] in `rowwise.rs`).
-extern "C" fn row_softmax_f32(row: *mut f32, n: usize) {
-    // SAFETY: the caller passes a row of `n` valid elements.
-    unsafe { ferrotorch_kernels::softmax::softmax_row_in_place_f32(row, n, false) }
-}
-
-extern "C" fn row_log_softmax_f32(row: *mut f32, n: usize) {
-    // SAFETY: as `row_softmax_f32`.
-    unsafe { ferrotorch_kernels::softmax::softmax_row_in_place_f32(row, n, true) }
-}
-
-/// The in-place row function for f32 softmax (`log`: log-softmax),
-/// `fn(row, n: i64)`.
-pub(crate) fn row_softmax_fn(log: bool) -> usize {
-    type RowFn = extern "C" fn(*mut f32, usize);
-    if log {
-        row_log_softmax_f32 as RowFn as usize
-    } else {
-        row_softmax_f32 as RowFn as usize
-    }
-}
-
 /// A two-result block function `(src, dst0, dst1, n)`.
 type PairFn = extern "C" fn(*const f32, *mut f32, *mut f32, usize);
 
