@@ -2,8 +2,11 @@
 //! FMA placement and special-case selects as `ferrotorch_kernels::math`
 //! (see that module for where each comes from), so a compiled kernel
 //! agrees with the eager kernel to the bit wherever the eager one uses
-//! them, and keeps their ≤ 2 ulp (exp) to ≤ 6 ulp (tanh) bounds. Each
-//! function works on scalars and vectors alike through [`Em`].
+//! them, and keeps their ≤ 2 ulp (exp) to ≤ 6 ulp (tanh) bounds. The
+//! one exception is a tanh paired with a sigmoid of the same value
+//! ([`sigmoid_tanh`], Note [Paired transcendentals] in `blocked.rs`),
+//! which follows `math::sigmoid_tanh` instead. Each function works on
+//! scalars and vectors alike through [`Em`].
 
 use crate::emit::Em;
 use cranelift_codegen::ir::condcodes::FloatCC;
