@@ -180,6 +180,18 @@ fn nan_rows_stay_nan() {
     }
 }
 
+/// `k` (with `keep_input`) over four contiguous inputs of one row:
+/// `(output, kept input)`.
+fn run_kept(k: &RowKernel, ins: [&[f32]; 4]) -> (Vec<f32>, Vec<f32>) {
+    let n = ins[0].len();
+    let mut out = vec![0f32; n];
+    let mut kept = vec![0f32; n];
+    let ptrs = ins.map(|v| v.as_ptr().cast::<u8>());
+    let outs = [out.as_mut_ptr().cast(), kept.as_mut_ptr().cast()];
+    unsafe { k.run(&ptrs, &[1; 4], &outs, n) };
+    (out, kept)
+}
+
 /// With `keep_input` the pre-reduction values are a second output (a
 /// residual stream and its layer norm from one pass).
 #[test]
@@ -202,21 +214,7 @@ fn the_reductions_input_can_be_kept() {
     ] {
         let k = RowKernel::compile(&e, Elem::F32, &access, op, true).unwrap();
         assert!(k.keeps_input());
-        let mut out = vec![0f32; n];
-        let mut kept = vec![0f32; n];
-        unsafe {
-            k.run(
-                &[
-                    x.as_ptr().cast(),
-                    y.as_ptr().cast(),
-                    ones.as_ptr().cast(),
-                    zeros.as_ptr().cast(),
-                ],
-                &[1; 4],
-                &[out.as_mut_ptr().cast(), kept.as_mut_ptr().cast()],
-                n,
-            )
-        };
+        let (out, kept) = run_kept(&k, [&x, &y, &ones, &zeros]);
         for i in 0..n {
             let v = e.eval(&[x[i] as f64, y[i] as f64, 0.0, 0.0])[0];
             assert!((kept[i] as f64 - v).abs() < 1e-6, "{op:?} {i}");
@@ -260,21 +258,7 @@ fn f32_softmax_rows_are_eagers_of_their_values() {
                 y[n / 2] = s;
             }
             let zeros = vec![0f32; n];
-            let mut out = vec![0f32; n];
-            let mut kept = vec![0f32; n];
-            unsafe {
-                k.run(
-                    &[
-                        x.as_ptr().cast(),
-                        y.as_ptr().cast(),
-                        zeros.as_ptr().cast(),
-                        zeros.as_ptr().cast(),
-                    ],
-                    &[1; 4],
-                    &[out.as_mut_ptr().cast(), kept.as_mut_ptr().cast()],
-                    n,
-                )
-            };
+            let (out, kept) = run_kept(&k, [&x, &y, &zeros, &zeros]);
             let mut want = vec![0f32; n];
             unsafe {
                 ferrotorch_kernels::softmax::softmax_row_f32(
