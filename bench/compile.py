@@ -15,7 +15,7 @@ rounds; medians in milliseconds.
 - W8, an MLP 784-512-512-10 training step at batch 128 (SGD momentum):
   compiled and eager.
 
-    python bench/compile.py [--rounds 3] [--only w9,chain,...] [--fresh-cache]
+    python bench/compile.py [--rounds 3] [--only w9,chain,...] [--calls 9] [--fresh-cache]
 
 Needs a Python with both packages (ferrotorch on PYTHONPATH, a release
 build)."""
@@ -55,7 +55,7 @@ def chain16(torch, x):
     return y
 
 
-def figures(torch, only):
+def figures(torch, only, calls=9):
     out = {}
     n = 16 * 1024 * 1024
     x = torch.randn(n)
@@ -84,8 +84,8 @@ def figures(torch, only):
             torch.nn.functional.gelu(t), (1024,), w, b))
         sm(a)
         ln(a)
-        out["softmax(2x+1) 4096x1024 compiled"] = timeit(lambda: sm(a), 9)
-        out["layer_norm(gelu) 4096x1024 compiled"] = timeit(lambda: ln(a), 9)
+        out["softmax(2x+1) 4096x1024 compiled"] = timeit(lambda: sm(a), calls)
+        out["layer_norm(gelu) 4096x1024 compiled"] = timeit(lambda: ln(a), calls)
     if "resnet" in only:
         net = resnet18(torch.nn)
         x1, x8 = torch.randn(1, 3, 224, 224), torch.randn(8, 3, 224, 224)
@@ -118,7 +118,7 @@ def figures(torch, only):
     return out
 
 
-def child(lib_name, only):
+def child(lib_name, only, calls):
     import importlib
     import warnings
 
@@ -126,26 +126,29 @@ def child(lib_name, only):
     torch = importlib.import_module(lib_name)
     torch.set_num_threads(2)
     torch.manual_seed(0)
-    print(json.dumps(figures(torch, only)))
+    print(json.dumps(figures(torch, only, calls)))
 
 
-def run(lib, only, fresh_cache=False):
+def run(lib, only, fresh_cache=False, calls=9):
     env = dict(os.environ)
     if fresh_cache:
         # inductor's on-disk cache emptied: torch.compile's true cold start
         env["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="inductor-")
-    p = subprocess.run([sys.executable, __file__, "--child", lib, ",".join(only)], check=True,
+    p = subprocess.run([sys.executable, __file__, "--child", lib, ",".join(only), str(calls)],
+                       check=True,
                        capture_output=True, text=True, env=env)
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
 def main():
     if sys.argv[1:2] == ["--child"]:
-        child(sys.argv[2], sys.argv[3].split(","))
+        child(sys.argv[2], sys.argv[3].split(","), int(sys.argv[4]))
         return
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--only", default="w9,chain,norm,resnet,w8")
+    ap.add_argument("--calls", type=int, default=9,
+                    help="timed calls per round for the softmax and layer-norm rows")
     ap.add_argument("--fresh-cache", action="store_true",
                     help="give torch an empty inductor cache in round 1 (a true cold start)")
     args = ap.parse_args()
@@ -153,7 +156,7 @@ def main():
     rows, first = {}, {}
     for r in range(args.rounds):
         for lib in ("torch", "ferrotorch"):
-            for k, v in run(lib, only, args.fresh_cache and r == 0).items():
+            for k, v in run(lib, only, args.fresh_cache and r == 0, args.calls).items():
                 rows.setdefault(k, {}).setdefault(lib, []).append(v)
                 if r == 0:
                     first.setdefault(k, {})[lib] = v
