@@ -24,8 +24,10 @@
 //! results are eager softmax's of the same values, bit for bit. One
 //! thread, a 1024-float row in L1, `softmax(2x + 1)`: 0.69 ns an element
 //! with the passes generated here (the `exp` already the eager loop over
-//! blocks), 0.46 with the eager row function after the generated first
-//! pass.
+//! blocks), 0.46 with the eager row function after a generated first
+//! pass, 0.38 with the first pass a pointwise `Kernel` too (session 32).
+//! Where Cranelift's 128-bit passes remain (layer norm, the reductions,
+//! f64, CPUs without AVX2) the generated function does it all.
 
 use crate::emit::{eval, Em, Pool, Target};
 use crate::expr::{Expr, Unary};
