@@ -199,6 +199,17 @@ multiversion! {
                 for i in 0..n {
                     *dst.add(i) = f(*a.add(i), *b.add(i), *c.add(i));
                 }
+            } else if ds == 1 && sa == 1 && sb == 1 && sc == 0 {
+                // `where(cond, x, scalar)`: ReLU's backward, masked fills
+                let cv = *c;
+                for i in 0..n {
+                    *dst.add(i) = f(*a.add(i), *b.add(i), cv);
+                }
+            } else if ds == 1 && sa == 1 && sb == 0 && sc == 1 {
+                let bv = *b;
+                for i in 0..n {
+                    *dst.add(i) = f(*a.add(i), bv, *c.add(i));
+                }
             } else {
                 for i in 0..n as isize {
                     *dst.offset(i * ds) = f(*a.offset(i * sa), *b.offset(i * sb), *c.offset(i * sc));
@@ -211,6 +222,55 @@ multiversion! {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn map3_broadcast_scalars_match_the_strided_loop() {
+        // c (then b) a broadcast scalar: the fast paths against the same
+        // operands walked with explicit strides
+        let n = 37;
+        let cond: Vec<bool> = (0..n).map(|i| i % 3 != 0).collect();
+        let x: Vec<f32> = (0..n).map(|i| i as f32 * 0.5 - 4.0).collect();
+        let s = [-7.0f32];
+        let pick = |c: bool, a: f32, b: f32| if c { a } else { b };
+        let mut fast = vec![0.0f32; n];
+        let mut want = vec![0.0f32; n];
+        unsafe {
+            map3(
+                n,
+                cond.as_ptr(),
+                1,
+                x.as_ptr(),
+                1,
+                s.as_ptr(),
+                0,
+                fast.as_mut_ptr(),
+                1,
+                pick,
+            );
+        }
+        for i in 0..n {
+            want[i] = if cond[i] { x[i] } else { -7.0 };
+        }
+        assert_eq!(fast, want);
+        unsafe {
+            map3(
+                n,
+                cond.as_ptr(),
+                1,
+                s.as_ptr(),
+                0,
+                x.as_ptr(),
+                1,
+                fast.as_mut_ptr(),
+                1,
+                pick,
+            );
+        }
+        for i in 0..n {
+            want[i] = if cond[i] { -7.0 } else { x[i] };
+        }
+        assert_eq!(fast, want);
+    }
 
     #[test]
     fn map1_tiered_recomputes_exactly_the_blocks_that_need_it() {
