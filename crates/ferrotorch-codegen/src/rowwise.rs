@@ -211,9 +211,11 @@ impl RowKernel {
 }
 
 /// `sum(exp(out - m))` over the row, in blocks of
-/// [`crate::blocked::BLOCK`]: `out - m` into a block buffer, the eager
-/// kernels' wide exp over it in place (Note [Blocked kernels]), summed
-/// and, with `store`, written back to `out`.
+/// [`crate::blocked::BLOCK`]: `out - m` into a block buffer, the block
+/// function of exp over it (Note [Blocked kernels]), summed and, with
+/// `store`, written back to `out`. Only f64 rows take it now: f32 rows
+/// where block functions exist finish in the eager row function instead
+/// (`Body::Softmax`).
 #[allow(clippy::too_many_arguments)]
 fn blocked_exp_sum(
     b: &mut FunctionBuilder,

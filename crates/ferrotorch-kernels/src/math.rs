@@ -197,7 +197,7 @@ pub fn sigmoid(x: f32) -> f32 {
 /// same polynomial (one rounding; `s - 1` is exact), so it keeps its
 /// relative accuracy near 0 where `1 - e²` would cancel. At most 3.3 ulp
 /// from f64 over every f32 (the rational [`tanh`] is 5.4), ±1 and ±0
-/// where tanh is, NaN kept. 25–30 % cheaper than the two functions
+/// where tanh is, NaN kept. 23–29 % cheaper than the two functions
 /// (AVX-512, L1): the tanh costs three multiply-class operations and a
 /// division over the sigmoid instead of ten and a division.
 #[inline(always)]
