@@ -167,14 +167,16 @@ enum Write {
     Output(usize),
 }
 
+/// A block function and the ops whose results it writes, in its order.
+type Call = (usize, Vec<Reg>);
+
 /// Each op's block call: `heavy_at[r]` is the block function a
 /// transcendental `r` ends its stage with and the ops it computes (itself,
 /// or a pair in the function's order); `paired[r]` names the op whose
 /// call computes `r` along with its own result (Note [Paired
 /// transcendentals]).
-#[allow(clippy::type_complexity)]
-fn pairs(e: &Expr, single: bool) -> (Vec<Option<(usize, Vec<Reg>)>>, Vec<Option<Reg>>) {
-    let mut heavy_at: Vec<Option<(usize, Vec<Reg>)>> = e
+fn pairs(e: &Expr, single: bool) -> (Vec<Option<Call>>, Vec<Option<Reg>>) {
+    let mut heavy_at: Vec<Option<Call>> = e
         .ops
         .iter()
         .enumerate()

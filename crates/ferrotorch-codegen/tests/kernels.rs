@@ -35,17 +35,16 @@ fn run_unary_with(f: Unary, xs: &[f32], strategy: Strategy) -> Vec<f32> {
     let x = e.input(0);
     let y = e.unary(f, x);
     e.outputs.push(y);
-    let k = Kernel::compile_with(&e, Elem::F32, &[Access::Contiguous], strategy).unwrap();
-    let mut out = vec![0.0f32; xs.len()];
-    unsafe {
-        k.run(
-            &[xs.as_ptr() as *const u8],
-            &[1],
-            &[out.as_mut_ptr() as *mut u8],
-            xs.len(),
-        )
-    };
-    out
+    run(&e, xs, strategy).remove(0)
+}
+
+/// `f32` kernel `e` (one contiguous input) run over `xs`.
+fn run(e: &Expr, xs: &[f32], strategy: Strategy) -> Vec<Vec<f32>> {
+    let k = Kernel::compile_with(e, Elem::F32, &[Access::Contiguous], strategy).unwrap();
+    let mut outs = vec![vec![0.0f32; xs.len()]; e.outputs.len()];
+    let ptrs: Vec<*mut u8> = outs.iter_mut().map(|o| o.as_mut_ptr().cast()).collect();
+    unsafe { k.run(&[xs.as_ptr().cast()], &[1], &ptrs, xs.len()) };
+    outs
 }
 
 #[test]
@@ -117,15 +116,6 @@ fn blocked_transcendentals_match_the_eager_functions() {
     for (x, g) in pos.iter().zip(&got) {
         assert!(same(*g, km::ln(*x)));
     }
-}
-
-/// `f32` kernel `e` (one contiguous input) run over `xs`.
-fn run(e: &Expr, xs: &[f32], strategy: Strategy) -> Vec<Vec<f32>> {
-    let k = Kernel::compile_with(e, Elem::F32, &[Access::Contiguous], strategy).unwrap();
-    let mut outs = vec![vec![0.0f32; xs.len()]; e.outputs.len()];
-    let ptrs: Vec<*mut u8> = outs.iter_mut().map(|o| o.as_mut_ptr().cast()).collect();
-    unsafe { k.run(&[xs.as_ptr().cast()], &[1], &ptrs, xs.len()) };
-    outs
 }
 
 /// Note [Paired transcendentals]: an f32 kernel with sigmoid and tanh of
