@@ -9,9 +9,10 @@
 //! need are recomputed in the backward kernel instead of saved, as
 //! PyTorch's fusers do: the backward reads each input and each output
 //! gradient once and writes each input gradient once. Each formula is
-//! PyTorch's (`derivatives.yaml`): `relu` passes where `x > 0`,
-//! `maximum` splits ties in half, `pow` is zero where the exponent is
-//! zero, a select sends the gradient to the branch taken.
+//! PyTorch's (`derivatives.yaml`): `relu` is zero where `y <= 0` (a NaN
+//! result passes its gradient), `maximum` splits ties in half, `pow` is
+//! zero where the exponent is zero, a select sends the gradient to the
+//! branch taken.
 
 use crate::expr::{Binary, Cmp, Expr, Op, Reg, Unary};
 
@@ -136,7 +137,8 @@ fn unary_grad(e: &mut Expr, f: Unary, a: Reg, y: Reg, g: Reg) -> Option<Reg> {
         }
         Unary::Relu => {
             let zero = k(e, 0.0);
-            e.select(Cmp::Gt, y, zero, g, zero)
+            // threshold_backward: 0 where y <= 0, so a NaN result passes g
+            e.select(Cmp::Le, y, zero, zero, g)
         }
         Unary::Sigmoid => {
             let one = k(e, 1.0);

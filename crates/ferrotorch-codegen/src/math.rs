@@ -243,6 +243,8 @@ fn erfc_core(em: &mut Em, z: Value, hi: Value, lo: Value) -> Value {
 
 /// erfc(z) for z >= 0 (`math::erfc_pos`).
 fn erfc_pos(em: &mut Em, z: Value) -> Value {
+    // capped at 12 as the eager one, so erf(±inf) is ±1
+    let z = em.clampk(z, 0.0, 12.0);
     let hi = em.mul(z, z);
     let nhi = em.neg(hi);
     let lo = em.fma(z, z, nhi);

@@ -158,5 +158,27 @@ fn selects_route_the_gradient_and_ties_split_it() {
     let x = e.input(0);
     let r = e.unary(Unary::Relu, x);
     e.outputs = vec![r];
-    assert_eq!(backward(&e).eval(&[0.0, 1.0]), vec![0.0]);
+    let b = backward(&e);
+    assert_eq!(b.eval(&[0.0, 1.0]), vec![0.0]);
+    // torch's threshold_backward: a NaN result passes its gradient, an
+    // infinite gradient where the result is <= 0 gives 0 (values from
+    // torch 2.x: relu backward of [nan, -1, 2] with grads [1, inf, 4])
+    assert_eq!(b.eval(&[f64::NAN, 1.0]), vec![1.0]);
+    assert_eq!(b.eval(&[-1.0, f64::INFINITY]), vec![0.0]);
+    assert_eq!(b.eval(&[2.0, 4.0]), vec![4.0]);
+    // and the compiled kernel agrees with the reference
+    let k = Kernel::compile(&b, Elem::F32, &[Access::Contiguous; 2]).unwrap();
+    let xs = [f32::NAN, -1.0, 0.0, 2.0, f32::INFINITY, f32::NEG_INFINITY];
+    let gs = [1.0, f32::INFINITY, 3.0, 4.0, 5.0, 6.0];
+    let mut out = [7.0f32; 6];
+    // SAFETY: six contiguous f32s per input and for the output
+    unsafe {
+        k.run(
+            &[xs.as_ptr().cast(), gs.as_ptr().cast()],
+            &[1, 1],
+            &[out.as_mut_ptr().cast()],
+            6,
+        )
+    };
+    assert_eq!(out, [1.0, 0.0, 0.0, 4.0, 5.0, 0.0]);
 }

@@ -659,3 +659,64 @@ fn random_pointwise_programs_match_eager() -> Result<()> {
     assert!(fuser::stats().kernel_runs >= before.kernel_runs + 50);
     Ok(())
 }
+
+#[test]
+fn fused_backward_of_relu_and_clamps_is_eagers_at_the_edges() -> Result<()> {
+    // NaN, the bounds themselves, ±0 and ±inf: relu passes a NaN's
+    // gradient (threshold_backward), number-bound clamps (hardtanh lowers
+    // as one) pass it strictly inside (0 at a bound and at NaN), lo > hi clamps to hi:
+    // compiled and eager give the same values and gradients (PyTorch's)
+    let _s = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let f = |t: &[Tensor]| -> Result<Vec<Tensor>> {
+        let x = &t[0];
+        let a = x.relu()?.mul(1.5)?;
+        let b = x.clamp(Some(-1.0), Some(2.0))?.mul(2.0)?;
+        let c = x.clamp(Some(-0.5), Some(0.5))?.mul(3.0)?;
+        let d = x
+            .clamp_min(0.0)?
+            .mul(4.0)?
+            .add(&x.clamp_max(1.0)?.mul(5.0)?)?;
+        let e = x.clamp(Some(1.0), Some(0.0))?.mul(6.0)?;
+        Ok(vec![a.add(&b)?.add(&c)?.add(&d)?.add(&e)?])
+    };
+    let inf = f64::INFINITY;
+    let vals = [
+        f64::NAN,
+        -inf,
+        -2.0,
+        -1.0,
+        -0.5,
+        -0.0,
+        0.0,
+        0.5,
+        1.0,
+        2.0,
+        3.0,
+        inf,
+    ];
+    for dt in [DType::F32, DType::F64] {
+        let x = Tensor::from_vec(vals.repeat(3), &[36])?.to_dtype(dt)?;
+        let mut m = trace(f, &[x.clone()])?;
+        passes::optimize(m.graph_mut())?;
+        assert!(passes::fuse_elementwise(m.graph_mut()) >= 1);
+        let before = fuser::stats();
+        let xc = x.detach().requires_grad_(true)?;
+        let out = m.forward(&[xc.clone()])?.remove(0);
+        out.sum()?.backward()?;
+        assert!(fuser::stats().kernel_runs > before.kernel_runs);
+        let xe = x.detach().requires_grad_(true)?;
+        let want = f(&[xe.clone()])?.remove(0);
+        want.sum()?.backward()?;
+        close(&out.detach(), &want.detach(), 0.0)?;
+        close(&xc.grad().unwrap(), &xe.grad().unwrap(), 0.0)?;
+        // the gradient at the first copy, worked out from PyTorch's rules:
+        // relu 1.5 (x > 0 or NaN), clamp 2 (-1 < x < 2), clamp 3
+        // (-0.5 < x < 0.5), clamp_min 4 (x > 0), clamp_max 5 (x < 1), 0
+        let g = xe.grad().unwrap().to_dtype(DType::F64)?.to_vec::<f64>()?;
+        let expect = [
+            1.5, 5.0, 5.0, 5.0, 7.0, 10.0, 10.0, 12.5, 7.5, 5.5, 5.5, 5.5,
+        ];
+        assert_eq!(&g[..12], &expect, "{dt:?}");
+    }
+    Ok(())
+}

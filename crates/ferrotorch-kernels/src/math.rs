@@ -216,6 +216,9 @@ pub fn sigmoid_tanh(x: f32) -> (f32, f32) {
 /// Numerical Recipes' `erfcc`).
 #[inline(always)]
 fn erfc_pos(z: f32) -> f32 {
+    // erfc is 0 in f32 from z = 10.06 on; the cap keeps z = inf from
+    // making inf - inf in the split below (callers select NaN themselves)
+    let z = z.min(12.0);
     // z*z split exactly into hi + lo so that large z keep full precision.
     let hi = z * z;
     erfc_core(z, hi, z.mul_add(z, -hi))
@@ -586,6 +589,17 @@ mod tests {
             let u = max_ulp(erfc, erfc64, 2.5, 9.0, 100_000);
             assert!(u <= 16.0, "{} ulp", u);
         }
+        // the tails and infinities (erf(inf) was NaN: inf - inf in z²'s split)
+        let inf = f32::INFINITY;
+        for (x, e, ec) in [
+            (inf, 1.0, 0.0),
+            (-inf, -1.0, 2.0),
+            (30.0, 1.0, 0.0),
+            (-11.0, -1.0, 2.0),
+        ] {
+            assert_eq!((erf(x), erfc(x)), (e, ec), "x = {x}");
+        }
+        assert!(erf(f32::NAN).is_nan() && erfc(f32::NAN).is_nan());
         let g = |x: f64| 0.5 * x * (1.0 + erf64(x / std::f64::consts::SQRT_2));
         let gneg = |x: f64| 0.5 * x * erfc64(-x / std::f64::consts::SQRT_2);
         {

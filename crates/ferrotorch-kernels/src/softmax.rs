@@ -127,10 +127,13 @@ multiversion! {
                 let y = std::slice::from_raw_parts(y.add(r * n), n);
                 let dx = std::slice::from_raw_parts_mut(dx.add(r * n), n);
                 if log {
-                    // dx = g - exp(y)·Σg
+                    // dx = g - exp(y)·Σg; a NaN row (y NaN) stays NaN, as
+                    // torch's (exp_nonpos's clamp would turn NaN into 0)
                     let s = sum_row(g);
                     for j in 0..n {
-                        dx[j] = (-math::exp_nonpos(y[j])).mul_add(s, g[j]);
+                        let v = y[j];
+                        let e = math::exp_nonpos_clamped(if v < -88.0 { -88.0 } else { v });
+                        dx[j] = (-e).mul_add(s, g[j]);
                     }
                 } else {
                     // dx = y·(g - Σ g·y)
@@ -272,6 +275,26 @@ mod tests {
                         "log={log} [{r}, {j}]"
                     );
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn softmax_backward_of_a_nan_row_is_nan() {
+        // a row holding a NaN softmaxes to NaN throughout; its gradient is
+        // NaN too, as torch's, for softmax and log-softmax alike (the
+        // log form's exp once clamped NaN to 0 and returned g)
+        for n in [5, 16, 37] {
+            let mut x = vec![0.5f32; n];
+            x[n / 2] = f32::NAN;
+            let g: Vec<f32> = (0..n).map(|i| i as f32 + 1.0).collect();
+            for log in [false, true] {
+                let mut y = vec![0.0f32; n];
+                unsafe { softmax_row_f32(x.as_ptr(), y.as_mut_ptr(), n, log) };
+                assert!(y.iter().all(|v| v.is_nan()));
+                let mut dx = vec![0.0f32; n];
+                softmax_backward(&g, &y, &mut dx, n, log);
+                assert!(dx.iter().all(|v| v.is_nan()), "n={n} log={log}: {dx:?}");
             }
         }
     }

@@ -308,6 +308,9 @@ macro_rules! binary_ops {
                         return crate::native::complex::binary(stringify!($name), self, &other);
                     }
                     let raw = || -> Result<Tensor> {
+                        if let Some(y) = pow_number_form(stringify!($name), self, &other)? {
+                            return Ok(y);
+                        }
                         let (dt, a, b, shape) = prepare(stringify!($name), self, &other, Promote::$promote)?;
                         let check: fn(&str, DType, &Operand, &Tensor) -> Result<()> = $check;
                         check(stringify!($name), dt, &other, &b)?;
@@ -350,6 +353,9 @@ macro_rules! binary_ops {
                     let check: fn(&str, DType, &Operand, &Tensor) -> Result<()> = $check;
                     check(stringify!($name_), dt, &other, &b)?;
                     check_inplace(stringify!($name_), self)?;
+                    if let Some(y) = pow_number_form(stringify!($name), self, &other)? {
+                        return self.copy_(&y);
+                    }
                     let b = detach_alias(self, b)?;
                     binary_each_dtype!(stringify!($name_), same, dt, self, &b, self,
                         float |$x, $y| $fb, int |$i, $j| $ib, bool |$p, $q| $bb);
@@ -468,6 +474,23 @@ fn int_pow<I: IntElem>(base: I, exp: I) -> I {
 
 /// Integer bases with a negative *scalar* exponent are an error (a tensor
 /// exponent gives 0, 1 or -1 elementwise, as in PyTorch).
+/// # Note [pow of a number]
+/// `torch.pow(x, 0.5)` is `sqrt(x)` and `torch.pow(x, -0.5)` is `rsqrt(x)`
+/// for a float `x` and a number exponent (a tensor exponent takes C's
+/// `pow`). They differ from `pow` at -0 (sqrt gives -0, pow +0) and -inf
+/// (sqrt gives NaN, pow +inf), and the gradient of `x^1.5` takes
+/// `x^0.5` the same way. The number form of `op` on `a`, or `None`.
+fn pow_number_form(op: &str, a: &Tensor, b: &Operand) -> Result<Option<Tensor>> {
+    if op != "pow" || !a.dtype().is_floating_point() {
+        return Ok(None);
+    }
+    match b {
+        Operand::Scalar(s) if !s.is_complex() && s.to_f64() == 0.5 => a.sqrt().map(Some),
+        Operand::Scalar(s) if !s.is_complex() && s.to_f64() == -0.5 => a.rsqrt().map(Some),
+        _ => Ok(None),
+    }
+}
+
 fn pow_check(op: &str, dt: DType, other: &Operand, _: &Tensor) -> Result<()> {
     not_bool(op, dt)?;
     if let Operand::Scalar(s) = other {

@@ -125,9 +125,9 @@ exact_unary_ops! {
     /// |x|.
     abs, abs_, float: true, bool: false,
         float |x| x.abs(), int |x| x.wabs(), bool |x| x;
-    /// -1, 0 or 1 (NaN stays NaN).
+    /// -1, 0 or 1; +0 for ±0 and for NaN, as torch's `(0 < x) - (x < 0)`.
     sign, sign_, float: true, bool: true,
-        float |x| if x > 0.0 { 1.0 } else if x < 0.0 { -1.0 } else { x * 0.0 },
+        float |x| if x > 0.0 { 1.0 } else if x < 0.0 { -1.0 } else { 0.0 },
         int |x| if x > Element::zero() { Element::one() } else if x < Element::zero() { IntElem::wneg(Element::one()) } else { x },
         bool |x| x;
     /// Round down (integers unchanged).

@@ -298,6 +298,43 @@ fn softplus(e: &mut Expr, x: Reg, beta: f64, threshold: f64) -> Reg {
     e.select(Cmp::Gt, bx, t, x, soft)
 }
 
+/// `clamp(x, lo, hi)` for number bounds, as selects whose only path from
+/// `x` to the result is strictly inside the bounds: the backward of the
+/// expression is then PyTorch's (the gradient passes where `lo < x < hi`,
+/// 0 at a bound and at NaN), and a NaN `x` gives `x - x` (NaN, with a zero
+/// gradient for a finite one; integer kernels never select it). With
+/// `lo > hi` every number clamps to `hi`, as `min(max(x, lo), hi)`.
+fn number_clamp(e: &mut Expr, x: Reg, lo: Option<f64>, hi: Option<f64>) -> Reg {
+    let nan = e.binary(Binary::Sub, x, x);
+    if let (Some(l), Some(h)) = (lo, hi) {
+        if l > h {
+            let hc = e.constant(h);
+            return e.select(Cmp::Eq, x, x, hc, nan);
+        }
+    }
+    // the value where x is not above lo: lo, or NaN for NaN
+    let (above_lo, low) = match lo {
+        Some(l) => {
+            let lc = e.constant(l);
+            (Some(lc), e.select(Cmp::Le, x, lc, lc, nan))
+        }
+        None => (None, nan),
+    };
+    let inside = match hi {
+        Some(h) => {
+            let hc = e.constant(h);
+            // x < hi: x; x >= hi: hi; NaN: NaN (only reached without lo)
+            let high = e.select(Cmp::Ge, x, hc, hc, nan);
+            e.select(Cmp::Lt, x, hc, x, high)
+        }
+        None => x,
+    };
+    match above_lo {
+        Some(lc) => e.select(Cmp::Gt, x, lc, inside, low),
+        None => inside,
+    }
+}
+
 /// `min(max(x, lo), hi)` for optional bounds (NaN kept, as `clamp`).
 fn clamp(e: &mut Expr, x: Reg, lo: Option<Reg>, hi: Option<Reg>) -> Reg {
     let y = match lo {
@@ -403,15 +440,29 @@ fn value_op(e: &mut Expr, name: &str, a: &[Val]) -> Result<Reg, String> {
                 e.binary(Binary::Pow, x, y)
             }
         },
-        "clamp_min" => {
-            let lo = reg(e, &a[1])?;
-            e.binary(Binary::Max, x, lo)
-        }
-        "clamp_max" => {
-            let hi = reg(e, &a[1])?;
-            e.binary(Binary::Min, x, hi)
-        }
+        "clamp_min" => match constant(&a[1]) {
+            Some(l) => number_clamp(e, x, Some(l), None),
+            None => {
+                let lo = reg(e, &a[1])?;
+                e.binary(Binary::Max, x, lo)
+            }
+        },
+        "clamp_max" => match constant(&a[1]) {
+            Some(h) => number_clamp(e, x, None, Some(h)),
+            None => {
+                let hi = reg(e, &a[1])?;
+                e.binary(Binary::Min, x, hi)
+            }
+        },
         "clamp" | "hardtanh" => {
+            // number bounds (absent or constant): torch's strict gradient
+            let number = |v: Option<&Val>| match v {
+                None | Some(Val::Const(IValue::None)) => Some(None),
+                Some(v) => constant(v).map(Some),
+            };
+            if let (Some(lo), Some(hi)) = (number(a.get(1)), number(a.get(2))) {
+                return Ok(number_clamp(e, x, lo, hi));
+            }
             let bound = |e: &mut Expr, v: Option<&Val>| -> Result<Option<Reg>, String> {
                 match v {
                     None | Some(Val::Const(IValue::None)) => Ok(None),

@@ -49,24 +49,15 @@ pub fn silu(input: &Tensor) -> Result<Tensor> {
     input.silu()
 }
 
-/// `x · tanh(softplus(x))`.
+/// `x · tanh(softplus(x))`, with PyTorch's `mish_backward`.
 pub fn mish(input: &Tensor) -> Result<Tensor> {
-    input.mul(&softplus(input, 1.0, 20.0)?.tanh()?)
+    super::act_backward::mish(input)
 }
 
 /// `log(1 + e^(beta x)) / beta`, linear where `beta x > threshold`
-/// (defaults 1 and 20).
+/// (defaults 1 and 20), with PyTorch's `softplus_backward`.
 pub fn softplus(input: &Tensor, beta: f64, threshold: f64) -> Result<Tensor> {
-    let bx = input.mul(beta)?;
-    // log1p(exp(bx)) without overflow: bx + log1p(exp(-bx)) for bx > 0.
-    // Each branch sees its input clamped to its side, so neither overflows
-    // and the derivative at 0 is sigmoid(0) = 1/2 (a max/abs split would
-    // give 0 there).
-    let pos = bx.clamp_min(0.0)?;
-    let upper = pos.add(&pos.neg()?.exp()?.log1p()?)?;
-    let lower = bx.clamp_max(0.0)?.exp()?.log1p()?;
-    let smooth = where_(&bx.gt(0.0)?, &upper, &lower)?.div(beta)?;
-    where_(&bx.gt(threshold)?, input, &smooth)
+    super::act_backward::softplus(input, beta, threshold)
 }
 
 /// `x / (1 + |x|)`.
@@ -91,9 +82,9 @@ pub fn hardtanh(input: &Tensor, min_val: f64, max_val: f64) -> Result<Tensor> {
     )
 }
 
-/// `x · relu6(x + 3) / 6`.
+/// `x · relu6(x + 3) / 6`, with PyTorch's `hardswish_backward`.
 pub fn hardswish(input: &Tensor) -> Result<Tensor> {
-    input.mul(&hardsigmoid(input)?)
+    super::act_backward::hardswish(input)
 }
 
 /// `relu6(x + 3) / 6`.
@@ -111,9 +102,10 @@ pub fn tanh(input: &Tensor) -> Result<Tensor> {
     input.tanh()
 }
 
-/// `log(sigmoid(x)) = -softplus(-x)`, stable for large |x|.
+/// `log(sigmoid(x)) = -softplus(-x)`, stable for large |x|, with
+/// PyTorch's `log_sigmoid_backward`.
 pub fn logsigmoid(input: &Tensor) -> Result<Tensor> {
-    softplus(&input.neg()?, 1.0, 20.0)?.neg()
+    super::act_backward::logsigmoid(input)
 }
 
 /// Gated linear unit: halves `a`, `b` of `dim`, `a · sigmoid(b)`.
@@ -135,8 +127,9 @@ pub fn glu(input: &Tensor, dim: i64) -> Result<Tensor> {
     a.mul(&b.sigmoid()?)
 }
 
-/// `x` for `x >= 0`, `weight · x` otherwise; `weight` has one element or
-/// one per channel (dim 1).
+/// `x` for `x > 0`, `weight · x` otherwise (so at ±0 the input gradient
+/// is `weight · g`, as PyTorch's); `weight` has one element or one per
+/// channel (dim 1).
 pub fn prelu(input: &Tensor, weight: &Tensor) -> Result<Tensor> {
     let c = if input.dim() >= 2 {
         input.shape()[1]
@@ -156,7 +149,7 @@ pub fn prelu(input: &Tensor, weight: &Tensor) -> Result<Tensor> {
         shape[1] = -1;
         weight.reshape(&shape)?
     };
-    where_(&input.ge(0.0)?, input, &input.mul(&w)?)
+    where_(&input.gt(0.0)?, input, &input.mul(&w)?)
 }
 
 /// `x` where `x > threshold`, else `value`.

@@ -4,6 +4,7 @@
 //! order and defaults are PyTorch's; keyword-only options of the losses
 //! are option structs with PyTorch's defaults (`..Default::default()`).
 
+mod act_backward;
 mod activation;
 mod attention;
 mod distance;

@@ -9,7 +9,9 @@
 //! the scalar `cos`/`sin`, slower per element than the vectorised kernels,
 //! so they fuse only below `TRANSCENDENTAL_MAX` elements. `elu` (and so
 //! selu/celu) fuses at any size with the same operations, in the same
-//! order and precision, as its composed formula. Same-dtype f32/f64
+//! order and precision, as its composed formula. `relu`'s threshold
+//! backward is one select pass instead of a comparison tensor and a
+//! `where`. Same-dtype f32/f64
 //! operands of one shape only; anything else takes the composed formula.
 
 use crate::autograd::mode::is_grad_enabled;
@@ -48,7 +50,7 @@ fn output(g: &Tensor, t: &Tensor) -> Result<Option<Tensor>> {
 pub(crate) fn unary(op: &str, g: &Tensor, x: &Tensor, y: &Tensor) -> Result<Option<Tensor>> {
     let t = match op {
         "sin" | "cos" if g.numel() <= TRANSCENDENTAL_MAX => x,
-        "exp" | "tanh" | "sigmoid" => y,
+        "exp" | "tanh" | "sigmoid" | "relu" => y,
         _ => return Ok(None),
     };
     let Some(out) = output(g, t)? else {
@@ -58,6 +60,9 @@ pub(crate) fn unary(op: &str, g: &Tensor, x: &Tensor, y: &Tensor) -> Result<Opti
         "sin" => fused!(g, t, &out, |a, v| a * v.cos()),
         "cos" => fused!(g, t, &out, |a, v| -(a * v.sin())),
         "exp" => fused!(g, t, &out, |a, v| a * v),
+        // threshold_backward: a select, so NaN results pass `a` and an
+        // infinite `a` where `v <= 0` gives 0
+        "relu" => fused!(g, t, &out, |a, v| if v <= 0.0 { 0.0 } else { a }),
         "tanh" => fused!(g, t, &out, |a, v| a * (1.0 - v * v)),
         _ => fused!(g, t, &out, |a, v| a * (v * (1.0 - v))),
     }

@@ -174,9 +174,10 @@ fn unary_derivative(op: &str) -> Option<(Reads, UnaryFormula)> {
                     .sub(&k1.div(x)?)?,
             )
         }),
-        // where, not a product with the mask: an infinite gradient where
-        // the mask is off gives 0, as torch's threshold_backward (inf·0 is NaN)
-        "relu" => (Res, |g, y| crate::native::where_(&y.gt(0.0)?, g, 0.0)),
+        // torch's threshold_backward: 0 where `y <= 0`, else `g` (so a NaN
+        // result passes its gradient), and a select, not a product with a
+        // mask, so an infinite gradient where the mask is off gives 0
+        "relu" => (Res, |g, y| crate::native::where_(&y.le(0.0)?, 0.0, g)),
         "silu" => (Input, |g, x| {
             let s = x.sigmoid()?;
             g.mul(s.mul(x.mul(s.neg()?.add(1.0)?)?.add(1.0)?)?)
@@ -296,17 +297,27 @@ fn binary_derivative(op: &str) -> Option<(BinaryReads, BinaryFormula)> {
             let g = c.grad();
             Ok(smallvec::smallvec![
                 want(c, 0, || {
-                    // b · a^(b-1), and 0 where b == 0 (so 0^0 has gradient 0)
-                    let bb = b.to_tensor(a.dtype())?;
-                    let d = bb.mul(a.pow(bb.sub(1.0)?)?)?;
-                    g.mul(d.masked_fill(&bb.eq(0.0)?, 0.0)?)
+                    // g · b · a^(b-1), selected to 0 where b == 0 (so 0^0
+                    // and an infinite g have gradient 0). A number b keeps
+                    // pow's number form for a^(b-1) (b = 1.5 takes sqrt).
+                    match &b {
+                        Operand::Scalar(e) if e.to_f64() == 0.0 => g.zeros_like(),
+                        Operand::Scalar(e) => {
+                            let e = e.to_f64();
+                            g.mul(a.pow(Scalar::Float(e - 1.0))?.mul(e)?)
+                        }
+                        Operand::Tensor(bb) => {
+                            let d = bb.mul(a.pow(bb.sub(1.0)?)?)?;
+                            crate::native::where_(&bb.eq(0.0)?, 0.0, &g.mul(&d)?)
+                        }
+                    }
                 })?,
                 want(c, 1, || {
-                    // y · ln a, and 0 where a == 0 and b >= 0
+                    // g · y · ln a, selected to 0 where a == 0 and b >= 0
                     let bb = b.to_tensor(a.dtype())?;
                     let d = y.mul(a.log()?)?;
                     let zero = a.eq(0.0)?.logical_and(&bb.ge(0.0)?)?;
-                    g.mul(d.masked_fill(&zero, 0.0)?)
+                    crate::native::where_(&zero, 0.0, &g.mul(&d)?)
                 })?,
             ])
         }),
@@ -367,9 +378,11 @@ fn binary_derivative(op: &str) -> Option<(BinaryReads, BinaryFormula)> {
             let g = c.grad();
             Ok(smallvec::smallvec![
                 want(c, 0, || {
+                    // log y, and 0 where x == 0 and y <= 0 (torch 2.15:
+                    // x == 0 with y > 0 still takes log y)
                     let bb = b.to_tensor(a.dtype())?;
                     let d = bb.log()?;
-                    let zero = a.eq(0.0)?.logical_and(&bb.isnan()?.logical_not()?)?;
+                    let zero = a.eq(0.0)?.logical_and(&bb.le(0.0)?)?;
                     g.mul(d.masked_fill(&zero, 0.0)?)
                 })?,
                 want(c, 1, || g.mul(a)?.div(b.to_tensor(a.dtype())?))?,
@@ -380,25 +393,33 @@ fn binary_derivative(op: &str) -> Option<(BinaryReads, BinaryFormula)> {
 }
 
 /// maximum/minimum (`fnan`: fmax/fmin): the larger (smaller) operand takes
-/// the gradient; ties split it.
+/// the gradient; ties split it. maximum/minimum mask out only the operand
+/// that lost (torch's `masked_fill_(self < other, 0)`), so where either is
+/// NaN both take the gradient; fmax/fmin give it to the number.
 fn extremum(c: &Ctx, a: &Tensor, b: Operand, max: bool, fnan: bool) -> Result<GradVec> {
+    use crate::native::pointwise::where_;
     let g = c.grad();
     let bb = b.to_tensor(a.dtype())?;
-    let pick_a = if max { a.gt(&bb)? } else { a.lt(&bb)? };
-    let pick_a = if fnan {
-        // fmax/fmin: a NaN operand loses to a number
-        pick_a.logical_or(&bb.isnan()?.logical_and(&a.isnan()?.logical_not()?)?)?
-    } else {
-        pick_a
-    };
     let tie = a.eq(&bb)?;
     let half = g.mul(0.5)?;
-    let ga = crate::native::pointwise::where_(
-        &tie,
-        &half,
-        crate::native::pointwise::where_(&pick_a, g, 0.0)?,
-    )?;
-    let gb = crate::native::pointwise::where_(&tie, &half, g.sub(&ga)?)?;
+    if !fnan {
+        let (a_lost, b_lost) = if max {
+            (a.lt(&bb)?, a.gt(&bb)?)
+        } else {
+            (a.gt(&bb)?, a.lt(&bb)?)
+        };
+        let share = where_(&tie, &half, g)?;
+        let ga = where_(&a_lost, 0.0, &share)?;
+        return Ok(smallvec::smallvec![
+            Some(ga),
+            want(c, 1, || where_(&b_lost, 0.0, &share))?
+        ]);
+    }
+    let pick_a = if max { a.gt(&bb)? } else { a.lt(&bb)? };
+    // fmax/fmin: a NaN operand loses to a number
+    let pick_a = pick_a.logical_or(&bb.isnan()?.logical_and(&a.isnan()?.logical_not()?)?)?;
+    let ga = where_(&tie, &half, where_(&pick_a, g, 0.0)?)?;
+    let gb = where_(&tie, &half, g.sub(&ga)?)?;
     Ok(smallvec::smallvec![Some(ga), want(c, 1, || Ok(gb))?])
 }
 
@@ -482,8 +503,8 @@ pub(crate) fn binary(
     )
 }
 
-/// `clamp(x, min, max)`: the gradient passes where min <= x <= max
-/// (boundaries included, as in PyTorch).
+/// `clamp(x, min, max)`, with PyTorch 2.15's gradients (Note [Clamp
+/// gradients]).
 pub(crate) fn clamp(
     x: &Tensor,
     min: Option<&Operand>,
@@ -514,50 +535,97 @@ pub(crate) fn clamp(
         y,
         smallvec::smallvec![Save::Tensor(x)],
         move |c: &Ctx| {
-            let x = c.saved(0);
-            let mut keep = Tensor::ones(x.shape(), crate::DType::Bool)?;
-            let mut lo_mask = None;
-            let mut hi_mask = None;
-            if let Some(l) = &lo {
-                let m = x.ge(l.clone())?;
-                lo_mask = Some(m.logical_not()?);
-                keep = keep.logical_and(&m)?;
-            }
-            if let Some(h) = &hi {
-                let m = x.le(h.clone())?;
-                hi_mask = Some(m.logical_not()?);
-                keep = keep.logical_and(&m)?;
-            }
-            // with both bounds, min(max(x, lo), hi) is hi wherever lo > hi:
-            // the gradient goes to hi there, never to lo (torch's
-            // clamp_backward_min_max; lo == hi still gives it to lo)
-            if let (Some(l), Some(h)) = (&lo, &hi) {
-                let lo_le_hi = match (l, h) {
-                    (Operand::Tensor(lt), h) => Some(lt.le(h.clone())?),
-                    (Operand::Scalar(ls), Operand::Tensor(ht)) => Some(ht.ge(*ls)?),
-                    _ => None,
-                };
-                if let Some(ok) = lo_le_hi {
-                    lo_mask = lo_mask.map(|m| m.logical_and(&ok)).transpose()?;
-                    hi_mask = hi_mask
-                        .map(|m| m.logical_or(&ok.logical_not()?))
-                        .transpose()?;
+            let (x, g) = (c.saved(0), c.grad());
+            let mut out: GradVec = if tensor_bounds {
+                clamp_tensor_grads(x, g, lo.as_ref(), hi.as_ref())?
+            } else {
+                // number bounds: strictly inside
+                let mut keep = Tensor::ones(x.shape(), crate::DType::Bool)?;
+                if let Some(l) = &lo {
+                    keep = keep.logical_and(&x.gt(l.clone())?)?;
                 }
-            }
-            let g = c.grad();
-            // where, not a product: inf·0 would be NaN (torch selects)
-            let mut out = smallvec::smallvec![Some(crate::native::where_(&keep, g, 0.0)?)];
-            // tensor bounds take the gradient where they clipped
-            for (bound, mask) in [(&lo, lo_mask), (&hi, hi_mask)] {
-                if let Some(Operand::Tensor(_)) = bound {
-                    let m = mask.expect("bound present");
-                    out.push(Some(crate::native::where_(&m, g, 0.0)?));
+                if let Some(h) = &hi {
+                    keep = keep.logical_and(&x.lt(h.clone())?)?;
                 }
-            }
+                smallvec::smallvec![Some(crate::native::where_(&keep, g, 0.0)?)]
+            };
             out.truncate(n);
             Ok(out)
         },
     )
+}
+
+/// # Note [Clamp gradients]
+/// PyTorch 2.15's, worked out from its results over every combination of
+/// NaN, below, equal and above for `x`, `min` and `max` (the edge-value
+/// fixtures of the Python tests hold them). Number bounds: `x` takes the
+/// gradient strictly inside (0 at a bound and at NaN). One tensor bound:
+/// `maximum(x, min)` / `minimum(x, max)`'s gradients (ties split in half,
+/// a NaN on either side gives both the gradient). Two tensor bounds:
+/// - `x`: where neither `x < min` nor `x > max` (so a NaN `x` passes),
+///   halved where it ties one bound strictly inside the other;
+/// - `min`: where `x < min <= max`, half where `x == min < max`;
+/// - `max`: where `x > max >= min` or `max < min`, half where
+///   `min < x == max`.
+///
+/// Selects throughout, never products with masks: an infinite gradient
+/// where a mask is off gives 0, as torch's.
+fn clamp_tensor_grads(
+    x: &Tensor,
+    g: &Tensor,
+    lo: Option<&Operand>,
+    hi: Option<&Operand>,
+) -> Result<GradVec> {
+    use crate::native::where_;
+    let half = g.mul(0.5)?;
+    // `a <= b` for two bounds, one of them a tensor
+    let le = |a: &Operand, b: &Operand| match (a, b) {
+        (Operand::Tensor(t), b) => t.le(b.clone()),
+        (Operand::Scalar(s), Operand::Tensor(t)) => t.ge(*s),
+        (Operand::Scalar(_), Operand::Scalar(_)) => unreachable!("a tensor bound"),
+    };
+    let pick = |full: &Tensor, halved: &Tensor| -> Result<Tensor> {
+        where_(full, g, where_(halved, &half, 0.0)?)
+    };
+    let mut out = GradVec::new();
+    match (lo, hi) {
+        (Some(l), Some(h)) => {
+            let (below, above) = (x.lt(l.clone())?, x.gt(h.clone())?);
+            let (at_lo, at_hi) = (x.eq(l.clone())?, x.eq(h.clone())?);
+            let (under_hi, over_lo) = (x.lt(h.clone())?, x.gt(l.clone())?);
+            let lo_le_hi = le(l, h)?;
+            // max < min, neither NaN
+            let hi_lt_lo = lo_le_hi.logical_not()?.logical_and(&le(h, l)?)?;
+            let inside = below.logical_or(&above)?.logical_not()?;
+            let tie = at_lo
+                .logical_and(&under_hi)?
+                .logical_or(&at_hi.logical_and(&over_lo)?)?;
+            out.push(Some(where_(&inside, where_(&tie, &half, g)?, 0.0)?));
+            if let Operand::Tensor(_) = l {
+                let full = below.logical_and(&lo_le_hi)?;
+                out.push(Some(pick(&full, &at_lo.logical_and(&under_hi)?)?));
+            }
+            if let Operand::Tensor(_) = h {
+                let full = above.logical_and(&lo_le_hi)?.logical_or(&hi_lt_lo)?;
+                out.push(Some(pick(&full, &at_hi.logical_and(&over_lo)?)?));
+            }
+        }
+        (Some(b), None) | (None, Some(b)) => {
+            // maximum(x, min) / minimum(x, max)
+            let is_min = lo.is_some();
+            let tie = x.eq(b.clone())?;
+            let (x_off, b_off) = if is_min {
+                (x.lt(b.clone())?, x.gt(b.clone())?)
+            } else {
+                (x.gt(b.clone())?, x.lt(b.clone())?)
+            };
+            let share = where_(&tie, &half, g)?;
+            out.push(Some(where_(&x_off, 0.0, &share)?));
+            out.push(Some(where_(&b_off, 0.0, &share)?));
+        }
+        (None, None) => out.push(Some(g.clone())),
+    }
+    Ok(out)
 }
 
 /// An op whose derivative is zero wherever it exists (`div` with a
@@ -618,7 +686,8 @@ pub(crate) fn logit(x: &Tensor, eps: Option<f64>, y: Tensor) -> Result<Tensor> {
     )
 }
 
-/// `nan_to_num`: replaced (non-finite) elements get no gradient.
+/// `nan_to_num`: replaced (non-finite) elements get no gradient
+/// (`g · isfinite(x)`).
 pub(crate) fn nan_to_num(x: &Tensor, y: Tensor) -> Result<Tensor> {
     if !needs_grad(&[x]) {
         return Ok(y);
@@ -629,10 +698,10 @@ pub(crate) fn nan_to_num(x: &Tensor, y: Tensor) -> Result<Tensor> {
         y,
         smallvec::smallvec![Save::Tensor(x)],
         |c: &Ctx| {
-            Ok(smallvec::smallvec![Some(c.grad().masked_fill(
-                &c.saved(0).isfinite()?.logical_not()?,
-                0.0,
-            )?)])
+            // a product with the mask, as torch's `grad * isfinite(self)`:
+            // an infinite gradient at a replaced element gives NaN there
+            let finite = c.saved(0).isfinite()?.to_dtype(c.grad().dtype())?;
+            Ok(smallvec::smallvec![Some(c.grad().mul(&finite)?)])
         },
     )
 }

@@ -79,7 +79,10 @@ pub(crate) fn sum_or_mean(
 }
 
 /// `amax`/`amin`/`max()`/`min()`: the gradient is shared evenly by the
-/// elements equal to the extreme.
+/// elements equal to the extreme. `max()`/`min()` (over everything) are
+/// torch's `evenly_distribute_backward`: a NaN result shares it among the
+/// NaN elements, and the others get 0 by a select; `amax`/`amin` are its
+/// `scale_grad_by_count`, a product with the mask.
 pub(crate) fn extreme(
     name: &'static str,
     x: &Tensor,
@@ -100,6 +103,16 @@ pub(crate) fn extreme(
         move |c: &Ctx| {
             let (x, y) = (c.saved(0), c.saved(1));
             let yb = unreduce(y, &dims, keep, n)?;
+            if matches!(name, "MaxBackward1" | "MinBackward1") {
+                let hit = x
+                    .eq(&yb)?
+                    .logical_or(&x.isnan()?.logical_and(&yb.isnan()?)?)?;
+                let count = hit.to_dtype(x.dtype())?.sum()?;
+                let share = c.grad().div(&count)?;
+                return Ok(smallvec::smallvec![Some(crate::native::where_(
+                    &hit, &share, 0.0
+                )?)]);
+            }
             let mask = x.eq(&yb)?.to_dtype(x.dtype())?;
             let count = if di.is_empty() {
                 mask.sum()?

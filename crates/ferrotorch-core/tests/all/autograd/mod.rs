@@ -746,8 +746,9 @@ fn fused_pointwise_backward_equals_the_composed_formula() {
     // Without create_graph the common unary formulas run as one fused
     // kernel; with it, as recorded tensor ops: both must agree.
     type Op = fn(&Tensor) -> Result<Tensor>;
-    let ops: [(&str, Op); 10] = [
+    let ops: [(&str, Op); 11] = [
         ("sin", |t| t.sin()),
+        ("relu", |t| t.relu()),
         ("cos", |t| t.cos()),
         ("exp", |t| t.exp()),
         ("tanh", |t| t.tanh()),
@@ -791,6 +792,38 @@ fn fused_pointwise_backward_equals_the_composed_formula() {
                     "{name} {dt:?}: {p} vs {q}"
                 );
             }
+        }
+    }
+}
+
+#[test]
+fn relu_backward_is_torchs_threshold_backward() {
+    // torch 2.x: relu of [nan, -1, 0, 2, inf, -inf] backward with
+    // grads [1, inf, 3, 4, inf, 6] gives [1, 0, 0, 4, inf, 0]: a NaN
+    // result passes its gradient, an infinite gradient where the result
+    // is <= 0 gives 0. Fused (no create_graph) and composed alike.
+    let inf = f64::INFINITY;
+    for dt in [DType::F32, DType::F64] {
+        for create_graph in [false, true] {
+            let x = Tensor::from_vec(vec![f64::NAN, -1.0, 0.0, 2.0, inf, -inf], &[6])
+                .unwrap()
+                .to_dtype(dt)
+                .unwrap()
+                .requires_grad_(true)
+                .unwrap();
+            let g = Tensor::from_vec(vec![1.0, inf, 3.0, 4.0, inf, 6.0], &[6])
+                .unwrap()
+                .to_dtype(dt)
+                .unwrap();
+            let y = x.relu().unwrap();
+            let dx = autograd::grad(&[y], &[x], Some(&[g]), None, create_graph, false).unwrap()[0]
+                .clone()
+                .unwrap();
+            assert_eq!(
+                v(&dx),
+                vec![1.0, 0.0, 0.0, 4.0, inf, 0.0],
+                "{dt:?} create_graph={create_graph}"
+            );
         }
     }
 }

@@ -22,13 +22,16 @@ def _where(c, a, b):
 # --- activations ---------------------------------------------------------
 
 def hardshrink(input, lambd=0.5):
-    return _where(input.abs() > lambd, input, 0.0)
+    # as torch's vector loops: a NaN stays NaN and takes no gradient
+    return _where(input.abs() > lambd, input, (input * 0.0).detach())
 
 
 def softshrink(input, lambd=0.5):
     if lambd < 0:
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
-    return _where(input > lambd, input - lambd, _where(input < -lambd, input + lambd, 0.0))
+    # torch's middle branch is x * 0 (a NaN stays NaN) with no gradient
+    middle = (input * 0.0).detach()
+    return _where(input > lambd, input - lambd, _where(input < -lambd, input + lambd, middle))
 
 
 def tanhshrink(input):
