@@ -33,6 +33,7 @@ pub mod reduce;
 pub mod rnn;
 pub mod simd;
 pub mod softmax;
+mod softmax_avx512;
 pub mod sync;
 pub mod transpose;
 pub mod winograd;

@@ -7,8 +7,8 @@
 //! See Note [Multiversioned loops] in `simd.rs` for how they get vectorised.
 
 const LOG2E: f32 = std::f32::consts::LOG2_E;
-const LN2_HI: f32 = 0.693_359_4;
-const LN2_LO: f32 = -2.121_944_4e-4;
+pub(crate) const LN2_HI: f32 = 0.693_359_4;
+pub(crate) const LN2_LO: f32 = -2.121_944_4e-4;
 /// 1.5 * 2^23: adding it rounds an f32 in (-2^22, 2^22) to an integer, which
 /// can then be read back from the low mantissa bits.
 const ROUND_MAGIC: f32 = 12_582_912.0;
@@ -68,13 +68,24 @@ pub fn exp(x: f32) -> f32 {
 fn expm1_reduced(r: f32) -> f32 {
     // Estrin's scheme: two independent pairs, then r² and r⁴, so the
     // chain of dependent operations is 4 deep instead of Horner's 5.
+    let c = EXPM1_REDUCED;
     let r2 = r * r;
     let r4 = r2 * r2;
-    let q0 = r.mul_add(0.166_665_21, 0.499_999_94);
-    let q1 = r.mul_add(0.008_368_745, 0.041_668_39);
-    let p = r4.mul_add(0.001_381_453_9, r2.mul_add(q1, q0));
+    let q0 = r.mul_add(c[1], c[0]);
+    let q1 = r.mul_add(c[3], c[2]);
+    let p = r4.mul_add(c[4], r2.mul_add(q1, q0));
     p.mul_add(r2, r)
 }
+
+/// The coefficients of [`expm1_reduced`]'s `(e^r - 1 - r) / r²` in powers
+/// of `r`, shared with the AVX-512 softmax (`softmax_avx512`).
+pub(crate) const EXPM1_REDUCED: [f32; 5] = [
+    0.499_999_94,
+    0.166_665_21,
+    0.041_668_39,
+    0.008_368_745,
+    0.001_381_453_9,
+];
 
 /// `s·(1 + m)` for `m` = [`expm1_reduced`] and a power of two `s`: one FMA.
 #[inline(always)]

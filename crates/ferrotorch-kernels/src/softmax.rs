@@ -12,7 +12,9 @@ multiversion! {
     /// as selects so they vectorise), `exp(x - max)` (with
     /// [`math::exp_nonpos`], exact for the `x - max <= 0` it sees) stored,
     /// the stored row summed, then the scaling; log-softmax sums the exps
-    /// without storing them and writes `x - logsumexp`.
+    /// without storing them and writes `x - logsumexp`. On AVX-512 CPUs
+    /// softmax stores and sums in one pass with `vscalefps` (Note [Softmax
+    /// exp with vscalefps]).
     ///
     /// # Safety
     /// `src` and `dst` must each hold `n` values; they may be the same row.
@@ -25,6 +27,9 @@ multiversion! {
                 out.fill(f32::NAN);
                 return;
             };
+            if !log && crate::softmax_avx512::try_exp_sum_scale(src, dst, n, m) {
+                return;
+            }
             let s = if log {
                 sum_exp(src, n, m)
             } else {
@@ -74,6 +79,9 @@ multiversion! {
                     *v -= lse;
                 }
             } else {
+                if crate::softmax_avx512::try_exp_sum_scale(row.as_ptr(), row.as_mut_ptr(), n, m) {
+                    return;
+                }
                 for v in row.iter_mut() {
                     *v = math::exp_nonpos(*v - m);
                 }
