@@ -271,3 +271,33 @@ def test_a_compiled_function_that_calls_a_model_still_trains_it():
     (model(x) * 2).sum().backward()
     for g, p in zip(got, model.parameters()):
         np.testing.assert_allclose(g.numpy(), p.grad.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_compiled_gradients_at_the_edges_are_eagers(dtype):
+    # softplus / mish past their threshold (100, +inf): the smooth
+    # branch's exp overflows, and its unused gradient (0 · inf) was NaN
+    # in the compiled backward where eager's (PyTorch's) is g; relu at
+    # NaN and number-bound clamps at their bounds are PyTorch's rules
+    inf, nan = float("inf"), float("nan")
+    vals = [nan, -inf, -100.0, -2.0, -1.0, 0.0, 0.5, 2.0, 3.0, 30.0, 100.0, inf] * 8
+
+    def f(x):
+        return (F.softplus(x) + F.softplus(x, 2.0, 3.0) * 2.0 + F.relu(x) * 3.0
+                + torch.clamp(x, -1.0, 2.0) * 4.0 + F.hardtanh(x) * 5.0)
+
+    c = torch.compile(f)
+    grads = []
+    for fn in [f, c, c]:   # c's first call is the traced eager run
+        x = torch.tensor(vals, dtype=dtype, requires_grad=True)
+        y = fn(x)
+        (dx,) = torch.autograd.grad(y, x, torch.ones(len(vals), dtype=dtype))
+        grads.append((y.detach(), dx))
+    (ye, ge), (yc, gc) = grads[0], grads[2]
+    np.testing.assert_allclose(yc.numpy(), ye.numpy(), rtol=1e-6)
+    # (f32 softplus at -100: a subnormal sigmoid in one, 0 in the other)
+    np.testing.assert_allclose(gc.numpy(), ge.numpy(), rtol=1e-6, atol=1e-37)
+    # at 100 and +inf: softplus passes g (1 + 2), relu 3, the clamps 0
+    assert gc[10].item() == 6.0 and gc[11].item() == 6.0
+    # at NaN: softplus NaN (PyTorch's), so the sum is NaN
+    assert np.isnan(gc[0].item())

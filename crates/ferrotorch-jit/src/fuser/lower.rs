@@ -279,6 +279,10 @@ fn pow_const(e: &mut Expr, x: Reg, p: f64) -> Reg {
 }
 
 /// `log1p(exp(βx))/β`, or `x` where `βx > threshold` (`F.softplus`).
+/// The smooth branch reads `βx` only where it is taken (0 elsewhere): its
+/// unused `exp` would overflow for large `x` (+inf, or past 88 in f32),
+/// and the backward's `0 · inf` would make the gradient NaN where
+/// PyTorch's is `g`.
 fn softplus(e: &mut Expr, x: Reg, beta: f64, threshold: f64) -> Reg {
     let bx = if beta == 1.0 {
         x
@@ -286,7 +290,10 @@ fn softplus(e: &mut Expr, x: Reg, beta: f64, threshold: f64) -> Reg {
         let b = e.constant(beta);
         e.binary(Binary::Mul, x, b)
     };
-    let ex = e.unary(Unary::Exp, bx);
+    let t = e.constant(threshold);
+    let zero = e.constant(0.0);
+    let bx_smooth = e.select(Cmp::Gt, bx, t, zero, bx);
+    let ex = e.unary(Unary::Exp, bx_smooth);
     let l = e.unary(Unary::Log1p, ex);
     let soft = if beta == 1.0 {
         l
@@ -294,7 +301,6 @@ fn softplus(e: &mut Expr, x: Reg, beta: f64, threshold: f64) -> Reg {
         let b = e.constant(beta);
         e.binary(Binary::Div, l, b)
     };
-    let t = e.constant(threshold);
     e.select(Cmp::Gt, bx, t, x, soft)
 }
 
