@@ -105,6 +105,13 @@ pub fn exp_nonpos(x: f32) -> f32 {
     exp_nonpos_clamped(x.max(-88.0))
 }
 
+/// [`exp_nonpos`] that keeps a NaN argument NaN (the clamp is a compare
+/// a NaN fails, where `f32::max` would turn it into -88 and the result 0).
+#[inline(always)]
+pub fn exp_nonpos_keep_nan(x: f32) -> f32 {
+    exp_nonpos_clamped(if x < -88.0 { -88.0 } else { x })
+}
+
 /// [`exp_nonpos`] of an argument already clamped to [-88, 0].
 #[inline(always)]
 pub fn exp_nonpos_clamped(xc: f32) -> f32 {
@@ -193,8 +200,7 @@ pub fn tanh(x: f32) -> f32 {
 #[inline(always)]
 pub fn sigmoid(x: f32) -> f32 {
     let a = -x.abs();
-    // clamped as `exp_nonpos` does, but keeping NaN (it fails the compare)
-    let e = exp_nonpos_clamped(if a < -88.0 { -88.0 } else { a });
+    let e = exp_nonpos_keep_nan(a);
     select(x >= 0.0, 1.0, e) / (1.0 + e)
 }
 

@@ -136,12 +136,10 @@ multiversion! {
                 let dx = std::slice::from_raw_parts_mut(dx.add(r * n), n);
                 if log {
                     // dx = g - exp(y)·Σg; a NaN row (y NaN) stays NaN, as
-                    // torch's (exp_nonpos's clamp would turn NaN into 0)
+                    // torch's
                     let s = sum_row(g);
                     for j in 0..n {
-                        let v = y[j];
-                        let e = math::exp_nonpos_clamped(if v < -88.0 { -88.0 } else { v });
-                        dx[j] = (-e).mul_add(s, g[j]);
+                        dx[j] = (-math::exp_nonpos_keep_nan(y[j])).mul_add(s, g[j]);
                     }
                 } else {
                     // dx = y·(g - Σ g·y)

@@ -50,6 +50,16 @@ unsafe fn exp_shifted(x: __m512, m: __m512) -> __m512 {
     _mm512_scalef_ps(p, n)
 }
 
+/// The lanes of a 16-wide block holding `left` (> 0) remaining values.
+#[cfg(target_arch = "x86_64")]
+fn lanes(left: usize) -> __mmask16 {
+    if left >= 16 {
+        0xffff
+    } else {
+        (1u16 << left) - 1
+    }
+}
+
 /// `dst = softmax` of a row whose maximum `m` is finite: `exp(src - m)`
 /// stored in `dst` and summed, then `dst` scaled by the sum's reciprocal.
 ///
@@ -74,11 +84,7 @@ pub(crate) unsafe fn exp_sum_scale(src: *const f32, dst: *mut f32, n: usize, m: 
             i += 32;
         }
         while i < n {
-            let k: __mmask16 = if n - i >= 16 {
-                0xffff
-            } else {
-                (1u16 << (n - i)) - 1
-            };
+            let k = lanes(n - i);
             let y = exp_shifted(_mm512_maskz_loadu_ps(k, src.add(i)), vm);
             _mm512_mask_storeu_ps(dst.add(i), k, y);
             a0 = _mm512_mask_add_ps(a0, k, a0, y);
@@ -87,11 +93,7 @@ pub(crate) unsafe fn exp_sum_scale(src: *const f32, dst: *mut f32, n: usize, m: 
         let inv = _mm512_set1_ps(1.0 / _mm512_reduce_add_ps(_mm512_add_ps(a0, a1)));
         let mut i = 0;
         while i < n {
-            let k: __mmask16 = if n - i >= 16 {
-                0xffff
-            } else {
-                (1u16 << (n - i)) - 1
-            };
+            let k = lanes(n - i);
             let v = _mm512_maskz_loadu_ps(k, dst.add(i));
             _mm512_mask_storeu_ps(dst.add(i), k, _mm512_mul_ps(v, inv));
             i += 16;

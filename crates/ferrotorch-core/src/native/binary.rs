@@ -472,8 +472,6 @@ fn int_pow<I: IntElem>(base: I, exp: I) -> I {
     r
 }
 
-/// Integer bases with a negative *scalar* exponent are an error (a tensor
-/// exponent gives 0, 1 or -1 elementwise, as in PyTorch).
 /// # Note [pow of a number]
 /// `torch.pow(x, 0.5)` is `sqrt(x)` and `torch.pow(x, -0.5)` is `rsqrt(x)`
 /// for a float `x` and a number exponent (a tensor exponent takes C's
@@ -491,6 +489,8 @@ fn pow_number_form(op: &str, a: &Tensor, b: &Operand) -> Result<Option<Tensor>> 
     }
 }
 
+/// Integer bases with a negative *scalar* exponent are an error (a tensor
+/// exponent gives 0, 1 or -1 elementwise, as in PyTorch).
 fn pow_check(op: &str, dt: DType, other: &Operand, _: &Tensor) -> Result<()> {
     not_bool(op, dt)?;
     if let Operand::Scalar(s) = other {
