@@ -301,3 +301,34 @@ def test_compiled_gradients_at_the_edges_are_eagers(dtype):
     assert gc[10].item() == 6.0 and gc[11].item() == 6.0
     # at NaN: softplus NaN (PyTorch's), so the sum is NaN
     assert np.isnan(gc[0].item())
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_compiled_clamp_with_tensor_bounds_is_eagers(dtype):
+    # every combination of NaN, ±inf, below, equal and above for x, min
+    # and max: ties halve the gradient, a NaN x passes it (to max too
+    # where max < min), a NaN bound stops it past the other bound
+    inf, nan = float("inf"), float("nan")
+    vals = [nan, -inf, -1.0, 0.0, 1.0, inf]
+    trip = [(a, b, c) for a in vals for b in vals for c in vals]
+    cols = [torch.tensor([t[k] for t in trip], dtype=dtype) for k in range(3)]
+
+    def f(x, lo, hi):
+        return torch.clamp(x * 2.0, lo, hi) * 3.0 + torch.clamp(x, min=lo) * 5.0
+
+    c = torch.compile(f)
+    runs = []
+    for fn in [f, c, c]:   # c's first call is the traced eager run
+        ins = [t.clone().requires_grad_(True) for t in cols]
+        y = fn(*ins)
+        grads = torch.autograd.grad(y, ins, torch.ones(len(trip), dtype=dtype))
+        runs.append([y.detach()] + list(grads))
+    for e, k in zip(runs[0], runs[2]):
+        np.testing.assert_array_equal(k.numpy(), e.numpy())
+    # x = 0, min = 0, max = 1: 2x ties min (half of 3·2), x ties min (half of 5)
+    i = trip.index((0.0, 0.0, 1.0))
+    assert runs[2][1][i].item() == 3.0 + 2.5
+    # x = NaN, min = 1, max = -1: max < min, x and max both take it
+    i = 0 * 36 + 4 * 6 + 2   # (NaN never compares equal: by position)
+    assert np.isnan(trip[i][0]) and trip[i][1:] == (1.0, -1.0)
+    assert runs[2][1][i].item() == 6.0 + 5.0 and runs[2][3][i].item() == 3.0

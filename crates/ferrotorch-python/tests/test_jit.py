@@ -317,9 +317,17 @@ def test_freeze_and_optimize_for_inference():
         torch.jit.freeze(m)
     net.eval()
     x = torch.randn(5, 3)
-    for opt in (torch.jit.freeze(m), torch.jit.optimize_for_inference(m)):
+    frozen = (torch.jit.freeze(m), torch.jit.optimize_for_inference(m))
+    want = net(x).detach().numpy()
+    for opt in frozen:
         assert "prim::GetAttr" not in str(opt.graph)
-        assert np.array_equal(opt(x).numpy(), net(x).detach().numpy())
+        assert np.array_equal(opt(x).numpy(), want)
+    # torch.jit.freeze's constants share the module's parameters (checked
+    # against PyTorch 2.15): an in-place update reaches the frozen program
+    with torch.no_grad():
+        net[0].weight.mul_(3)
+    assert not np.array_equal(net(x).detach().numpy(), want)
+    assert np.array_equal(frozen[0](x).numpy(), net(x).detach().numpy())
     def f(x):
         return (x * 1 + 0).t().t().tanh() + (x * 1 + 0).t().t().tanh()
     g = torch.jit.trace(f, torch.randn(2, 2))

@@ -105,7 +105,7 @@ pub(crate) fn lower(g: &Graph) -> Result<Lowered, String> {
                         // the expression ends at the row op's input
                         args[0].clone()
                     }
-                    None => op(&mut expr, &schema.name, &args)?,
+                    None => op(&mut expr, &schema.name, &args, dtype.is_floating_point())?,
                 }
             }
             _ => return Err(format!("holds a {}", n.kind_name())),
@@ -341,6 +341,39 @@ fn number_clamp(e: &mut Expr, x: Reg, lo: Option<f64>, hi: Option<f64>) -> Reg {
     }
 }
 
+/// # Note [Compiled clamp with tensor bounds]
+/// `clamp(x, lo, hi)` with a tensor bound, as selects whose automatic
+/// backward is eager's (Note [Clamp gradients] in ferrotorch-core, PyTorch
+/// 2.15's rules): each leaf is an expression with the right value that
+/// sends the gradient where those rules do. Ties take `maximum`/`minimum`
+/// (exact value, the gradient halved between the two); a NaN result that
+/// passes the gradient to `x` alone is `x + NaN` (a NaN constant carries
+/// no gradient); `x + hi` is a NaN `x` with `hi < lo`, where PyTorch
+/// passes it to both. Float kernels only: integers have no NaN and no
+/// gradients, so they take [`clamp`].
+fn tensor_clamp(e: &mut Expr, x: Reg, lo: Reg, hi: Reg) -> Reg {
+    use Binary::{Add, Max, Min};
+    let nan = e.constant(f64::NAN);
+    let x_nan = e.binary(Add, x, nan);
+    // strictly inside, or a NaN anywhere (then only `x` takes it)
+    let plain = e.select(Cmp::Le, lo, hi, x, x_nan);
+    let tie_lo = e.binary(Max, x, lo);
+    let tie_lo = e.select(Cmp::Lt, x, hi, tie_lo, plain);
+    let tie_hi = e.binary(Min, x, hi);
+    let tie_hi = e.select(Cmp::Gt, x, lo, tie_hi, plain);
+    let at_hi = e.select(Cmp::Eq, x, hi, tie_hi, plain);
+    let inside = e.select(Cmp::Eq, x, lo, tie_lo, at_hi);
+    // below lo or above hi: that bound, or NaN (no gradient) if the other is
+    let below = e.select(Cmp::Le, lo, hi, lo, nan);
+    let above = e.select(Cmp::Le, lo, hi, hi, nan);
+    let above = e.select(Cmp::Gt, x, hi, above, inside);
+    let ordered = e.select(Cmp::Lt, x, lo, below, above);
+    // hi < lo: hi, or a NaN x passing to both
+    let both = e.binary(Add, x, hi);
+    let crossed = e.select(Cmp::Eq, x, x, hi, both);
+    e.select(Cmp::Lt, hi, lo, crossed, ordered)
+}
+
 /// `min(max(x, lo), hi)` for optional bounds (NaN kept, as `clamp`).
 fn clamp(e: &mut Expr, x: Reg, lo: Option<Reg>, hi: Option<Reg>) -> Reg {
     let y = match lo {
@@ -353,8 +386,8 @@ fn clamp(e: &mut Expr, x: Reg, lo: Option<Reg>, hi: Option<Reg>) -> Reg {
     }
 }
 
-/// One op of the body.
-fn op(e: &mut Expr, name: &str, a: &[Val]) -> Result<Val, String> {
+/// One op of the body; `float` says the body computes in a float dtype.
+fn op(e: &mut Expr, name: &str, a: &[Val], float: bool) -> Result<Val, String> {
     let cmp = match name {
         "gt" => Some(Cmp::Gt),
         "lt" => Some(Cmp::Lt),
@@ -377,11 +410,11 @@ fn op(e: &mut Expr, name: &str, a: &[Val]) -> Result<Val, String> {
         let y = reg(e, &a[2])?;
         return Ok(Val::Reg(e.select(c, p, q, x, y)));
     }
-    value_op(e, name, a).map(Val::Reg)
+    value_op(e, name, a, float).map(Val::Reg)
 }
 
 /// One op of the body computing a number.
-fn value_op(e: &mut Expr, name: &str, a: &[Val]) -> Result<Reg, String> {
+fn value_op(e: &mut Expr, name: &str, a: &[Val], float: bool) -> Result<Reg, String> {
     // one-argument ops by name (`round.decimals` has two: not these)
     let simple = (a.len() == 1).then(|| Unary::from_name(name)).flatten();
     if let Some(f) = simple {
@@ -477,7 +510,10 @@ fn value_op(e: &mut Expr, name: &str, a: &[Val]) -> Result<Reg, String> {
             };
             let lo = bound(e, a.get(1))?;
             let hi = bound(e, a.get(2))?;
-            clamp(e, x, lo, hi)
+            match (lo, hi) {
+                (Some(l), Some(h)) if float => tensor_clamp(e, x, l, h),
+                _ => clamp(e, x, lo, hi),
+            }
         }
         "leaky_relu" => {
             let slope = a.get(1).and_then(constant).ok_or("leaky_relu: slope")?;
