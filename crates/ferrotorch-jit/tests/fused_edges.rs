@@ -2,6 +2,8 @@
 //! themselves give eager's gradients (PyTorch's rules) for relu and the
 //! clamps, with number bounds and with tensor bounds.
 
+#![allow(clippy::cloned_ref_to_slice_refs)]
+
 use ferrotorch_core::{DType, Result, Tensor};
 use ferrotorch_jit::{fuser, passes, trace};
 use std::sync::Mutex;
