@@ -147,7 +147,7 @@ extern "C" fn slice_f32_gelu(src: *const f32, dst: *mut f32, n: usize) {
 extern "C" fn slice_f32_sigmoid_tanh(src: *const f32, sig: *mut f32, tanh: *mut f32, n: usize) {
     // SAFETY: the caller passes `n` valid elements at each pointer, the
     // two outputs distinct block buffers.
-    unsafe { ferrotorch_kernels::simd::map1x2(n, src, sig, tanh, km::sigmoid_tanh) }
+    unsafe { km::sigmoid_tanh_slice(n, src, sig, tanh) }
 }
 
 /// A two-result block function `(src, dst0, dst1, n)`.

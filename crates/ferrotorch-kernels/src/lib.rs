@@ -28,6 +28,7 @@ pub mod cpu;
 pub mod gemm;
 pub mod math;
 pub mod norm;
+mod pair_avx512;
 pub mod parallel;
 pub mod reduce;
 pub mod rnn;

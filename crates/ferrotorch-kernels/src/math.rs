@@ -6,12 +6,12 @@
 //! the whole range; the tests compare against f64 `std` on dense grids.
 //! See Note [Multiversioned loops] in `simd.rs` for how they get vectorised.
 
-const LOG2E: f32 = std::f32::consts::LOG2_E;
+pub(crate) const LOG2E: f32 = std::f32::consts::LOG2_E;
 pub(crate) const LN2_HI: f32 = 0.693_359_4;
 pub(crate) const LN2_LO: f32 = -2.121_944_4e-4;
 /// 1.5 * 2^23: adding it rounds an f32 in (-2^22, 2^22) to an integer, which
 /// can then be read back from the low mantissa bits.
-const ROUND_MAGIC: f32 = 12_582_912.0;
+pub(crate) const ROUND_MAGIC: f32 = 12_582_912.0;
 
 #[inline(always)]
 fn select(c: bool, a: f32, b: f32) -> f32 {
@@ -228,6 +228,8 @@ pub fn sigmoid_tanh(x: f32) -> (f32, f32) {
     let th = (-e_m1 * one_e) / e.mul_add(e, 1.0);
     (sg, th.copysign(x))
 }
+
+pub use crate::pair_avx512::sigmoid_tanh_slice;
 
 /// erfc for z >= 0 with relative error below 1.2e-7 (Chebyshev fit, as in
 /// Numerical Recipes' `erfcc`).
