@@ -39,7 +39,10 @@
 // Sigmoid and tanh of one value (W9's `x·sigmoid(x)·0.5 + tanh(x)`, SiLU
 // beside tanh) are one block call, `math::sigmoid_tanh`: both come from
 // one `e^{-|x|}`, so the pair costs the sigmoid plus three multiplies and
-// a division (W9's two loops 0.61 → 0.46 ns an element, AVX-512, L1). The
+// a division (W9's two loops 0.61 → 0.46 ns an element, AVX-512, L1; the
+// block call is `math::sigmoid_tanh_slice`, written out in AVX-512
+// intrinsics where the CPU has them, Note [The paired sigmoid/tanh in
+// intrinsics] in ferrotorch-kernels). The
 // first op of the pair ends its stage and its call writes both block
 // buffers; the second is only read from its buffer by later stages.
 // Inline kernels pair them too (`emit::eval_copies`, with the
