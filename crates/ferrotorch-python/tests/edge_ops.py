@@ -44,6 +44,7 @@ def cases(M):
         ("logsigmoid", lambda x: F.logsigmoid(x)),
         ("sigmoid", lambda x: M.sigmoid(x)),
         ("tanh", lambda x: M.tanh(x)),
+        ("sinc", lambda x: M.sinc(x)),
         ("prelu", lambda x: F.prelu(x, M.tensor([0.25], dtype=x.dtype))),
         ("clamp(-1,2)", lambda x: M.clamp(x, -1.0, 2.0)),
         ("clamp(min=0)", lambda x: M.clamp(x, min=0.0)),

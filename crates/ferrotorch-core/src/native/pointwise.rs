@@ -288,7 +288,7 @@ impl Tensor {
                 },
             )
         })?;
-        crate::autograd::derivatives::pointwise::nan_to_num(self, y)
+        crate::autograd::derivatives::special::nan_to_num(self, y)
     }
 
     /// `log(z / (1 - z))` with `z` clamped to `[eps, 1 - eps]` when `eps` is given.
@@ -307,7 +307,7 @@ impl Tensor {
         let y = crate::autograd::raw(&[self], || {
             super::unary::unary_float(self, move |x: f32| f64f(x as f64) as f32, f64f)
         })?;
-        crate::autograd::derivatives::pointwise::logit(self, eps, y)
+        crate::autograd::derivatives::special::logit(self, eps, y)
     }
 
     /// ψ⁽ⁿ⁾, the n-th derivative of digamma (`torch.polygamma(n, self)`).
@@ -316,7 +316,7 @@ impl Tensor {
         let y = crate::autograd::raw(&[self], || {
             super::unary::unary_float(self, move |x: f32| f64f(x as f64) as f32, f64f)
         })?;
-        crate::autograd::derivatives::pointwise::polygamma(self, n, y)
+        crate::autograd::derivatives::special::polygamma(self, n, y)
     }
 }
 

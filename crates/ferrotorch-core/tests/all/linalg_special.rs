@@ -2,7 +2,7 @@
 //! values against hand-computed ones, identities (A·A⁻¹ = I, Q R = A,
 //! V Λ Vᵀ = A, U S Vh = A) and gradcheck for every derivative.
 
-use ferrotorch_core::autograd::{gradcheck, GradcheckOptions};
+use ferrotorch_core::autograd::{self, gradcheck, GradcheckOptions};
 use ferrotorch_core::{Result, Tensor};
 
 fn m64(rows: usize, cols: usize, v: &[f64]) -> Tensor {
@@ -248,5 +248,39 @@ fn composite_ops_values_and_gradients() -> Result<()> {
     check_grad(|t| t.kron(&p), &a)?;
     check_grad(|t| t.cov(1, None, None), &p)?;
     check_grad(|t| t.renorm(2.0, 0, 1.0), &p)?;
+    Ok(())
+}
+
+#[test]
+fn sinc_gradient_is_pytorchs_one_formula() -> Result<()> {
+    // values printed by PyTorch 2.15 (`torch.sinc`, float32): at 1e-30
+    // x² underflows, where the composition's gradient was -inf and
+    // PyTorch's is 0; an infinite output gradient stays infinite at ±1
+    // (the composition gave NaN), and is 0 at 0
+    let x = Tensor::from_vec(vec![0.0f32, 1.0, -1.0, 0.5, 1e-30], &[5])?.requires_grad_(true)?;
+    let y = x.sinc()?;
+    assert_eq!(y.grad_fn().unwrap().name(), "SincBackward0");
+    let g = autograd::grad(
+        std::slice::from_ref(&y),
+        std::slice::from_ref(&x),
+        Some(&[y.ones_like()?]),
+        Some(true),
+        false,
+        false,
+    )?;
+    let g = g[0].clone().unwrap().to_vec::<f32>()?;
+    assert_eq!(g[0], 0.0);
+    assert_eq!(g[1], -1.0);
+    assert_eq!(g[2], 1.0);
+    assert!((g[3] + 1.273_239_5).abs() < 1e-6, "{}", g[3]);
+    assert_eq!(g[4], 0.0);
+    let inf = y.ones_like()?.mul(f64::INFINITY)?;
+    let g = autograd::grad(&[y], &[x], Some(&[inf]), None, false, false)?;
+    let g = g[0].clone().unwrap().to_vec::<f32>()?;
+    assert_eq!(
+        g[..4],
+        [0.0, f32::NEG_INFINITY, f32::INFINITY, f32::NEG_INFINITY]
+    );
+    assert_eq!(g[4], 0.0);
     Ok(())
 }

@@ -36,6 +36,7 @@ pub(crate) mod reduce;
 pub(crate) mod rnn;
 pub(crate) mod scan;
 pub(crate) mod shape;
+pub(crate) mod special;
 
 use crate::error::Result;
 use crate::tensor::Tensor;

@@ -646,66 +646,6 @@ pub(crate) fn zero_derivative(name: &'static str, inputs: &[&Tensor], y: Tensor)
     })
 }
 
-/// `polygamma(n, x)`: ψ⁽ⁿ⁺¹⁾.
-pub(crate) fn polygamma(x: &Tensor, n: u32, y: Tensor) -> Result<Tensor> {
-    if !needs_grad(&[x]) {
-        return Ok(y);
-    }
-    record1(
-        "PolygammaBackward0",
-        &[x],
-        y,
-        smallvec::smallvec![Save::Tensor(x)],
-        move |c: &Ctx| {
-            Ok(smallvec::smallvec![Some(
-                c.grad().mul(&c.saved(0).polygamma(n + 1)?)?
-            )])
-        },
-    )
-}
-
-/// `logit(x, eps)`: `1 / (x (1 - x))`; with `eps`, 0 outside
-/// `[eps, 1 - eps]` where the input was clamped.
-pub(crate) fn logit(x: &Tensor, eps: Option<f64>, y: Tensor) -> Result<Tensor> {
-    if !needs_grad(&[x]) {
-        return Ok(y);
-    }
-    record1(
-        "LogitBackward0",
-        &[x],
-        y,
-        smallvec::smallvec![Save::Tensor(x)],
-        move |c: &Ctx| {
-            let x = c.saved(0);
-            let gx = c.grad().div(&x.mul(&x.neg()?.add(1.0)?)?)?;
-            Ok(smallvec::smallvec![Some(match eps {
-                Some(e) => gx.masked_fill(&x.lt(e)?.logical_or(&x.gt(1.0 - e)?)?, 0.0)?,
-                None => gx,
-            })])
-        },
-    )
-}
-
-/// `nan_to_num`: replaced (non-finite) elements get no gradient
-/// (`g · isfinite(x)`).
-pub(crate) fn nan_to_num(x: &Tensor, y: Tensor) -> Result<Tensor> {
-    if !needs_grad(&[x]) {
-        return Ok(y);
-    }
-    record1(
-        "NanToNumBackward0",
-        &[x],
-        y,
-        smallvec::smallvec![Save::Tensor(x)],
-        |c: &Ctx| {
-            // a product with the mask, as torch's `grad * isfinite(self)`:
-            // an infinite gradient at a replaced element gives NaN there
-            let finite = c.saved(0).isfinite()?.to_dtype(c.grad().dtype())?;
-            Ok(smallvec::smallvec![Some(c.grad().mul(&finite)?)])
-        },
-    )
-}
-
 /// `lerp(a, b, w) = a + w (b - a)`.
 pub(crate) fn lerp(a: &Tensor, b: &Tensor, w: &Tensor, y: Tensor) -> Result<Tensor> {
     if !needs_grad(&[a, b, w]) {

@@ -110,13 +110,16 @@ impl Tensor {
         }
     }
 
-    /// `torch.sinc`: `sin(πx) / (πx)`, 1 at 0 (gradient 0 there).
+    /// `torch.sinc`: `sin(πx) / (πx)`, 1 at 0; its gradient is PyTorch's
+    /// one formula (`SincBackward0`).
     pub fn sinc(&self) -> Result<Tensor> {
         let x = floating(self)?;
-        let zero = x.eq(0)?;
-        // the zero's own branch divides 1 by 1: no 0/0 in the gradient
-        let safe = where_(&zero, 1.0, &x)?.mul(std::f64::consts::PI)?;
-        where_(&zero, 1.0, &safe.sin()?.div(&safe)?)
+        let y = crate::autograd::raw(&[&x], || -> Result<Tensor> {
+            let zero = x.eq(0)?;
+            let safe = where_(&zero, 1.0, &x)?.mul(std::f64::consts::PI)?;
+            where_(&zero, 1.0, &safe.sin()?.div(&safe)?)
+        })?;
+        crate::autograd::derivatives::special::sinc(&x, y)
     }
 
     /// `torch.isposinf`.
