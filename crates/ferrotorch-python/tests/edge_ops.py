@@ -6,7 +6,10 @@ and with infinite output gradients. ``M`` is the ``torch`` module in use."""
 
 NAN, INF = float("nan"), float("inf")
 # every op sees these; the branch points of the ops below are among them
-VALUES = [NAN, -INF, -6.0, -3.0, -2.0, -1.0, -0.5, -0.0, 0.0, 0.5, 1.0, 2.0, 3.0, 6.0, 30.0, INF]
+VALUES = [NAN, -INF, -6.0, -3.0, -2.0, -1.0, -0.5, -0.0, 0.0, 0.5, 1.0, 2.0, 3.0, 6.0, 30.0, INF,
+          # underflow and overflow of squares and exponentials, subnormals
+          # in float32 (24 values: 192 elements, a multiple of every vector)
+          1e-30, -1e-30, 1e-40, -1e-40, 100.0, -100.0, 1e30, -1e30]
 # the input is VALUES eight times over: PyTorch's CPU kernels run a scalar
 # loop over the last few elements of a tensor, and for some ops (elu's,
 # hardtanh's and softshrink's backward at NaN) it disagrees with their

@@ -74,10 +74,13 @@ fn softplus_forward(x: &Tensor, p: [f64; 2]) -> Result<Tensor> {
 }
 
 /// PyTorch's `softplus_backward`: `g` where `beta x > threshold`, else
-/// `g · sigmoid(beta x)` (NaN for a NaN input).
+/// `g · z / (z + 1)` with `z = e^(beta x)` (NaN for a NaN input). `exp`
+/// keeps subnormal results where f32 `sigmoid` flushes them to 0, so an
+/// infinite `g` at `beta x = -100` stays infinite, as PyTorch's.
 fn softplus_backward(g: &Tensor, x: &Tensor, p: [f64; 2]) -> Result<Tensor> {
     let bx = x.mul(p[0])?;
-    where_(&bx.gt(p[1])?, g, &g.mul(&bx.sigmoid()?)?)
+    let z = bx.exp()?;
+    where_(&bx.gt(p[1])?, g, &g.mul(&z)?.div(&z.add(1.0)?)?)
 }
 
 /// `softplus(x, beta, threshold)` (Note [Activation backward formulas]).
