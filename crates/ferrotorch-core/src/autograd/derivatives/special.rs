@@ -7,64 +7,53 @@ use crate::error::Result;
 use crate::tensor::Tensor;
 use std::f64::consts::PI;
 
-/// `polygamma(n, x)`: ψ⁽ⁿ⁺¹⁾.
-pub(crate) fn polygamma(x: &Tensor, n: u32, y: Tensor) -> Result<Tensor> {
+/// `y = f(x)` recorded as node `name` saving `x`, whose input gradient
+/// is `formula(g, x)`.
+fn of_x(
+    name: &'static str,
+    x: &Tensor,
+    y: Tensor,
+    formula: impl Fn(&Tensor, &Tensor) -> Result<Tensor> + Send + Sync + 'static,
+) -> Result<Tensor> {
     if !needs_grad(&[x]) {
         return Ok(y);
     }
     record1(
-        "PolygammaBackward0",
+        name,
         &[x],
         y,
         smallvec::smallvec![Save::Tensor(x)],
-        move |c: &Ctx| {
-            Ok(smallvec::smallvec![Some(
-                c.grad().mul(&c.saved(0).polygamma(n + 1)?)?
-            )])
-        },
+        move |c: &Ctx| Ok(smallvec::smallvec![Some(formula(c.grad(), c.saved(0))?)]),
     )
+}
+
+/// `polygamma(n, x)`: ψ⁽ⁿ⁺¹⁾.
+pub(crate) fn polygamma(x: &Tensor, n: u32, y: Tensor) -> Result<Tensor> {
+    of_x("PolygammaBackward0", x, y, move |g, x| {
+        g.mul(&x.polygamma(n + 1)?)
+    })
 }
 
 /// `logit(x, eps)`: `1 / (x (1 - x))`; with `eps`, 0 outside
 /// `[eps, 1 - eps]` where the input was clamped.
 pub(crate) fn logit(x: &Tensor, eps: Option<f64>, y: Tensor) -> Result<Tensor> {
-    if !needs_grad(&[x]) {
-        return Ok(y);
-    }
-    record1(
-        "LogitBackward0",
-        &[x],
-        y,
-        smallvec::smallvec![Save::Tensor(x)],
-        move |c: &Ctx| {
-            let x = c.saved(0);
-            let gx = c.grad().div(&x.mul(&x.neg()?.add(1.0)?)?)?;
-            Ok(smallvec::smallvec![Some(match eps {
-                Some(e) => gx.masked_fill(&x.lt(e)?.logical_or(&x.gt(1.0 - e)?)?, 0.0)?,
-                None => gx,
-            })])
-        },
-    )
+    of_x("LogitBackward0", x, y, move |g, x| {
+        let gx = g.div(&x.mul(&x.neg()?.add(1.0)?)?)?;
+        match eps {
+            Some(e) => gx.masked_fill(&x.lt(e)?.logical_or(&x.gt(1.0 - e)?)?, 0.0),
+            None => Ok(gx),
+        }
+    })
 }
 
 /// `nan_to_num`: replaced (non-finite) elements get no gradient
 /// (`g · isfinite(x)`).
 pub(crate) fn nan_to_num(x: &Tensor, y: Tensor) -> Result<Tensor> {
-    if !needs_grad(&[x]) {
-        return Ok(y);
-    }
-    record1(
-        "NanToNumBackward0",
-        &[x],
-        y,
-        smallvec::smallvec![Save::Tensor(x)],
-        |c: &Ctx| {
-            // a product with the mask, as torch's `grad * isfinite(self)`:
-            // an infinite gradient at a replaced element gives NaN there
-            let finite = c.saved(0).isfinite()?.to_dtype(c.grad().dtype())?;
-            Ok(smallvec::smallvec![Some(c.grad().mul(&finite)?)])
-        },
-    )
+    of_x("NanToNumBackward0", x, y, |g, x| {
+        // a product with the mask, as torch's `grad * isfinite(self)`:
+        // an infinite gradient at a replaced element gives NaN there
+        g.mul(&x.isfinite()?.to_dtype(g.dtype())?)
+    })
 }
 
 /// `sinc(x)`: PyTorch's `sinc_backward`, one formula instead of the
@@ -73,22 +62,11 @@ pub(crate) fn nan_to_num(x: &Tensor, y: Tensor) -> Result<Tensor> {
 /// gradient was −inf at 1e-30 in f32), and an infinite `g` stays
 /// infinite where the factor is not 0.
 pub(crate) fn sinc(x: &Tensor, y: Tensor) -> Result<Tensor> {
-    if !needs_grad(&[x]) {
-        return Ok(y);
-    }
-    record1(
-        "SincBackward0",
-        &[x],
-        y,
-        smallvec::smallvec![Save::Tensor(x)],
-        |c: &Ctx| {
-            let x = c.saved(0);
-            let xpi = x.mul(PI)?;
-            let sq = x.mul(x)?.mul(PI)?;
-            let num = xpi.mul(&xpi.cos()?)?.sub(&xpi.sin()?)?;
-            let out = c.grad().mul(&num)?.div(&sq)?;
-            let gx = crate::native::where_(&sq.eq(0.0)?, 0.0, &out)?;
-            Ok(smallvec::smallvec![Some(gx)])
-        },
-    )
+    of_x("SincBackward0", x, y, |g, x| {
+        let xpi = x.mul(PI)?;
+        let sq = x.mul(x)?.mul(PI)?;
+        let num = xpi.mul(&xpi.cos()?)?.sub(&xpi.sin()?)?;
+        let out = g.mul(&num)?.div(&sq)?;
+        crate::native::where_(&sq.eq(0.0)?, 0.0, &out)
+    })
 }
