@@ -9,14 +9,20 @@
 )]
 use super::v;
 use ferrotorch_core::autograd;
+use ferrotorch_core::dtype::Element;
 use ferrotorch_core::{DType, Tensor};
+
+/// A one-dimensional leaf requiring grad holding `values` (their dtype).
+fn leaf<T: Element>(values: &[T]) -> Tensor {
+    Tensor::from_vec(values.to_vec(), &[values.len()])
+        .unwrap()
+        .requires_grad_(true)
+        .unwrap()
+}
 
 #[test]
 fn grad_fn_names_leaves_and_grads_follow_pytorch() {
-    let x = Tensor::from_vec(vec![1.0f32, 2.0, 3.0], &[3])
-        .unwrap()
-        .requires_grad_(true)
-        .unwrap();
+    let x = leaf(&[1.0f32, 2.0, 3.0]);
     assert!(x.is_leaf() && x.requires_grad() && x.grad_fn().is_none());
     let y = x.mul(&x).unwrap();
     assert_eq!(y.grad_fn().unwrap().name(), "MulBackward0");
@@ -56,10 +62,7 @@ fn grad_fn_names_leaves_and_grads_follow_pytorch() {
 
 #[test]
 fn second_backward_needs_retain_graph() {
-    let x = Tensor::from_vec(vec![0.5f64, 1.0], &[2])
-        .unwrap()
-        .requires_grad_(true)
-        .unwrap();
+    let x = leaf(&[0.5, 1.0]);
     let y = x.exp().unwrap().sum().unwrap();
     y.backward_with(None, Some(true), false).unwrap();
     y.backward().unwrap();
@@ -76,10 +79,7 @@ fn second_backward_needs_retain_graph() {
 
 #[test]
 fn modifying_a_saved_tensor_is_caught_by_the_version_counter() {
-    let x = Tensor::from_vec(vec![1.0f32, 2.0, 3.0], &[3])
-        .unwrap()
-        .requires_grad_(true)
-        .unwrap();
+    let x = leaf(&[1.0f32, 2.0, 3.0]);
     let a = x.exp().unwrap();
     let b = a.sin().unwrap(); // saves a
     a.add_(1.0).unwrap();
@@ -105,10 +105,7 @@ fn modifying_a_saved_tensor_is_caught_by_the_version_counter() {
 /// place afterwards is allowed (`neg` saved its input, and failed here).
 #[test]
 fn ops_that_read_nothing_save_nothing() {
-    let x = Tensor::from_vec(vec![1.5f32, -2.0], &[2])
-        .unwrap()
-        .requires_grad_(true)
-        .unwrap();
+    let x = leaf(&[1.5f32, -2.0]);
     let a = x.mul(1.0).unwrap();
     let n = a.neg().unwrap();
     let f = a.floor().unwrap();
@@ -125,19 +122,13 @@ fn leaf_grad_never_aliases_a_gradient_someone_else_holds() {
     // AccumulateGrad keeps an unshared gradient as it is and copies the
     // rest: the gradient passed to backward (here straight into the leaf)
     // and the one a hook kept stay independent of `.grad`.
-    let x = Tensor::from_vec(vec![1.0f64, 2.0], &[2])
-        .unwrap()
-        .requires_grad_(true)
-        .unwrap();
+    let x = leaf(&[1.0, 2.0]);
     let g = Tensor::from_vec(vec![3.0f64, 4.0], &[2]).unwrap();
     x.backward_with(Some(&g), None, false).unwrap();
     g.add_(10.0).unwrap();
     assert_eq!(v(&x.grad().unwrap()), vec![3.0, 4.0]);
 
-    let z = Tensor::from_vec(vec![1.0f64, 2.0], &[2])
-        .unwrap()
-        .requires_grad_(true)
-        .unwrap();
+    let z = leaf(&[1.0, 2.0]);
     let y = z.mul(2.0).unwrap();
     let kept = std::sync::Arc::new(std::sync::Mutex::new(None));
     let k = kept.clone();
@@ -197,10 +188,7 @@ fn mul_and_div_save_only_the_operands_their_gradients_read() {
     // As in PyTorch: `a * 2.0` and `a / c` (c not requiring grad) save
     // nothing of `a`, so changing `a` afterwards is harmless; `a * c` saves
     // `c`, so changing `c` is caught.
-    let x = Tensor::from_vec(vec![1.0f64, 2.0], &[2])
-        .unwrap()
-        .requires_grad_(true)
-        .unwrap();
+    let x = leaf(&[1.0, 2.0]);
     let c = Tensor::from_vec(vec![3.0f64, 4.0], &[2]).unwrap();
     let a = x.mul(1.0).unwrap();
     let by_number = a.mul(2.0).unwrap();
@@ -225,10 +213,7 @@ fn mul_and_div_save_only_the_operands_their_gradients_read() {
 #[test]
 fn in_place_ops_on_views_of_non_leaves_give_pytorchs_gradients() {
     // y = x * 2; y[1:3] *= 3; y.sum().backward()  ->  x.grad = [2, 6, 6, 2]
-    let x = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], &[4])
-        .unwrap()
-        .requires_grad_(true)
-        .unwrap();
+    let x = leaf(&[1.0f32, 2.0, 3.0, 4.0]);
     let y = x.mul(2.0).unwrap();
     y.narrow(0, 1, 2).unwrap().mul_(3.0).unwrap();
     assert_eq!(v(&y), vec![2.0, 12.0, 18.0, 8.0]);
@@ -236,20 +221,14 @@ fn in_place_ops_on_views_of_non_leaves_give_pytorchs_gradients() {
     y.sum().unwrap().backward().unwrap();
     assert_eq!(v(&x.grad().unwrap()), vec![2.0, 6.0, 6.0, 2.0]);
     // an in-place op whose old value matters: z = x*1; z *= x*1 -> d/dx = 2x
-    let x2 = Tensor::from_vec(vec![1.0f64, -2.0], &[2])
-        .unwrap()
-        .requires_grad_(true)
-        .unwrap();
+    let x2 = leaf(&[1.0, -2.0]);
     let z = x2.mul(1.0).unwrap();
     z.mul_(&x2.mul(1.0).unwrap()).unwrap();
     assert_eq!(z.grad_fn().unwrap().name(), "MulBackward0");
     z.sum().unwrap().backward().unwrap();
     assert_eq!(v(&x2.grad().unwrap()), vec![2.0, -4.0]);
     // PyTorch refuses this one: the saved operand shares z's version counter
-    let x3 = Tensor::from_vec(vec![1.0f64], &[1])
-        .unwrap()
-        .requires_grad_(true)
-        .unwrap();
+    let x3 = leaf(&[1.0]);
     let z3 = x3.mul(1.0).unwrap();
     z3.mul_(&z3.detach()).unwrap();
     assert!(z3.sum().unwrap().backward().is_err());
@@ -261,10 +240,7 @@ fn in_place_ops_on_views_of_non_leaves_give_pytorchs_gradients() {
 #[test]
 fn higher_order_gradients_penalty_and_hvp() {
     // third derivative of sin is -cos
-    let x = Tensor::from_vec(vec![0.3f64, 1.1], &[2])
-        .unwrap()
-        .requires_grad_(true)
-        .unwrap();
+    let x = leaf(&[0.3, 1.1]);
     let y = x.sin().unwrap().sum().unwrap();
     let g1 = autograd::grad(&[y], &[x.clone()], None, None, true, false).unwrap()[0]
         .clone()
@@ -281,14 +257,8 @@ fn higher_order_gradients_penalty_and_hvp() {
         assert!((got + x.cos()).abs() < 1e-12);
     }
     // gradient penalty: w -> || d/dx (w·x)^2 ||^2 = ||2 (w·x) w||^2 = 4 (w·x)^2 |w|^2
-    let w = Tensor::from_vec(vec![0.5f64, -1.0, 2.0], &[3])
-        .unwrap()
-        .requires_grad_(true)
-        .unwrap();
-    let xin = Tensor::from_vec(vec![1.0f64, 2.0, 0.5], &[3])
-        .unwrap()
-        .requires_grad_(true)
-        .unwrap();
+    let w = leaf(&[0.5, -1.0, 2.0]);
+    let xin = leaf(&[1.0, 2.0, 0.5]);
     let f = w.mul(&xin).unwrap().sum().unwrap().pow(2.0).unwrap();
     let gx = autograd::grad(&[f], &[xin.clone()], None, None, true, false).unwrap()[0]
         .clone()
@@ -306,10 +276,7 @@ fn higher_order_gradients_penalty_and_hvp() {
         assert!((g - w).abs() < 1e-10, "{g} vs {w}");
     }
     // Hessian-vector product of f(x) = sum(x^3): H = diag(6x), Hv = 6 x v
-    let x = Tensor::from_vec(vec![1.0f64, -2.0, 0.5], &[3])
-        .unwrap()
-        .requires_grad_(true)
-        .unwrap();
+    let x = leaf(&[1.0, -2.0, 0.5]);
     let vv = Tensor::from_vec(vec![1.0f64, 0.5, -1.0], &[3]).unwrap();
     let g = autograd::grad(
         &[x.pow(3.0).unwrap().sum().unwrap()],
@@ -338,10 +305,7 @@ fn higher_order_gradients_penalty_and_hvp() {
 
 #[test]
 fn hooks_retain_grad_and_modes() {
-    let x = Tensor::from_vec(vec![1.0f32, 2.0], &[2])
-        .unwrap()
-        .requires_grad_(true)
-        .unwrap();
+    let x = leaf(&[1.0f32, 2.0]);
     let y = x.mul(3.0).unwrap();
     y.retain_grad().unwrap();
     // a hook on the non-leaf doubles the gradient flowing through it
@@ -401,25 +365,8 @@ fn hooks_retain_grad_and_modes() {
 
 #[test]
 fn independent_graphs_run_backward_on_threads_at_once() {
-    let handles: Vec<_> = (0..4)
-        .map(|k| {
-            std::thread::spawn(move || {
-                let x = Tensor::from_vec(vec![k as f64 + 1.0; 64], &[8, 8])
-                    .unwrap()
-                    .requires_grad_(true)
-                    .unwrap();
-                let mut y = x.clone();
-                for _ in 0..50 {
-                    y = y.mul(1.01).unwrap().tanh().unwrap();
-                }
-                y.sum().unwrap().backward().unwrap();
-                x.grad().unwrap().sum().unwrap().item().unwrap().to_f64()
-            })
-        })
-        .collect();
-    let got: Vec<f64> = handles.into_iter().map(|h| h.join().unwrap()).collect();
-    // each against the same computation run alone
-    for (k, g) in got.iter().enumerate() {
+    // the sum of x's gradient through 50 tanh layers, x all k + 1
+    let run = |k: usize| -> f64 {
         let x = Tensor::from_vec(vec![k as f64 + 1.0; 64], &[8, 8])
             .unwrap()
             .requires_grad_(true)
@@ -429,9 +376,12 @@ fn independent_graphs_run_backward_on_threads_at_once() {
             y = y.mul(1.01).unwrap().tanh().unwrap();
         }
         y.sum().unwrap().backward().unwrap();
-        assert_eq!(
-            *g,
-            x.grad().unwrap().sum().unwrap().item().unwrap().to_f64()
-        );
+        x.grad().unwrap().sum().unwrap().item().unwrap().to_f64()
+    };
+    let handles: Vec<_> = (0..4).map(|k| std::thread::spawn(move || run(k))).collect();
+    let got: Vec<f64> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    // each against the same computation run alone
+    for (k, g) in got.iter().enumerate() {
+        assert_eq!(*g, run(k));
     }
 }
