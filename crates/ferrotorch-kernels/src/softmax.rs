@@ -43,9 +43,11 @@ multiversion! {
                 sum_row(out)
             };
             if log {
-                let lse = math::ln(s) + m;
+                // (x - max) - ln(sum), as PyTorch: max + ln(sum) first
+                // would round ln(sum) away next to a huge max
+                let ls = math::ln(s);
                 for i in 0..n {
-                    *dst.add(i) = *src.add(i) - lse;
+                    *dst.add(i) = (*src.add(i) - m) - ls;
                 }
             } else {
                 let inv = 1.0 / s;
@@ -74,9 +76,9 @@ multiversion! {
                 return;
             };
             if log {
-                let lse = math::ln(sum_exp(row.as_ptr(), n, m)) + m;
+                let ls = math::ln(sum_exp(row.as_ptr(), n, m));
                 for v in row.iter_mut() {
-                    *v -= lse;
+                    *v = (*v - m) - ls;
                 }
             } else {
                 if crate::softmax_avx512::try_exp_sum_scale(row.as_ptr(), row.as_mut_ptr(), n, m) {
@@ -302,6 +304,24 @@ mod tests {
                 softmax_backward(&g, &y, &mut dx, n, log);
                 assert!(dx.iter().all(|v| v.is_nan()), "n={n} log={log}: {dx:?}");
             }
+        }
+    }
+
+    #[test]
+    fn log_softmax_of_huge_values_keeps_the_log_sum() {
+        // [1e30, 1e30, -1e30, 2]: (x - max) - ln 2, as PyTorch; with
+        // max + ln 2 rounded first the result was 0 (apart and in place)
+        let x = [1e30f32, 1e30, -1e30, 2.0];
+        let mut apart = [0.0f32; 4];
+        let mut inplace = x;
+        unsafe {
+            softmax_row_f32(x.as_ptr(), apart.as_mut_ptr(), 4, true);
+            softmax_row_in_place_f32(inplace.as_mut_ptr(), 4, true);
+        }
+        let ln2 = std::f32::consts::LN_2;
+        for y in [apart, inplace] {
+            assert_eq!(y[..2], [-ln2, -ln2]);
+            assert_eq!(y[2..], [-2e30, -1e30]);
         }
     }
 
