@@ -112,7 +112,9 @@ impl Tensor {
             let mut acc = f64::NEG_INFINITY;
             for (o, &v) in b.iter_mut().zip(a) {
                 let (hi, lo) = if acc > v { (acc, v) } else { (v, acc) };
-                acc = if hi == f64::NEG_INFINITY {
+                // equal infinities (-inf + -inf, inf + inf) are themselves,
+                // as PyTorch's log-add-exp: lo - hi would be NaN
+                acc = if hi == lo && hi.is_infinite() {
                     hi
                 } else if hi.is_nan() || lo.is_nan() {
                     f64::NAN

@@ -17,9 +17,9 @@ use ferrotorch_core::native::where_;
 use ferrotorch_core::{Result, Tensor};
 
 /// `(x, params) -> y` without recording.
-type Forward = fn(&Tensor, [f64; 2]) -> Result<Tensor>;
+pub(super) type Forward = fn(&Tensor, [f64; 2]) -> Result<Tensor>;
 /// `(g, x, params) -> dx`.
-type Backward = fn(&Tensor, &Tensor, [f64; 2]) -> Result<Tensor>;
+pub(super) type Backward = fn(&Tensor, &Tensor, [f64; 2]) -> Result<Tensor>;
 
 /// One activation: its grad_fn name, parameters and two formulas.
 struct Activation {
@@ -45,7 +45,7 @@ impl Function for Activation {
     }
 }
 
-fn run(
+pub(super) fn run(
     name: &'static str,
     x: &Tensor,
     params: [f64; 2],
@@ -161,4 +161,30 @@ pub fn hardswish(x: &Tensor) -> Result<Tensor> {
         hardswish_forward,
         hardswish_backward,
     )
+}
+
+/// The Huber loss of a difference `d`, divided by `scale` (1 for
+/// `huber_loss`, `beta` for `smooth_l1_loss`): `0.5 d²` where
+/// `|d| <= delta`, else `delta (|d| - 0.5 delta)`.
+fn huber_forward(d: &Tensor, p: [f64; 2]) -> Result<Tensor> {
+    let (delta, scale) = (p[0], p[1]);
+    let a = d.abs()?;
+    let quad = a.mul(&a)?.mul(0.5)?;
+    let lin = a.sub(0.5 * delta)?.mul(delta)?;
+    where_(&a.le(delta)?, &quad, &lin)?.div(scale)
+}
+
+/// PyTorch's `huber_loss_backward`: `g · clamp(d, -delta, delta) / scale`
+/// (so `±delta` at infinite `d`, where the composed gradient was
+/// `0 · inf` = NaN, and NaN at a NaN `d`).
+fn huber_backward(g: &Tensor, d: &Tensor, p: [f64; 2]) -> Result<Tensor> {
+    let (delta, scale) = (p[0], p[1]);
+    g.mul(&d.clamp(Some(-delta), Some(delta))?)?.div(scale)
+}
+
+/// The pointwise Huber loss of `d` over `scale` (Note [Activation backward
+/// formulas]: PyTorch's backward formula, not the composition's); `name`
+/// is PyTorch's node name (`HuberLossBackward0`, `SmoothL1LossBackward0`).
+pub(super) fn huber(name: &'static str, d: &Tensor, delta: f64, scale: f64) -> Result<Tensor> {
+    run(name, d, [delta, scale], huber_forward, huber_backward)
 }

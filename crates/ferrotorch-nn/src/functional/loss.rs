@@ -43,21 +43,19 @@ pub fn smooth_l1_loss(
         Runtime,
         "smooth_l1_loss does not support negative values for beta."
     );
-    let a = input.sub(target)?.abs()?;
+    let d = input.sub(target)?;
     if beta == 0.0 {
-        return reduction.apply(a);
+        return reduction.apply(d.abs()?);
     }
     // the Huber loss with delta = beta, divided by beta (the branches meet
     // with equal value and slope at |d| = beta, so the boundary's side
     // does not matter)
-    reduction.apply(huber(&a, beta)?.div(beta)?)
-}
-
-/// Pointwise Huber loss of `a = |d|`.
-fn huber(a: &Tensor, delta: f64) -> Result<Tensor> {
-    let quad = a.mul(a)?.mul(0.5)?;
-    let lin = a.sub(0.5 * delta)?.mul(delta)?;
-    ferrotorch_core::native::where_(&a.le(delta)?, &quad, &lin)
+    reduction.apply(super::act_backward::huber(
+        "SmoothL1LossBackward0",
+        &d,
+        beta,
+        beta,
+    )?)
 }
 
 /// `0.5 d²` where `|d| <= delta`, else `delta (|d| - 0.5 delta)` (default
@@ -74,7 +72,12 @@ pub fn huber_loss(
         Runtime,
         "huber_loss does not support non-positive values for delta."
     );
-    reduction.apply(huber(&input.sub(target)?.abs()?, delta)?)
+    reduction.apply(super::act_backward::huber(
+        "HuberLossBackward0",
+        &input.sub(target)?,
+        delta,
+        1.0,
+    )?)
 }
 
 /// `-w[y] (y log x + (1 - y) log(1 - x))` on probabilities; logs are

@@ -230,6 +230,31 @@ def tensordot(a, b, dims=2, out=None):
     return _C._call_op("tensordot", (a, b, dims_a, dims_b), {})
 
 
+def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
+    """``torch.norm`` (``torch/functional.py``'s dispatch): ``"fro"`` (the
+    default) and numbers are ``linalg.vector_norm`` over ``dim`` (all
+    dimensions when ``None``), ``"nuc"`` and other strings
+    ``linalg.matrix_norm``."""
+    if out is not None:
+        raise TypeError("norm: out= is not supported")
+    _dim = [dim] if isinstance(dim, _builtins.int) else dim
+    if isinstance(p, str):
+        if p == "fro" and (dim is None or isinstance(dim, _builtins.int) or len(dim) <= 2):
+            return linalg.vector_norm(input, 2, _dim, keepdim, dtype=dtype)  # noqa: F821
+        if _dim is None:
+            _dim = list(range(input.dim()))
+        return linalg.matrix_norm(input, p, _dim, keepdim, dtype=dtype)  # noqa: F821
+    return linalg.vector_norm(input, 2.0 if p is None else p, _dim, keepdim, dtype=dtype)  # noqa: F821
+
+
+def _norm_method(self, p="fro", dim=None, keepdim=False, dtype=None):
+    return norm(self, p, dim, keepdim, dtype=dtype)
+
+
+_norm_method.__name__ = "norm"
+Tensor.norm = _norm_method
+
+
 def lu(A, pivot=True, get_infos=False, out=None):
     """``torch.lu``: the packed LU factorization and pivots (and ``infos``
     with ``get_infos=True``); ``torch.linalg.lu_factor_ex`` underneath."""

@@ -198,7 +198,8 @@ pub(crate) fn logsumexp(x: &Tensor, dims: &[i64], keep: bool, y: Tensor) -> Resu
 }
 
 /// `norm(p)` (PyTorch's `norm_backward`): `sign(x)` for p = 1, `x / ‖x‖`
-/// for p = 2, the elements attaining the extreme for ±inf (shared evenly),
+/// for p = 2, the elements attaining the extreme for ±inf (shared evenly;
+/// a NaN row's NaNs, so its gradient is 0),
 /// `x |x|^(p-2) / ‖x‖^(p-1)` otherwise; 0 where the norm is 0.
 pub(crate) fn norm(
     x: &Tensor,
@@ -231,7 +232,10 @@ pub(crate) fn norm(
             } else if p == 2.0 {
                 g.div(&yu)?.masked_fill(&zero, 0.0)?.mul(x)?
             } else if p.is_infinite() {
-                let hit = x.abs()?.eq(&yu)?.to_dtype(x.dtype())?;
+                // the elements attaining the norm, or NaN (torch's mask:
+                // a NaN row shares g among its NaNs, whose sign is 0)
+                let ax = x.abs()?;
+                let hit = ax.eq(&yu)?.logical_or(&ax.isnan()?)?.to_dtype(x.dtype())?;
                 let count = if di.is_empty() {
                     hit.sum()?
                 } else {

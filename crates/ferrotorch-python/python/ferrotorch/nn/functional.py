@@ -264,38 +264,62 @@ def _reduce(loss, reduction):
 
 
 def _check_sizes(name, input, target):
+    """torch's warning for differing sizes; both broadcast, as torch's."""
     if tuple(input.shape) != tuple(target.shape):
         import warnings
 
         warnings.warn(
             f"Using a target size ({target.shape}) that is different to the input size "
             f"({input.shape}). This will likely lead to incorrect results due to broadcasting. "
-            "Please ensure they have the same size.", stacklevel=3)
+            "Please ensure they have the same size.", stacklevel=4)
+        return _call("broadcast_tensors", ([input, target],))
+    return input, target
+
+
+_REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
+
+
+def _weighted(loss, weight, input, reduction, mean_by_weight):
+    """torch 2.15's ``weight=`` of the regression losses: the unreduced loss
+    times ``weight`` (of ``input``'s size); its mean divides by
+    ``weight.sum()`` for mse/l1 and by the count for huber."""
+    if weight.size() != input.size():
+        raise ValueError("Weights and input must have the same size.")
+    w = loss * weight
+    if reduction == "mean" and mean_by_weight:
+        return w.sum() / weight.sum()
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
+    return _reduce(w, reduction)
+
+
+def _regression(name, input, target, reduction, weight, extra=(), mean_by_weight=True):
+    """``name``'s op (its backward is PyTorch's formula), weighted when asked."""
+    input, target = _check_sizes(name, input, target)
+    if weight is None:
+        if reduction not in _REDUCTIONS:
+            raise ValueError(f"{reduction} is not a valid value for reduction")
+        return _call(name, (input, target, _REDUCTIONS[reduction]) + extra)
+    loss = _call(name, (input, target, 0) + extra)
+    return _weighted(loss, weight, input, reduction, mean_by_weight)
 
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
-    _check_sizes("mse_loss", input, target)
-    d = input - target
-    return _reduce(d * d, reduction)
+    return _regression("mse_loss", input, target, reduction, weight)
 
 
-def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
-    _check_sizes("l1_loss", input, target)
-    return _reduce((input - target).abs(), reduction)
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    return _regression("l1_loss", input, target, reduction, weight)
 
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
-    d = (input - target).abs()
-    if beta == 0:
-        return _reduce(d, reduction)
-    loss = _call("where", (d < beta, d * d * (0.5 / beta), d - 0.5 * beta))
-    return _reduce(loss, reduction)
+    # its gradient is PyTorch's clamp(d / beta, -1, 1): ±g at infinite d
+    return _regression("smooth_l1_loss", input, target, reduction, None, (float(beta),))
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
-    d = (input - target).abs()
-    loss = _call("where", (d < delta, d * d * 0.5, (d - 0.5 * delta) * delta))
-    return _reduce(loss, reduction)
+    return _regression("huber_loss", input, target, reduction, weight, (float(delta),),
+                       mean_by_weight=False)
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,

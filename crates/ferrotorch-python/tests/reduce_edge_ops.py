@@ -1,0 +1,68 @@
+"""Reductions, normalisations, scans and losses at edge rows (NaN, ±inf,
+all -inf, ties, ±0, values whose squares overflow or underflow float32),
+shared by ``fixtures/gen_reduce_edges.py`` (PyTorch) and
+``test_reduce_edges.py`` (ferrotorch). ``M`` is the torch module in use;
+each case maps the 12×4 input to a tensor, reducing or scanning the last
+dimension."""
+NAN, INF = float("nan"), float("inf")
+ROWS = [
+    [1.0, 2.0, 3.0, 4.0],
+    [NAN, 1.0, 2.0, 3.0],
+    [INF, 1.0, 2.0, 3.0],
+    [-INF, 1.0, 2.0, 3.0],
+    [-INF, -INF, -INF, -INF],
+    [INF, INF, 1.0, 2.0],
+    [0.0, 0.0, 0.0, 0.0],
+    [5.0, 5.0, 5.0, 5.0],
+    [-0.0, 0.0, -0.0, 0.0],
+    [1e30, 1e30, -1e30, 2.0],
+    [1e-30, -1e-30, 1e-40, 0.0],
+    [INF, -INF, 1.0, 2.0],
+]
+
+def cases(M):
+    F = M.nn.functional
+    return [
+        ("sum", lambda x: x.sum(-1)),
+        ("mean", lambda x: x.mean(-1)),
+        ("prod", lambda x: x.prod(-1)),
+        ("amax", lambda x: x.amax(-1)),
+        ("amin", lambda x: x.amin(-1)),
+        ("max_dim", lambda x: x.max(-1)[0]),
+        ("min_dim", lambda x: x.min(-1)[0]),
+        ("logsumexp", lambda x: M.logsumexp(x, -1)),
+        ("softmax", lambda x: F.softmax(x, -1)),
+        ("log_softmax", lambda x: F.log_softmax(x, -1)),
+        ("norm2", lambda x: x.norm(dim=-1)),
+        ("norm_fro", lambda x: M.norm(x)),
+        ("norm_nuc", lambda x: M.norm(x[0:1].t() @ x[7:8] + M.eye(4, dtype=x.dtype), "nuc")),
+        ("norm1", lambda x: x.norm(p=1, dim=-1)),
+        ("norminf", lambda x: x.norm(p=float("inf"), dim=-1)),
+        ("var", lambda x: x.var(-1)),
+        ("std", lambda x: x.std(-1)),
+        ("var0", lambda x: x.var(-1, correction=0)),
+        ("cumsum", lambda x: x.cumsum(-1)),
+        ("cumprod", lambda x: x.cumprod(-1)),
+        ("layer_norm", lambda x: F.layer_norm(x, (4,))),
+        ("normalize", lambda x: F.normalize(x, dim=-1)),
+        ("nansum", lambda x: M.nansum(x, -1)),
+        ("nanmean", lambda x: M.nanmean(x, -1)),
+        ("median", lambda x: x.median(-1)[0]),
+        ("sort0", lambda x: x.sort(-1)[0]),
+        ("topk", lambda x: x.topk(2, -1)[0]),
+        ("cummax", lambda x: x.cummax(-1)[0]),
+        ("logcumsumexp", lambda x: M.logcumsumexp(x, -1)),
+        ("dist", lambda x: M.cdist(x[:, None, :], M.zeros_like(x)[:, None, :])[:, 0, 0]),
+        ("softmin", lambda x: F.softmin(x, -1)),
+        ("mse", lambda x: F.mse_loss(x, M.zeros_like(x), reduction="none").sum(-1)),
+        ("l1", lambda x: F.l1_loss(x, M.zeros_like(x), reduction="none").sum(-1)),
+        ("smooth_l1", lambda x: F.smooth_l1_loss(x, M.zeros_like(x), reduction="none").sum(-1)),
+        ("huber", lambda x: F.huber_loss(x, M.zeros_like(x), reduction="none").sum(-1)),
+        ("rms_norm", lambda x: F.rms_norm(x, (4,))),
+        ("aminmax", lambda x: M.aminmax(x, dim=-1)[1]),
+        ("argmax", lambda x: x.argmax(-1)),
+        ("argmin", lambda x: x.argmin(-1)),
+        ("kthvalue", lambda x: x.kthvalue(2, -1)[0]),
+        ("msort", lambda x: M.msort(x.t()).t()),
+        ("std_mean", lambda x: M.std_mean(x, -1)[0]),
+    ]
