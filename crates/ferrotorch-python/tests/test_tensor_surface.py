@@ -137,3 +137,20 @@ def test_queries():
     assert v.tolist() == [10.0, 20.0]
     v.map_(torch.tensor([1.0]), lambda a, b: a + b)
     assert v.tolist() == [11.0, 21.0]
+
+
+def test_top_level_names_of_functional_ops():
+    # torch.cosine_similarity, torch.pairwise_distance, torch.pixel_shuffle,
+    # ... are the functional ops under torch's top-level names
+    import ferrotorch.nn.functional as F
+    for name in ["cosine_similarity", "pairwise_distance", "pdist", "pixel_shuffle",
+                 "pixel_unshuffle", "channel_shuffle", "hardshrink", "bilinear", "conv3d",
+                 "conv_transpose1d", "avg_pool1d", "max_pool1d", "adaptive_avg_pool1d",
+                 "rms_norm"]:
+        assert getattr(torch, name) is getattr(F, name), name
+    a = torch.tensor([[3.0, 4.0], [1.0, 0.0]])
+    b = torch.tensor([[0.0, 0.0], [0.0, 1.0]])
+    np.testing.assert_allclose(torch.pairwise_distance(a, b).numpy(),
+                               [5.0, math.sqrt(2.0)], rtol=1e-5)
+    np.testing.assert_allclose(torch.cosine_similarity(a, a + 1.0).numpy(),
+                               [(12 + 20) / (5 * math.sqrt(41)), 2 / math.sqrt(5)], rtol=1e-6)

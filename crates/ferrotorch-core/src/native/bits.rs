@@ -131,14 +131,25 @@ impl Tensor {
                 d.name_title()
             ),
         }
-        // torch's derivative: the step is locally constant, so `self`
-        // gets the gradient as it is and `other` none
+        // torch 2.15's derivative: the step is locally constant, so `self`
+        // gets the gradient except where it equals `other` (the result is
+        // then `other`), and `other` zeros
         record1(
             "NextafterBackward0",
             &[self, other],
             out,
-            smallvec::smallvec![],
-            |c| Ok(smallvec::smallvec![Some(c.grad().clone()), None]),
+            smallvec::smallvec![
+                crate::autograd::node::Save::Tensor(self),
+                crate::autograd::node::Save::Tensor(other)
+            ],
+            |c| {
+                let g = c.grad();
+                let at = c.saved(0).eq(c.saved(1))?;
+                Ok(smallvec::smallvec![
+                    Some(g.masked_fill(&at, 0.0)?),
+                    Some(g.zeros_like()?)
+                ])
+            },
         )
     }
 

@@ -106,10 +106,34 @@ impl Tensor {
         } else {
             self.to_dtype(get_default_dtype())?
         };
-        let zero = x.eq(0)?.logical_and(&other.isnan()?.logical_not()?)?;
-        // the x = 0 branch never evaluates log1p(-1) · 0
-        let safe_y = where_(&zero, 0.0, other)?;
-        where_(&zero, 0.0, &x.mul(&safe_y.log1p()?)?)
+        let out = crate::autograd::raw(&[&x, other], || -> Result<Tensor> {
+            let zero = x.eq(0)?.logical_and(&other.isnan()?.logical_not()?)?;
+            // the x = 0 branch never evaluates log1p(-1) · 0
+            let safe_y = where_(&zero, 0.0, other)?;
+            where_(&zero, 0.0, &x.mul(&safe_y.log1p()?)?)
+        })?;
+        if !crate::autograd::needs_grad(&[&x, other]) {
+            return Ok(out);
+        }
+        crate::autograd::record1(
+            "SpecialXlog1PyBackward0",
+            &[&x, other],
+            out,
+            smallvec::smallvec![
+                crate::autograd::node::Save::Tensor(&x),
+                crate::autograd::node::Save::Tensor(other)
+            ],
+            |c| {
+                // torch's: g · log1p(y), 0 where x == 0 and y <= -1 (x == 0
+                // elsewhere still takes log1p y); g · x / (y + 1)
+                let (g, x, y) = (c.grad(), c.saved(0), c.saved(1));
+                let off = x.eq(0.0)?.logical_and(&y.le(-1.0)?)?;
+                Ok(smallvec::smallvec![
+                    Some(g.mul(&y.log1p()?)?.masked_fill(&off, 0.0)?),
+                    Some(g.mul(x)?.div(&y.add(1.0)?)?)
+                ])
+            },
+        )
     }
 
     /// `torch.special.zeta(x, q)`: the Hurwitz zeta function (derivative in `q` only, as torch).

@@ -281,3 +281,14 @@ from . import _tensor_surface as _surface  # noqa: E402
 import sys as _sys  # noqa: E402
 
 _surface._install(_sys.modules[__name__])
+
+# torch's top-level names for the nn.functional ops whose top-level
+# signature is the functional one (torch.cosine_similarity(x1, x2, dim=1,
+# eps=1e-8), torch.pixel_shuffle, torch.conv3d, ...); the losses and
+# dropouts differ at the top level (int reductions, `train`) and are not here
+for _name in ("cosine_similarity", "pairwise_distance", "pdist", "pixel_shuffle",
+              "pixel_unshuffle", "channel_shuffle", "hardshrink", "bilinear", "conv3d",
+              "conv_transpose1d", "avg_pool1d", "max_pool1d", "adaptive_avg_pool1d", "rms_norm"):
+    if _name not in globals():
+        globals()[_name] = getattr(nn.functional, _name)
+del _name

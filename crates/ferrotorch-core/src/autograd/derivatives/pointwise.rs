@@ -288,8 +288,10 @@ fn binary_derivative(op: &str) -> Option<(BinaryReads, BinaryFormula)> {
             Ok(smallvec::smallvec![
                 want(c, 0, || g.div(b.clone()))?,
                 want(c, 1, || {
+                    // -g (a / b) / b, as torch: b² first underflows (0/0 at
+                    // b = 1e-30 in f32) or overflows
                     let bb = b.to_tensor(g.dtype())?;
-                    g.mul(a)?.div(bb.mul(&bb)?)?.neg()
+                    g.mul(&a.div(&bb)?.div(&bb)?)?.neg()
                 })?,
             ])
         }),
@@ -324,10 +326,13 @@ fn binary_derivative(op: &str) -> Option<(BinaryReads, BinaryFormula)> {
         "atan2" => (reads(Always, Always, false), |c, a, b, _, _| {
             let g = c.grad();
             let bb = b.to_tensor(a.dtype())?;
+            // 1 / (a² + b²), 0 where that sum is 0 (at the origin, or
+            // underflowed), as torch: its gradient there is 0, not NaN
             let den = a.mul(a)?.add(bb.mul(&bb)?)?;
+            let recip = crate::native::where_(&den.eq(0.0)?, 0.0, &den.reciprocal()?)?;
             Ok(smallvec::smallvec![
-                want(c, 0, || g.mul(&bb)?.div(&den))?,
-                want(c, 1, || g.mul(a)?.neg()?.div(&den))?,
+                want(c, 0, || g.mul(&bb)?.mul(&recip))?,
+                want(c, 1, || g.mul(&a.neg()?)?.mul(&recip))?,
             ])
         }),
         "maximum" => (reads(Always, Always, false), |c, a, b, _, _| {
@@ -367,9 +372,9 @@ fn binary_derivative(op: &str) -> Option<(BinaryReads, BinaryFormula)> {
             let g = c.grad();
             Ok(smallvec::smallvec![
                 want(c, 0, || {
-                    // ±1 where the sign changed or not; 0 at a == 0
-                    let s = a.sign()?.mul(y.sign()?)?;
-                    g.mul(s)
+                    // torch's y / a, 0 at a == 0 (±1; NaN at a NaN a)
+                    let ratio = y.div(a)?.masked_fill(&a.eq(0.0)?, 0.0)?;
+                    g.mul(ratio)
                 })?,
                 want(c, 1, || g.zeros_like())?,
             ])
@@ -395,7 +400,8 @@ fn binary_derivative(op: &str) -> Option<(BinaryReads, BinaryFormula)> {
 /// maximum/minimum (`fnan`: fmax/fmin): the larger (smaller) operand takes
 /// the gradient; ties split it. maximum/minimum mask out only the operand
 /// that lost (torch's `masked_fill_(self < other, 0)`), so where either is
-/// NaN both take the gradient; fmax/fmin give it to the number.
+/// NaN both take the gradient; fmax/fmin give it to the number (to the
+/// first operand when both are NaN).
 fn extremum(c: &Ctx, a: &Tensor, b: Operand, max: bool, fnan: bool) -> Result<GradVec> {
     use crate::native::pointwise::where_;
     let g = c.grad();
@@ -416,8 +422,9 @@ fn extremum(c: &Ctx, a: &Tensor, b: Operand, max: bool, fnan: bool) -> Result<Gr
         ]);
     }
     let pick_a = if max { a.gt(&bb)? } else { a.lt(&bb)? };
-    // fmax/fmin: a NaN operand loses to a number
-    let pick_a = pick_a.logical_or(&bb.isnan()?.logical_and(&a.isnan()?.logical_not()?)?)?;
+    // fmax/fmin: a NaN operand loses to a number; with both NaN the first
+    // takes it (torch's `self >= other | other.isnan()`)
+    let pick_a = pick_a.logical_or(&bb.isnan()?)?;
     let ga = where_(&tie, &half, where_(&pick_a, g, 0.0)?)?;
     let gb = where_(&tie, &half, g.sub(&ga)?)?;
     Ok(smallvec::smallvec![Some(ga), want(c, 1, || Ok(gb))?])
