@@ -3,20 +3,15 @@ operands' gradients against PyTorch's results stored by
 ``fixtures/gen_binary_edges.py``: where a NaN is, where a gradient is 0
 rather than NaN (atan2 at the origin), which operand takes it (fmax of
 two NaNs), and quotients that must not square a tiny divisor first."""
-import json
-import math
-import os
 
 import pytest
 
 import ferrotorch as ft
+from edge_fixture import dec, load, same
 from binary_edge_ops import XS, YS, cases
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-with open(os.path.join(HERE, "fixtures", "binary_edges.json")) as f:
-    DATA = json.load(f)
+DATA, CASES = load("binary_edges")
 OPS = dict(cases(ft))
-CASES = {(c["op"], c["dtype"]): c for c in DATA["cases"]}
 INF = float("inf")
 # where we differ from PyTorch on purpose, and why (x, y pairs):
 # - logaddexp/logaddexp2 of two equal infinities: PyTorch's gradient
@@ -29,18 +24,6 @@ DIFFER = {
     ("logaddexp2", "gx"): SAME_INF, ("logaddexp2", "gy"): SAME_INF,
     ("binary_ce_logits", "out"): {(-INF, y) for y in YS},
 }
-
-
-def dec(vs):
-    return [float(v) for v in vs]
-
-
-def same(got, want, rtol):
-    if math.isnan(want):
-        return math.isnan(got)
-    if math.isinf(want):
-        return got == want
-    return abs(got - want) <= rtol * max(1.0, abs(want))
 
 
 def test_the_fixture_covers_every_case():

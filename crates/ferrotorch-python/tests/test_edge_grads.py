@@ -3,36 +3,19 @@ points, forward and backward (finite and infinite output gradients),
 against PyTorch's results stored by ``fixtures/gen_edge_grads.py``. Where
 a NaN is, where an infinite gradient becomes 0 rather than NaN, and which
 side of a branch point takes the gradient are all PyTorch's."""
-import json
-import math
-import os
 
 import pytest
 
 import ferrotorch as ft
+from edge_fixture import dec, load, same
 from edge_ops import REPEAT, VALUES, cases
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-with open(os.path.join(HERE, "fixtures", "edge_grads.json")) as f:
-    DATA = json.load(f)
+DATA, CASES = load("edge_grads")
 OPS = dict(cases(ft))
-CASES = {(c["op"], c["dtype"]): c for c in DATA["cases"]}
 # ops whose values PyTorch computes differently at an edge for reasons of
 # its own vector code, with the positions we leave as they are:
 # gelu(inf) is NaN in PyTorch's vectorised erf path (inf·1 is inf)
 FORWARD_EXCEPTIONS = {("gelu", VALUES.index(float("inf")) + len(VALUES) * k) for k in range(REPEAT)}
-
-
-def dec(vs):
-    return [float(v) for v in vs]
-
-
-def same(got, want, rtol):
-    if math.isnan(want):
-        return math.isnan(got)
-    if math.isinf(want):
-        return got == want
-    return abs(got - want) <= rtol * max(1.0, abs(want))
 
 
 def check(name, what, got, want, rtol, skip=()):

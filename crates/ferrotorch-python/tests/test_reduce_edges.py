@@ -2,20 +2,15 @@
 all -inf, ties, ±0, overflowing and underflowing squares), values and
 gradients against PyTorch's results stored by
 ``fixtures/gen_reduce_edges.py``."""
-import json
-import math
-import os
 
 import pytest
 
 import ferrotorch as ft
+from edge_fixture import dec, load, same
 from reduce_edge_ops import ROWS, cases
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-with open(os.path.join(HERE, "fixtures", "reduce_edges.json")) as f:
-    DATA = json.load(f)
+DATA, CASES = load("reduce_edges")
 OPS = dict(cases(ft))
-CASES = {(c["op"], c["dtype"]): c for c in DATA["cases"]}
 # rows where we differ from PyTorch on purpose, and why:
 # - ties (rows 4-9): which of equal elements topk/kthvalue return is
 #   unspecified (PyTorch's own CPU and CUDA differ), so the gradient lands
@@ -36,18 +31,6 @@ DIFFER_F32 = {
     ("normalize", "out"): {9}, ("normalize", "grad"): {9},
     ("layer_norm", "out"): {9}, ("layer_norm", "grad"): {9},
 }
-
-
-def dec(vs):
-    return [float(v) for v in vs]
-
-
-def same(got, want, rtol):
-    if math.isnan(want):
-        return math.isnan(got)
-    if math.isinf(want):
-        return got == want
-    return abs(got - want) <= rtol * max(1.0, abs(want))
 
 
 def test_the_fixture_covers_every_case():
