@@ -269,8 +269,10 @@ fn binary_grad(
         Binary::Div => {
             let ga = na.then(|| e.binary(Div, g, c));
             let gc = nc.then(|| {
-                let cc = e.binary(Mul, c, c);
-                let q = e.binary(Div, a, cc);
+                // -g (a / c) / c, as eager and torch: c² first underflows
+                // (0/0 at c = 1e-30 in f32) or overflows
+                let q = e.binary(Div, a, c);
+                let q = e.binary(Div, q, c);
                 let t = e.binary(Mul, g, q);
                 e.unary(Unary::Neg, t)
             });

@@ -182,3 +182,31 @@ fn selects_route_the_gradient_and_ties_split_it() {
     };
     assert_eq!(out, [1.0, 0.0, 0.0, 4.0, 5.0, 0.0]);
 }
+
+#[test]
+fn the_divisors_gradient_does_not_square_a_tiny_divisor() {
+    // d(x / y)/dy = -(x / y) / y: with y² first, y = 1e-30 underflows to 0
+    // in f32 and the gradient was NaN (x = 0) or -inf (x = 1e-30)
+    let mut e = Expr::new(2);
+    let (x, y) = (e.input(0), e.input(1));
+    let q = e.binary(Binary::Div, x, y);
+    e.outputs = vec![q];
+    let b = backward(&e);
+    let k = Kernel::compile(&b, Elem::F32, &[Access::Contiguous; 3]).unwrap();
+    let xs = [0.0f32, 1e-30, 2.0];
+    let ys = [1e-30f32, 1e-30, 1e-30];
+    let g = [1.0f32; 3];
+    let (mut gx, mut gy) = ([0f32; 3], [0f32; 3]);
+    unsafe {
+        k.run(
+            &[xs.as_ptr().cast(), ys.as_ptr().cast(), g.as_ptr().cast()],
+            &[1; 3],
+            &[gx.as_mut_ptr().cast(), gy.as_mut_ptr().cast()],
+            3,
+        )
+    };
+    assert_eq!(gy[0], 0.0);
+    assert_eq!(gy[1], -1e30);
+    assert_eq!(gy[2], f32::NEG_INFINITY);
+    assert_eq!(gx, [1e30; 3]);
+}
