@@ -154,3 +154,35 @@ def test_top_level_names_of_functional_ops():
                                [5.0, math.sqrt(2.0)], rtol=1e-5)
     np.testing.assert_allclose(torch.cosine_similarity(a, a + 1.0).numpy(),
                                [(12 + 20) / (5 * math.sqrt(41)), 2 / math.sqrt(5)], rtol=1e-6)
+
+
+def test_top_level_nn_names_take_aten_signatures():
+    # torch.kl_div & co. take an int reduction (0 none, 1 mean, 2 sum),
+    # the alpha dropouts a required `train`, adaptive_max_pool1d returns
+    # its indices, and the in-place activations write their input
+    import ferrotorch.nn.functional as F
+    torch.manual_seed(0)
+    lp = torch.randn(4, 3).log_softmax(-1)
+    t = torch.randn(4, 3).softmax(-1)
+    for r, s in [(0, "none"), (1, "mean"), (2, "sum")]:
+        np.testing.assert_allclose(torch.kl_div(lp, t, r).numpy(),
+                                   (t * (t.log() - lp)).numpy().mean() if r == 1 else
+                                   F.kl_div(lp, t, reduction=s).numpy(), rtol=1e-5)
+    with pytest.raises(TypeError, match="reduction"):
+        torch.kl_div(lp, t, "mean")
+    a, b = torch.tensor([0.5, 2.0, -1.0, 0.0]), torch.tensor([1.0, 1.0, 1.0, 1.0])
+    y = torch.tensor([1.0, -1.0, 1.0, -1.0])
+    # max(0, -y (a - b) + 0.5): 1.0, 1.5, 2.5, 0
+    assert torch.margin_ranking_loss(a, b, y, 0.5, 2).item() == pytest.approx(5.0)
+    assert torch.hinge_embedding_loss(a, y, 1.0, 0).tolist() == [0.5, 0.0, -1.0, 1.0]
+    v, i = torch.adaptive_max_pool1d(torch.tensor([[[1.0, 3.0, 2.0, 0.0]]]), 2)
+    assert v.tolist() == [[[3.0, 2.0]]] and i.tolist() == [[[1, 2]]]
+    x = torch.randn(5)
+    assert torch.equal(torch.alpha_dropout(x, 0.5, False), x)
+    z = torch.tensor([-1.0, 0.5])
+    torch.threshold_(z, 0.0, 9.0)
+    assert z.tolist() == [9.0, 0.5]
+    w = torch.tensor([-1.0, 2.0])
+    torch.selu_(w)
+    np.testing.assert_allclose(w.numpy(), [1.0507009873554805 * 1.6732632423543772 * (math.exp(-1) - 1),
+                                          1.0507009873554805 * 2.0], rtol=1e-6)

@@ -292,3 +292,11 @@ for _name in ("cosine_similarity", "pairwise_distance", "pdist", "pixel_shuffle"
     if _name not in globals():
         globals()[_name] = getattr(nn.functional, _name)
 del _name
+
+# ... and those whose top-level signature is ATen's (int reductions, `train`)
+from . import _toplevel_nn  # noqa: E402
+
+for _name in _toplevel_nn.NAMES:
+    if _name not in globals():
+        globals()[_name] = getattr(_toplevel_nn, _name)
+del _name
