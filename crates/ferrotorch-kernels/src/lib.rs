@@ -22,6 +22,8 @@
 //!   the same driver; [`winograd_few`] F(2×2) for maps of few tiles, the
 //!   product transposed.
 
+#[cfg(target_arch = "x86_64")]
+mod avx512;
 pub mod backward;
 pub mod conv;
 pub mod cpu;

@@ -18,6 +18,8 @@
 use crate::math;
 
 #[cfg(target_arch = "x86_64")]
+use crate::avx512::{expm1_reduced, lanes};
+#[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
 
 /// 16 lanes of `math::sigmoid_tanh`.
@@ -35,14 +37,8 @@ fn pair(x: __m512) -> (__m512, __m512) {
     let n = _mm512_sub_ps(t, k(math::ROUND_MAGIC));
     let r = _mm512_fnmadd_ps(n, k(math::LN2_HI), a);
     let r = _mm512_fnmadd_ps(n, k(math::LN2_LO), r);
-    // math::expm1_reduced (Estrin, the same order)
-    let c = math::EXPM1_REDUCED;
-    let r2 = _mm512_mul_ps(r, r);
-    let r4 = _mm512_mul_ps(r2, r2);
-    let q0 = _mm512_fmadd_ps(r, k(c[1]), k(c[0]));
-    let q1 = _mm512_fmadd_ps(r, k(c[3]), k(c[2]));
-    let p = _mm512_fmadd_ps(r4, k(c[4]), _mm512_fmadd_ps(r2, q1, q0));
-    let m = _mm512_fmadd_ps(p, r2, r);
+    // math::expm1_reduced, the same operations in the same order
+    let m = expm1_reduced(r);
     // 2^n: (bits(t) - bits(magic) + 127) << 23, the two integer steps one
     let bias = math::ROUND_MAGIC.to_bits() as i32 - 127;
     let biased = _mm512_sub_epi32(_mm512_castps_si512(t), _mm512_set1_epi32(bias));
@@ -61,7 +57,9 @@ fn pair(x: __m512) -> (__m512, __m512) {
     (sg, _mm512_castsi512_ps(th))
 }
 
-/// The AVX-512 loop: full vectors, then the tail with masks.
+/// The AVX-512 loop: full vectors with plain loads and stores, then the
+/// tail with masks (masked stores on every block cost Zen 4 the whole
+/// gain over LLVM's loop: 0.43 against 0.385 ns an element).
 ///
 /// # Safety
 /// `n` elements at each pointer; the CPU has AVX-512 (`cpu::Level::Avx512`).
@@ -69,20 +67,20 @@ fn pair(x: __m512) -> (__m512, __m512) {
 #[target_feature(enable = "avx512f,avx512dq,fma")]
 unsafe fn slice_avx512(n: usize, src: *const f32, sig: *mut f32, tanh: *mut f32) {
     let mut i = 0;
-    while i < n {
-        let left = n - i;
-        let k: __mmask16 = if left >= 16 {
-            0xffff
-        } else {
-            (1u16 << left) - 1
-        };
-        // SAFETY: lanes i..i+16 masked to the n elements the caller passes
-        unsafe {
+    // SAFETY: lanes i..i+16 lie within the n elements the caller passes
+    unsafe {
+        while i + 16 <= n {
+            let (s, t) = pair(_mm512_loadu_ps(src.add(i)));
+            _mm512_storeu_ps(sig.add(i), s);
+            _mm512_storeu_ps(tanh.add(i), t);
+            i += 16;
+        }
+        if i < n {
+            let k = lanes(n - i);
             let (s, t) = pair(_mm512_maskz_loadu_ps(k, src.add(i)));
             _mm512_mask_storeu_ps(sig.add(i), k, s);
             _mm512_mask_storeu_ps(tanh.add(i), k, t);
         }
-        i += 16;
     }
 }
 

@@ -18,22 +18,9 @@
 //! functions use it, so compiled row kernels still give eager's values.
 
 #[cfg(target_arch = "x86_64")]
-use std::arch::x86_64::*;
-
-/// The reduced polynomial of [`crate::math`]'s `expm1_reduced`, on 16
-/// lanes: `e^r - 1` for `|r| <= ln2 / 2`, in Estrin's form.
+use crate::avx512::{expm1_reduced, lanes};
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,fma")]
-unsafe fn expm1_reduced(r: __m512) -> __m512 {
-    let r2 = _mm512_mul_ps(r, r);
-    let r4 = _mm512_mul_ps(r2, r2);
-    let c = crate::math::EXPM1_REDUCED;
-    let k = |v: f32| _mm512_set1_ps(v);
-    let q0 = _mm512_fmadd_ps(r, k(c[1]), k(c[0]));
-    let q1 = _mm512_fmadd_ps(r, k(c[3]), k(c[2]));
-    let p = _mm512_fmadd_ps(r4, k(c[4]), _mm512_fmadd_ps(r2, q1, q0));
-    _mm512_fmadd_ps(p, r2, r)
-}
+use std::arch::x86_64::*;
 
 /// `e^(x - m)` on 16 lanes for `x - m <= 0` or -inf (Note [Softmax exp
 /// with vscalefps]).
@@ -48,16 +35,6 @@ unsafe fn exp_shifted(x: __m512, m: __m512) -> __m512 {
     let r = _mm512_fmadd_ps(n, _mm512_set1_ps(-crate::math::LN2_LO), r);
     let p = _mm512_add_ps(expm1_reduced(r), _mm512_set1_ps(1.0));
     _mm512_scalef_ps(p, n)
-}
-
-/// The lanes of a 16-wide block holding `left` (> 0) remaining values.
-#[cfg(target_arch = "x86_64")]
-fn lanes(left: usize) -> __mmask16 {
-    if left >= 16 {
-        0xffff
-    } else {
-        (1u16 << left) - 1
-    }
 }
 
 /// `dst = softmax` of a row whose maximum `m` is finite: `exp(src - m)`
