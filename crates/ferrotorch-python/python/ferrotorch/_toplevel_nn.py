@@ -8,7 +8,8 @@ import warnings
 
 from .nn import functional as F
 
-_REDUCTIONS = ("none", "mean", "sum")
+# ATen's int reductions -> the functional names
+_REDUCTIONS = {v: k for k, v in F._REDUCTIONS.items()}
 
 
 def _reduction(name, reduction):

@@ -288,17 +288,15 @@ def _weighted(loss, weight, input, reduction, mean_by_weight):
     w = loss * weight
     if reduction == "mean" and mean_by_weight:
         return w.sum() / weight.sum()
-    if reduction not in _REDUCTIONS:
-        raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
     return _reduce(w, reduction)
 
 
 def _regression(name, input, target, reduction, weight, extra=(), mean_by_weight=True):
     """``name``'s op (its backward is PyTorch's formula), weighted when asked."""
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
     input, target = _check_sizes(name, input, target)
     if weight is None:
-        if reduction not in _REDUCTIONS:
-            raise ValueError(f"{reduction} is not a valid value for reduction")
         return _call(name, (input, target, _REDUCTIONS[reduction]) + extra)
     loss = _call(name, (input, target, 0) + extra)
     return _weighted(loss, weight, input, reduction, mean_by_weight)
