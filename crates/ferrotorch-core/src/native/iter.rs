@@ -35,12 +35,35 @@ unsafe impl Sync for SendPtr {}
 /// each operand's element 0; `strides[k]` has one entry per dim of `shape`;
 /// `esize[k]` is the operand's element size. `f` gets per-run pointers,
 /// strides in elements and the run length.
+#[inline]
 pub(crate) fn for_each<const N: usize>(
     shape: &[usize],
     ptrs: [*mut u8; N],
     strides: [&[usize]; N],
     esize: [usize; N],
     f: impl Fn([*mut u8; N], [isize; N], usize) + Sync + Send,
+) {
+    walk(shape, ptrs, strides, esize, &f)
+}
+
+/// The inner kernel of a walk: per-run pointers, strides, run length.
+type RunFn<'a, const N: usize> = &'a (dyn Fn([*mut u8; N], [isize; N], usize) + Sync + Send);
+
+/// # Note [One elementwise walk per arity]
+/// [`for_each`] is called with a different kernel closure by every op and
+/// dtype (about 2,300 of them). Were the walk generic over the closure,
+/// each would get its own copy of the walk, the tiling and the gather
+/// loops: that was half of the core crate's LLVM IR and most of its
+/// release build time. The walk takes the kernel as `&dyn Fn` instead, so
+/// it is compiled once per operand count; the kernel is called once per
+/// run of the innermost dimension (or tile row), where it runs its own
+/// vectorised loop, so the indirect call costs nothing measurable.
+fn walk<const N: usize>(
+    shape: &[usize],
+    ptrs: [*mut u8; N],
+    strides: [&[usize]; N],
+    esize: [usize; N],
+    f: RunFn<'_, N>,
 ) {
     // Collect non-trivial dims, innermost first, then merge.
     let mut dims: SmallVec<[(usize, [isize; N]); 6]> = SmallVec::new();
@@ -66,7 +89,7 @@ pub(crate) fn for_each<const N: usize>(
     }
     let total: usize = dims.iter().map(|d| d.0).product();
     if wants_tiling(&dims) {
-        return for_each_tiled(&dims, ptrs, esize, &f);
+        return for_each_tiled(&dims, ptrs, esize, f);
     }
     let (inner, inner_st) = dims[0];
     let outer = &dims[1..];
@@ -138,7 +161,7 @@ fn for_each_tiled<const N: usize>(
     dims: &[(usize, [isize; N])],
     ptrs: [*mut u8; N],
     esize: [usize; N],
-    f: &(impl Fn([*mut u8; N], [isize; N], usize) + Sync + Send),
+    f: RunFn<'_, N>,
 ) {
     // Walk columns along whichever of the two dims the output is contiguous in.
     let out_k = N - 1;
@@ -215,7 +238,7 @@ fn for_each_tiled<const N: usize>(
                         unsafe {
                             gather_tile(
                                 &mut scratch[k],
-                                |r, c| at(k, r0 + r, c0 + c),
+                                &|r, c| at(k, r0 + r, c0 + c),
                                 r1 - r0,
                                 len,
                                 esize[k],
@@ -257,14 +280,14 @@ fn for_each_tiled<const N: usize>(
 /// hold `rows * cols * esize` bytes.
 unsafe fn gather_tile(
     dst: &mut [u64],
-    src: impl Fn(usize, usize) -> *mut u8,
+    src: &dyn Fn(usize, usize) -> *mut u8,
     rows: usize,
     cols: usize,
     esize: usize,
 ) {
     unsafe fn copy<T: Copy>(
         dst: *mut T,
-        src: &impl Fn(usize, usize) -> *mut u8,
+        src: &dyn Fn(usize, usize) -> *mut u8,
         rows: usize,
         cols: usize,
     ) {
@@ -277,12 +300,12 @@ unsafe fn gather_tile(
     let d = dst.as_mut_ptr() as *mut u8;
     unsafe {
         match esize {
-            1 => copy::<u8>(d, &src, rows, cols),
-            2 => copy::<u16>(d as *mut u16, &src, rows, cols),
-            4 => copy::<u32>(d as *mut u32, &src, rows, cols),
-            8 => copy::<u64>(d as *mut u64, &src, rows, cols),
+            1 => copy::<u8>(d, src, rows, cols),
+            2 => copy::<u16>(d as *mut u16, src, rows, cols),
+            4 => copy::<u32>(d as *mut u32, src, rows, cols),
+            8 => copy::<u64>(d as *mut u64, src, rows, cols),
             // complex128
-            16 => copy::<[u64; 2]>(d as *mut [u64; 2], &src, rows, cols),
+            16 => copy::<[u64; 2]>(d as *mut [u64; 2], src, rows, cols),
             e => unreachable!("no {e}-byte element type"),
         }
     }

@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""Check that the packages users build one after the other select the same
+features of every dependency they share (Note [One feature set for shared
+dependencies] in crates/ferrotorch-kernels/Cargo.toml).
+
+Cargo resolves features per build: `cargo run --release -p ferrotorch
+--example rpf` (the main job, with the facade's dev-dependencies), `pip
+install ./crates/ferrotorch-python` and `npm install ./crates/ferrotorch-node`
+each select their own. Where one of them turns on a feature of a shared
+crate that another does not, that crate and everything above it (gemm,
+faer, every ferrotorch crate) is compiled twice. This reads `cargo tree`
+(resolution only, no build) and fails naming each crate whose features
+differ between two builds.
+"""
+import subprocess
+import sys
+
+BUILDS = {
+    "main job (ferrotorch + example deps)": ["-p", "ferrotorch", "-e", "normal,build,dev"],
+    "python package": ["-p", "ferrotorch-python", "-e", "normal,build"],
+    "node package": ["-p", "ferrotorch-node", "-e", "normal,build"],
+    "C library": ["-p", "ferrotorch-c", "-e", "normal,build"],
+}
+
+
+def features(args):
+    out = subprocess.run(
+        ["cargo", "tree", "--quiet", "--prefix", "none", "-f", "{p}|{f}", *args],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    seen = {}
+    for line in out.splitlines():
+        if "|" not in line:
+            continue
+        pkg, feats = line.replace(" (*)", "").rsplit("|", 1)
+        if " (/" in pkg or "(proc-macro)" in pkg and "ferrotorch" in pkg:
+            continue  # our own crates: their features are the builds' own
+        seen.setdefault(pkg.replace(" (proc-macro)", ""), set()).add(feats)
+    return seen
+
+
+def main():
+    trees = {name: features(args) for name, args in BUILDS.items()}
+    names = list(trees)
+    bad = []
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            for pkg in sorted(set(trees[a]) & set(trees[b])):
+                if trees[a][pkg] != trees[b][pkg]:
+                    bad.append(f"{pkg}: {a} {sorted(trees[a][pkg])} vs {b} {sorted(trees[b][pkg])}")
+    if bad:
+        print("shared dependencies with different features (each is built twice):")
+        print("\n".join("  " + line for line in bad))
+        sys.exit(1)
+    print(f"shared dependencies: one feature set across {len(names)} builds")
+
+
+if __name__ == "__main__":
+    main()
