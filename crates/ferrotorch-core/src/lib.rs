@@ -27,6 +27,7 @@ pub mod library;
 #[cfg(unix)]
 pub mod multiprocessing;
 pub mod native;
+pub mod profiler;
 pub mod scalar;
 pub mod storage;
 pub mod tensor;

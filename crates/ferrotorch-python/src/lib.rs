@@ -26,6 +26,7 @@ mod numpy;
 mod operators;
 mod ops;
 mod optim;
+mod profiler;
 mod script_object;
 mod serialization;
 mod shared;
@@ -121,6 +122,7 @@ fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(jit::_jit_enter_module, m)?)?;
     m.add_function(wrap_pyfunction!(jit::_jit_exit_module, m)?)?;
     jit_graph::register(m)?;
+    profiler::register(m)?;
     m.add_function(wrap_pyfunction!(ops::_schemas, m)?)?;
     m.add_function(wrap_pyfunction!(create::tensor, m)?)?;
     m.add_function(wrap_pyfunction!(create::as_tensor, m)?)?;

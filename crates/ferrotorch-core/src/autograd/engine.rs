@@ -260,6 +260,12 @@ fn run_graph(
         let buf = slots.get_mut(&k).and_then(|s| s.buf.take());
         let run = needed.as_ref().is_none_or(|s| s.contains(&k));
         if let (true, Some(buf)) = (run, buf) {
+            // Note [Profiling at the dispatcher]: a range per node
+            let _range = crate::profiler::is_enabled().then(|| {
+                crate::profiler::range(crate::profiler::EventKind::Backward, || {
+                    format!("autograd::engine::evaluate_function: {}", node.name())
+                })
+            });
             let grads = run_pre_hooks(&node, buf)?;
             if let Some(targets) = capture {
                 for (ti, t) in targets.iter().enumerate() {

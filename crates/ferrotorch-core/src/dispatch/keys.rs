@@ -11,7 +11,8 @@
 //! A layer that wants the rest of the stack (the tracer after recording)
 //! redispatches with the keys below its own, and excludes itself while it
 //! does so, so that the typed methods the lower kernels call do not re-enter
-//! it. Priority, highest first: `Tracer`, `Autograd`, then the backends.
+//! it. Priority, highest first: `Profiler`, `Tracer`, `Autograd`, then the
+//! backends.
 //!
 //! A backend kernel runs with the mode keys excluded, so what it calls
 //! (the parts of a composite) is not seen by the modes again: the tracer
@@ -44,14 +45,18 @@ pub enum DispatchKey {
     Autograd = 3,
     /// Recording the JIT's IR while tracing.
     Tracer = 4,
+    /// Timing each op for `torch.profiler` (above the tracer, so a
+    /// profiled trace times the ops the user called).
+    Profiler = 5,
 }
 
 /// Number of keys (the size of per-op kernel tables).
-pub const NUM_KEYS: usize = 5;
+pub const NUM_KEYS: usize = 6;
 
 impl DispatchKey {
     /// Every key, highest priority first.
     pub const ALL: [DispatchKey; NUM_KEYS] = [
+        DispatchKey::Profiler,
         DispatchKey::Tracer,
         DispatchKey::Autograd,
         DispatchKey::PrivateUse1,
@@ -114,7 +119,7 @@ impl DispatchKeySet {
 
 /// Keys that are modes: while one is included, typed methods box their
 /// arguments and enter through their op handle (Note [Dispatch keys]).
-const MODE_KEYS: u16 = 1 << (DispatchKey::Tracer as u8);
+const MODE_KEYS: u16 = (1 << (DispatchKey::Tracer as u8)) | (1 << (DispatchKey::Profiler as u8));
 
 thread_local! {
     /// The included set in the low 16 bits, the excluded set in the high:

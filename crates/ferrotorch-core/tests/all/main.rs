@@ -16,6 +16,7 @@ mod hardening;
 mod linalg_special;
 mod nn_kernels;
 mod printing;
+mod profiler;
 mod random;
 mod reference_ops;
 mod shared_memory;

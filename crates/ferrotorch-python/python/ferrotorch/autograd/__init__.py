@@ -47,7 +47,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     return tuple(got)
 
 
-from . import functional  # noqa: E402
+from . import functional, profiler  # noqa: E402,F401
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "no_grad", "enable_grad",
            "set_grad_enabled", "inference_mode", "is_grad_enabled",
