@@ -30,10 +30,15 @@
 //!
 //! The same ops can be called by name through the [`dispatch`] module, as
 //! the bindings and the JIT do.
+//!
+//! Features: `jit` (`torch.jit`, `torch.compile` and fx, with Cranelift),
+//! `plugins` (`torch.ops.load_library`), `full` (both). Without them the
+//! crate builds only what eager training needs.
 
-/// The README's Rust examples, compiled and run as doctests.
+/// The README's Rust examples, compiled and run as doctests (some use
+/// `torch::jit` and `torch::ops`: Note [Facade features]).
 #[doc = include_str!("../../../README.md")]
-#[cfg(doctest)]
+#[cfg(all(doctest, feature = "jit", feature = "plugins"))]
 pub struct ReadmeDoctests;
 
 pub use ferrotorch_core::autograd;
@@ -47,6 +52,10 @@ pub use ferrotorch_core::library;
 pub use ferrotorch_core::multiprocessing;
 pub use ferrotorch_core::native::random::{default_generator, manual_seed, Generator};
 pub use ferrotorch_core::native::{cat, einsum, stack, where_, Operand};
+/// `torch.profiler`: time ops, named ranges and backward nodes
+/// (`profiler::profile`, `record_function`, `key_averages().table()`,
+/// `export_chrome_trace`).
+pub use ferrotorch_core::profiler;
 pub use ferrotorch_core::storage::{self, Storage};
 pub use ferrotorch_core::tensor::display::{get_printoptions, set_printoptions, PrintOptions};
 pub use ferrotorch_core::tensor::layout;
@@ -55,14 +64,18 @@ pub use ferrotorch_core::{
     Device, Error, ErrorKind, Result, Scalar, Tensor, TensorOptions,
 };
 
-/// `torch.jit`: trace a function or module to a graph
-/// ([`jit::trace`], [`jit::trace_module`]) and run it.
 /// `torch.ops`: ops registered at run time from plugins (Note [Plugin
 /// ABI] in `ferrotorch-c`); ops defined in Rust are in [`library`].
+/// Feature `plugins`.
+#[cfg(feature = "plugins")]
 pub mod ops {
     pub use ferrotorch_c::plugin::{load_library, loaded_libraries, FT_PLUGIN_ABI_VERSION};
 }
 
+/// `torch.jit`: trace a function or module to a graph (`jit::trace`,
+/// `jit::trace_module`), run it, compile it and save it. Feature `jit`
+/// (it builds Cranelift): `ferrotorch = { version = "0.1", features = ["jit"] }`.
+#[cfg(feature = "jit")]
 pub mod jit {
     pub use ferrotorch_jit::*;
 }
@@ -82,16 +95,7 @@ pub use ferrotorch_nn::safetensors;
 /// `torch.optim`: SGD, Adam, AdamW, RMSprop, Adagrad and `lr_scheduler`.
 pub use ferrotorch_optim as optim;
 
-/// `torch.utils`: data loading and activation checkpointing.
-pub mod utils {
-    /// `torch.utils.data`: datasets, samplers, `DataLoader`.
-    pub use ferrotorch_data as data;
-
-    /// `torch.utils.checkpoint`.
-    pub mod checkpoint {
-        pub use ferrotorch_core::autograd::checkpoint::checkpoint;
-    }
-}
+pub mod utils;
 
 /// Number of threads used by intra-op parallelism (`torch.get_num_threads`).
 pub fn get_num_threads() -> usize {

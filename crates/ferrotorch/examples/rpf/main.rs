@@ -11,9 +11,10 @@
 
 mod model;
 mod plot;
-mod png;
 
 use model::{train, Mlp, ModelWithPrior, SinPrior};
+use plot::{Figure, Layer};
+use plotters::style::RGBColor;
 
 use ferrotorch as torch;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -117,6 +118,12 @@ fn args() -> Args {
     a
 }
 
+const DATA: RGBColor = RGBColor(220, 40, 40);
+const BAND: RGBColor = RGBColor(90, 140, 230);
+const MEAN: RGBColor = RGBColor(20, 60, 200);
+const MEMBER: RGBColor = RGBColor(60, 60, 60);
+const PRIOR: RGBColor = RGBColor(30, 140, 60);
+
 fn column(t: &Tensor) -> Result<Vec<f64>> {
     t.reshape(&[-1])?.to_vec_f64()
 }
@@ -137,9 +144,31 @@ fn main() -> Result<()> {
     let x_test = torch::linspace(-2.0, 2.0, 200, ())?.unsqueeze(1)?;
     let (xs, ys, xt) = (column(&x)?, column(&y)?, column(&x_test)?);
 
-    let mut p = plot::Plot::new(800, 500, (-2.0, 2.0), (-2.0, 2.0));
-    p.points(&xs, &ys, [220, 40, 40]);
-    p.save(&a.out.join("rpf_data.png"))?;
+    let data_points = |label| Layer::Points {
+        label,
+        xs: &xs,
+        ys: &ys,
+        color: DATA,
+    };
+    let mut index = Vec::new();
+    let mut save = |file: String, fig: Figure, sentence: &str| -> Result<()> {
+        fig.save(&a.out.join(&file))?;
+        index.push((file, fig.title.to_string(), sentence.to_string()));
+        Ok(())
+    };
+    save(
+        "rpf_data.png".into(),
+        Figure {
+            title: "Training data: y = sin(3x) + noise",
+            x_label: "x",
+            y_label: "y",
+            x: (-2.0, 2.0),
+            y: (-2.0, 2.0),
+            layers: vec![data_points("data (100 points)")],
+        },
+        "The 100 noisy samples every member is trained on (each on its own bootstrap \
+         resample); there is no data outside [-1, 1].",
+    )?;
 
     let progress = Progress {
         done: AtomicUsize::new(0),
@@ -182,29 +211,98 @@ fn main() -> Result<()> {
         let lo: Vec<f64> = mean.iter().zip(&std).map(|(m, s)| m - 2.0 * s).collect();
         let hi: Vec<f64> = mean.iter().zip(&std).map(|(m, s)| m + 2.0 * s).collect();
 
-        let mut p = plot::Plot::new(800, 500, (-2.0, 2.0), (-3.0, 3.0));
-        p.band(&xt, &lo, &hi, [90, 140, 230], 0.35);
-        p.line(&xt, &mean, [20, 60, 200], 1.0);
-        p.points(&xs, &ys, [220, 40, 40]);
-        p.save(&a.out.join(format!("rpf_{kind}_ensemble.png")))?;
-
-        let mut p = plot::Plot::new(800, 500, (-2.0, 2.0), (-3.0, 3.0));
-        for k in 0..members.len() {
-            p.line(
-                &xt,
-                &column(&preds.select(0, k as i64)?)?,
-                [60, 60, 60],
-                0.35,
-            );
-        }
-        p.points(&xs, &ys, [220, 40, 40]);
-        p.save(&a.out.join(format!("rpf_{kind}_members.png")))?;
-
-        let mut p = plot::Plot::new(800, 500, (-2.0, 2.0), (-3.0, 3.0));
-        for prior in &priors {
-            p.line(&xt, &column(prior)?, [30, 140, 60], 0.4);
-        }
-        p.save(&a.out.join(format!("rpf_{kind}_priors.png")))?;
+        let (name, prior_lines) = match kind {
+            "mlp_prior" => ("MLP priors", "prior (random MLP)"),
+            _ => ("a sin(3x) prior", "prior: sin(3x)"),
+        };
+        let member_lines = (0..members.len())
+            .map(|k| column(&preds.select(0, k as i64)?))
+            .collect::<Result<Vec<_>>>()?;
+        let prior_values = priors.iter().map(column).collect::<Result<Vec<_>>>()?;
+        let view = |title: &'static str, layers| Figure {
+            title,
+            x_label: "x",
+            y_label: "prediction",
+            x: (-2.0, 2.0),
+            y: (-3.0, 3.0),
+            layers,
+        };
+        let (ensemble_title, members_title, priors_title) = match kind {
+            "mlp_prior" => (
+                "Ensemble with MLP priors: mean ± 2σ",
+                "Ensemble with MLP priors: the members",
+                "The MLP priors (fixed, never trained)",
+            ),
+            _ => (
+                "Ensemble with a sin(3x) prior: mean ± 2σ",
+                "Ensemble with a sin(3x) prior: the members",
+                "The sin(3x) prior (fixed, never trained)",
+            ),
+        };
+        save(
+            format!("rpf_{kind}_ensemble.png"),
+            view(
+                ensemble_title,
+                vec![
+                    Layer::Band {
+                        label: "ensemble mean ± 2σ",
+                        xs: &xt,
+                        lo: &lo,
+                        hi: &hi,
+                        color: BAND,
+                    },
+                    Layer::Lines {
+                        label: "ensemble mean",
+                        xs: &xt,
+                        ys: vec![mean.clone()],
+                        color: MEAN,
+                        opacity: 1.0,
+                        width: 2,
+                    },
+                    data_points("data"),
+                ],
+            ),
+            &format!(
+                "The mean of the {} members with {name} and a band of two standard \
+                 deviations: narrow where there is data, wider away from it.",
+                members.len()
+            ),
+        )?;
+        save(
+            format!("rpf_{kind}_members.png"),
+            view(
+                members_title,
+                vec![
+                    Layer::Lines {
+                        label: "one member (base net + prior)",
+                        xs: &xt,
+                        ys: member_lines,
+                        color: MEMBER,
+                        opacity: 0.35,
+                        width: 1,
+                    },
+                    data_points("data"),
+                ],
+            ),
+            "Each trained member's prediction: they agree on the data and \
+             spread out beyond it, which is where the uncertainty comes from.",
+        )?;
+        save(
+            format!("rpf_{kind}_priors.png"),
+            view(
+                priors_title,
+                vec![Layer::Lines {
+                    label: prior_lines,
+                    xs: &xt,
+                    ys: prior_values,
+                    color: PRIOR,
+                    opacity: 0.4,
+                    width: 1,
+                }],
+            ),
+            "The fixed prior functions added to the members' outputs; the trained \
+             base nets learn to correct them on the data only.",
+        )?;
         let inside = mean[50..150].iter().zip(&std[50..150]);
         let band: f64 = inside.map(|(_, s)| 2.0 * s).sum::<f64>() / 100.0;
         println!(
@@ -213,8 +311,9 @@ fn main() -> Result<()> {
             (2.0 * std[0] + 2.0 * std[199]) / 2.0
         );
     }
+    plot::write_index(&a.out, &index)?;
     println!(
-        "plots written to {}; training {:.3} s, wall time {:.3} s",
+        "plots written to {} (open index.html); training {:.3} s, wall time {:.3} s",
         a.out.display(),
         train_secs,
         start.elapsed().as_secs_f64()
