@@ -63,7 +63,52 @@ impl PyGraph {
     fn node_kinds(&self, py: Python<'_>) -> Vec<String> {
         self.read(py, |g| g.nodes.iter().map(|n| n.kind_name()).collect())
     }
+
+    /// The graph as data, for writers such as TensorBoard's `add_graph`:
+    /// `(inputs, nodes, outputs)`, a value being `(name, sizes or None,
+    /// dtype name or None)` and a node `(kind, input names, outputs)`.
+    fn _describe(&self, py: Python<'_>) -> GraphRows {
+        self.read(py, |g| {
+            let value = |id: usize| {
+                let v = &g.values[id];
+                // unique: a debug name may repeat
+                let name = match &v.name {
+                    Some(n) => format!("{n}_{id}"),
+                    None => id.to_string(),
+                };
+                match &v.ty {
+                    ValueType::Tensor { dtype, sizes, .. } => {
+                        (name, Some(sizes.clone()), Some(dtype.to_string()))
+                    }
+                    _ => (name, None, None),
+                }
+            };
+            let nodes = g
+                .nodes
+                .iter()
+                .map(|n| {
+                    let ins = n.inputs.iter().map(|&i| value(i).0).collect();
+                    (
+                        n.kind_name(),
+                        ins,
+                        n.outputs.iter().map(|&o| value(o)).collect(),
+                    )
+                })
+                .collect();
+            let ins = g.inputs.iter().map(|&i| value(i)).collect();
+            (ins, nodes, g.outputs.iter().map(|&o| value(o).0).collect())
+        })
+    }
 }
+
+/// A graph value for `_describe`: name, sizes, dtype.
+type ValueRow = (String, Option<Vec<usize>>, Option<String>);
+/// `_describe`'s result: inputs, nodes (kind, input names, outputs), outputs.
+type GraphRows = (
+    Vec<ValueRow>,
+    Vec<(String, Vec<String>, Vec<ValueRow>)>,
+    Vec<String>,
+);
 
 /// Run `f` on the graph `g` stands for.
 fn with_graph<R>(
