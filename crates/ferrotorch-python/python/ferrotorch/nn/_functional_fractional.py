@@ -6,8 +6,6 @@ windows' elements are gathered and reduced with ``max`` over the last
 dimension, so the result records a graph and the gradient reaches each
 window's first maximum, as torch's does. Re-exported by ``functional``."""
 
-import numpy as np
-
 import ferrotorch as _ft
 
 _AXES = {2: ("height", "width"), 3: ("time", "height", "width")}
@@ -21,6 +19,7 @@ def _intervals(samples, in_size, out_size, pool):
     """Window starts, (N, C, out_size), computed in the samples' dtype as
     torch computes them: ``int((i + u) * a) - int(u * a)`` with
     ``a = (in_size - pool) / (out_size - 1)``, the last at ``in_size - pool``."""
+    import numpy as np  # here, not at import: NumPy is optional for the package
     ft = samples.dtype.type
     seq = np.empty(samples.shape + (out_size,), dtype=np.int64)
     if out_size > 1:
@@ -35,6 +34,8 @@ def _intervals(samples, in_size, out_size, pool):
 
 def _fractional_max_pool(nd, input, kernel_size, output_size, output_ratio, return_indices,
                          _random_samples):
+    import numpy as np  # here, not at import: NumPy is optional for the package
+
     name = f"fractional_max_pool{nd}d"
     if output_size is None and output_ratio is None:
         raise ValueError(f"{name} requires specifying either an output_size or an output_ratio")
