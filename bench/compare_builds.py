@@ -39,12 +39,12 @@ def main():
             for k, v in run(binary, args.filter).items():
                 store.setdefault(k, []).append(v)
         print(f"round {i + 1}/{args.rounds} done", file=sys.stderr)
-    print(f"{'benchmark':40} {'old median':>12} {'new median':>12} {'old/new (median of pairs)':>28}")
+    print(f"{'benchmark':40} {'old median':>14} {'new median':>14} {'old/new (median of pairs)':>28}")
     for k in sorted(old):
         if k not in new:
             continue
         pairs = [a / b for a, b in zip(old[k], new[k])]
-        print(f"{k:40} {statistics.median(old[k]) * 1e3:10.4f}ms {statistics.median(new[k]) * 1e3:10.4f}ms "
+        print(f"{k:40} {statistics.median(old[k]) * 1e6:12.3f}us {statistics.median(new[k]) * 1e6:12.3f}us "
               f"{statistics.median(pairs):16.3f}  ({min(pairs):.2f}-{max(pairs):.2f})")
 
 

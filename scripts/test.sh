@@ -8,7 +8,9 @@ cd "$(dirname "$0")/.."
 # aarch64 and riscv64 code generation is a feature (two more Cranelift
 # back ends to build); the tests build it, and run its code under
 # Debian's qemu-user, installed here when missing (skipped if it cannot be).
-features="--features ferrotorch-codegen/cross-isa"
+# The facade's optional parts (Note [Facade features]: jit, plugins,
+# tensorboard) are built and tested too.
+features="--features ferrotorch-codegen/cross-isa,ferrotorch/full"
 if ! command -v qemu-aarch64 >/dev/null || ! command -v qemu-riscv64 >/dev/null; then
     if command -v apt-get >/dev/null; then
         (apt-get install -y -qq qemu-user >/dev/null 2>&1 \
@@ -16,6 +18,9 @@ if ! command -v qemu-aarch64 >/dev/null || ! command -v qemu-riscv64 >/dev/null;
             || echo "qemu-user could not be installed: the cross-ISA tests will skip running code"
     fi
 fi
+
+echo "== shared dependencies: one feature set for every package build"
+python3 scripts/check_shared_features.py
 
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
@@ -57,17 +62,26 @@ FERROTORCH_CONV_WINOGRAD=4 cargo test -p ferrotorch-core --test all --quiet -- c
 echo "== fusion kernels with every transcendental inline"
 # This CPU's run above takes blocked kernels (Note [Blocked kernels]);
 # this runs the JIT's fusion tests with the fully inline strategy too.
-FERROTORCH_FUSER_BLOCKED=0 cargo test -p ferrotorch-jit $features --test fuser --quiet 2>&1 | tail -n 3
+FERROTORCH_FUSER_BLOCKED=0 cargo test -p ferrotorch-jit --features ferrotorch-codegen/cross-isa \
+    --test fuser --quiet 2>&1 | tail -n 3
+
+echo "== install commands (pip, npm, cargo, go) as a user runs them"
+# Go is needed here and by the Go suite below.
+if ! command -v go >/dev/null; then
+    apt-get install -y -qq golang-go >/dev/null 2>&1 \
+        || { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq golang-go >/dev/null 2>&1; }
+fi
+scripts/check_installs.sh
 
 echo "== python package (pytest)"
 # The extension is the workspace's own debug build of ferrotorch-python,
 # placed next to the package sources: no second (maturin) build of the
-# whole workspace. `pip install ./crates/ferrotorch-python` is the user's
-# install command (README); this only runs the suite.
+# whole workspace (the install itself is checked just above). tensorboard
+# and tqdm are there for the SummaryWriter and progress-bar tests.
 if [ ! -x .venv/bin/python ]; then
     python3 -m venv .venv
 fi
-.venv/bin/python -m pip install --quiet --disable-pip-version-check numpy pytest
+.venv/bin/python -m pip install --quiet --disable-pip-version-check numpy pytest tensorboard tqdm
 pkg=crates/ferrotorch-python/python/ferrotorch
 rm -f "$pkg"/_C*.so
 cp target/debug/lib_C.so "$pkg/_C.so"
@@ -93,12 +107,8 @@ FERROTORCH_PYTHON="$PWD/.venv/bin/python" PYTHONPATH="$PWD/crates/ferrotorch-pyt
     node --test "$node_pkg/test/"
 
 echo "== go module (go vet, go test -race, examples)"
-# Debian's Go (1.19 here), installed when missing; the module links the
+# Debian's Go (1.19 here, installed above); the module links the
 # workspace's debug libferrotorch_c.so (built above) through cgo.
-if ! command -v go >/dev/null; then
-    apt-get install -y -qq golang-go >/dev/null 2>&1 \
-        || { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq golang-go >/dev/null 2>&1; }
-fi
 export CGO_LDFLAGS="-L$PWD/target/debug -Wl,-rpath,$PWD/target/debug"
 export GOCACHE="${GOCACHE:-$PWD/target/go-cache}"
 gotmp=$(mktemp -d)

@@ -4,7 +4,15 @@
 function and a method, autograd, ``nn``, ``optim`` and ``utils.data``.
 """
 
-from . import _C
+try:
+    from . import _C
+except ImportError as _e:  # the native extension is not built next to these sources
+    raise ImportError(
+        f"ferrotorch's native extension (ferrotorch._C) could not be imported: {_e}. "
+        "Install the package with `pip install ./crates/ferrotorch-python` (it builds the "
+        "extension; needs Rust's cargo on PATH), or for development run `maturin develop` in "
+        "crates/ferrotorch-python; importing the sources directly needs the extension beside them."
+    ) from _e
 from ._C import (Tensor, dtype, from_dlpack, bfloat16, bool, double, float, float16, float32, float64,
                  half, int, int8, complex32, chalf, complex64, complex128, cfloat, cdouble, int16, int32, int64, long, short, uint8,
                  tensor, as_tensor, from_numpy, manual_seed, set_num_threads, result_type,
@@ -37,7 +45,7 @@ def __getattr__(name):
         return importlib.import_module(".multiprocessing", __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-from . import autograd, backends, cuda, jit, masked, nn, optim, return_types, signal, utils  # noqa: E402,F401
+from . import autograd, backends, cuda, jit, masked, nn, optim, profiler, return_types, signal, utils  # noqa: E402,F401
 from . import _distributions_grad  # noqa: E402
 from ._distributions_grad import gradient, normal  # noqa: E402,F401
 
