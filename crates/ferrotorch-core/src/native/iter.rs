@@ -238,7 +238,8 @@ fn for_each_tiled<const N: usize>(
                         unsafe {
                             gather_tile(
                                 &mut scratch[k],
-                                &|r, c| at(k, r0 + r, c0 + c),
+                                at(k, r0, c0),
+                                [rst[k], cst[k]],
                                 r1 - r0,
                                 len,
                                 esize[k],
@@ -270,42 +271,49 @@ fn for_each_tiled<const N: usize>(
     });
 }
 
-/// Copy a `rows × cols` tile, element `(r, c)` at `src(r, c)`, into
-/// `dst` as contiguous rows of `cols` elements of `esize` bytes. Walks each
-/// column down its rows, which is the contiguous direction of a transposed
-/// operand.
+/// Copy a `rows × cols` tile, element `(r, c)` at `src + (r * step[0] +
+/// c * step[1]) * esize` (steps in elements), into `dst` as contiguous
+/// rows of `cols` elements of `esize` bytes. Walks each column down its
+/// rows, which is the contiguous direction of a transposed operand. The
+/// addresses are computed here, not by a closure: an indirect call per
+/// element would cost more than the copy (Note [One elementwise walk per
+/// arity]).
 ///
 /// # Safety
-/// Every `src(r, c)` must be readable for `esize` bytes, and `dst` must
-/// hold `rows * cols * esize` bytes.
+/// Every element `(r, c)` must be readable for `esize` bytes, and `dst`
+/// must hold `rows * cols * esize` bytes.
 unsafe fn gather_tile(
     dst: &mut [u64],
-    src: &dyn Fn(usize, usize) -> *mut u8,
+    src: *const u8,
+    step: [isize; 2],
     rows: usize,
     cols: usize,
     esize: usize,
 ) {
     unsafe fn copy<T: Copy>(
         dst: *mut T,
-        src: &dyn Fn(usize, usize) -> *mut u8,
+        src: *const u8,
+        step: [isize; 2],
         rows: usize,
         cols: usize,
     ) {
+        let src = src as *const T;
         for c in 0..cols {
             for r in 0..rows {
-                unsafe { *dst.add(r * cols + c) = (src(r, c) as *const T).read_unaligned() };
+                let at = r as isize * step[0] + c as isize * step[1];
+                unsafe { *dst.add(r * cols + c) = src.offset(at).read_unaligned() };
             }
         }
     }
     let d = dst.as_mut_ptr() as *mut u8;
     unsafe {
         match esize {
-            1 => copy::<u8>(d, src, rows, cols),
-            2 => copy::<u16>(d as *mut u16, src, rows, cols),
-            4 => copy::<u32>(d as *mut u32, src, rows, cols),
-            8 => copy::<u64>(d as *mut u64, src, rows, cols),
+            1 => copy::<u8>(d, src, step, rows, cols),
+            2 => copy::<u16>(d as *mut u16, src, step, rows, cols),
+            4 => copy::<u32>(d as *mut u32, src, step, rows, cols),
+            8 => copy::<u64>(d as *mut u64, src, step, rows, cols),
             // complex128
-            16 => copy::<[u64; 2]>(d as *mut [u64; 2], src, rows, cols),
+            16 => copy::<[u64; 2]>(d as *mut [u64; 2], src, step, rows, cols),
             e => unreachable!("no {e}-byte element type"),
         }
     }
