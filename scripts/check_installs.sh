@@ -18,6 +18,8 @@ root=$PWD
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export CARGO_TARGET_DIR="$root/target"
+# the debug build's directory (Note [One target triple in CI] in test.sh)
+out="target/${CARGO_BUILD_TARGET:+$CARGO_BUILD_TARGET/}debug"
 
 # the README block that follows a heading: its first ```LANG block
 readme_block() {
@@ -74,7 +76,12 @@ debug = false
 incremental = false
 [profile.dev.package."*"]
 opt-level = 3
+# ... and, as in the workspace, ferrotorch's own crates unoptimised: here
+# they are dependencies, which "*" would optimise (a second build of all)
 TOML
+for crate in ferrotorch ferrotorch-core ferrotorch-data ferrotorch-derive ferrotorch-kernels ferrotorch-nn ferrotorch-optim; do
+    printf '[profile.dev.package.%s]\nopt-level = 0\n' "$crate" >>"$tmp/rustapp/Cargo.toml"
+done
 readme_block "## Quick start (Rust)" rust >"$tmp/rustapp/src/main.rs"
 (cd "$tmp/rustapp" && cargo run --quiet)
 
@@ -92,7 +99,7 @@ GOMOD
 readme_block "## Quick start (Go)" go >"$tmp/goapp/main.go"
 (
     cd "$tmp/goapp"
-    export CGO_LDFLAGS="-L$root/target/debug -Wl,-rpath,$root/target/debug"
+    export CGO_LDFLAGS="-L$root/$out -Wl,-rpath,$root/$out"
     export GOFLAGS=-mod=mod
     go run .
 )

@@ -4,6 +4,20 @@
 # and pytest for the Python package's suite).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+start=$SECONDS
+# a section's heading, with the minutes spent so far (CI's 30-minute budget)
+section() { printf '== %s  [%dm%02ds]\n' "$1" $(((SECONDS - start) / 60)) $(((SECONDS - start) % 60)); }
+
+# Note [One target triple in CI]: napi-rs's CLI (what `npm install` of the
+# Node package runs) always passes `--target <host triple>` to cargo, and
+# cargo builds an explicit target into target/<triple>/ with its own
+# artifacts: the install check rebuilt the whole stack once more. Every
+# cargo command here (clippy, build, test, maturin's, napi's, the new cargo
+# project's) builds for the host triple named explicitly, so they all
+# share one set of artifacts under target/<triple>/debug.
+CARGO_BUILD_TARGET=$(rustc -vV | sed -n 's/^host: //p')
+export CARGO_BUILD_TARGET
+out="target/$CARGO_BUILD_TARGET/debug"
 
 # aarch64 and riscv64 code generation is a feature (two more Cranelift
 # back ends to build); the tests build it, and run its code under
@@ -19,29 +33,29 @@ if ! command -v qemu-aarch64 >/dev/null || ! command -v qemu-riscv64 >/dev/null;
     fi
 fi
 
-echo "== shared dependencies: one feature set for every package build"
+section "shared dependencies: one feature set for every package build"
 python3 scripts/check_shared_features.py
 
-echo "== cargo fmt --check"
+section "cargo fmt --check"
 cargo fmt --all -- --check
 
-echo "== cargo clippy"
+section "cargo clippy"
 cargo clippy --workspace --all-targets $features --quiet -- -D warnings
 
-echo "== cargo build (libraries, binaries, examples)"
+section "cargo build (libraries, binaries, examples)"
 # first: the C program test links the fresh libferrotorch_c.so, and the
 # Python and Node suites below load the cdylibs; same feature set as the
 # test build, so nothing is built twice
 cargo build --workspace $features --lib --bins --examples --quiet
 
-echo "== cargo test"
+section "cargo test"
 cargo test --workspace $features --quiet 2>&1 | tee /tmp/ferrotorch-test.log
 # Print the plain summary line CI reads ("N passed, N failed").
 passed=$(grep -Eo '[0-9]+ passed' /tmp/ferrotorch-test.log | awk '{s+=$1} END {print s+0}')
 failed=$(grep -Eo '[0-9]+ failed' /tmp/ferrotorch-test.log | awk '{s+=$1} END {print s+0}')
 echo "rust: ${passed} passed, ${failed} failed"
 
-echo "== convolution and pooling kernels at lower CPU levels"
+section "convolution and pooling kernels at lower CPU levels"
 # The direct convolution has an AVX-512 and an AVX2 kernel and an im2col
 # fallback; the run above tests the one this CPU picks, these the others.
 for level in avx2 baseline; do
@@ -59,13 +73,13 @@ FERROTORCH_CONV_WINOGRAD=1 cargo test -p ferrotorch-core --test all --quiet -- c
 # the rule gives only large maps of at most 128 channels with AVX-512.
 FERROTORCH_CONV_WINOGRAD=4 cargo test -p ferrotorch-core --test all --quiet -- conv 2>&1 | tail -n 3
 
-echo "== fusion kernels with every transcendental inline"
+section "fusion kernels with every transcendental inline"
 # This CPU's run above takes blocked kernels (Note [Blocked kernels]);
 # this runs the JIT's fusion tests with the fully inline strategy too.
 FERROTORCH_FUSER_BLOCKED=0 cargo test -p ferrotorch-jit --features ferrotorch-codegen/cross-isa \
     --test fuser --quiet 2>&1 | tail -n 3
 
-echo "== install commands (pip, npm, cargo, go) as a user runs them"
+section "install commands (pip, npm, cargo, go) as a user runs them"
 # Go is needed here and by the Go suite below.
 if ! command -v go >/dev/null; then
     apt-get install -y -qq golang-go >/dev/null 2>&1 \
@@ -73,7 +87,7 @@ if ! command -v go >/dev/null; then
 fi
 scripts/check_installs.sh
 
-echo "== python package (pytest)"
+section "python package (pytest)"
 # The extension is the workspace's own debug build of ferrotorch-python,
 # placed next to the package sources: no second (maturin) build of the
 # whole workspace (the install itself is checked just above). tensorboard
@@ -84,11 +98,11 @@ fi
 .venv/bin/python -m pip install --quiet --disable-pip-version-check numpy pytest tensorboard tqdm
 pkg=crates/ferrotorch-python/python/ferrotorch
 rm -f "$pkg"/_C*.so
-cp target/debug/lib_C.so "$pkg/_C.so"
+cp "$out/lib_C.so" "$pkg/_C.so"
 PYTHONPATH=crates/ferrotorch-python/python .venv/bin/python -m pytest -q \
     -p no:cacheprovider crates/ferrotorch-python/tests
 
-echo "== node package (node --test)"
+section "node package (node --test)"
 # The add-on is the workspace's own debug build of ferrotorch-node (built
 # just above), placed next to the package sources; `npm install
 # ./crates/ferrotorch-node` is the user's install command (README). npm
@@ -96,20 +110,20 @@ echo "== node package (node --test)"
 node_pkg=crates/ferrotorch-node
 (cd "$node_pkg" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
 rm -f "$node_pkg"/*.node
-cp target/debug/libferrotorch_node.so "$node_pkg/ferrotorch.node"
+cp "$out/libferrotorch_node.so" "$node_pkg/ferrotorch.node"
 # the generated declarations and ES module entry are current, and the
 # declarations describe a TypeScript user's program
 (cd "$node_pkg" && node scripts/gen-types.js --check && npx --no-install tsc -p test/types)
 # the seeds/000 demo test traces ResNet-18 with the Python package and
 # runs the Rust example beside Node
 FERROTORCH_PYTHON="$PWD/.venv/bin/python" PYTHONPATH="$PWD/crates/ferrotorch-python/python" \
-    FERROTORCH_RUN_PROGRAM="$PWD/target/debug/examples/run_program" \
+    FERROTORCH_RUN_PROGRAM="$PWD/$out/examples/run_program" \
     node --test "$node_pkg/test/"
 
-echo "== go module (go vet, go test -race, examples)"
+section "go module (go vet, go test -race, examples)"
 # Debian's Go (1.19 here, installed above); the module links the
 # workspace's debug libferrotorch_c.so (built above) through cgo.
-export CGO_LDFLAGS="-L$PWD/target/debug -Wl,-rpath,$PWD/target/debug"
+export CGO_LDFLAGS="-L$PWD/$out -Wl,-rpath,$PWD/$out"
 export GOCACHE="${GOCACHE:-$PWD/target/go-cache}"
 gotmp=$(mktemp -d)
 (
@@ -125,3 +139,4 @@ gotmp=$(mktemp -d)
     go run ./examples/script ../crates/ferrotorch-node/test/fixtures/mlp.pt 2 4
 )
 rm -rf "$gotmp"
+section "done"
