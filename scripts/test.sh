@@ -95,7 +95,7 @@ section "python package (pytest)"
 if [ ! -x .venv/bin/python ]; then
     python3 -m venv .venv
 fi
-.venv/bin/python -m pip install --quiet --disable-pip-version-check numpy pytest tensorboard tqdm
+.venv/bin/python -m pip install --quiet --disable-pip-version-check numpy pytest tensorboard tqdm matplotlib
 pkg=crates/ferrotorch-python/python/ferrotorch
 rm -f "$pkg"/_C*.so
 cp "$out/lib_C.so" "$pkg/_C.so"

@@ -116,3 +116,51 @@ def test_seed000_trains_with_the_sine_prior():
         losses = [nn.MSELoss()(m(xb), yb).item() for m, xb, yb in models]
     assert max(losses) < 0.1, losses
     assert list(models[0][0].prior_model.parameters()) == []
+
+
+def test_matplotlib_plots_ferrotorch_tensors():
+    # plt.plot(t) as with torch's CPU tensors: matplotlib reads __array__
+    plt = __import__("pytest").importorskip("matplotlib.pyplot")
+    import numpy as np
+    x = torch.linspace(-1, 1, 5).unsqueeze(1)
+    y = torch.sin(3 * x)
+    fig, ax = plt.subplots()
+    (line,) = ax.plot(x, y)
+    band = ax.fill_between(x.flatten(), (y - 1).flatten(), (y + 1).flatten())
+    plt.close(fig)
+    np.testing.assert_allclose(line.get_xdata(), np.linspace(-1, 1, 5), rtol=1e-6)
+    np.testing.assert_allclose(line.get_ydata(), np.sin(3 * np.linspace(-1, 1, 5)), rtol=1e-5)
+    # the band's outline spans y - 1 .. y + 1
+    ys = np.sin(3 * np.linspace(-1, 1, 5))
+    verts = band.get_paths()[0].vertices
+    np.testing.assert_allclose([verts[:, 1].min(), verts[:, 1].max()],
+                               [ys.min() - 1, ys.max() + 1], rtol=1e-5)
+
+
+def test_rpf_example_trains_and_plots_with_matplotlib(tmp_path):
+    # examples/python/rpf.py: the seed's code and figures, a small ensemble
+    __import__("pytest").importorskip("matplotlib")
+    import os
+    import re
+    import subprocess
+    import sys
+    root = os.path.join(os.path.dirname(__file__), "..", "..", "..")
+    env = dict(os.environ, MPLBACKEND="Agg")
+    r = subprocess.run([sys.executable, os.path.join(root, "examples", "python", "rpf.py"),
+                        "--models", "4", "--out", str(tmp_path)],
+                       capture_output=True, text=True, env=env, timeout=600)
+    assert r.returncode == 0, r.stderr
+    names = sorted(os.listdir(tmp_path))
+    assert names == sorted(f"rpf_{p}_{k}.png" for p in ("mlp_prior", "sin_prior")
+                           for k in ("ensemble", "members", "priors")), names
+    for n in names:
+        head = open(tmp_path / n, "rb").read(24)
+        assert head[:8] == b"\x89PNG\r\n\x1a\n", n
+        # IHDR: the 8x5 in figure at 100 dpi
+        assert int.from_bytes(head[16:20], "big") == 800, n
+        assert int.from_bytes(head[20:24], "big") == 500, n
+    # randomized priors: the band is wider away from the data than on it
+    widths = re.findall(r"half-width ([0-9.]+) on the data, ([0-9.]+) away", r.stdout)
+    assert len(widths) == 2, r.stdout
+    for near, far in widths:
+        assert float(far) > 1.5 * float(near), r.stdout
