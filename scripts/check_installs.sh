@@ -9,9 +9,9 @@
 #   a new Go module using go/ through a replace directive
 # CI builds them with the dev profile (MATURIN_PEP517_ARGS="--profile dev",
 # FERROTORCH_NODE_DEBUG=1, the cargo project's own dev profile set as the
-# workspace's) into the workspace's target directory, so each reuses what
-# the debug build compiled and links its own library only; a user's
-# install is the same command with release builds.
+# workspace's and the workspace's Cargo.lock) into the workspace's target
+# directory, so each reuses what the debug build compiled and links its own
+# library only; a user's install is the same command with release builds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -82,6 +82,9 @@ TOML
 for crate in ferrotorch ferrotorch-core ferrotorch-data ferrotorch-derive ferrotorch-kernels ferrotorch-nn ferrotorch-optim; do
     printf '[profile.dev.package.%s]\nopt-level = 0\n' "$crate" >>"$tmp/rustapp/Cargo.toml"
 done
+# the workspace's lock file: the same dependency versions as the debug
+# build (a fresh resolution would pick newer ones and rebuild them all)
+cp Cargo.lock "$tmp/rustapp/Cargo.lock"
 readme_block "## Quick start (Rust)" rust >"$tmp/rustapp/src/main.rs"
 (cd "$tmp/rustapp" && cargo run --quiet)
 

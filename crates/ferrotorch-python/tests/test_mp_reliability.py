@@ -5,8 +5,8 @@ shared memory is left: no process holds a ferrotorch memory file, and
 nothing was added to /dev/shm.
 
 It runs FT_RELIABILITY_RUNS runs (default the issue's 200: 100 of each
-script, half killing the parent and half a worker; about 3 minutes) with
-a fixed seed."""
+script, half killing the parent and half a worker; about 4 minutes) with
+a fixed seed; scripts/test.sh runs 60 of them to keep CI's time."""
 
 import os
 import random
