@@ -63,13 +63,15 @@ section "convolution and pooling kernels at lower CPU levels"
 # workspace turns on (smallvec's union, serde's alloc, syn's extra-traits,
 # ...): a rerun with `-p` rebuilt the stack (6 of CI's minutes). The reruns
 # select the workspace as the run above did, and pick their tests with
-# `--test`/`--lib` and a name filter, so they reuse its test binaries.
+# `--test`/`--tests` and a name filter, so they reuse its test binaries.
 ws="--workspace $features --quiet"
 for level in avx2 baseline; do
     FERROTORCH_CPU_LEVEL=$level cargo test $ws --test all -- conv pool 2>&1 | grep "test result"
 done
 # the Winograd kernels' own tests (2×2 and 4×4 tiles) on the AVX2 tile too
-FERROTORCH_CPU_LEVEL=avx2 cargo test $ws --lib -- winograd 2>&1 | grep "test result" | grep -v " 0 passed"
+# (`--tests`, not `--lib`: an explicit --lib also builds the Python
+# extension's lib test, which cannot link without an interpreter)
+FERROTORCH_CPU_LEVEL=avx2 cargo test $ws --tests -- winograd 2>&1 | grep "test result" | grep -v " 0 passed"
 # ... and every one-group convolution through the batched im2col GEMM
 # (Note [Batched im2col]), which the rule above gives only small maps.
 FERROTORCH_CONV_BATCHED=1 cargo test $ws --test all -- conv 2>&1 | grep "test result"
