@@ -18,11 +18,6 @@ import argparse
 import os
 import time
 
-import matplotlib
-
-matplotlib.use("Agg")  # files only: no display needed
-import matplotlib.pyplot as plt
-
 # ---- the imports, changed from torch to ferrotorch ----
 import ferrotorch as torch
 from ferrotorch import nn
@@ -110,8 +105,19 @@ def train_ensemble(dataset, prior_factory, n_models):
     return models
 
 
+def pyplot():
+    """matplotlib, imported when plotting (the tests import the seed's code
+    from this file without it), drawing to files only."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
 def figure(title, ylabel="prediction"):
-    fig, ax = plt.subplots(figsize=(8, 5), dpi=100)
+    fig, ax = pyplot().subplots(figsize=(8, 5), dpi=100)
     ax.set_title(title)
     ax.set_xlabel("x")
     ax.set_ylabel(ylabel)
@@ -125,7 +131,7 @@ def save(fig, ax, path):
     ax.legend(loc="upper left")
     fig.tight_layout()
     fig.savefig(path)
-    plt.close(fig)
+    pyplot().close(fig)
     print("wrote", path)
 
 

@@ -1,72 +1,23 @@
 """The seeds/000 check: the randomized-prior-functions code of the seed
-document, with only its imports changed, runs and trains."""
+document, with only its imports changed (examples/python/rpf.py), runs
+and trains, and its figures are drawn by matplotlib from tensors."""
 
-# ---- the imports, changed from torch to ferrotorch ----
+import importlib.util
+import os
+
+import pytest
+
 import ferrotorch as torch
 from ferrotorch import nn
 from ferrotorch.utils.data import TensorDataset, RandomSampler, DataLoader
 
-
-# ---- the seed's code, unchanged ----
-class MLP(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.l1 = nn.Linear(1, 20)
-        self.l2 = nn.Linear(20, 20)
-        self.l3 = nn.Linear(20, 1)
-
-        nn.init.xavier_uniform_(self.l1.weight)
-        nn.init.xavier_uniform_(self.l2.weight)
-        nn.init.xavier_uniform_(self.l3.weight)
-
-    def forward(self, inputs):
-        x = self.l1(inputs)
-        x = nn.functional.selu(x)
-        x = self.l2(x)
-        x = nn.functional.selu(x)
-        x = self.l3(x)
-        return x
-
-
-class ModelWithPrior(nn.Module):
-    def __init__(self,
-                 base_model : nn.Module,
-                 prior_model : nn.Module,
-                 prior_scale : float = 1.0):
-        super().__init__()
-        self.base_model = base_model
-        self.prior_model = prior_model
-        self.prior_scale = prior_scale
-
-    def forward(self, inputs):
-        with torch.no_grad():
-            prior_out = self.prior_model(inputs)
-            prior_out = prior_out.detach()
-        model_out = self.base_model(inputs)
-        return model_out + (self.prior_scale * prior_out)
-
-
-def train_model(x_train, y_train, base_model, prior_model):
-    model = ModelWithPrior(base_model, prior_model, 1.0)
-    loss_fn = nn.MSELoss()
-    optimizer = torch.optim.Adam(model.parameters(), lr=0.05)
-
-    for epoch in range(100):
-        model.train()
-        preds = model(x_train)
-        loss = loss_fn(preds, y_train)
-
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-
-    return model
-
-
-class SinPrior(nn.Module):
-    def forward(self, input):
-        return torch.sin(3 * input)
-# ---- end of the seed's code ----
+# The seed's code, with only its imports changed, is the example's
+# (examples/python/rpf.py); the tests run it from there.
+_EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "..", "..", "examples", "python", "rpf.py")
+_spec = importlib.util.spec_from_file_location("rpf_example", _EXAMPLE)
+rpf = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(rpf)
+MLP, ModelWithPrior, SinPrior, train_model = rpf.MLP, rpf.ModelWithPrior, rpf.SinPrior, rpf.train_model
 
 
 def _data():
@@ -120,7 +71,7 @@ def test_seed000_trains_with_the_sine_prior():
 
 def test_matplotlib_plots_ferrotorch_tensors():
     # plt.plot(t) as with torch's CPU tensors: matplotlib reads __array__
-    plt = __import__("pytest").importorskip("matplotlib.pyplot")
+    plt = pytest.importorskip("matplotlib.pyplot")
     import numpy as np
     x = torch.linspace(-1, 1, 5).unsqueeze(1)
     y = torch.sin(3 * x)
@@ -139,14 +90,12 @@ def test_matplotlib_plots_ferrotorch_tensors():
 
 def test_rpf_example_trains_and_plots_with_matplotlib(tmp_path):
     # examples/python/rpf.py: the seed's code and figures, a small ensemble
-    __import__("pytest").importorskip("matplotlib")
-    import os
+    pytest.importorskip("matplotlib")
     import re
     import subprocess
     import sys
-    root = os.path.join(os.path.dirname(__file__), "..", "..", "..")
     env = dict(os.environ, MPLBACKEND="Agg")
-    r = subprocess.run([sys.executable, os.path.join(root, "examples", "python", "rpf.py"),
+    r = subprocess.run([sys.executable, _EXAMPLE,
                         "--models", "4", "--out", str(tmp_path)],
                        capture_output=True, text=True, env=env, timeout=600)
     assert r.returncode == 0, r.stderr
