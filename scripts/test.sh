@@ -61,7 +61,7 @@ section "convolution and pooling kernels at lower CPU levels"
 # Note [Reruns select the workspace]: cargo resolves features per package
 # selection, and `-p ferrotorch-core` alone turns off features the whole
 # workspace turns on (smallvec's union, serde's alloc, syn's extra-traits,
-# ...): a rerun with `-p` rebuilt the stack (6 of CI's minutes). The reruns
+# ...): the reruns with `-p` rebuilt the stack (10 of CI's minutes). They
 # select the workspace as the run above did, and pick their tests with
 # `--test`/`--tests` and a name filter, so they reuse its test binaries.
 ws="--workspace $features --quiet"
