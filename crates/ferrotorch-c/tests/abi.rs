@@ -2,16 +2,16 @@
 //! foreign memory, handles of the wrong kind, modules, optimizers,
 //! schedulers, data loaders and saved programs.
 
-use ferrotorch_c::autograd::*;
-use ferrotorch_c::data::*;
-use ferrotorch_c::dlpack::*;
-use ferrotorch_c::nn::*;
-use ferrotorch_c::ops::*;
-use ferrotorch_c::optim::*;
-use ferrotorch_c::script::*;
-use ferrotorch_c::status::{ft_last_error, FtStatus};
-use ferrotorch_c::tensor::*;
-use ferrotorch_c::value::{FtTag, FtValue};
+use ferrotorch_capi::autograd::*;
+use ferrotorch_capi::data::*;
+use ferrotorch_capi::dlpack::*;
+use ferrotorch_capi::nn::*;
+use ferrotorch_capi::ops::*;
+use ferrotorch_capi::optim::*;
+use ferrotorch_capi::script::*;
+use ferrotorch_capi::status::{ft_last_error, FtStatus};
+use ferrotorch_capi::tensor::*;
+use ferrotorch_capi::value::{FtTag, FtValue};
 use std::ffi::{c_void, CStr, CString};
 use std::ptr::null_mut;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -339,16 +339,16 @@ fn conv_batchnorm_pool_and_grad_mode() {
     ok(ft_module_state_dict(net, &mut sd));
     let mut t = null_mut();
     let key = CString::new("1.running_mean").unwrap();
-    ok(ferrotorch_c::state::ft_state_dict_get(
+    ok(ferrotorch_capi::state::ft_state_dict_get(
         sd,
         key.as_ptr(),
         &mut t,
     ));
     assert_eq!(shape(t), [4]);
     let missing = CString::new("9.weight").unwrap();
-    let s = ferrotorch_c::state::ft_state_dict_get(sd, missing.as_ptr(), &mut t);
+    let s = ferrotorch_capi::state::ft_state_dict_get(sd, missing.as_ptr(), &mut t);
     assert_eq!(s, FtStatus::FtErrorKey);
-    ok(ferrotorch_c::state::ft_state_dict_free(sd));
+    ok(ferrotorch_capi::state::ft_state_dict_free(sd));
     for m in [conv, bn, pool, flat, net] {
         ok(ft_module_free(m));
     }

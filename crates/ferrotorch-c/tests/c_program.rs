@@ -23,7 +23,8 @@ fn c_program_trains_an_mlp_and_checks_errors() {
     let built = std::fs::metadata(&so)
         .and_then(|m| m.modified())
         .unwrap_or_else(|_| panic!("no {}: run cargo build -p ferrotorch-c", so.display()));
-    let newest_source = std::fs::read_dir(dir.join("src"))
+    // the functions' sources (Note [The C ABI's two crates])
+    let newest_source = std::fs::read_dir(dir.join("../ferrotorch-capi/src"))
         .unwrap()
         .filter_map(|e| e.ok()?.metadata().ok()?.modified().ok())
         .max()

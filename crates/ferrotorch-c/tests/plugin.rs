@@ -3,7 +3,7 @@
 //! dispatcher; a plugin of another ABI version, a library that is not a
 //! plugin and a missing file are refused with reasons.
 
-use ferrotorch_c::plugin::{load_library, loaded_libraries, FT_PLUGIN_ABI_VERSION};
+use ferrotorch_capi::plugin::{load_library, loaded_libraries, FT_PLUGIN_ABI_VERSION};
 use ferrotorch_core::dispatch::{call, IValue};
 use ferrotorch_core::{ErrorKind, Tensor};
 use std::path::{Path, PathBuf};

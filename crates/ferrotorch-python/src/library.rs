@@ -230,12 +230,14 @@ pub fn _op_overloads(name: &str) -> Vec<(String, String)> {
 #[pyfunction]
 pub fn _load_library(py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
     py.detach(|| {
-        crate::errors::guarded("load_library", || ferrotorch_c::plugin::load_library(&path))
+        crate::errors::guarded("load_library", || {
+            ferrotorch_capi::plugin::load_library(&path)
+        })
     })
 }
 
 /// `_C._loaded_libraries()`: the plugins loaded so far.
 #[pyfunction]
 pub fn _loaded_libraries() -> Vec<std::path::PathBuf> {
-    ferrotorch_c::plugin::loaded_libraries()
+    ferrotorch_capi::plugin::loaded_libraries()
 }

@@ -69,7 +69,7 @@ pub use ferrotorch_core::{
 /// Feature `plugins`.
 #[cfg(feature = "plugins")]
 pub mod ops {
-    pub use ferrotorch_c::plugin::{load_library, loaded_libraries, FT_PLUGIN_ABI_VERSION};
+    pub use ferrotorch_capi::plugin::{load_library, loaded_libraries, FT_PLUGIN_ABI_VERSION};
 }
 
 /// `torch.jit`: trace a function or module to a graph (`jit::trace`,
