@@ -7,11 +7,13 @@
 #   a new cargo project depending on ferrotorch by path (the README's Rust
 #     quick start as its main.rs)
 #   a new Go module using go/ through a replace directive
-# CI builds them with the dev profile (MATURIN_PEP517_ARGS="--profile dev",
-# FERROTORCH_NODE_DEBUG=1, the cargo project's own dev profile set as the
+# CI builds them with the dev profile and the tests' features
+# (MATURIN_PEP517_ARGS="--profile dev --features ...", FERROTORCH_NODE_DEBUG=1
+# and FERROTORCH_NODE_FEATURES, the cargo project's own dev profile set as the
 # workspace's and the workspace's Cargo.lock) into the workspace's target
 # directory, so each reuses what the debug build compiled and links its own
-# library only; a user's install is the same command with release builds.
+# library only (scripts/check_shared_features.py checks that the features
+# agree); a user's install is the same command with release builds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -34,7 +36,7 @@ PY
 echo "-- pip install ./crates/ferrotorch-python (fresh venv)"
 python3 -m venv "$tmp/venv"
 rm -f crates/ferrotorch-python/python/ferrotorch/_C*.so
-MATURIN_PEP517_ARGS="--profile dev" "$tmp/venv/bin/pip" install --quiet \
+MATURIN_PEP517_ARGS="--profile dev --features ferrotorch-codegen/cross-isa" "$tmp/venv/bin/pip" install --quiet \
     --disable-pip-version-check ./crates/ferrotorch-python
 (cd "$tmp" && VENV="$tmp/venv" "$tmp/venv/bin/python" -c '
 import ferrotorch, os
@@ -51,7 +53,7 @@ mkdir "$tmp/nodeapp"
 (
     cd "$tmp/nodeapp"
     npm init -y >/dev/null
-    FERROTORCH_NODE_DEBUG=1 npm install --no-audit --no-fund --loglevel=error \
+    FERROTORCH_NODE_DEBUG=1 FERROTORCH_NODE_FEATURES=cross-isa npm install --no-audit --no-fund --loglevel=error \
         "$root/crates/ferrotorch-node"
     node -e '
 const ft = require("ferrotorch")

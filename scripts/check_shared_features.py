@@ -11,6 +11,13 @@ crate that another does not, that crate and everything above it (gemm,
 faer, every ferrotorch crate) is compiled twice. This reads `cargo tree`
 (resolution only, no build) and fails naming each crate whose features
 differ between two builds.
+
+It also checks CI's reuse: scripts/test.sh builds and tests the whole
+workspace (with its dev-dependencies and the tests' features) and then runs
+the install commands (scripts/check_installs.sh) with the same features,
+which reuse that build only where each of their crates has features the
+test build has too (the test build may hold a crate twice: once for proc
+macros and build scripts, once for the target).
 """
 import subprocess
 import sys
@@ -20,6 +27,16 @@ BUILDS = {
     "python package": ["-p", "ferrotorch-python", "-e", "normal,build"],
     "node package": ["-p", "ferrotorch-node", "-e", "normal,build"],
     "C library": ["-p", "ferrotorch-c", "-e", "normal,build"],
+}
+
+# scripts/test.sh's build, and its install checks' builds (check_installs.sh)
+TEST_BUILD = ["--workspace", "--features", "ferrotorch-codegen/cross-isa,ferrotorch/full",
+              "-e", "normal,build,dev"]
+INSTALL_CHECKS = {
+    "pip install (CI)": ["-p", "ferrotorch-python", "--features", "ferrotorch-codegen/cross-isa",
+                         "-e", "normal,build"],
+    "npm install (CI)": ["-p", "ferrotorch-node", "--features", "cross-isa", "-e", "normal,build"],
+    "new cargo project": ["-p", "ferrotorch", "-e", "normal,build"],
 }
 
 
@@ -50,11 +67,17 @@ def main():
             for pkg in sorted(set(trees[a]) & set(trees[b])):
                 if trees[a][pkg] != trees[b][pkg]:
                     bad.append(f"{pkg}: {a} {sorted(trees[a][pkg])} vs {b} {sorted(trees[b][pkg])}")
+    test = features(TEST_BUILD)
+    for name, args in INSTALL_CHECKS.items():
+        for pkg, sets in sorted(features(args).items()):
+            for f in sorted(sets - test.get(pkg, set())):
+                bad.append(f"{pkg}: {name} [{f}] vs the test build {sorted(test.get(pkg, set()))}")
     if bad:
         print("shared dependencies with different features (each is built twice):")
         print("\n".join("  " + line for line in bad))
         sys.exit(1)
-    print(f"shared dependencies: one feature set across {len(names)} builds")
+    print(f"shared dependencies: one feature set across {len(names)} builds, "
+          f"and CI's {len(INSTALL_CHECKS)} install checks reuse its test build")
 
 
 if __name__ == "__main__":

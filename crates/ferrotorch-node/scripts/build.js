@@ -8,6 +8,10 @@
 //
 //   node scripts/build.js --release     # what `npm install` runs
 //   node scripts/build.js               # a debug build
+//
+// FERROTORCH_NODE_DEBUG=1 makes `npm install` build for debugging, and
+// FERROTORCH_NODE_FEATURES (cargo's --features list) selects the crate's
+// features: CI's install check sets both to reuse the tests' build.
 const { execFileSync } = require('node:child_process')
 const path = require('node:path')
 
@@ -34,6 +38,7 @@ const cli = napiCli()
 // native.d.ts names the JavaScript Tensor class (tensor.d.ts) in its signatures
 const args = [cli, 'build', '--dts', 'native.d.ts', '--dts-header', "import type { Tensor } from './tensor'\n/** A value the add-on reads itself: a Tensor, its handle, or any argument. */\ntype Raw = any\n", '--no-const-enum']
 if (release) args.push('--release')
+if (process.env.FERROTORCH_NODE_FEATURES) args.push('--features', process.env.FERROTORCH_NODE_FEATURES)
 try {
   execFileSync(process.execPath, args, { cwd: root, stdio: 'inherit' })
 } catch (e) {
