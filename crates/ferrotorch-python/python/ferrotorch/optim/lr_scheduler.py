@@ -1,240 +1,393 @@
-"""``optim.lr_scheduler``: StepLR, MultiStepLR, ExponentialLR,
-CosineAnnealingLR, LambdaLR, LinearLR (torch's closed forms)."""
+"""``optim.lr_scheduler``: torch's learning-rate schedulers.
+
+Note [Chainable schedulers]: as in torch, ``step()`` computes each
+group's next lr from its current one (the "chainable" form), so that
+``ChainedScheduler`` and ``SequentialLR`` can compose schedulers that
+share an optimizer; ``step(epoch)`` takes the closed form where a
+scheduler has one (with torch's deprecation warning). The sequences are
+torch's to the last bit, since both evaluate the same expressions in the
+same order (tests/test_optim_schedulers.py checks them against torch).
+"""
 
 import math
+import types
+import warnings
+import weakref
 from bisect import bisect_right
+from collections import Counter
+from functools import wraps
+
+from .optimizer import Optimizer
+
+__all__ = ["LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR", "LinearLR",
+           "ExponentialLR", "SequentialLR", "CosineAnnealingLR", "ChainedScheduler",
+           "ReduceLROnPlateau", "CyclicLR", "CosineAnnealingWarmRestarts", "OneCycleLR",
+           "PolynomialLR", "LRScheduler"]
+
+EPOCH_DEPRECATION_WARNING = (
+    "The epoch parameter in `scheduler.step()` was not necessary and is being "
+    "deprecated where possible. Please use `scheduler.step()` to step the "
+    "scheduler. During the deprecation, if epoch is different from None, the "
+    "closed form is used instead of the new chainable form, where available. "
+    "Please open an issue if you are unable to replicate your use case: "
+    "https://github.com/pytorch/pytorch/issues/new/choose."
+)
+
+
+def _per_group(name, optimizer, value):
+    """``value`` once per parameter group (a list must have one per group)."""
+    if isinstance(value, (list, tuple)):
+        if len(value) != len(optimizer.param_groups):
+            raise ValueError(
+                f"{name} must have the same length as optimizer.param_groups. {name} has "
+                f"{len(value)} values, param_groups has {len(optimizer.param_groups)}.")
+        return list(value)
+    return [value] * len(optimizer.param_groups)
+
+
+def _group_values(optimizer, key):
+    return [g[key].clone() if hasattr(g[key], "clone") else g[key] for g in optimizer.param_groups]
+
+
+def _set_group_value(group, key, value):
+    if hasattr(group[key], "fill_"):
+        group[key].fill_(float(value))
+    else:
+        group[key] = value
+
+
+def _set_momentum(group, value, use_beta1):
+    if use_beta1:
+        group["betas"] = (value, *group["betas"][1:])
+    else:
+        group["momentum"] = value
 
 
 class LRScheduler:
-    """Base: ``step()`` advances ``last_epoch`` and sets each group's lr."""
+    """Base class: ``step()`` advances ``last_epoch`` and sets each group's
+    lr to ``get_lr()`` (Note [Chainable schedulers])."""
+
+    _get_lr_called_within_step = False
+    _is_initial = False
 
     def __init__(self, optimizer, last_epoch=-1):
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
         self.optimizer = optimizer
         if last_epoch == -1:
             for g in optimizer.param_groups:
                 g.setdefault("initial_lr", g["lr"])
-        self.base_lrs = [g["initial_lr"] for g in optimizer.param_groups]
+        else:
+            for i, g in enumerate(optimizer.param_groups):
+                if "initial_lr" not in g:
+                    raise KeyError(
+                        f"param 'initial_lr' is not specified in param_groups[{i}] when resuming "
+                        "scheduler with last_epoch >= 0.")
+        self.base_lrs = _group_values(optimizer, "initial_lr")
         self.last_epoch = last_epoch
-        self.step()
+        _track_optimizer_step(optimizer)
+        self._initial_step()
 
-    def get_lr(self):
-        raise NotImplementedError
-
-    def get_last_lr(self):
-        return self._last_lr
-
-    def step(self, epoch=None):
-        self.last_epoch += 1 if epoch is None else 0
-        if epoch is not None:
-            self.last_epoch = epoch
-        lrs = self.get_lr()
-        for g, lr in zip(self.optimizer.param_groups, lrs):
-            g["lr"] = lr
-        self._last_lr = [g["lr"] for g in self.optimizer.param_groups]
+    def _initial_step(self):
+        self._step_count = 0
+        self._is_initial = True
+        try:
+            self.step()
+        finally:
+            self._is_initial = False
 
     def state_dict(self):
+        """Every attribute but the optimizer."""
         return {k: v for k, v in self.__dict__.items() if k != "optimizer"}
 
     def load_state_dict(self, state_dict):
         self.__dict__.update(state_dict)
 
+    def get_last_lr(self):
+        """The lrs the last ``step()`` set."""
+        return self._last_lr
+
+    def get_lr(self):
+        raise NotImplementedError
+
+    def step(self, epoch=None):
+        if self._step_count == 1:
+            if not hasattr(self.optimizer.step, "_wrapped_by_lr_sched"):
+                warnings.warn(
+                    "Seems like `optimizer.step()` has been overridden after learning rate scheduler "
+                    "initialization. Please, make sure to call `optimizer.step()` before "
+                    "`lr_scheduler.step()`. See more details at "
+                    "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate",
+                    UserWarning, stacklevel=2)
+            elif not getattr(self.optimizer, "_opt_called", False):
+                warnings.warn(
+                    "Detected call of `lr_scheduler.step()` before `optimizer.step()`. "
+                    "In PyTorch 1.1.0 and later, you should call them in the opposite order: "
+                    "`optimizer.step()` before `lr_scheduler.step()`.  Failure to do this "
+                    "will result in PyTorch skipping the first value of the learning rate schedule. "
+                    "See more details at "
+                    "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate",
+                    UserWarning, stacklevel=2)
+        self._step_count += 1
+        if epoch is not None:
+            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+        self._update_lr(epoch)
+
+    def _update_lr(self, epoch=None):
+        self._get_lr_called_within_step = True
+        try:
+            if epoch is None:
+                self.last_epoch += 1
+                values = self.get_lr()
+            else:
+                self.last_epoch = epoch
+                closed = getattr(self, "_get_closed_form_lr", None)
+                values = closed() if closed is not None else self.get_lr()
+        finally:
+            self._get_lr_called_within_step = False
+        for g, lr in zip(self.optimizer.param_groups, values):
+            _set_group_value(g, "lr", lr)
+        self._last_lr = _group_values(self.optimizer, "lr")
+
+    def _warn_outside_step(self):
+        if not self._get_lr_called_within_step:
+            warnings.warn("To get the last learning rate computed by the scheduler, please use "
+                          "`get_last_lr()`.", UserWarning, stacklevel=3)
+
+    def _current(self):
+        return _group_values(self.optimizer, "lr")
+
+
+_LRScheduler = LRScheduler
+
+
+def _track_optimizer_step(opt):
+    """Mark ``opt._opt_called`` when its ``step`` runs (for the order
+    warning), once per optimizer."""
+    if hasattr(opt.step, "_wrapped_by_lr_sched"):
+        return
+    ref = weakref.ref(opt)
+    func = opt.step.__func__
+
+    @wraps(func)
+    def wrapper(*args, **kwargs):
+        o = ref()
+        o._opt_called = True
+        return func.__get__(o, o.__class__)(*args, **kwargs)
+
+    wrapper._wrapped_by_lr_sched = True
+    opt.step = wrapper
+
+
+def _lambdas(optimizer, lr_lambda, check_callable=False):
+    n = len(optimizer.param_groups)
+    if isinstance(lr_lambda, (list, tuple)):
+        if len(lr_lambda) != n:
+            raise ValueError(f"Expected {n} lr_lambdas, but got {len(lr_lambda)}")
+        fns = list(lr_lambda)
+    else:
+        fns = [lr_lambda] * n
+    if check_callable:
+        for f in fns:
+            if not callable(f):
+                raise TypeError(f"lr_lambda should be a function, but got {type(f).__name__}")
+    return fns
+
+
+class _LambdaState:
+    """state_dict without the lambdas themselves (callable objects keep
+    their ``__dict__``), as torch saves them."""
+
+    def state_dict(self):
+        sd = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
+        sd["lr_lambdas"] = [None if isinstance(f, types.FunctionType) else f.__dict__.copy()
+                            for f in self.lr_lambdas]
+        return sd
+
+    def load_state_dict(self, state_dict):
+        fns = state_dict.pop("lr_lambdas")
+        self.__dict__.update(state_dict)
+        state_dict["lr_lambdas"] = fns
+        for mine, saved in zip(self.lr_lambdas, fns):
+            if saved is not None:
+                mine.__dict__.update(saved)
+
+
+class LambdaLR(_LambdaState, LRScheduler):
+    """lr = initial lr · ``lr_lambda(epoch)``."""
+
+    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
+        self.optimizer = optimizer
+        self.lr_lambdas = _lambdas(optimizer, lr_lambda)
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        self._warn_outside_step()
+        return [b * f(self.last_epoch) for f, b in zip(self.lr_lambdas, self.base_lrs)]
+
+
+class MultiplicativeLR(_LambdaState, LRScheduler):
+    """lr ·= ``lr_lambda(epoch)`` at each step after the first."""
+
+    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
+        self.optimizer = optimizer
+        self.lr_lambdas = _lambdas(optimizer, lr_lambda, check_callable=True)
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        self._warn_outside_step()
+        if self._is_initial:
+            return self._current()
+        return [g["lr"] * f(self.last_epoch) for f, g in zip(self.lr_lambdas, self.optimizer.param_groups)]
+
 
 class StepLR(LRScheduler):
-    """lr·gamma^(epoch // step_size)."""
+    """lr ·= gamma every ``step_size`` epochs."""
 
     def __init__(self, optimizer, step_size, gamma=0.1, last_epoch=-1):
         self.step_size, self.gamma = step_size, gamma
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        self._warn_outside_step()
+        if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
+            return self._current()
+        return [g["lr"] * self.gamma for g in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self):
         return [b * self.gamma ** (self.last_epoch // self.step_size) for b in self.base_lrs]
 
 
 class MultiStepLR(LRScheduler):
-    """lr·gamma^(milestones passed)."""
+    """lr ·= gamma at each milestone (a repeated milestone counts twice)."""
 
     def __init__(self, optimizer, milestones, gamma=0.1, last_epoch=-1):
-        self.milestones, self.gamma = sorted(milestones), gamma
+        self.milestones, self.gamma = Counter(milestones), gamma
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
-        return [b * self.gamma ** bisect_right(self.milestones, self.last_epoch)
+        self._warn_outside_step()
+        if self.last_epoch not in self.milestones:
+            return self._current()
+        return [g["lr"] * self.gamma ** self.milestones[self.last_epoch] for g in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self):
+        ms = sorted(self.milestones.elements())
+        return [b * self.gamma ** bisect_right(ms, self.last_epoch) for b in self.base_lrs]
+
+
+class ConstantLR(LRScheduler):
+    """lr · factor until ``total_iters``, then the lr itself."""
+
+    def __init__(self, optimizer, factor=1.0 / 3, total_iters=5, last_epoch=-1):
+        if factor > 1.0 or factor < 0:
+            raise ValueError("Constant multiplicative factor expected to be between 0 and 1.")
+        self.factor, self.total_iters = factor, total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        self._warn_outside_step()
+        if self.last_epoch == 0:
+            return [g["lr"] * self.factor for g in self.optimizer.param_groups]
+        if self.last_epoch != self.total_iters:
+            return self._current()
+        return [g["lr"] * (1.0 / self.factor) for g in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self):
+        return [b * (self.factor + (self.last_epoch >= self.total_iters) * (1 - self.factor))
+                for b in self.base_lrs]
+
+
+class LinearLR(LRScheduler):
+    """A factor moving linearly from ``start_factor`` to ``end_factor`` over
+    ``total_iters`` epochs."""
+
+    def __init__(self, optimizer, start_factor=1.0 / 3, end_factor=1.0, total_iters=5, last_epoch=-1):
+        if start_factor > 1.0 or start_factor <= 0:
+            raise ValueError("Starting multiplicative factor expected to be greater than 0 and less or equal to 1.")
+        if end_factor > 1.0 or end_factor < 0:
+            raise ValueError("Ending multiplicative factor expected to be between 0 and 1.")
+        self.start_factor, self.end_factor, self.total_iters = start_factor, end_factor, total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        self._warn_outside_step()
+        if self.last_epoch == 0:
+            return [g["lr"] * self.start_factor for g in self.optimizer.param_groups]
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return self._current()
+        d = self.end_factor - self.start_factor
+        f = 1.0 + d / (self.total_iters * self.start_factor + (self.last_epoch - 1) * d)
+        return [g["lr"] * f for g in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self):
+        t = min(self.total_iters, self.last_epoch)
+        return [b * (self.start_factor + (self.end_factor - self.start_factor) * t / self.total_iters)
                 for b in self.base_lrs]
 
 
 class ExponentialLR(LRScheduler):
-    """lr·gamma^epoch."""
+    """lr ·= gamma every epoch."""
 
     def __init__(self, optimizer, gamma, last_epoch=-1):
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        self._warn_outside_step()
+        if self._is_initial:
+            return self._current()
+        return [g["lr"] * self.gamma for g in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self):
         return [b * self.gamma ** self.last_epoch for b in self.base_lrs]
 
 
+class PolynomialLR(LRScheduler):
+    """lr decays as (1 - epoch / total_iters)^power, then stays."""
+
+    def __init__(self, optimizer, total_iters=5, power=1.0, last_epoch=-1):
+        self.total_iters, self.power = total_iters, power
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        self._warn_outside_step()
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return self._current()
+        f = ((1.0 - self.last_epoch / self.total_iters)
+             / (1.0 - (self.last_epoch - 1) / self.total_iters)) ** self.power
+        return [g["lr"] * f for g in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self):
+        t = min(self.total_iters, self.last_epoch)
+        return [b * (1.0 - t / self.total_iters) ** self.power for b in self.base_lrs]
+
+
 class CosineAnnealingLR(LRScheduler):
-    """eta_min + (lr - eta_min)·(1 + cos(π·epoch / T_max)) / 2."""
+    """eta_min + (lr - eta_min)·(1 + cos(π·epoch / T_max)) / 2, in torch's
+    recursive form (it keeps going past T_max, back up)."""
 
     def __init__(self, optimizer, T_max, eta_min=0.0, last_epoch=-1):
         self.T_max, self.eta_min = T_max, eta_min
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        self._warn_outside_step()
+        e, T, lo = self.last_epoch, self.T_max, self.eta_min
+        groups = self.optimizer.param_groups
+        if self._is_initial:
+            return self._current()
+        if self._step_count == 1 and e > 0:
+            return [lo + (b - lo) * (1 + math.cos(e * math.pi / T)) / 2 for b in self.base_lrs]
+        if (e - 1 - T) % (2 * T) == 0:
+            return [g["lr"] + (b - lo) * (1 - math.cos(math.pi / T)) / 2 for b, g in zip(self.base_lrs, groups)]
+        return [(1 + math.cos(math.pi * e / T)) / (1 + math.cos(math.pi * (e - 1) / T)) * (g["lr"] - lo) + lo
+                for g in groups]
+
+    def _get_closed_form_lr(self):
         return [self.eta_min + (b - self.eta_min) * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
                 for b in self.base_lrs]
 
 
-class LambdaLR(LRScheduler):
-    """lr·lr_lambda(epoch)."""
-
-    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
-        n = len(optimizer.param_groups)
-        self.lr_lambdas = list(lr_lambda) if isinstance(lr_lambda, (list, tuple)) else [lr_lambda] * n
-        super().__init__(optimizer, last_epoch)
-
-    def get_lr(self):
-        return [b * f(self.last_epoch) for b, f in zip(self.base_lrs, self.lr_lambdas)]
-
-
-class LinearLR(LRScheduler):
-    """Factor moving linearly from start_factor to end_factor over total_iters."""
-
-    def __init__(self, optimizer, start_factor=1.0 / 3, end_factor=1.0, total_iters=5, last_epoch=-1):
-        if start_factor > 1.0 or start_factor <= 0:
-            raise ValueError("Starting multiplicative factor expected to be greater than 0 and less or equal to 1.")
-        self.start_factor, self.end_factor, self.total_iters = start_factor, end_factor, total_iters
-        super().__init__(optimizer, last_epoch)
-
-    def get_lr(self):
-        t = min(self.last_epoch, self.total_iters)
-        f = self.start_factor + (self.end_factor - self.start_factor) * t / self.total_iters
-        return [b * f for b in self.base_lrs]
-
-
-class OneCycleLR(LRScheduler):
-    """The 1cycle policy (``anneal_strategy`` 'cos' or 'linear'; two or
-    three phases)."""
-
-    def __init__(self, optimizer, max_lr, total_steps=None, epochs=None, steps_per_epoch=None,
-                 pct_start=0.3, anneal_strategy="cos", cycle_momentum=True, base_momentum=0.85,
-                 max_momentum=0.95, div_factor=25.0, final_div_factor=1e4, three_phase=False,
-                 last_epoch=-1):
-        if total_steps is None:
-            if epochs is None or steps_per_epoch is None:
-                raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
-            total_steps = epochs * steps_per_epoch
-        if total_steps <= 0:
-            raise ValueError(f"Expected positive integer total_steps, but got {total_steps}")
-        if not 0 <= pct_start <= 1:
-            raise ValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
-        if anneal_strategy not in ("cos", "linear"):
-            raise ValueError(f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}")
-        self.total_steps = total_steps
-        self._anneal = self._cos if anneal_strategy == "cos" else self._linear
-        n = len(optimizer.param_groups)
-        max_lrs = list(max_lr) if isinstance(max_lr, (list, tuple)) else [max_lr] * n
-        self.cycle_momentum = cycle_momentum and "momentum" in optimizer.defaults or \
-            (cycle_momentum and "betas" in optimizer.defaults)
-        if last_epoch == -1:
-            for g, m in zip(optimizer.param_groups, max_lrs):
-                g["initial_lr"] = m / div_factor
-                g["max_lr"] = m
-                g["min_lr"] = g["initial_lr"] / final_div_factor
-                if self.cycle_momentum:
-                    g["max_momentum"], g["base_momentum"] = max_momentum, base_momentum
-                    self._set_momentum(g, max_momentum)
-        end1 = float(pct_start * total_steps) - 1
-        if three_phase:
-            self._phases = [(end1, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
-                            (float(2 * pct_start * total_steps) - 2, "max_lr", "initial_lr",
-                             "base_momentum", "max_momentum"),
-                            (total_steps - 1, "initial_lr", "min_lr", "max_momentum", "max_momentum")]
-        else:
-            self._phases = [(end1, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
-                            (total_steps - 1, "max_lr", "min_lr", "base_momentum", "max_momentum")]
-        super().__init__(optimizer, last_epoch)
-
-    @staticmethod
-    def _cos(start, end, pct):
-        return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
-
-    @staticmethod
-    def _linear(start, end, pct):
-        return (end - start) * pct + start
-
-    @staticmethod
-    def _set_momentum(g, m):
-        if "betas" in g:
-            g["betas"] = (m, *g["betas"][1:])
-        else:
-            g["momentum"] = m
-
-    def get_lr(self):
-        step = self.last_epoch
-        if step > self.total_steps:
-            raise ValueError(f"Tried to step {step} times. The specified number of total steps is {self.total_steps}")
-        lrs = []
-        for g in self.optimizer.param_groups:
-            start = 0.0
-            for i, (end, lr0, lr1, m0, m1) in enumerate(self._phases):
-                if step <= end or i == len(self._phases) - 1:
-                    pct = (step - start) / (end - start)
-                    lr = self._anneal(g[lr0], g[lr1], pct)
-                    if self.cycle_momentum:
-                        self._set_momentum(g, self._anneal(g[m0], g[m1], pct))
-                    break
-                start = end
-            lrs.append(lr)
-        return lrs
-
-
-class ReduceLROnPlateau:
-    """Cut the lr by ``factor`` when ``step(metric)`` stops improving for
-    ``patience`` epochs."""
-
-    def __init__(self, optimizer, mode="min", factor=0.1, patience=10, threshold=1e-4,
-                 threshold_mode="rel", cooldown=0, min_lr=0, eps=1e-8):
-        if factor >= 1.0:
-            raise ValueError("Factor should be < 1.0.")
-        if mode not in ("min", "max"):
-            raise ValueError(f"mode {mode} is unknown!")
-        if threshold_mode not in ("rel", "abs"):
-            raise ValueError(f"threshold mode {threshold_mode} is unknown!")
-        self.optimizer, self.mode, self.factor, self.patience = optimizer, mode, factor, patience
-        self.threshold, self.threshold_mode, self.cooldown, self.eps = threshold, threshold_mode, cooldown, eps
-        n = len(optimizer.param_groups)
-        self.min_lrs = list(min_lr) if isinstance(min_lr, (list, tuple)) else [min_lr] * n
-        self.best = math.inf if mode == "min" else -math.inf
-        self.num_bad_epochs, self.cooldown_counter, self.last_epoch = 0, 0, 0
-        self._last_lr = [g["lr"] for g in optimizer.param_groups]
-
-    def _better(self, a, best):
-        if self.mode == "min" and self.threshold_mode == "rel":
-            return a < best * (1 - self.threshold)
-        if self.mode == "min":
-            return a < best - self.threshold
-        if self.threshold_mode == "rel":
-            return a > best * (self.threshold + 1)
-        return a > best + self.threshold
-
-    def step(self, metrics):
-        current = float(metrics)
-        self.last_epoch += 1
-        if self._better(current, self.best):
-            self.best, self.num_bad_epochs = current, 0
-        else:
-            self.num_bad_epochs += 1
-        if self.cooldown_counter > 0:
-            self.cooldown_counter -= 1
-            self.num_bad_epochs = 0
-        if self.num_bad_epochs > self.patience:
-            for g, lo in zip(self.optimizer.param_groups, self.min_lrs):
-                new = max(g["lr"] * self.factor, lo)
-                if g["lr"] - new > self.eps:
-                    g["lr"] = new
-            self.cooldown_counter, self.num_bad_epochs = self.cooldown, 0
-        self._last_lr = [g["lr"] for g in self.optimizer.param_groups]
-
-    def get_last_lr(self):
-        return self._last_lr
+from ._lr_compose import ChainedScheduler, ReduceLROnPlateau, SequentialLR  # noqa: E402
+from ._lr_cyclic import CosineAnnealingWarmRestarts, CyclicLR, OneCycleLR  # noqa: E402

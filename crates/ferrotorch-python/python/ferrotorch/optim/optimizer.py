@@ -1,10 +1,52 @@
 """``optim.Optimizer``: parameter groups, per-parameter state,
 ``zero_grad``, ``state_dict`` / ``load_state_dict``, as in torch."""
 
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from copy import deepcopy
+from functools import wraps
 
 from .. import _C
+from ..utils.hooks import RemovableHandle
+
+_global_step_pre_hooks = OrderedDict()
+_global_step_post_hooks = OrderedDict()
+
+
+def register_optimizer_step_pre_hook(hook):
+    """A hook ``hook(optimizer, args, kwargs)`` run before every optimizer's
+    ``step``; it may return new ``(args, kwargs)``."""
+    handle = RemovableHandle(_global_step_pre_hooks)
+    _global_step_pre_hooks[handle.id] = hook
+    return handle
+
+
+def register_optimizer_step_post_hook(hook):
+    """A hook ``hook(optimizer, args, kwargs)`` run after every optimizer's
+    ``step``."""
+    handle = RemovableHandle(_global_step_post_hooks)
+    _global_step_post_hooks[handle.id] = hook
+    return handle
+
+
+def _hooked_step(step):
+    """``step`` with the global and the optimizer's own step hooks around it."""
+
+    @wraps(step)
+    def wrapper(self, *args, **kwargs):
+        for hook in (*_global_step_pre_hooks.values(), *self._optimizer_step_pre_hooks.values()):
+            out = hook(self, args, kwargs)
+            if out is not None:
+                if not (isinstance(out, tuple) and len(out) == 2):
+                    raise RuntimeError(
+                        f"{hook} must return None or a tuple of (new_args, new_kwargs), but got {out}.")
+                args, kwargs = out
+        result = step(self, *args, **kwargs)
+        for hook in (*self._optimizer_step_post_hooks.values(), *_global_step_post_hooks.values()):
+            hook(self, args, kwargs)
+        return result
+
+    wrapper._hooked = True
+    return wrapper
 
 
 class _Required:
@@ -26,12 +68,31 @@ def _check_nonnegative(**values):
 
 
 class Optimizer:
-    """Base class: subclasses define ``step`` and their ``defaults``."""
+    """Base class: subclasses define ``step`` and their ``defaults``.
+    Parameters come as tensors, ``(name, tensor)`` pairs (the group keeps
+    ``param_names``) or dicts of groups; each subclass's ``step`` runs the
+    step hooks (``register_step_pre_hook``/``_post_hook`` and the global
+    ones), and ``state_dict``/``load_state_dict`` run theirs, as torch's."""
+
+    OptimizerPreHook = object
+    OptimizerPostHook = object
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        step = cls.__dict__.get("step")
+        if step is not None and not getattr(step, "_hooked", False):
+            cls.step = _hooked_step(step)
 
     def __init__(self, params, defaults):
         self.defaults = defaults
         self.state = defaultdict(dict)
         self.param_groups = []
+        self._optimizer_step_pre_hooks = OrderedDict()
+        self._optimizer_step_post_hooks = OrderedDict()
+        self._optimizer_state_dict_pre_hooks = OrderedDict()
+        self._optimizer_state_dict_post_hooks = OrderedDict()
+        self._optimizer_load_state_dict_pre_hooks = OrderedDict()
+        self._optimizer_load_state_dict_post_hooks = OrderedDict()
         if isinstance(params, _C.Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of "
                             f"Tensors or dicts, but got {type(params).__name__}")
@@ -42,6 +103,37 @@ class Optimizer:
             groups = [{"params": groups}]
         for g in groups:
             self.add_param_group(g)
+
+    def _hook(self, table, hook, prepend):
+        handle = RemovableHandle(table)
+        table[handle.id] = hook
+        if prepend:
+            table.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_step_pre_hook(self, hook):
+        """``hook(optimizer, args, kwargs)`` before this optimizer's ``step``."""
+        return self._hook(self._optimizer_step_pre_hooks, hook, False)
+
+    def register_step_post_hook(self, hook):
+        """``hook(optimizer, args, kwargs)`` after this optimizer's ``step``."""
+        return self._hook(self._optimizer_step_post_hooks, hook, False)
+
+    def register_state_dict_pre_hook(self, hook, prepend=False):
+        """``hook(optimizer)`` before ``state_dict`` builds its result."""
+        return self._hook(self._optimizer_state_dict_pre_hooks, hook, prepend)
+
+    def register_state_dict_post_hook(self, hook, prepend=False):
+        """``hook(optimizer, state_dict)`` after; it may return a new dict."""
+        return self._hook(self._optimizer_state_dict_post_hooks, hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook, prepend=False):
+        """``hook(optimizer, state_dict)`` before loading; it may return a new dict."""
+        return self._hook(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook, prepend=False):
+        """``hook(optimizer)`` after loading."""
+        return self._hook(self._optimizer_load_state_dict_post_hooks, hook, prepend)
 
     def _grads(self):
         """``(group, param, gradient)`` for every parameter with a gradient,
@@ -54,7 +146,11 @@ class Optimizer:
     def add_param_group(self, param_group):
         """Add a group of parameters with its own options."""
         params = param_group["params"]
-        param_group["params"] = [params] if isinstance(params, _C.Tensor) else list(params)
+        params = [params] if isinstance(params, _C.Tensor) else list(params)
+        if params and isinstance(params[0], tuple):  # named parameters
+            param_group["param_names"] = [n for n, _ in params]
+            params = [p for _, p in params]
+        param_group["params"] = params
         for p in param_group["params"]:
             if not isinstance(p, _C.Tensor):
                 raise TypeError(f"optimizer can only optimize Tensors, but one of the params is {type(p).__name__}")
@@ -82,6 +178,8 @@ class Optimizer:
     def state_dict(self):
         """``{"state": {index: {...}}, "param_groups": [...]}``, parameters
         replaced by their running index, as torch saves them."""
+        for hook in self._optimizer_state_dict_pre_hooks.values():
+            hook(self)
         index, groups, n = {}, [], 0
         for g in self.param_groups:
             packed = {k: v for k, v in g.items() if k != "params"}
@@ -95,11 +193,20 @@ class Optimizer:
             groups.append(packed)
         state = {index[id(p)]: v for g in self.param_groups for p in g["params"]
                  for v in [self.state.get(p)] if v}
-        return {"state": state, "param_groups": groups}
+        out = {"state": state, "param_groups": groups}
+        for hook in self._optimizer_state_dict_post_hooks.values():
+            res = hook(self, out)
+            if res is not None:
+                out = res
+        return out
 
     def load_state_dict(self, state_dict):
         """Restore what ``state_dict`` returned."""
         state_dict = deepcopy(state_dict)
+        for hook in self._optimizer_load_state_dict_pre_hooks.values():
+            res = hook(self, state_dict)
+            if res is not None:
+                state_dict = res
         groups = state_dict["param_groups"]
         if len(groups) != len(self.param_groups):
             raise ValueError("loaded state dict has a different number of parameter groups")
@@ -115,6 +222,8 @@ class Optimizer:
             for k, v in saved.items():
                 if k != "params":
                     mine[k] = v
+        for hook in self._optimizer_load_state_dict_post_hooks.values():
+            hook(self)
 
     def __repr__(self):
         s = type(self).__name__ + " ("

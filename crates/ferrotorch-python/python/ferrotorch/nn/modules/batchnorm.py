@@ -33,6 +33,21 @@ class _BatchNorm(Module):
             self.register_buffer("running_var", None)
             self.register_buffer("num_batches_tracked", None)
 
+    def reset_running_stats(self):
+        """Running mean 0, variance 1, no batches tracked."""
+        if self.track_running_stats:
+            self.running_mean.zero_()
+            self.running_var.fill_(1)
+            self.num_batches_tracked.zero_()
+
+    def reset_parameters(self):
+        """The running statistics reset, weight 1 and bias 0."""
+        self.reset_running_stats()
+        if self.affine:
+            self.weight.data.fill_(1)
+            if self.bias is not None:
+                self.bias.data.zero_()
+
     def forward(self, input):
         if input.dim() not in self._dims:
             raise ValueError(f"expected {' or '.join(f'{d}D' for d in self._dims)} input (got {input.dim()}D input)")

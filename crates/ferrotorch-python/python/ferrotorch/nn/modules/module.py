@@ -3,31 +3,12 @@ registration rules: assigning a ``Parameter``, a ``Module`` or a buffer to
 an attribute registers it, in order, under that name."""
 
 from collections import OrderedDict, namedtuple
-import itertools
 
 from ... import _C
 from ..parameter import Buffer, Parameter
+from ...utils.hooks import RemovableHandle
 
 _IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
-
-
-class RemovableHandle:
-    """Returned by hook registration; ``remove()`` unregisters the hook."""
-
-    _ids = itertools.count()
-
-    def __init__(self, hooks):
-        self.hooks = hooks
-        self.id = next(RemovableHandle._ids)
-
-    def remove(self):
-        self.hooks.pop(self.id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
 
 
 def _addindent(s, n):
