@@ -3,7 +3,10 @@
 //! same way draws the same indices as torch's. Ops take it as their
 //! `generator=` argument (a `Generator?` in their schema).
 
+use crate::errors::to_py;
+use crate::tensor::PyTensor;
 use ferrotorch_core::native::random::{default_generator, Generator};
+use ferrotorch_core::{DType, Tensor};
 use pyo3::prelude::*;
 
 /// `torch.Generator(device='cpu')`: an independent Mersenne-Twister stream.
@@ -47,6 +50,57 @@ impl PyGenerator {
     #[getter]
     fn device(&self) -> &'static str {
         "cpu"
+    }
+
+    /// The state as torch's uint8 tensor of 5,056 bytes (Note [Generator
+    /// state bytes] in the core): restorable here and in torch.
+    fn get_state(&self) -> PyTensor {
+        PyTensor::new_wrapper(Tensor::from_slice(&self.g.get_state_bytes()))
+    }
+
+    /// Restore a state `get_state` (here or in torch) returned; returns
+    /// the generator.
+    fn set_state<'py>(
+        slf: Bound<'py, Self>,
+        new_state: PyRef<'_, PyTensor>,
+    ) -> PyResult<Bound<'py, Self>> {
+        let t = &new_state.t;
+        if t.dtype() != DType::U8 {
+            return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                "expected a torch.ByteTensor, but got {}",
+                t.dtype()
+            )));
+        }
+        let bytes = t.to_vec::<u8>().map_err(to_py)?;
+        slf.get().g.set_state_bytes(&bytes).map_err(to_py)?;
+        Ok(slf)
+    }
+
+    /// A new generator with this one's state (`torch.Generator.clone_state`).
+    fn clone_state(&self) -> PyGenerator {
+        PyGenerator {
+            g: self.g.get_state(),
+        }
+    }
+
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(Bound<'py, PyAny>, (), Option<PyTensor>)> {
+        let cls = slf.get_type().into_any();
+        Ok((cls, (), Some(slf.get().get_state())))
+    }
+
+    fn __setstate__(&self, state: PyRef<'_, PyTensor>) -> PyResult<()> {
+        let bytes = state.t.to_vec::<u8>().map_err(to_py)?;
+        self.g.set_state_bytes(&bytes).map_err(to_py)
+    }
+}
+
+/// `torch.default_generator`: the process's default generator, shared.
+#[pyfunction]
+pub fn _default_generator() -> PyGenerator {
+    PyGenerator {
+        g: default_generator().clone(),
     }
 }
 

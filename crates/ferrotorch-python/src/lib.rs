@@ -145,6 +145,7 @@ fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(optim::_sgd_step, m)?)?;
     m.add_class::<generator::PyGenerator>()?;
     m.add_function(wrap_pyfunction!(generator::_random_seed, m)?)?;
+    m.add_function(wrap_pyfunction!(generator::_default_generator, m)?)?;
     m.add_function(wrap_pyfunction!(manual_seed, m)?)?;
     m.add_function(wrap_pyfunction!(set_num_threads, m)?)?;
     m.add_function(wrap_pyfunction!(get_num_threads, m)?)?;

@@ -26,6 +26,8 @@ from . import _tensor  # noqa: F401  (installs the Python-level Tensor methods)
 from . import _ops
 from .autograd import (no_grad, enable_grad, set_grad_enabled, inference_mode)
 from ._serialization import save, load
+from . import random  # noqa: E402
+from .random import default_generator, get_rng_state, initial_seed, manual_seed, set_rng_state  # noqa: E402,F811
 
 _ops.install(globals(), Tensor)
 from . import _namespaces  # noqa: E402
@@ -73,11 +75,7 @@ def numel(input):
 
 def seed():
     """Seed the default generator non-deterministically; return the seed."""
-    import random
-
-    s = random.SystemRandom().randrange(1 << 63)
-    manual_seed(s)
-    return s
+    return random.seed()
 
 
 def broadcast_shapes(*shapes):

@@ -19,14 +19,20 @@ use crate::tensor::{Tensor, TensorOptions};
 use ferrotorch_kernels::sync::ForkLock;
 use std::sync::{Arc, OnceLock};
 
+mod state;
+
 const N: usize = 624;
 const M: usize = 397;
 
-/// The Mersenne Twister state behind a [`Generator`].
+/// The Mersenne Twister state behind a [`Generator`]: `index` is the
+/// next word of `state` to temper (`N`: twist first), `fresh` whether no
+/// word was drawn since seeding (torch's state then reads `next = 0`;
+/// `state.rs`).
 #[derive(Clone)]
 struct Mt19937 {
     state: [u32; N],
     index: usize,
+    fresh: bool,
     seed: u64,
     next_normal: Option<f64>,
 }
@@ -43,6 +49,7 @@ impl Mt19937 {
         Mt19937 {
             state,
             index: N,
+            fresh: true,
             seed,
             next_normal: None,
         }
@@ -61,6 +68,7 @@ impl Mt19937 {
     }
 
     fn next_u32(&mut self) -> u32 {
+        self.fresh = false;
         if self.index >= N {
             self.twist();
         }
