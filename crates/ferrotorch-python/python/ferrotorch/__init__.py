@@ -58,6 +58,7 @@ from ._classes import classes, ScriptObject  # noqa: E402,F401
 from . import _library  # noqa: E402,F401
 from ._op_namespaces import ops  # noqa: E402,F401
 from . import _logging, compiler  # noqa: E402,F401
+from . import accelerator, testing  # noqa: E402,F401
 from ._compile import compile  # noqa: E402,F401
 
 __version__ = "0.1.0"
@@ -122,15 +123,26 @@ def randn_like(input, *, dtype=None, layout=None, device=None, requires_grad=Fal
     return out.requires_grad_(True) if requires_grad else out
 
 
+# bits, smallest normal and resolution (10^-decimal digits) per float type
+_FINFO = {"float16": (16, 6.103515625e-05, 0.001), "bfloat16": (16, 1.1754943508222875e-38, 0.01),
+          "float32": (32, 1.1754943508222875e-38, 1e-06), "float64": (64, 2.2250738585072014e-308, 1e-15)}
+
+
 class finfo:
-    """``finfo(dtype)``: ``eps``, ``max`` and ``min`` of a floating-point dtype."""
+    """``finfo(dtype)``: ``bits``, ``eps``, ``max``, ``min``, ``tiny``
+    (``smallest_normal``) and ``resolution`` of a floating-point dtype (a
+    complex one: of its parts)."""
 
     def __init__(self, type=None):
-        self.eps, self.max, self.dtype = _C._finfo(get_default_dtype() if type is None else type)
+        self.eps, self.max, dt = _C._finfo(get_default_dtype() if type is None else type)
         self.min = -self.max
+        self.dtype = repr(dt)[6:]
+        self.bits, self.tiny, self.resolution = _FINFO[self.dtype]
+        self.smallest_normal = self.tiny
 
     def __repr__(self):
-        return f"finfo(eps={self.eps}, max={self.max}, min={self.min}, dtype={repr(self.dtype)[6:]})"
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
+                f"smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, dtype={self.dtype})")
 
 
 _IINFO = {"uint8": (8, 0, 255), "int8": (8, -128, 127), "int16": (16, -32768, 32767),

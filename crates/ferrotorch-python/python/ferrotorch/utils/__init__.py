@@ -1,3 +1,3 @@
 """``ferrotorch.utils``."""
 
-from . import data, dlpack, hooks  # noqa: F401
+from . import checkpoint, data, dlpack, hooks  # noqa: F401
