@@ -1,7 +1,15 @@
 """``RNN``, ``LSTM``, ``GRU`` and their cells: torch's parameter names,
 shapes, init and gate order; the time loop is one native op per call
 (``gru``, ``lstm``, ``rnn_tanh``, ``rnn_relu``, ``*_cell``, as
-``torch._VF``), Note [Fused recurrent cells] in the core crate."""
+``torch._VF``), Note [Fused recurrent cells] in the core crate.
+
+Note [Packed recurrent layers]: a ``PackedSequence`` input is run as
+torch's packed kernels run it, sequence by sequence to its own length:
+the batch (sorted by decreasing length) is cut into groups of equal
+length, each group runs through the fused op over exactly its time steps,
+and the outputs are packed again; the final states are each sequence's
+state after its last step (the reverse direction starts there too). One
+native call per distinct length, no step loop in Python."""
 
 import math
 
@@ -87,7 +95,49 @@ class RNNBase(Module):
     def _flat_weights(self):
         return [getattr(self, n) for names in self._names for n in names]
 
+    def _forward_packed(self, packed, hx):
+        from ..utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
+        import ferrotorch as ft
+
+        sorted_idx, unsorted_idx = packed.sorted_indices, packed.unsorted_indices
+        padded, lengths = pad_packed_sequence(PackedSequence(packed.data, packed.batch_sizes))
+        lengths = [int(v) for v in lengths.tolist()]
+        lstm = self.mode == "LSTM"
+        if hx is not None and sorted_idx is not None:
+            hx = tuple(h.index_select(1, sorted_idx) for h in hx) if lstm else hx.index_select(1, sorted_idx)
+        outs, hs, cs, start = [], [], [], 0
+        while start < len(lengths):
+            end = start
+            while end < len(lengths) and lengths[end] == lengths[start]:
+                end += 1
+            L = lengths[start]
+            h = None if hx is None else (tuple(x[:, start:end] for x in hx) if lstm else hx[:, start:end])
+            batch_first, self.batch_first = self.batch_first, False
+            try:
+                out, state = self.forward(padded[:L, start:end], h)
+            finally:
+                self.batch_first = batch_first
+            if L < padded.shape[0]:
+                out = ft.cat([out, out.new_zeros(padded.shape[0] - L, *out.shape[1:])])
+            outs.append(out)
+            if lstm:
+                hs.append(state[0])
+                cs.append(state[1])
+            else:
+                hs.append(state)
+            start = end
+        out = pack_padded_sequence(ft.cat(outs, 1), lengths)
+        out = PackedSequence(out.data, out.batch_sizes, sorted_idx, unsorted_idx)
+        h_n = ft.cat(hs, 1)
+        c_n = ft.cat(cs, 1) if lstm else None
+        if unsorted_idx is not None:
+            h_n = h_n.index_select(1, unsorted_idx)
+            c_n = c_n.index_select(1, unsorted_idx) if lstm else None
+        return (out, (h_n, c_n)) if lstm else (out, h_n)
+
     def forward(self, input, hx=None):
+        if isinstance(input, tuple) and type(input).__name__ == "PackedSequence":
+            return self._forward_packed(input, hx)
         batched = input.dim() == 3
         if input.dim() not in (2, 3):
             raise ValueError(f"{type(self).__name__}: Expected input to be 2D or 3D, got {input.dim()}D instead")

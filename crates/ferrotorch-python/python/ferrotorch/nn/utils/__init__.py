@@ -1,9 +1,11 @@
-"""``nn.utils``: gradient clipping and parameter/vector conversion."""
+"""``nn.utils``: gradient clipping, parameter/vector conversion, packed
+sequences (``rnn``), parametrizations, weight and spectral norm, fusion
+of batch norms, ``stateless.functional_call``."""
 
 import math
 
-from .. import _C
-from ..autograd.grad_mode import no_grad
+from ... import _C
+from ...autograd.grad_mode import no_grad
 
 
 def _grads(parameters):
@@ -60,3 +62,6 @@ def vector_to_parameters(vec, parameters):
             n = p.numel()
             p.copy_(vec[offset:offset + n].view_as(p))
             offset += n
+
+
+from . import rnn  # noqa: E402,F401
