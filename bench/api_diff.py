@@ -15,8 +15,9 @@ that module (or one below it) defines; callables only (functions,
 classes, builtins, op packets): not submodules, not constants (dtypes,
 ``pi``), not names re-exported from ``typing``, ``collections`` and the
 like, nor another torch module's names it imports (``torch.nn.functional.
-Tensor``). ``Tensor``'s row counts every public attribute of ``torch.Tensor``
-(methods and properties, 604 in torch 2.15). A name is present when
+Tensor``). The rows of ``Tensor``, ``nn.Module`` and ``optim.Optimizer``
+count every public attribute of the class (methods and properties; 604 for
+``Tensor`` in torch 2.15) and are not in the modules' total. A name is present when
 ferrotorch's module of the same path has it; it differs when both sides
 have an ``inspect.signature`` and the parameter names, kinds or simple
 defaults are not the same.
@@ -101,16 +102,21 @@ def public_names(mod):
             home = getattr(obj, "__module__", None) or mod.__name__
             if not (inspect.isclass(obj) or inspect.isroutine(obj)):
                 continue
-            if mod.__name__ != "torch" and not (home == mod.__name__ or home.startswith(mod.__name__ + ".")):
+            own = home == mod.__name__ or home.startswith(mod.__name__ + ".") or home.startswith("torch._C")
+            if mod.__name__ != "torch" and not own:
                 continue
         out[n] = obj
     return out
 
 
-def tensor_names():
-    import torch
+# classes whose public attributes (methods, properties) are a row of their own
+CLASS_ROWS = ("torch.Tensor", "torch.nn.Module", "torch.optim.Optimizer")
 
-    return {n: getattr(torch.Tensor, n, None) for n in dir(torch.Tensor) if not n.startswith("_")}
+
+def class_names(path):
+    obj = importlib.import_module(path.rsplit(".", 1)[0])
+    cls = getattr(obj, path.rsplit(".", 1)[1])
+    return {n: getattr(cls, n, None) for n in dir(cls) if not n.startswith("_")}
 
 
 def category(module, name):
@@ -168,10 +174,10 @@ def diff_module(torch_name):
     <exclusion category>."""
     import torch  # noqa: F401
 
-    if torch_name == "torch.Tensor":
-        import ferrotorch
-
-        tnames, fmod = tensor_names(), ferrotorch.Tensor
+    if torch_name in CLASS_ROWS:
+        tnames = class_names(torch_name)
+        mod, _, cls = ft_name(torch_name).rpartition(".")
+        fmod = getattr(importlib.import_module(mod), cls)
     else:
         try:
             tmod = importlib.import_module(torch_name)
@@ -209,7 +215,7 @@ def main():
     args = ap.parse_args()
     import torch
 
-    mods = args.module or (MODULES + ["torch.Tensor"])
+    mods = args.module or (MODULES + list(CLASS_ROWS))
     results = {m: diff_module(m) for m in mods}
     head = f"{'module':34} {'counted':>7} {'present':>7} {'differ':>6} {'missing':>7} {'excluded':>8} {'%':>6}"
     print(f"torch {torch.__version__} against ferrotorch; '%' = (present + differ) / (counted - excluded)")
@@ -225,13 +231,13 @@ def main():
                 c["excluded"] += 1
         denom = c["counted"] - c["excluded"]
         pct = 100.0 * (c["present"] + c["differ"]) / denom if denom else 100.0
-        if m != "torch.Tensor":
+        if m not in CLASS_ROWS:
             for k in tot:
                 tot[k] += c[k]
         print(f"{m:34} {c['counted']:7} {c['present']:7} {c['differ']:6} {c['missing']:7} {c['excluded']:8} {pct:6.1f}")
     denom = tot["counted"] - tot["excluded"]
     pct = 100.0 * (tot["present"] + tot["differ"]) / denom if denom else 100.0
-    print(f"{'all modules (without Tensor)':34} {tot['counted']:7} {tot['present']:7} {tot['differ']:6} "
+    print(f"{'all modules (without class rows)':34} {tot['counted']:7} {tot['present']:7} {tot['differ']:6} "
           f"{tot['missing']:7} {tot['excluded']:8} {pct:6.1f}")
     for flag, status in ((args.missing, "missing"), (args.differ, "differ")):
         if flag:

@@ -105,7 +105,12 @@ class BackwardHook:
             @staticmethod
             def backward(ctx, *grads):
                 out = fn(hook, grads)
-                return tuple(out) if out is not None else grads
+                if out is None:
+                    return grads
+                if not isinstance(out, (tuple, list)) or len(out) != len(grads):
+                    raise RuntimeError(f"a backward hook of {type(hook.module).__name__} must return None or a "
+                                       f"tuple of {len(grads)} gradients, got {type(out).__name__}")
+                return tuple(out)
 
         outs = _Identity.apply(*[args[i] for i in tensors])
         outs = outs if isinstance(outs, tuple) else (outs,)
@@ -123,7 +128,7 @@ class BackwardHook:
             for pre in hook.user_pre_hooks:
                 res = pre(hook.module, grads)
                 if res is not None:
-                    grads = tuple(res)
+                    grads = res
             hook.grad_outputs = grads
             return grads
 
@@ -137,7 +142,7 @@ class BackwardHook:
             for h in hook.user_hooks:
                 res = h(hook.module, grads, hook.grad_outputs)
                 if res is not None:
-                    grads = tuple(res)
+                    grads = res
             return grads
 
         return self._apply(args, on_grad_input)

@@ -2,13 +2,13 @@
 registration rules: assigning a ``Parameter``, a ``Module`` or a buffer to
 an attribute registers it, in order, under that name."""
 
-from collections import OrderedDict, namedtuple
+from collections import OrderedDict
 
 from ... import _C
 from ..parameter import Buffer, Parameter
 from ...utils.hooks import RemovableHandle
-
-_IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
+from ._module_hooks import _ModuleHooks
+from ._module_state import _IncompatibleKeys, _ModuleState  # noqa: F401  (re-exported as torch's)
 
 
 def _addindent(s, n):
@@ -18,10 +18,14 @@ def _addindent(s, n):
     return lines[0] + "\n" + "\n".join(" " * n + line for line in lines[1:])
 
 
-class Module:
+class Module(_ModuleHooks, _ModuleState):
     """Base class for all neural network modules."""
 
     training: bool
+    dump_patches = False
+    _version = 1
+    call_super_init = False
+    T_destination = dict
 
     def __init__(self, *args, **kwargs):
         if args or kwargs:
@@ -32,8 +36,12 @@ class Module:
         d["_buffers"] = OrderedDict()
         d["_non_persistent_buffers_set"] = set()
         d["_modules"] = OrderedDict()
-        d["_forward_hooks"] = OrderedDict()
-        d["_forward_pre_hooks"] = OrderedDict()
+        for table in ("_forward_hooks", "_forward_pre_hooks", "_forward_hooks_with_kwargs",
+                      "_forward_pre_hooks_with_kwargs", "_forward_hooks_always_called", "_backward_hooks",
+                      "_backward_pre_hooks", "_state_dict_hooks", "_state_dict_pre_hooks",
+                      "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks"):
+            d[table] = OrderedDict()
+        d["_is_full_backward_hook"] = None
 
     def forward(self, *input):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
@@ -112,6 +120,37 @@ class Module:
         if name not in mod._parameters:
             raise AttributeError(f"{mod._get_name()} has no parameter `{name}`")
         return mod._parameters[name]
+
+    def get_buffer(self, target):
+        """The buffer at dotted path ``target``."""
+        mod_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(mod_path)
+        if not hasattr(mod, name):
+            raise AttributeError(f"{mod._get_name()} has no attribute `{name}`")
+        if name not in mod._buffers:
+            raise AttributeError(f"`{name}` is not a buffer")
+        return mod._buffers[name]
+
+    def set_submodule(self, target, module, strict=False):
+        """Put ``module`` at dotted path ``target`` (its parent must exist;
+        with ``strict`` the name must exist too)."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        atoms = target.split(".")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        mod = self
+        for item in atoms[:-1]:
+            if not hasattr(mod, item):
+                raise AttributeError(f"{mod._get_name()} has no attribute `{item}`")
+            mod = getattr(mod, item)
+            if not isinstance(mod, Module):
+                raise AttributeError(f"`{item}` is not an nn.Module")
+        if strict and not hasattr(mod, atoms[-1]):
+            raise AttributeError(f"{mod._get_name()} has no attribute `{atoms[-1]}`")
+        if hasattr(mod, atoms[-1]) and not isinstance(getattr(mod, atoms[-1]), Module):
+            raise AttributeError(f"`{atoms[-1]}` is not an nn.Module")
+        setattr(mod, atoms[-1], module)
 
     def __setattr__(self, name, value):
         params = self.__dict__.get("_parameters")
@@ -329,6 +368,19 @@ class Module:
     def cpu(self):
         return self
 
+    def to_empty(self, *, device=None, recurse=True):
+        """Parameters and buffers replaced by uninitialised tensors of the
+        same shapes and dtypes (on the CPU)."""
+        from ... import empty_like
+
+        return self._apply_tensors(lambda t: empty_like(t))
+
+    def compile(self, *args, **kwargs):
+        """Compile this module's forward in place (``torch.compile``)."""
+        from ... import compile as _compile
+
+        self.__dict__["_compiled_call_impl"] = _compile(self._call_impl, *args, **kwargs)
+
     def share_memory(self):
         """Move every parameter and buffer into shared memory, in place
         (``Tensor.share_memory_``), for Hogwild training across processes;
@@ -351,107 +403,17 @@ class Module:
     def type(self, dst_type):
         return self.to(dst_type)
 
-    # ---- state_dict ----
-
-    def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
-        """Parameters and persistent buffers by dotted name."""
-        if destination is None:
-            destination = OrderedDict()
-        for name, p in self._parameters.items():
-            if p is not None:
-                destination[prefix + name] = p if keep_vars else p.detach()
-        for name, b in self._buffers.items():
-            if b is not None and name not in self._non_persistent_buffers_set:
-                destination[prefix + name] = b if keep_vars else b.detach()
-        for name, m in self._modules.items():
-            if m is not None:
-                m.state_dict(destination=destination, prefix=prefix + name + ".",
-                             keep_vars=keep_vars)
-        return destination
-
-    def load_state_dict(self, state_dict, strict=True, assign=False):
-        """Copy ``state_dict`` into this module's parameters and buffers."""
-        if not hasattr(state_dict, "items"):
-            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
-        missing, unexpected, errors = [], [], []
-        own = self.state_dict(keep_vars=True)
-        for k in state_dict:
-            if k not in own:
-                unexpected.append(k)
-        for k, target in own.items():
-            if k not in state_dict:
-                missing.append(k)
-                continue
-            src = state_dict[k]
-            if not isinstance(src, _C.Tensor):
-                errors.append(f'While copying the parameter named "{k}", expected torch.Tensor '
-                              f"or Tensor-like object from checkpoint but received {type(src)}")
-                continue
-            if tuple(src.shape) != tuple(target.shape):
-                errors.append(f"size mismatch for {k}: copying a param with shape {src.shape} "
-                              f"from checkpoint, the shape in current model is {target.shape}.")
-                continue
-            if assign:
-                mod_path, _, name = k.rpartition(".")
-                mod = self.get_submodule(mod_path)
-                if name in mod._parameters:
-                    setattr(mod, name, Parameter(src, target.requires_grad))
-                else:
-                    mod._buffers[name] = src
-            else:
-                with _C_no_grad():
-                    target.copy_(src)
-        if strict:
-            if unexpected:
-                errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
-                    ", ".join(f'"{k}"' for k in unexpected)))
-            if missing:
-                errors.insert(0, "Missing key(s) in state_dict: {}. ".format(
-                    ", ".join(f'"{k}"' for k in missing)))
-        if errors:
-            raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
-                type(self).__name__, "\n\t".join(errors)))
-        return _IncompatibleKeys(missing, unexpected)
-
     # ---- calling ----
-
-    def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
-        """``hook(module, args)`` runs before forward and may replace args."""
-        h = RemovableHandle(self._forward_pre_hooks)
-        self._forward_pre_hooks[h.id] = hook
-        if prepend:
-            self._forward_pre_hooks.move_to_end(h.id, last=False)
-        return h
-
-    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False, always_call=False):
-        """``hook(module, args, output)`` runs after forward and may replace
-        the output."""
-        h = RemovableHandle(self._forward_hooks)
-        self._forward_hooks[h.id] = hook
-        if prepend:
-            self._forward_hooks.move_to_end(h.id, last=False)
-        return h
 
     def __call__(self, *args, **kwargs):
         if _trace_names is not None:
             name = _trace_names.get(id(self))
             if name:
                 return _traced_call(self, name, args, kwargs)
+        compiled = self.__dict__.get("_compiled_call_impl")
+        if compiled is not None:
+            return compiled(*args, **kwargs)
         return self._call_impl(*args, **kwargs)
-
-    def _call_impl(self, *args, **kwargs):
-        if not self._forward_pre_hooks and not self._forward_hooks:
-            return self.forward(*args, **kwargs)
-        for hook in list(self._forward_pre_hooks.values()):
-            r = hook(self, args)
-            if r is not None:
-                args = r if isinstance(r, tuple) else (r,)
-        out = self.forward(*args, **kwargs)
-        for hook in list(self._forward_hooks.values()):
-            r = hook(self, args, out)
-            if r is not None:
-                out = r
-        return out
 
     # ---- printing ----
 
@@ -484,6 +446,12 @@ class Module:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+        for table in ("_forward_hooks", "_forward_pre_hooks", "_forward_hooks_with_kwargs",
+                      "_forward_pre_hooks_with_kwargs", "_forward_hooks_always_called", "_backward_hooks",
+                      "_backward_pre_hooks", "_state_dict_hooks", "_state_dict_pre_hooks",
+                      "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks"):
+            self.__dict__.setdefault(table, OrderedDict())
+        self.__dict__.setdefault("_is_full_backward_hook", None)
 
 
 def _C_no_grad():
