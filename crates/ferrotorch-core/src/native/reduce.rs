@@ -471,8 +471,10 @@ impl Tensor {
             Some(d) => (x, Some(vec![d])),
             None => (x.reshape(&[-1])?, None),
         };
+        // with a dim, only that dim must be non-empty: argmax over dim 1
+        // of a (0, 4) tensor is an empty (0,) result, as torch's
         crate::ensure!(
-            x.numel() > 0,
+            dim.is_some() || x.numel() > 0,
             Index,
             "{op}(): Expected reduction dim to have non-zero size."
         );

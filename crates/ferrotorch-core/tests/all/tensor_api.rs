@@ -531,3 +531,13 @@ fn sum_over_leading_dims_matches_a_direct_loop() {
         vec![0.0; 3]
     );
 }
+
+#[test]
+fn arg_reductions_over_a_non_empty_dim_of_no_rows_are_empty() {
+    // torch.zeros(0, 4).argmax(dim=-1) is an empty (0,) tensor; only the
+    // reduced dim must be non-empty (with no dim, any emptiness is an error)
+    let e = Tensor::zeros(&[0, 4], DType::F32).unwrap();
+    let (v, i) = e.max_dim(-1, false).unwrap();
+    assert_eq!((v.shape().to_vec(), i.shape().to_vec()), (vec![0], vec![0]));
+    assert!(e.max_dim(0, false).is_err());
+}

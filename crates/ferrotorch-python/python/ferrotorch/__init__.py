@@ -4,6 +4,8 @@
 function and a method, autograd, ``nn``, ``optim`` and ``utils.data``.
 """
 
+import math as _math
+
 try:
     from . import _C
 except ImportError as _e:  # the native extension is not built next to these sources
@@ -59,9 +61,28 @@ from . import _library  # noqa: E402,F401
 from ._op_namespaces import ops  # noqa: E402,F401
 from . import _logging, compiler  # noqa: E402,F401
 from . import accelerator, testing  # noqa: E402,F401
+from . import distributions  # noqa: E402,F401
+from .distributions.utils import _sample_dirichlet, _standard_gamma  # noqa: E402,F401
+
+
+def poisson(input, generator=None):
+    """Poisson(rate) counts per element of ``input`` (float), on torch's stream."""
+    return _C._call_op("poisson", (input,), {"generator": generator})
+
+
+def binomial(count, prob, generator=None):
+    """Binomial(count, prob) draws per element, on torch's stream."""
+    return _C._call_op("binomial", (count, prob), {"generator": generator})
 from ._compile import compile  # noqa: E402,F401
 
 __version__ = "0.1.0"
+
+# torch's constants
+e = _math.e
+pi = _math.pi
+inf = _math.inf
+nan = _math.nan
+newaxis = None
 
 
 def is_tensor(obj):
@@ -285,7 +306,7 @@ def lu(A, pivot=True, get_infos=False, out=None):
 Tensor.lu = lu
 
 
-from ._extra_ops import (nonzero_static, as_strided_scatter, native_layer_norm,  # noqa: E402,F401
+from ._extra_ops import (nonzero_static, as_strided_scatter, native_layer_norm, einsum,  # noqa: E402,F401
                          native_batch_norm, native_group_norm, histogramdd, svd_lowrank,
                          pca_lowrank)
 from .nn._functional_sampling import grid_sampler, grid_sampler_2d, grid_sampler_3d  # noqa: E402,F401

@@ -204,3 +204,45 @@ def pca_lowrank(A, q=None, center=True, niter=2):
     if not center:
         return _svd_lowrank(A, q, niter, None)
     return _svd_lowrank(A - A.mean(-2, keepdim=True), q, niter, None)
+
+
+_native_einsum = None
+
+
+def einsum(*args):
+    """``torch.einsum(equation, *operands)``, ``einsum(equation, [operands])``
+    or the sublist form ``einsum(op1, sub1, op2, sub2, ..., [out])``."""
+    global _native_einsum
+    if _native_einsum is None:
+        _native_einsum = lambda eq, ops: _C._call_op("einsum", (eq, list(ops)), {})  # noqa: E731
+    if not args:
+        raise TypeError("einsum(): must specify the equation string and at least one operand, or at least one "
+                        "operand and its subscripts list")
+    if isinstance(args[0], str):
+        eq, ops = args[0], args[1:]
+        if len(ops) == 1 and isinstance(ops[0], (list, tuple)):
+            ops = ops[0]
+        return _native_einsum(eq, ops)
+    # sublist format: operands interleaved with lists of dim indices
+    letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+    def sub(lst):
+        out = ""
+        for s in lst:
+            if s is Ellipsis:
+                out += "..."
+            elif isinstance(s, int) and 0 <= s < len(letters):
+                out += letters[s]
+            else:
+                raise ValueError(f"einsum(): subscript in subscript list is not within the valid range [0, 52), "
+                                 f"got {s}")
+        return out
+
+    ops, subs = list(args[0::2]), list(args[1::2])
+    out = None
+    if len(ops) > len(subs):
+        out = ops.pop()
+        if not isinstance(out, (list, tuple)):
+            raise TypeError("einsum(): the sublist format needs a subscript list after each operand")
+    eq = ",".join(sub(s) for s in subs) + ("->" + sub(out) if out is not None else "")
+    return _native_einsum(eq, ops)

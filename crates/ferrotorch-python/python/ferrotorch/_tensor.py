@@ -60,6 +60,30 @@ def _install():
     def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
         return _C._call_op("full", (tuple(size), fill_value), {"dtype": dtype or self.dtype})._rg(requires_grad)
 
+    def new(self, *args, dtype=None, device=None):
+        """The legacy constructor of a tensor of this one's dtype: ``new()``
+        (empty), ``new(*sizes)`` or ``new(torch.Size)`` (uninitialised),
+        ``new(data)`` (a copy of a sequence), ``new(tensor)`` (its data)."""
+        from ._size import Size
+
+        dtype = dtype or self.dtype
+        if not args:
+            return _C._call_op("empty", ((0,),), {"dtype": dtype})
+        if len(args) == 1 and isinstance(args[0], Size):
+            return _C._call_op("empty", (tuple(args[0]),), {"dtype": dtype})
+        if all(isinstance(a, int) and not isinstance(a, bool) for a in args):
+            return _C._call_op("empty", (tuple(args),), {"dtype": dtype})
+        if len(args) == 1 and isinstance(args[0], _C.Tensor):
+            t = args[0].detach()
+            if t.dtype != dtype:
+                raise TypeError(f"expected {self.dtype} (got {t.dtype})")
+            return t
+        if len(args) == 1:
+            return _C.tensor(args[0], dtype=dtype)
+        raise TypeError(f"new(): invalid arguments {tuple(type(a).__name__ for a in args)}")
+
+    Tensor.new = new
+
     def _rg(self, requires_grad):
         return self.requires_grad_(True) if requires_grad else self
 

@@ -19,6 +19,7 @@ use crate::tensor::{Tensor, TensorOptions};
 use ferrotorch_kernels::sync::ForkLock;
 use std::sync::{Arc, OnceLock};
 
+mod samplers;
 mod state;
 
 const N: usize = 624;
@@ -559,6 +560,7 @@ impl Tensor {
 }
 
 pub(crate) fn register(r: &mut Registry) {
+    samplers::register(r);
     type Gen = Option<Generator>;
     type Pin = Option<bool>;
     use crate::tensor::create_ops::{opts as create_opts, DeviceArg, Strided, OPTS};
