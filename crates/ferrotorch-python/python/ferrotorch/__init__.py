@@ -61,7 +61,8 @@ from . import _library  # noqa: E402,F401
 from ._op_namespaces import ops  # noqa: E402,F401
 from . import _logging, compiler  # noqa: E402,F401
 from . import accelerator, testing  # noqa: E402,F401
-from . import distributions  # noqa: E402,F401
+from . import distributions, func  # noqa: E402,F401
+from .func import vmap  # noqa: E402,F401
 from .distributions.utils import _sample_dirichlet, _standard_gamma  # noqa: E402,F401
 
 
