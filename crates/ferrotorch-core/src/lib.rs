@@ -15,6 +15,7 @@
 // must stay NaN-aware) are intended.
 #![allow(clippy::bool_comparison, clippy::neg_cmp_op_on_partial_ord)]
 
+pub mod amp;
 pub mod autograd;
 pub mod device;
 pub mod dispatch;

@@ -10,6 +10,7 @@
 // The module is named `_C`, as torch's is.
 #![allow(non_snake_case)]
 
+mod amp;
 mod autograd;
 mod codegen;
 mod convert;
@@ -133,6 +134,11 @@ fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tensor::_to_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(serialization::_safetensors_save, m)?)?;
     m.add_function(wrap_pyfunction!(serialization::_safetensors_load, m)?)?;
+    m.add_function(wrap_pyfunction!(amp::_autocast_enter, m)?)?;
+    m.add_function(wrap_pyfunction!(amp::_autocast_exit, m)?)?;
+    m.add_function(wrap_pyfunction!(amp::_autocast_is_enabled, m)?)?;
+    m.add_function(wrap_pyfunction!(amp::_autocast_get_dtype, m)?)?;
+    m.add_function(wrap_pyfunction!(amp::_autocast_set_dtype, m)?)?;
     m.add_function(wrap_pyfunction!(autograd::_modes, m)?)?;
     m.add_function(wrap_pyfunction!(autograd::_set_modes, m)?)?;
     m.add_function(wrap_pyfunction!(autograd::_set_grad_enabled, m)?)?;

@@ -11,8 +11,8 @@
 //! A layer that wants the rest of the stack (the tracer after recording)
 //! redispatches with the keys below its own, and excludes itself while it
 //! does so, so that the typed methods the lower kernels call do not re-enter
-//! it. Priority, highest first: `Profiler`, `Tracer`, `Autograd`, then the
-//! backends.
+//! it. Priority, highest first: `Profiler`, `Tracer`, `AutocastCpu`,
+//! `Autograd`, then the backends.
 //!
 //! A backend kernel runs with the mode keys excluded, so what it calls
 //! (the parts of a composite) is not seen by the modes again: the tracer
@@ -43,21 +43,26 @@ pub enum DispatchKey {
     PrivateUse1 = 2,
     /// Recording the autograd graph.
     Autograd = 3,
+    /// Casting the inputs of listed ops under `torch.autocast("cpu")`
+    /// (above autograd, so the casts are recorded and differentiated;
+    /// Note [Autocast at the dispatcher]).
+    AutocastCpu = 4,
     /// Recording the JIT's IR while tracing.
-    Tracer = 4,
+    Tracer = 5,
     /// Timing each op for `torch.profiler` (above the tracer, so a
     /// profiled trace times the ops the user called).
-    Profiler = 5,
+    Profiler = 6,
 }
 
 /// Number of keys (the size of per-op kernel tables).
-pub const NUM_KEYS: usize = 6;
+pub const NUM_KEYS: usize = 7;
 
 impl DispatchKey {
     /// Every key, highest priority first.
     pub const ALL: [DispatchKey; NUM_KEYS] = [
         DispatchKey::Profiler,
         DispatchKey::Tracer,
+        DispatchKey::AutocastCpu,
         DispatchKey::Autograd,
         DispatchKey::PrivateUse1,
         DispatchKey::Cuda,
@@ -119,7 +124,9 @@ impl DispatchKeySet {
 
 /// Keys that are modes: while one is included, typed methods box their
 /// arguments and enter through their op handle (Note [Dispatch keys]).
-const MODE_KEYS: u16 = (1 << (DispatchKey::Tracer as u8)) | (1 << (DispatchKey::Profiler as u8));
+const MODE_KEYS: u16 = (1 << (DispatchKey::Tracer as u8))
+    | (1 << (DispatchKey::Profiler as u8))
+    | (1 << (DispatchKey::AutocastCpu as u8));
 
 thread_local! {
     /// The included set in the low 16 bits, the excluded set in the high:

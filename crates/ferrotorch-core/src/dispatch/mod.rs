@@ -118,6 +118,15 @@ impl Args {
         }))
     }
 
+    /// The same schema with other values (a mode that rewrites
+    /// arguments, such as autocast's casts, passes these down).
+    pub fn with_values(&self, vals: Vec<IValue>) -> Args {
+        Args {
+            schema: self.schema.clone(),
+            vals,
+        }
+    }
+
     /// The raw value of argument `i`.
     pub fn get(&self, i: usize) -> &IValue {
         &self.vals[i]

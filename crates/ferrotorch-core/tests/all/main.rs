@@ -6,6 +6,7 @@
 //! filled CI's disk. The test files are modules of this one binary instead;
 //! tests that seed the global generator share [`rng_lock`].
 
+mod autocast;
 mod autograd;
 mod complex;
 mod conv_prepack;

@@ -63,6 +63,15 @@ from . import _logging, compiler  # noqa: E402,F401
 from . import accelerator, testing  # noqa: E402,F401
 from . import distributions, func  # noqa: E402,F401
 from .func import vmap  # noqa: E402,F401
+from . import amp  # noqa: E402,F401
+from .amp import GradScaler  # noqa: E402,F401
+from .amp.autocast_mode import (autocast, autocast_decrement_nesting, autocast_increment_nesting,  # noqa: E402,F401
+                                clear_autocast_cache, get_autocast_cpu_dtype, get_autocast_dtype,
+                                get_autocast_gpu_dtype, get_autocast_xla_dtype, is_autocast_cache_enabled,
+                                is_autocast_cpu_enabled, is_autocast_enabled, is_autocast_xla_enabled,
+                                set_autocast_cache_enabled, set_autocast_cpu_dtype, set_autocast_cpu_enabled,
+                                set_autocast_dtype, set_autocast_enabled, set_autocast_gpu_dtype,
+                                set_autocast_xla_dtype, set_autocast_xla_enabled)
 from .distributions.utils import _sample_dirichlet, _standard_gamma  # noqa: E402,F401
 
 

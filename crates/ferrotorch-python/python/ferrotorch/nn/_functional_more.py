@@ -13,6 +13,7 @@ _call = _C._call_op
 
 
 from .functional import _reduce  # noqa: E402  (defined before functional imports this module)
+from .functional import _fp32_under_autocast  # noqa: E402
 
 
 def _where(c, a, b):
@@ -122,11 +123,13 @@ def pdist(input, p=2):
 
 # --- losses --------------------------------------------------------------
 
+@_fp32_under_autocast
 def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
                         reduction="mean"):
     return _reduce((-target * (input1 - input2) + margin).clamp_min(0), reduction)
 
 
+@_fp32_under_autocast
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
                          reduction="mean"):
     out_margin = _where(target != 1, (margin - input).clamp_min(0), 0.0)
@@ -134,10 +137,12 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     return _reduce(out_margin + out_self, reduction)
 
 
+@_fp32_under_autocast
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     return _reduce((-target * input).exp().log1p(), reduction)
 
 
+@_fp32_under_autocast
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
                                 reduction="mean"):
     from .functional import logsigmoid
@@ -150,6 +155,7 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
     return _reduce(loss, reduction)
 
 
+@_fp32_under_autocast
 def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
                           reduction="mean"):
     d = input1.dim() - 1
@@ -163,6 +169,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, r
     return _reduce(pos + neg, reduction)
 
 
+@_fp32_under_autocast
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
                      reduce=None, reduction="mean"):
     if log_input:
@@ -175,6 +182,7 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
     return _reduce(loss, reduction)
 
 
+@_fp32_under_autocast
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
     if isinstance(var, (int, float)):
         from .. import full as _full
@@ -197,6 +205,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     return _reduce(loss, reduction)
 
 
+@_fp32_under_autocast
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
                         size_average=None, reduce=None, reduction="mean"):
     d_ap = pairwise_distance(anchor, positive, p, eps)
@@ -215,6 +224,7 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
     return _reduce((margin + d_ap - d_an).clamp_min(0), reduction)
 
 
+@_fp32_under_autocast
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
                       reduce=None, reduction="mean"):
     if p not in (1, 2):
@@ -238,6 +248,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     return _reduce(loss, reduction)
 
 
+@_fp32_under_autocast
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     unbatched = input.dim() <= 1
     x = input.reshape(1, -1) if unbatched else input

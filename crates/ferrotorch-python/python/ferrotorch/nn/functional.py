@@ -253,6 +253,28 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
 
 # ---- losses ----
 
+def _fp32_under_autocast(fn):
+    """Run a loss written here in Python (not a dispatcher op, so the core's
+    autocast key does not see it) in float32 under CPU autocast, as torch's
+    autocast float32 list runs these losses (Note [Autocast at the
+    dispatcher])."""
+    import functools
+
+    def up(v):
+        if isinstance(v, _C.Tensor) and repr(v.dtype) in ("torch.bfloat16", "torch.float16"):
+            return v.float()
+        return v
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if _C._autocast_is_enabled():
+            args = tuple(up(a) for a in args)
+            kwargs = {k: up(v) for k, v in kwargs.items()}
+        return fn(*args, **kwargs)
+
+    return wrapper
+
+
 def _reduce(loss, reduction):
     if reduction == "mean":
         return loss.mean()
@@ -302,24 +324,29 @@ def _regression(name, input, target, reduction, weight, extra=(), mean_by_weight
     return _weighted(loss, weight, input, reduction, mean_by_weight)
 
 
+@_fp32_under_autocast
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     return _regression("mse_loss", input, target, reduction, weight)
 
 
+@_fp32_under_autocast
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     return _regression("l1_loss", input, target, reduction, weight)
 
 
+@_fp32_under_autocast
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     # its gradient is PyTorch's clamp(d / beta, -1, 1): ±g at infinite d
     return _regression("smooth_l1_loss", input, target, reduction, None, (float(beta),))
 
 
+@_fp32_under_autocast
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     return _regression("huber_loss", input, target, reduction, weight, (float(delta),),
                        mean_by_weight=False)
 
 
+@_fp32_under_autocast
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
              reduction="mean"):
     unbatched = input.dim() == 1
@@ -355,6 +382,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     return _reduce(loss, reduction)
 
 
+@_fp32_under_autocast
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
                   reduction="mean", label_smoothing=0.0):
     class_dim = 0 if input.dim() == 1 else 1
@@ -385,6 +413,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     return loss
 
 
+@_fp32_under_autocast
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
                          reduction="mean"):
     if input.shape != target.shape:
@@ -401,6 +430,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     return _reduce(loss, reduction)
 
 
+@_fp32_under_autocast
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
                                      reduction="mean", pos_weight=None):
     log_sig = logsigmoid(input)
@@ -414,6 +444,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     return _reduce(loss, reduction)
 
 
+@_fp32_under_autocast
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     if log_target:
         loss = target.exp() * (target - input)
