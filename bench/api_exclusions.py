@@ -119,6 +119,11 @@ NAMES = [
     ("torch", "lstsq", "removed in torch 2.x (raises, pointing to torch.linalg.lstsq)"),
     ("torch", "matrix_rank", "removed in torch 2.x (raises, pointing to torch.linalg.matrix_rank)"),
     ("torch", "solve", "removed in torch 2.x (raises, pointing to torch.linalg.solve)"),
+    ("torch", "batch_norm_*", "SyncBatchNorm's statistics kernels: CUDA-only in torch (its CPU build raises)"),
+    ("torch", "native_norm", "a sparse-layout kernel in torch (dense CPU tensors raise there)"),
+    ("torch", "hash_tensor", "returns uint64, a dtype ferrotorch does not have"),
+    ("torch", "slice_inverse", "functionalization's internal inverse of a slice view"),
+    ("torch", "DisableTorchFunction*", "torch._C's __torch_function__ switches: the overrides row counts torch.overrides"),
     # torch.export / onnx / distributed / compile internals owned by other issues
     ("torch", "export", "torch.export: the PyTorch-files issue (50)"),
     ("torch", "cond", "torch.cond: a higher-order op of torch.export (issue 50)"),

@@ -264,3 +264,16 @@ pub fn _function_apply<'py>(
     let outs = guarded("Function.apply", || autograd::function::apply(f, &ins))?;
     outs.into_iter().map(|t| wrap(py, t)).collect()
 }
+
+/// `_C._set_detect_anomaly(on)`: the engine's anomaly mode (NaN checks on
+/// every backward formula's outputs, naming the forward op).
+#[pyfunction]
+pub fn _set_detect_anomaly(on: bool) {
+    ferrotorch_core::autograd::set_detect_anomaly(on);
+}
+
+/// Whether anomaly mode is on.
+#[pyfunction]
+pub fn _is_anomaly_enabled() -> bool {
+    ferrotorch_core::autograd::is_anomaly_enabled()
+}

@@ -27,6 +27,7 @@ mod numpy;
 mod operators;
 mod ops;
 mod optim;
+mod printing;
 mod profiler;
 mod script_object;
 mod serialization;
@@ -134,6 +135,10 @@ fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tensor::_to_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(serialization::_safetensors_save, m)?)?;
     m.add_function(wrap_pyfunction!(serialization::_safetensors_load, m)?)?;
+    m.add_function(wrap_pyfunction!(autograd::_set_detect_anomaly, m)?)?;
+    m.add_function(wrap_pyfunction!(autograd::_is_anomaly_enabled, m)?)?;
+    m.add_function(wrap_pyfunction!(printing::_set_printoptions, m)?)?;
+    m.add_function(wrap_pyfunction!(printing::_get_printoptions, m)?)?;
     m.add_function(wrap_pyfunction!(amp::_autocast_enter, m)?)?;
     m.add_function(wrap_pyfunction!(amp::_autocast_exit, m)?)?;
     m.add_function(wrap_pyfunction!(amp::_autocast_is_enabled, m)?)?;

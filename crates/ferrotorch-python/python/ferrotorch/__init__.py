@@ -63,7 +63,15 @@ from . import _logging, compiler  # noqa: E402,F401
 from . import accelerator, testing  # noqa: E402,F401
 from . import distributions, func  # noqa: E402,F401
 from .func import vmap  # noqa: E402,F401
-from . import amp  # noqa: E402,F401
+from . import amp, cpu  # noqa: E402,F401
+from ._global_state import (are_deterministic_algorithms_enabled, get_default_device,  # noqa: E402,F401
+                            get_deterministic_debug_mode, get_device_module, get_float32_matmul_precision,
+                            get_num_interop_threads, is_anomaly_check_nan_enabled, is_anomaly_enabled,
+                            is_deterministic_algorithms_warn_only_enabled, is_distributed, is_storage,
+                            is_warn_always_enabled, set_anomaly_enabled, set_default_device,
+                            set_default_tensor_type, set_deterministic_debug_mode, set_float32_matmul_precision,
+                            set_num_interop_threads, set_printoptions, set_warn_always, thread_safe_generator,
+                            typename, use_deterministic_algorithms)
 from .amp import GradScaler  # noqa: E402,F401
 from .amp.autocast_mode import (autocast, autocast_decrement_nesting, autocast_increment_nesting,  # noqa: E402,F401
                                 clear_autocast_cache, get_autocast_cpu_dtype, get_autocast_dtype,
@@ -324,6 +332,9 @@ from .nn._functional_sampling import grid_sampler, grid_sampler_2d, grid_sampler
 from . import _aten_extras  # noqa: E402
 
 _aten_extras.install(globals())
+from . import _torch_compositions  # noqa: E402
+
+_torch_compositions.install(globals())
 
 # torch's aliases, in-place forms and small queries, derived from the ops above
 from . import _tensor_surface as _surface  # noqa: E402

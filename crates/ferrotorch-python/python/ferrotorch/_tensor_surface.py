@@ -275,7 +275,8 @@ def _install(module):
     # the in-place forms torch also has as functions (`torch.sinc_(x)`)
     for name in ["addmv", "clamp_max", "clamp_min", "clip", "conj_physical", "deg2rad", "fix",
                  "frac", "gcd", "i0", "lcm", "ldexp", "logit", "nan_to_num", "negative",
-                 "rad2deg", "sinc", "square", "detach"]:
+                 "rad2deg", "sinc", "square", "detach", "arccos", "arccosh", "arcsin", "arcsinh", "arctan",
+                 "arctanh", "as_strided"]:
         if not hasattr(module, name + "_"):
             setattr(module, name + "_", _function_of(name + "_"))
     for name in ["is_signed", "is_nonzero", "is_same_size", "is_inference", "is_neg",
