@@ -279,7 +279,7 @@ def tensordot(a, b, dims=2, out=None):
     if isinstance(dims, _builtins.int):
         if dims < 0:
             raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
-        dims_a, dims_b = list(range(a.dim() - dims, a.dim())), list(range(dims))
+        dims_a, dims_b = list(_builtins.range(a.dim() - dims, a.dim())), list(_builtins.range(dims))
     else:
         dims_a, dims_b = dims
         dims_a = [dims_a] if isinstance(dims_a, _builtins.int) else list(dims_a)
@@ -299,7 +299,7 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
         if p == "fro" and (dim is None or isinstance(dim, _builtins.int) or len(dim) <= 2):
             return linalg.vector_norm(input, 2, _dim, keepdim, dtype=dtype)  # noqa: F821
         if _dim is None:
-            _dim = list(range(input.dim()))
+            _dim = list(_builtins.range(input.dim()))
         return linalg.matrix_norm(input, p, _dim, keepdim, dtype=dtype)  # noqa: F821
     return linalg.vector_norm(input, 2.0 if p is None else p, _dim, keepdim, dtype=dtype)  # noqa: F821
 
