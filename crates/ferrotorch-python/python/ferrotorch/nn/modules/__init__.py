@@ -29,3 +29,14 @@ from .extra import (  # noqa: F401
     ReflectionPad2d, ReplicationPad1d, ReplicationPad2d, RReLU, Softmax2d, SoftMarginLoss, Softshrink,
     Tanhshrink, TripletMarginLoss, TripletMarginWithDistanceLoss, Unfold, Upsample, UpsamplingBilinear2d,
     UpsamplingNearest2d, ZeroPad1d, ZeroPad2d)
+from .extra import CircularPad3d, ReflectionPad3d, ReplicationPad3d, ZeroPad3d  # noqa: F401,E402
+from .lazy import (LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d, LazyConv1d, LazyConv2d,  # noqa: F401,E402
+                   LazyConv3d, LazyConvTranspose1d, LazyConvTranspose2d, LazyConvTranspose3d, LazyInstanceNorm1d,
+                   LazyInstanceNorm2d, LazyInstanceNorm3d, LazyLinear, LazyModuleMixin)
+from .container import Container, ParameterDict, ParameterList  # noqa: F401,E402
+from .loss import NLLLoss2d  # noqa: F401,E402
+from .lppool import LPPool1d, LPPool2d, LPPool3d  # noqa: F401,E402
+from .adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: F401,E402
+from .linear_cross_entropy import LinearCrossEntropyLoss, LinearCrossEntropyOptions  # noqa: F401,E402
+from .batchnorm import SyncBatchNorm  # noqa: F401,E402
+from .extra import CrossMapLRN2d  # noqa: F401,E402

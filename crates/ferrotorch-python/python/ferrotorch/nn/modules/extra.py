@@ -146,6 +146,17 @@ class _InstanceNorm(Module):
         else:
             self.running_mean = self.running_var = None
 
+    def reset_running_stats(self):
+        if self.track_running_stats:
+            self.running_mean.zero_()
+            self.running_var.fill_(1)
+
+    def reset_parameters(self):
+        self.reset_running_stats()
+        if self.affine:
+            self.weight.data.fill_(1)
+            self.bias.data.zero_()
+
     def forward(self, input):
         return F.instance_norm(input, self.running_mean, self.running_var, self.weight, self.bias,
                                self.training or not self.track_running_stats, self.momentum, self.eps)
@@ -167,15 +178,26 @@ class InstanceNorm3d(_InstanceNorm):
 
 
 def _pad_module(name, n, mode, doc):
-    def __init__(self, padding, value=0.0):
+    """A padding module with torch's constructor: ``(padding, value)`` for
+    ConstantPadNd, ``(padding)`` for the others (ZeroPadNd pads with 0)."""
+    def _init(self, padding, value):
         Module.__init__(self)
         self.padding = tuple(padding) if isinstance(padding, (list, tuple)) else (padding,) * (2 * n)
         self.value = value
+
+    if name.startswith("Constant"):
+        def __init__(self, padding, value):
+            _init(self, padding, value)
+    else:
+        def __init__(self, padding):
+            _init(self, padding, 0.0)
 
     def forward(self, input):
         return F.pad(input, list(self.padding), mode, self.value if mode == "constant" else None)
 
     def extra_repr(self):
+        if name.startswith("Constant"):
+            return f"padding={self.padding}, value={self.value}"
         return f"{self.padding}"
 
     return type(name, (Module,), {"__init__": __init__, "forward": forward, "extra_repr": extra_repr,
@@ -193,6 +215,10 @@ ReplicationPad1d = _pad_module("ReplicationPad1d", 1, "replicate", "Pad the last
 ReplicationPad2d = _pad_module("ReplicationPad2d", 2, "replicate", "Pad the last two dims with edge values.")
 CircularPad1d = _pad_module("CircularPad1d", 1, "circular", "Pad the last dim by wrapping around.")
 CircularPad2d = _pad_module("CircularPad2d", 2, "circular", "Pad the last two dims by wrapping around.")
+ZeroPad3d = _pad_module("ZeroPad3d", 3, "constant", "Pad the last three dims with zeros.")
+ReflectionPad3d = _pad_module("ReflectionPad3d", 3, "reflect", "Pad the last three dims by reflection.")
+ReplicationPad3d = _pad_module("ReplicationPad3d", 3, "replicate", "Pad the last three dims with edge values.")
+CircularPad3d = _pad_module("CircularPad3d", 3, "circular", "Pad the last three dims by wrapping around.")
 
 
 # --- losses -----------------------------------------------------------------
@@ -234,3 +260,42 @@ MultiMarginLoss = _loss("MultiMarginLoss", F.multi_margin_loss,
                         [("p", 1), ("margin", 1.0), ("weight", None)], "Multi-class hinge loss.")
 MultiLabelMarginLoss = _loss("MultiLabelMarginLoss", F.multilabel_margin_loss, [],
                              "Multi-class multi-label hinge loss.")
+
+
+def _cross_map_lrn(input, size, alpha, beta, k):
+    """``x · (k + alpha/size · Σ_window x²)^-beta`` over the channel windows
+    of Lua-torch's running sum, which torch keeps: channel ``c`` sums the
+    squares of channels ``0`` and ``max(1, c - pre + 1) ..= min(c + pre - 1,
+    C - 1)`` with ``pre = (size - 1) // 2 + 1`` (the first channel is never
+    subtracted from the sum)."""
+    import ferrotorch as _ft
+
+    channels = input.size(1)
+    pre = int((size - 1) / 2 + 1)
+    rows = []
+    for c in range(channels):
+        hi = min(pre, channels) - 1 if c == 0 else min(c + pre - 1, channels - 1)
+        lo = 0 if c <= pre else c - pre + 1
+        rows.append([1.0 if (lo <= j <= hi) or j == 0 else 0.0 for j in range(channels)])
+    window = _ft.tensor(rows, dtype=input.dtype)
+    scale = _ft.einsum("cj,njhw->nchw", window, input * input) * (alpha / size) + k
+    return input * scale.pow(-beta)
+
+
+class CrossMapLRN2d(Module):
+    """Local response normalization across channels of 4-D input (the
+    Lua-torch layer torch keeps, with its channel windows). The gradient
+    is that of this forward; torch's hand-written backward assumes a
+    symmetric window and differs from it for size < channels."""
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input):
+        if input.dim() != 4:
+            raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.dim()}D instead.")
+        return _cross_map_lrn(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
