@@ -1,10 +1,16 @@
-"""``ferrotorch.utils.data``: datasets, samplers and ``DataLoader``."""
+"""``ferrotorch.utils.data``: datasets (map-style and iterable), samplers,
+collation and ``DataLoader``."""
 
-from .dataset import ConcatDataset, Dataset, Subset, TensorDataset, random_split
+from ._fetch import _DatasetKind
+from .collate import default_collate, default_convert
+from .dataloader import DataLoader, get_worker_info
+from .dataset import (ChainDataset, ConcatDataset, Dataset, IterableDataset, StackDataset, Subset,
+                      TensorDataset, random_split)
+from .distributed import DistributedSampler
 from .sampler import (BatchSampler, RandomSampler, Sampler, SequentialSampler,
                       SubsetRandomSampler, WeightedRandomSampler)
-from .dataloader import DataLoader, default_collate, get_worker_info
 
-__all__ = ["BatchSampler", "ConcatDataset", "DataLoader", "Dataset", "RandomSampler", "Sampler",
-           "SequentialSampler", "Subset", "SubsetRandomSampler", "TensorDataset",
-           "WeightedRandomSampler", "default_collate", "get_worker_info", "random_split"]
+__all__ = ["BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Dataset", "DistributedSampler",
+           "IterableDataset", "RandomSampler", "Sampler", "SequentialSampler", "StackDataset", "Subset",
+           "SubsetRandomSampler", "TensorDataset", "WeightedRandomSampler", "default_collate",
+           "default_convert", "get_worker_info", "random_split", "_DatasetKind"]

@@ -29,7 +29,8 @@ import multiprocessing.connection
 import signal
 import time
 
-from ._worker import ExceptionWrapper, _worker_loop
+from ._fetch import _DatasetKind
+from ._worker import ExceptionWrapper, _IterableDatasetStopIteration, _worker_loop
 
 _SHUTDOWN_TIMEOUT = 5.0  # torch's MP_STATUS_CHECK_INTERVAL for joining workers
 
@@ -66,18 +67,12 @@ class _ProcessIter:
         n = loader.num_workers
         self._conns = []
         self._workers = []
-        auto = loader.batch_sampler is not None
-        from .dataloader import default_collate
-
-        collate = loader.collate_fn
-        if not auto and collate is default_collate:
-            collate = None  # samples go as they are (torch's default_convert)
         for wid in range(n):
             ours, theirs = ctx.Pipe(duplex=True)
             w = ctx.Process(
                 target=_worker_loop,
-                args=(theirs, loader.dataset, auto, collate, base_seed + wid,
-                      loader.worker_init_fn, wid, n),
+                args=(theirs, loader.dataset, loader._dataset_kind, loader._auto_collation,
+                      loader.collate_fn, loader.drop_last, base_seed + wid, loader.worker_init_fn, wid, n),
                 daemon=True)
             w.start()
             theirs.close()
@@ -90,10 +85,11 @@ class _ProcessIter:
     def _reset(self):
         loader = self._loader
         self._epoch += 1
-        self._source = iter(loader.batch_sampler if loader.batch_sampler is not None
-                            else loader.sampler)
-        self._sent = self._next = 0
+        self._source = iter(loader._index_sampler)
+        self._sent = self._next = self._yielded = 0
         self._results = {}
+        self._task_worker = {}
+        self._active = [True] * len(self._workers)
         self._exhausted = False
         self._turn = itertools.cycle(range(len(self._workers)))
         for _ in range(len(self._workers) * loader.prefetch_factor):
@@ -107,7 +103,12 @@ class _ProcessIter:
         except StopIteration:
             self._exhausted = True
             return
-        i = next(self._turn)
+        for _ in range(len(self._workers)):  # the next worker whose stream has not ended
+            i = next(self._turn)
+            if self._active[i]:
+                break
+        else:
+            return
         try:
             self._conns[i].send((self._epoch, self._sent, indices))
         except OSError:
@@ -116,6 +117,7 @@ class _ProcessIter:
             self._workers[i].join(5.0)
             self._check_workers()
             raise
+        self._task_worker[self._sent] = i
         self._sent += 1
 
     def __iter__(self):
@@ -167,20 +169,37 @@ class _ProcessIter:
     def __next__(self):
         if self._closed:
             raise StopIteration
-        if self._next == self._sent:
-            if not self._loader.persistent_workers:
-                self._shutdown()
-            raise StopIteration
-        while self._next not in self._results:
+        while True:
+            # jobs given to a worker whose iterable dataset has ended are
+            # never answered: skip them
+            while (self._next < self._sent and self._next not in self._results
+                   and not self._active[self._task_worker[self._next]]):
+                del self._task_worker[self._next]
+                self._next += 1
+            if self._next == self._sent:
+                if not self._loader.persistent_workers:
+                    self._shutdown()
+                raise StopIteration
+            if self._next in self._results:
+                break
             epoch, idx, data = self._get()
-            if epoch == self._epoch:
-                self._results[idx] = data
+            if epoch != self._epoch:
+                continue
+            if isinstance(data, _IterableDatasetStopIteration):
+                self._active[data.worker_id] = False
+                self._send()
+                continue
+            self._results[idx] = data
         data = self._results.pop(self._next)
+        self._task_worker.pop(self._next, None)
         self._next += 1
         self._send()
         if isinstance(data, ExceptionWrapper):
             self._shutdown()
             data.reraise()
+        if self._loader._dataset_kind == _DatasetKind.Iterable:
+            self._yielded += 1
+            self._loader._check_reported_length(self._yielded)
         return data
 
     def _shutdown(self):

@@ -65,48 +65,50 @@ class ExceptionWrapper:
         raise exception
 
 
-class _Fetcher:
-    def __init__(self, dataset, auto_collation, collate_fn):
-        self.dataset, self.auto_collation, self.collate_fn = dataset, auto_collation, collate_fn
+class _IterableDatasetStopIteration:
+    """A worker's iterable dataset is exhausted for this epoch."""
 
-    def fetch(self, index):
-        if self.auto_collation:
-            return self.collate_fn([self.dataset[i] for i in index])
-        if self.collate_fn is None:  # batch_size=None with the default collate
-            return self.dataset[index]
-        return self.collate_fn(self.dataset[index])
+    def __init__(self, worker_id):
+        self.worker_id = worker_id
 
 
-def _worker_loop(conn, dataset, auto_collation, collate_fn, seed, init_fn, worker_id,
+def _worker_loop(conn, dataset, kind, auto_collation, collate_fn, drop_last, seed, init_fn, worker_id,
                  num_workers):
     """Serve jobs from ``conn`` (one end of a socket pair: the only reader
     and writer of this end, so no lock and no named semaphore is needed)
     until the end marker or the parent goes away."""
     parent_pid = os.getppid()
     try:
-        _serve(conn, dataset, auto_collation, collate_fn, seed, init_fn, worker_id, num_workers,
-               parent_pid)
+        _serve(conn, dataset, kind, auto_collation, collate_fn, drop_last, seed, init_fn, worker_id,
+               num_workers, parent_pid)
     except (KeyboardInterrupt, EOFError, BrokenPipeError, ConnectionResetError):
         pass
 
 
-def _serve(conn, dataset, auto_collation, collate_fn, seed, init_fn, worker_id, num_workers,
-           parent_pid):
+def _serve(conn, dataset, kind, auto_collation, collate_fn, drop_last, seed, init_fn, worker_id,
+           num_workers, parent_pid):
+    """Answer each ``(epoch, idx, index)`` with ``(epoch, idx, data)``. An
+    iterable dataset is iterated afresh each epoch; at its end the worker
+    answers once with ``_IterableDatasetStopIteration`` and leaves the
+    epoch's later jobs unanswered (the main process skips them), as
+    torch's workers do."""
     global _worker_info
     import ferrotorch
-    from . import dataloader
+    from . import collate
+    from ._fetch import _DatasetKind
 
     # one intra-op thread per worker, as torch's workers run
     ferrotorch.set_num_threads(1)
     random.seed(seed)
     ferrotorch.manual_seed(seed)
-    dataloader._in_worker = True
+    collate._in_worker = True
     _worker_info = WorkerInfo(worker_id, num_workers, seed, dataset)
     init_exception = None
+    fetcher = fetch_epoch = None
+    iteration_end = False
     try:
         if init_fn is not None:
             init_fn(worker_id)
-        fetcher = _Fetcher(dataset, auto_collation, collate_fn)
     except Exception:
         init_exception = ExceptionWrapper(where=f"in DataLoader worker process {worker_id}")
     while True:
@@ -122,7 +124,17 @@ def _serve(conn, dataset, auto_collation, collate_fn, seed, init_fn, worker_id, 
             data, init_exception = init_exception, None
         else:
             try:
+                if epoch != fetch_epoch:
+                    fetch_epoch, iteration_end = epoch, False
+                    fetcher = _DatasetKind.create_fetcher(kind, dataset, auto_collation, collate_fn, drop_last)
+                if iteration_end:
+                    continue
                 data = fetcher.fetch(index)
+            except StopIteration:
+                if kind != _DatasetKind.Iterable:
+                    data = ExceptionWrapper(where=f"in DataLoader worker process {worker_id}")
+                else:
+                    data, iteration_end = _IterableDatasetStopIteration(worker_id), True
             except Exception:
                 data = ExceptionWrapper(where=f"in DataLoader worker process {worker_id}")
         conn.send((epoch, idx, data))

@@ -1,54 +1,19 @@
 """``DataLoader``: batches from a dataset through a sampler, stacked by
-``default_collate``. With ``num_workers > 0`` batches are loaded by
-worker processes, as torch's are (``_process_iter``, ``_worker``), and
-arrive through shared memory; ``prefetch_factor`` batches per worker are
-in flight, delivered in sampler order."""
+``default_collate`` (or samples converted by ``default_convert`` when
+there is no batch size). An ``IterableDataset`` is a stream: its sampler
+is infinite and the stream's end ends the epoch. With ``num_workers > 0``
+batches are loaded by worker processes, as torch's are (``_process_iter``,
+``_worker``), and arrive through shared memory; ``prefetch_factor``
+batches per worker are in flight, delivered in sampler order."""
 
-import collections
-import collections.abc
 import warnings
 
-from ._worker import WorkerInfo, get_worker_info  # noqa: F401
-
-_in_worker = False  # set in worker processes: collate into shared memory
-
 from ... import _C
+from ._fetch import _DatasetKind, _InfiniteConstantSampler
+from ._worker import WorkerInfo, get_worker_info  # noqa: F401
+from .collate import default_collate, default_convert
+from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
-
-
-def default_collate(batch):
-    """Stack tensors, turn numbers into tensors, recurse into tuples,
-    lists and dicts, as torch's ``default_collate``."""
-    import ferrotorch
-
-    elem = batch[0]
-    if isinstance(elem, _C.Tensor):
-        if _in_worker:
-            # straight into shared memory: the batch then crosses to the
-            # main process as a descriptor, as torch's workers do
-            return _C._stack_shared(list(batch))
-        return ferrotorch.stack(list(batch), 0)
-    if hasattr(elem, "__array_interface__"):
-        return ferrotorch.stack([ferrotorch.as_tensor(b) for b in batch], 0)
-    if isinstance(elem, bool):
-        return _C.tensor(list(batch))
-    if isinstance(elem, float):
-        return _C.tensor(list(batch), dtype=_C.float64)
-    if isinstance(elem, int):
-        return _C.tensor(list(batch))
-    if isinstance(elem, (str, bytes)):
-        return list(batch)
-    if isinstance(elem, collections.abc.Mapping):
-        return {k: default_collate([d[k] for d in batch]) for k in elem}
-    if isinstance(elem, tuple) and hasattr(elem, "_fields"):
-        return type(elem)(*(default_collate(list(s)) for s in zip(*batch)))
-    if isinstance(elem, collections.abc.Sequence):
-        if any(len(e) != len(elem) for e in batch):
-            raise RuntimeError("each element in list of batch should be of equal size")
-        out = [default_collate(list(s)) for s in zip(*batch)]
-        return tuple(out) if isinstance(elem, tuple) else out
-    raise TypeError(f"default_collate: batch must contain tensors, numpy arrays, numbers, dicts "
-                    f"or lists; found {type(elem)}")
 
 
 class DataLoader:
@@ -73,6 +38,21 @@ class DataLoader:
         self.batch_size = batch_size
         self.drop_last = drop_last
         self.generator = generator
+        if isinstance(dataset, IterableDataset):
+            self._dataset_kind = _DatasetKind.Iterable
+            if shuffle not in (False, None):
+                raise ValueError(f"DataLoader with IterableDataset: expected unspecified shuffle option, "
+                                 f"but got shuffle={shuffle}")
+            if sampler is not None:
+                raise ValueError(f"DataLoader with IterableDataset: expected unspecified sampler option, "
+                                 f"but got sampler={sampler}")
+            if batch_sampler is not None:
+                raise ValueError(f"DataLoader with IterableDataset: expected unspecified batch_sampler option, "
+                                 f"but got batch_sampler={batch_sampler}")
+            sampler = _InfiniteConstantSampler()
+        else:
+            self._dataset_kind = _DatasetKind.Map
+        self._IterableDataset_len_called = None
         if sampler is None:
             sampler = RandomSampler(dataset, generator=generator) if shuffle else SequentialSampler(dataset)
         if batch_size is not None and batch_sampler is None:
@@ -82,7 +62,9 @@ class DataLoader:
                              "let num_workers > 0 to enable multiprocessing, otherwise set prefetch_factor to None.")
         self.sampler = sampler
         self.batch_sampler = batch_sampler
-        self.collate_fn = collate_fn or default_collate
+        if collate_fn is None:
+            collate_fn = default_collate if batch_sampler is not None else default_convert
+        self.collate_fn = collate_fn
         self.worker_init_fn = worker_init_fn
         if timeout < 0:
             raise ValueError("timeout option should be non-negative")
@@ -97,12 +79,35 @@ class DataLoader:
             warnings.warn("'pin_memory' argument is set as true but no accelerator is found, "
                           "then device pinned memory won't be used.")
         self._iterator = None
+        self.check_worker_number_rationality()
+
+    def check_worker_number_rationality(self):
+        """torch's warning when there are more workers than CPUs this
+        process may run on."""
+        if not self.num_workers:
+            return
+        import os
+
+        cpuset = hasattr(os, "sched_getaffinity")
+        suggest = len(os.sched_getaffinity(0)) if cpuset else os.cpu_count()
+        if suggest is None or self.num_workers > suggest:
+            if suggest is None:
+                why = "DataLoader is not able to compute a suggested max number of worker in current system."
+            else:
+                why = (f"Our suggested max number of worker in current system is {suggest}"
+                       f"{'' if cpuset else ' (`cpuset` is not taken into account)'}, which is smaller than what "
+                       "this DataLoader is going to create.")
+            warnings.warn(f"This DataLoader will create {self.num_workers} worker processes in total. {why} "
+                          "Please be aware that excessive worker creation might get DataLoader running slow or even "
+                          "freeze, lower the worker number to avoid potential slowness/freeze if necessary.",
+                          stacklevel=2)
 
     def __iter__(self):
         # torch's iterator draws a base seed (for workers) first, even
         # without workers: the sampler's draws come after it
         base_seed = _C._random_seed(self.generator)
         if self.num_workers > 0:
+            self.check_worker_number_rationality()
             from ._process_iter import _ProcessIter
 
             if self.persistent_workers:
@@ -114,16 +119,45 @@ class DataLoader:
             return _ProcessIter(self, base_seed)
         return self._single(base_seed)
 
+    @property
+    def _auto_collation(self):
+        return self.batch_sampler is not None
+
+    @property
+    def _index_sampler(self):
+        return self.batch_sampler if self._auto_collation else self.sampler
+
     def _single(self, base_seed):
-        if self.batch_sampler is None:
-            for i in self.sampler:
-                yield self.collate_fn(self.dataset[i]) if self.collate_fn is not default_collate \
-                    else self.dataset[i]
-            return
-        for indices in self.batch_sampler:
-            yield self.collate_fn([self.dataset[i] for i in indices])
+        fetcher = _DatasetKind.create_fetcher(self._dataset_kind, self.dataset, self._auto_collation,
+                                              self.collate_fn, self.drop_last)
+        yielded = 0
+        for index in self._index_sampler:
+            try:
+                data = fetcher.fetch(index)
+            except StopIteration:
+                return
+            yielded += 1
+            self._check_reported_length(yielded)
+            yield data
+
+    def _check_reported_length(self, yielded):
+        """torch's warning when an IterableDataset yields more batches than
+        the length ``len(loader)`` reported."""
+        reported = self._IterableDataset_len_called
+        if self._dataset_kind == _DatasetKind.Iterable and reported is not None and yielded > reported:
+            msg = (f"Length of IterableDataset {self.dataset} was reported to be {reported}(when accessing "
+                   f"len(dataloader)), but {yielded} samples have been fetched. ")
+            if self.num_workers > 0:
+                msg += ("For multiprocessing data-loading, this could be caused by not properly configuring "
+                        "the IterableDataset replica at each worker. Please see "
+                        "https://pytorch.org/docs/stable/data.html#torch.utils.data.IterableDataset for "
+                        "examples.")
+            warnings.warn(msg)
 
     def __len__(self):
-        if self.batch_sampler is not None:
-            return len(self.batch_sampler)
-        return len(self.sampler)
+        if self._dataset_kind == _DatasetKind.Iterable:
+            length = self._IterableDataset_len_called = len(self.dataset)
+            if self.batch_size is not None:
+                length = length // self.batch_size if self.drop_last else -(-length // self.batch_size)
+            return length
+        return len(self._index_sampler)
