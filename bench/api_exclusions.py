@@ -9,7 +9,7 @@ CATEGORIES = {
     "device": (
         ["torch*"],
         ["*cuda*", "*xpu*", "*mps*", "*mtia*", "*cudnn*", "*nccl*", "*hip*", "*cudagraph*",
-         "*_nvtx*", "*miopen*", "*mkldnn*", "*vulkan*", "*metal*", "is_hpu*", "*ipu*"],
+         "*_nvtx*", "*miopen*", "*mkldnn*", "*vulkan*", "*metal*", "is_hpu*", "ipu", "is_ipu"],
         "another device's API (CPU only here; a later device issue)",
     ),
     "quantization": (
@@ -133,4 +133,27 @@ NAMES = [
     ("torch", "SymBool", "symbolic shapes of torch.export (issue 50)"),
     ("torch", "sym_*", "symbolic shapes of torch.export (issue 50)"),
     ("torch", "Sym*", "symbolic shapes of torch.export (issue 50)"),
+    ("torch.Tensor", "eig", "removed in torch 2.x (raises, pointing to torch.linalg.eig)"),
+    ("torch.Tensor", "symeig", "removed in torch 2.x (raises, pointing to torch.linalg.eigh)"),
+    ("torch.Tensor", "lstsq", "removed in torch 2.x (raises, pointing to torch.linalg.lstsq)"),
+    ("torch.Tensor", "solve", "removed in torch 2.x (raises, pointing to torch.linalg.solve)"),
+    ("torch.Tensor", "reinforce", "removed in torch 1.x (raises, pointing to torch.distributions)"),
+    ("torch.Tensor", "hash_tensor", "returns uint64, a dtype ferrotorch does not have"),
+    ("torch.Tensor", "slice_inverse", "functionalization's internal inverse of a slice view"),
+    ("torch.Tensor", "to_padded_tensor", "nested tensors only (a strided tensor raises in torch)"),
+    ("torch.Tensor", "record_stream", "CUDA streams"),
+    # fp8 and grouped matmuls: CUDA kernels
+    ("torch.nn.functional", "scaled_mm", "fp8 scaled matmuls: CUDA kernels"),
+    ("torch.nn.functional", "scaled_addmm*", "fp8 scaled matmuls: CUDA kernels"),
+    ("torch.nn.functional", "*grouped_mm", "grouped matmuls for MoE: CUDA kernels"),
+    ("torch.nn.functional", "ScalingType", "fp8 scaled matmuls' options: CUDA kernels"),
+    ("torch.nn.functional", "SwizzleType", "fp8 scaled matmuls' options: CUDA kernels"),
+    # DataPipes: deprecated in torch, removed from torchdata 0.10
+    ("torch.utils.data", "*DataPipe", "DataPipes: deprecated by torch; torchdata 0.10 removed them"),
+    ("torch.utils.data", "DataChunk", "DataPipes: deprecated by torch; torchdata 0.10 removed them"),
+    ("torch.utils.data", "functional_datapipe", "DataPipes: deprecated by torch; torchdata 0.10 removed them"),
+    ("torch.utils.data", "guaranteed_datapipes_determinism", "DataPipes: deprecated; torchdata 0.10 removed them"),
+    ("torch.utils.data", "non_deterministic", "DataPipes: deprecated by torch; torchdata 0.10 removed them"),
+    ("torch.utils.data", "argument_validation", "DataPipes' type checks: deprecated with them"),
+    ("torch.utils.data", "runtime_validation*", "DataPipes' type checks: deprecated with them"),
 ]

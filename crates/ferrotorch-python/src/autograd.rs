@@ -174,6 +174,40 @@ impl PyTensor {
         let h = self.t.register_hook(move |g| call_hook(&hook, g)).py()?;
         Ok(PyRemovableHandle { handle: Some(h) })
     }
+
+    /// `t.register_post_accumulate_grad_hook(hook)`: `hook(t)` runs after
+    /// backward accumulated into this leaf's `.grad`, with this very Python
+    /// object (parameters are dictionary keys in torch's
+    /// optimizer-in-backward recipe). The hook holds the object weakly, so
+    /// it does not keep the tensor alive.
+    fn register_post_accumulate_grad_hook(
+        slf: &Bound<'_, Self>,
+        hook: Py<PyAny>,
+    ) -> PyResult<PyRemovableHandle> {
+        let weak = pyo3::types::PyWeakrefReference::new(slf)?.unbind();
+        let h = slf
+            .borrow()
+            .t
+            .register_post_accumulate_grad_hook(move |_| {
+                Python::attach(|py| {
+                    let obj = weak.bind(py).call0().map_err(|e| py_err(py, e))?;
+                    if obj.is_none() {
+                        return Ok(());
+                    }
+                    hook.call1(py, (obj,)).map_err(|e| py_err(py, e))?;
+                    Ok(())
+                })
+            })
+            .py()?;
+        Ok(PyRemovableHandle { handle: Some(h) })
+    }
+
+    /// `t.output_nr`: which output of its `grad_fn` this tensor is (0 for
+    /// a leaf).
+    #[getter]
+    fn output_nr(&self) -> usize {
+        self.t.output_nr()
+    }
 }
 
 /// A Python `autograd.Function` subclass, run as a core custom function:

@@ -1,6 +1,9 @@
 //! `t.untyped_storage()`: the shared buffer under a tensor and its views.
 
+use crate::errors::guarded;
 use ferrotorch_core::storage::Storage;
+use ferrotorch_core::tensor::Layout;
+use ferrotorch_core::Tensor;
 use pyo3::prelude::*;
 
 /// `torch.UntypedStorage`, enough to compare and size buffers.
@@ -29,6 +32,32 @@ impl PyUntypedStorage {
 
     fn __len__(&self) -> usize {
         self.storage.nbytes()
+    }
+
+    /// `storage._as_tensor(dtype)`: a 1-D tensor of `dtype` over all of the
+    /// bytes, sharing them (how `TypedStorage` reads and writes elements).
+    fn _as_tensor<'py>(
+        &self,
+        py: Python<'py>,
+        dtype: PyRef<'_, crate::dtype::PyDType>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let d = dtype.dtype;
+        let n = self.storage.nbytes();
+        if n % d.size() != 0 {
+            return Err(pyo3::exceptions::PyRuntimeError::new_err(format!(
+                "TypedStorage: a storage of {n} bytes is not a whole number of {d} elements ({} bytes each)",
+                d.size()
+            )));
+        }
+        let storage = self.storage.clone();
+        let t = guarded("TypedStorage", || {
+            Tensor::from_storage(
+                storage,
+                Layout::contiguous("TypedStorage", &[n / d.size()])?,
+                d,
+            )
+        })?;
+        crate::convert::wrap(py, t)
     }
 
     /// The device the bytes live on.

@@ -341,6 +341,12 @@ from . import _tensor_surface as _surface  # noqa: E402
 import sys as _sys  # noqa: E402
 
 _surface._install(_sys.modules[__name__])
+# the rest of Tensor's attributes, and the deprecated typed storages
+from . import _tensor_attrs  # noqa: E402
+from . import storage  # noqa: E402
+
+_tensor_attrs._install(_sys.modules[__name__])
+storage._install(_sys.modules[__name__])
 
 # torch's top-level names for the nn.functional ops whose top-level
 # signature is the functional one (torch.cosine_similarity(x1, x2, dim=1,

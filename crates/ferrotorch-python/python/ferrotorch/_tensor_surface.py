@@ -37,7 +37,7 @@ INPLACE = [
     "arctan", "arctan2", "arctanh", "baddbmm", "bitwise_and", "bitwise_left_shift",
     "bitwise_or", "bitwise_right_shift", "bitwise_xor", "clamp_max", "clamp_min", "clip",
     "conj_physical", "cumprod", "cumsum", "deg2rad", "divide", "eq", "fix", "float_power",
-    "floor_divide", "frac", "gcd", "ge", "greater", "greater_equal", "gt", "heaviside", "i0",
+    "floor_divide", "frac", "gcd", "ge", "greater", "greater_equal", "gt", "heaviside", "i0", "igamma", "igammac",
     "index_add", "index_copy", "index_fill", "index_reduce", "lcm", "ldexp", "le", "less",
     "less_equal", "logical_and", "logical_not", "logical_or", "logical_xor", "logit", "lt",
     "masked_scatter", "multiply", "mvlgamma", "nan_to_num", "ne", "negative", "nextafter",
