@@ -366,3 +366,11 @@ for _name in _toplevel_nn.NAMES:
     if _name not in globals():
         globals()[_name] = getattr(_toplevel_nn, _name)
 del _name
+
+# __torch_function__: the Python-level public functions join the
+# schema-generated ops in dispatch (Note [Torch function dispatch])
+from . import overrides  # noqa: E402
+
+overrides._install(_sys.modules[__name__], [
+    (_sys.modules[__name__], "torch"), (nn.functional, "torch.nn.functional"), (linalg, "torch.linalg"),
+    (fft, "torch.fft"), (special, "torch.special"), (Tensor, "torch.Tensor")])

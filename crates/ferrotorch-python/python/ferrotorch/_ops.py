@@ -11,6 +11,7 @@ defaults and keyword-only markers are the schema's.
 import re
 
 from . import _C
+from .overrides import _NOT, _TF, _dispatch, _foreign
 
 _call = _C._call_op
 
@@ -115,32 +116,46 @@ def make_op(name, overloads):
                       for _f, _a, _n, t in overloads)
 
     def op(*args, **kwargs):
-        if tensor_varargs:
-            if len(args) == 1 and isinstance(args[0], (list, tuple)):
-                args = (list(args[0]),)
-            elif len(args) > 1 or (args and not name.startswith("atleast")):
-                args = (list(args),)  # atleast_1d(t) alone takes the Tensor overload
+        # Note [Torch function dispatch] (overrides.py)
+        if _TF[0]:
+            r = _dispatch(op, args, kwargs)
+            if r is not _NOT:
+                return r
+        given = args
+        try:
+            if tensor_varargs:
+                if len(args) == 1 and isinstance(args[0], (list, tuple)):
+                    args = (list(args[0]),)
+                elif len(args) > 1 or (args and not name.startswith("atleast")):
+                    args = (list(args),)  # atleast_1d(t) alone takes the Tensor overload
+                out = _call(name, args, kwargs)
+                return tuple(out) if isinstance(out, list) else out
+            if vpos is not None and len(args) > vpos and all(_is_int(a) for a in args[vpos:]):
+                args = args[:vpos] + (tuple(args[vpos:]),)
+            if writes_self:
+                out = _call(name, args, kwargs)
+                return args[0] if args else kwargs.get("self", out)
+            if creation:
+                requires_grad = kwargs.pop("requires_grad", False)
+                out = _call(name, args, kwargs)
+                if requires_grad:
+                    out.requires_grad_(True)
+                return out
             out = _call(name, args, kwargs)
-            return tuple(out) if isinstance(out, list) else out
-        if vpos is not None and len(args) > vpos and all(_is_int(a) for a in args[vpos:]):
-            args = args[:vpos] + (tuple(args[vpos:]),)
-        if writes_self:
-            out = _call(name, args, kwargs)
-            return args[0] if args else kwargs.get("self", out)
-        if creation:
-            requires_grad = kwargs.pop("requires_grad", False)
-            out = _call(name, args, kwargs)
-            if requires_grad:
-                out.requires_grad_(True)
+            if named and type(out) is tuple and len(out) in named:
+                return named[len(out)](*out)
+            if tensor_list and type(out) is list:
+                return tuple(out)
             return out
-        out = _call(name, args, kwargs)
-        if named and type(out) is tuple and len(out) in named:
-            return named[len(out)](*out)
-        if tensor_list and type(out) is list:
-            return tuple(out)
-        return out
+        except TypeError:
+            r = _foreign(op, given, kwargs)
+            if r is _NOT:
+                raise
+            return r
 
     op.__name__ = op.__qualname__ = name
+    op.__module__ = "ferrotorch"
+    op._ft_op = True
     op.__doc__ = "\n".join(text for _f, _a, _n, text in overloads)
     return op
 

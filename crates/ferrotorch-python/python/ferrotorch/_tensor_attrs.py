@@ -125,8 +125,23 @@ def _volatile(self):
     return False
 
 
+def _subclass_repr(base):
+    def __repr__(self, *, tensor_contents=None):
+        """torch's repr; a subclass (other than Parameter) prints its name
+        where a tensor prints ``tensor(``."""
+        s = base(self)
+        t = type(self)
+        if t is Tensor or getattr(t, "_is_param", False) or not s.startswith("tensor("):
+            return s
+        name = t.__name__
+        return name + "(" + s[7:].replace("\n" + " " * 7, "\n" + " " * (len(name) + 1))
+
+    return __repr__
+
+
 def _install(module):
     F = None
+    Tensor.__repr__ = _subclass_repr(Tensor.__repr__)
 
     def hardshrink(self, lambd=0.5):
         nonlocal F

@@ -1,5 +1,6 @@
 """``torch.fx``: symbolic tracing to a graph of Python-level operations,
-graph editing, and code generation back to a module.
+graph editing, interpretation and transformation, pattern rewriting, and
+code generation back to a module.
 
 >>> import ferrotorch as torch, math
 >>> def f(x, y):
@@ -12,10 +13,14 @@ graph editing, and code generation back to a module.
 True
 """
 
-from .graph import Graph
+from ._wrap import ProxyableClassMeta, wrap
+from .graph import CodeGen, Graph
 from .graph_module import GraphModule
-from .node import Node, map_arg
+from .interpreter import Interpreter, Transformer
+from .node import Node, has_side_effect, map_arg
 from .proxy import Proxy, TraceError, Tracer, symbolic_trace
+from .subgraph_rewriter import replace_pattern
+from . import passes  # noqa: F401
 
-__all__ = ["symbolic_trace", "GraphModule", "Graph", "Node", "Proxy", "Tracer", "TraceError",
-           "map_arg"]
+__all__ = ["symbolic_trace", "Tracer", "wrap", "Graph", "GraphModule", "Interpreter", "Transformer", "Node",
+           "Proxy", "replace_pattern", "has_side_effect", "map_arg"]

@@ -3,6 +3,7 @@ and Python code generation."""
 
 import builtins
 import contextlib
+import inspect
 import keyword
 import math
 import operator
@@ -50,6 +51,36 @@ class _Namespace:
         return name
 
 
+class CodeGen:
+    """How a graph becomes Python source: the ``def`` line and the
+    ``return`` (override to change the calling convention), and what the
+    inputs and outputs pass through (``process_inputs``/``process_outputs``)."""
+
+    def __init__(self):
+        self._body_transformer = None
+        self._func_name = "forward"
+
+    def gen_fn_def(self, free_vars, maybe_return_annotation):
+        """The ``def`` line over ``free_vars`` (``self`` first)."""
+        if len(free_vars) == 0 or free_vars[0] != "self":
+            free_vars.insert(0, "self")
+        return f"def {self._func_name}({', '.join(free_vars)}){maybe_return_annotation}:"
+
+    def generate_output(self, output_args):
+        """The ``return`` line (nodes print as their names)."""
+        return f"return {output_args!r}"
+
+    def process_inputs(self, *args):
+        return args
+
+    def process_outputs(self, outputs):
+        return outputs
+
+    def additional_globals(self):
+        """``[(name, value)]`` the generated code needs besides torch's."""
+        return []
+
+
 class Graph:
     """A graph of ``Node``s: ``placeholder`` inputs, operations, one
     ``output``. Build it with ``placeholder``/``call_function``/... at the
@@ -60,6 +91,21 @@ class Graph:
         self._insert = self._root.prepend
         self._ns = _Namespace()
         self.owning_module = owning_module
+        self._codegen = CodeGen()
+
+    def set_codegen(self, codegen):
+        """Generate code with ``codegen`` (a ``CodeGen``)."""
+        self._codegen = codegen
+
+    def process_inputs(self, *args):
+        return self._codegen.process_inputs(*args)
+
+    def process_outputs(self, out):
+        return self._codegen.process_outputs(out)
+
+    def find_nodes(self, *, op, target=None, sort=True):
+        """The nodes of ``op`` (with ``target``, when given), in order."""
+        return [n for n in self.nodes if n.op == op and (target is None or n.target == target)]
 
     @property
     def nodes(self):
@@ -88,9 +134,10 @@ class Graph:
         self._insert(n)
         return n
 
-    def placeholder(self, name, type_expr=None, default_value=None):
-        """An input named ``name``."""
-        return self.create_node("placeholder", name, name=name, type_expr=type_expr)
+    def placeholder(self, name, type_expr=None, default_value=inspect.Signature.empty):
+        """An input named ``name`` (``default_value`` is its default)."""
+        args = () if default_value is inspect.Signature.empty else (default_value,)
+        return self.create_node("placeholder", name, args, name=name, type_expr=type_expr)
 
     def get_attr(self, qualified_name, type_expr=None):
         """Read a parameter, buffer or attribute of the owning module."""
@@ -116,7 +163,23 @@ class Graph:
         """A copy of ``node`` (from any graph) here, its arguments mapped."""
         args = map_arg(node.args, arg_transform)
         kwargs = map_arg(node.kwargs, arg_transform)
-        return self.create_node(node.op, node.target, args, kwargs, node.name, node.type)
+        out = self.create_node(node.op, node.target, args, kwargs, node.name, node.type)
+        out.meta = dict(node.meta)
+        return out
+
+    def graph_copy(self, g, val_map, return_output_node=False):
+        """Copy ``g``'s nodes (but its output) here, at the insertion point;
+        ``val_map`` maps ``g``'s nodes to those here (pre-fill it to bind
+        ``g``'s placeholders) and is filled with the copies. Returns what
+        ``g``'s output refers to, mapped."""
+        for node in g.nodes:
+            if node in val_map:
+                continue
+            if node.op == "output":
+                out = map_arg(node.args[0], lambda n: val_map[n])
+                return (out, node) if return_output_node else out
+            val_map[node] = self.node_copy(node, lambda n: val_map[n])
+        return None
 
     @contextlib.contextmanager
     def inserting_before(self, n=None):
@@ -153,11 +216,14 @@ class Graph:
         to_erase._remove_from_list()
         to_erase._erased = True
 
-    def eliminate_dead_code(self):
-        """Remove nodes whose results nothing uses; returns whether any went."""
+    def eliminate_dead_code(self, is_impure_node=None):
+        """Remove nodes whose results nothing uses (but impure ones:
+        ``fx.has_side_effect`` functions, in-place methods); returns
+        whether any went."""
         changed = False
         for n in reversed(self.nodes):
-            if n.op not in ("placeholder", "output") and not n.users:
+            impure = is_impure_node(n) if is_impure_node is not None else n.is_impure()
+            if not impure and not n.users:
                 self.erase_node(n)
                 changed = True
         return changed
@@ -253,10 +319,13 @@ class Graph:
         params, body = [], []
         for n in self.nodes:
             if n.op == "placeholder":
-                params.append(n.name)
+                params.append(n.name if not n.args else f"{n.name} = {lit(n.args[0])}")
                 continue
             if n.op == "output":
-                body.append(f"return {lit(n.args[0])}")
+                if type(self._codegen) is CodeGen:
+                    body.append(f"return {lit(n.args[0])}")
+                else:
+                    body.append(self._codegen.generate_output(n.args[0]))
                 continue
             if n.op == "get_attr":
                 rhs = attr_path(root_module, n.target)
@@ -275,6 +344,10 @@ class Graph:
             else:
                 rhs = f"{fn_ref(n.target)}({call_args(n.args, n.kwargs)})"
             body.append(f"{n.name} = {rhs}")
-        head = ", ".join([root_module] + params)
-        src = f"\n\n\ndef forward({head}):\n" + "".join(f"    {b}\n" for b in body)
+        globs.update(dict(self._codegen.additional_globals()))
+        free = list(params)  # the codegen puts ``self`` first
+        fn_def = self._codegen.gen_fn_def(free, "")
+        if root_module != "self":
+            fn_def = fn_def.replace("(self", f"({root_module}", 1)
+        src = f"\n\n\n{fn_def}\n" + "".join(f"    {b}\n" for b in body)
         return src, globs

@@ -5,6 +5,32 @@ import math
 import operator
 
 
+# functions fx.has_side_effect registered: never dead code
+_side_effectful_functions = set()
+
+
+def map_aggregate(a, fn):
+    """Apply ``fn`` to every leaf of ``a`` (nested tuples, lists, dicts,
+    slices), keeping the structure."""
+    if isinstance(a, tuple):
+        t = tuple(map_aggregate(x, fn) for x in a)
+        return type(a)(*t) if hasattr(a, "_fields") else t
+    if isinstance(a, list):
+        return [map_aggregate(x, fn) for x in a]
+    if isinstance(a, dict):
+        return {k: map_aggregate(v, fn) for k, v in a.items()}
+    if isinstance(a, slice):
+        return slice(map_aggregate(a.start, fn), map_aggregate(a.stop, fn), map_aggregate(a.step, fn))
+    return fn(a)
+
+
+def has_side_effect(fn):
+    """Mark ``fn`` as having side effects: its calls stay in the graph when
+    nothing uses their results."""
+    _side_effectful_functions.add(fn)
+    return fn
+
+
 def map_arg(a, fn):
     """Apply ``fn`` to every ``Node`` inside ``a`` (nested tuples, lists,
     dicts), keeping the structure."""
@@ -135,6 +161,17 @@ class Node:
         """Replace ``old`` with ``new`` among this node's arguments."""
         self._update_args(map_arg(self._args, lambda n: new if n is old else n),
                           map_arg(self._kwargs, lambda n: new if n is old else n))
+
+    def is_impure(self):
+        """Whether dead-code elimination must keep this node: inputs and
+        output, ``fx.has_side_effect`` functions, in-place methods."""
+        if self.op in ("placeholder", "output"):
+            return True
+        if self.op == "call_function":
+            return self.target in _side_effectful_functions
+        if self.op == "call_method":
+            return isinstance(self.target, str) and self.target.endswith("_") and not self.target.endswith("__")
+        return False
 
     def format_node(self):
         """The node as ``Graph`` prints it."""

@@ -17,11 +17,51 @@ class TraceError(ValueError):
 
 class Proxy:
     """A value being traced: operators, methods and ``torch``
-    functions applied to it record nodes."""
+    functions applied to it record nodes (``torch`` functions through
+    ``__torch_function__``, also outside a trace: ``Transformer``, or a
+    ``Proxy(node)`` over a graph being built)."""
 
-    def __init__(self, node, tracer):
+    def __init__(self, node, tracer=None):
+        from .. import overrides
+
         self.node = node
-        self.tracer = tracer
+        self.tracer = tracer if tracer is not None else GraphAppendingTracer(node.graph)
+        # while a Proxy lives, overridable calls look for it
+        # (Note [Torch function dispatch])
+        overrides._reason("proxies", 1)
+        self._counted = True
+
+    def __del__(self):
+        if self.__dict__.get("_counted"):
+            from .. import overrides
+
+            overrides._reason("proxies", -1)
+
+    @classmethod
+    def __torch_function__(cls, orig_method, types, args=None, kwargs=None):
+        args = args if args else ()
+        kwargs = kwargs if kwargs else {}
+        tracers = []
+        from .node import map_aggregate
+
+        def find(a):
+            if isinstance(a, cls) and a.tracer not in tracers:
+                tracers.append(a.tracer)
+            return a
+
+        map_aggregate(args, find)
+        map_aggregate(kwargs, find)
+        if len(tracers) > 1:
+            raise RuntimeError(f"Found multiple different tracers {tracers} while trying to trace operations "
+                               f"{orig_method}")
+        tracer = tracers[0]
+        import ferrotorch
+
+        name = getattr(orig_method, "__name__", "")
+        is_function = getattr(ferrotorch, name, None) is orig_method or not hasattr(ferrotorch.Tensor, name)
+        if not is_function:
+            return tracer.create_proxy("call_method", name, args, kwargs)
+        return tracer.create_proxy("call_function", orig_method, args, kwargs)
 
     def __repr__(self):
         return f"Proxy({self.node.name})"
@@ -119,9 +159,15 @@ class Tracer:
     ``torch.nn`` (except ``Sequential``) are leaves, recorded as
     ``call_module``; other modules are traced through."""
 
-    def __init__(self, autowrap_modules=(math,), autowrap_functions=()):
+    def __init__(self, autowrap_modules=(math,), autowrap_functions=(), param_shapes_constant=False):
         self.graph = None
         self.root = None
+        self._autowrap_function_ids = {id(f) for f in autowrap_functions}
+        self._autowrap_function_ids.update(id(v) for m in autowrap_modules for k, v in vars(m).items()
+                                           if not k.startswith("_") and callable(v))
+        self._tensor_paths = {}
+        self._attr_nodes = {}
+        self._constants = 0
 
     def is_leaf_module(self, m, module_qualified_name):
         from ..nn import Sequential
@@ -153,6 +199,8 @@ class Tracer:
                          self.create_arg(a.step))
         if isinstance(a, Tensor):
             path = self._tensor_paths.get(id(a))
+            if path is None and self.root is None:
+                raise TraceError("a tensor constant needs a module to live in: this tracer has no root")
             if path is None:
                 path = f"_tensor_constant{self._constants}"
                 self._constants += 1
@@ -198,12 +246,18 @@ class Tracer:
                 args.append(concrete_args[p.name])
             else:
                 args.append(Proxy(self.graph.placeholder(p.name), self))
-        with self._patched(qual):
-            result = fn(self.root, *args) if skip_self else fn(*args)
+        from . import _wrap
+
+        with self._patched(qual, getattr(fn, "__globals__", {})):
+            _wrap._tracing[0] += 1
+            try:
+                result = fn(self.root, *args) if skip_self else fn(*args)
+            finally:
+                _wrap._tracing[0] -= 1
         self.graph.output(self.create_arg(result))
         return self.graph
 
-    def _patched(self, qual):
+    def _patched(self, qual, fn_globals):
         import contextlib
 
         from .. import nn
@@ -258,12 +312,35 @@ class Tracer:
                             put(ns, k, wrap(v))
                 for k in _MATH:
                     put(math, k, wrap(getattr(math, k)))
+                from ._wrap import _patches
+
+                for g, name, value in _patches(fn_globals, tracer._autowrap_function_ids):
+                    saved.append((g, name, g.get(name, _MISSING)))
+                    g[name] = value
                 yield
             finally:
                 for obj, name, value in reversed(saved):
-                    setattr(obj, name, value)
+                    if isinstance(obj, dict):
+                        if value is _MISSING:
+                            obj.pop(name, None)
+                        else:
+                            obj[name] = value
+                    else:
+                        setattr(obj, name, value)
 
         return patch()
+
+
+_MISSING = object()
+
+
+class GraphAppendingTracer(Tracer):
+    """A tracer that appends to an existing ``graph`` (what ``Proxy(node)``
+    uses): build nodes by operating on Proxies of its nodes."""
+
+    def __init__(self, graph):
+        super().__init__()
+        self.graph = graph
 
 
 def symbolic_trace(root, concrete_args=None):

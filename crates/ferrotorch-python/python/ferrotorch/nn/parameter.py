@@ -1,6 +1,7 @@
 """``nn.Parameter``: a tensor that modules register as a parameter."""
 
 from .. import _C
+from ..overrides import _disabled_torch_function_impl
 
 
 class Parameter(_C.Tensor):
@@ -8,6 +9,8 @@ class Parameter(_C.Tensor):
     ``parameters()``. ``requires_grad`` defaults to True."""
 
     _is_param = True
+    # arithmetic on a parameter gives a plain tensor, as in torch
+    __torch_function__ = _disabled_torch_function_impl
 
     def __new__(cls, data=None, requires_grad=True):
         if data is None:
@@ -36,6 +39,8 @@ class Parameter(_C.Tensor):
 class Buffer(_C.Tensor):
     """``nn.Buffer(data, persistent=True)``: marks a tensor to be registered
     as a buffer when assigned to a module attribute."""
+
+    __torch_function__ = _disabled_torch_function_impl
 
     def __new__(cls, data=None, *, persistent=True):
         if data is None:
