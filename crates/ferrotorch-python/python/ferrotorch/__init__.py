@@ -370,6 +370,7 @@ del _name
 # __torch_function__: the Python-level public functions join the
 # schema-generated ops in dispatch (Note [Torch function dispatch])
 from . import overrides  # noqa: E402
+from . import hub  # noqa: E402,F401
 
 overrides._install(_sys.modules[__name__], [
     (_sys.modules[__name__], "torch"), (nn.functional, "torch.nn.functional"), (linalg, "torch.linalg"),

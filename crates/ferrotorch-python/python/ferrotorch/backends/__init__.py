@@ -24,6 +24,30 @@ cuda.is_built = lambda: False
 cuda.matmul = types.SimpleNamespace(allow_tf32=False, allow_fp16_reduced_precision_reduction=True,
                                     allow_bf16_reduced_precision_reduction=True)
 
+def _sdp_flag(backend_name):
+    def enabled():
+        from ..nn import attention
+
+        return attention._ENABLED[getattr(attention.SDPBackend, backend_name)]
+
+    def enable(on):
+        from ..nn import attention
+
+        attention._ENABLED[getattr(attention.SDPBackend, backend_name)] = bool(on)
+
+    return enabled, enable
+
+
+for _name, _backend in [("flash", "FLASH_ATTENTION"), ("mem_efficient", "EFFICIENT_ATTENTION"), ("math", "MATH"),
+                        ("cudnn", "CUDNN_ATTENTION"), ("overrideable", "OVERRIDEABLE")]:
+    _on, _set = _sdp_flag(_backend)
+    _on.__name__, _set.__name__ = f"{_name}_sdp_enabled", f"enable_{_name}_sdp"
+    _on.__doc__ = f"Whether scaled_dot_product_attention may use {_backend} (torch.nn.attention)."
+    _set.__doc__ = f"Allow or forbid {_backend} for scaled_dot_product_attention."
+    setattr(cuda, _on.__name__, _on)
+    setattr(cuda, _set.__name__, _set)
+cuda.is_flash_attention_available = lambda: False
+
 mkldnn = types.ModuleType("ferrotorch.backends.mkldnn")
 mkldnn.__doc__ = "oneDNN flags (ferrotorch has its own CPU kernels)."
 mkldnn.enabled = True

@@ -24,3 +24,4 @@ def factory_kwargs(kwargs):
                 raise TypeError(f"{k} specified twice, in **kwargs and in factory_kwargs")
             r[k] = kwargs[k]
     return r
+from . import attention  # noqa: E402,F401

@@ -457,6 +457,19 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, scale=None, enable_gqa=False):
+    from .attention import _check_backends
+
+    _check_backends()
+    if enable_gqa and key.dim() >= 3 and key.size(-3) != query.size(-3):
+        # grouped-query attention: each key/value head serves a group of
+        # query heads, as torch repeats them
+        hq, hk = query.size(-3), key.size(-3)
+        if hq % hk != 0 or value.size(-3) != hk:
+            raise RuntimeError(f"scaled_dot_product_attention: number of heads in key and value ({hk}, "
+                               f"{value.size(-3)}) must divide the number of heads in query ({hq}) with "
+                               "enable_gqa=True")
+        key = key.repeat_interleave(hq // hk, dim=-3)
+        value = value.repeat_interleave(hq // hk, dim=-3)
     return _call("scaled_dot_product_attention",
                  (query, key, value, attn_mask, dropout_p, is_causal), {"scale": scale}
                  if scale is not None else {})
