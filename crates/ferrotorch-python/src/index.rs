@@ -1,4 +1,4 @@
-//! `t[key]` and `t[key] = value`: ints, slices with steps, `None`,
+//! `t[key]` and `t[key] = value`: ints, slices with steps, `None`, ranges,
 //! `Ellipsis`, lists, int/bool tensors and NumPy arrays, alone or in tuples.
 
 use crate::convert::{to_scalar, wrap};
@@ -10,7 +10,7 @@ use ferrotorch_core::tensor::TensorIndex;
 use ferrotorch_core::Tensor;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyEllipsis, PyInt, PyList, PySlice, PyTuple};
+use pyo3::types::{PyBool, PyEllipsis, PyInt, PyList, PyRange, PySlice, PyTuple};
 
 fn opt_i64(obj: &Bound<'_, PyAny>) -> PyResult<Option<i64>> {
     if obj.is_none() {
@@ -54,6 +54,14 @@ fn one(obj: &Bound<'_, PyAny>) -> PyResult<TensorIndex> {
             numpy::Misaligned::Copy,
         )?));
     }
+    // a list, or a `range` (`x[range(n), y] = v`): an int64 index tensor
+    let listed;
+    let obj = if obj.is_instance_of::<PyRange>() {
+        listed = PyList::new(obj.py(), obj.try_iter()?.collect::<PyResult<Vec<_>>>()?)?.into_any();
+        &listed
+    } else {
+        obj
+    };
     if obj.is_instance_of::<PyList>() {
         let t = tensor_from_data(obj, None)?;
         // `t[[]]` selects nothing (an empty list is an int64 index, as in torch)

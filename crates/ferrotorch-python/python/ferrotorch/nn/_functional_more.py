@@ -368,11 +368,20 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
 
 
 def dropout3d(input, p=0.5, training=True, inplace=False):
-    if input.dim() not in (4, 5):
-        raise RuntimeError(f"dropout3d: Expected 4D or 5D input, but received a {input.dim()}D input.")
-    from .functional import _feature_dropout
+    """Channel-wise dropout of ``(N, C, D, H, W)`` or unbatched ``(C, D, H,
+    W)`` input; other ranks warn and proceed, as torch's."""
+    import warnings
 
-    return _feature_dropout(input, p, training, inplace)
+    from .functional import _unbatched_feature_dropout
+
+    dim = input.dim()
+    if dim not in (4, 5):
+        warnings.warn(f"dropout3d: Received a {dim}-D input to dropout3d, which is deprecated and will result in an "
+                      "error in a future release. To retain the behavior and silence this warning, please use "
+                      "dropout instead. Note that dropout3d exists to provide channel-wise dropout on inputs with 3 "
+                      "spatial dimensions, a channel dimension, and an optional batch dimension (i.e. 4D or 5D "
+                      "inputs).", stacklevel=2)
+    return _unbatched_feature_dropout(input, p, training, inplace, dim == 5)
 
 
 # --- interpolate ---------------------------------------------------------

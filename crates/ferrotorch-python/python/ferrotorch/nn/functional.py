@@ -505,15 +505,46 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
 
 
 def dropout1d(input, p=0.5, training=True, inplace=False):
+    """Channel-wise dropout of ``(N, C, L)`` or unbatched ``(C, L)`` input."""
     if input.dim() not in (2, 3):
-        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.dim()}D input.")
-    return _feature_dropout(input, p, training, inplace)
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.dim()}D input. Note that "
+                           "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial dimension, a "
+                           "channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs).")
+    return _unbatched_feature_dropout(input, p, training, inplace, input.dim() == 3)
 
 
 def dropout2d(input, p=0.5, training=True, inplace=False):
-    if input.dim() not in (3, 4):
-        raise RuntimeError(f"dropout2d: Expected 3D or 4D input, but received a {input.dim()}D input.")
+    """Channel-wise dropout of ``(N, C, H, W)`` input. As torch's, other
+    ranks warn and proceed: a 3-D input is taken as ``(N, C, L)`` and a
+    2-D one as ``(N, C)`` (element-wise)."""
+    import warnings
+
+    dim = input.dim()
+    if dim not in (3, 4):
+        warnings.warn(f"dropout2d: Received a {dim}-D input to dropout2d, which is deprecated and will result in an "
+                      "error in a future release. To retain the behavior and silence this warning, please use "
+                      "dropout instead. Note that dropout2d exists to provide channel-wise dropout on inputs with 2 "
+                      "spatial dimensions, a channel dimension, and an optional batch dimension (i.e. 3D or 4D "
+                      "inputs).", stacklevel=2)
+    if dim == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
+                      "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel dim. "
+                      "This behavior will change in a future release to interpret the input as one without a batch "
+                      "dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout behavior, please "
+                      "switch to using dropout1d instead.", stacklevel=2)
     return _feature_dropout(input, p, training, inplace)
+
+
+def _unbatched_feature_dropout(input, p, training, inplace, batched):
+    """Feature dropout with an unbatched input seen as a batch of one (its
+    first dim is the channels), as torch's dropout1d/dropout3d."""
+    if batched:
+        return _feature_dropout(input, p, training, inplace)
+    if inplace:
+        input.unsqueeze_(0)
+        _feature_dropout(input, p, training, True)
+        return input.squeeze_(0)
+    return _feature_dropout(input.unsqueeze(0), p, training, False).squeeze(0)
 
 
 def _feature_dropout(input, p, training, inplace):
@@ -525,7 +556,9 @@ def _feature_dropout(input, p, training, inplace):
     shape = tuple(input.shape[:2]) + (1,) * (input.dim() - 2)
     if p == 1.0:
         return _inplace(input, input * 0.0, inplace)
-    keep = _call("bernoulli", (_call("full", (shape, 1.0 - p), {"dtype": input.dtype}),))
+    # torch's feature_dropout draws its mask with a scalar bernoulli_ (the
+    # tensor-probability bernoulli consumes the stream differently)
+    keep = _call("empty", (shape,), {"dtype": input.dtype}).bernoulli_(1.0 - p)
     return _inplace(input, input * keep / (1.0 - p), inplace)
 
 
@@ -542,7 +575,9 @@ def _alpha_dropout(input, p, training, inplace, feature):
     shape = tuple(input.shape)
     if feature:
         shape = shape[:2] + (1,) * (input.dim() - 2)
-    keep = _call("bernoulli", (_call("full", (shape, 1.0 - p), {"dtype": input.dtype}),))
+    # torch's feature_dropout draws its mask with a scalar bernoulli_ (the
+    # tensor-probability bernoulli consumes the stream differently)
+    keep = _call("empty", (shape,), {"dtype": input.dtype}).bernoulli_(1.0 - p)
     b = (keep - 1) * (alpha * a) + alpha * a * p
     return _inplace(input, input * (keep * a) + b, inplace)
 

@@ -1,0 +1,57 @@
+"""What stopped real programs in issue 49, run the same way under torch
+(fixtures/gen_user_edges.py) and ferrotorch (test_user_edges.py):
+indexing with a Python ``range``, and the channel dropouts on every rank
+(torch warns and proceeds where it once raised, and draws the same
+masks)."""
+
+import warnings
+
+
+def range_indexing(L):
+    x = L.zeros(4, 3)
+    y = L.tensor([2, 0, 1, 2])
+    x[range(4), y] = 1.0
+    z = L.arange(12.0).reshape(4, 3)
+    return {"set": x.tolist(), "get_rows": z[range(1, 3)].tolist(), "pairs": z[range(4), y].tolist(),
+            "empty": list(z[range(0)].shape), "step": z[range(3, 0, -2), 1].tolist()}
+
+
+def _drop(L, fn, shape, **kw):
+    L.manual_seed(0)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        out = fn(L.ones(*shape), 0.5, **kw)
+    return {"y": out.reshape(-1).tolist(), "shape": list(out.shape),
+            "warned": [str(m.message).split(":")[0] + ":" + str(m.message).split(":")[1][:40] for m in w]}
+
+
+def channel_dropouts(L):
+    F = L.nn.functional
+    out = {}
+    for name, fn, shapes in [("d1", F.dropout1d, [(3, 4), (2, 3, 4)]),
+                             ("d2", F.dropout2d, [(3, 4), (2, 3, 4), (2, 3, 2, 2), (1, 2, 3, 2, 2)]),
+                             ("d3", F.dropout3d, [(2, 2, 2), (3, 2, 2, 2), (2, 3, 2, 2, 2)])]:
+        for s in shapes:
+            out[f"{name}_{len(s)}"] = _drop(L, fn, s)
+    L.manual_seed(1)
+    m = L.nn.Dropout2d(0.3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out["module_2d"] = m(L.ones(4, 5)).tolist()
+    x = L.ones(2, 3, 4)
+    L.manual_seed(2)
+    F.dropout1d(x, 0.5, inplace=True)
+    out["inplace_1d"] = x.tolist()
+    try:
+        F.dropout1d(L.ones(2, 3, 4, 5), 0.5)
+        out["d1_4"] = None
+    except RuntimeError as e:
+        out["d1_4"] = str(e)
+    return out
+
+
+CASES = {f.__name__: f for f in [range_indexing, channel_dropouts]}
+
+
+def run(L, name):
+    return CASES[name](L)
