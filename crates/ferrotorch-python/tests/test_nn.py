@@ -304,7 +304,8 @@ def test_dropout_variants():
     d = nn.AlphaDropout(0.2)(s)
     # alpha dropout keeps SELU's zero mean and unit variance
     assert abs(d.mean().item()) < 0.02 and abs(d.std().item() - s.std().item()) < 0.02
-    with pytest.raises(RuntimeError):
+    # a 2-D input warns and proceeds, as torch's (issue 49)
+    with pytest.warns(UserWarning, match="Received a 2-D input to dropout2d"):
         F.dropout2d(torch.ones(2, 2), 0.5)
     r = nn.RMSNorm(4)(torch.tensor([[1.0, 2.0, 3.0, 4.0]]))
     np.testing.assert_allclose(r.detach().numpy(), np.array([[1, 2, 3, 4]]) / math.sqrt(7.5 + 1.1920928955078125e-07), rtol=1e-6)
