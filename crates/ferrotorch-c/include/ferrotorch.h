@@ -229,6 +229,25 @@ typedef FtStatus (*FtKernel)(void *user_data,
                              size_t nargs,
                              struct FtValue *result);
 
+// Frees a class's state (given to `ft_class_def`).
+typedef void (*FtStateFree)(void *state);
+
+// Makes a state from the bound arguments (a constructor, or `setstate`
+// with the saved state as its one argument); returns `FT_OK` after
+// writing `*state`, or an error status after `ft_set_error`.
+typedef FtStatus (*FtClassInit)(void *user_data,
+                                const struct FtValue *args,
+                                size_t nargs,
+                                void **state);
+
+// A method: the object's state and the other bound arguments in, one
+// result out (as a C kernel's).
+typedef FtStatus (*FtClassMethod)(void *user_data,
+                                  void *state,
+                                  const struct FtValue *args,
+                                  size_t nargs,
+                                  struct FtValue *result);
+
 // This process's function called `name` (a function of `ferrotorch.h`),
 // or null: what a plugin calls the library through (Note [Plugin ABI]).
 typedef const void *(*FtGetProc)(const char *name);
@@ -589,6 +608,33 @@ const void *ft_get_proc(const char *name);
 
 // `ft_load_library(path)`: [`load_library`] from C.
 FtStatus ft_load_library(const char *path);
+
+// Define class `name` (`"ns::Name"`): its objects hold a state pointer
+// that `free_state` frees (Note [Plugin classes]).
+FtStatus ft_class_def(const char *name, FtStateFree free_state);
+
+// The constructor of class `name`: `args` its argument list in schema
+// form (`"Tensor x, int n=1"`), `init` makes the state.
+FtStatus ft_class_def_init(const char *name, const char *args, FtClassInit init, void *user_data);
+
+// A method of class `name`, declared `"push(Tensor x) -> ()"`.
+FtStatus ft_class_def_method(const char *name,
+                             const char *decl,
+                             FtClassMethod method,
+                             void *user_data);
+
+// Saving and copying objects of class `name`: `getstate` returns the
+// state (of schema type `state_type`, `"Tensor[]"`), `setstate` makes a
+// state from it.
+FtStatus ft_class_def_pickle(const char *name,
+                             const char *state_type,
+                             FtClassMethod getstate,
+                             FtClassInit setstate,
+                             void *user_data);
+
+// `bytes` of memory for a list or string result (Note [Plugin classes]):
+// the library frees it after reading the result. Null when out of memory.
+void *ft_alloc(size_t bytes);
 
 // `torch.jit.load(path)`: read a saved program. The file is validated
 // before use (its archive, graph, ops and weights); loading never runs

@@ -131,3 +131,61 @@ fn plugins_of_another_abi_and_other_libraries_are_refused() {
     std::fs::write(&text, "not an ELF file").unwrap();
     assert!(load_library(&text).is_err());
 }
+
+/// A class written in C (Note [Plugin classes]): seeds/004's TensorQueue
+/// from tests/c/plugin_class.c, constructed, called and copied through the
+/// class registry; its objects free their state when the last handle goes.
+#[test]
+fn a_plugin_registers_a_class_written_in_c() {
+    use ferrotorch_core::library::{construct, find_class};
+    let dir = tmp();
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/c/plugin_class.c");
+    let so = build(&dir.join("libftclass.so"), &["-pthread"], &src);
+    load_library(&so).unwrap();
+    let class = find_class("ftplugin::TensorQueue").expect("registered");
+    assert_eq!(
+        class.method_names(),
+        [
+            "__getstate__",
+            "__init__",
+            "__setstate__",
+            "get_raw_queue",
+            "pop",
+            "push",
+            "size",
+            "top"
+        ]
+    );
+    let init = Tensor::from_slice(&[-1.0f32]);
+    let q = construct("ftplugin::TensorQueue", &[init.into()], &[]).unwrap();
+    for v in [1.0f32, 2.0, 3.0] {
+        q.call_method("push", &[Tensor::from_slice(&[v]).into()], &[])
+            .unwrap();
+    }
+    let int = |v: IValue| match v {
+        IValue::Int(i) => i,
+        v => panic!("{}", v.type_name()),
+    };
+    let vals = |v: IValue| -> Vec<f32> { v.into_tensor().unwrap().to_vec::<f32>().unwrap() };
+    assert_eq!(int(q.call_method("size", &[], &[]).unwrap()), 3);
+    assert_eq!(vals(q.call_method("top", &[], &[]).unwrap()), [1.0]);
+    assert_eq!(vals(q.call_method("pop", &[], &[]).unwrap()), [1.0]);
+    let copy = q.deep_copy().unwrap();
+    assert_eq!(vals(q.call_method("pop", &[], &[]).unwrap()), [2.0]);
+    // the copy kept its own queue: 2 and 3
+    match copy.call_method("get_raw_queue", &[], &[]).unwrap() {
+        IValue::TensorList(l) => assert_eq!(
+            l.iter()
+                .map(|t| t.to_vec::<f32>().unwrap()[0])
+                .collect::<Vec<_>>(),
+            [2.0, 3.0]
+        ),
+        v => panic!("{}", v.type_name()),
+    }
+    assert_eq!(vals(q.call_method("pop", &[], &[]).unwrap()), [3.0]);
+    // empty: the init tensor
+    assert_eq!(vals(q.call_method("pop", &[], &[]).unwrap()), [-1.0]);
+    // a wrong argument is the dispatcher's error, naming the method
+    let e = q.call_method("push", &[IValue::Int(3)], &[]).unwrap_err();
+    assert!(e.message().contains("push"), "{}", e.message());
+}

@@ -26,6 +26,7 @@ pub mod nn;
 pub mod ops;
 pub mod optim;
 pub mod plugin;
+pub mod plugin_class;
 mod procs;
 pub mod script;
 pub mod state;

@@ -13,7 +13,8 @@
 //!
 //! Loading checks the version first: a plugin built for another version
 //! of this ABI is refused, naming both, before any of its code beyond that
-//! function runs. `init` then registers ops with `ft_library_def`. A
+//! function runs. `init` then registers ops with `ft_library_def`, and
+//! classes with `ft_class_def` and its siblings (Note [Plugin classes]). A
 //! plugin does not link `libferrotorch_c`: a second copy would hold a
 //! second op registry, invisible to the process loading the plugin (the
 //! Python extension, a Rust program, a Go program). It calls this
@@ -128,8 +129,8 @@ unsafe impl Send for UserData {}
 unsafe impl Sync for UserData {}
 
 /// The arguments of one kernel call as C values, with what they point to.
-struct CArgs {
-    values: Vec<FtValue>,
+pub(crate) struct CArgs {
+    pub(crate) values: Vec<FtValue>,
     handles: Vec<*mut FtTensor>,
     _lists: Vec<Vec<i64>>,
     _floats: Vec<Vec<f64>>,
@@ -146,7 +147,7 @@ impl Drop for CArgs {
     }
 }
 
-fn c_args(op: &str, vals: &[IValue]) -> Result<CArgs> {
+pub(crate) fn c_args(op: &str, vals: &[IValue]) -> Result<CArgs> {
     let mut a = CArgs {
         values: Vec::with_capacity(vals.len()),
         handles: Vec::new(),
@@ -274,6 +275,13 @@ fn call_kernel(
             ),
         ));
     }
+    result_value(op, &result)
+}
+
+/// What a C kernel wrote into `result`: none, a tensor handle (taken
+/// over), a number, or a list or string in memory from [`ft_alloc`]
+/// (taken over and freed).
+pub(crate) fn result_value(op: &str, result: &FtValue) -> Result<IValue> {
     let bad = |what: &str| {
         Error::new(
             ErrorKind::Runtime,
@@ -293,6 +301,7 @@ fn call_kernel(
         2 => IValue::Int(result.i),
         3 => IValue::Float(result.f),
         4 => IValue::Bool(result.i != 0),
+        7 | 8 | 10 => crate::plugin_class::take_list(op, result)?,
         t => {
             return Err(bad(&format!(
                 "a value of tag {t}, which kernels cannot return"

@@ -203,6 +203,23 @@ pub(crate) static PROCS: &[Proc] = &[
     ),
     Proc("ft_get_proc", crate::plugin::ft_get_proc as *const c_void),
     Proc(
+        "ft_class_def",
+        crate::plugin_class::ft_class_def as *const c_void,
+    ),
+    Proc(
+        "ft_class_def_init",
+        crate::plugin_class::ft_class_def_init as *const c_void,
+    ),
+    Proc(
+        "ft_class_def_method",
+        crate::plugin_class::ft_class_def_method as *const c_void,
+    ),
+    Proc(
+        "ft_class_def_pickle",
+        crate::plugin_class::ft_class_def_pickle as *const c_void,
+    ),
+    Proc("ft_alloc", crate::plugin_class::ft_alloc as *const c_void),
+    Proc(
         "ft_load_library",
         crate::plugin::ft_load_library as *const c_void,
     ),

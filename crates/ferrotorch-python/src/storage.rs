@@ -43,7 +43,7 @@ impl PyUntypedStorage {
     ) -> PyResult<Bound<'py, PyAny>> {
         let d = dtype.dtype;
         let n = self.storage.nbytes();
-        if n % d.size() != 0 {
+        if !n.is_multiple_of(d.size()) {
             return Err(pyo3::exceptions::PyRuntimeError::new_err(format!(
                 "TypedStorage: a storage of {n} bytes is not a whole number of {d} elements ({} bytes each)",
                 d.size()

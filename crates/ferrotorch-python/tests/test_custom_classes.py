@@ -260,3 +260,56 @@ def test_an_object_a_module_holds_is_saved_by_its_state():
     buf.seek(0)
     loaded = torch.jit.load(buf)
     assert loaded(torch.tensor([1.0, 10.0])).tolist() == [2.0, 30.0]
+
+
+def _build_class_plugin(tmp_path):
+    import os
+    import shutil
+    import subprocess
+
+    cc = os.environ.get("CC", "cc")
+    if shutil.which(cc) is None:
+        pytest.skip("no C compiler")
+    root = os.path.join(os.path.dirname(__file__), "..", "..", "ferrotorch-c")
+    out = tmp_path / "libftclass.so"
+    subprocess.run([cc, "-std=c11", "-O1", "-shared", "-fPIC", "-pthread", "-I", os.path.join(root, "include"),
+                    os.path.join(root, "tests", "c", "plugin_class.c"), "-o", str(out)], check=True)
+    return out
+
+
+class PluginMod(torch.nn.Module):
+    def forward(self, tq, x):
+        tq.push(x.sin())
+        tq.push(x.cos())
+        return tq, tq.pop()
+
+
+def test_a_class_from_a_plugin_written_in_c(tmp_path):
+    """seeds/004's TensorQueue written in C (ferrotorch-c/tests/c/
+    plugin_class.c) and loaded at run time, used as the Rust one is."""
+    torch.classes.load_library(_build_class_plugin(tmp_path))
+    make = lambda: torch.classes.ftplugin.TensorQueue(torch.full((2,), -1.0))  # noqa: E731
+    tq = make()
+    assert isinstance(tq, torch.ScriptObject)
+    assert tq._qualified_name == "__torch__.torch.classes.ftplugin.TensorQueue"
+    x = torch.randn(2)
+    tq.push(x)
+    tq.push(x * 2)
+    assert tq.size() == 2 and close(tq.top(), x)
+    assert close(tq.pop(), x) and tq.size() == 1
+    deep = copy.deepcopy(tq)
+    again = pickle.loads(pickle.dumps(tq))
+    assert close(tq.pop(), x * 2) and tq.pop().tolist() == [-1.0, -1.0]
+    assert deep.size() == 1 and close(deep.top(), x * 2) and again.size() == 1
+    assert [t.tolist() for t in again.get_raw_queue()] == [(x * 2).tolist()]
+    with pytest.raises(TypeError, match="ftplugin::TensorQueue::push\\(\\): argument 'x' must be Tensor"):
+        tq.push(3)
+    # traced with the object as an input, saved, loaded, run again
+    traced = torch.jit.trace(PluginMod(), (make(), torch.randn(2)))
+    assert "ftplugin::TensorQueue::push" in str(traced.graph)
+    path = tmp_path / "plugin_mod.pt"
+    torch.jit.save(traced, path)
+    loaded = torch.jit.load(path)
+    q, y = make(), torch.randn(2)
+    out_q, popped = loaded(q, y)
+    assert out_q is q and q.size() == 1 and close(popped, y.sin()) and close(q.top(), y.cos())

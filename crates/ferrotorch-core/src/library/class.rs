@@ -33,7 +33,7 @@ use std::sync::{Arc, OnceLock};
 pub struct ClassType {
     ns: String,
     name: String,
-    qualname: String,
+    pub(super) qualname: String,
     type_id: TypeId,
     type_name: &'static str,
     /// method name → its op (`__init__`, `__getstate__`, `__setstate__`
@@ -85,7 +85,7 @@ impl ClassType {
         m.contains_key("__getstate__") && m.contains_key("__setstate__")
     }
 
-    fn op_name(&self, method: &str) -> String {
+    pub(super) fn op_name(&self, method: &str) -> String {
         format!("{}::{}::{method}", self.ns, self.name)
     }
 }
@@ -106,7 +106,7 @@ impl std::fmt::Debug for ScriptObject {
     }
 }
 
-fn err(kind: ErrorKind, msg: String) -> Error {
+pub(super) fn err(kind: ErrorKind, msg: String) -> Error {
     Error::new(kind, msg)
 }
 
@@ -313,7 +313,7 @@ pub fn from_state(name: &str, state: IValue) -> Result<ScriptObject> {
 /// from [`Library::class_`].
 pub struct ClassBuilder<'l, T> {
     lib: &'l mut Library,
-    class: Arc<ClassType>,
+    pub(super) class: Arc<ClassType>,
     _t: PhantomData<fn() -> T>,
 }
 
@@ -379,7 +379,12 @@ impl<T: Any + Send + Sync> ClassBuilder<'_, T> {
         &self.class
     }
 
-    fn add(&mut self, method: &str, schema: String, kernel: dispatch::Kernel) -> Result<()> {
+    pub(super) fn add(
+        &mut self,
+        method: &str,
+        schema: String,
+        kernel: dispatch::Kernel,
+    ) -> Result<()> {
         crate::ensure!(
             !self.class.methods.read().contains_key(method),
             Runtime,

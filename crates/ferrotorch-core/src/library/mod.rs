@@ -44,6 +44,7 @@
 
 mod autograd;
 mod class;
+mod foreign_class;
 pub mod tensor_queue;
 mod values;
 
