@@ -9,7 +9,7 @@ CATEGORIES = {
     "device": (
         ["torch*"],
         ["*cuda*", "*xpu*", "*mps*", "*mtia*", "*cudnn*", "*nccl*", "*hip*", "*cudagraph*",
-         "*_nvtx*", "*miopen*", "*mkldnn*", "*vulkan*", "*metal*", "is_hpu*", "ipu", "is_ipu"],
+         "*_nvtx*", "*miopen*", "*mkldnn*", "*vulkan*", "*metal*", "is_hpu*", "ipu", "is_ipu", "*_ipu_*"],
         "another device's API (CPU only here; a later device issue)",
     ),
     "quantization": (
@@ -156,4 +156,22 @@ NAMES = [
     ("torch.utils.data", "non_deterministic", "DataPipes: deprecated by torch; torchdata 0.10 removed them"),
     ("torch.utils.data", "argument_validation", "DataPipes' type checks: deprecated with them"),
     ("torch.utils.data", "runtime_validation*", "DataPipes' type checks: deprecated with them"),
+    # Kineto, CUDA and Intel tracing, the profiler's device back ends
+    ("torch.autograd.profiler", "load_nvprof", "reads nvprof's CUDA traces"),
+    ("torch.autograd.profiler", "parse_nvprof_trace", "reads nvprof's CUDA traces"),
+    ("torch.autograd.profiler", "emit_itt", "Intel VTune ITT instrumentation: not linked"),
+    ("torch.autograd.profiler", "MemRecordsAcc", "Kineto's memory-record accumulator (internal)"),
+    ("torch.autograd", "ProfilerEvent", "Kineto's event class (the recorder here is ferrotorch's own)"),
+    ("torch.profiler", "ExecutionTraceObserver", "Chakra execution traces of Kineto"),
+    ("torch.profiler", "*Config", "Kineto's configuration classes"),
+    # GPU compilers, CUDA streams, torch.compile internals
+    ("torch.library", "triton_op", "Triton GPU kernels"),
+    ("torch.library", "wrap_triton", "Triton GPU kernels"),
+    ("torch.autograd.graph", "region_activation_memory_budget", "torch.compile's min-cut partitioner"),
+    ("torch.autograd.graph", "set_override_stale_capture_stream", "CUDA graph capture streams"),
+    ("torch.autograd.graph", "set_warn_on_accumulate_grad_stream_mismatch", "CUDA streams"),
+    # the distributed issue (51) owns DistributedDataParallel
+    ("torch.nn.parallel", "DistributedDataParallel*", "torch.distributed: issue 51"),
+    # legacy
+    ("torch.autograd", "NestedIOFunction", "the legacy nested-IO Function of torch 0.x"),
 ]

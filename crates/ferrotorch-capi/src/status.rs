@@ -74,6 +74,8 @@ impl From<Error> for Fail {
             ErrorKind::Io => FtStatus::FtErrorIo,
             ErrorKind::Key => FtStatus::FtErrorKey,
             ErrorKind::Assertion => FtStatus::FtErrorAssertion,
+            // torch.linalg.LinAlgError is a RuntimeError
+            ErrorKind::LinAlg => FtStatus::FtErrorRuntime,
         };
         Fail::new(status, e.message())
     }

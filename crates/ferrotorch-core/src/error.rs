@@ -27,6 +27,9 @@ pub enum ErrorKind {
     /// `AssertionError`: what PyTorch built without a feature raises when it
     /// is used ("Torch not compiled with CUDA enabled").
     Assertion,
+    /// `torch.linalg.LinAlgError` (a `RuntimeError`): a matrix a
+    /// factorization or solve cannot take (singular, not positive-definite).
+    LinAlg,
 }
 
 /// A user-facing error: the kind and a message naming op, shapes and dtypes.

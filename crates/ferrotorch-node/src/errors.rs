@@ -33,6 +33,7 @@ fn code(kind: ErrorKind) -> &'static str {
         ErrorKind::Io => "FERROTORCH_IO",
         ErrorKind::Key => "FERROTORCH_KEY",
         ErrorKind::Assertion => "FERROTORCH_ASSERTION",
+        ErrorKind::LinAlg => "FERROTORCH_LINALG",
     }
 }
 

@@ -16,6 +16,13 @@ use pyo3::exceptions::{
 };
 use pyo3::PyErr;
 
+pyo3::create_exception!(
+    ferrotorch._C,
+    _LinAlgError,
+    PyRuntimeError,
+    "torch.linalg.LinAlgError: a matrix a factorization or solve cannot take (singular, not positive-definite)."
+);
+
 /// The Python exception for a core error; a Python exception that a
 /// callback raised inside the core comes back as itself (Note [Foreign
 /// errors] in the core).
@@ -33,6 +40,7 @@ pub fn to_py(e: Error) -> PyErr {
         ErrorKind::Io => PyOSError::new_err(msg),
         ErrorKind::Key => PyKeyError::new_err(msg),
         ErrorKind::Assertion => pyo3::exceptions::PyAssertionError::new_err(msg),
+        ErrorKind::LinAlg => _LinAlgError::new_err(msg),
     }
 }
 

@@ -83,6 +83,7 @@ fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tensor::PyTensor>()?;
     m.add_class::<tensor::PyNode>()?;
     m.add_class::<storage::PyUntypedStorage>()?;
+    m.add("_LinAlgError", m.py().get_type::<errors::_LinAlgError>())?;
     m.add_class::<autograd::PyRemovableHandle>()?;
     m.add_function(wrap_pyfunction!(ops::_call_op, m)?)?;
     m.add_class::<library::PyLibrary>()?;

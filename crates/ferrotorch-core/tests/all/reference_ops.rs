@@ -215,6 +215,7 @@ fn every_op_matches_pytorch() {
                     ErrorKind::Io => "OSError",
                     ErrorKind::Key => "KeyError",
                     ErrorKind::Assertion => "AssertionError",
+                    ErrorKind::LinAlg => "_LinAlgError",
                 };
                 if want == got {
                     Ok(())

@@ -347,6 +347,7 @@ from . import storage  # noqa: E402
 
 _tensor_attrs._install(_sys.modules[__name__])
 storage._install(_sys.modules[__name__])
+from . import types  # noqa: E402,F401  (torch.types: the type-hint names)
 
 # torch's top-level names for the nn.functional ops whose top-level
 # signature is the functional one (torch.cosine_similarity(x1, x2, dim=1,

@@ -38,3 +38,9 @@ def install(namespace):
     namespace["linalg"] = _module("linalg", "linalg_", _LINALG_ALIASES, namespace)
     namespace["special"] = _module("special", "special_", _SPECIAL_ALIASES, namespace)
     namespace["fft"] = _module("fft", "fft_", {}, namespace)
+    from . import _C
+
+    # the exception torch.linalg's factorizations raise for singular or
+    # not positive-definite input (a RuntimeError)
+    namespace["linalg"].LinAlgError = _C._LinAlgError
+    namespace["fft"].Tensor = _C.Tensor

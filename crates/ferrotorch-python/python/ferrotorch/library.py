@@ -319,3 +319,14 @@ def register_autograd(op, backward, /, *, setup_context=None, lib=None):
 def register_kernel(op, device_types, fn=None, /, *, lib=None):
     """``torch.library.register_kernel(op, "cpu")(fn)``."""
     return _op_def(op).register_kernel(device_types, fn)
+
+
+def impl_abstract(qualname, func=None, *, lib=None, _stacklevel=1):
+    """The deprecated name of ``register_fake`` (torch warns)."""
+    import warnings
+
+    warnings.warn("torch.library.impl_abstract was renamed to torch.library.register_fake. Please use that "
+                  "instead; we will remove torch.library.impl_abstract in a future version of PyTorch.",
+                  DeprecationWarning, stacklevel=2)
+    return register_fake(qualname, func, lib=lib)
+

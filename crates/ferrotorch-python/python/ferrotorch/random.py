@@ -54,3 +54,10 @@ def fork_rng(devices=None, enabled=True, _caller="fork_rng", _devices_kw="device
         yield
     finally:
         set_rng_state(state)
+
+
+def thread_safe_generator():
+    """The generator a DataLoader *thread* worker should draw from, or None
+    (the default generator) in the main process and in process workers:
+    DataLoader workers here are processes, so always None."""
+    return None

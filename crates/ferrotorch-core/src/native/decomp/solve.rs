@@ -144,7 +144,7 @@ impl Tensor {
         if check_errors {
             if let Some((i, _)) = first_failure(&info) {
                 crate::bail!(
-                    Runtime,
+                    LinAlg,
                     "{op}: {}The solver failed because the input matrix is singular.",
                     batch_prefix(a3.dim() > 2, i)
                 );
@@ -172,7 +172,7 @@ impl Tensor {
         if let Some((i, _)) = first_failure(&info) {
             if check_errors {
                 crate::bail!(
-                    Runtime,
+                    LinAlg,
                     "{op}: {}The diagonal element {} is zero, the inversion could not be completed because the input matrix is singular.",
                     batch_prefix(self.dim() > 2, i),
                     info[i]
@@ -353,7 +353,7 @@ impl Tensor {
         if check_errors {
             if let Some((i, v)) = first_failure(&info) {
                 crate::bail!(
-                    Runtime,
+                    LinAlg,
                     "{op}: {}The factorization could not be completed because the input is not positive-definite (the leading minor of order {v} is not positive-definite).",
                     batch_prefix(self.dim() > 2, i)
                 );

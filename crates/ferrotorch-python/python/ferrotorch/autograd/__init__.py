@@ -48,6 +48,57 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 
 from . import functional, profiler  # noqa: E402,F401
+from . import variable  # noqa: E402,F401
+from .anomaly_mode import detect_anomaly, set_detect_anomaly  # noqa: E402,F401
+from .profiler import DeviceType, ProfilerActivity, ProfilerConfig, ProfilerState, kineto_available  # noqa: E402,F401
+from .variable import Variable  # noqa: E402,F401
+from ..overrides import handle_torch_function, has_torch_function  # noqa: E402,F401
+
+_multithreading = [True]
+_grad_layout_policy = [True]
+
+
+def is_multithreading_enabled():
+    """Whether backward may run device threads (torch's switch; the CPU's
+    backward always runs on the calling thread, so it changes nothing here)."""
+    return _multithreading[0]
+
+
+class set_multithreading_enabled:  # noqa: N801 - torch's name
+    """Set ``is_multithreading_enabled()`` (and restore it after a block)."""
+
+    def __init__(self, mode):
+        self.prev = _multithreading[0]
+        _multithreading[0] = bool(mode)
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *args):
+        _multithreading[0] = self.prev
+
+
+def is_view_replay_enabled():
+    """Whether views are replayed as view ops after in-place changes of
+    their base under functionalization: no (views here share storage)."""
+    return False
+
+
+class enforce_grad_layout_policy:  # noqa: N801 - torch's name
+    """torch's switch for the gradient-layout contract of accumulated
+    gradients. Here ``.grad`` is always made in the parameter's layout and
+    a gradient of another layout is never stolen, so the policy holds
+    either way; the flag is kept for programs that set it."""
+
+    def __init__(self, enable=True):
+        self.prev = _grad_layout_policy[0]
+        _grad_layout_policy[0] = bool(enable)
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *args):
+        _grad_layout_policy[0] = self.prev
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "no_grad", "enable_grad",
            "set_grad_enabled", "inference_mode", "is_grad_enabled",

@@ -8,6 +8,7 @@ import weakref
 
 import ferrotorch as torch
 import ferrotorch.nn.functional as F
+from ferrotorch.nn.functional import softplus  # noqa: F401  (torch's transforms re-export it)
 from . import constraints
 from .utils import _sum_rightmost, broadcast_all, lazy_property, tril_matrix_to_vec, vec_to_tril_matrix
 

@@ -29,7 +29,7 @@ from multiprocessing import *  # noqa: F401,F403 (torch re-exports them too)
 from . import _keeper
 from ._context import Process, get_context  # noqa: F401 (daemons die with their parent)
 from .reductions import init_reductions
-from .spawn import (ProcessContext, ProcessExitedException, ProcessRaisedException,  # noqa: F401
+from .spawn import (SpawnContext, ProcessContext, ProcessExitedException, ProcessRaisedException,  # noqa: F401
                     spawn, start_processes)
 
 __all__ = ["set_sharing_strategy", "get_sharing_strategy", "get_all_sharing_strategies",

@@ -120,3 +120,13 @@ def spawn(fn, args=(), nprocs=1, join=True, daemon=False, start_method="spawn"):
     """``torch.multiprocessing.spawn``: ``start_processes`` with the spawn
     start method."""
     return start_processes(fn, args, nprocs, join, daemon, start_method=start_method)
+
+
+class SpawnContext(ProcessContext):
+    """The deprecated name of ``ProcessContext`` (torch warns)."""
+
+    def __init__(self, processes, error_files):
+        import warnings
+
+        warnings.warn("SpawnContext is renamed to ProcessContext since 1.4 release.", stacklevel=2)
+        super().__init__(processes, error_files)

@@ -612,3 +612,12 @@ from ._functional_misc import (  # noqa: E402,F401  (in-place forms, aliases, lp
     max_pool2d_with_indices, max_pool3d_with_indices, adaptive_max_pool1d_with_indices,
     adaptive_max_pool2d_with_indices, adaptive_max_pool3d_with_indices, lp_pool1d, lp_pool2d,
     lp_pool3d, gumbel_softmax, conv_tbc, linear_cross_entropy)
+
+from ..overrides import (handle_torch_function, has_torch_function, has_torch_function_unary,  # noqa: E402,F401
+                         has_torch_function_variadic)
+
+
+def assert_int_or_pair(arg, arg_name, message):
+    """torch's argument check: ``arg`` is an int or a pair."""
+    assert isinstance(arg, int) or len(arg) == 2, message.format(arg_name)
+

@@ -19,3 +19,4 @@ from . import lr_scheduler, swa_utils  # noqa: F401
 __all__ = ["ASGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "Adamax", "AdamW", "LBFGS", "Muon",
            "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "SGD", "SparseAdam", "lr_scheduler",
            "swa_utils"]
+from ._stateless import swap_in_optimizer_params_and_state  # noqa: E402,F401

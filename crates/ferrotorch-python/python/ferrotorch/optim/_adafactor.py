@@ -4,7 +4,7 @@ factored into row and column statistics for matrices."""
 
 from ..autograd.grad_mode import no_grad
 from ..linalg import vector_norm
-from .optimizer import Optimizer, _closure, _zeros_like
+from .optimizer import Optimizer, _closure, _zeros_like, _zero_step
 
 __all__ = ["Adafactor"]
 
@@ -38,7 +38,7 @@ class Adafactor(Optimizer):
                     raise RuntimeError("Adafactor does not support complex parameters")
                 st = self.state[p]
                 if not st:
-                    st["step"] = 0
+                    st["step"] = _zero_step()
                     if grad.dim() > 1:
                         rows, cols = list(grad.shape), list(grad.shape)
                         rows[-1], cols[-2] = 1, 1

@@ -1,7 +1,7 @@
 """``optim.Adadelta`` (torch's single-tensor formulas)."""
 
 from ..autograd.grad_mode import no_grad
-from .optimizer import Optimizer, _check_nonnegative, _closure, _zeros_like
+from .optimizer import Optimizer, _check_nonnegative, _closure, _zeros_like, _zero_step
 
 __all__ = ["Adadelta"]
 
@@ -26,7 +26,7 @@ class Adadelta(Optimizer):
             for g, p, grad in self._grads():
                 st = self.state[p]
                 if not st:
-                    st["step"] = 0
+                    st["step"] = _zero_step()
                     st["square_avg"] = _zeros_like(p)
                     st["acc_delta"] = _zeros_like(p)
                 st["step"] += 1

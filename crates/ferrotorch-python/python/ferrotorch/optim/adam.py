@@ -4,7 +4,7 @@ as torch does; each parameter's update is one fused native call
 
 from .. import _C
 from ..autograd.grad_mode import no_grad
-from .optimizer import Optimizer, _check_nonnegative, _closure, _zeros_like
+from .optimizer import Optimizer, _check_nonnegative, _closure, _zeros_like, _zero_step
 
 
 class Adam(Optimizer):
@@ -37,7 +37,7 @@ class Adam(Optimizer):
                     grad = p.grad
                     st = self.state[p]
                     if not st:
-                        st["step"] = 0
+                        st["step"] = _zero_step()
                         st["exp_avg"] = _zeros_like(p)
                         st["exp_avg_sq"] = _zeros_like(p)
                         if g["amsgrad"]:

@@ -2,7 +2,7 @@
 
 from .. import maximum
 from ..autograd.grad_mode import no_grad
-from .optimizer import Optimizer, _check_nonnegative, _closure, _zeros_like
+from .optimizer import Optimizer, _check_nonnegative, _closure, _zeros_like, _zero_step
 
 __all__ = ["Adamax"]
 
@@ -28,7 +28,7 @@ class Adamax(Optimizer):
             for g, p, grad in self._grads():
                 st = self.state[p]
                 if not st:
-                    st["step"] = 0
+                    st["step"] = _zero_step()
                     st["exp_avg"] = _zeros_like(p)
                     st["exp_inf"] = _zeros_like(p)
                 st["step"] += 1
@@ -38,6 +38,6 @@ class Adamax(Optimizer):
                 m, u = st["exp_avg"], st["exp_inf"]
                 m.lerp_(grad, 1 - beta1)
                 u.copy_(maximum(u.mul_(beta2), grad.abs().add_(g["eps"])))
-                clr = g["lr"] / (1 - beta1 ** st["step"])
+                clr = g["lr"] / (1 - beta1 ** float(st["step"]))
                 p.addcdiv_(m, u, value=-clr)
         return loss

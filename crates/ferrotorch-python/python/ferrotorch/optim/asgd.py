@@ -2,7 +2,7 @@
 
 from .. import float32, ones, tensor
 from ..autograd.grad_mode import no_grad
-from .optimizer import Optimizer, _check_nonnegative, _closure, _zeros_like
+from .optimizer import Optimizer, _check_nonnegative, _closure, _zeros_like, _zero_step
 
 __all__ = ["ASGD"]
 
@@ -24,7 +24,7 @@ class ASGD(Optimizer):
             for g, p, grad in self._grads():
                 st = self.state[p]
                 if not st:
-                    st["step"] = 0
+                    st["step"] = _zero_step()
                     # eta and mu are float32 scalar tensors, as torch keeps them
                     st["eta"] = tensor(float(g["lr"]), dtype=float32)
                     st["mu"] = ones((), dtype=float32)
@@ -41,7 +41,7 @@ class ASGD(Optimizer):
                     ax.add_(p.sub(ax).mul_(st["mu"]))
                 else:
                     ax.copy_(p)
-                step = st["step"]
+                step = float(st["step"])
                 st["eta"].fill_(lr / ((1 + lambd * lr * step) ** g["alpha"]))
                 st["mu"].fill_(1 / max(1, step - g["t0"]))
         return loss

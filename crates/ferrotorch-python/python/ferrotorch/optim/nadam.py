@@ -3,7 +3,7 @@ momentum and the momentum-decay schedule of Dozat's paper."""
 
 from .. import float32, tensor
 from ..autograd.grad_mode import no_grad
-from .optimizer import Optimizer, _check_nonnegative, _closure, _zeros_like
+from .optimizer import Optimizer, _check_nonnegative, _closure, _zeros_like, _zero_step
 
 __all__ = ["NAdam"]
 
@@ -31,14 +31,14 @@ class NAdam(Optimizer):
             for g, p, grad in self._grads():
                 st = self.state[p]
                 if not st:
-                    st["step"] = 0
+                    st["step"] = _zero_step()
                     # torch keeps the running product of the momentum
                     # coefficients as a float32 scalar tensor
                     st["mu_product"] = tensor(1.0, dtype=float32)
                     st["exp_avg"] = _zeros_like(p)
                     st["exp_avg_sq"] = _zeros_like(p)
                 st["step"] += 1
-                step, lr, wd = st["step"], g["lr"], g["weight_decay"]
+                step, lr, wd = float(st["step"]), g["lr"], g["weight_decay"]
                 beta1, beta2 = g["betas"]
                 bias2 = 1 - beta2 ** step
                 if wd != 0:

@@ -77,6 +77,22 @@ class Optimizer:
     OptimizerPreHook = object
     OptimizerPostHook = object
 
+    @staticmethod
+    def profile_hook_step(func):
+        """``func`` (an optimizer's ``step``) run inside a profiler range
+        ``Optimizer.step#<class>.step`` with the step hooks around it."""
+        hooked = func if getattr(func, "_hooked", False) else _hooked_step(func)
+
+        @wraps(func)
+        def wrapper(*args, **kwargs):
+            from ..profiler import record_function
+
+            with record_function(f"Optimizer.step#{args[0].__class__.__name__}.step"):
+                return hooked(*args, **kwargs)
+
+        wrapper._hooked = True
+        return wrapper
+
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         step = cls.__dict__.get("step")
@@ -254,6 +270,13 @@ def _cast_state(param, key, value):
     if key != "step" and isinstance(value, _C.Tensor) and param.is_floating_point():
         return value.to(dtype=param.dtype)
     return value
+
+
+def _zero_step():
+    """A new ``state["step"]``: a float32 scalar tensor counted in place,
+    as torch keeps it (so a state dict holds the same objects the live
+    state does, and loads into either library)."""
+    return _C._call_op("zeros", ((),), {"dtype": _C.float32})
 
 
 def _zeros_like(p):

@@ -2,7 +2,7 @@
 step is switched on only once the variance of its estimate is tractable."""
 
 from ..autograd.grad_mode import no_grad
-from .optimizer import Optimizer, _check_nonnegative, _closure, _zeros_like
+from .optimizer import Optimizer, _check_nonnegative, _closure, _zeros_like, _zero_step
 
 __all__ = ["RAdam"]
 
@@ -29,11 +29,11 @@ class RAdam(Optimizer):
             for g, p, grad in self._grads():
                 st = self.state[p]
                 if not st:
-                    st["step"] = 0
+                    st["step"] = _zero_step()
                     st["exp_avg"] = _zeros_like(p)
                     st["exp_avg_sq"] = _zeros_like(p)
                 st["step"] += 1
-                step, lr, wd = st["step"], g["lr"], g["weight_decay"]
+                step, lr, wd = float(st["step"]), g["lr"], g["weight_decay"]
                 beta1, beta2 = g["betas"]
                 if wd != 0:
                     if g["decoupled_weight_decay"]:

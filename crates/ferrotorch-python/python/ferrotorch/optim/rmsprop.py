@@ -1,7 +1,7 @@
 """``optim.RMSprop`` and ``optim.Adagrad`` (torch's single-tensor formulas)."""
 
 from ..autograd.grad_mode import no_grad
-from .optimizer import Optimizer, _check_nonnegative, _closure, _zeros_like
+from .optimizer import Optimizer, _check_nonnegative, _closure, _zeros_like, _zero_step
 
 
 class RMSprop(Optimizer):
@@ -20,7 +20,7 @@ class RMSprop(Optimizer):
             for g, p, grad in self._grads():
                 st = self.state[p]
                 if not st:
-                    st["step"] = 0
+                    st["step"] = _zero_step()
                     st["square_avg"] = _zeros_like(p)
                     if g["momentum"] > 0:
                         st["momentum_buffer"] = _zeros_like(p)
@@ -58,7 +58,7 @@ class Adagrad(Optimizer):
                                       maximize=maximize))
         for g in self.param_groups:
             for p in g["params"]:
-                self.state[p]["step"] = 0
+                self.state[p]["step"] = _zero_step()
                 self.state[p]["sum"] = p.new_full(tuple(p.shape), g["initial_accumulator_value"])
 
     def step(self, closure=None):
@@ -69,7 +69,7 @@ class Adagrad(Optimizer):
                 st["step"] += 1
                 if g["weight_decay"] != 0:
                     grad = grad.add(p, alpha=g["weight_decay"])
-                clr = g["lr"] / (1 + (st["step"] - 1) * g["lr_decay"])
+                clr = g["lr"] / (1 + (float(st["step"]) - 1) * g["lr_decay"])
                 st["sum"].add_(grad * grad)
                 std = st["sum"].sqrt().add_(g["eps"])
                 p.add_(grad / std, alpha=-clr)

@@ -3,7 +3,7 @@ backpropagation, steps from the gradient's sign alone."""
 
 from .. import full_like
 from ..autograd.grad_mode import no_grad
-from .optimizer import Optimizer, _check_nonnegative, _closure, _zeros_like
+from .optimizer import Optimizer, _check_nonnegative, _closure, _zeros_like, _zero_step
 
 __all__ = ["Rprop"]
 
@@ -28,7 +28,7 @@ class Rprop(Optimizer):
             for g, p, grad in self._grads():
                 st = self.state[p]
                 if not st:
-                    st["step"] = 0
+                    st["step"] = _zero_step()
                     st["prev"] = _zeros_like(p)
                     st["step_size"] = full_like(grad, float(g["lr"]))
                 st["step"] += 1

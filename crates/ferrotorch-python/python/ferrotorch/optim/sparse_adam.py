@@ -14,7 +14,7 @@ skipped here)."""
 import math
 
 from ..autograd.grad_mode import no_grad
-from .optimizer import Optimizer, _closure, _zeros_like
+from .optimizer import Optimizer, _closure, _zeros_like, _zero_step
 
 __all__ = ["SparseAdam"]
 
@@ -38,7 +38,7 @@ class SparseAdam(Optimizer):
             for g, p, grad in self._grads():
                 st = self.state[p]
                 if not st:
-                    st["step"] = 0
+                    st["step"] = _zero_step()
                     st["exp_avg"] = _zeros_like(p)
                     st["exp_avg_sq"] = _zeros_like(p)
                 st["step"] += 1
@@ -58,8 +58,8 @@ class SparseAdam(Optimizer):
                 m.index_copy_(0, rows, m_rows)
                 v.index_copy_(0, rows, v_rows)
                 denom = v_rows.sqrt_().add_(g["eps"])
-                bias1 = 1 - beta1 ** st["step"]
-                bias2 = 1 - beta2 ** st["step"]
+                bias1 = 1 - beta1 ** float(st["step"])
+                bias2 = 1 - beta2 ** float(st["step"])
                 step_size = g["lr"] * math.sqrt(bias2) / bias1
                 p.index_add_(0, rows, m_rows.div_(denom).mul_(-step_size))
         return loss

@@ -33,6 +33,55 @@ __all__ = [
 ]
 
 
+class DeviceType(enum.Enum):
+    """Device kinds as the profiler names them (torch's c10 device codes)."""
+
+    CPU = 0
+    CUDA = 1
+    MKLDNN = 2
+    OPENGL = 3
+    OPENCL = 4
+    IDEEP = 5
+    HIP = 6
+    FPGA = 7
+    MAIA = 8
+    XLA = 9
+    Vulkan = 10
+    Metal = 11
+    XPU = 12
+    MPS = 13
+    Meta = 14
+    HPU = 15
+    VE = 16
+    Lazy = 17
+    IPU = 18
+    MTIA = 19
+    PrivateUse1 = 20
+
+
+class RecordScope(enum.Enum):
+    """The kinds of ranges the recorder knows (``record_function`` ranges
+    are ``USER_SCOPE``; ops are ``FUNCTION``, backward nodes
+    ``BACKWARD_FUNCTION``)."""
+
+    FUNCTION = 0
+    BACKWARD_FUNCTION = 1
+    TORCHSCRIPT_FUNCTION = 2
+    KERNEL_FUNCTION_DTYPE = 3
+    CUSTOM_CLASS = 4
+    BUILD_FEATURE = 5
+    LITE_INTERPRETER = 6
+    USER_SCOPE = 7
+    STATIC_RUNTIME_OP = 8
+    STATIC_RUNTIME_MODEL = 9
+
+
+def kineto_available():
+    """Whether torch's Kineto tracer is built in: no (this recorder is
+    ferrotorch's own, at the dispatcher)."""
+    return False
+
+
 class ProfilerActivity(enum.Enum):
     """What a profile records: ``CPU`` (ops on the CPU); the device kinds
     exist for scripts that name them, and are not supported here."""

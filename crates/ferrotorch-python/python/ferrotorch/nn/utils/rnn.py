@@ -19,6 +19,15 @@ def _ft():
 
 
 _PackedSequenceBase = namedtuple("PackedSequence", ["data", "batch_sizes", "sorted_indices", "unsorted_indices"])
+# torch's name for the named tuple PackedSequence extends
+PackedSequence_ = _PackedSequenceBase
+
+
+def bind(optional, fn):
+    """``fn(optional)``, or None when ``optional`` is None."""
+    if optional is None:
+        return None
+    return fn(optional)
 
 
 class PackedSequence(_PackedSequenceBase):
