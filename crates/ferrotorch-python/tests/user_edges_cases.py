@@ -50,7 +50,27 @@ def channel_dropouts(L):
     return out
 
 
-CASES = {f.__name__: f for f in [range_indexing, channel_dropouts]}
+def packed_dropout(L):
+    """Stacked recurrent layers with dropout over a PackedSequence draw
+    torch's dropout masks (over the packed data between layers)."""
+    rnn = L.nn.utils.rnn
+    out = {}
+    for mode in ("LSTM", "GRU"):
+        L.manual_seed(0)
+        net = getattr(L.nn, mode)(4, 5, num_layers=3, dropout=0.4, bidirectional=mode == "GRU", batch_first=True)
+        x = L.randn(3, 6, 4, requires_grad=True)
+        p = rnn.pack_padded_sequence(x, L.tensor([6, 2, 4]), batch_first=True, enforce_sorted=False)
+        L.manual_seed(5)
+        y, h = net(p)
+        padded, _ = rnn.pad_packed_sequence(y, batch_first=True)
+        (padded.sum() + (h[0] if mode == "LSTM" else h).sum()).backward()
+        out[mode] = {"y": [round(v, 5) for v in padded.reshape(-1).tolist()],
+                     "h": [round(v, 5) for v in (h[0] if mode == "LSTM" else h).reshape(-1).tolist()],
+                     "gx": [round(v, 5) for v in x.grad.reshape(-1).tolist()]}
+    return out
+
+
+CASES = {f.__name__: f for f in [range_indexing, channel_dropouts, packed_dropout]}
 
 
 def run(L, name):

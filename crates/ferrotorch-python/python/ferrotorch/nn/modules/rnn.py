@@ -9,7 +9,9 @@ the batch (sorted by decreasing length) is cut into groups of equal
 length, each group runs through the fused op over exactly its time steps,
 and the outputs are packed again; the final states are each sequence's
 state after its last step (the reverse direction starts there too). One
-native call per distinct length, no step loop in Python."""
+native call per distinct length, no step loop in Python. Stacked layers
+with dropout in training run one layer at a time, the dropout drawn over
+the packed data between them, where torch draws it."""
 
 import math
 
@@ -96,6 +98,46 @@ class RNNBase(Module):
         return [getattr(self, n) for names in self._names for n in names]
 
     def _forward_packed(self, packed, hx):
+        if self.num_layers > 1 and self.dropout > 0 and self.training:
+            return self._forward_packed_by_layer(packed, hx)
+        return self._forward_packed_grouped(packed, hx)
+
+    def _forward_packed_by_layer(self, packed, hx):
+        """Stacked layers with dropout between them, one layer at a time
+        over the whole packed batch, dropping out the packed data between
+        layers as torch's packed kernels do (the same random draws)."""
+        from ..utils.rnn import PackedSequence
+        from .. import functional as F
+        import ferrotorch as ft
+
+        lstm = self.mode == "LSTM"
+        dirs = 2 if self.bidirectional else 1
+        saved = (self._names, self.num_layers, self.input_size, self.dropout)
+        data, hs, cs = packed.data, [], []
+        try:
+            for k in range(saved[1]):
+                self._names = saved[0][k * dirs:(k + 1) * dirs]
+                self.num_layers, self.dropout = 1, 0.0
+                if k > 0:
+                    self.input_size = data.shape[-1]
+                h = None
+                if hx is not None:
+                    h = tuple(x[k * dirs:(k + 1) * dirs] for x in hx) if lstm else hx[k * dirs:(k + 1) * dirs]
+                layer_in = PackedSequence(data, packed.batch_sizes, packed.sorted_indices, packed.unsorted_indices)
+                out, state = self._forward_packed_grouped(layer_in, h)
+                data = out.data
+                if k < saved[1] - 1:
+                    data = F.dropout(data, saved[3], True)
+                hs.append(state[0] if lstm else state)
+                if lstm:
+                    cs.append(state[1])
+        finally:
+            self._names, self.num_layers, self.input_size, self.dropout = saved
+        out = PackedSequence(data, packed.batch_sizes, packed.sorted_indices, packed.unsorted_indices)
+        h_n = ft.cat(hs, 0)
+        return (out, (h_n, ft.cat(cs, 0))) if lstm else (out, h_n)
+
+    def _forward_packed_grouped(self, packed, hx):
         from ..utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
         import ferrotorch as ft
 
