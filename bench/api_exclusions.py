@@ -174,4 +174,9 @@ NAMES = [
     ("torch.nn.parallel", "DistributedDataParallel*", "torch.distributed: issue 51"),
     # legacy
     ("torch.autograd", "NestedIOFunction", "the legacy nested-IO Function of torch 0.x"),
+    # TorchScript's compiler and its mobile format (Note [Scripting runs Python])
+    ("torch.jit", "CompilationUnit", "compiles TorchScript source text: no TorchScript compiler here"),
+    ("torch.jit", "RecursiveScriptClass", "scripted classes of the TorchScript compiler"),
+    ("torch.jit", "*flatbuffer", "TorchScript's mobile flatbuffer format"),
+    ("torch.jit", "ONNXTracedModule", "torch.onnx's tracer: the PyTorch-files issue (50)"),
 ]

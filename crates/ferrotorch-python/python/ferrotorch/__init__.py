@@ -64,6 +64,9 @@ from . import accelerator, testing  # noqa: E402,F401
 from . import distributions, func  # noqa: E402,F401
 from .func import vmap  # noqa: E402,F401
 from . import amp, cpu  # noqa: E402,F401
+from . import futures  # noqa: E402,F401
+ScriptModule = jit.ScriptModule
+Future = futures.Future
 from ._global_state import (are_deterministic_algorithms_enabled, get_default_device,  # noqa: E402,F401
                             get_deterministic_debug_mode, get_device_module, get_float32_matmul_precision,
                             get_num_interop_threads, is_anomaly_check_nan_enabled, is_anomaly_enabled,

@@ -9,13 +9,17 @@ Submodule calls are kept as ``prim::CallMethod`` nodes (``graph``;
 ``optimize_for_inference`` and ``torch._C._jit_pass_*`` run the passes
 (Note [Pass order])."""
 
+import builtins as _builtins
 import os
 
 from .. import _C, _files
 
 __all__ = ["trace", "trace_module", "is_tracing", "ScriptModule", "TracerWarning",
            "TracingCheckError", "save", "load", "freeze", "optimize_for_inference",
-           "compile_fx", "fx_to_wasm"]
+           "compile_fx", "fx_to_wasm", "script", "ScriptFunction", "RecursiveScriptModule", "TracedModule",
+           "TopLevelTracedModule", "ignore", "unused", "export", "interface", "annotate", "isinstance", "fork",
+           "wait", "Future", "Attribute", "Error", "ScriptWarning", "fuser", "optimized_execution",
+           "set_fusion_strategy", "strict_fusion", "script_if_tracing", "script_method"]
 
 
 class TracerWarning(Warning):
@@ -42,6 +46,7 @@ class ScriptModule:
         self._original = original
 
     def __call__(self, *args):
+        _script_state["last_graph"] = self._c
         return self._c.forward(*args)
 
     forward = __call__
@@ -90,11 +95,19 @@ class ScriptModule:
         return f"RecursiveScriptModule(original_name={name})"
 
 
+class TracedModule(ScriptModule):
+    """A traced ``nn.Module`` (torch's class of ``jit.trace(module)``)."""
+
+
+class TopLevelTracedModule(TracedModule):
+    """What ``jit.trace`` of an ``nn.Module`` returns."""
+
+
 def freeze(mod, preserved_attrs=None, optimize_numerics=True):
     """``torch.jit.freeze``: a copy whose parameters and buffers are
     constants (their current values), simplified by the passes; the module
     must be in eval mode, as torch requires."""
-    if not isinstance(mod, ScriptModule):
+    if not _builtins.isinstance(mod, ScriptModule):
         raise RuntimeError("Freezing expects a ScriptModule as input. Please use torch.jit.script or torch.jit.trace to script your 'nn.Module'.")
     if mod._original is not None and mod._original.training:
         raise RuntimeError("Freezing is currently only implemented for modules in eval mode. Please call .eval() on your module before freezing.")
@@ -106,7 +119,7 @@ def freeze(mod, preserved_attrs=None, optimize_numerics=True):
 def optimize_for_inference(mod, other_methods=None):
     """``torch.jit.optimize_for_inference``: freeze, then run the passes
     (Note [Pass order] in ``crates/ferrotorch-jit``)."""
-    if not isinstance(mod, ScriptModule):
+    if not _builtins.isinstance(mod, ScriptModule):
         raise RuntimeError("optimize_for_inference expects a ScriptModule as input.")
     return ScriptModule(mod._c._run_pass("optimize_for_inference"))
 
@@ -120,11 +133,11 @@ def _run_pass(mod, name):
 
 def save(m, f, _extra_files=None):
     """``torch.jit.save(m, f)``: ``f`` is a path or a binary file object."""
-    if not isinstance(m, ScriptModule):
+    if not _builtins.isinstance(m, ScriptModule):
         raise TypeError(f"jit.save expects a traced ScriptModule, got {type(m).__name__}")
     if _extra_files:
         raise RuntimeError("jit.save: _extra_files are not supported")
-    if isinstance(f, (str, os.PathLike)):
+    if _builtins.isinstance(f, (str, os.PathLike)):
         m._c.save(os.fspath(f))
     else:
         # an empty BytesIO adopts the bytes (Note [Handing bytes to a BytesIO])
@@ -137,14 +150,14 @@ def load(f, map_location=None, _extra_files=None):
     trainable tensors."""
     if map_location not in (None, "cpu") and str(map_location) != "cpu":
         raise RuntimeError(f"jit.load: only map_location='cpu' is supported, got {map_location!r}")
-    if isinstance(f, (str, os.PathLike)):
+    if _builtins.isinstance(f, (str, os.PathLike)):
         return ScriptModule(_C._jit_load(os.fspath(f)))
     # a BytesIO is read in place (Note [Handing bytes to a BytesIO])
     return ScriptModule(_C._jit_load_bytes(_files.read_rest(f)))
 
 
 def _as_tuple(example_inputs):
-    if isinstance(example_inputs, (_C.Tensor, _C.ScriptObject)):
+    if _builtins.isinstance(example_inputs, (_C.Tensor, _C.ScriptObject)):
         return (example_inputs,)
     return tuple(example_inputs)
 
@@ -152,8 +165,8 @@ def _as_tuple(example_inputs):
 def _check(traced, func, inputs, tolerance):
     want = func(*inputs)
     got = traced(*inputs)
-    want = want if isinstance(want, (tuple, list)) else (want,)
-    got = got if isinstance(got, (tuple, list)) else (got,)
+    want = want if _builtins.isinstance(want, (tuple, list)) else (want,)
+    got = got if _builtins.isinstance(got, (tuple, list)) else (got,)
     for i, (a, b) in enumerate(zip(got, want)):
         if a.shape != b.shape or not a.detach().allclose(b.detach(), rtol=tolerance, atol=tolerance,
                                                          equal_nan=True):
@@ -184,7 +197,7 @@ def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inpu
             out = func(*args)
             _outputs.append(out)
             return out
-    if isinstance(func, Module):
+    if _builtins.isinstance(func, Module):
         from ..nn.modules import module as _module
 
         attrs = list(func.named_parameters()) + list(func.named_buffers())
@@ -193,13 +206,13 @@ def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inpu
             native = _C._jit_trace(call, inputs, attrs, type(func).__name__)
         finally:
             _module._trace_names = None
-        traced = ScriptModule(native, func)
+        traced = TopLevelTracedModule(native, func)
     else:
         native = _C._jit_trace(call, inputs, [], None)
         traced = ScriptModule(native)
     # running the function again would change the state of any custom
     # class object it was given (a queue it pushes to): no check then
-    if check_trace and not any(isinstance(x, _C.ScriptObject) for x in inputs):
+    if check_trace and not any(_builtins.isinstance(x, _C.ScriptObject) for x in inputs):
         for ins in (check_inputs or [inputs]):
             _check(traced, func, _as_tuple(ins), check_tolerance)
     return traced
@@ -218,3 +231,10 @@ def trace_module(mod, inputs, optimize=None, check_trace=True, check_inputs=None
 
 
 from ._fx import compile_fx, fx_to_wasm  # noqa: E402
+from ._script import (Attribute, Error, Future, RecursiveScriptModule, ScriptFunction, ScriptWarning,  # noqa: E402
+                      annotate, enable_onednn_fusion, export, export_opnames, fork, fuser, ignore, interface,
+                      last_executed_optimized_graph, onednn_fusion_enabled, optimized_execution,
+                      run_frozen_optimizations, script, script_if_tracing, script_method, set_fusion_strategy,
+                      strict_fusion, unused, wait)
+from ._script import _jit_isinstance as isinstance  # noqa: E402,A001 (torch.jit.isinstance)
+from ._script import _state as _script_state  # noqa: E402
