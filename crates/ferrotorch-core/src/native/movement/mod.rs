@@ -311,6 +311,14 @@ impl Tensor {
         } else {
             index.shape().to_vec()
         };
+        let mode = reduce.unwrap_or("none");
+        if matches!(mode, "sum" | "add") && include_self && self.dim() > 0 {
+            if let Some(t) =
+                scatter_sum_fast(&out, &src_vals, &idx, &ishape_of(self, index), d, &ost)?
+            {
+                return Ok(t);
+            }
+        }
         let targets: Vec<usize> = idx
             .iter()
             .enumerate()
@@ -325,7 +333,6 @@ impl Tensor {
                 off
             })
             .collect();
-        let mode = reduce.unwrap_or("none");
         crate::ensure!(
             matches!(
                 mode,
@@ -590,4 +597,61 @@ pub(crate) fn register(r: &mut Registry) {
         "triu(Tensor self, int diagonal=0) -> Tensor",
         |x: Tensor, d: i64| x.triu(d),
     );
+}
+
+fn ishape_of(t: &Tensor, index: &Tensor) -> Vec<usize> {
+    if t.dim() == 0 {
+        vec![]
+    } else {
+        index.shape().to_vec()
+    }
+}
+
+/// `scatter_add` into `out` (contiguous, float32 or float64) without the
+/// general path's per-element offset arithmetic and reduction dispatch:
+/// the offset of index element `(o, m, i)` (outer dims, `d`, inner dims)
+/// is `outer[o] + idx * stride[d] + inner[i]`, each part computed once.
+/// `None` for other dtypes (the general path runs).
+fn scatter_sum_fast(
+    out: &Tensor,
+    src_vals: &Tensor,
+    idx: &[usize],
+    ishape: &[usize],
+    d: usize,
+    ost: &[usize],
+) -> Result<Option<Tensor>> {
+    fn offsets(shape: &[usize], strides: &[usize]) -> Vec<usize> {
+        let mut offs = vec![0usize];
+        for (&n, &st) in shape.iter().zip(strides) {
+            offs = offs
+                .iter()
+                .flat_map(|&o| (0..n).map(move |c| o + c * st))
+                .collect();
+        }
+        offs
+    }
+    let outer = offsets(&ishape[..d], &ost[..d]);
+    let inner = offsets(&ishape[d + 1..], &ost[d + 1..]);
+    let (mid, sd) = (ishape[d], ost[d]);
+    macro_rules! run {
+        ($t:ty) => {{
+            let vals = src_vals.to_vec::<$t>()?;
+            let mut data = out.to_vec::<$t>()?;
+            let mut k = 0;
+            for &o in &outer {
+                for _ in 0..mid {
+                    for &i in &inner {
+                        data[o + idx[k] * sd + i] += vals[k];
+                        k += 1;
+                    }
+                }
+            }
+            Tensor::from_vec(data, out.shape()).map(Some)
+        }};
+    }
+    match out.dtype() {
+        DType::F32 => run!(f32),
+        DType::F64 => run!(f64),
+        _ => Ok(None),
+    }
 }
