@@ -70,7 +70,22 @@ def packed_dropout(L):
     return out
 
 
-CASES = {f.__name__: f for f in [range_indexing, channel_dropouts, packed_dropout]}
+def conv_weight_grads(L):
+    """conv2d's weight gradient (one GEMM over the batch's im2col, Note
+    [Convolution weight gradient]) over strides, padding and dilation."""
+    out = []
+    for (n, c, h, w, o, k, s, p, d) in [(3, 2, 9, 8, 4, 3, 1, 0, 1), (2, 3, 11, 10, 5, 3, 2, 1, 1),
+                                        (2, 1, 12, 12, 3, 2, 1, 2, 2), (2, 4, 13, 9, 3, (3, 2), (2, 1), 1, 1)]:
+        L.manual_seed(len(out))
+        x = L.randn(n, c, h, w)
+        wt = L.randn(o, c, *(k if isinstance(k, tuple) else (k, k)), requires_grad=True)
+        y = L.nn.functional.conv2d(x, wt, stride=s, padding=p, dilation=d)
+        y.backward(L.randn(*y.shape))
+        out.append([round(v, 4) for v in wt.grad.reshape(-1).tolist()])
+    return out
+
+
+CASES = {f.__name__: f for f in [range_indexing, channel_dropouts, packed_dropout, conv_weight_grads]}
 
 
 def run(L, name):

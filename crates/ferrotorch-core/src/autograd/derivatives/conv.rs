@@ -29,6 +29,20 @@ pub(crate) struct ConvParams {
 /// groups: the weight gradient of both convolutions (`a` is the operand
 /// whose channels are the weight's second dim).
 fn weight_grad(a: &Tensor, b: &Tensor, p: ConvParams, kernel: [usize; 2]) -> Result<Tensor> {
+    if p.groups == 1
+        && a.dtype() == crate::DType::F32
+        && b.dtype() == crate::DType::F32
+        && !crate::autograd::is_grad_enabled()
+        && crate::native::nn::conv_weight_grad::applies(
+            a, b, kernel, p.stride, p.padding, p.dilation,
+        )
+    {
+        // no graph of the backward is recorded: one GEMM (Note
+        // [Convolution weight gradient])
+        return crate::native::nn::conv_weight_grad::weight_grad_f32(
+            a, b, kernel, p.stride, p.padding, p.dilation,
+        );
+    }
     let g = p.groups as i64;
     let (ca, cb) = (a.shape()[1] as i64 / g, b.shape()[1] as i64 / g);
     let parts = (0..g)

@@ -10,6 +10,7 @@ mod conv_direct;
 mod conv_fused;
 pub(crate) mod conv_prepack;
 mod conv_transpose;
+pub(crate) mod conv_weight_grad;
 mod conv_winograd;
 pub(crate) mod misc;
 pub(crate) mod norm;

@@ -252,6 +252,68 @@ fn max_values_f32(x: &Tensor, win: &Window) -> Result<Tensor> {
     Ok(out)
 }
 
+/// Max pooling of a contiguous f32 `[N, C, H, W]` batch with the flat
+/// per-plane index of each maximum (the path that records a backward), in
+/// f32 throughout, planes shared over the threads; the same choice of
+/// maximum as the general path (NaN wins, the first of a row's NaNs).
+fn max_indices_f32(x: &Tensor, win: &Window) -> Result<(Tensor, Tensor)> {
+    let (n, c, h, w) = (x.shape()[0], x.shape()[1], x.shape()[2], x.shape()[3]);
+    let [ho, wo] = win.out;
+    let ([kh, kw], [sh, sw], [ph, pw], [dh, dw]) = (win.k, win.s, win.p, win.d);
+    let out = Tensor::empty(&[n, c, ho, wo], crate::DType::F32)?;
+    let idx = Tensor::empty(&[n, c, ho, wo], crate::DType::I64)?;
+    let guard = crate::storage::lock_storages(&[x.storage()], &[out.storage(), idx.storage()]);
+    let (xp, op, ip) = (
+        x.data_ptr() as usize,
+        out.data_ptr() as usize,
+        idx.data_ptr() as usize,
+    );
+    parallel::parallel_for(n * c, 1.max(4096 / (h * w).max(1)), |r| {
+        for p in r {
+            // SAFETY: x is contiguous and locked, out and idx are fresh;
+            // plane p of both is written by this task only.
+            let (src, dst, ix) = unsafe {
+                (
+                    std::slice::from_raw_parts((xp as *const f32).add(p * h * w), h * w),
+                    std::slice::from_raw_parts_mut((op as *mut f32).add(p * ho * wo), ho * wo),
+                    std::slice::from_raw_parts_mut((ip as *mut i64).add(p * ho * wo), ho * wo),
+                )
+            };
+            for oh in 0..ho {
+                for ow in 0..wo {
+                    let (mut best, mut at) = (f32::NEG_INFINITY, -1i64);
+                    for ki in 0..kh {
+                        let ih = (oh * sh + ki * dh) as isize - ph as isize;
+                        if ih < 0 || ih >= h as isize {
+                            continue;
+                        }
+                        let row = ih as usize * w;
+                        for kj in 0..kw {
+                            let iw = (ow * sw + kj * dw) as isize - pw as isize;
+                            if iw < 0 || iw >= w as isize {
+                                continue;
+                            }
+                            let pos = row + iw as usize;
+                            let v = src[pos];
+                            if v > best || v.is_nan() || at < 0 {
+                                best = v;
+                                at = pos as i64;
+                                if v.is_nan() {
+                                    break;
+                                }
+                            }
+                        }
+                    }
+                    dst[oh * wo + ow] = best;
+                    ix[oh * wo + ow] = at;
+                }
+            }
+        }
+    });
+    drop(guard);
+    Ok((out, idx))
+}
+
 /// One averaging window of an output position: rows `h0..h1`, columns
 /// `w0..w1`, and the divisor.
 struct AvgWindow {
@@ -349,6 +411,16 @@ impl Tensor {
         } = Window::new(op, &x, kernel_size, stride, padding, dilation, ceil_mode)?;
         let (h, w) = (x.shape()[2], x.shape()[3]);
         let (v, i) = crate::autograd::raw(&[&x], || {
+            if x.dtype() == crate::DType::F32 {
+                let win = Window {
+                    k: [kh, kw],
+                    s: [sh, sw],
+                    p: [ph, pw],
+                    d: [dh, dw],
+                    out: [ho, wo],
+                };
+                return max_indices_f32(&x.contiguous()?, &win);
+            }
             per_plane(&x, ho, wo, |p, o, ix| {
                 for oh in 0..ho {
                     for ow in 0..wo {
