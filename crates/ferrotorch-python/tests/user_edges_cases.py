@@ -85,7 +85,26 @@ def conv_weight_grads(L):
     return out
 
 
-CASES = {f.__name__: f for f in [range_indexing, channel_dropouts, packed_dropout, conv_weight_grads]}
+def pool_nan_indices(L):
+    """Max pooling's indices where windows hold NaN: torch's kernels take
+    the window's last NaN (argmax would take the first)."""
+    F = L.nn.functional
+    L.manual_seed(0)
+    x = L.randn(2, 3, 6, 8)
+    x[L.rand(2, 3, 6, 8) < 0.3] = float("nan")
+    v = L.randn(1, 2, 4, 4, 4)
+    v[v > 0.5] = float("nan")
+    return {"mp2": F.max_pool2d(x, 2, return_indices=True)[1].reshape(-1).tolist(),
+            "mp3s2": F.max_pool2d(x, 3, stride=2, padding=1, return_indices=True)[1].reshape(-1).tolist(),
+            "ad2": F.adaptive_max_pool2d(x, (3, 3), return_indices=True)[1].reshape(-1).tolist(),
+            "ad1": F.adaptive_max_pool1d(x[0], 3, return_indices=True)[1].reshape(-1).tolist(),
+            "mp1": F.max_pool1d(x[0], 3, return_indices=True)[1].reshape(-1).tolist(),
+            "mp3d": F.max_pool3d(v, 2, return_indices=True)[1].reshape(-1).tolist(),
+            "ad3d": F.adaptive_max_pool3d(v, 2, return_indices=True)[1].reshape(-1).tolist()}
+
+
+CASES = {f.__name__: f for f in [range_indexing, channel_dropouts, packed_dropout, conv_weight_grads,
+                                 pool_nan_indices]}
 
 
 def run(L, name):

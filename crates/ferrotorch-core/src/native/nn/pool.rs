@@ -255,7 +255,8 @@ fn max_values_f32(x: &Tensor, win: &Window) -> Result<Tensor> {
 /// Max pooling of a contiguous f32 `[N, C, H, W]` batch with the flat
 /// per-plane index of each maximum (the path that records a backward), in
 /// f32 throughout, planes shared over the threads; the same choice of
-/// maximum as the general path (NaN wins, the first of a row's NaNs).
+/// maximum as the general path and torch's kernel (the first maximum, or
+/// the window's last NaN).
 fn max_indices_f32(x: &Tensor, win: &Window) -> Result<(Tensor, Tensor)> {
     let (n, c, h, w) = (x.shape()[0], x.shape()[1], x.shape()[2], x.shape()[3]);
     let [ho, wo] = win.out;
@@ -279,6 +280,30 @@ fn max_indices_f32(x: &Tensor, win: &Window) -> Result<(Tensor, Tensor)> {
                     std::slice::from_raw_parts_mut((ip as *mut i64).add(p * ho * wo), ho * wo),
                 )
             };
+            if (kh, kw, sh, sw, ph, pw, dh, dw) == (2, 2, 2, 2, 0, 0, 1, 1)
+                && 2 * ho <= h
+                && 2 * wo <= w
+            {
+                // the common 2×2 window, stride 2: four candidates per output,
+                // in the general path's order (row by row; the last NaN wins)
+                for oh in 0..ho {
+                    let (r0, r1) = (&src[2 * oh * w..], &src[(2 * oh + 1) * w..]);
+                    for ow in 0..wo {
+                        let j = 2 * ow;
+                        let base = (2 * oh + 1) * w + j;
+                        let (mut best, mut at) = (r0[j], 2 * oh * w + j);
+                        for (v, pos) in [(r0[j + 1], at + 1), (r1[j], base), (r1[j + 1], base + 1)]
+                        {
+                            if v > best || v.is_nan() {
+                                (best, at) = (v, pos);
+                            }
+                        }
+                        dst[oh * wo + ow] = best;
+                        ix[oh * wo + ow] = at as i64;
+                    }
+                }
+                continue;
+            }
             for oh in 0..ho {
                 for ow in 0..wo {
                     let (mut best, mut at) = (f32::NEG_INFINITY, -1i64);
@@ -298,9 +323,6 @@ fn max_indices_f32(x: &Tensor, win: &Window) -> Result<(Tensor, Tensor)> {
                             if v > best || v.is_nan() || at < 0 {
                                 best = v;
                                 at = pos as i64;
-                                if v.is_nan() {
-                                    break;
-                                }
                             }
                         }
                     }
@@ -440,9 +462,6 @@ impl Tensor {
                                 if v > best || v.is_nan() || at < 0 {
                                     best = v;
                                     at = pos as i64;
-                                    if v.is_nan() {
-                                        break;
-                                    }
                                 }
                             }
                         }
@@ -633,7 +652,7 @@ impl Tensor {
                         for iw in win.w0..win.w1 {
                             let pos = ih * w + iw;
                             let v = p[pos];
-                            if (v > best || v.is_nan() || at < 0) && !best.is_nan() {
+                            if v > best || v.is_nan() || at < 0 {
                                 best = v;
                                 at = pos as i64;
                             }

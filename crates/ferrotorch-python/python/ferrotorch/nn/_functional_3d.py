@@ -130,6 +130,15 @@ def _pool_geometry(shape, k, s, p, d, ceil_mode):
     return outs, extra
 
 
+def _pool_argmax(flat):
+    """Where torch's pooling kernels put a window's index: the first
+    maximum, or the window's last NaN (they take every NaN they meet,
+    where ``argmax`` stops at the first)."""
+    nan = flat.isnan()
+    last_nan = flat.shape[-1] - 1 - nan.flip(-1).to(_ft.int64).argmax(-1)
+    return _ft.where(nan.any(-1), last_nan, flat.argmax(-1))
+
+
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     """``F.max_pool3d``; with ``return_indices`` also each maximum's flat
@@ -154,7 +163,7 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
         where = _ft.nn.functional.pad(where, pads, value=-1.0)
         iw = _windows(where.unsqueeze(0).unsqueeze(0), k, s, d, (2, 3, 4))
         flat = w.flatten(-3)
-        pos = flat.argmax(-1, keepdim=True)
+        pos = _pool_argmax(flat).unsqueeze(-1)
         idx = iw.flatten(-3).expand(*flat.shape).gather(-1, pos).squeeze(-1).to(_ft.int64)
         idx = idx[:, :, :outs[0], :outs[1], :outs[2]]
         return (out.squeeze(0), idx.squeeze(0)) if unbatched else (out, idx)
@@ -249,6 +258,6 @@ def adaptive_max_pool3d(input, output_size, return_indices=False):
             for w0, w1 in bins(w, ow):
                 block = x[:, :, d0:d1, h0:h1, w0:w1].reshape(n, c, -1)
                 where = flat_all[d0:d1, h0:h1, w0:w1].reshape(-1)
-                picks.append(where[block.argmax(-1)])
+                picks.append(where[_pool_argmax(block)])
     idx = _ft.stack(picks, -1).view(n, c, od, oh, ow)
     return (out, idx.squeeze(0)) if unbatched else (out, idx)

@@ -10,10 +10,25 @@ from ... import _C
 __all__ = ["functional_call"]
 
 
+def _named_tensors(module, prefix, out):
+    """Every parameter and buffer by dotted name, duplicates kept (shared
+    submodules under each of their names), as named_parameters with
+    remove_duplicate=False gives them; a plain walk of the module dicts,
+    since functional_call runs once per sample under vmap."""
+    for table in (module._parameters, module._buffers):
+        for k, v in table.items():
+            if v is not None:
+                out.append((prefix + k, v))
+    for k, child in module._modules.items():
+        if child is not None:
+            _named_tensors(child, prefix + k + ".", out)
+
+
 def _tied_names(module):
     groups = {}
-    for name, t in list(module.named_parameters(remove_duplicate=False)) + \
-            list(module.named_buffers(remove_duplicate=False)):
+    named = []
+    _named_tensors(module, "", named)
+    for name, t in named:
         groups.setdefault(id(t), set()).add(name)
     return {n: names for names in groups.values() if len(names) > 1 for n in names}
 
