@@ -61,17 +61,9 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--steps", type=int, default=60)
     args = ap.parse_args()
-    print(f"{'model (step, ms)':22s} {'torch':>8s} {'ferrotorch':>11s} {'ratio':>7s}  range")
-    for m in args.models:
-        t_ms, f_ms, ratios = [], [], []
-        for _ in range(args.rounds):
-            t = run("torch", m, args.steps)
-            f = run("ferrotorch", m, args.steps)
-            t_ms.append(t)
-            f_ms.append(f)
-            ratios.append(t / f)
-        print(f"{m:22s} {statistics.median(t_ms):8.3f} {statistics.median(f_ms):11.3f} "
-              f"{statistics.median(ratios):6.2f}x  {min(ratios):.2f}-{max(ratios):.2f}", flush=True)
+    from _sidebyside import alternate
+
+    alternate(args.models, args.rounds, lambda lib, name: run(lib, name, args.steps), "model (step, ms)")
 
 
 if __name__ == "__main__":

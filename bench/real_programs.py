@@ -62,17 +62,9 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--steps", type=int, default=40)
     args = ap.parse_args()
-    print(f"{'program (step, ms)':22s} {'torch':>8s} {'ferrotorch':>11s} {'ratio':>7s}  range")
-    for name in args.names:
-        t_ms, f_ms, ratios = [], [], []
-        for _ in range(args.rounds):
-            t = run("torch", name, args.steps)
-            f = run("ferrotorch", name, args.steps)
-            t_ms.append(t)
-            f_ms.append(f)
-            ratios.append(t / f)
-        print(f"{name:22s} {statistics.median(t_ms):8.3f} {statistics.median(f_ms):11.3f} "
-              f"{statistics.median(ratios):6.2f}x  {min(ratios):.2f}-{max(ratios):.2f}", flush=True)
+    from _sidebyside import alternate
+
+    alternate(args.names, args.rounds, lambda lib, name: run(lib, name, args.steps), "program (step, ms)")
 
 
 if __name__ == "__main__":

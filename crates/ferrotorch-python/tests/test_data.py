@@ -4,32 +4,13 @@ persistent), ChainDataset, StackDataset, __getitems__, DistributedSampler
 and default_convert give torch's batches in torch's order
 (fixtures/data.json from fixtures/gen_data.py)."""
 
-import json
-import os
-
 import pytest
 
 import ferrotorch as ft
+from fixture_compare import close as _same, load
 import data_cases as C
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-with open(os.path.join(HERE, "fixtures", "data.json")) as f:
-    FIX = json.load(f)["cases"]
-
-
-def _same(a, b, path=""):
-    if isinstance(b, dict):
-        assert set(a) == set(b), path
-        for k in b:
-            _same(a[k], b[k], f"{path}.{k}")
-    elif isinstance(b, list):
-        assert isinstance(a, (list, tuple)) and len(a) == len(b), (path, a, b)
-        for i, (x, y) in enumerate(zip(a, b)):
-            _same(x, y, f"{path}[{i}]")
-    elif isinstance(b, str):
-        assert a.replace("ferrotorch", "torch") == b, path
-    else:
-        assert a == b, path
+FIX = load("data")
 
 
 @pytest.mark.parametrize("name", list(C.CASES))

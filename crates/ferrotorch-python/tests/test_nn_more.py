@@ -5,32 +5,13 @@ LP pooling, CrossMapLRN2d, LinearCrossEntropyLoss, SyncBatchNorm and
 NLLLoss2d give torch's values, shapes and state-dict keys
 (fixtures/nn_more.json from fixtures/gen_nn_more.py)."""
 
-import json
-import os
-
 import pytest
 
 import ferrotorch as ft
+from fixture_compare import close as _close, load
 import nn_more_cases as C
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-with open(os.path.join(HERE, "fixtures", "nn_more.json")) as f:
-    FIX = json.load(f)["cases"]
-
-
-def _close(a, b, path=""):
-    if isinstance(b, dict):
-        assert set(a) == set(b), path
-        for k in b:
-            _close(a[k], b[k], f"{path}.{k}")
-    elif isinstance(b, list) and b and isinstance(b[0], float):
-        assert a == pytest.approx(b, rel=2e-4, abs=2e-5), path
-    elif isinstance(b, float):
-        assert a == pytest.approx(b, rel=2e-4, abs=2e-5), path
-    elif isinstance(b, str) and isinstance(a, str):
-        assert a.replace("ferrotorch", "torch") == b, path
-    else:
-        assert a == b, path
+FIX = load("nn_more")
 
 
 @pytest.mark.parametrize("name", list(C.CASES))

@@ -4,36 +4,13 @@ KinetoStepTracker, LinAlgError, nn.utils.rnn.bind
 (fixtures/surface.json from fixtures/gen_surface.py), and the helpers
 checked here directly."""
 
-import json
-import os
-
 import pytest
 
 import ferrotorch as ft
+from fixture_compare import close as _close, load
 import surface_cases as C
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-with open(os.path.join(HERE, "fixtures", "surface.json")) as f:
-    FIX = json.load(f)["cases"]
-
-
-def _close(a, b, path=""):
-    if isinstance(b, dict):
-        assert set(a) == set(b), path
-        for k in b:
-            _close(a[k], b[k], f"{path}.{k}")
-    elif isinstance(b, list) and b and isinstance(b[0], float):
-        assert list(a) == pytest.approx(b, rel=2e-4, abs=2e-5), path
-    elif isinstance(b, list):
-        assert isinstance(a, (list, tuple)) and len(a) == len(b), (path, a, b)
-        for i, (x, y) in enumerate(zip(a, b)):
-            _close(x, y, f"{path}[{i}]")
-    elif isinstance(b, float):
-        assert a == pytest.approx(b, rel=2e-4, abs=2e-5), path
-    elif isinstance(b, str) and isinstance(a, str):
-        assert a.replace("ferrotorch", "torch") == b, path
-    else:
-        assert a == b, path
+FIX = load("surface")
 
 
 @pytest.mark.parametrize("name", list(C.CASES))

@@ -440,22 +440,8 @@ impl<T: Any + Send + Sync> ClassBuilder<'_, T> {
             args.join(", "),
             F::ret()
         );
-        let op_name = class.op_name(name);
-        let kernel: dispatch::Kernel = Arc::new(move |a: &Args| {
-            let this = match a.get(0) {
-                IValue::Object(o) => o.clone(),
-                v => return Err(a.wrong(0, v)),
-            };
-            let value = this.downcast_ref::<T>().ok_or_else(|| {
-                err(
-                    ErrorKind::Type,
-                    format!(
-                        "{op_name}: the object is not a {}",
-                        std::any::type_name::<T>()
-                    ),
-                )
-            })?;
-            f.invoke(value, a.values()[1..].to_vec())
+        let kernel = method_kernel::<T>(class.op_name(name), move |value, rest| {
+            f.invoke(value, rest.to_vec())
         });
         self.add(name, schema, kernel)
     }
@@ -491,6 +477,30 @@ impl<T: Any + Send + Sync> ClassBuilder<'_, T> {
         self.add("__setstate__", schema, kernel)?;
         Ok(self)
     }
+}
+
+/// The kernel of method `op_name` of a class holding `T`: the object (the
+/// first argument) downcast, then `f` with it and the other arguments.
+pub(super) fn method_kernel<T: Any + Send + Sync>(
+    op_name: String,
+    f: impl Fn(&T, &[IValue]) -> Result<IValue> + Send + Sync + 'static,
+) -> dispatch::Kernel {
+    Arc::new(move |a: &Args| {
+        let this = match a.get(0) {
+            IValue::Object(o) => o.clone(),
+            v => return Err(a.wrong(0, v)),
+        };
+        let value = this.downcast_ref::<T>().ok_or_else(|| {
+            err(
+                ErrorKind::Type,
+                format!(
+                    "{op_name}: the object is not a {}",
+                    std::any::type_name::<T>()
+                ),
+            )
+        })?;
+        f(value, &a.values()[1..])
+    })
 }
 
 /// An [`Init`]'s argument types, from a value (type inference helper).

@@ -4,7 +4,7 @@
 //! objects are ordinary [`super::class::ScriptObject`]s and the methods
 //! ordinary ops (Note [Custom classes]).
 
-use super::class::{err, ClassBuilder, ScriptObject};
+use super::class::{err, method_kernel, ClassBuilder, ScriptObject};
 use crate::dispatch::{self, Args, IValue};
 use crate::error::{ErrorKind, Result};
 use std::any::Any;
@@ -78,23 +78,7 @@ impl<T: Any + Send + Sync> ClassBuilder<'_, T> {
             format!("{this}, {args}")
         };
         let schema = format!("{}({all}) -> {}", class.op_name(name), ret.trim());
-        let op_name = class.op_name(name);
-        let kernel: dispatch::Kernel = Arc::new(move |a: &Args| {
-            let this = match a.get(0) {
-                IValue::Object(o) => o.clone(),
-                v => return Err(a.wrong(0, v)),
-            };
-            let value = this.downcast_ref::<T>().ok_or_else(|| {
-                err(
-                    ErrorKind::Type,
-                    format!(
-                        "{op_name}: the object is not a {}",
-                        std::any::type_name::<T>()
-                    ),
-                )
-            })?;
-            f(value, &a.values()[1..])
-        });
+        let kernel = method_kernel::<T>(class.op_name(name), f);
         self.add(name, schema, kernel)?;
         Ok(self)
     }
