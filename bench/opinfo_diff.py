@@ -80,8 +80,24 @@ def to_ft(x):
         return str(x)
     if isinstance(x, torch.memory_format):
         return getattr(ft, str(x).replace("torch.", ""))
-    if isinstance(x, (torch.Generator, torch.layout)):
+    if isinstance(x, torch.layout):
+        if x != torch.strided:
+            raise Unsupported(f"layout {x}")
+        return ft.strided
+    if isinstance(x, torch.Generator):
         raise Unsupported(type(x).__name__)
+    if isinstance(x, torch.nn.Module) and type(x).__module__.startswith("torch.nn.modules"):
+        # a module argument (distance_function=PairwiseDistance()): ours of
+        # the same class and settings
+        mine = getattr(ft.nn, type(x).__name__, None)
+        if mine is None or list(x.parameters()) or list(x.buffers()):
+            raise Unsupported(f"a module argument {type(x).__name__}")
+        out = mine.__new__(mine)
+        ft.nn.Module.__init__(out)
+        for k, v in vars(x).items():
+            if not k.startswith("_"):
+                setattr(out, k, to_ft(v))
+        return out
     if isinstance(x, tuple):
         return tuple(to_ft(v) for v in x)
     if isinstance(x, list):
@@ -397,8 +413,12 @@ def check_entry(op, max_samples):
     """(status, reason): 'pass', 'fail', 'missing' or 'unsupported'."""
     fn, _ = resolve(op.name, None)
     ran = 0
+    # float32, or for ops without it (bitwise, shifts) their first integer type
+    dtypes = op.supported_dtypes("cpu")
+    sample_dtype = torch.float32 if torch.float32 in dtypes else next(
+        (d for d in (torch.int64, torch.int32, torch.bool) if d in dtypes), torch.float32)
     try:
-        samples = list(op.sample_inputs("cpu", torch.float32, requires_grad=False))
+        samples = list(op.sample_inputs("cpu", sample_dtype, requires_grad=False))
     except Exception as e:  # noqa: BLE001
         return "skip", f"no float32 samples: {type(e).__name__}"
     for s in samples[:max_samples]:
@@ -411,7 +431,7 @@ def check_entry(op, max_samples):
             if verdict is None:
                 continue
             return verdict
-        why = compare(want, got, torch.float32)
+        why = compare(want, got, sample_dtype)
         if why and _random(op, s) and "values differ" in why:
             why = None  # random ops: shapes and dtypes only
         if why and "values differ" in why and _closer_to_exact(op, s, got):

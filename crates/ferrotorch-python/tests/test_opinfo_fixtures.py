@@ -79,6 +79,8 @@ def expected(x):
 
 
 def resolve(name, first, method_first):
+    if name.startswith("torch."):  # torch.ops.aten.x: the same path in ferrotorch (as bench/opinfo_diff.py)
+        name = name[len("torch."):]
     leaf = name.split(".")[-1]
     if method_first and isinstance(first, ft.Tensor) and hasattr(first, leaf):
         return getattr(first, leaf), True

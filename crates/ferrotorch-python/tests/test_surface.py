@@ -36,6 +36,9 @@ def test_helpers_and_deprecated_names_behave_as_torchs():
     with ft.autograd.set_multithreading_enabled(False):
         assert not ft.autograd.is_multithreading_enabled()
     assert ft.autograd.is_multithreading_enabled() and not ft.autograd.is_view_replay_enabled()
+    d = ft.nn.PairwiseDistance(p=1.0, keepdim=True)  # torch keeps p as .norm
+    assert (d.norm, d.eps, d.keepdim) == (1.0, 1e-6, True)
+    assert d(ft.tensor([[0.0, 0.0]]), ft.tensor([[3.0, 4.0]])).tolist() == [[pytest.approx(7.0, abs=1e-5)]]
     with pytest.warns(UserWarning, match="SpawnContext is renamed to ProcessContext"):
         ft.multiprocessing.SpawnContext([], [])
 

@@ -52,9 +52,20 @@ Softshrink = _simple("Softshrink", F.softshrink, [("lambd", 0.5)], "``x`` moved 
 Tanhshrink = _simple("Tanhshrink", F.tanhshrink, [], "``x - tanh(x)``.")
 CosineSimilarity = _simple("CosineSimilarity", F.cosine_similarity, [("dim", 1), ("eps", 1e-8)],
                            "Cosine of the angle between two inputs along ``dim``.")
-PairwiseDistance = _simple("PairwiseDistance", F.pairwise_distance,
-                           [("p", 2.0), ("eps", 1e-6), ("keepdim", False)],
-                           "The ``p``-norm distance between rows.")
+
+
+class PairwiseDistance(Module):
+    """The ``p``-norm distance between rows; torch keeps ``p`` as
+    ``self.norm``."""
+
+    def __init__(self, p=2.0, eps=1e-6, keepdim=False):
+        super().__init__()
+        self.norm, self.eps, self.keepdim = p, eps, keepdim
+
+    def forward(self, x1, x2):
+        return F.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
+
+
 LocalResponseNorm = _simple("LocalResponseNorm", F.local_response_norm,
                             [("size", None), ("alpha", 1e-4), ("beta", 0.75), ("k", 1.0)],
                             "Normalisation over neighbouring channels.")
