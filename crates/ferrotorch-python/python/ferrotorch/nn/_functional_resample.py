@@ -4,14 +4,12 @@ border indices clamped, as torch's ``upsample_bicubic2d``) and
 ``antialias=True`` for ``bilinear``/``bicubic`` (torch's
 ``_upsample_*2d_aa``: the filter is widened by the scale when shrinking,
 ``A = -0.5`` for cubic, and each output's weights are normalised). The
-matrix is built in float64 with NumPy from the sizes alone and applied with
+matrix is built in float64 (Python floats) from the sizes alone and applied with
 ``matmul``, so the result records a graph and its gradient is the
 transposed matrix, as torch's backward kernels compute. Used by
 ``interpolate``."""
 
 import math
-
-import numpy as np
 
 import ferrotorch as _ft
 
@@ -34,7 +32,7 @@ def _cubic2(x, a):
 
 
 def _bicubic_matrix(in_size, out_size, scale, align_corners):
-    m = np.zeros((out_size, in_size))
+    m = [[0.0] * in_size for _ in range(out_size)]
     a = -0.75
     for o in range(out_size):
         real = scale * o if align_corners else scale * (o + 0.5) - 0.5
@@ -42,7 +40,7 @@ def _bicubic_matrix(in_size, out_size, scale, align_corners):
         t = real - i0
         ws = (_cubic2(t + 1, a), _cubic1(t, a), _cubic1(1 - t, a), _cubic2(2 - t, a))
         for k, w in enumerate(ws):
-            m[o, min(max(i0 - 1 + k, 0), in_size - 1)] += w
+            m[o][min(max(i0 - 1 + k, 0), in_size - 1)] += w
     return m
 
 
@@ -59,7 +57,7 @@ def _aa_filter(kind, x):
 
 
 def _aa_matrix(kind, in_size, out_size, scale):
-    m = np.zeros((out_size, in_size))
+    m = [[0.0] * in_size for _ in range(out_size)]
     interp = 2 if kind == "bilinear" else 4
     support = interp * 0.5 * scale if scale >= 1.0 else interp * 0.5
     invscale = 1.0 / scale if scale >= 1.0 else 1.0
@@ -71,7 +69,7 @@ def _aa_matrix(kind, in_size, out_size, scale):
         total = sum(ws)
         if total != 0.0:
             ws = [w / total for w in ws]
-        m[o, lo:hi] = ws
+        m[o][lo:hi] = ws
     return m
 
 
@@ -88,7 +86,7 @@ def resample(input, out, scales, mode, align_corners, antialias):
             m = _aa_matrix(mode, n_in, n_out, scale)
         else:
             m = _bicubic_matrix(n_in, n_out, scale, align_corners)
-        w = _ft.from_numpy(np.ascontiguousarray(m.T)).to(input.dtype)
+        w = _ft.tensor(m, dtype=_ft.float64).t().contiguous().to(input.dtype)
         d = 2 + axis
         y = y.movedim(d, -1).matmul(w).movedim(-1, d)
     return y

@@ -6,8 +6,6 @@ import collections.abc
 import math
 import warnings
 
-import numpy as np
-
 from .. import _C
 
 __all__ = ["assert_close", "make_tensor", "assert_allclose"]
@@ -78,7 +76,7 @@ def _compare_scalars(actual, expected, rtol, atol, equal_nan, msg, trail):
 def _as_tensor_like(x):
     if isinstance(x, _C.Tensor):
         return x
-    if isinstance(x, np.ndarray):
+    if type(x).__module__ == "numpy" and type(x).__name__ == "ndarray":
         import ferrotorch as ft
 
         return ft.from_numpy(x)
@@ -99,31 +97,34 @@ def _compare_tensors(actual, expected, rtol, atol, equal_nan, check_dtype, check
         common = ft.promote_types(actual.dtype, expected.dtype)
         actual, expected = actual.to(common), expected.to(common)
     rtol, atol = _tolerances(actual.dtype, rtol, atol)
-    a = np.asarray(actual.detach().resolve_conj().to("cpu") if actual.dtype != _bf16() else actual.detach().float())
-    e = np.asarray(expected.detach().resolve_conj() if expected.dtype != _bf16() else expected.detach().float())
-    if a.dtype == np.bool_:
-        a, e = a.astype(np.int64), e.astype(np.int64)
-    floating = np.issubdtype(a.dtype, np.inexact)
     # torch measures the differences in the compared dtype (integers:
-    # absolute in int64, relative in the default float32)
-    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-        if floating:
-            diff = np.abs(a - e)
-            ok = (a == e) | (diff <= atol + rtol * np.abs(e))
-            if equal_nan:
-                ok |= np.isnan(a) & np.isnan(e)
-            rel_all = diff / np.abs(e)
-        else:
-            diff = np.abs(a.astype(np.int64) - e.astype(np.int64))
-            ok = diff <= atol + rtol * np.abs(e.astype(np.float64))
-            rel_all = diff.astype(np.float32) / np.abs(e.astype(np.float32))
-    if ok.all():
+    # absolute in int64, relative in the default float32); computed with
+    # tensor ops, so the package needs no NumPy here
+    import ferrotorch as ft
+
+    a = actual.detach().resolve_conj()
+    e = expected.detach().resolve_conj()
+    if a.dtype == ft.bfloat16:
+        a, e = a.float(), e.float()
+    if a.dtype == ft.bool:
+        a, e = a.long(), e.long()
+    floating = a.is_floating_point() or a.is_complex()
+    if floating:
+        diff = (a - e).abs()
+        ok = (a == e) | (diff <= atol + rtol * e.abs())
+        if equal_nan:
+            ok |= a.isnan() & e.isnan()
+        rel_all = diff / e.abs()
+    else:
+        diff = (a.long() - e.long()).abs()
+        ok = diff <= atol + rtol * e.double().abs()
+        rel_all = diff.float() / e.float().abs()
+    if bool(ok.all()):
         return
-    n, bad = ok.size, int((~ok).sum())
-    masked = np.where(ok, 0, diff.real if np.iscomplexobj(diff) else diff)
-    i_abs = np.unravel_index(np.argmax(np.where(np.isnan(masked), np.inf, masked)), ok.shape)
-    rel = np.where(ok, 0, rel_all)
-    i_rel = np.unravel_index(np.argmax(np.where(np.isnan(rel), np.inf, rel)), ok.shape)
+    n, bad = ok.numel(), int((~ok).sum())
+    i_abs = _argmax_index(diff.masked_fill(ok, 0))
+    rel = rel_all.masked_fill(ok, 0)
+    i_rel = _argmax_index(rel)
     idx = lambda i: "(" + ", ".join(str(int(j)) for j in i) + ("," if len(i) == 1 else "") + ")"  # noqa: E731
     if actual.dim() == 0:  # torch reports a 0-dim tensor as a scalar, in double
         av, ev = a.item(), e.item()
@@ -141,6 +142,19 @@ def _compare_tensors(actual, expected, rtol, atol, equal_nan, check_dtype, check
                 f"Greatest absolute difference: {int(diff[i_abs])} at index {idx(i_abs)}\n"
                 f"Greatest relative difference: {_num(rel[i_rel])} at index {idx(i_rel)}")
     _fail(msg, text, trail)
+
+
+def _argmax_index(t):
+    """The index (a tuple) of ``t``'s largest element, NaN counting as
+    the largest, as ``np.unravel_index(np.argmax(...))`` gives it."""
+    flat = t.reshape(-1).double()
+    flat = flat.masked_fill(flat.isnan(), math.inf)
+    k = int(flat.argmax()) if flat.numel() else 0
+    index = []
+    for size in reversed(t.shape):
+        index.append(k % size)
+        k //= size
+    return tuple(reversed(index))
 
 
 def _num(v):
