@@ -43,7 +43,7 @@ __all__ = ["get_ignored_functions", "get_overridable_functions", "get_testing_ov
 
 # the one flag every overridable call reads (Note [Torch function dispatch])
 _TF = [False]
-_REASONS = {"modes": 0, "subclasses": 0, "proxies": 0}
+_REASONS = {"modes": 0, "subclasses": 0, "proxies": 0, "batched": 0}
 _NOT = object()  # "not dispatched": run the function itself
 
 
@@ -371,8 +371,12 @@ def _mode_methods(on):
         setattr(_C.Tensor, name, _method_dispatcher(name, base, on_tensor=True) if on else base)
 
 
+def _methods_wanted():
+    return _REASONS["modes"] + _REASONS["batched"] > 0
+
+
 def _push_mode(mode):
-    if _REASONS["modes"] == 0:
+    if not _methods_wanted():
         _mode_methods(True)
     _state.modes.append(mode)
     _reason("modes", 1)
@@ -381,9 +385,21 @@ def _push_mode(mode):
 def _pop_mode():
     mode = _state.modes.pop()
     _reason("modes", -1)
-    if _REASONS["modes"] == 0:
+    if not _methods_wanted():
         _mode_methods(False)
     return mode
+
+
+def _batched_scope(delta):
+    """Enter (+1) or leave (-1) a batched ``vmap`` (Note [Batching rules]
+    in ``func/_batched.py``): its BatchedTensors are duck types, so the
+    flag is set and Tensor's Rust methods dispatch, as under a mode, for
+    as long as one is running."""
+    if delta > 0 and not _methods_wanted():
+        _mode_methods(True)
+    _reason("batched", delta)
+    if delta < 0 and not _methods_wanted():
+        _mode_methods(False)
 
 
 class TorchFunctionMode:
@@ -542,6 +558,23 @@ _SETTINGS = {"manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_st
              "set_autocast_enabled", "set_autocast_dtype", "set_autocast_cache_enabled", "vmap", "cond"}
 
 
+def _rebind_captured(base):
+    """Modules that keep their functional as a class attribute
+    (``MaxPool2d._fn = staticmethod(F.max_pool2d)``) captured it before it
+    was made overridable: point them at the overridable version, so that
+    ``nn.MaxPool2d`` dispatches as ``F.max_pool2d`` does."""
+    todo, seen = [base], set()
+    while todo:
+        cls = todo.pop()
+        if cls in seen:
+            continue
+        seen.add(cls)
+        todo.extend(cls.__subclasses__())
+        for k, v in list(vars(cls).items()):
+            if isinstance(v, staticmethod) and v.__func__ in _WRAPPED:
+                setattr(cls, k, staticmethod(_WRAPPED[v.__func__]))
+
+
 def _install(torch_module, namespaces):
     """Make the Python-level public functions of ``namespaces`` (``(module,
     torch name)`` pairs) overridable, give Tensor torch's default
@@ -565,6 +598,7 @@ def _install(torch_module, namespaces):
     for k, v in list(vars(T).items()):
         if type(v).__name__ == "function" and v.__name__ == "<lambda>":
             v.__name__ = v.__qualname__ = k  # what a mode sees as func.__name__
+    _rebind_captured(torch_module.nn.Module)
     T.__torch_function__ = classmethod(_tensor_torch_function)
     T.__init_subclass__ = classmethod(_tensor_init_subclass)
     _ORIGINALS.update({k: v for k, v in vars(T).items()})

@@ -20,6 +20,7 @@ import contextlib
 import functools
 
 from .. import _C
+from . import _batched
 from ._pytree import tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["grad", "grad_and_value", "vmap", "replace_all_batch_norm_modules_", "functionalize", "hessian",
@@ -46,16 +47,23 @@ def _transform_level():
 
 
 def _differentiable(x):
-    """``x`` as a variable of this level: itself when it already carries a
-    graph (an outer level differentiates through it), else a fresh leaf."""
-    if not isinstance(x, _C.Tensor):
+    """``x`` as a variable of this level: ``(what the function sees, the
+    physical leaf to differentiate)``. The leaf is ``x`` itself viewed
+    when it already carries a graph (an outer level differentiates
+    through it), else a fresh leaf; inside a batched vmap it has a dim
+    for every vmap level (Note [Batching rules] in ``_batched.py``)."""
+    if not isinstance(x, (_C.Tensor, _batched.BatchedTensor)):
         raise RuntimeError(f"Expected a Tensor as input to a function transform, got {type(x).__name__}")
     if not (x.is_floating_point() or x.is_complex()):
         raise RuntimeError("grad/vjp: only floating point and complex tensors can be differentiated, "
                            f"got {x.dtype}")
-    if x.requires_grad:
-        return x.view_as(x)
-    return x.detach().requires_grad_(True)
+    return _batched.physical_leaf(x)
+
+
+def _physical(x):
+    """A function's output as the autograd engine sees it, and its vmap
+    levels."""
+    return _batched.physical(x)
 
 
 def _argnums(args, argnums):
@@ -92,9 +100,9 @@ def grad_and_value(func, argnums=0, has_aux=False):
             specs = {}
             for n in nums:
                 leaves, spec = tree_flatten(args[n])
-                leaves = [_differentiable(x) for x in leaves]
-                specs[n] = (leaves, spec)
-                args[n] = tree_unflatten(leaves, spec)
+                pairs = [_differentiable(x) for x in leaves]
+                specs[n] = ([p for _, p in pairs], spec)
+                args[n] = tree_unflatten([lg for lg, _ in pairs], spec)
             out = func(*args, **kwargs)
             aux = None
             if has_aux:
@@ -102,13 +110,20 @@ def grad_and_value(func, argnums=0, has_aux=False):
                     raise RuntimeError("grad_and_value(f)(*args): output of function f should be a tuple: "
                                        "(output, aux) if has_aux is True")
                 out, aux = out
-            if not isinstance(out, _C.Tensor) or out.numel() != 1:
+            tensor_out = isinstance(out, (_C.Tensor, _batched.BatchedTensor))
+            if not tensor_out or out.numel() != 1:
                 raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got "
-                                   f"tensor with {out.dim() if isinstance(out, _C.Tensor) else '?'} dims. Maybe you "
+                                   f"tensor with {out.dim() if tensor_out else '?'} dims. Maybe you "
                                    "wanted to use the vjp or jacrev APIs instead?")
             flat = [x for n in nums for x in specs[n][0]]
-            grads = ft.autograd.grad(out, flat, create_graph=keep, allow_unused=True)
-            grads = _zeros_for(grads, flat)
+            phys_out, _ = _physical(out)
+            ones = ft.ones_like(phys_out) if phys_out.dim() else None
+            if phys_out.requires_grad:
+                grads = ft.autograd.grad(phys_out, flat, ones, create_graph=keep, allow_unused=True)
+            else:
+                grads = [None] * len(flat)
+            levels = _batched.active_levels()
+            grads = [_batched.wrap_levels(g, levels) for g in _zeros_for(grads, flat)]
         it = iter(grads)
         per_arg = [tree_unflatten([next(it) for _ in specs[n][0]], specs[n][1]) for n in nums]
         g = per_arg[0] if single else tuple(per_arg)
@@ -140,9 +155,11 @@ def vjp(func, *primals, has_aux=False):
     leaves, spec = tree_flatten(primals)
     keep = _level > 0 or _keep_graph(leaves)
     with _transform_level(), ft.enable_grad():
-        xs = [_differentiable(x) for x in leaves]
-        out = func(*tree_unflatten(xs, spec))
+        pairs = [_differentiable(x) for x in leaves]
+        xs = [p for _, p in pairs]
+        out = func(*tree_unflatten([lg for lg, _ in pairs], spec))
     aux = None
+    levels = _batched.active_levels()
     if has_aux:
         out, aux = out
     out_leaves, out_spec = tree_flatten(out)
@@ -152,11 +169,25 @@ def vjp(func, *primals, has_aux=False):
         if len(cts) != len(out_leaves):
             raise RuntimeError(f"Expected pytree structure of cotangents to be the same as pytree structure of "
                                f"outputs to the function; got {len(cts)} cotangents for {len(out_leaves)} outputs")
-        pairs = [(o, c) for o, c in zip(out_leaves, cts) if o.requires_grad]
+        top = _batched.top_level(cts, {})
+        if top is not None and top not in levels:
+            # cotangents mapped by a vmap the primals were not: one
+            # product per cotangent (torch's is_grads_batched loop)
+            n = _batched.level_size(top)
+            rows = [tree_flatten(vjp_fn(tree_unflatten([c._value[i] if _batched.is_batched(c, top) else c
+                                                        for c in cts], tree_flatten(cotangents)[1])))[0]
+                    for i in range(n)]
+            stacked = [_batched.BatchedTensor(ft.stack([r[k] for r in rows]), top) for k in range(len(xs))]
+            return tree_unflatten(stacked, spec)
+        pairs = []
+        for o, c in zip(out_leaves, cts):
+            po, o_levels = _physical(o)
+            if po.requires_grad:
+                pairs.append((po, _batched.expand_to_levels(c, o_levels).expand(po.shape)))
         with ft.enable_grad():
             gs = ft.autograd.grad([o for o, _ in pairs], xs, [c for _, c in pairs], retain_graph=True,
                                   create_graph=keep, allow_unused=True) if pairs else [None] * len(xs)
-        return tree_unflatten(_zeros_for(gs, xs), spec)
+        return tree_unflatten([_batched.wrap_levels(g, levels) for g in _zeros_for(gs, xs)], spec)
 
     out = out if keep else tree_map(lambda t: t.detach() if isinstance(t, _C.Tensor) else t, out)
     return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
@@ -179,22 +210,26 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
             raise RuntimeError(f"jvp(f, primals, tangents): Expected primals and tangents to have the same shape; "
                                f"got {tuple(p.shape)} and {tuple(t.shape)}")
     keep = _level > 0 or _keep_graph(p_leaves + t_leaves)
+    levels = _batched.active_levels()
     with _transform_level(), ft.enable_grad():
-        xs = [_differentiable(x) for x in p_leaves]
-        out = func(*tree_unflatten(xs, p_spec))
+        pairs = [_differentiable(x) for x in p_leaves]
+        xs = [p for _, p in pairs]
+        t_phys = [_batched.expand_to_levels(t, levels) for t in t_leaves]
+        out = func(*tree_unflatten([lg for lg, _ in pairs], p_spec))
         aux = None
         if has_aux:
             out, aux = out
         o_leaves, o_spec = tree_flatten(out)
-        vs = [ft.zeros_like(o).requires_grad_(True) for o in o_leaves]
-        gs = ft.autograd.grad(o_leaves, xs, vs, create_graph=True, allow_unused=True)
-        used = [(g, t) for g, t in zip(gs, t_leaves) if g is not None]
+        o_phys = [_physical(o) for o in o_leaves]
+        vs = [ft.zeros_like(po).requires_grad_(True) for po, _ in o_phys]
+        gs = ft.autograd.grad([po for po, _ in o_phys], xs, vs, create_graph=True, allow_unused=True)
+        used = [(g, t) for g, t in zip(gs, t_phys) if g is not None]
         if used:
             js = ft.autograd.grad([g for g, _ in used], vs, [t for _, t in used], create_graph=keep,
                                   allow_unused=True)
         else:
             js = [None] * len(vs)
-        js = _zeros_for(js, o_leaves)
+        js = [_batched.wrap_levels(j, lv) for j, (_, lv) in zip(_zeros_for(js, [po for po, _ in o_phys]), o_phys)]
     if not keep:
         o_leaves = [o.detach() for o in o_leaves]
         js = [j.detach() for j in js]

@@ -110,7 +110,7 @@ def _functional_call(module, parameters_and_buffers, args=None, kwargs=None, *, 
     elif not isinstance(args, tuple):
         args = (args,)
     for v in parameters_and_buffers.values():
-        if not isinstance(v, _C.Tensor):
+        if not isinstance(v, _C.Tensor) and not hasattr(v, "__torch_function__"):  # vmap's BatchedTensor too
             raise TypeError(f"functional_call expects tensors for the parameters and buffers, got {type(v).__name__}")
     with _reparametrize_module(module, parameters_and_buffers, tie_weights=tie_weights, strict=strict):
         return module(*args, **kwargs)
