@@ -2486,6 +2486,34 @@ func (t Tensor) MustBincount(opts ...Opt) Tensor {
 	return MustBincount(t, opts...)
 }
 
+var op_binomial = &opRef{name: "binomial"}
+
+// Binomial calls torch's binomial:
+//
+//	binomial(Tensor count, Tensor prob, Generator? generator=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Binomial(count Tensor, prob Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_binomial, 2, count, prob, Tensor{})
+	}
+	var a argBuf
+	a.tensor(count)
+	a.tensor(prob)
+	var r results
+	if err := a.call(op_binomial, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustBinomial is Binomial, panicking on error.
+func MustBinomial(count Tensor, prob Tensor, opts ...Opt) Tensor {
+	v, err := Binomial(count, prob, opts...)
+	must(err)
+	return v
+}
+
 var op_bitwise_and = &opRef{name: "bitwise_and"}
 
 // BitwiseAndScalar calls torch's bitwise_and:
@@ -16147,6 +16175,43 @@ func (t Tensor) Pinverse(opts ...Opt) (Tensor, error) {
 // MustPinverse is MustPinverse(t, ...).
 func (t Tensor) MustPinverse(opts ...Opt) Tensor {
 	return MustPinverse(t, opts...)
+}
+
+var op_poisson = &opRef{name: "poisson"}
+
+// Poisson calls torch's poisson:
+//
+//	poisson(Tensor self, Generator? generator=None) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Poisson(self Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_poisson, 1, self, Tensor{}, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	var r results
+	if err := a.call(op_poisson, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustPoisson is Poisson, panicking on error.
+func MustPoisson(self Tensor, opts ...Opt) Tensor {
+	v, err := Poisson(self, opts...)
+	must(err)
+	return v
+}
+
+// Poisson is Poisson(t, ...).
+func (t Tensor) Poisson(opts ...Opt) (Tensor, error) {
+	return Poisson(t, opts...)
+}
+
+// MustPoisson is MustPoisson(t, ...).
+func (t Tensor) MustPoisson(opts ...Opt) Tensor {
+	return MustPoisson(t, opts...)
 }
 
 var op_polar = &opRef{name: "polar"}
