@@ -364,11 +364,18 @@ class DisableTorchFunction:
         _state.all_disabled = self._prev
 
 
+_SWAPS = []  # [(name, original, dispatcher)], made on first use
+
+
 def _mode_methods(on):
     """Put the dispatching versions of Tensor's Rust methods on Tensor (the
     first mode entered) or the originals back (the last mode left)."""
-    for name, base in _dispatchable_tensor_attrs().items():
-        setattr(_C.Tensor, name, _method_dispatcher(name, base, on_tensor=True) if on else base)
+    if not _SWAPS:
+        _SWAPS.extend((name, base, _method_dispatcher(name, base, on_tensor=True))
+                      for name, base in _dispatchable_tensor_attrs().items())
+    T = _C.Tensor
+    for name, base, dispatcher in _SWAPS:
+        setattr(T, name, dispatcher if on else base)
 
 
 def _methods_wanted():

@@ -9,11 +9,14 @@ autograd engine (``autograd.grad``) for the derivative, keeping the graph
 when an enclosing level (another transform, or ordinary autograd through
 inputs that require grad) needs to differentiate the result; forward-mode
 products (``jvp``, ``jacfwd``) are two reverse passes (the transpose of a
-vector-Jacobian product). ``vmap`` calls the function once per slice of
-the mapped dims and stacks the results: every op is supported, with the
-same values as torch's batching rules, at the cost of one call per
-example (``chunk_size`` is accepted; randomness 'different' and 'same'
-are honoured, 'error' raises when the function draws random numbers).
+vector-Jacobian product). ``vmap`` runs the function once on
+BatchedTensors through batching rules, with a per-example loop for ops
+that have none (Note [Batching rules] in ``_batched.py``); inside it the
+gradient transforms differentiate physical leaves with one dim per vmap
+level, so ``vmap(grad(f))`` is one forward and one backward pass.
+``chunk_size`` splits the batch; randomness 'different' and 'same' run
+one call per example, 'error' raises when the function draws random
+numbers.
 """
 
 import contextlib
