@@ -364,49 +364,76 @@ class DisableTorchFunction:
         _state.all_disabled = self._prev
 
 
-_SWAPS = []  # [(name, original, dispatcher)], made on first use
+_SWAPS = {}  # name -> (original, dispatcher), made on first use
+_swapped = [frozenset()]  # the names whose dispatcher is on Tensor now
+# the Tensor methods that take a second tensor: what a batched vmap swaps
+# (``plain.mm(batched)``; the operators reflect to BatchedTensor's own)
+_BATCHED_NAMES = set("""add sub mul div true_divide floor_divide remainder fmod pow atan2 maximum minimum fmax fmin
+eq ne lt le gt ge logical_and logical_or logical_xor bitwise_and bitwise_or bitwise_xor where lerp addcmul addcdiv
+hypot copysign xlogy masked_fill matmul mm bmm mv dot inner outer ger expand_as view_as reshape_as type_as copy_
+add_ sub_ mul_ div_ masked_fill_ gather index_select __eq__ __ne__ __getitem__ __setitem__ clamp clamp_ rsub
+""".split())
 
 
-def _mode_methods(on):
-    """Put the dispatching versions of Tensor's Rust methods on Tensor (the
-    first mode entered) or the originals back (the last mode left)."""
+_WANT = {}  # "all" / "batched" -> frozenset of names
+
+
+def _mode_methods():
+    """Put on Tensor the dispatching versions of its Rust methods that the
+    dispatch reasons call for: all of them while a mode is active, those
+    that take a second tensor while only a batched vmap runs, none
+    otherwise (the originals back)."""
     if not _SWAPS:
-        _SWAPS.extend((name, base, _method_dispatcher(name, base, on_tensor=True))
+        _SWAPS.update((name, (base, _method_dispatcher(name, base, on_tensor=True)))
                       for name, base in _dispatchable_tensor_attrs().items())
+        _WANT["all"] = frozenset(_SWAPS)
+        _WANT["batched"] = frozenset(n for n in _BATCHED_NAMES if n in _SWAPS)
+    if _REASONS["modes"] > 0:
+        want = _WANT["all"]
+    elif _REASONS["batched"] > 0:
+        want = _WANT["batched"]
+    else:
+        want = frozenset()
+    have = _swapped[0]
+    if want is have:
+        return
     T = _C.Tensor
-    for name, base, dispatcher in _SWAPS:
-        setattr(T, name, dispatcher if on else base)
+    for name in have - want:
+        setattr(T, name, _SWAPS[name][0])
+    for name in want - have:
+        setattr(T, name, _SWAPS[name][1])
+    _swapped[0] = want
 
 
-def _methods_wanted():
-    return _REASONS["modes"] + _REASONS["batched"] > 0
+def _tensor_method(name):
+    """What ``torch.Tensor.<name>`` is as a ``func`` that dispatches: the
+    method's dispatcher when it is written in Rust, else the method."""
+    if not _SWAPS:
+        _mode_methods()
+    pair = _SWAPS.get(name)
+    return pair[1] if pair is not None else getattr(_C.Tensor, name, None)
 
 
 def _push_mode(mode):
-    if not _methods_wanted():
-        _mode_methods(True)
     _state.modes.append(mode)
     _reason("modes", 1)
+    _mode_methods()
 
 
 def _pop_mode():
     mode = _state.modes.pop()
     _reason("modes", -1)
-    if not _methods_wanted():
-        _mode_methods(False)
+    _mode_methods()
     return mode
 
 
 def _batched_scope(delta):
     """Enter (+1) or leave (-1) a batched ``vmap`` (Note [Batching rules]
     in ``func/_batched.py``): its BatchedTensors are duck types, so the
-    flag is set and Tensor's Rust methods dispatch, as under a mode, for
-    as long as one is running."""
-    if delta > 0 and not _methods_wanted():
-        _mode_methods(True)
+    flag is set and the Tensor methods that take a second tensor dispatch
+    (``plain.matmul(batched)``), for as long as one is running."""
     _reason("batched", delta)
-    if delta < 0 and not _methods_wanted():
-        _mode_methods(False)
+    _mode_methods()
 
 
 class TorchFunctionMode:

@@ -4,7 +4,7 @@ tensors (mapped dim first). A rule returns ``NotImplemented`` for a form
 it does not cover, and the call falls back to one call per example."""
 
 from .. import _C
-from ._batched import BatchedTensor, is_batched, level_size
+from ._batched import BatchedTensor, dispatch, is_batched, level_size
 
 _REQ = object()  # a dim argument with no default
 
@@ -416,7 +416,9 @@ def _linear(level, func, args, kwargs):
     if not (is_batched(w, level) or is_batched(bias, level)) and is_batched(x, level):
         return BatchedTensor(func(x._value, w, bias), level)
     ft = _ft()
-    out = ft.matmul(x, w.t() if _rank(w, level) == 2 else w)
+    # composed of batched ops; dispatched here, not by the argument parser
+    # (the rules' ops skip that check: Note [Batching rules])
+    out = dispatch(ft.matmul, (x, w.t() if _rank(w, level) == 2 else w), {})
     return out + bias if bias is not None else out
 
 
@@ -426,7 +428,7 @@ def _addmm(level, func, args, kwargs):
     ft = _ft()
     inp, a, b = args
     beta, alpha = kwargs.get("beta", 1), kwargs.get("alpha", 1)
-    prod = ft.matmul(a, b)
+    prod = dispatch(ft.matmul, (a, b), {})
     prod = prod * alpha if alpha != 1 else prod
     if beta == 0:
         return prod

@@ -11,11 +11,14 @@ falls back to a loop over the examples with a performance warning. Here:
 - ``BatchedTensor`` is a duck type (not a Tensor): its ``__torch_function__``
   receives every torch function, ``nn.functional`` function and Tensor
   method it meets (``overrides._batched_scope`` sets the dispatch flag
-  and turns Tensor's Rust methods into dispatchers while a batched vmap
-  runs, so ``plain.matmul(batched)`` arrives here too);
+  and turns the Tensor methods that take a second tensor into
+  dispatchers while a batched vmap runs, so ``plain.mm(batched)`` arrives
+  here too; the operators reflect to BatchedTensor's own);
 - ``_batch_rules.RULES`` maps a function's name to its rule; the rules run
   physical ops, and a physical value that is itself batched at an outer
-  level (nested ``vmap``) dispatches again, level by level;
+  level (nested ``vmap``) dispatches again, level by level. With one
+  level the rule runs with the flag off (its ops are on plain tensors),
+  and a rule composed of batched ops calls ``dispatch`` itself;
 - anything else runs once per example (``_fallback``) with torch's
   warning, so every op works and the common ones are fast;
 - the gradient transforms inside a vmap (``vmap(grad(f))``) differentiate
@@ -30,6 +33,7 @@ falls back to a loop over the examples with a performance warning. Here:
 import warnings
 
 from .. import _C
+from .. import overrides as _overrides
 
 _active = []  # [(level, size)] of the batched vmaps running, outermost first
 _next_level = [0]
@@ -39,6 +43,11 @@ def _ft():
     import ferrotorch
 
     return ferrotorch
+
+
+def _only_batched():
+    r = _overrides._REASONS
+    return not (r["modes"] or r["subclasses"] or r["proxies"])
 
 
 class BatchedTensor:
@@ -102,8 +111,9 @@ class BatchedTensor:
     requires_grad = property(lambda self: self._value.requires_grad)
     grad_fn = property(lambda self: self._value.grad_fn)
     is_leaf = property(lambda self: self._value.is_leaf)
-    T = property(lambda self: dispatch(_C.Tensor.permute, (self, *reversed(range(self.dim()))), {}))
-    mT = property(lambda self: dispatch(_C.Tensor.transpose, (self, -2, -1), {}))
+    T = property(lambda self: dispatch(_overrides._tensor_method("permute"), (self, *reversed(range(self.dim()))),
+                                       {}))
+    mT = property(lambda self: dispatch(_overrides._tensor_method("transpose"), (self, -2, -1), {}))
     H = property(lambda self: self.T.conj())
     mH = property(lambda self: self.mT.conj())
     real = property(lambda self: BatchedTensor(self._value.real, self._level))
@@ -156,7 +166,7 @@ class BatchedTensor:
         return f"BatchedTensor(lvl={self._level}, bdim=0, value=\n{self._value!r})"
 
     def __getattr__(self, name):
-        base = getattr(_C.Tensor, name, None)
+        base = _overrides._tensor_method(name)
         if base is None or not callable(base):
             raise AttributeError(f"'Tensor' object has no attribute '{name}'")
 
@@ -167,10 +177,10 @@ class BatchedTensor:
         return method
 
     def __getitem__(self, index):
-        return dispatch(_C.Tensor.__getitem__, (self, index), {})
+        return dispatch(_overrides._tensor_method("__getitem__"), (self, index), {})
 
     def __setitem__(self, index, value):
-        dispatch(_C.Tensor.__setitem__, (self, index, value), {})
+        dispatch(_overrides._tensor_method("__setitem__"), (self, index, value), {})
 
     def __iter__(self):
         if self.dim() == 0:
@@ -182,7 +192,7 @@ class BatchedTensor:
 
 def _method(name):
     def op(self, *args):
-        return dispatch(getattr(_C.Tensor, name), (self,) + args, {})
+        return dispatch(_overrides._tensor_method(name), (self,) + args, {})
 
     op.__name__ = name
     return op
@@ -235,11 +245,22 @@ def dispatch(func, args, kwargs):
         return func(*args, **kwargs)
     name = getattr(func, "__name__", "")
     rule = RULES.get(name)
-    if rule is not None:
-        out = rule(level, func, args, kwargs)
-        if out is not NotImplemented:
-            return out
-    return _fallback(level, func, name, args, kwargs)
+    # with one vmap level and no other reason to dispatch, the rule's
+    # physical ops are plain tensors: they skip the dispatch check (a
+    # BatchedTensor a rule passes on still reaches here: by its own
+    # methods, or by the argument parser's TypeError)
+    quiet = len(_active) == 1 and _overrides._TF[0] and _only_batched()
+    if quiet:
+        _overrides._TF[0] = False
+    try:
+        if rule is not None:
+            out = rule(level, func, args, kwargs)
+            if out is not NotImplemented:
+                return out
+        return _fallback(level, func, name, args, kwargs)
+    finally:
+        if quiet:
+            _overrides._TF[0] = True
 
 
 def _slice(x, level, i):
