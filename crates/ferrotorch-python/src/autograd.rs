@@ -104,7 +104,7 @@ pub fn _grad<'py>(
 /// The handle `register_hook` returns.
 #[pyclass(name = "RemovableHandle", module = "ferrotorch.utils.hooks")]
 pub struct PyRemovableHandle {
-    handle: Option<RemovableHandle>,
+    pub(crate) handle: Option<RemovableHandle>,
 }
 
 #[pymethods]

@@ -19,6 +19,7 @@ mod dlpack;
 mod dtype;
 mod errors;
 mod generator;
+mod graph_hooks;
 mod index;
 mod jit;
 mod jit_graph;
@@ -151,6 +152,7 @@ fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(autograd::is_grad_enabled, m)?)?;
     m.add_function(wrap_pyfunction!(autograd::is_inference_mode_enabled, m)?)?;
     m.add_function(wrap_pyfunction!(autograd::_backward, m)?)?;
+    graph_hooks::register(m)?;
     m.add_function(wrap_pyfunction!(autograd::_grad, m)?)?;
     m.add_function(wrap_pyfunction!(autograd::_function_apply, m)?)?;
     m.add_function(wrap_pyfunction!(optim::_adam_step, m)?)?;

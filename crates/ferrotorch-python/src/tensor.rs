@@ -127,7 +127,7 @@ pub fn scalar_object(py: Python<'_>, s: Scalar) -> PyResult<Bound<'_, PyAny>> {
 /// `t.grad_fn`: a node of the backward graph.
 #[pyclass(name = "Node", module = "ferrotorch.autograd.graph", frozen, weakref)]
 pub struct PyNode {
-    node: Arc<Node>,
+    pub(crate) node: Arc<Node>,
 }
 
 /// # Note [One Python object per graph node]
@@ -145,7 +145,7 @@ struct LiveNodes {
 static LIVE_NODES: std::sync::Mutex<Option<LiveNodes>> = std::sync::Mutex::new(None);
 
 /// The Python object for `node` (Note [One Python object per graph node]).
-fn node_object(py: Python<'_>, node: Arc<Node>) -> PyResult<Bound<'_, PyAny>> {
+pub(crate) fn node_object(py: Python<'_>, node: Arc<Node>) -> PyResult<Bound<'_, PyAny>> {
     let key = Arc::as_ptr(&node) as usize;
     let found = {
         let g = LIVE_NODES.lock().unwrap_or_else(|e| e.into_inner());
@@ -172,9 +172,13 @@ fn node_object(py: Python<'_>, node: Arc<Node>) -> PyResult<Bound<'_, PyAny>> {
 
 #[pymethods]
 impl PyNode {
-    /// The node's name (`MulBackward0`).
+    /// The node's name (`MulBackward0`; a leaf's accumulator is
+    /// `torch::autograd::AccumulateGrad`, as torch names its C++ nodes).
     fn name(&self) -> String {
-        self.node.name().to_string()
+        match self.node.name() {
+            "AccumulateGrad" => "torch::autograd::AccumulateGrad".to_string(),
+            n => n.to_string(),
+        }
     }
 
     /// `((next_node, input_nr), ...)`, `(None, 0)` where an input needs no grad.
@@ -192,6 +196,18 @@ impl PyNode {
             })
             .collect::<PyResult<Vec<_>>>()?;
         PyTuple::new(py, items)
+    }
+
+    /// `grad_fn.register_prehook(hook)`: `hook(grad_outputs)` runs before
+    /// the node's formula and may return replacements (Note [Graph hooks]).
+    fn register_prehook(&self, hook: Py<PyAny>) -> crate::autograd::PyRemovableHandle {
+        crate::graph_hooks::register_prehook(&self.node, hook)
+    }
+
+    /// `grad_fn.register_hook(hook)`: `hook(grad_inputs, grad_outputs)` runs
+    /// after the node's formula and may return replacement input gradients.
+    fn register_hook(&self, hook: Py<PyAny>) -> crate::autograd::PyRemovableHandle {
+        crate::graph_hooks::register_hook(&self.node, hook)
     }
 
     fn __repr__(&self) -> String {

@@ -131,10 +131,13 @@ pub(crate) fn execute(
     capture: Option<&[Edge]>,
 ) -> Result<Vec<Option<Tensor>>> {
     let _mode = super::mode::set_grad_enabled(create_graph);
-    let mut scratch = Scratch::take();
-    let r = run_graph(&mut scratch, roots, keep_graph, create_graph, capture);
-    scratch.give_back();
-    r
+    // Note [Graph hooks]: callbacks queued during this backward run after it
+    super::graph_hooks::with_final_callbacks(|| {
+        let mut scratch = Scratch::take();
+        let r = run_graph(&mut scratch, roots, keep_graph, create_graph, capture);
+        scratch.give_back();
+        r
+    })
 }
 
 /// # Note [Engine scratch reuse]
@@ -266,7 +269,17 @@ fn run_graph(
                     format!("autograd::engine::evaluate_function: {}", node.name())
                 })
             });
-            let grads = run_pre_hooks(&node, buf)?;
+            let mut grads = run_pre_hooks(&node, buf)?;
+            let mut for_post = None;
+            if node
+                .has_node_hooks
+                .load(std::sync::atomic::Ordering::Acquire)
+            {
+                grads = run_node_pre_hooks(&node, grads)?;
+                if !node.node_hooks.lock().post.is_empty() {
+                    for_post = Some(grads.clone());
+                }
+            }
             if let Some(targets) = capture {
                 for (ti, t) in targets.iter().enumerate() {
                     if Arc::ptr_eq(&t.node, &node) {
@@ -289,6 +302,10 @@ fn run_graph(
                     super::node::GradVec::new()
                 }
                 Kind::Formula(f) => call_formula(&node, f, grads, !keep_graph)?,
+            };
+            let outs = match for_post {
+                Some(out_grads) => super::graph_hooks::run_post_hooks(&node, outs, &out_grads)?,
+                None => outs,
             };
             for (i, g) in outs.into_iter().enumerate() {
                 if let (Some(g), Some(Some(e))) = (g, node.next.get(i)) {
@@ -425,6 +442,24 @@ fn run_pre_hooks(node: &Arc<Node>, mut grads: Grads) -> Result<Grads> {
                 }?);
                 Ok::<(), crate::Error>(())
             })?;
+        }
+    }
+    Ok(grads)
+}
+
+/// The node's own pre-hooks over all its output gradients (Note [Graph
+/// hooks]), after the tensors' hooks.
+fn run_node_pre_hooks(node: &Arc<Node>, mut grads: Grads) -> Result<Grads> {
+    let hooks: Vec<super::graph_hooks::NodePreHook> = {
+        let h = node.node_hooks.lock();
+        if h.pre.is_empty() {
+            return Ok(grads);
+        }
+        h.pre.iter().map(|(_, h)| h.clone()).collect()
+    };
+    for h in hooks {
+        if let Some(new) = h(&grads)? {
+            super::graph_hooks::replace_grads("register_prehook", &mut grads, new)?;
         }
     }
     Ok(grads)

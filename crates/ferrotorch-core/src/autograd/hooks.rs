@@ -16,6 +16,8 @@ pub(crate) enum Target {
     Leaf(Weak<TensorImpl>),
     /// A pre-hook stored on a non-leaf tensor's grad_fn.
     Node(Weak<Node>),
+    /// One of a node's own hooks (`grad_fn.register_hook`/`register_prehook`).
+    NodeHook(Weak<Node>),
 }
 
 /// Returned by `register_hook` and friends; [`RemovableHandle::remove`]
@@ -36,6 +38,13 @@ impl RemovableHandle {
                         m.hooks.retain(|(id, _)| *id != self.id);
                         m.post_hooks.retain(|(id, _)| *id != self.id);
                     });
+                }
+            }
+            Target::NodeHook(w) => {
+                if let Some(n) = w.upgrade() {
+                    let mut h = n.node_hooks.lock();
+                    h.pre.retain(|(id, _)| *id != self.id);
+                    h.post.retain(|(id, _)| *id != self.id);
                 }
             }
             Target::Node(w) => {

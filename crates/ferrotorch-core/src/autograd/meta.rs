@@ -111,6 +111,16 @@ pub(crate) fn follow_base(t: &Tensor, base: &Tensor) {
     let _ = super::derivatives::inplace::rederive_view(t, base);
 }
 
+/// Whether `t` is a leaf that requires grad with no live accumulator yet
+/// (the next [`gradient_edge`] makes one).
+pub(crate) fn needs_new_accumulator(t: &Tensor) -> bool {
+    t.requires_grad()
+        && t.0
+            .autograd
+            .read(|m| m.grad_fn.is_none() && m.accumulator.upgrade().is_none())
+            .unwrap_or(false)
+}
+
 /// The edge a gradient for `t` must flow into, if `t` requires grad: its
 /// grad_fn, or its leaf accumulator (made on first use and shared).
 pub(crate) fn gradient_edge(t: &Tensor) -> Option<Edge> {
@@ -137,6 +147,8 @@ pub(crate) fn gradient_edge(t: &Tensor) -> Option<Edge> {
                     saved: Mutex::new(Some(smallvec::SmallVec::new())),
                     kind: Kind::Accumulate(t.clone()),
                     pre_hooks: Mutex::new(Vec::new()),
+                    node_hooks: Mutex::new(Default::default()),
+                    has_node_hooks: std::sync::atomic::AtomicBool::new(false),
                     trace: None,
                 });
                 m.accumulator = Arc::downgrade(&a);

@@ -21,6 +21,7 @@ mod engine;
 pub mod function;
 pub mod functional;
 pub mod gradcheck;
+pub mod graph_hooks;
 mod hooks;
 pub(crate) mod meta;
 pub mod mode;
@@ -76,19 +77,39 @@ pub(crate) fn record(
             );
         }
     }
+    graph_hooks::check_not_in_creation_hook(name)?;
     let saved = saves
         .into_iter()
         .map(|s| node::save(s, outputs, name))
-        .collect();
+        .collect::<Result<_>>()?;
+    // Note [Graph hooks]: creation hooks see a leaf's accumulator when it
+    // is made, before the node that made it
+    let fresh: smallvec::SmallVec<[bool; 4]> = if graph_hooks::has_node_creation_hooks() {
+        inputs
+            .iter()
+            .map(|t| meta::needs_new_accumulator(t))
+            .collect()
+    } else {
+        smallvec::SmallVec::new()
+    };
+    let next: smallvec::SmallVec<[Option<node::Edge>; 2]> =
+        inputs.iter().map(|t| meta::gradient_edge(t)).collect();
+    for (made, e) in fresh.iter().zip(&next) {
+        if let (true, Some(e)) = (made, e) {
+            graph_hooks::node_created(&e.node)?;
+        }
+    }
     let node = Arc::new(Node {
         name,
         seq: node::next_seq(),
-        next: inputs.iter().map(|t| meta::gradient_edge(t)).collect(),
+        next,
         inputs: inputs.iter().map(|t| TensorMeta::of(t)).collect(),
         outputs: outputs.iter().map(|t| TensorMeta::of(t)).collect(),
         saved: Mutex::new(Some(saved)),
         kind: Kind::Formula(Box::new(formula)),
         pre_hooks: Mutex::new(Vec::new()),
+        node_hooks: Mutex::new(Default::default()),
+        has_node_hooks: std::sync::atomic::AtomicBool::new(false),
         trace: engine::is_anomaly_enabled()
             .then(|| std::backtrace::Backtrace::force_capture().to_string()),
     });
@@ -97,7 +118,7 @@ pub(crate) fn record(
             meta::set_grad_fn(o, node.clone(), i);
         }
     }
-    Ok(())
+    graph_hooks::node_created(&node)
 }
 
 /// [`record`] for a one-output op, returning the output.

@@ -37,7 +37,14 @@ pub struct Edge {
 /// A tensor kept for backward, with the storage version it had when saved
 /// (Note [Version counter]); unpacking after an in-place change is an error.
 pub(crate) struct SavedTensor {
-    data: Tensor,
+    /// The tensor, or `None` when saved-tensor hooks packed it.
+    data: Option<Tensor>,
+    /// What the pack hook returned, with the hooks that unpack it (Note
+    /// [Graph hooks]).
+    packed: Option<(
+        super::graph_hooks::Packed,
+        Arc<super::graph_hooks::SavedTensorHooks>,
+    )>,
     version: u64,
     /// `Some(output_nr)` when this is one of the node's own outputs: kept
     /// without grad_fn (no cycle) and given this node back on unpack.
@@ -45,6 +52,26 @@ pub(crate) struct SavedTensor {
     /// `(grad_fn name, output_nr)` of the tensor when saved, for the
     /// modified-by-an-inplace-operation message.
     producer: Option<(&'static str, usize)>,
+}
+
+impl SavedTensor {
+    fn check_version(&self, data: &Tensor) -> Result<()> {
+        let now = data.version();
+        if now != self.version {
+            let which = match &self.producer {
+                Some((name, nr)) => format!(", which is output {nr} of {name},"),
+                None => String::new(),
+            };
+            crate::bail!(
+                Runtime,
+                "one of the variables needed for gradient computation has been modified by an inplace operation: [torch.{}Tensor [{}]]{which} is at version {now}; expected version {} instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True).",
+                data.dtype().name_title(),
+                data.shape().iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", "),
+                self.version
+            );
+        }
+        Ok(())
+    }
 }
 
 /// Shape and dtype of a node input or output (to shape gradients and to
@@ -102,8 +129,20 @@ pub struct Node {
     pub(crate) saved: Mutex<Option<SmallVec<[SavedTensor; 2]>>>,
     pub(crate) kind: Kind,
     pub(crate) pre_hooks: Mutex<Vec<PreHook>>,
+    /// The node's own hooks (`register_prehook`, `register_hook`).
+    pub(crate) node_hooks: Mutex<NodeHooks>,
+    /// Whether `node_hooks` was ever given one (the engine reads only
+    /// this flag for the nodes without).
+    pub(crate) has_node_hooks: std::sync::atomic::AtomicBool,
     /// Where the forward op ran, recorded in anomaly mode.
     pub(crate) trace: Option<String>,
+}
+
+/// A node's own hooks, each with the id its handle removes it by.
+#[derive(Default)]
+pub(crate) struct NodeHooks {
+    pub(crate) pre: Vec<(u64, super::graph_hooks::NodePreHook)>,
+    pub(crate) post: Vec<(u64, super::graph_hooks::NodePostHook)>,
 }
 
 static SEQ: AtomicU64 = AtomicU64::new(0);
@@ -136,6 +175,37 @@ impl Node {
         }
     }
 
+    /// Register `hook` on this node's output gradients, run before its
+    /// formula (`grad_fn.register_prehook`): it may return replacements.
+    pub fn register_prehook(
+        self: &Arc<Node>,
+        hook: super::graph_hooks::NodePreHook,
+    ) -> super::hooks::RemovableHandle {
+        let id = super::hooks::next_id();
+        self.node_hooks.lock().pre.push((id, hook));
+        self.has_node_hooks.store(true, Ordering::Release);
+        super::hooks::RemovableHandle {
+            id,
+            target: super::hooks::Target::NodeHook(Arc::downgrade(self)),
+        }
+    }
+
+    /// Register `hook` on this node's input gradients (and its output
+    /// gradients), run after its formula (`grad_fn.register_hook`): it may
+    /// return replacements for the input gradients.
+    pub fn register_hook(
+        self: &Arc<Node>,
+        hook: super::graph_hooks::NodePostHook,
+    ) -> super::hooks::RemovableHandle {
+        let id = super::hooks::next_id();
+        self.node_hooks.lock().post.push((id, hook));
+        self.has_node_hooks.store(true, Ordering::Release);
+        super::hooks::RemovableHandle {
+            id,
+            target: super::hooks::Target::NodeHook(Arc::downgrade(self)),
+        }
+    }
+
     /// Unpack the saved tensors, checking versions; error once released.
     /// With `release` (a backward without `retain_graph`) they are freed in
     /// the same lock. Nodes that saved nothing stay runnable, as in PyTorch.
@@ -150,24 +220,20 @@ impl Node {
         let out = saved
             .iter()
             .map(|s| {
-                let now = s.data.version();
-                if now != s.version {
-                    let which = match &s.producer {
-                        Some((name, nr)) => format!(", which is output {nr} of {name},"),
-                        None => String::new(),
-                    };
-                    crate::bail!(
-                        Runtime,
-                        "one of the variables needed for gradient computation has been modified by an inplace operation: [torch.{}Tensor [{}]]{which} is at version {now}; expected version {} instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True).",
-                        s.data.dtype().name_title(),
-                        s.data.shape().iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", "),
-                        s.version
-                    );
-                }
+                let data = match (&s.data, &s.packed) {
+                    (Some(d), _) => {
+                        s.check_version(d)?;
+                        d.clone()
+                    }
+                    (None, Some((packed, hooks))) => (hooks.unpack)(packed)?,
+                    (None, None) => {
+                        crate::bail!(Runtime, "a saved tensor was neither kept nor packed")
+                    }
+                };
                 Ok(match s.output_nr {
-                    None => s.data.clone(),
+                    None => data,
                     Some(nr) => {
-                        let t = s.data.detach();
+                        let t = data.detach();
                         super::meta::set_grad_fn(&t, self.clone(), nr);
                         t
                     }
@@ -195,6 +261,7 @@ struct Owned {
     _saved: Option<SmallVec<[SavedTensor; 2]>>,
     _kind: Kind,
     _hooks: Vec<PreHook>,
+    _node_hooks: NodeHooks,
 }
 
 thread_local! {
@@ -208,6 +275,8 @@ impl Drop for Node {
             && self.saved.get_mut().as_ref().is_none_or(|s| s.is_empty())
             && matches!(self.kind, Kind::Accumulate(_))
             && self.pre_hooks.get_mut().is_empty()
+            && self.node_hooks.get_mut().pre.is_empty()
+            && self.node_hooks.get_mut().post.is_empty()
         {
             return; // owns no other node (an AccumulateGrad): nothing to defer
         }
@@ -219,6 +288,7 @@ impl Drop for Node {
                 Kind::Formula(Box::new(|_: &Ctx| Ok(GradVec::new()))),
             ),
             _hooks: std::mem::take(self.pre_hooks.get_mut()),
+            _node_hooks: std::mem::take(self.node_hooks.get_mut()),
         };
         // During thread teardown the queue may be gone: drop in place then.
         let Ok(outer) = RELEASING.try_with(|r| !r.replace(true)) else {
@@ -286,21 +356,38 @@ pub(crate) enum Save<'a> {
     Output(usize),
 }
 
-pub(crate) fn save(what: Save<'_>, outputs: &[&Tensor], node_name: &'static str) -> SavedTensor {
-    match what {
-        Save::Tensor(t) => SavedTensor {
-            data: t.clone(),
-            version: t.version(),
-            output_nr: None,
-            producer: t.grad_fn().map(|g| (g.name, t.output_nr())),
-        },
-        Save::Output(i) => SavedTensor {
-            data: outputs[i].detach(),
-            version: outputs[i].version(),
-            output_nr: Some(i),
-            producer: Some((node_name, i)),
-        },
-    }
+pub(crate) fn save(
+    what: Save<'_>,
+    outputs: &[&Tensor],
+    node_name: &'static str,
+) -> Result<SavedTensor> {
+    let (data, version, output_nr, producer) = match what {
+        Save::Tensor(t) => (
+            t.clone(),
+            t.version(),
+            None,
+            t.grad_fn().map(|g| (g.name, t.output_nr())),
+        ),
+        Save::Output(i) => (
+            outputs[i].detach(),
+            outputs[i].version(),
+            Some(i),
+            Some((node_name, i)),
+        ),
+    };
+    // Note [Graph hooks]: with saved-tensor hooks set, the node keeps only
+    // what `pack` returned
+    let (data, packed) = match super::graph_hooks::current_saved_hooks() {
+        Some(h) => (None, Some((super::graph_hooks::pack_paused(&h, &data)?, h))),
+        None => (Some(data), None),
+    };
+    Ok(SavedTensor {
+        data,
+        packed,
+        version,
+        output_nr,
+        producer,
+    })
 }
 
 /// Node names are a small fixed set (one per op and custom function): each

@@ -212,6 +212,13 @@ impl Tensor {
         self.0.storage.version()
     }
 
+    /// Count an in-place change made behind the ops' back
+    /// (`torch.autograd.graph.increment_version`): a node that saved this
+    /// tensor then refuses to use it.
+    pub fn increment_version(&self) {
+        self.0.storage.bump_version();
+    }
+
     /// Whether two handles are the same tensor object.
     pub fn is_same(&self, other: &Tensor) -> bool {
         Arc::ptr_eq(&self.0, &other.0)

@@ -13,6 +13,7 @@ use ferrotorch_core::{DType, Result, Tensor};
 mod custom;
 mod data_movement;
 mod engine;
+mod graph_hooks;
 mod nn_ops;
 mod recurrent;
 mod reductions;

@@ -47,7 +47,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     return tuple(got)
 
 
-from . import forward_ad, functional, profiler  # noqa: E402,F401
+from . import forward_ad, functional, graph, profiler  # noqa: E402,F401
 from . import variable  # noqa: E402,F401
 from .anomaly_mode import detect_anomaly, set_detect_anomaly  # noqa: E402,F401
 from .profiler import DeviceType, ProfilerActivity, ProfilerConfig, ProfilerState, kineto_available  # noqa: E402,F401
