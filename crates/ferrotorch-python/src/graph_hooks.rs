@@ -190,7 +190,59 @@ pub(crate) fn register_hook(node: &Arc<Node>, hook: Py<PyAny>) -> PyRemovableHan
     PyRemovableHandle { handle: Some(h) }
 }
 
+/// `_C._gradient_edge(t)`: `(node, output_nr)` gradients of `t` flow into.
+#[pyfunction]
+fn _gradient_edge<'py>(
+    py: Python<'py>,
+    t: PyRef<'py, PyTensor>,
+) -> PyResult<(Bound<'py, PyAny>, usize)> {
+    let (node, nr) =
+        ferrotorch_core::autograd::get_gradient_edge(&t.t).map_err(crate::errors::to_py)?;
+    Ok((node_object(py, node)?, nr))
+}
+
+/// `_C._grad_edges(outputs, nodes, output_nrs, ...)`: `autograd.grad` with
+/// respect to graph edges.
+#[pyfunction]
+#[pyo3(signature = (outputs, nodes, output_nrs, grad_outputs=None, retain_graph=None, create_graph=false, allow_unused=false))]
+#[allow(clippy::too_many_arguments)]
+fn _grad_edges<'py>(
+    py: Python<'py>,
+    outputs: Vec<PyRef<'py, PyTensor>>,
+    nodes: Vec<PyRef<'py, crate::tensor::PyNode>>,
+    output_nrs: Vec<usize>,
+    grad_outputs: Option<Vec<PyRef<'py, PyTensor>>>,
+    retain_graph: Option<bool>,
+    create_graph: bool,
+    allow_unused: bool,
+) -> PyResult<Vec<Option<Bound<'py, PyAny>>>> {
+    let outs: Vec<Tensor> = outputs.iter().map(|t| t.t.clone()).collect();
+    let gos: Option<Vec<Tensor>> = grad_outputs.map(|g| g.iter().map(|t| t.t.clone()).collect());
+    let edges: Vec<(Arc<Node>, usize)> = nodes
+        .iter()
+        .map(|n| n.node.clone())
+        .zip(output_nrs)
+        .collect();
+    let got = py.detach(|| {
+        crate::errors::guarded("grad", || {
+            ferrotorch_core::autograd::grad_edges(
+                &outs,
+                &edges,
+                gos.as_deref(),
+                retain_graph,
+                create_graph,
+                allow_unused,
+            )
+        })
+    })?;
+    got.into_iter()
+        .map(|g| g.map(|g| wrap(py, g)).transpose())
+        .collect()
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(_gradient_edge, m)?)?;
+    m.add_function(wrap_pyfunction!(_grad_edges, m)?)?;
     m.add_function(wrap_pyfunction!(_push_saved_tensors_hooks, m)?)?;
     m.add_function(wrap_pyfunction!(_pop_saved_tensors_hooks, m)?)?;
     m.add_function(wrap_pyfunction!(_queue_callback, m)?)?;

@@ -1,7 +1,10 @@
 """torch.autograd.graph (Note [Graph hooks]): saved-tensor hooks and their
 helpers, node hooks, final callbacks, multi-grad hooks, node-creation
-hooks and increment_version, checked against analytic gradients and
-torch's documented behaviour."""
+hooks, increment_version, gradient edges and is_grads_batched, checked
+against analytic gradients. The file passes under torch 2.15 unchanged
+but for its imports (``sed 's/import ferrotorch as ft/import torch as
+ft/; s/from ferrotorch.autograd/from torch.autograd/'``), the messages
+included."""
 
 import math
 
@@ -182,3 +185,28 @@ def test_node_creation_hook_sees_every_node():
         with graph.node_creation_hook(lambda n: x2 * 2):
             x2.cos()
     assert y.grad_fn is not None and z.grad_fn is not None
+
+
+def test_gradient_edges_stand_for_tensors_in_grad():
+    x = ft.tensor([1.0, 2.0], requires_grad=True)
+    a = x * 3
+    b = a.exp()
+    out = b.sum()
+    edge = graph.get_gradient_edge(a)
+    assert edge.node is a.grad_fn and edge.output_nr == 0 and isinstance(edge, graph.GradientEdge)
+    # the gradient flowing into a (dL/da = exp(a)), and into the leaf's accumulator
+    (ga, gx) = ft.autograd.grad(out, (edge, graph.get_gradient_edge(x)), retain_graph=True)
+    assert ga.tolist() == pytest.approx([math.exp(3.0), math.exp(6.0)], rel=1e-6)
+    assert gx.tolist() == pytest.approx([3 * math.exp(3.0), 3 * math.exp(6.0)], rel=1e-6)
+    (gb_edge, gx2) = ft.autograd.grad(out, (graph.get_gradient_edge(b), x))  # mixed with a tensor
+    assert gb_edge.tolist() == [1.0, 1.0] and gx2.tolist() == pytest.approx(gx.tolist())
+    with pytest.raises(RuntimeError, match="not possible to get the gradient edge"):
+        graph.get_gradient_edge(ft.ones(2))
+
+
+def test_is_grads_batched_gives_one_product_per_row():
+    x = ft.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x ** 2
+    eye = ft.eye(3)
+    (jac,) = ft.autograd.grad(y, x, eye, is_grads_batched=True)
+    assert jac.tolist() == [[2.0, 0.0, 0.0], [0.0, 4.0, 0.0], [0.0, 0.0, 6.0]]

@@ -197,6 +197,66 @@ pub fn grad(
         .collect()
 }
 
+/// The edge gradients of `t` flow into: `(t.grad_fn, t.output_nr)`, or
+/// for a leaf its gradient accumulator
+/// (`torch.autograd.graph.get_gradient_edge`).
+pub fn get_gradient_edge(t: &Tensor) -> Result<(Arc<Node>, usize)> {
+    match meta::gradient_edge(t) {
+        Some(e) => Ok((e.node, e.input_nr)),
+        None => crate::bail!(
+            Runtime,
+            "It is not possible to get the gradient edge for a Tensor that does not require gradients"
+        ),
+    }
+}
+
+/// [`grad`] with respect to graph edges (`(node, output_nr)`, as
+/// [`get_gradient_edge`] gives them) instead of tensors: the gradient
+/// flowing into that output of the node.
+pub fn grad_edges(
+    outputs: &[Tensor],
+    edges: &[(Arc<Node>, usize)],
+    grad_outputs: Option<&[Tensor]>,
+    retain_graph: Option<bool>,
+    create_graph: bool,
+    allow_unused: bool,
+) -> Result<Vec<Option<Tensor>>> {
+    let roots = roots(outputs, grad_outputs, "outputs")?;
+    let targets: Vec<node::Edge> = edges
+        .iter()
+        .map(|(n, nr)| {
+            crate::ensure!(
+                *nr < n.outputs.len().max(1),
+                Runtime,
+                "gradient edge: {} has {} outputs, got output_nr {nr}",
+                n.name,
+                n.outputs.len()
+            );
+            Ok(node::Edge {
+                node: n.clone(),
+                input_nr: *nr,
+            })
+        })
+        .collect::<Result<_>>()?;
+    let got = engine::execute(
+        roots,
+        retain_graph.unwrap_or(create_graph),
+        create_graph,
+        Some(&targets),
+    )?;
+    got.into_iter()
+        .enumerate()
+        .map(|(i, g)| match g {
+            Some(g) => Ok(Some(g)),
+            None if allow_unused => Ok(None),
+            None => crate::bail!(
+                Runtime,
+                "One of the differentiated Tensors (input {i}) appears to not have been used in the graph. Set allow_unused=True if this is the desired behavior."
+            ),
+        })
+        .collect()
+}
+
 fn roots(
     tensors: &[Tensor],
     grads: Option<&[Tensor]>,

@@ -38,13 +38,38 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
-    """Gradients of ``outputs`` with respect to ``inputs``, as a tuple."""
+    """Gradients of ``outputs`` with respect to ``inputs`` (tensors or
+    ``graph.GradientEdge``s), as a tuple. With ``is_grads_batched``, the
+    first dim of each of ``grad_outputs`` is a batch of vectors: one
+    vector-Jacobian product each, stacked."""
     ins = _seq(inputs)
-    got = _C._grad(_seq(outputs), ins, _seq(grad_outputs), retain_graph, create_graph,
-                   bool(allow_unused) or materialize_grads)
+    outs, gos = _seq(outputs), _seq(grad_outputs)
+    if is_grads_batched:
+        if gos is None:
+            raise RuntimeError("torch.autograd.grad: is_grads_batched=True needs grad_outputs")
+        n = gos[0].shape[0]
+        rows = [grad(outs, ins, [g[i] for g in gos], retain_graph=True if i < n - 1 else retain_graph,
+                     create_graph=create_graph, allow_unused=True) for i in range(n)]
+        got = [None if rows[0][k] is None else _stack([r[k] for r in rows]) for k in range(len(ins))]
+        if not (allow_unused or materialize_grads) and any(g is None for g in got):
+            i = next(k for k, g in enumerate(got) if g is None)
+            raise RuntimeError(f"One of the differentiated Tensors (input {i}) appears to not have been used in the "
+                               "graph. Set allow_unused=True if this is the desired behavior.")
+    elif any(isinstance(i, graph.GradientEdge) for i in ins):
+        edges = [i if isinstance(i, graph.GradientEdge) else graph.get_gradient_edge(i) for i in ins]
+        got = _C._grad_edges(outs, [e.node for e in edges], [e.output_nr for e in edges], gos, retain_graph,
+                             create_graph, bool(allow_unused) or materialize_grads)
+    else:
+        got = _C._grad(outs, ins, gos, retain_graph, create_graph, bool(allow_unused) or materialize_grads)
     if materialize_grads:
         got = [g if g is not None else i.new_zeros(i.shape) for g, i in zip(got, ins)]
     return tuple(got)
+
+
+def _stack(ts):
+    import ferrotorch
+
+    return ferrotorch.stack(ts)
 
 
 from . import forward_ad, functional, graph, profiler  # noqa: E402,F401

@@ -7,14 +7,30 @@ hooks] in the core's ``autograd/graph_hooks.rs``): saved-tensor hooks
 
 import contextlib
 import threading
+from typing import NamedTuple
 
 from .. import _C
 
 __all__ = ["saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks", "node_creation_hook",
            "register_multi_grad_hook", "allow_mutation_on_saved_tensors", "Node", "increment_version",
-           "queue_callback"]
+           "queue_callback", "GradientEdge", "get_gradient_edge"]
 
 Node = _C.Node
+
+
+class GradientEdge(NamedTuple):
+    """An edge of the backward graph: output ``output_nr`` of ``node``
+    (what ``autograd.grad`` can take in place of a tensor)."""
+
+    node: Node
+    output_nr: int
+
+
+def get_gradient_edge(tensor):
+    """The edge gradients of ``tensor`` flow into: its ``grad_fn`` and
+    ``output_nr``, or for a leaf its gradient accumulator."""
+    node, nr = _C._gradient_edge(tensor)
+    return GradientEdge(node, nr)
 
 
 class _Disabled(threading.local):
