@@ -5,6 +5,7 @@ to let the arguments pick the overload, or take ``.default`` /
 ``.<overload name>`` for one schema."""
 
 from . import _C
+from ._library.rules import call as _call
 
 
 def _full(ns, name):
@@ -19,7 +20,7 @@ class OpOverload:
         self.overloadpacket, self._overloadname, self._name = packet, overload, full
 
     def __call__(self, *args, **kwargs):
-        return _C._call_op(self._name, args, kwargs)
+        return _call(self._name, args, kwargs)
 
     @property
     def _schema(self):
@@ -38,7 +39,7 @@ class OpOverloadPacket:
         self._name = _full(ns, name)
 
     def __call__(self, *args, **kwargs):
-        return _C._call_op(self._name, args, kwargs)
+        return _call(self._name, args, kwargs)
 
     def __getattr__(self, overload):
         if overload.startswith("__"):

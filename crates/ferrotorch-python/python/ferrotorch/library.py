@@ -17,9 +17,10 @@ import inspect
 import typing
 
 from . import _C
+from ._library import rules as _rules
 
 __all__ = ["Library", "custom_op", "register_fake", "register_autograd", "register_kernel",
-           "infer_schema", "define", "impl", "CustomOpDef"]
+           "infer_schema", "define", "impl", "CustomOpDef", "register_vmap", "register_autocast", "fallthrough_kernel"]
 
 
 class Library:
@@ -45,6 +46,8 @@ class Library:
         register_autograd and register_fake)."""
         name = op_name if isinstance(op_name, str) else op_name._qualified_op_name
         key = dispatch_key or self.dispatch_key
+        if fn is fallthrough_kernel:
+            return  # the call goes on to the next key: nothing to register
         if key == "Meta":
             self._lib.register_fake(name, fn)
         else:
@@ -217,7 +220,7 @@ class CustomOpDef:
         return self._kernels.get("cpu", self._init_fn)(*args)
 
     def __call__(self, *args, **kwargs):
-        return _C._call_op(self._qualname, args, kwargs)
+        return _rules.call(self._qualname, args, kwargs)
 
     def __repr__(self):
         return f"<CustomOpDef({self._qualname})>"
@@ -240,6 +243,15 @@ class CustomOpDef:
         """Give the op its shape function (``torch.library.register_fake``)."""
         self._lib._register_fake(self._name, fn)
         return fn
+
+    def register_vmap(self, func=None, /):
+        """Give the op its batching rule (``torch.library.register_vmap``)."""
+        return register_vmap(self._qualname, func)
+
+    def register_autocast(self, device_type, cast_inputs, /):
+        """Cast the op's floating inputs under autocast
+        (``torch.library.register_autocast``)."""
+        register_autocast(self._qualname, device_type, cast_inputs)
 
     def register_autograd(self, backward, /, *, setup_context=None):
         """Give the op its derivative: ``backward(ctx, *grads)`` returns one
@@ -330,3 +342,42 @@ def impl_abstract(qualname, func=None, *, lib=None, _stacklevel=1):
                   DeprecationWarning, stacklevel=2)
     return register_fake(qualname, func, lib=lib)
 
+
+
+def _qual(op):
+    if isinstance(op, str):
+        _split(op)
+        return op
+    name = getattr(op, "_qualname", None) or getattr(op, "_qualified_op_name", None)
+    if name is None:
+        raise TypeError(f"expected an op (a custom_op, torch.ops.ns.op or 'ns::op'), got {op!r}")
+    return name
+
+
+def register_vmap(op, func=None, /, *, lib=None):
+    """Give ``op`` its batching rule: ``func(info, in_dims, *args, **kwargs)``
+    gets the physical arguments (``in_dims[i]`` is the mapped dim of
+    argument ``i``, or None) and returns ``(output, out_dims)`` (Note
+    [Custom op rules])."""
+    qual = _qual(op)
+
+    def register(f):
+        _rules._VMAP[qual] = f
+        return f
+
+    return register if func is None else register(func)
+
+
+def register_autocast(op, device_type, cast_inputs, /, *, lib=None):
+    """Under autocast on ``device_type``, cast ``op``'s floating tensor
+    arguments to ``cast_inputs`` and run it with autocast off."""
+    import ferrotorch
+
+    ferrotorch.device(device_type)  # a device string torch knows, or its RuntimeError
+    _rules._AUTOCAST[_qual(op)] = (device_type, cast_inputs)
+
+
+def fallthrough_kernel():
+    """torch's marker for ``Library.impl(op, fallthrough_kernel, key)``: the
+    key passes the call on to the next one."""
+    raise NotImplementedError("fallthrough_kernel should never be called")

@@ -34,6 +34,7 @@ import warnings
 
 from .. import _C
 from .. import overrides as _overrides
+from .._library import rules as _rules
 
 _active = []  # [(level, size)] of the batched vmaps running, outermost first
 _next_level = [0]
@@ -244,6 +245,9 @@ def dispatch(func, args, kwargs):
     if level is None:
         return func(*args, **kwargs)
     name = getattr(func, "__name__", "")
+    custom = _rules.vmap_rule(func)
+    if custom is not None:
+        return _rules.run_vmap_rule(custom, level, func, args, kwargs)
     rule = RULES.get(name)
     # with one vmap level and no other reason to dispatch, the rule's
     # physical ops are plain tensors: they skip the dispatch check (a
