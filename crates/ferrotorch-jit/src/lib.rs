@@ -30,7 +30,7 @@ mod prepack;
 mod print;
 pub mod serialize;
 mod tracer;
-pub mod zip;
+pub use ferrotorch_serialize::zip;
 
 pub use compile::{compile, compile_module, Compiled, CACHE_LIMIT};
 pub use module::{Attr, ScriptModule};

@@ -267,7 +267,7 @@ fn foreign_format(bytes: &[u8]) -> Option<&'static str> {
         return Some("a zip archive: a saved program (torch.jit.save); load it with jit.load");
     }
     if zip {
-        Some("a zip archive: PyTorch's torch.save format (a pickle with tensor data, which ferrotorch does not read, since unpickling can run code)")
+        Some("a zip archive: PyTorch's torch.save format, which ferrotorch.load (Python) and ferrotorch::serialization::load_pt (Rust) read without running its pickle")
     } else if bytes.len() >= 2 && bytes[0] == 0x80 && (2..=5).contains(&bytes[1]) {
         Some("a Python pickle: PyTorch's legacy torch.save format (_use_new_zipfile_serialization=False), which ferrotorch does not read, since unpickling can run code")
     } else if bytes.starts_with(b"\x93NUMPY") {

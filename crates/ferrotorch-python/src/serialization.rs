@@ -42,3 +42,78 @@ pub fn _safetensors_load<'py>(
     }
     Ok((out, meta))
 }
+
+/// `_C._load_pt(data, allowed)`: a `torch.save` zip read without running
+/// code (Note [Reading torch.save files]), as `(objects, root)`: one tuple
+/// per pickle object, `(kind, payload)`, children by index, for
+/// `_serialization.py` to build Python objects from (sharing kept).
+#[pyfunction]
+pub fn _load_pt<'py>(
+    py: Python<'py>,
+    data: &[u8],
+    allowed: Vec<String>,
+) -> PyResult<(Vec<Bound<'py, PyAny>>, usize)> {
+    use ferrotorch_serialize::pickle::Obj;
+    let ck = py
+        .detach(|| ferrotorch_serialize::pt::load_pt(data, &allowed))
+        .py()?;
+    let mut out = Vec::with_capacity(ck.doc.objs.len());
+    for (id, o) in ck.doc.objs.iter().enumerate() {
+        let item: Bound<'py, PyAny> = match o {
+            Obj::None => ("none", py.None()).into_pyobject(py)?.into_any(),
+            Obj::Bool(b) => ("value", *b).into_pyobject(py)?.into_any(),
+            Obj::Int(i) => ("value", *i).into_pyobject(py)?.into_any(),
+            Obj::BigInt(b) => ("bigint", PyBytes::new(py, b))
+                .into_pyobject(py)?
+                .into_any(),
+            Obj::Float(f) => ("value", *f).into_pyobject(py)?.into_any(),
+            Obj::Complex(re, im) => ("complex", (*re, *im)).into_pyobject(py)?.into_any(),
+            Obj::Str(s) => ("value", s.as_str()).into_pyobject(py)?.into_any(),
+            Obj::Bytes(b) => ("value", PyBytes::new(py, b)).into_pyobject(py)?.into_any(),
+            Obj::List(v) => ("list", v.clone()).into_pyobject(py)?.into_any(),
+            Obj::Tuple(v) => ("tuple", v.clone()).into_pyobject(py)?.into_any(),
+            Obj::Dict(v) => ("dict", v.clone()).into_pyobject(py)?.into_any(),
+            Obj::OrderedDict(v, meta) => ("ordereddict", (v.clone(), *meta))
+                .into_pyobject(py)?
+                .into_any(),
+            Obj::Set(v, frozen) => (if *frozen { "frozenset" } else { "set" }, v.clone())
+                .into_pyobject(py)?
+                .into_any(),
+            Obj::Tensor { .. } => {
+                let t = ck.tensor(id).ok_or_else(|| {
+                    pyo3::exceptions::PyRuntimeError::new_err(
+                        "torch.load: a tensor was not rebuilt",
+                    )
+                })?;
+                ("tensor", wrap(py, t.clone())?)
+                    .into_pyobject(py)?
+                    .into_any()
+            }
+            Obj::Parameter { requires_grad, .. } => {
+                let t = ck.tensor(id).ok_or_else(|| {
+                    pyo3::exceptions::PyRuntimeError::new_err(
+                        "torch.load: a parameter was not rebuilt",
+                    )
+                })?;
+                ("parameter", (wrap(py, t.clone())?, *requires_grad))
+                    .into_pyobject(py)?
+                    .into_any()
+            }
+            Obj::Size(v) => ("size", v.clone()).into_pyobject(py)?.into_any(),
+            Obj::DType(d) => ("dtype", *d).into_pyobject(py)?.into_any(),
+            Obj::Device(d) => ("device", d.as_str()).into_pyobject(py)?.into_any(),
+            Obj::Layout(l) => ("layout", l.as_str()).into_pyobject(py)?.into_any(),
+            Obj::Object { class, args, state } => {
+                ("object", (class.as_str(), args.clone(), *state))
+                    .into_pyobject(py)?
+                    .into_any()
+            }
+            // globals and persistent ids only appear inside what they build
+            Obj::Global(_) | Obj::Persistent(_) => {
+                ("internal", py.None()).into_pyobject(py)?.into_any()
+            }
+        };
+        out.push(item);
+    }
+    Ok((out, ck.doc.root))
+}

@@ -95,6 +95,23 @@ pub use ferrotorch_nn::safetensors;
 /// `torch.optim`: SGD, Adam, AdamW, RMSprop, Adagrad and `lr_scheduler`.
 pub use ferrotorch_optim as optim;
 
+/// PyTorch's files (`torch.load`): `.pt` checkpoints read without running
+/// code (Note [A pickle reader without callables]).
+pub mod serialization {
+    pub use ferrotorch_serialize::pickle;
+    pub use ferrotorch_serialize::pt::{load_pt, Checkpoint};
+
+    /// A state dict `torch.save(model.state_dict(), f)` wrote, ready for
+    /// `nn::Module::load_state_dict`.
+    pub fn load_state_dict_pt(bytes: &[u8]) -> crate::Result<crate::nn::StateDict> {
+        let mut sd = crate::nn::StateDict::new();
+        for (k, t) in load_pt(bytes, &[])?.state_dict()? {
+            sd.insert(k, t);
+        }
+        Ok(sd)
+    }
+}
+
 pub mod utils;
 
 /// Number of threads used by intra-op parallelism (`torch.get_num_threads`).

@@ -239,6 +239,9 @@ def load(f, map_location=None, weights_only=True, mmap=None, **pickle_load_args)
             blob = fh.read()
     else:
         blob = f.read()
+    if blob[:4] == b"PK\x03\x04" and blob[30:45] != b"archive/version":
+        # PyTorch's torch.save zip (Note [Reading torch.save files])
+        return _load_torch_zip(blob)
     tensors, meta = _C._safetensors_load(blob)
     for name in json.loads(meta.get("ferrotorch.complex", "[]")):
         t = tensors.get(name) if isinstance(name, str) else None
@@ -249,3 +252,68 @@ def load(f, map_location=None, weights_only=True, mmap=None, **pickle_load_args)
     if layout is None:
         return tensors
     return _Reader(tensors).value(json.loads(layout))
+
+
+def _load_torch_zip(blob):
+    """A ``torch.save`` file as Python objects: the Rust reader's objects
+    (no code runs: Note [A pickle reader without callables]) built in
+    three passes, so that shared objects stay shared and nesting costs no
+    recursion: mutable containers first (empty), then the other objects in
+    pickle order (a tuple's items precede it), then the containers' items."""
+    import ferrotorch as ft
+
+    objs, root = _C._load_pt(blob, [])
+    built = [None] * len(objs)
+    for i, (kind, payload) in enumerate(objs):
+        if kind == "list":
+            built[i] = []
+        elif kind == "dict":
+            built[i] = {}
+        elif kind == "ordereddict":
+            built[i] = collections.OrderedDict()
+        elif kind == "set":
+            built[i] = set()
+    for i, (kind, payload) in enumerate(objs):
+        if kind in ("value", "none"):
+            built[i] = payload
+        elif kind == "bigint":
+            built[i] = int.from_bytes(payload, "little", signed=True)
+        elif kind == "complex":
+            built[i] = complex(*payload)
+        elif kind == "tuple":
+            built[i] = tuple(built[j] for j in payload)
+        elif kind == "frozenset":
+            built[i] = frozenset(built[j] for j in payload)
+        elif kind == "tensor":
+            built[i] = payload
+        elif kind == "parameter":
+            built[i] = ft.nn.Parameter(payload[0], requires_grad=payload[1])
+        elif kind == "size":
+            built[i] = ft.Size(payload)
+        elif kind == "dtype":
+            built[i] = getattr(ft, payload)
+        elif kind == "device":
+            built[i] = ft.device(payload)
+        elif kind == "layout":
+            built[i] = getattr(ft, payload.rpartition(".")[2])
+        elif kind == "object":
+            raise RuntimeError(f"torch.load: the file holds an object of class {payload[0]}")
+    for i, (kind, payload) in enumerate(objs):
+        if kind == "list":
+            built[i].extend(built[j] for j in payload)
+        elif kind == "dict":
+            for k, v in payload:
+                built[i][built[k]] = built[v]
+        elif kind == "ordereddict":
+            for k, v in payload[0]:
+                built[i][built[k]] = built[v]
+        elif kind == "set":
+            built[i].update(built[j] for j in payload)
+    for i, (kind, payload) in enumerate(objs):
+        # a state dict's __dict__ (its _metadata), once every dict is filled
+        if kind == "ordereddict" and payload[1] is not None:
+            state = built[payload[1]]
+            if isinstance(state, dict):
+                for k, v in state.items():
+                    setattr(built[i], k, v)
+    return built[root]

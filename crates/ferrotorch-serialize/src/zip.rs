@@ -1,5 +1,6 @@
-//! The zip container of saved programs: stored (uncompressed) entries,
-//! written and read here, every offset and length checked before use.
+//! The zip container of saved programs and of PyTorch's checkpoints:
+//! stored (uncompressed) entries, written and read here, every offset and
+//! length checked before use.
 //!
 //! # Note [Program archives]
 //! A saved program is a zip, as PyTorch's archives are, so `unzip -l`
@@ -21,13 +22,14 @@ const CENTRAL: u32 = 0x0201_4b50;
 const END: u32 = 0x0605_4b50;
 /// Where each entry's data is aligned.
 const ALIGN: usize = 64;
-/// More entries than a program has: a bound checked before any is read.
-const MAX_ENTRIES: usize = 1024;
+/// More entries than an archive has (a checkpoint has one per storage): a
+/// bound checked before any is read, besides the directory's own size.
+const MAX_ENTRIES: usize = 1 << 20;
 /// The extra-field id of alignment padding (PyTorch's writer uses the same).
 const PAD_ID: u16 = 0x4246;
 
-fn bad(msg: impl Into<String>) -> Error {
-    Error::new(ErrorKind::Runtime, format!("jit.load: {}", msg.into()))
+fn bad(what: &str, msg: impl Into<String>) -> Error {
+    Error::new(ErrorKind::Runtime, format!("{what}: {}", msg.into()))
 }
 
 /// CRC-32 (IEEE, reflected), as zip stores it.
@@ -173,62 +175,37 @@ pub fn is_zip(bytes: &[u8]) -> bool {
     u32_at(bytes, 0) == Some(LOCAL)
 }
 
-/// The entries of an archive, by name, each its checked data.
+/// The entries of an archive, by name, each its checked data (errors
+/// begin with `jit.load:`).
 pub fn entries(b: &[u8]) -> Result<Vec<(String, &[u8])>> {
-    // the end record: its last 22 bytes when there is no comment (ours);
-    // otherwise searched for within the longest comment
-    let lo = b.len().saturating_sub(22 + u16::MAX as usize);
-    let end = (lo..=b.len().saturating_sub(22))
-        .rev()
-        .find(|&i| u32_at(b, i) == Some(END))
-        .ok_or_else(|| bad("not a complete zip archive (no end record; truncated?)"))?;
-    let count = usize::from(u16_at(b, end + 10).unwrap_or(0));
-    let dir_len = u32_at(b, end + 12).unwrap_or(0) as usize;
-    let dir_at = u32_at(b, end + 16).unwrap_or(0) as usize;
-    ensure!(
-        count <= MAX_ENTRIES,
-        Runtime,
-        "jit.load: the archive lists {count} entries (at most {MAX_ENTRIES})"
-    );
-    ensure!(
-        dir_at.checked_add(dir_len).is_some_and(|e| e <= end),
-        Runtime,
-        "jit.load: the archive's directory lies outside the file"
-    );
-    let mut out: Vec<(String, &[u8])> = Vec::with_capacity(count);
-    let mut at = dir_at;
-    for k in 0..count {
-        let field = |off: usize| u32_at(b, at + off).map(|v| v as usize);
-        ensure!(
-            at + 46 <= dir_at + dir_len && u32_at(b, at) == Some(CENTRAL),
-            Runtime,
-            "jit.load: directory entry {k} is damaged"
-        );
-        let method = u16_at(b, at + 10).unwrap_or(u16::MAX);
-        let crc = u32_at(b, at + 16).unwrap_or(0);
-        let (csize, size) = (field(20).unwrap_or(0), field(24).unwrap_or(0));
-        let nlen = usize::from(u16_at(b, at + 28).unwrap_or(0));
-        let elen = usize::from(u16_at(b, at + 30).unwrap_or(0));
-        let clen = usize::from(u16_at(b, at + 32).unwrap_or(0));
-        let header = field(42).unwrap_or(usize::MAX);
-        let next = at + 46 + nlen + elen + clen;
-        ensure!(
-            next <= dir_at + dir_len,
-            Runtime,
-            "jit.load: directory entry {k} runs past the directory"
-        );
-        let name = std::str::from_utf8(&b[at + 46..at + 46 + nlen])
-            .map_err(|_| bad(format!("directory entry {k} has a name that is not UTF-8")))?
-            .to_string();
+    entries_for(b, "jit.load")
+}
+
+/// [`entries`], errors beginning with `what` (`torch.load`).
+pub fn entries_for<'a>(b: &'a [u8], what: &str) -> Result<Vec<(String, &'a [u8])>> {
+    let dir = directory(b, what)?;
+    let dir_at = dir.first().map_or(0, |d| d.dir_at);
+    let mut out: Vec<(String, &[u8])> = Vec::with_capacity(dir.len());
+    for d in dir {
+        let Dir {
+            name,
+            method,
+            crc,
+            csize,
+            size,
+            header,
+            ..
+        } = d;
+        let nlen = name.len();
         ensure!(
             method == 0 && csize == size,
             Runtime,
-            "jit.load: entry {name:?} is compressed (method {method}); programs store entries uncompressed"
+            "{what}: entry {name:?} is compressed (method {method}); programs store entries uncompressed"
         );
         ensure!(
             !out.iter().any(|(n, _)| *n == name),
             Runtime,
-            "jit.load: the archive has two entries named {name:?}"
+            "{what}: the archive has two entries named {name:?}"
         );
         // the local header must agree with the directory
         ensure!(
@@ -238,22 +215,110 @@ pub fn entries(b: &[u8]) -> Result<Vec<(String, &[u8])>> {
                 && usize::from(u16_at(b, header + 26).unwrap_or(0)) == nlen
                 && b.get(header + 30..header + 30 + nlen) == Some(name.as_bytes()),
             Runtime,
-            "jit.load: the local header of entry {name:?} is damaged or disagrees with the directory"
+            "{what}: the local header of entry {name:?} is damaged or disagrees with the directory"
         );
         let lextra = usize::from(u16_at(b, header + 28).unwrap_or(0));
         let data = header + 30 + nlen + lextra;
         ensure!(
             data.checked_add(size).is_some_and(|e| e <= dir_at),
             Runtime,
-            "jit.load: entry {name:?} ({size} bytes) runs past the end of the data"
+            "{what}: entry {name:?} ({size} bytes) runs past the end of the data"
         );
         let bytes = &b[data..data + size];
         ensure!(
             crc32(bytes) == crc,
             Runtime,
-            "jit.load: entry {name:?} is corrupted (its CRC-32 does not match)"
+            "{what}: entry {name:?} is corrupted (its CRC-32 does not match)"
         );
         out.push((name, bytes));
+    }
+    Ok(out)
+}
+
+/// The names of an archive's entries, from its directory alone (what is
+/// in a file before any entry is read).
+pub fn names_for(b: &[u8], what: &str) -> Result<Vec<String>> {
+    Ok(directory(b, what)?.into_iter().map(|d| d.name).collect())
+}
+
+/// One entry of the central directory.
+struct Dir {
+    name: String,
+    method: u16,
+    crc: u32,
+    csize: usize,
+    size: usize,
+    header: usize,
+    dir_at: usize,
+}
+
+/// The central directory, every entry bounds-checked against it.
+fn directory(b: &[u8], what: &str) -> Result<Vec<Dir>> {
+    // the end record: its last 22 bytes when there is no comment (ours);
+    // otherwise searched for within the longest comment
+    let lo = b.len().saturating_sub(22 + u16::MAX as usize);
+    let end = (lo..=b.len().saturating_sub(22))
+        .rev()
+        .find(|&i| u32_at(b, i) == Some(END))
+        .ok_or_else(|| {
+            bad(
+                what,
+                "not a complete zip archive (no end record; truncated?)",
+            )
+        })?;
+    let count = usize::from(u16_at(b, end + 10).unwrap_or(0));
+    let dir_len = u32_at(b, end + 12).unwrap_or(0) as usize;
+    let dir_at = u32_at(b, end + 16).unwrap_or(0) as usize;
+    ensure!(
+        count <= MAX_ENTRIES,
+        Runtime,
+        "{what}: the archive lists {count} entries (at most {MAX_ENTRIES})"
+    );
+    ensure!(
+        dir_at.checked_add(dir_len).is_some_and(|e| e <= end),
+        Runtime,
+        "{what}: the archive's directory lies outside the file"
+    );
+    ensure!(
+        count.saturating_mul(46) <= dir_len,
+        Runtime,
+        "{what}: the archive lists {count} entries in a directory of {dir_len} bytes"
+    );
+    let mut out = Vec::with_capacity(count);
+    let mut at = dir_at;
+    for k in 0..count {
+        let field = |off: usize| u32_at(b, at + off).map(|v| v as usize);
+        ensure!(
+            at + 46 <= dir_at + dir_len && u32_at(b, at) == Some(CENTRAL),
+            Runtime,
+            "{what}: directory entry {k} is damaged"
+        );
+        let nlen = usize::from(u16_at(b, at + 28).unwrap_or(0));
+        let elen = usize::from(u16_at(b, at + 30).unwrap_or(0));
+        let clen = usize::from(u16_at(b, at + 32).unwrap_or(0));
+        let next = at + 46 + nlen + elen + clen;
+        ensure!(
+            next <= dir_at + dir_len,
+            Runtime,
+            "{what}: directory entry {k} runs past the directory"
+        );
+        let name = std::str::from_utf8(&b[at + 46..at + 46 + nlen])
+            .map_err(|_| {
+                bad(
+                    what,
+                    format!("directory entry {k} has a name that is not UTF-8"),
+                )
+            })?
+            .to_string();
+        out.push(Dir {
+            name,
+            method: u16_at(b, at + 10).unwrap_or(u16::MAX),
+            crc: u32_at(b, at + 16).unwrap_or(0),
+            csize: field(20).unwrap_or(0),
+            size: field(24).unwrap_or(0),
+            header: field(42).unwrap_or(usize::MAX),
+            dir_at,
+        });
         at = next;
     }
     Ok(out)
