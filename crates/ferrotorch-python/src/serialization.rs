@@ -117,3 +117,99 @@ pub fn _load_pt<'py>(
     }
     Ok((out, ck.doc.root))
 }
+
+/// The tagged tree `_serialization._tree` makes, as the writer's value.
+fn save_value(
+    o: &Bound<'_, PyAny>,
+    depth: usize,
+) -> PyResult<ferrotorch_serialize::pickle_write::Value> {
+    use ferrotorch_serialize::pickle_write::Value;
+    use pyo3::exceptions::PyValueError;
+    if depth > 1000 {
+        return Err(PyValueError::new_err(
+            "torch.save: the object nests deeper than 1000 levels",
+        ));
+    }
+    let t: Bound<'_, pyo3::types::PyTuple> = o.clone().cast_into()?;
+    let tag: String = t.get_item(0)?.extract()?;
+    let at = |i: usize| t.get_item(i);
+    let list = |i: usize| -> PyResult<Vec<Value>> {
+        at(i)?
+            .try_iter()?
+            .map(|x| save_value(&x?, depth + 1))
+            .collect()
+    };
+    let pairs = |i: usize| -> PyResult<Vec<(Value, Value)>> {
+        at(i)?
+            .try_iter()?
+            .map(|kv| {
+                let kv = kv?;
+                Ok((
+                    save_value(&kv.get_item(0)?, depth + 1)?,
+                    save_value(&kv.get_item(1)?, depth + 1)?,
+                ))
+            })
+            .collect()
+    };
+    let tensor = |i: usize| -> PyResult<ferrotorch_core::Tensor> {
+        Ok(at(i)?.cast::<PyTensor>()?.borrow().t.clone())
+    };
+    Ok(match tag.as_str() {
+        "none" => Value::None,
+        "bool" => Value::Bool(at(1)?.extract()?),
+        "int" => Value::Int(at(1)?.extract()?),
+        "bigint" => Value::BigInt(at(1)?.extract()?),
+        "float" => Value::Float(at(1)?.extract()?),
+        "complex" => Value::Complex(at(1)?.extract()?, at(2)?.extract()?),
+        "str" => Value::Str(at(1)?.extract()?),
+        "bytes" => Value::Bytes(at(1)?.extract()?),
+        "list" => Value::List(Some(at(1)?.extract()?), list(2)?),
+        "tuple" => Value::Tuple(list(1)?),
+        "dict" => Value::Dict(Some(at(1)?.extract()?), pairs(2)?),
+        "odict" => {
+            let attrs = at(3)?
+                .try_iter()?
+                .map(|kv| {
+                    let kv = kv?;
+                    Ok((
+                        kv.get_item(0)?.extract()?,
+                        save_value(&kv.get_item(1)?, depth + 1)?,
+                    ))
+                })
+                .collect::<PyResult<Vec<_>>>()?;
+            Value::OrderedDict(Some(at(1)?.extract()?), pairs(2)?, attrs)
+        }
+        "set" => Value::Set(list(1)?, at(2)?.extract()?),
+        "tensor" => Value::Tensor(Some(at(1)?.extract()?), tensor(2)?, at(3)?.extract()?),
+        "param" => Value::Parameter(Some(at(1)?.extract()?), tensor(2)?, at(3)?.extract()?),
+        "size" => Value::Size(at(1)?.extract()?),
+        "dtype" => {
+            let name: String = at(1)?.extract()?;
+            Value::DType(ferrotorch_core::DType::from_name(&name).ok_or_else(|| {
+                PyValueError::new_err(format!("torch.save: unknown dtype {name}"))
+            })?)
+        }
+        "device" => Value::Device(at(1)?.extract()?),
+        "ref" => Value::Ref(at(1)?.extract()?),
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "torch.save: unknown tag {other}"
+            )))
+        }
+    })
+}
+
+/// `_C._save_pt(tree, archive)`: the bytes of a `torch.save` zip of the
+/// tagged tree (Note [Writing torch.save files]).
+#[pyfunction]
+pub fn _save_pt<'py>(
+    py: Python<'py>,
+    tree: &Bound<'py, PyAny>,
+    archive: &str,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let v = save_value(tree, 0)?;
+    let bytes = py
+        .detach(|| ferrotorch_serialize::pt::save_pt(&v, archive))
+        .py()?;
+    Ok(PyBytes::new(py, &bytes))
+}

@@ -1,10 +1,12 @@
 //! PyTorch's files, read and written natively and safely: the zip
 //! container ([`zip`]), a pickle reader with no general callables
-//! ([`pickle`], Note [A pickle reader without callables]) and `.pt`
-//! checkpoints as `torch.save` writes them ([`pt`]).
+//! ([`pickle`], Note [A pickle reader without callables]), its writer
+//! ([`pickle_write`]) and `.pt` checkpoints as `torch.save` writes them
+//! ([`pt`]).
 
 #![deny(missing_docs)]
 
 pub mod pickle;
+pub mod pickle_write;
 pub mod pt;
 pub mod zip;

@@ -285,3 +285,49 @@ impl Checkpoint {
             .collect()
     }
 }
+
+/// `v` as the bytes of a `torch.save` zip whose entries sit under
+/// `archive/` (torch names it after the file: `model` for `model.pt`)
+/// (Note [Writing torch.save files]); `torch.load` reads it.
+pub fn save_pt(v: &crate::pickle_write::Value, archive: &str) -> Result<Vec<u8>> {
+    ensure!(
+        !archive.is_empty() && !archive.contains('/'),
+        Runtime,
+        "torch.save: the archive name {archive:?} is not one path component"
+    );
+    let (pkl, storages) = crate::pickle_write::write(v)?;
+    let id = serialization_id();
+    let mut names: Vec<String> = vec![
+        format!("{archive}/data.pkl"),
+        format!("{archive}/.format_version"),
+        format!("{archive}/.storage_alignment"),
+        format!("{archive}/byteorder"),
+    ];
+    names.extend(storages.iter().map(|s| format!("{archive}/data/{}", s.key)));
+    names.push(format!("{archive}/version"));
+    names.push(format!("{archive}/.data/serialization_id"));
+    let mut datas: Vec<&[u8]> = vec![&pkl, b"1", b"64", b"little"];
+    datas.extend(storages.iter().map(|s| s.bytes.as_slice()));
+    datas.push(b"3\n");
+    datas.push(id.as_bytes());
+    let entries: Vec<(&str, &[u8])> = names.iter().map(|n| n.as_str()).zip(datas).collect();
+    crate::zip::write(&entries)
+}
+
+/// torch's `.data/serialization_id`: 40 decimal digits, unique per file.
+fn serialization_id() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNT: AtomicU64 = AtomicU64::new(0);
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let n = COUNT.fetch_add(1, Ordering::Relaxed);
+    let s = format!("{t:020}{:010}{n:010}", std::process::id());
+    s.chars()
+        .rev()
+        .take(40)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect()
+}

@@ -99,7 +99,23 @@ pub use ferrotorch_optim as optim;
 /// code (Note [A pickle reader without callables]).
 pub mod serialization {
     pub use ferrotorch_serialize::pickle;
-    pub use ferrotorch_serialize::pt::{load_pt, Checkpoint};
+    pub use ferrotorch_serialize::pickle_write::Value;
+    pub use ferrotorch_serialize::pt::{load_pt, save_pt, Checkpoint};
+
+    /// A state dict as `torch.save(model.state_dict(), f)` writes it (an
+    /// `OrderedDict` of tensors), for `torch.load` or [`load_state_dict_pt`].
+    pub fn save_state_dict_pt(sd: &crate::nn::StateDict, archive: &str) -> crate::Result<Vec<u8>> {
+        let items = sd
+            .iter()
+            .map(|(k, t)| {
+                (
+                    Value::Str(k.to_string()),
+                    Value::Tensor(None, t.detach(), false),
+                )
+            })
+            .collect();
+        save_pt(&Value::OrderedDict(None, items, Vec::new()), archive)
+    }
 
     /// A state dict `torch.save(model.state_dict(), f)` wrote, ready for
     /// `nn::Module::load_state_dict`.

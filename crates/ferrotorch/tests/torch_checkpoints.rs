@@ -32,3 +32,23 @@ fn a_torch_state_dict_loads_into_the_rust_model() -> Result<()> {
     }
     Ok(())
 }
+
+#[test]
+fn a_state_dict_saved_from_rust_loads_back() -> Result<()> {
+    torch::manual_seed(3);
+    let model = nn::Sequential::new()
+        .append(nn::Linear::new(3, 4, true)?)
+        .append(nn::Linear::new(4, 2, true)?);
+    let sd = model.state_dict();
+    let bytes = torch::serialization::save_state_dict_pt(&sd, "model")?;
+    let back = torch::serialization::load_state_dict_pt(&bytes)?;
+    assert_eq!(back.len(), sd.len());
+    for (k, t) in sd.iter() {
+        assert_eq!(
+            back.get(k).unwrap().to_vec::<f32>()?,
+            t.contiguous()?.to_vec::<f32>()?,
+            "{k}"
+        );
+    }
+    Ok(())
+}

@@ -136,6 +136,14 @@ pub fn load_bytes(bytes: &[u8]) -> Result<ScriptModule> {
         return load_v1(bytes);
     }
     let entries = crate::zip::entries(bytes)?;
+    // a torch.save checkpoint (a data.pkl, no program of ours)
+    let names: Vec<&str> = entries.iter().map(|(n, _)| n.as_str()).collect();
+    ensure!(
+        names.contains(&VERSION_ENTRY)
+            || !names.iter().any(|n| n.ends_with("/data.pkl") && !n.contains("/code/")),
+        Runtime,
+        "jit.load: not a ferrotorch program but a torch.save checkpoint (a data.pkl of tensors): load it with torch.load"
+    );
     let entry = |name: &str| {
         entries
             .iter()

@@ -188,10 +188,105 @@ class _Reader:
         return node["v"]
 
 
-def save(obj, f):
-    """Write ``obj`` (a tensor, or dicts/lists/tuples of tensors and plain
-    values) to the path or binary file ``f`` in safetensors format. See
-    Note [What save keeps]."""
+def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_serialization=True,
+         _disable_byteorder_record=False):
+    """Write ``obj`` to the path or binary file ``f`` as ``torch.save`` does:
+    PyTorch's zip format (Note [Writing torch.save files]), which
+    ``torch.load(weights_only=True)`` reads — tensors with their strides and
+    shared storages, parameters, dicts (``OrderedDict`` with a state dict's
+    ``_metadata``), lists, tuples, sets, numbers, strings, bytes, sizes,
+    dtypes and devices. An object holding a custom class's object
+    (``torch.classes``) is written in ferrotorch's own safetensors layout
+    (Note [What save keeps]), which ``load`` reads too, and so is a save
+    to a path ending in ``.safetensors``."""
+    named_safetensors = isinstance(f, (str, os.PathLike)) and os.fspath(f).endswith(".safetensors")
+    try:
+        if named_safetensors:
+            raise _NeedsOwnFormat()
+        tree = _tree(obj, {})
+    except _NeedsOwnFormat:
+        blob = _save_safetensors(obj)
+    else:
+        archive = "archive"
+        if isinstance(f, (str, os.PathLike)):
+            stem = os.path.splitext(os.path.basename(os.fspath(f)))[0]
+            archive = stem if stem and "/" not in stem else "archive"
+        blob = _C._save_pt(tree, archive)
+    _write_blob(f, blob)
+
+
+class _NeedsOwnFormat(Exception):
+    """An object torch's format has no place for here (a custom class's
+    object): saved in ferrotorch's own layout instead."""
+
+
+def _tree(obj, seen):
+    """``obj`` as the tagged tree ``_C._save_pt`` writes; ``seen`` maps the
+    ids of containers and tensors already written (shared objects become
+    references)."""
+    import ferrotorch as ft
+
+    if obj is None:
+        return ("none",)
+    if isinstance(obj, bool):
+        return ("bool", obj)
+    if isinstance(obj, int):
+        if -2 ** 63 <= obj < 2 ** 63:
+            return ("int", obj)
+        n = (obj.bit_length() + 8) // 8
+        return ("bigint", obj.to_bytes(n, "little", signed=True))
+    if isinstance(obj, float):
+        return ("float", obj)
+    if isinstance(obj, complex):
+        return ("complex", obj.real, obj.imag)
+    if isinstance(obj, str):
+        return ("str", obj)
+    if isinstance(obj, (bytes, bytearray)):
+        return ("bytes", bytes(obj))
+    if isinstance(obj, ft.Size):
+        return ("size", list(obj))
+    if isinstance(obj, ft.dtype):
+        return ("dtype", str(obj).replace("torch.", ""))
+    if isinstance(obj, ft.device):
+        return ("device", str(obj))
+    if isinstance(obj, _C.ScriptObject):
+        raise _NeedsOwnFormat()
+    key = id(obj)
+    if key in seen:
+        return ("ref", key)
+    if isinstance(obj, _C.Tensor):
+        seen[key] = obj
+        if isinstance(obj, ft.nn.Parameter):
+            return ("param", key, obj.detach(), obj.requires_grad)
+        return ("tensor", key, obj.detach(), obj.requires_grad)
+    if isinstance(obj, collections.OrderedDict):
+        seen[key] = obj
+        attrs = [(k, _tree(v, seen)) for k, v in vars(obj).items()] if hasattr(obj, "__dict__") else []
+        return ("odict", key, [(_tree(k, seen), _tree(v, seen)) for k, v in obj.items()], attrs)
+    if type(obj) is dict:
+        seen[key] = obj
+        return ("dict", key, [(_tree(k, seen), _tree(v, seen)) for k, v in obj.items()])
+    if type(obj) is list:
+        seen[key] = obj
+        return ("list", key, [_tree(v, seen) for v in obj])
+    if type(obj) is tuple:
+        return ("tuple", [_tree(v, seen) for v in obj])
+    if isinstance(obj, (set, frozenset)) and type(obj) in (set, frozenset):
+        return ("set", [_tree(v, seen) for v in obj], type(obj) is frozenset)
+    if any(isinstance(v, _C.ScriptObject) for v in (obj,)):
+        raise _NeedsOwnFormat()
+    from .nn import Module
+
+    if isinstance(obj, Module):
+        raise TypeError(f"torch.save: a whole module ({type(obj).__name__}) cannot be saved yet; save its "
+                        "state_dict() and load that into a new instance")
+    raise TypeError(f"torch.save: cannot save an object of type {type(obj).__module__}.{type(obj).__qualname__} "
+                    "(a checkpoint holds tensors, containers, numbers, strings, sizes, dtypes and devices)")
+
+
+def _save_safetensors(obj):
+    """``obj`` in ferrotorch's own safetensors layout (Note [What save
+    keeps])."""
     w = _Writer()
     w.collect(obj)
     w.plan()
@@ -199,7 +294,12 @@ def save(obj, f):
     meta = {"ferrotorch.layout": json.dumps(layout)}
     if w.paired:
         meta["ferrotorch.complex"] = json.dumps(sorted(w.paired))
-    blob = _C._safetensors_save(sorted(w.tensors.items()), meta)
+    return _C._safetensors_save(sorted(w.tensors.items()), meta)
+
+
+def _write_blob(f, blob):
+    """``blob`` to the binary file ``f``, or to the path ``f`` atomically
+    (a temporary file in the same directory, synced, renamed over it)."""
     if not isinstance(f, (str, os.PathLike)):
         _files.write_bytes(f, blob)  # Note [Handing bytes to a BytesIO]
         return
