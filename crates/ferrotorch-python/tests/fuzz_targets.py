@@ -9,6 +9,8 @@ Every target draws from ``random.Random(seed)``, so a failure names the
 seed and iteration that reproduce it. What each checks:
 
 - ``load``: ``ferrotorch.load`` and the safetensors reader on mutated files
+- ``pickle``: ``ferrotorch.load`` of torch.save files (torch's fixtures and
+  ours) whose pickle and storages are mutated and re-zipped with valid CRCs
   (bit flips, cut, spliced and rewritten headers, hostile layout metadata)
   return or raise an ordinary exception; never crash, hang or allocate
   without bound.
@@ -31,9 +33,11 @@ seed and iteration that reproduce it. What each checks:
 
 import ctypes
 import io
+import os
 import json
 import random
 import struct
+import zipfile
 import sys
 import time
 
@@ -144,9 +148,14 @@ def _mutate_header(rng, head, kind):
 
 
 def fuzz_load(rng):
-    buf = io.BytesIO()
-    torch.save(_sample_objects(rng)[0], buf)
-    blob = buf.getvalue()
+    obj = _sample_objects(rng)[0]
+    if rng.random() < 0.5:  # ferrotorch's own safetensors layout
+        from ferrotorch import _serialization
+        blob = _serialization._save_safetensors(obj)
+    else:
+        buf = io.BytesIO()
+        torch.save(obj, buf)
+        blob = buf.getvalue()
     for _ in range(rng.randint(1, 3)):
         blob = _mutate(rng, blob)
     for fn in (lambda: torch.load(io.BytesIO(blob)), lambda: torch._C._safetensors_load(blob)):
@@ -154,6 +163,66 @@ def fuzz_load(rng):
             fn()
         except OK_ERRORS as e:
             _check_clean(e)
+
+
+# ---------------------------------------------------------------- pickle
+
+_PT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "torch_pt")
+_OPS = [b"(", b")", b"]", b"}", b"t", b"e", b"u", b"s", b"a", b"R", b"b", b"Q", b"h\x00", b"q\x00", b"N",
+        b"\x85", b"\x86", b"\x87", b"\x81", b"\x93", b"0", b"1", b"2", b".", b"\x94", b"\x8c\x05torch",
+        b"ctorch._utils\n_rebuild_tensor_v2\n", b"ctorch\nFloatStorage\n", b"ccollections\nOrderedDict\n",
+        b"cos\nsystem\n", b"K\xff", b"J\xff\xff\xff\x7f", b"X\xff\xff\xff\x7f", b"\x8a\x08" + b"\xff" * 8]
+
+
+def _pt_seed(rng):
+    """A torch.save file (one torch wrote, or ours) as its entries."""
+    if rng.random() < 0.5:
+        names = sorted(n for n in os.listdir(_PT) if n.endswith(".pt"))
+        with open(os.path.join(_PT, rng.choice(names)), "rb") as f:
+            blob = f.read()
+    else:
+        buf = io.BytesIO()
+        torch.save(_sample_objects(rng)[0], buf)
+        blob = buf.getvalue()
+    with zipfile.ZipFile(io.BytesIO(blob)) as z:
+        return [(i.filename, z.read(i.filename)) for i in z.infolist()]
+
+
+def fuzz_pickle(rng):
+    """ferrotorch.load of torch.save files whose pickle (and storages) are
+    mutated and re-zipped with valid CRCs, so the mutations reach the
+    pickle reader: every outcome is a value or an ordinary error."""
+    entries = _pt_seed(rng)
+    out = []
+    for name, data in entries:
+        b = bytearray(data)
+        if name.endswith("data.pkl"):
+            for _ in range(rng.randint(1, 4)):
+                kind = rng.randrange(5)
+                i = rng.randrange(len(b) + 1)
+                if kind == 0 and b:
+                    b[min(i, len(b) - 1)] ^= 1 << rng.randrange(8)
+                elif kind == 1:
+                    b[i:i] = rng.choice(_OPS)
+                elif kind == 2:
+                    del b[i:i + rng.randint(1, 8)]
+                elif kind == 3:
+                    b = b[:i]
+                else:
+                    b[i:i] = b[rng.randrange(len(b) + 1):][:rng.randint(1, 64)]
+        elif name.split("/")[-2:-1] == ["data"] and rng.random() < 0.2:
+            b = b[:rng.randrange(len(b) + 1)]  # a storage shorter than declared
+        out.append((name, bytes(b)))
+    if rng.random() < 0.1:
+        rng.shuffle(out)
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_STORED) as z:
+        for name, data in out:
+            z.writestr(name, data)
+    try:
+        torch.load(io.BytesIO(buf.getvalue()))
+    except OK_ERRORS as e:
+        _check_clean(e)
 
 
 # ------------------------------------------------------------- foreign
@@ -503,7 +572,7 @@ def fuzz_indexing(rng):
     assert np.array_equal(t2.numpy(), a2), ("setitem", idx, shape)
 
 
-TARGETS = {"load": fuzz_load, "foreign": fuzz_foreign, "views": fuzz_views,
+TARGETS = {"load": fuzz_load, "pickle": fuzz_pickle, "foreign": fuzz_foreign, "views": fuzz_views,
            "indexing": fuzz_indexing}
 
 

@@ -182,3 +182,9 @@ def test_a_memo_bomb_loads_as_shared_objects_in_no_time():
     got = _load_bytes(_zip(pkl))
     assert time.perf_counter() - t < 2.0
     assert got[0] is got[1] and len(got) == 2
+
+
+def test_a_dtype_ferrotorch_lacks_is_a_named_error_even_as_a_value():
+    # found by the pickle fuzz target: it was an AttributeError from the loader
+    with pytest.raises(RuntimeError, match="the dtype torch.float8_e4m3fn, which ferrotorch does not have"):
+        _load_bytes(_zip(b"\x80\x02ctorch\nfloat8_e4m3fn\n."))

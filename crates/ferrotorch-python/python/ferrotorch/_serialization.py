@@ -354,6 +354,13 @@ def load(f, map_location=None, weights_only=True, mmap=None, **pickle_load_args)
     return _Reader(tensors).value(json.loads(layout))
 
 
+def _named(ft, name, what):
+    v = getattr(ft, name, None)
+    if v is None:
+        raise RuntimeError(f"torch.load: the file holds the {what} torch.{name}, which ferrotorch does not have")
+    return v
+
+
 def _load_torch_zip(blob):
     """A ``torch.save`` file as Python objects: the Rust reader's objects
     (no code runs: Note [A pickle reader without callables]) built in
@@ -391,11 +398,11 @@ def _load_torch_zip(blob):
         elif kind == "size":
             built[i] = ft.Size(payload)
         elif kind == "dtype":
-            built[i] = getattr(ft, payload)
+            built[i] = _named(ft, payload, "dtype")
         elif kind == "device":
             built[i] = ft.device(payload)
         elif kind == "layout":
-            built[i] = getattr(ft, payload.rpartition(".")[2])
+            built[i] = _named(ft, payload.rpartition(".")[2], "layout")
         elif kind == "object":
             raise RuntimeError(f"torch.load: the file holds an object of class {payload[0]}")
     for i, (kind, payload) in enumerate(objs):
