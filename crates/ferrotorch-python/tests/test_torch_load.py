@@ -188,3 +188,16 @@ def test_a_dtype_ferrotorch_lacks_is_a_named_error_even_as_a_value():
     # found by the pickle fuzz target: it was an AttributeError from the loader
     with pytest.raises(RuntimeError, match="the dtype torch.float8_e4m3fn, which ferrotorch does not have"):
         _load_bytes(_zip(b"\x80\x02ctorch\nfloat8_e4m3fn\n."))
+
+
+def test_damaged_legacy_streams_are_errors_naming_the_damage():
+    good = open(os.path.join(PT, "legacy_views.pt"), "rb").read()
+    assert ft.load(io.BytesIO(good))["col"].tolist() == [2.0, 8.0, 14.0, 20.0]
+    for cut, message in ((len(good) - 3, "more than the file holds"), (len(good) // 3, "truncated|ends before"),
+                         (20, "truncated|ends before")):
+        with pytest.raises(RuntimeError, match=message):
+            _load_bytes(good[:cut])
+    bad = bytearray(good)
+    bad[4] ^= 0xFF  # the magic number
+    with pytest.raises(RuntimeError, match="magic number is not torch's"):
+        _load_bytes(bytes(bad))

@@ -58,9 +58,29 @@ pub fn is_pt_zip(bytes: &[u8]) -> bool {
     crate::zip::is_zip(bytes)
 }
 
-/// Read a `torch.save` zip (Note [Reading torch.save files]); `allowed`
-/// names extra classes the pickle may hold (`safe_globals`).
+/// Read a file `torch.save` wrote (Note [Reading torch.save files]): the
+/// zip format, or the stream before torch 1.6; `allowed` names extra
+/// classes the pickle may hold (`safe_globals`).
 pub fn load_pt(bytes: &[u8], allowed: &[String]) -> Result<Checkpoint> {
+    if crate::zip::is_zip(bytes) {
+        return load_zip(bytes, allowed);
+    }
+    if bytes.starts_with(LEGACY_START) {
+        return load_legacy(bytes, allowed);
+    }
+    bail!(
+        Runtime,
+        "{WHAT}: not a file torch.save wrote (neither its zip format nor its legacy stream)"
+    )
+}
+
+/// How the legacy stream begins: protocol 2, then the magic number as a
+/// 10-byte LONG1.
+const LEGACY_START: &[u8] = b"\x80\x02\x8a\x0a";
+/// torch's legacy magic number, little-endian.
+const MAGIC: [u8; 10] = [0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19];
+
+fn load_zip(bytes: &[u8], allowed: &[String]) -> Result<Checkpoint> {
     let names = crate::zip::names_for(bytes, WHAT)?;
     if let Some(n) = names.iter().find(|n| n.split('/').nth(1) == Some("code")) {
         bail!(
@@ -93,48 +113,180 @@ pub fn load_pt(bytes: &[u8], allowed: &[String]) -> Result<Checkpoint> {
         ),
     };
     let doc = pickle::read(pkl.1, allowed, WHAT)?;
-    // the storages the persistent ids name: (entry bytes, dtype, numel)
-    let mut storages: HashMap<Id, (String, &[u8], DType)> = HashMap::new();
-    for (id, o) in doc.objs.iter().enumerate() {
-        let Obj::Persistent(pid) = o else { continue };
-        let Obj::Tuple(parts) = doc.get(*pid) else {
-            bail!(Runtime, "{WHAT}: a persistent id that is not a tuple");
-        };
-        ensure!(
-            parts.len() == 5 && matches!(doc.get(parts[0]), Obj::Str(s) if s == "storage"),
+    build(doc, |key| entry(&format!("data/{key}")), big)
+}
+
+/// The stream torch wrote before 1.6 (`_use_new_zipfile_serialization=
+/// False`): the magic number, the protocol version (1001), the system
+/// info (byte order), the object's pickle, the list of storage keys, then
+/// each storage as an int64 element count and its bytes.
+fn load_legacy(bytes: &[u8], allowed: &[String]) -> Result<Checkpoint> {
+    let (magic, at) = pickle::read_at(bytes, 0, &[], WHAT)?;
+    ensure!(
+        matches!(magic.get(magic.root), Obj::BigInt(b) if b[..] == MAGIC),
+        Runtime,
+        "{WHAT}: a pickle stream whose magic number is not torch's"
+    );
+    let (version, at) = pickle::read_at(bytes, at, &[], WHAT)?;
+    ensure!(
+        matches!(version.get(version.root), Obj::Int(1001)),
+        Runtime,
+        "{WHAT}: a legacy file of a protocol version other than 1001"
+    );
+    let (info, at) = pickle::read_at(bytes, at, &[], WHAT)?;
+    let mut big = false;
+    if let Obj::Dict(items) = info.get(info.root) {
+        for &(k, v) in items {
+            if matches!(info.get(k), Obj::Str(s) if s == "little_endian") {
+                big = matches!(info.get(v), Obj::Bool(false));
+            }
+        }
+    }
+    let (doc, at) = pickle::read_at(bytes, at, allowed, WHAT)?;
+    let (keys, mut at) = pickle::read_at(bytes, at, &[], WHAT)?;
+    let Obj::List(key_ids) = keys.get(keys.root) else {
+        bail!(
             Runtime,
-            "{WHAT}: a persistent id that is not ('storage', type, key, location, numel)"
+            "{WHAT}: the legacy file's storage keys are not a list"
         );
-        let dtype = match doc.get(parts[1]) {
-            Obj::Global(Global::Storage(d)) => dtype_of(d)?,
-            Obj::DType(d) => dtype_of(d)?,
-            _ => bail!(
-                Runtime,
-                "{WHAT}: a storage whose type is not a storage class"
-            ),
+    };
+    // each storage's element size, from the persistent ids that name it
+    let mut sizes: HashMap<String, usize> = HashMap::new();
+    for o in &doc.objs {
+        if let Obj::Persistent(pid) = o {
+            if let (Some(key), Ok((dtype, _, _))) =
+                (storage_key(&doc, *pid), storage_of(&doc, *pid))
+            {
+                sizes.insert(key, dtype.size());
+            }
+        }
+    }
+    let mut data: HashMap<String, &[u8]> = HashMap::new();
+    for &k in key_ids {
+        let Obj::Str(key) = keys.get(k) else {
+            bail!(Runtime, "{WHAT}: a legacy storage key that is not a str");
         };
-        let Obj::Str(key) = doc.get(parts[2]) else {
-            bail!(Runtime, "{WHAT}: a storage whose key is not a str");
-        };
-        let numel = match doc.get(parts[4]) {
-            Obj::Int(n) if *n >= 0 => *n as usize,
-            _ => bail!(Runtime, "{WHAT}: storage {key} has no element count"),
-        };
-        let data = entry(&format!("data/{key}")).ok_or_else(|| {
+        let n = bytes
+            .get(at..at + 8)
+            .ok_or_else(|| {
+                ferrotorch_core::Error::new(
+                    ferrotorch_core::ErrorKind::Runtime,
+                    format!("{WHAT}: the legacy file ends before storage {key}"),
+                )
+            })?
+            .try_into()
+            .map(|b: [u8; 8]| {
+                if big {
+                    u64::from_be_bytes(b)
+                } else {
+                    u64::from_le_bytes(b)
+                }
+            })
+            .unwrap_or(0);
+        let esize = *sizes.get(key.as_str()).ok_or_else(|| {
             ferrotorch_core::Error::new(
                 ferrotorch_core::ErrorKind::Runtime,
-                format!("{WHAT}: storage {key} has no entry data/{key} in the file"),
+                format!("{WHAT}: storage {key} is listed but no tensor names it"),
+            )
+        })?;
+        let len = usize::try_from(n)
+            .ok()
+            .and_then(|n| n.checked_mul(esize))
+            .filter(|&l| at + 8 + l <= bytes.len())
+            .ok_or_else(|| {
+                ferrotorch_core::Error::new(
+                    ferrotorch_core::ErrorKind::Runtime,
+                    format!(
+                        "{WHAT}: storage {key} declares {n} elements, more than the file holds"
+                    ),
+                )
+            })?;
+        data.insert(key.clone(), &bytes[at + 8..at + 8 + len]);
+        at += 8 + len;
+    }
+    build(doc, |key| data.get(key).copied(), big)
+}
+
+fn storage_key(doc: &Document, pid: Id) -> Option<String> {
+    match doc.get(pid) {
+        Obj::Tuple(parts) if parts.len() >= 5 => match doc.get(parts[2]) {
+            Obj::Str(k) => Some(k.clone()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// A persistent id's `(dtype, numel, view offset)`.
+fn storage_of(doc: &Document, pid: Id) -> Result<(DType, usize, usize)> {
+    let Obj::Tuple(parts) = doc.get(pid) else {
+        bail!(Runtime, "{WHAT}: a persistent id that is not a tuple");
+    };
+    ensure!(
+        (parts.len() == 5 || parts.len() == 6)
+            && matches!(doc.get(parts[0]), Obj::Str(s) if s == "storage"),
+        Runtime,
+        "{WHAT}: a persistent id that is not ('storage', type, key, location, numel)"
+    );
+    let dtype = match doc.get(parts[1]) {
+        Obj::Global(Global::Storage(d)) => dtype_of(d)?,
+        Obj::DType(d) => dtype_of(d)?,
+        _ => bail!(
+            Runtime,
+            "{WHAT}: a storage whose type is not a storage class"
+        ),
+    };
+    let numel = match doc.get(parts[4]) {
+        Obj::Int(n) if *n >= 0 => *n as usize,
+        _ => bail!(Runtime, "{WHAT}: a storage without an element count"),
+    };
+    // the legacy format's (view key, offset, size) of a storage view
+    let view = match parts.get(5).map(|&v| doc.get(v)) {
+        None | Some(Obj::None) => 0,
+        Some(Obj::Tuple(v)) if v.len() == 3 => match doc.get(v[1]) {
+            Obj::Int(o) if *o >= 0 => *o as usize,
+            _ => bail!(Runtime, "{WHAT}: a storage view with a bad offset"),
+        },
+        _ => bail!(
+            Runtime,
+            "{WHAT}: a storage view that is not (key, offset, size)"
+        ),
+    };
+    Ok((dtype, numel, view))
+}
+
+/// The checkpoint of a pickle whose storages `data` gives by key.
+fn build<'a>(
+    doc: Document,
+    data: impl Fn(&str) -> Option<&'a [u8]>,
+    big: bool,
+) -> Result<Checkpoint> {
+    // the storages the persistent ids name: (key, entry bytes, dtype, view offset)
+    let mut storages: HashMap<Id, (String, &[u8], DType, usize)> = HashMap::new();
+    for (id, o) in doc.objs.iter().enumerate() {
+        let Obj::Persistent(pid) = o else { continue };
+        let (dtype, numel, view) = storage_of(&doc, *pid)?;
+        let key = storage_key(&doc, *pid).ok_or_else(|| {
+            ferrotorch_core::Error::new(
+                ferrotorch_core::ErrorKind::Runtime,
+                format!("{WHAT}: a storage whose key is not a str"),
+            )
+        })?;
+        let bytes = data(&key).ok_or_else(|| {
+            ferrotorch_core::Error::new(
+                ferrotorch_core::ErrorKind::Runtime,
+                format!("{WHAT}: storage {key} has no data in the file"),
             )
         })?;
         ensure!(
-            numel.checked_mul(dtype.size()) == Some(data.len()),
+            numel.checked_mul(dtype.size()) == Some(bytes.len()),
             Runtime,
             "{WHAT}: storage {key} should hold {numel} elements of torch.{} ({} bytes) but its entry has {} bytes",
             dtype.name(),
             numel.saturating_mul(dtype.size()),
-            data.len()
+            bytes.len()
         );
-        storages.insert(id, (key.clone(), data, dtype));
+        storages.insert(id, (key, bytes, dtype, view));
     }
     // one tensor per (storage, dtype): views of a storage share it
     let mut made: HashMap<(String, DType), Tensor> = HashMap::new();
@@ -149,7 +301,7 @@ pub fn load_pt(bytes: &[u8], allowed: &[String]) -> Result<Checkpoint> {
             dtype,
         } = o
         {
-            let (key, data, stored) = storages.get(storage).ok_or_else(|| {
+            let (key, bytes, stored, view) = storages.get(storage).ok_or_else(|| {
                 ferrotorch_core::Error::new(
                     ferrotorch_core::ErrorKind::Runtime,
                     format!("{WHAT}: a tensor whose storage is not one of the file's"),
@@ -162,12 +314,18 @@ pub fn load_pt(bytes: &[u8], allowed: &[String]) -> Result<Checkpoint> {
             let base = match made.get(&(key.clone(), dt)) {
                 Some(t) => t.clone(),
                 None => {
-                    let t = storage_tensor(key, data, dt, big)?;
+                    let t = storage_tensor(key, bytes, dt, big)?;
                     made.insert((key.clone(), dt), t.clone());
                     t
                 }
             };
-            let t = view_of(&base, *offset, size, stride)?;
+            let offset = offset.checked_add(*view as i64).ok_or_else(|| {
+                ferrotorch_core::Error::new(
+                    ferrotorch_core::ErrorKind::Runtime,
+                    format!("{WHAT}: a tensor offset overflows"),
+                )
+            })?;
+            let t = view_of(&base, offset, size, stride)?;
             let t = if *requires_grad {
                 t.requires_grad_(true)?
             } else {

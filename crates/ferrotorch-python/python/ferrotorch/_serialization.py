@@ -339,9 +339,10 @@ def load(f, map_location=None, weights_only=True, mmap=None, **pickle_load_args)
             blob = fh.read()
     else:
         blob = f.read()
-    if blob[:4] == b"PK\x03\x04" and blob[30:45] != b"archive/version":
-        # PyTorch's torch.save zip (Note [Reading torch.save files])
-        return _load_torch_zip(blob)
+    if (blob[:4] == b"PK\x03\x04" and blob[30:45] != b"archive/version") or blob[:4] == b"\x80\x02\x8a\x0a":
+        # PyTorch's torch.save zip, or its stream before 1.6 (Note [Reading
+        # torch.save files])
+        return _load_torch(blob)
     tensors, meta = _C._safetensors_load(blob)
     for name in json.loads(meta.get("ferrotorch.complex", "[]")):
         t = tensors.get(name) if isinstance(name, str) else None
@@ -361,7 +362,7 @@ def _named(ft, name, what):
     return v
 
 
-def _load_torch_zip(blob):
+def _load_torch(blob):
     """A ``torch.save`` file as Python objects: the Rust reader's objects
     (no code runs: Note [A pickle reader without callables]) built in
     three passes, so that shared objects stay shared and nesting costs no
