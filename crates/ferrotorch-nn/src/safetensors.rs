@@ -257,9 +257,8 @@ pub fn metadata(bytes: &[u8]) -> Result<BTreeMap<String, String>> {
 }
 
 /// What a file that is not safetensors most likely is, recognised by its
-/// first bytes, with what to do about it: PyTorch's own checkpoint formats
-/// hold pickles, which can run code, so they are named and refused rather
-/// than read.
+/// first bytes, with what reads it instead (PyTorch's checkpoints: the
+/// serialize crate's reader, which runs none of their pickle).
 fn foreign_format(bytes: &[u8]) -> Option<&'static str> {
     let zip = bytes.starts_with(b"PK\x03\x04") || bytes.starts_with(b"PK\x05\x06");
     // a saved program's first entry (Note [Program archives] in ferrotorch-jit)
@@ -269,7 +268,7 @@ fn foreign_format(bytes: &[u8]) -> Option<&'static str> {
     if zip {
         Some("a zip archive: PyTorch's torch.save format, which ferrotorch.load (Python) and ferrotorch::serialization::load_pt (Rust) read without running its pickle")
     } else if bytes.len() >= 2 && bytes[0] == 0x80 && (2..=5).contains(&bytes[1]) {
-        Some("a Python pickle: PyTorch's legacy torch.save format (_use_new_zipfile_serialization=False), which ferrotorch does not read, since unpickling can run code")
+        Some("a Python pickle: PyTorch's legacy torch.save format (_use_new_zipfile_serialization=False), which ferrotorch.load (Python) and ferrotorch::serialization::load_pt (Rust) read without running its pickle")
     } else if bytes.starts_with(b"\x93NUMPY") {
         Some("a NumPy .npy file: read it with numpy.load and convert with torch.from_numpy")
     } else {
@@ -284,9 +283,7 @@ fn parse(bytes: &[u8]) -> Result<(StateDict, BTreeMap<String, String>)> {
     parse_safetensors(bytes).map_err(|e| match foreign_format(bytes) {
         Some(what) => Error::new(
             ErrorKind::Runtime,
-            format!(
-                "safetensors: this file is not safetensors but {what}. To use a PyTorch checkpoint, convert it once in PyTorch (from a source you trust): `from safetensors.torch import save_file; save_file(torch.load(path, weights_only=True), 'model.safetensors')`, then load the .safetensors file."
-            ),
+            format!("safetensors: this file is not safetensors but {what}."),
         ),
         None => e,
     })

@@ -53,10 +53,31 @@ pub fn _load_pt<'py>(
     data: &[u8],
     allowed: Vec<String>,
 ) -> PyResult<(Vec<Bound<'py, PyAny>>, usize)> {
-    use ferrotorch_serialize::pickle::Obj;
     let ck = py
         .detach(|| ferrotorch_serialize::pt::load_pt(data, &allowed))
         .py()?;
+    checkpoint_objects(py, &ck)
+}
+
+/// `_C._load_pt_mmap(path, allowed)`: [`_load_pt`] of a file mapped into
+/// memory (`torch.load(mmap=True)`): its storages are views of the mapping.
+#[pyfunction]
+pub fn _load_pt_mmap<'py>(
+    py: Python<'py>,
+    path: std::path::PathBuf,
+    allowed: Vec<String>,
+) -> PyResult<(Vec<Bound<'py, PyAny>>, usize)> {
+    let ck = py
+        .detach(|| ferrotorch_serialize::pt::load_pt_mmap(&path, &allowed))
+        .py()?;
+    checkpoint_objects(py, &ck)
+}
+
+fn checkpoint_objects<'py>(
+    py: Python<'py>,
+    ck: &ferrotorch_serialize::pt::Checkpoint,
+) -> PyResult<(Vec<Bound<'py, PyAny>>, usize)> {
+    use ferrotorch_serialize::pickle::Obj;
     let mut out = Vec::with_capacity(ck.doc.objs.len());
     for (id, o) in ck.doc.objs.iter().enumerate() {
         let item: Bound<'py, PyAny> = match o {

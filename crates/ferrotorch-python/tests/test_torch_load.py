@@ -201,3 +201,34 @@ def test_damaged_legacy_streams_are_errors_naming_the_damage():
     bad[4] ^= 0xFF  # the magic number
     with pytest.raises(RuntimeError, match="magic number is not torch's"):
         _load_bytes(bytes(bad))
+
+
+def _mapped_ranges(path):
+    out = []
+    with open("/proc/self/maps") as f:
+        for line in f:
+            if line.rstrip().endswith(os.path.realpath(path)):
+                lo, hi = line.split()[0].split("-")
+                out.append((int(lo, 16), int(hi, 16)))
+    return out
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/maps"), reason="reads Linux's /proc/self/maps")
+def test_mmap_maps_the_storages_and_keeps_writes_private(tmp_path):
+    path = tmp_path / "views.pt"
+    path.write_bytes(open(os.path.join(PT, "views.pt"), "rb").read())
+    sd = ft.load(path, mmap=True)
+    ranges = _mapped_ranges(path)
+    assert ranges and all(any(lo <= t.data_ptr() < hi for lo, hi in ranges) for t in sd.values() if t.numel())
+    _check(sd, CASES["views"]["value"], "views")
+    before = path.read_bytes()
+    sd["base"][0, 0] = 100.0
+    assert sd["t"][0, 0].item() == 100.0 and path.read_bytes() == before  # copy-on-write
+    del sd
+    import gc
+    gc.collect()
+    assert _mapped_ranges(path) == []  # unmapped with the last tensor
+    with pytest.raises(RuntimeError, match="mmap can only be used with files saved with"):
+        ft.load(os.path.join(PT, "legacy_views.pt"), mmap=True)
+    with pytest.raises(ValueError, match="f must be a file path in order to use the mmap argument"):
+        ft.load(io.BytesIO(before), mmap=True)

@@ -81,6 +81,10 @@ const LEGACY_START: &[u8] = b"\x80\x02\x8a\x0a";
 const MAGIC: [u8; 10] = [0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19];
 
 fn load_zip(bytes: &[u8], allowed: &[String]) -> Result<Checkpoint> {
+    load_zip_with(bytes, allowed, &storage_tensor)
+}
+
+fn load_zip_with(bytes: &[u8], allowed: &[String], make: &MakeStorage<'_>) -> Result<Checkpoint> {
     let names = crate::zip::names_for(bytes, WHAT)?;
     if let Some(n) = names.iter().find(|n| n.split('/').nth(1) == Some("code")) {
         bail!(
@@ -113,7 +117,31 @@ fn load_zip(bytes: &[u8], allowed: &[String]) -> Result<Checkpoint> {
         ),
     };
     let doc = pickle::read(pkl.1, allowed, WHAT)?;
-    build(doc, |key| entry(&format!("data/{key}")), big)
+    build_with(doc, |key| entry(&format!("data/{key}")), big, make)
+}
+
+/// [`load_pt`] of the file at `path` with `torch.load(mmap=True)`'s
+/// memory: the file is mapped (privately: writes to a tensor stay in this
+/// process) and each storage whose entry is stored aligned, in this
+/// machine's byte order, is a view of the mapping instead of a copy (Note
+/// [Reading torch.save files]); the mapping lives as long as one of them.
+pub fn load_pt_mmap(path: &std::path::Path, allowed: &[String]) -> Result<Checkpoint> {
+    let map = crate::mmap::Mapping::open(path)?;
+    let bytes = map.bytes();
+    if !crate::zip::is_zip(bytes) {
+        bail!(
+            Runtime,
+            "{WHAT}: mmap can only be used with files saved with `torch.save(_use_new_zipfile_serialization=True)`, please torch.save your checkpoint with this option in order to use mmap."
+        );
+    }
+    let make = |key: &str, data: &[u8], dtype: DType, big: bool| -> Result<Tensor> {
+        let at = data.as_ptr() as usize;
+        if big || data.is_empty() || !at.is_multiple_of(dtype.size().max(1)) {
+            return storage_tensor(key, data, dtype, big);
+        }
+        map.tensor_of(data, dtype)
+    };
+    load_zip_with(bytes, allowed, &make)
 }
 
 /// The stream torch wrote before 1.6 (`_use_new_zipfile_serialization=
@@ -261,6 +289,19 @@ fn build<'a>(
     data: impl Fn(&str) -> Option<&'a [u8]>,
     big: bool,
 ) -> Result<Checkpoint> {
+    build_with(doc, data, big, &storage_tensor)
+}
+
+/// Makes storage `key`'s tensor from its bytes, dtype and byte order.
+type MakeStorage<'m> = dyn Fn(&str, &[u8], DType, bool) -> Result<Tensor> + 'm;
+
+/// [`build`] with each storage's tensor made by `make`.
+fn build_with<'a>(
+    doc: Document,
+    data: impl Fn(&str) -> Option<&'a [u8]>,
+    big: bool,
+    make: &MakeStorage<'_>,
+) -> Result<Checkpoint> {
     // the storages the persistent ids name: (key, entry bytes, dtype, view offset)
     let mut storages: HashMap<Id, (String, &[u8], DType, usize)> = HashMap::new();
     for (id, o) in doc.objs.iter().enumerate() {
@@ -314,7 +355,7 @@ fn build<'a>(
             let base = match made.get(&(key.clone(), dt)) {
                 Some(t) => t.clone(),
                 None => {
-                    let t = storage_tensor(key, bytes, dt, big)?;
+                    let t = make(key, bytes, dt, big)?;
                     made.insert((key.clone(), dt), t.clone());
                     t
                 }

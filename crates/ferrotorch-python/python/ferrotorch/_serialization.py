@@ -334,6 +334,17 @@ def load(f, map_location=None, weights_only=True, mmap=None, **pickle_load_args)
     """Read what ``save`` wrote (or any safetensors file, as a dict).
     Never executes code from the file; PyTorch's own formats (zip and
     legacy pickles) are recognised and refused with what to do instead."""
+    if mmap:
+        if not isinstance(f, (str, os.PathLike)):
+            raise ValueError("f must be a file path in order to use the mmap argument")
+        with open(f, "rb") as fh:
+            head = fh.read(64)
+        if head[:4] == b"PK\x03\x04" and head[30:45] != b"archive/version":
+            return _load_torch(None, path=os.fspath(f))
+        if head[:4] == b"\x80\x02\x8a\x0a":
+            raise RuntimeError("mmap can only be used with files saved with "
+                               "`torch.save(_use_new_zipfile_serialization=True)`, please torch.save your "
+                               "checkpoint with this option in order to use mmap.")
     if isinstance(f, (str, os.PathLike)):
         with open(f, "rb") as fh:
             blob = fh.read()
@@ -362,7 +373,7 @@ def _named(ft, name, what):
     return v
 
 
-def _load_torch(blob):
+def _load_torch(blob, path=None):
     """A ``torch.save`` file as Python objects: the Rust reader's objects
     (no code runs: Note [A pickle reader without callables]) built in
     three passes, so that shared objects stay shared and nesting costs no
@@ -370,7 +381,7 @@ def _load_torch(blob):
     pickle order (a tuple's items precede it), then the containers' items."""
     import ferrotorch as ft
 
-    objs, root = _C._load_pt(blob, [])
+    objs, root = _C._load_pt(blob, []) if path is None else _C._load_pt_mmap(path, [])
     built = [None] * len(objs)
     for i, (kind, payload) in enumerate(objs):
         if kind == "list":

@@ -1,0 +1,69 @@
+"""Loading a ~500 MB state dict that torch.save wrote, side by side:
+torch.load(weights_only=True) against ferrotorch.load, and ferrotorch's
+own safetensors load of the same tensors (issue 50's speed table). The
+file is written once by torch into a scratch folder; each process loads
+it once untimed (page cache, library) and then once timed.
+
+    python bench/checkpoint_load.py [--mb 500] [--rounds 5]
+
+Needs torch (the reference) and a release build (target/release/lib_C.so).
+"""
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _sidebyside  # noqa: E402
+
+WORKLOAD = r"""
+import os, sys, time
+lib, path = sys.argv[1], os.environ["FT_BENCH_PT"]
+import importlib
+L = importlib.import_module(lib)
+def once(fn):
+    t = time.perf_counter(); out = fn(); return (time.perf_counter() - t) * 1e3, out
+kw = {"weights_only": True} if lib == "torch" else {}
+once(lambda: L.load(path, **kw))
+ms, sd = once(lambda: L.load(path, **kw))
+words = [f"load={ms}"]
+if lib == "ferrotorch":
+    st = path + ".safetensors"
+    if not os.path.exists(st):
+        from ferrotorch import _serialization
+        open(st, "wb").write(_serialization._save_safetensors(sd))
+    once(lambda: L._C._safetensors_load(open(st, "rb").read()))
+    ms2, _ = once(lambda: L._C._safetensors_load(open(st, "rb").read()))
+    words.append(f"safetensors={ms2}")
+print(" ".join(words))
+"""
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--mb", type=int, default=500)
+    ap.add_argument("--rounds", type=int, default=5)
+    a = ap.parse_args()
+    import torch
+
+    tmp = tempfile.mkdtemp()
+    path = os.path.join(tmp, "model.pt")
+    n = a.mb * (1 << 20) // 4 // 100
+    g = torch.Generator().manual_seed(0)
+    torch.save({f"layer{i}.weight": torch.randn(n, generator=g) for i in range(100)}, path)
+    print(f"{os.path.getsize(path) / 1e6:.0f} MB in 100 tensors; {a.rounds} rounds")
+    safetensors = []
+    with _sidebyside.release_package() as pkg:
+        def time_one(lib, name):
+            r = _sidebyside.run(sys.executable, WORKLOAD, lib, pkg, env={"FT_BENCH_PT": path})
+            if "safetensors" in r:
+                safetensors.append(r["safetensors"])
+            return r["load"]
+
+        _sidebyside.alternate(["load (ms)"], a.rounds, time_one, "checkpoint")
+    print(f"ferrotorch's safetensors load of the same tensors: {statistics.median(safetensors):.1f} ms")
+
+
+if __name__ == "__main__":
+    main()
