@@ -1,6 +1,7 @@
 """Loading a ~500 MB state dict that torch.save wrote, side by side:
-torch.load(weights_only=True) against ferrotorch.load, and ferrotorch's
-own safetensors load of the same tensors (issue 50's speed table). The
+torch.load(weights_only=True) against ferrotorch.load, both with
+mmap=True (the time to open), and ferrotorch's own safetensors load of
+the same tensors (issue 50's speed table). The
 file is written once by torch into a scratch folder; each process loads
 it once untimed (page cache, library) and then once timed.
 
@@ -27,7 +28,10 @@ def once(fn):
 kw = {"weights_only": True} if lib == "torch" else {}
 once(lambda: L.load(path, **kw))
 ms, sd = once(lambda: L.load(path, **kw))
-words = [f"load={ms}"]
+del sd
+once(lambda: L.load(path, mmap=True, **kw))
+ms_map, sd = once(lambda: L.load(path, mmap=True, **kw))
+words = [f"load={ms}", f"mmap={ms_map}"]
 if lib == "ferrotorch":
     st = path + ".safetensors"
     if not os.path.exists(st):
@@ -57,11 +61,11 @@ def main():
     with _sidebyside.release_package() as pkg:
         def time_one(lib, name):
             r = _sidebyside.run(sys.executable, WORKLOAD, lib, pkg, env={"FT_BENCH_PT": path})
-            if "safetensors" in r:
+            if "safetensors" in r and name == "load":
                 safetensors.append(r["safetensors"])
-            return r["load"]
+            return r[name]
 
-        _sidebyside.alternate(["load (ms)"], a.rounds, time_one, "checkpoint")
+        _sidebyside.alternate(["load", "mmap"], a.rounds, time_one, "checkpoint (ms)")
     print(f"ferrotorch's safetensors load of the same tensors: {statistics.median(safetensors):.1f} ms")
 
 

@@ -140,6 +140,7 @@ fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(serialization::_load_pt, m)?)?;
     m.add_function(wrap_pyfunction!(serialization::_save_pt, m)?)?;
     m.add_function(wrap_pyfunction!(serialization::_load_pt_mmap, m)?)?;
+    m.add_function(wrap_pyfunction!(serialization::_load_pt_file, m)?)?;
     m.add_function(wrap_pyfunction!(autograd::_set_detect_anomaly, m)?)?;
     m.add_function(wrap_pyfunction!(autograd::_is_anomaly_enabled, m)?)?;
     m.add_function(wrap_pyfunction!(printing::_set_printoptions, m)?)?;

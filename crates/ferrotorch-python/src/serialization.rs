@@ -59,6 +59,20 @@ pub fn _load_pt<'py>(
     checkpoint_objects(py, &ck)
 }
 
+/// `_C._load_pt_file(path, allowed)`: [`_load_pt`] of the file at `path`,
+/// its storages copied straight from the page cache.
+#[pyfunction]
+pub fn _load_pt_file<'py>(
+    py: Python<'py>,
+    path: std::path::PathBuf,
+    allowed: Vec<String>,
+) -> PyResult<(Vec<Bound<'py, PyAny>>, usize)> {
+    let ck = py
+        .detach(|| ferrotorch_serialize::pt::load_pt_file(&path, &allowed))
+        .py()?;
+    checkpoint_objects(py, &ck)
+}
+
 /// `_C._load_pt_mmap(path, allowed)`: [`_load_pt`] of a file mapped into
 /// memory (`torch.load(mmap=True)`): its storages are views of the mapping.
 #[pyfunction]

@@ -35,6 +35,12 @@ pub struct Mapping {
 impl Mapping {
     /// Map the file at `path` privately (copy-on-write).
     pub fn open(path: &std::path::Path) -> Result<Mapping> {
+        Mapping::open_with(path, false)
+    }
+
+    /// [`Mapping::open`], with `populate` faulting every page in at once
+    /// (for a file that is about to be read through).
+    pub fn open_with(path: &std::path::Path, populate: bool) -> Result<Mapping> {
         use std::os::unix::io::AsRawFd;
         let f = std::fs::File::open(path).map_err(|e| {
             Error::new(
@@ -60,7 +66,7 @@ impl Mapping {
                 std::ptr::null_mut(),
                 len,
                 libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE,
+                libc::MAP_PRIVATE | if populate { libc::MAP_POPULATE } else { 0 },
                 f.as_raw_fd(),
                 0,
             )

@@ -120,6 +120,14 @@ fn load_zip_with(bytes: &[u8], allowed: &[String], make: &MakeStorage<'_>) -> Re
     build_with(doc, |key| entry(&format!("data/{key}")), big, make)
 }
 
+/// [`load_pt`] of the file at `path`, read through a mapping of it (the
+/// storages are copied out of the page cache once, with no buffer of the
+/// whole file between).
+pub fn load_pt_file(path: &std::path::Path, allowed: &[String]) -> Result<Checkpoint> {
+    let map = crate::mmap::Mapping::open_with(path, true)?;
+    load_pt(map.bytes(), allowed)
+}
+
 /// [`load_pt`] of the file at `path` with `torch.load(mmap=True)`'s
 /// memory: the file is mapped (privately: writes to a tensor stay in this
 /// process) and each storage whose entry is stored aligned, in this

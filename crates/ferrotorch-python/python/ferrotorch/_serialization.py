@@ -347,6 +347,10 @@ def load(f, map_location=None, weights_only=True, mmap=None, **pickle_load_args)
                                "checkpoint with this option in order to use mmap.")
     if isinstance(f, (str, os.PathLike)):
         with open(f, "rb") as fh:
+            head = fh.read(64)
+            if _is_torch_format(head):
+                return _load_torch(None, path=os.fspath(f), mapped=False)
+            fh.seek(0)
             blob = fh.read()
     else:
         blob = f.read()
@@ -373,7 +377,11 @@ def _named(ft, name, what):
     return v
 
 
-def _load_torch(blob, path=None):
+def _is_torch_format(head):
+    return (head[:4] == b"PK\x03\x04" and head[30:45] != b"archive/version") or head[:4] == b"\x80\x02\x8a\x0a"
+
+
+def _load_torch(blob, path=None, mapped=True):
     """A ``torch.save`` file as Python objects: the Rust reader's objects
     (no code runs: Note [A pickle reader without callables]) built in
     three passes, so that shared objects stay shared and nesting costs no
@@ -381,7 +389,12 @@ def _load_torch(blob, path=None):
     pickle order (a tuple's items precede it), then the containers' items."""
     import ferrotorch as ft
 
-    objs, root = _C._load_pt(blob, []) if path is None else _C._load_pt_mmap(path, [])
+    if path is None:
+        objs, root = _C._load_pt(blob, [])
+    elif mapped:
+        objs, root = _C._load_pt_mmap(path, [])
+    else:
+        objs, root = _C._load_pt_file(path, [])
     built = [None] * len(objs)
     for i, (kind, payload) in enumerate(objs):
         if kind == "list":
