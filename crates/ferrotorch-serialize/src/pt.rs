@@ -301,7 +301,7 @@ fn build<'a>(
 }
 
 /// Makes storage `key`'s tensor from its bytes, dtype and byte order.
-type MakeStorage<'m> = dyn Fn(&str, &[u8], DType, bool) -> Result<Tensor> + 'm;
+type MakeStorage<'m> = dyn Fn(&str, &[u8], DType, bool) -> Result<Tensor> + Sync + 'm;
 
 /// [`build`] with each storage's tensor made by `make`.
 fn build_with<'a>(
@@ -338,7 +338,21 @@ fn build_with<'a>(
         storages.insert(id, (key, bytes, dtype, view));
     }
     // one tensor per (storage, dtype): views of a storage share it
-    let mut made: HashMap<(String, DType), Tensor> = HashMap::new();
+    let mut wanted: Vec<((String, DType), &[u8])> = Vec::new();
+    for o in &doc.objs {
+        if let Obj::Tensor { storage, dtype, .. } = o {
+            if let Some((key, bytes, stored, _)) = storages.get(storage) {
+                let dt = match dtype {
+                    Some(d) => dtype_of(d)?,
+                    None => *stored,
+                };
+                if !wanted.iter().any(|(k, _)| k.0 == *key && k.1 == dt) {
+                    wanted.push(((key.clone(), dt), bytes));
+                }
+            }
+        }
+    }
+    let mut made = make_all(&wanted, big, make)?;
     let mut tensors = HashMap::new();
     for (id, o) in doc.objs.iter().enumerate() {
         if let Obj::Tensor {
@@ -400,6 +414,56 @@ fn build_with<'a>(
         }
     }
     Ok(Checkpoint { doc, tensors })
+}
+
+/// The storages' tensors, made on up to `torch.get_num_threads()` threads
+/// when there is much to copy (each thread a run of storages of about
+/// equal bytes: the copies and the page faults of their new memory are
+/// most of a large checkpoint's load).
+fn make_all(
+    wanted: &[((String, DType), &[u8])],
+    big: bool,
+    make: &MakeStorage<'_>,
+) -> Result<HashMap<(String, DType), Tensor>> {
+    let total: usize = wanted.iter().map(|(_, b)| b.len()).sum();
+    let threads = ferrotorch_kernels::parallel::get_num_threads().clamp(1, 16);
+    let one =
+        |w: &((String, DType), &[u8])| make(&w.0 .0, w.1, w.0 .1, big).map(|t| (w.0.clone(), t));
+    if threads == 1 || total < (32 << 20) || wanted.len() < 2 {
+        return wanted.iter().map(one).collect();
+    }
+    // split into runs of about total / threads bytes
+    let mut runs: Vec<&[((String, DType), &[u8])]> = Vec::new();
+    let (mut start, mut acc) = (0, 0);
+    for (i, w) in wanted.iter().enumerate() {
+        acc += w.1.len();
+        if acc * threads >= total * (runs.len() + 1) || i + 1 == wanted.len() {
+            runs.push(&wanted[start..=i]);
+            start = i + 1;
+        }
+    }
+    let parts: Vec<Result<Vec<((String, DType), Tensor)>>> = std::thread::scope(|s| {
+        let handles: Vec<_> = runs
+            .iter()
+            .map(|run| s.spawn(move || run.iter().map(one).collect::<Result<Vec<_>>>()))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(ferrotorch_core::Error::new(
+                        ferrotorch_core::ErrorKind::Runtime,
+                        format!("{WHAT}: a thread copying storages failed"),
+                    ))
+                })
+            })
+            .collect()
+    });
+    let mut out = HashMap::new();
+    for p in parts {
+        out.extend(p?);
+    }
+    Ok(out)
 }
 
 /// Storage `key`'s bytes as a 1-D tensor of `dtype` (byte-swapped from a
