@@ -98,6 +98,16 @@ impl Mapping {
         }
     }
 
+    /// Whether `data` lies in the mapping (a deflated entry, inflated,
+    /// does not).
+    pub fn contains(&self, data: &[u8]) -> bool {
+        self.region.as_ref().is_some_and(|r| {
+            let start = r.ptr.as_ptr() as usize;
+            let at = data.as_ptr() as usize;
+            at >= start && at + data.len() <= start + r.len
+        })
+    }
+
     /// A 1-D tensor of `dtype` over `data`, a part of [`Mapping::bytes`]
     /// aligned for `dtype`; it keeps the mapping alive.
     pub fn tensor_of(&self, data: &[u8], dtype: DType) -> Result<Tensor> {

@@ -105,7 +105,7 @@ fn load_zip_with(bytes: &[u8], allowed: &[String], make: &MakeStorage<'_>) -> Re
     let prefix = &pkl.0[..pkl.0.len() - "data.pkl".len()];
     let entry = |name: &str| -> Option<&[u8]> {
         let full = format!("{prefix}{name}");
-        entries.iter().find(|(n, _)| *n == full).map(|(_, d)| *d)
+        entries.iter().find(|(n, _)| *n == full).map(|(_, d)| &**d)
     };
     let big = match entry("byteorder") {
         None | Some(b"little") => false,
@@ -116,7 +116,7 @@ fn load_zip_with(bytes: &[u8], allowed: &[String], make: &MakeStorage<'_>) -> Re
             String::from_utf8_lossy(other)
         ),
     };
-    let doc = pickle::read(pkl.1, allowed, WHAT)?;
+    let doc = pickle::read(&pkl.1, allowed, WHAT)?;
     build_with(doc, |key| entry(&format!("data/{key}")), big, make)
 }
 
@@ -146,7 +146,8 @@ pub fn load_pt_mmap(path: &std::path::Path, allowed: &[String]) -> Result<Checkp
     }
     let make = |key: &str, data: &[u8], dtype: DType, big: bool| -> Result<Tensor> {
         let at = data.as_ptr() as usize;
-        if big || data.is_empty() || !at.is_multiple_of(dtype.size().max(1)) {
+        if big || data.is_empty() || !at.is_multiple_of(dtype.size().max(1)) || !map.contains(data)
+        {
             return storage_tensor(key, data, dtype, big);
         }
         map.tensor_of(data, dtype)
@@ -418,24 +419,28 @@ fn build_with<'a>(
     Ok(Checkpoint { doc, tensors })
 }
 
+/// A storage to make: its key and dtype, and its entry's bytes.
+type Wanted<'a> = ((String, DType), &'a [u8]);
+/// A made storage, by key and dtype.
+type Made = ((String, DType), Tensor);
+
 /// The storages' tensors, made on up to `torch.get_num_threads()` threads
 /// when there is much to copy (each thread a run of storages of about
 /// equal bytes: the copies and the page faults of their new memory are
 /// most of a large checkpoint's load).
 fn make_all(
-    wanted: &[((String, DType), &[u8])],
+    wanted: &[Wanted<'_>],
     big: bool,
     make: &MakeStorage<'_>,
 ) -> Result<HashMap<(String, DType), Tensor>> {
     let total: usize = wanted.iter().map(|(_, b)| b.len()).sum();
     let threads = ferrotorch_kernels::parallel::get_num_threads().clamp(1, 16);
-    let one =
-        |w: &((String, DType), &[u8])| make(&w.0 .0, w.1, w.0 .1, big).map(|t| (w.0.clone(), t));
+    let one = |w: &Wanted<'_>| make(&w.0 .0, w.1, w.0 .1, big).map(|t| (w.0.clone(), t));
     if threads == 1 || total < (32 << 20) || wanted.len() < 2 {
         return wanted.iter().map(one).collect();
     }
     // split into runs of about total / threads bytes
-    let mut runs: Vec<&[((String, DType), &[u8])]> = Vec::new();
+    let mut runs: Vec<&[Wanted<'_>]> = Vec::new();
     let (mut start, mut acc) = (0, 0);
     for (i, w) in wanted.iter().enumerate() {
         acc += w.1.len();
@@ -444,7 +449,7 @@ fn make_all(
             start = i + 1;
         }
     }
-    let parts: Vec<Result<Vec<((String, DType), Tensor)>>> = std::thread::scope(|s| {
+    let parts: Vec<Result<Vec<Made>>> = std::thread::scope(|s| {
         let handles: Vec<_> = runs
             .iter()
             .map(|run| s.spawn(move || run.iter().map(one).collect::<Result<Vec<_>>>()))

@@ -148,7 +148,7 @@ pub fn load_bytes(bytes: &[u8]) -> Result<ScriptModule> {
         entries
             .iter()
             .find(|(n, _)| n == name)
-            .map(|(_, d)| *d)
+            .map(|(_, d)| &**d)
             .ok_or_else(|| bad(format!("the archive has no {name:?}")))
     };
     let version: u64 = std::str::from_utf8(entry(VERSION_ENTRY)?)
