@@ -29,6 +29,7 @@ pub mod passes;
 mod prepack;
 mod print;
 pub mod serialize;
+pub mod torchscript;
 mod tracer;
 pub use ferrotorch_serialize::zip;
 

@@ -92,17 +92,43 @@ fn load_zip_with(bytes: &[u8], allowed: &[String], make: &MakeStorage<'_>) -> Re
             "{WHAT}: the file is a TorchScript archive (torch.jit.save; it has {n}), whose data.pkl is a scripted module: load it with torch.jit.load"
         );
     }
+    load_zip_pickle_with(bytes, "data.pkl", "data", allowed, make)
+}
+
+/// One pickle of a zip archive torch wrote (`data.pkl` of a checkpoint,
+/// `constants.pkl` of a TorchScript archive) with the storages it names
+/// read from `<archive>/<storages>/<key>` (Note [Reading torch.save
+/// files]); errors begin with `what`.
+pub fn load_zip_pickle(
+    bytes: &[u8],
+    pickle: &str,
+    storages: &str,
+    allowed: &[String],
+) -> Result<Checkpoint> {
+    load_zip_pickle_with(bytes, pickle, storages, allowed, &storage_tensor)
+}
+
+fn load_zip_pickle_with(
+    bytes: &[u8],
+    pickle: &str,
+    storages: &str,
+    allowed: &[String],
+    make: &MakeStorage<'_>,
+) -> Result<Checkpoint> {
     let entries = crate::zip::entries_for(bytes, WHAT)?;
     let pkl = entries
         .iter()
-        .find(|(n, _)| n.ends_with("/data.pkl") && n.matches('/').count() == 1)
+        .find(|(n, _)| {
+            n.strip_suffix(pickle)
+                .is_some_and(|p| p.ends_with('/') && p.matches('/').count() == 1)
+        })
         .ok_or_else(|| {
             ferrotorch_core::Error::new(
                 ferrotorch_core::ErrorKind::Runtime,
-                format!("{WHAT}: the zip has no <archive>/data.pkl: it is not a torch.save file"),
+                format!("{WHAT}: the zip has no <archive>/{pickle}: it is not a file torch wrote"),
             )
         })?;
-    let prefix = &pkl.0[..pkl.0.len() - "data.pkl".len()];
+    let prefix = &pkl.0[..pkl.0.len() - pickle.len()];
     let entry = |name: &str| -> Option<&[u8]> {
         let full = format!("{prefix}{name}");
         entries.iter().find(|(n, _)| *n == full).map(|(_, d)| &**d)
@@ -117,7 +143,7 @@ fn load_zip_with(bytes: &[u8], allowed: &[String], make: &MakeStorage<'_>) -> Re
         ),
     };
     let doc = pickle::read(&pkl.1, allowed, WHAT)?;
-    build_with(doc, |key| entry(&format!("data/{key}")), big, make)
+    build_with(doc, |key| entry(&format!("{storages}/{key}")), big, make)
 }
 
 /// [`load_pt`] of the file at `path`, read through a mapping of it (the

@@ -403,6 +403,13 @@ pub fn register_kernel(
     })
 }
 
+/// The ops a name stands for, in the order overload resolution tries
+/// them: a full name (`add.Tensor`) its one entry, a base name (`add`)
+/// every overload in registration order; empty when there is none.
+pub fn find_overloads(name: &str) -> Vec<Arc<OpEntry>> {
+    resolve(name).unwrap_or_default()
+}
+
 /// The op registered under a full name (`add.Tensor`).
 pub fn find_op(name: &str) -> Option<Arc<OpEntry>> {
     registry().read().ops.get(name).cloned()

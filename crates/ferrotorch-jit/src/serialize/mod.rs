@@ -135,6 +135,12 @@ pub fn load_bytes(bytes: &[u8]) -> Result<ScriptModule> {
     if !crate::zip::is_zip(bytes) {
         return load_v1(bytes);
     }
+    let all = crate::zip::names_for(bytes, "jit.load")?;
+    let all: Vec<&str> = all.iter().map(String::as_str).collect();
+    if !all.contains(&VERSION_ENTRY) && crate::torchscript::is_torchscript(&all) {
+        // an archive PyTorch's torch.jit.save wrote
+        return crate::torchscript::load_torchscript(bytes);
+    }
     let entries = crate::zip::entries(bytes)?;
     // a torch.save checkpoint (a data.pkl, no program of ours)
     let names: Vec<&str> = entries.iter().map(|(n, _)| n.as_str()).collect();

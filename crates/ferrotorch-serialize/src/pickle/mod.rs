@@ -150,6 +150,11 @@ pub enum Obj {
     },
 }
 
+/// An `allowed` entry that admits the classes of a TorchScript archive
+/// (`__torch__.*`): names of types its code defines, rebuilt as
+/// [`Obj::Object`] data for the jit's loader, never Python classes.
+pub const TORCHSCRIPT_CLASSES: &str = "__torch__.*";
+
 /// A pickle's objects and its result (`root`).
 pub struct Document {
     /// Every object, by id.

@@ -116,6 +116,13 @@ impl Vm<'_> {
         let g = match resolve(module, name) {
             Some(g) => g,
             None if self.allowed.contains(&path) => Global::Allowed(path),
+            // a TorchScript archive's module classes, defined by its own
+            // code (data, read by the jit's loader), when the caller says so
+            None if module.starts_with("__torch__")
+                && self.allowed.iter().any(|a| a == super::TORCHSCRIPT_CLASSES) =>
+            {
+                Global::Allowed(path)
+            }
             None => bail!(
                 Runtime,
                 "{}: the file names the global {path}, which is not one of the tensors, containers and values a checkpoint holds; loading it would run code from the file. If you trust the file and {path} is a class of yours, allow it with torch.serialization.add_safe_globals([{name}])",

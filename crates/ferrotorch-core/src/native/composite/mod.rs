@@ -8,8 +8,12 @@
 //! | `indexing` | `index_add`/`copy`/`fill`, `masked_scatter`, `put`, `kthvalue`, `bucketize`, `isin`, `combinations`, the `*_copy` view ops |
 //! | `extras` | `constant_pad_nd`, `fill`, `scalar_tensor`, `empty_strided`, `empty_permuted`, `randint_like`, `unsafe_split` |
 //! | `quantile` | `quantile`, `nanquantile` |
+//! | `convolution` | `convolution`, `_convolution` (by the weight's rank) |
+//! | `attention` | `_native_multi_head_attention` |
 //! | `math` | `square`, `logaddexp`, `sinc`, `nansum`, `diff`, `trapezoid`, `kron`, `cdist`, `cross`, `cov`, ... |
 
+pub(crate) mod attention;
+pub(crate) mod convolution;
 pub(crate) mod extras;
 pub(crate) mod indexing;
 pub(crate) mod math;
@@ -24,4 +28,6 @@ pub(crate) fn register(r: &mut Registry) {
     indexing::register(r);
     extras::register(r);
     quantile::register(r);
+    convolution::register(r);
+    attention::register(r);
 }
