@@ -3,6 +3,7 @@ package jit_test
 import (
 	"encoding/json"
 	"os"
+	"strings"
 	"testing"
 
 	ft "ferrotorch"
@@ -55,4 +56,54 @@ func TestSavedProgramRunsAsInPython(t *testing.T) {
 	if _, err := jit.Load(fixtures + "mlp.json"); err == nil {
 		t.Fatal("a JSON file loaded as a program")
 	}
+}
+
+// seeds/000's flow on a file PyTorch wrote: a CNN traced and saved by
+// torch.jit.trace(...).save() (ferrotorch-jit's TorchScript fixtures,
+// gen.py) runs from Go with PyTorch's output.
+func TestArchivePyTorchWroteRunsWithItsOutput(t *testing.T) {
+	const dir = "../../crates/ferrotorch-jit/tests/fixtures/torchscript/"
+	raw, err := os.ReadFile(dir + "cnn_io.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fx struct {
+		InputShape []int64   `json:"input_shape"`
+		Input      []float64 `json:"input"`
+		Output     []float64 `json:"output"`
+	}
+	if err := json.Unmarshal(raw, &fx); err != nil {
+		t.Fatal(err)
+	}
+	in := make([]float32, len(fx.Input))
+	for i, v := range fx.Input {
+		in[i] = float32(v)
+	}
+	m, err := jit.Load(dir + "cnn.pt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs, err := m.Forward(ft.MustFromSlice(in, fx.InputShape...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := outs[0].Float32s()
+	if len(got) != len(fx.Output) {
+		t.Fatalf("%d outputs, PyTorch %d", len(got), len(fx.Output))
+	}
+	for i, v := range fx.Output {
+		if d := float64(got[i]) - v; d > 1e-5*(1+abs(v)) || -d > 1e-5*(1+abs(v)) {
+			t.Fatalf("output %d: %v, PyTorch %v", i, got[i], v)
+		}
+	}
+	if _, err := jit.Load(dir + "scripted.pt"); err == nil || !strings.Contains(err.Error(), "'if' is control flow") {
+		t.Fatalf("a scripted archive: %v", err)
+	}
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
 }

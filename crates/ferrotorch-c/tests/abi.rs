@@ -482,6 +482,66 @@ fn saved_program_runs_as_python_ran_it() {
 }
 
 #[test]
+fn an_archive_pytorch_traced_and_saved_runs_with_its_output() {
+    // torch.jit.trace(...).save() of a CNN (ferrotorch-jit's TorchScript
+    // fixtures, gen.py)
+    let fixtures = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../ferrotorch-jit/tests/fixtures/torchscript"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(format!("{fixtures}/cnn_io.json")).unwrap())
+            .unwrap();
+    let floats = |k: &str| -> Vec<f32> {
+        json[k]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap() as f32)
+            .collect()
+    };
+    let path = CString::new(format!("{fixtures}/cnn.pt")).unwrap();
+    let mut m = null_mut();
+    ok(ft_script_module_load(path.as_ptr(), &mut m));
+    let x = from_f32(&floats("input"), &[2, 3, 8, 8]);
+    let mut outs = [null_mut(); 1];
+    let mut n = 0;
+    ok(ft_script_module_forward(
+        m,
+        [x as *const FtTensor].as_ptr(),
+        1,
+        outs.as_mut_ptr(),
+        1,
+        &mut n,
+    ));
+    assert_eq!(n, 1);
+    let got = to_f32(outs[0]);
+    let want = floats("output");
+    assert_eq!(got.len(), want.len());
+    for (g, w) in got.iter().zip(&want) {
+        assert!(
+            (g - w).abs() <= 1e-5 * (1.0 + w.abs()),
+            "{g} vs PyTorch's {w}"
+        );
+    }
+    ok(ft_tensor_free(outs[0]));
+    // a scripted archive is an error naming the construct, not a crash
+    let scripted = CString::new(format!("{fixtures}/scripted.pt")).unwrap();
+    let mut m2 = null_mut();
+    assert_ne!(
+        ft_script_module_load(scripted.as_ptr(), &mut m2),
+        FtStatus::FtOk
+    );
+    let msg = unsafe { CStr::from_ptr(ft_last_error()) }
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(msg.contains("'if' is control flow"), "{msg}");
+    ok(ft_script_module_free(m));
+    ok(ft_tensor_free(x));
+}
+
+#[test]
 fn complex32_is_torchs_scalar_type_8() {
     // torch's c10::ScalarType numbers ComplexHalf 8
     assert_eq!(FtDType::FtComplex32 as i32, 8);

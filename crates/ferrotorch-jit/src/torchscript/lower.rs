@@ -27,8 +27,9 @@ pub(crate) struct ModObj {
 
 /// One attribute of a module object.
 pub(crate) enum AttrVal {
-    /// A tensor (a parameter or buffer), read by qualified name.
-    Tensor,
+    /// A tensor (a parameter or buffer), read by qualified name; its
+    /// number of dimensions.
+    Tensor(usize),
     /// A submodule.
     Module(ModObj),
     /// A number, bool, string or None.
@@ -63,6 +64,8 @@ pub(crate) struct Lower<'a> {
     constants: &'a [Tensor],
     version: u64,
     attrs: HashMap<String, ValueId>,
+    /// The rank of each attribute value's tensor.
+    ranks: HashMap<ValueId, usize>,
 }
 
 fn bad(msg: impl Into<String>) -> Error {
@@ -137,6 +140,7 @@ impl<'a> Lower<'a> {
             constants,
             version,
             attrs: HashMap::new(),
+            ranks: HashMap::new(),
         }
     }
 
@@ -337,7 +341,7 @@ impl<'a> Lower<'a> {
         Ok(match m.attrs.get(name) {
             Some(AttrVal::Module(sub)) => Sym::Module(sub, format!("{full}.")),
             Some(AttrVal::Const(c)) => Sym::C(c.clone()),
-            Some(AttrVal::Tensor) => {
+            Some(AttrVal::Tensor(rank)) => {
                 if let Some(&v) = self.attrs.get(&full) {
                     return Ok(Sym::V(v));
                 }
@@ -348,6 +352,7 @@ impl<'a> Lower<'a> {
                 )[0];
                 self.g.values[v].name = Some(name.to_string());
                 self.attrs.insert(full, v);
+                self.ranks.insert(v, *rank);
                 Sym::V(v)
             }
             // `(conv).forward`: the method, applied by the call
@@ -559,6 +564,9 @@ impl<'a> Lower<'a> {
         args: Vec<Sym<'a>>,
         kwargs: Vec<(&str, Sym<'a>)>,
     ) -> Result<Sym<'a>> {
+        if let Some((conv, args)) = self.direct_convolution(op, &args, &kwargs) {
+            return self.op(conv, name, args, vec![]);
+        }
         let candidates = find_overloads(op);
         ensure!(
             !candidates.is_empty(),
@@ -578,6 +586,43 @@ impl<'a> Lower<'a> {
         Err(bad(format!(
             "{name}: no overload of {op} takes these arguments ({why})"
         )))
+    }
+
+    /// `_convolution(x, w, b, stride, padding, dilation, False, _, groups,
+    /// ...)` of a module's 4-D (3-D) weight as `conv2d` (`conv1d`), the op
+    /// the graph passes fold and prepack (the weight's rank is known from
+    /// the archive, so this is the op ATen's dispatch would pick).
+    fn direct_convolution(
+        &self,
+        op: &str,
+        args: &[Sym<'a>],
+        kwargs: &[(&str, Sym<'a>)],
+    ) -> Option<(&'static str, Vec<Sym<'a>>)> {
+        if !matches!(op, "_convolution" | "convolution") || !kwargs.is_empty() || args.len() < 9 {
+            return None;
+        }
+        let Sym::V(w) = &args[1] else { return None };
+        if !matches!(args[6], Sym::C(IValue::Bool(false))) {
+            return None;
+        }
+        let conv = match self.ranks.get(w) {
+            Some(4) => "conv2d",
+            Some(3) => "conv1d",
+            _ => return None,
+        };
+        let pick = |i: usize| args[i].clone();
+        Some((
+            conv,
+            vec![
+                pick(0),
+                pick(1),
+                pick(2),
+                pick(3),
+                pick(4),
+                pick(5),
+                pick(8),
+            ],
+        ))
     }
 
     /// The values `e` binds the arguments to, with TorchScript's numbered

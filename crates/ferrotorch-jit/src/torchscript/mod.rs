@@ -198,8 +198,9 @@ fn module_obj(
                     .tensor(v)
                     .cloned()
                     .ok_or_else(|| bad(format!("attribute {full} has no tensor")))?;
+                let rank = t.dim();
                 attrs.push((full, Attr::Tensor(t)));
-                AttrVal::Tensor
+                AttrVal::Tensor(rank)
             }
             Obj::Object { .. } => {
                 AttrVal::Module(module_obj(ck, v, &format!("{full}."), attrs, depth + 1)?)
