@@ -59,6 +59,14 @@ pub fn _load_pt<'py>(
     checkpoint_objects(py, &ck)
 }
 
+/// `_C._pt_classes(data)`: the classes a `torch.save` file names beyond
+/// what loading rebuilds by itself (no storage is read).
+#[pyfunction]
+pub fn _pt_classes(py: Python<'_>, data: &[u8]) -> PyResult<Vec<String>> {
+    py.detach(|| ferrotorch_serialize::pt::pickle_classes(data))
+        .py()
+}
+
 /// `_C._load_pt_file(path, allowed)`: [`_load_pt`] of the file at `path`,
 /// its storages copied straight from the page cache.
 #[pyfunction]
@@ -225,6 +233,12 @@ fn save_value(
             })?)
         }
         "device" => Value::Device(at(1)?.extract()?),
+        "object" => Value::Object(
+            Some(at(1)?.extract()?),
+            at(2)?.extract()?,
+            at(3)?.extract()?,
+            Box::new(save_value(&at(4)?, depth + 1)?),
+        ),
         "ref" => Value::Ref(at(1)?.extract()?),
         other => {
             return Err(PyValueError::new_err(format!(

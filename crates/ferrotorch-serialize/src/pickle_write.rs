@@ -54,6 +54,11 @@ pub enum Value {
     DType(DType),
     /// A device (`cpu`).
     Device(String),
+    /// An object of a class (with its identity), as pickle's protocol 2
+    /// writes an instance: `module.Name`, `NEWOBJ` with no arguments, then
+    /// its state (`__dict__`) by `BUILD`: how `torch.save(model)` writes a
+    /// module.
+    Object(Option<u64>, String, String, Box<Value>),
     /// An object written before, by identity.
     Ref(u64),
 }
@@ -389,6 +394,14 @@ impl Pickler {
                 self.str(s);
                 self.out.push(0x85);
                 self.out.push(b'R');
+            }
+            Value::Object(id, module, name, state) => {
+                self.global(module, name);
+                self.out.push(b')');
+                self.out.push(0x81);
+                self.put(*id);
+                self.value(state, depth + 1)?;
+                self.out.push(b'b');
             }
             Value::Ref(id) => match self.memo.get(id) {
                 Some(&k) => self.get(k),

@@ -74,6 +74,46 @@ pub fn load_pt(bytes: &[u8], allowed: &[String]) -> Result<Checkpoint> {
     )
 }
 
+/// The classes a `torch.save` file's pickle names beyond the tensors,
+/// containers and values [`load_pt`] rebuilds by itself, in first-use
+/// order (`torch.serialization.get_unsafe_globals_in_checkpoint`): what
+/// `allowed` must hold to load it. No storage is read.
+pub fn pickle_classes(bytes: &[u8]) -> Result<Vec<String>> {
+    let any = [pickle::ANY_CLASS.to_string()];
+    let doc = if crate::zip::is_zip(bytes) {
+        let entries = crate::zip::entries_for(bytes, WHAT)?;
+        let pkl = entries
+            .iter()
+            .find(|(n, _)| n.ends_with("/data.pkl") && n.matches('/').count() == 1)
+            .ok_or_else(|| {
+                ferrotorch_core::Error::new(
+                    ferrotorch_core::ErrorKind::Runtime,
+                    format!(
+                        "{WHAT}: the zip has no <archive>/data.pkl: it is not a torch.save file"
+                    ),
+                )
+            })?;
+        pickle::read(&pkl.1, &any, WHAT)?
+    } else if bytes.starts_with(LEGACY_START) {
+        let mut at = 0;
+        for _ in 0..3 {
+            at = pickle::read_at(bytes, at, &[], WHAT)?.1;
+        }
+        pickle::read_at(bytes, at, &any, WHAT)?.0
+    } else {
+        bail!(Runtime, "{WHAT}: not a file torch.save wrote");
+    };
+    let mut out: Vec<String> = Vec::new();
+    for o in &doc.objs {
+        if let Obj::Global(Global::Allowed(p)) = o {
+            if !out.contains(p) {
+                out.push(p.clone());
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// How the legacy stream begins: protocol 2, then the magic number as a
 /// 10-byte LONG1.
 const LEGACY_START: &[u8] = b"\x80\x02\x8a\x0a";

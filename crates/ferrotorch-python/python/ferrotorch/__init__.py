@@ -50,6 +50,7 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 from . import autograd, backends, cuda, jit, masked, nn, optim, profiler, return_types, signal, utils  # noqa: E402,F401
+from . import serialization  # noqa: E402,F401
 from . import _distributions_grad  # noqa: E402
 from ._distributions_grad import gradient, normal  # noqa: E402,F401
 

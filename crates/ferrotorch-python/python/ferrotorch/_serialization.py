@@ -277,11 +277,29 @@ def _tree(obj, seen):
         raise _NeedsOwnFormat()
     from .nn import Module
 
-    if isinstance(obj, Module):
-        raise TypeError(f"torch.save: a whole module ({type(obj).__name__}) cannot be saved yet; save its "
-                        "state_dict() and load that into a new instance")
+    if isinstance(obj, Module) or hasattr(obj, "__dict__") and _is_plain_class(type(obj)):
+        # pickle's protocol 2 for an instance: its class by import path
+        # (ferrotorch's own under torch's, so torch.load finds torch's
+        # class) and its __dict__ (Note [Allow-listed classes])
+        seen[key] = obj
+        cls = type(obj)
+        from .serialization import _torch_path
+
+        module = _torch_path(cls).rpartition(".")[0]
+        state = obj.__getstate__() if type(obj).__getstate__ is not object.__getstate__ else vars(obj)
+        return ("object", key, module, cls.__qualname__, _tree(state, seen))
     raise TypeError(f"torch.save: cannot save an object of type {type(obj).__module__}.{type(obj).__qualname__} "
                     "(a checkpoint holds tensors, containers, numbers, strings, sizes, dtypes and devices)")
+
+
+def _is_plain_class(cls):
+    """A class pickle would write as ``NEWOBJ`` + ``BUILD``: a Python class
+    of the default ``__reduce_ex__`` (not a built-in type, not one with a
+    reducer of its own, which a loader without callables could not
+    rebuild)."""
+    return (cls.__reduce_ex__ is object.__reduce_ex__ and cls.__reduce__ is object.__reduce__
+            and "." not in cls.__qualname__.replace(".<locals>", "<") and "<" not in cls.__qualname__
+            and cls.__module__ != "builtins")
 
 
 def _save_safetensors(obj):
@@ -340,7 +358,7 @@ def load(f, map_location=None, weights_only=True, mmap=None, **pickle_load_args)
         with open(f, "rb") as fh:
             head = fh.read(64)
         if head[:4] == b"PK\x03\x04" and head[30:45] != b"archive/version":
-            return _load_torch(None, path=os.fspath(f))
+            return _load_torch(None, path=os.fspath(f), weights_only=weights_only)
         if head[:4] == b"\x80\x02\x8a\x0a":
             raise RuntimeError("mmap can only be used with files saved with "
                                "`torch.save(_use_new_zipfile_serialization=True)`, please torch.save your "
@@ -349,7 +367,7 @@ def load(f, map_location=None, weights_only=True, mmap=None, **pickle_load_args)
         with open(f, "rb") as fh:
             head = fh.read(64)
             if _is_torch_format(head):
-                return _load_torch(None, path=os.fspath(f), mapped=False)
+                return _load_torch(None, path=os.fspath(f), mapped=False, weights_only=weights_only)
             fh.seek(0)
             blob = fh.read()
     else:
@@ -357,7 +375,7 @@ def load(f, map_location=None, weights_only=True, mmap=None, **pickle_load_args)
     if (blob[:4] == b"PK\x03\x04" and blob[30:45] != b"archive/version") or blob[:4] == b"\x80\x02\x8a\x0a":
         # PyTorch's torch.save zip, or its stream before 1.6 (Note [Reading
         # torch.save files])
-        return _load_torch(blob)
+        return _load_torch(blob, weights_only=weights_only)
     tensors, meta = _C._safetensors_load(blob)
     for name in json.loads(meta.get("ferrotorch.complex", "[]")):
         t = tensors.get(name) if isinstance(name, str) else None
@@ -381,7 +399,47 @@ def _is_torch_format(head):
     return (head[:4] == b"PK\x03\x04" and head[30:45] != b"archive/version") or head[:4] == b"\x80\x02\x8a\x0a"
 
 
-def _load_torch(blob, path=None, mapped=True):
+def _classes_for(blob, path, weights_only):
+    """``{path: class}`` the file may rebuild (Note [Allow-listed
+    classes]): the allow-list, and with ``weights_only=False`` ferrotorch's
+    own classes the file names."""
+    from . import serialization
+
+    allowed = serialization._allowed()
+    if weights_only is False:
+        if blob is None:
+            with open(path, "rb") as fh:
+                blob = fh.read()
+        for name in _C._pt_classes(blob):
+            if name not in allowed:
+                own = serialization._own_class(name)
+                if own is not None:
+                    allowed[name] = own
+    return allowed
+
+
+def _rebuild(cls, args):
+    """An allow-listed object as pickle makes it: ``__new__`` with its
+    arguments; its state is set once every container is filled."""
+    return cls.__new__(cls, *args)
+
+
+def _set_state(obj, state):
+    """BUILD: ``__setstate__(state)``, else the state into ``__dict__``
+    (and a ``(dict, slots)`` pair's slots as attributes)."""
+    setstate = getattr(type(obj), "__setstate__", None)
+    if setstate is not None and setstate is not getattr(object, "__setstate__", None):
+        obj.__setstate__(state)
+        return
+    if isinstance(state, tuple) and len(state) == 2:
+        state, slots = state
+        for k, v in (slots or {}).items():
+            setattr(obj, k, v)
+    if state:
+        obj.__dict__.update(state)
+
+
+def _load_torch(blob, path=None, mapped=True, weights_only=True):
     """A ``torch.save`` file as Python objects: the Rust reader's objects
     (no code runs: Note [A pickle reader without callables]) built in
     three passes, so that shared objects stay shared and nesting costs no
@@ -389,12 +447,20 @@ def _load_torch(blob, path=None, mapped=True):
     pickle order (a tuple's items precede it), then the containers' items."""
     import ferrotorch as ft
 
-    if path is None:
-        objs, root = _C._load_pt(blob, [])
-    elif mapped:
-        objs, root = _C._load_pt_mmap(path, [])
-    else:
-        objs, root = _C._load_pt_file(path, [])
+    classes = _classes_for(blob, path, weights_only)
+    names = list(classes)
+    try:
+        if path is None:
+            objs, root = _C._load_pt(blob, names)
+        elif mapped:
+            objs, root = _C._load_pt_mmap(path, names)
+        else:
+            objs, root = _C._load_pt_file(path, names)
+    except RuntimeError as e:
+        if weights_only is False and "names the global" in str(e):
+            raise RuntimeError(f"{e}. weights_only=False rebuilds ferrotorch's own nn classes and allow-listed "
+                               "ones, and never calls anything else a file names") from None
+        raise
     built = [None] * len(objs)
     for i, (kind, payload) in enumerate(objs):
         if kind == "list":
@@ -429,7 +495,7 @@ def _load_torch(blob, path=None, mapped=True):
         elif kind == "layout":
             built[i] = _named(ft, payload.rpartition(".")[2], "layout")
         elif kind == "object":
-            raise RuntimeError(f"torch.load: the file holds an object of class {payload[0]}")
+            built[i] = _rebuild(classes[payload[0]], [built[j] for j in payload[1]])
     for i, (kind, payload) in enumerate(objs):
         if kind == "list":
             built[i].extend(built[j] for j in payload)
@@ -441,6 +507,10 @@ def _load_torch(blob, path=None, mapped=True):
                 built[i][built[k]] = built[v]
         elif kind == "set":
             built[i].update(built[j] for j in payload)
+    for i, (kind, payload) in enumerate(objs):
+        # objects' state (BUILD), once every container is filled
+        if kind == "object" and payload[2] is not None:
+            _set_state(built[i], built[payload[2]])
     for i, (kind, payload) in enumerate(objs):
         # a state dict's __dict__ (its _metadata), once every dict is filled
         if kind == "ordereddict" and payload[1] is not None:

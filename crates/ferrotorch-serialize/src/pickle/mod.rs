@@ -155,6 +155,11 @@ pub enum Obj {
 /// [`Obj::Object`] data for the jit's loader, never Python classes.
 pub const TORCHSCRIPT_CLASSES: &str = "__torch__.*";
 
+/// An `allowed` entry that admits every class as [`Obj::Object`] data:
+/// for listing what classes a file names
+/// (`get_unsafe_globals_in_checkpoint`) before deciding what to allow.
+pub const ANY_CLASS: &str = "*";
+
 /// A pickle's objects and its result (`root`).
 pub struct Document {
     /// Every object, by id.

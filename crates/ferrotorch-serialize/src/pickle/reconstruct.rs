@@ -115,7 +115,11 @@ impl Vm<'_> {
         }
         let g = match resolve(module, name) {
             Some(g) => g,
-            None if self.allowed.contains(&path) => Global::Allowed(path),
+            None if self.allowed.contains(&path)
+                || self.allowed.iter().any(|a| a == super::ANY_CLASS) =>
+            {
+                Global::Allowed(path)
+            }
             // a TorchScript archive's module classes, defined by its own
             // code (data, read by the jit's loader), when the caller says so
             None if module.starts_with("__torch__")
