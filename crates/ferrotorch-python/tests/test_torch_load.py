@@ -5,6 +5,7 @@ strides, offsets and shared storages; crafted files that would run code,
 or are truncated, corrupted or inconsistent, are refused by name."""
 
 import io
+import json
 import os
 import re
 import pickle
@@ -232,3 +233,45 @@ def test_mmap_maps_the_storages_and_keeps_writes_private(tmp_path):
         ft.load(os.path.join(PT, "legacy_views.pt"), mmap=True)
     with pytest.raises(ValueError, match="f must be a file path in order to use the mmap argument"):
         ft.load(io.BytesIO(before), mmap=True)
+
+
+# ---- the tar layout before 0.4 (fixtures/gen_torch_tar.py) ----
+
+def test_the_legacy_tar_layout_loads_as_torch_loads_it():
+    with open(os.path.join(os.path.dirname(__file__), "fixtures", "torch_tar.json")) as f:
+        want = json.load(f)["legacy_tar"]
+    got = ft.load(os.path.join(PT, "legacy_tar.pt"))
+    assert got["epoch"] == 3
+    for k, w in want.items():
+        assert got[k].tolist() == w["values"] and list(got[k].shape) == w["shape"]
+        assert list(got[k].stride()) == w["stride"], k
+    # views of one storage stay views of it
+    assert got["t"].data_ptr() == got["m"].data_ptr()
+    got["m"][0, 1] = 100.0
+    assert got["t"][1, 0].item() == 100.0
+
+
+def test_the_cve_2025_32434_proof_of_concept_is_refused(tmp_path):
+    # a tar-layout file whose pickle calls os.system: torch < 2.6 ran it
+    # even with weights_only=True
+    marker = "/tmp/ferrotorch_cve_poc"
+    if os.path.exists(marker):
+        os.remove(marker)
+    for wo in (True, False):
+        with pytest.raises(RuntimeError, match=r"names the global (posix|os)\.system"):
+            ft.load(os.path.join(PT, "cve_2025_32434.pt"), weights_only=wo)
+    assert not os.path.exists(marker)
+
+
+def test_damaged_tar_files_are_errors():
+    data = open(os.path.join(PT, "legacy_tar.pt"), "rb").read()
+    # every cut before the end marker (tar pads the file with zero blocks
+    # past it, which a cut may drop harmlessly)
+    end = 4096  # the storages member's data ends in the block before it
+    for n in range(512, end + 512, 97):
+        with pytest.raises(RuntimeError):
+            ft.load(io.BytesIO(data[:n]))
+    bad = bytearray(data)
+    bad[1024 + 5] ^= 0xFF  # the pickle member's header: its checksum fails
+    with pytest.raises(RuntimeError):
+        ft.load(io.BytesIO(bytes(bad)))

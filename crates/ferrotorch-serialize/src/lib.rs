@@ -6,6 +6,7 @@
 
 #![deny(missing_docs)]
 
+pub mod legacy_tar;
 pub mod mmap;
 pub mod pickle;
 pub mod pickle_write;

@@ -27,7 +27,7 @@ pub struct Checkpoint {
 const WHAT: &str = "torch.load";
 
 /// The dtype of a storage class's dtype name, or a named error.
-fn dtype_of(name: &str) -> Result<DType> {
+pub(crate) fn dtype_of(name: &str) -> Result<DType> {
     Ok(match name {
         "float32" => DType::F32,
         "float64" => DType::F64,
@@ -68,9 +68,12 @@ pub fn load_pt(bytes: &[u8], allowed: &[String]) -> Result<Checkpoint> {
     if bytes.starts_with(LEGACY_START) {
         return load_legacy(bytes, allowed);
     }
+    if crate::legacy_tar::is_tar(bytes) {
+        return crate::legacy_tar::load_tar(bytes, allowed);
+    }
     bail!(
         Runtime,
-        "{WHAT}: not a file torch.save wrote (neither its zip format nor its legacy stream)"
+        "{WHAT}: not a file torch.save wrote (neither its zip format, its legacy stream nor its tar layout)"
     )
 }
 
@@ -100,6 +103,8 @@ pub fn pickle_classes(bytes: &[u8]) -> Result<Vec<String>> {
             at = pickle::read_at(bytes, at, &[], WHAT)?.1;
         }
         pickle::read_at(bytes, at, &any, WHAT)?.0
+    } else if crate::legacy_tar::is_tar(bytes) {
+        crate::legacy_tar::pickle_member(bytes, &any)?
     } else {
         bail!(Runtime, "{WHAT}: not a file torch.save wrote");
     };
@@ -563,7 +568,7 @@ fn storage_tensor(key: &str, data: &[u8], dtype: DType, big: bool) -> Result<Ten
 }
 
 /// `base[offset..]` viewed with `size`/`stride`, its extent checked.
-fn view_of(base: &Tensor, offset: i64, size: &[i64], stride: &[i64]) -> Result<Tensor> {
+pub(crate) fn view_of(base: &Tensor, offset: i64, size: &[i64], stride: &[i64]) -> Result<Tensor> {
     let n = base.numel() as i64;
     ensure!(
         offset >= 0 && size.iter().all(|&s| s >= 0) && stride.iter().all(|&s| s >= 0),

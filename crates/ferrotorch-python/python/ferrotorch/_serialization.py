@@ -365,16 +365,16 @@ def load(f, map_location=None, weights_only=True, mmap=None, **pickle_load_args)
                                "checkpoint with this option in order to use mmap.")
     if isinstance(f, (str, os.PathLike)):
         with open(f, "rb") as fh:
-            head = fh.read(64)
+            head = fh.read(512)
             if _is_torch_format(head):
                 return _load_torch(None, path=os.fspath(f), mapped=False, weights_only=weights_only)
             fh.seek(0)
             blob = fh.read()
     else:
         blob = f.read()
-    if (blob[:4] == b"PK\x03\x04" and blob[30:45] != b"archive/version") or blob[:4] == b"\x80\x02\x8a\x0a":
-        # PyTorch's torch.save zip, or its stream before 1.6 (Note [Reading
-        # torch.save files])
+    if _is_torch_format(blob[:512]):
+        # PyTorch's torch.save zip, its stream before 1.6 or its tar layout
+        # before 0.4 (Note [Reading torch.save files])
         return _load_torch(blob, weights_only=weights_only)
     tensors, meta = _C._safetensors_load(blob)
     for name in json.loads(meta.get("ferrotorch.complex", "[]")):
@@ -396,7 +396,8 @@ def _named(ft, name, what):
 
 
 def _is_torch_format(head):
-    return (head[:4] == b"PK\x03\x04" and head[30:45] != b"archive/version") or head[:4] == b"\x80\x02\x8a\x0a"
+    return ((head[:4] == b"PK\x03\x04" and head[30:45] != b"archive/version") or head[:4] == b"\x80\x02\x8a\x0a"
+            or head[257:262] == b"ustar")
 
 
 def _classes_for(blob, path, weights_only):

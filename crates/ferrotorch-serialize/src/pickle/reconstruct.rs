@@ -91,6 +91,13 @@ pub(super) fn resolve(module: &str, name: &str) -> Option<Global> {
         ("torch", n) | ("torch.storage", n) => {
             if let Some((_, d)) = STORAGES.iter().find(|(s, _)| *s == n) {
                 Global::Storage(d)
+            } else if n.strip_suffix("Tensor").is_some_and(|b| {
+                STORAGES
+                    .iter()
+                    .any(|(s, _)| s.strip_suffix("Storage") == Some(b))
+            }) {
+                // `torch.FloatTensor`: a type tag of the legacy tar layout
+                Global::TensorType("Tensor")
             } else if let Some(d) = DTYPES.iter().find(|d| **d == n) {
                 Global::DType(d)
             } else {
