@@ -9,6 +9,8 @@ Every target draws from ``random.Random(seed)``, so a failure names the
 seed and iteration that reproduce it. What each checks:
 
 - ``load``: ``ferrotorch.load`` and the safetensors reader on mutated files
+- ``torchscript``: ``ferrotorch.jit.load`` of TorchScript archives torch
+  wrote, their code and pickles mutated, then a forward
 - ``pickle``: ``ferrotorch.load`` of torch.save files (torch's fixtures and
   ours) whose pickle and storages are mutated and re-zipped with valid CRCs
   (bit flips, cut, spliced and rewritten headers, hostile layout metadata)
@@ -177,7 +179,7 @@ _OPS = [b"(", b")", b"]", b"}", b"t", b"e", b"u", b"s", b"a", b"R", b"b", b"Q", 
 def _pt_seed(rng):
     """A torch.save file (one torch wrote, or ours) as its entries."""
     if rng.random() < 0.5:
-        names = sorted(n for n in os.listdir(_PT) if n.endswith(".pt") and not n.startswith("legacy"))
+        names = sorted(n for n in os.listdir(_PT) if n.endswith(".pt") and _is_zip(os.path.join(_PT, n)))
         with open(os.path.join(_PT, rng.choice(names)), "rb") as f:
             blob = f.read()
     else:
@@ -188,10 +190,39 @@ def _pt_seed(rng):
         return [(i.filename, z.read(i.filename)) for i in z.infolist()]
 
 
+def _is_zip(path):
+    with open(path, "rb") as f:
+        return f.read(4) == b"PK\x03\x04"
+
+
+def _fuzz_tar(rng):
+    """The tar layout (legacy_tar.pt, the CVE proof of concept) with
+    bytes flipped, inserted, cut: a value or an ordinary error."""
+    name = rng.choice(["legacy_tar.pt", "cve_2025_32434.pt"])
+    with open(os.path.join(_PT, name), "rb") as f:
+        b = bytearray(f.read())
+    for _ in range(rng.randint(1, 6)):
+        i = rng.randrange(min(len(b), 4608) + 1)
+        kind = rng.randrange(3)
+        if kind == 0 and i < len(b):
+            b[i] ^= 1 << rng.randrange(8)
+        elif kind == 1:
+            b[i:i] = rng.choice(_OPS)
+        else:
+            del b[i:i + rng.randint(1, 16)]
+    try:
+        torch.load(io.BytesIO(bytes(b)))
+    except OK_ERRORS as e:
+        _check_clean(e)
+
+
 def fuzz_pickle(rng):
     """ferrotorch.load of torch.save files whose pickle (and storages) are
     mutated and re-zipped with valid CRCs, so the mutations reach the
-    pickle reader: every outcome is a value or an ordinary error."""
+    pickle reader: every outcome is a value or an ordinary error. One case
+    in seven mutates a tar-layout file instead."""
+    if rng.random() < 1 / 7:
+        return _fuzz_tar(rng)
     entries = _pt_seed(rng)
     out = []
     for name, data in entries:
@@ -221,6 +252,55 @@ def fuzz_pickle(rng):
             z.writestr(name, data)
     try:
         torch.load(io.BytesIO(buf.getvalue()))
+    except OK_ERRORS as e:
+        _check_clean(e)
+
+
+# --------------------------------------------------------- torchscript
+
+_TS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "ferrotorch-jit", "tests", "fixtures",
+                   "torchscript")
+_TS_TOKENS = [b"(", b")", b"[", b"]", b",", b".", b"=", b"-", b":", b"\n", b"  ", b"if x:", b"torch.", b"ops.prim.",
+              b"self.", b"CONSTANTS.c0", b"annotate(List[int], [])", b"getattr(self, \"0\")", b"int(", b"\"",
+              b"9223372036854775807", b"1e308", b"(conv).forward(x, )", b"return ", b"_0, _1, = "]
+
+
+def fuzz_torchscript(rng):
+    """ferrotorch.jit.load of archives PyTorch wrote whose code, pickles
+    and version are mutated and re-zipped (Note [Loading TorchScript
+    archives]): a module that runs or an ordinary error."""
+    name = rng.choice(["cnn", "lstm_attention", "gpt_block", "div_v3"])
+    with zipfile.ZipFile(os.path.join(_TS, name + ".pt")) as z:
+        entries = [(i.filename, z.read(i.filename)) for i in z.infolist()]
+    out = []
+    for n, data in entries:
+        b = bytearray(data)
+        if (n.endswith(".py") and rng.random() < 0.7) or (n.endswith(".pkl") and rng.random() < 0.2) \
+                or (n.endswith("version") and rng.random() < 0.05):
+            for _ in range(rng.randint(1, 4)):
+                i = rng.randrange(len(b) + 1)
+                kind = rng.randrange(4)
+                if kind == 0 and b:
+                    b[min(i, len(b) - 1)] ^= 1 << rng.randrange(7)
+                elif kind == 1:
+                    b[i:i] = rng.choice(_TS_TOKENS)
+                elif kind == 2:
+                    del b[i:i + rng.randint(1, 12)]
+                else:
+                    b[i:i] = b[rng.randrange(len(b) + 1):][:rng.randint(1, 40)]
+        out.append((n, bytes(b)))
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=rng.choice([zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED])) as z:
+        for n, data in out:
+            z.writestr(n, data)
+    try:
+        m = torch.jit.load(io.BytesIO(buf.getvalue()))
+        x = torch.randn(2, 3, 8, 8) if name == "cnn" else torch.randn(2, 5, 4)
+        if name == "gpt_block":
+            x = torch.randint(0, 11, (2, 8))
+        args = (torch.tensor([7, -7, 9]), torch.tensor([2, 2, 4])) if name == "div_v3" else (x,)
+        with torch.no_grad():
+            m(*args)
     except OK_ERRORS as e:
         _check_clean(e)
 
@@ -572,7 +652,7 @@ def fuzz_indexing(rng):
     assert np.array_equal(t2.numpy(), a2), ("setitem", idx, shape)
 
 
-TARGETS = {"load": fuzz_load, "pickle": fuzz_pickle, "foreign": fuzz_foreign, "views": fuzz_views,
+TARGETS = {"load": fuzz_load, "pickle": fuzz_pickle, "torchscript": fuzz_torchscript, "foreign": fuzz_foreign, "views": fuzz_views,
            "indexing": fuzz_indexing}
 
 

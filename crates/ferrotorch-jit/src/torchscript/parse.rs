@@ -501,7 +501,11 @@ fn signature(l: &Line, file: &str) -> Result<(String, Vec<String>)> {
         match t {
             Tok::Punct("(") | Tok::Punct("[") => depth += 1,
             Tok::Punct(")") if depth == 0 => break,
-            Tok::Punct(")") | Tok::Punct("]") => depth -= 1,
+            Tok::Punct(")") | Tok::Punct("]") => {
+                depth = depth
+                    .checked_sub(1)
+                    .ok_or_else(|| err(file, l.number, "an unmatched bracket in a signature"))?
+            }
             Tok::Punct(",") if depth == 0 => want_name = true,
             Tok::Ident(s) if want_name => {
                 args.push(s);
@@ -656,5 +660,12 @@ mod tests {
         for n in 0..SRC.len() {
             let _ = parse(&SRC[..n], "t.py");
         }
+        // a stray closing bracket in a signature (the fuzz target's find)
+        let e = parse(
+            "class M(Module):\n  def forward(self, x]) -> T:\n    return x\n",
+            "m.py",
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("line 2"), "{e}");
     }
 }
