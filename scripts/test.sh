@@ -111,7 +111,7 @@ cp "$out/lib_C.so" "$pkg/_C.so"
 # CI does 60 of them (4 of its minutes for the 200); run
 # FT_RELIABILITY_RUNS=200 for the full count.
 FT_RELIABILITY_RUNS=${FT_RELIABILITY_RUNS:-60} PYTHONPATH=crates/ferrotorch-python/python \
-    .venv/bin/python -m pytest -q -p no:cacheprovider crates/ferrotorch-python/tests
+    FERROTORCH_EXAMPLES="$PWD/$out/examples" .venv/bin/python -m pytest -q -p no:cacheprovider crates/ferrotorch-python/tests
 
 section "node package (node --test)"
 # The add-on is the workspace's own debug build of ferrotorch-node (built
