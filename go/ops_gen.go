@@ -4172,6 +4172,38 @@ func MustConvTranspose2d(input Tensor, weight Tensor, opts ...Opt) Tensor {
 	return v
 }
 
+var op_convolution = &opRef{name: "convolution"}
+
+// Convolution calls torch's convolution:
+//
+//	convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Convolution(input Tensor, weight Tensor, bias Tensor, stride []int64, padding []int64, dilation []int64, transposed bool, outputPadding []int64, groups int64, opts ...Opt) (Tensor, error) {
+	var a argBuf
+	a.tensor(input)
+	a.tensor(weight)
+	a.tensor(bias)
+	a.any(stride)
+	a.any(padding)
+	a.any(dilation)
+	a.any(transposed)
+	a.any(outputPadding)
+	a.any(groups)
+	var r results
+	if err := a.call(op_convolution, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustConvolution is Convolution, panicking on error.
+func MustConvolution(input Tensor, weight Tensor, bias Tensor, stride []int64, padding []int64, dilation []int64, transposed bool, outputPadding []int64, groups int64, opts ...Opt) Tensor {
+	v, err := Convolution(input, weight, bias, stride, padding, dilation, transposed, outputPadding, groups, opts...)
+	must(err)
+	return v
+}
+
 var op_copy_ = &opRef{name: "copy_"}
 
 // Copy_ calls torch's copy_:
