@@ -81,6 +81,11 @@ fn integer_division_of_a_version_3_archive_truncates_as_its_upgrader_does() {
 }
 
 #[test]
+fn full_of_an_int_in_a_version_4_archive_is_float_as_its_upgrader_makes_it() {
+    check("full_v4");
+}
+
+#[test]
 fn a_scripted_module_is_refused_naming_the_construct_and_line() {
     let err = ferrotorch_jit::load(fixture("scripted.pt"))
         .err()

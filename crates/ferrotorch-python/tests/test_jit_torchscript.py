@@ -19,7 +19,7 @@ def _close(got, want):
     assert (got.double() - want.double()).abs().max().item() <= 1e-5 * (1 + want.double().abs().max().item())
 
 
-@pytest.mark.parametrize("name", ["cnn", "lstm_attention", "gpt_block", "resnet18_small", "div_v3"])
+@pytest.mark.parametrize("name", ["cnn", "lstm_attention", "gpt_block", "resnet18_small", "div_v3", "full_v4"])
 def test_archives_pytorch_wrote_give_its_outputs(name):
     m = ft.jit.load(os.path.join(FIX, name + ".pt"))
     io_ = ft.load(os.path.join(FIX, name + "_io.pt"))

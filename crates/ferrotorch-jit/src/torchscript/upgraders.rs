@@ -90,7 +90,15 @@ pub(super) fn name_for(op: &str, version: u64, kwargs: &[(&str, Sym<'_>)]) -> St
                 "upgraders::div__0_3"
             })
         }
-        "full" if version <= 4 && !has("dtype") => Some("upgraders::full_0_4"),
+        // tracing writes `dtype=None` out: the upgrader applies to it too
+        "full"
+            if version <= 4
+                && kwargs
+                    .iter()
+                    .all(|(n, v)| *n != "dtype" || matches!(v, Sym::C(IValue::None))) =>
+        {
+            Some("upgraders::full_0_4")
+        }
         _ => None,
     };
     match up {
