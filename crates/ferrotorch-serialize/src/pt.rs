@@ -66,7 +66,7 @@ pub fn load_pt(bytes: &[u8], allowed: &[String]) -> Result<Checkpoint> {
         return load_zip(bytes, allowed);
     }
     if bytes.starts_with(LEGACY_START) {
-        return load_legacy(bytes, allowed);
+        return crate::legacy_stream::load_legacy(bytes, allowed);
     }
     if crate::legacy_tar::is_tar(bytes) {
         return crate::legacy_tar::load_tar(bytes, allowed);
@@ -121,9 +121,9 @@ pub fn pickle_classes(bytes: &[u8]) -> Result<Vec<String>> {
 
 /// How the legacy stream begins: protocol 2, then the magic number as a
 /// 10-byte LONG1.
-const LEGACY_START: &[u8] = b"\x80\x02\x8a\x0a";
+pub(crate) const LEGACY_START: &[u8] = b"\x80\x02\x8a\x0a";
 /// torch's legacy magic number, little-endian.
-const MAGIC: [u8; 10] = [0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19];
+pub(crate) const MAGIC: [u8; 10] = [0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19];
 
 fn load_zip(bytes: &[u8], allowed: &[String]) -> Result<Checkpoint> {
     load_zip_with(bytes, allowed, &storage_tensor)
@@ -226,98 +226,7 @@ pub fn load_pt_mmap(path: &std::path::Path, allowed: &[String]) -> Result<Checkp
     load_zip_with(bytes, allowed, &make)
 }
 
-/// The stream torch wrote before 1.6 (`_use_new_zipfile_serialization=
-/// False`): the magic number, the protocol version (1001), the system
-/// info (byte order), the object's pickle, the list of storage keys, then
-/// each storage as an int64 element count and its bytes.
-fn load_legacy(bytes: &[u8], allowed: &[String]) -> Result<Checkpoint> {
-    let (magic, at) = pickle::read_at(bytes, 0, &[], WHAT)?;
-    ensure!(
-        matches!(magic.get(magic.root), Obj::BigInt(b) if b[..] == MAGIC),
-        Runtime,
-        "{WHAT}: a pickle stream whose magic number is not torch's"
-    );
-    let (version, at) = pickle::read_at(bytes, at, &[], WHAT)?;
-    ensure!(
-        matches!(version.get(version.root), Obj::Int(1001)),
-        Runtime,
-        "{WHAT}: a legacy file of a protocol version other than 1001"
-    );
-    let (info, at) = pickle::read_at(bytes, at, &[], WHAT)?;
-    let mut big = false;
-    if let Obj::Dict(items) = info.get(info.root) {
-        for &(k, v) in items {
-            if matches!(info.get(k), Obj::Str(s) if s == "little_endian") {
-                big = matches!(info.get(v), Obj::Bool(false));
-            }
-        }
-    }
-    let (doc, at) = pickle::read_at(bytes, at, allowed, WHAT)?;
-    let (keys, mut at) = pickle::read_at(bytes, at, &[], WHAT)?;
-    let Obj::List(key_ids) = keys.get(keys.root) else {
-        bail!(
-            Runtime,
-            "{WHAT}: the legacy file's storage keys are not a list"
-        );
-    };
-    // each storage's element size, from the persistent ids that name it
-    let mut sizes: HashMap<String, usize> = HashMap::new();
-    for o in &doc.objs {
-        if let Obj::Persistent(pid) = o {
-            if let (Some(key), Ok((dtype, _, _))) =
-                (storage_key(&doc, *pid), storage_of(&doc, *pid))
-            {
-                sizes.insert(key, dtype.size());
-            }
-        }
-    }
-    let mut data: HashMap<String, &[u8]> = HashMap::new();
-    for &k in key_ids {
-        let Obj::Str(key) = keys.get(k) else {
-            bail!(Runtime, "{WHAT}: a legacy storage key that is not a str");
-        };
-        let n = bytes
-            .get(at..at + 8)
-            .ok_or_else(|| {
-                ferrotorch_core::Error::new(
-                    ferrotorch_core::ErrorKind::Runtime,
-                    format!("{WHAT}: the legacy file ends before storage {key}"),
-                )
-            })?
-            .try_into()
-            .map(|b: [u8; 8]| {
-                if big {
-                    u64::from_be_bytes(b)
-                } else {
-                    u64::from_le_bytes(b)
-                }
-            })
-            .unwrap_or(0);
-        let esize = *sizes.get(key.as_str()).ok_or_else(|| {
-            ferrotorch_core::Error::new(
-                ferrotorch_core::ErrorKind::Runtime,
-                format!("{WHAT}: storage {key} is listed but no tensor names it"),
-            )
-        })?;
-        let len = usize::try_from(n)
-            .ok()
-            .and_then(|n| n.checked_mul(esize))
-            .filter(|&l| at + 8 + l <= bytes.len())
-            .ok_or_else(|| {
-                ferrotorch_core::Error::new(
-                    ferrotorch_core::ErrorKind::Runtime,
-                    format!(
-                        "{WHAT}: storage {key} declares {n} elements, more than the file holds"
-                    ),
-                )
-            })?;
-        data.insert(key.clone(), &bytes[at + 8..at + 8 + len]);
-        at += 8 + len;
-    }
-    build(doc, |key| data.get(key).copied(), big)
-}
-
-fn storage_key(doc: &Document, pid: Id) -> Option<String> {
+pub(crate) fn storage_key(doc: &Document, pid: Id) -> Option<String> {
     match doc.get(pid) {
         Obj::Tuple(parts) if parts.len() >= 5 => match doc.get(parts[2]) {
             Obj::Str(k) => Some(k.clone()),
@@ -328,7 +237,7 @@ fn storage_key(doc: &Document, pid: Id) -> Option<String> {
 }
 
 /// A persistent id's `(dtype, numel, view offset)`.
-fn storage_of(doc: &Document, pid: Id) -> Result<(DType, usize, usize)> {
+pub(crate) fn storage_of(doc: &Document, pid: Id) -> Result<(DType, usize, usize)> {
     let Obj::Tuple(parts) = doc.get(pid) else {
         bail!(Runtime, "{WHAT}: a persistent id that is not a tuple");
     };
@@ -366,7 +275,7 @@ fn storage_of(doc: &Document, pid: Id) -> Result<(DType, usize, usize)> {
 }
 
 /// The checkpoint of a pickle whose storages `data` gives by key.
-fn build<'a>(
+pub(crate) fn build<'a>(
     doc: Document,
     data: impl Fn(&str) -> Option<&'a [u8]>,
     big: bool,

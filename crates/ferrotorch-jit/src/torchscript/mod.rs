@@ -26,6 +26,8 @@
 //! [`ScriptModule`]: the interpreter, the passes, `save` (to our program
 //! format) and every binding take it as they take a traced one.
 
+mod bind;
+mod lex;
 mod lower;
 mod parse;
 mod upgraders;
