@@ -99,3 +99,15 @@ def test_models_traced_by_torch_now(tmp_path, which):
         got = m(ft.from_dlpack(x))
     diff = (torch.from_dlpack(got) - want).abs().max().item()
     assert diff <= 1e-5 * (1 + want.abs().max().item()), diff
+
+
+def test_extra_files_of_an_archive_torch_wrote(tmp_path):
+    torch = pytest.importorskip("torch")
+    warnings.filterwarnings("ignore")
+    t = torch.jit.trace(torch.nn.Linear(2, 2), torch.ones(1, 2))
+    path = str(tmp_path / "ex.pt")
+    t.save(path, _extra_files={"meta.json": '{"a": 1}', "b.bin": b"\x00\x01"})
+    for src in (path, io.BytesIO(open(path, "rb").read())):
+        extra = {"meta.json": "", "b.bin": "", "missing": "x"}
+        ft.jit.load(src, _extra_files=extra)
+        assert extra == {"meta.json": b'{"a": 1}', "b.bin": b"\x00\x01", "missing": b""}

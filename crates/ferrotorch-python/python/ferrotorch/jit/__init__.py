@@ -145,15 +145,46 @@ def save(m, f, _extra_files=None):
 
 
 def load(f, map_location=None, _extra_files=None):
-    """``torch.jit.load(f)``: a program saved by ``jit.save`` (a path or a
+    """``torch.jit.load(f)``: a program saved by ``jit.save`` or an
+    archive PyTorch's ``torch.jit.trace(...).save()`` wrote (a path or a
     binary file object), checked before anything runs; its parameters are
-    trainable tensors."""
+    trainable tensors. ``_extra_files`` (a dict of names) is filled with
+    the bytes of the archive's ``extra/<name>`` entries, ``b""`` for a
+    name it lacks, as torch does."""
     if map_location not in (None, "cpu") and str(map_location) != "cpu":
         raise RuntimeError(f"jit.load: only map_location='cpu' is supported, got {map_location!r}")
     if _builtins.isinstance(f, (str, os.PathLike)):
-        return ScriptModule(_C._jit_load(os.fspath(f)))
-    # a BytesIO is read in place (Note [Handing bytes to a BytesIO])
-    return ScriptModule(_C._jit_load_bytes(_files.read_rest(f)))
+        m = ScriptModule(_C._jit_load(os.fspath(f)))
+        source = os.fspath(f)
+    else:
+        # a BytesIO is read in place (Note [Handing bytes to a BytesIO])
+        data = _files.read_rest(f)
+        m = ScriptModule(_C._jit_load_bytes(data))
+        source = data
+    if _extra_files:
+        _read_extra_files(source, _extra_files)
+    return m
+
+
+def _read_extra_files(source, extra):
+    """Fill ``extra`` from the ``<archive>/extra/`` entries of a zip that
+    has already loaded (so it is a well-formed archive)."""
+    import io
+    import zipfile
+
+    found = {}
+    try:
+        z = zipfile.ZipFile(source if _builtins.isinstance(source, str) else io.BytesIO(bytes(source)))
+    except zipfile.BadZipFile:
+        z = None  # a version 1 program: one safetensors file, no extra files
+    if z is not None:
+        with z:
+            for name in z.namelist():
+                parts = name.split("/", 2)
+                if len(parts) == 3 and parts[1] == "extra" and parts[2] in extra:
+                    found[parts[2]] = z.read(name)
+    for k in extra:
+        extra[k] = found.get(k, b"")
 
 
 def _as_tuple(example_inputs):
