@@ -48,46 +48,17 @@ pub enum FtDType {
 
 /// The core dtype for a C dtype code (checked: C passes plain ints).
 pub(crate) fn dtype_of(what: &str, code: i32) -> Res<DType> {
-    Ok(match code {
-        0 => DType::U8,
-        1 => DType::I8,
-        2 => DType::I16,
-        3 => DType::I32,
-        4 => DType::I64,
-        5 => DType::F16,
-        6 => DType::F32,
-        7 => DType::F64,
-        8 => DType::C32,
-        9 => DType::C64,
-        10 => DType::C128,
-        11 => DType::Bool,
-        15 => DType::BF16,
-        c => {
-            return Err(Fail::new(
-                FtStatus::FtErrorValue,
-                format!("{what}: {c} is not an FtDType"),
-            ))
-        }
+    DType::from_scalar_type(i64::from(code)).ok_or_else(|| {
+        Fail::new(
+            FtStatus::FtErrorValue,
+            format!("{what}: {code} is not an FtDType"),
+        )
     })
 }
 
 /// The C code of a dtype.
 pub(crate) fn code_of(d: DType) -> i32 {
-    match d {
-        DType::U8 => 0,
-        DType::I8 => 1,
-        DType::I16 => 2,
-        DType::I32 => 3,
-        DType::I64 => 4,
-        DType::F16 => 5,
-        DType::F32 => 6,
-        DType::F64 => 7,
-        DType::C32 => 8,
-        DType::C64 => 9,
-        DType::C128 => 10,
-        DType::Bool => 11,
-        DType::BF16 => 15,
-    }
+    d.scalar_type() as i32
 }
 
 /// A checked slice from a C pointer and length (null only when empty).

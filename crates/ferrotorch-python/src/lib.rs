@@ -139,6 +139,7 @@ fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(serialization::_safetensors_load, m)?)?;
     m.add_function(wrap_pyfunction!(serialization::_load_pt, m)?)?;
     m.add_function(wrap_pyfunction!(serialization::_pt_classes, m)?)?;
+    m.add_function(wrap_pyfunction!(serialization::_pt_classes_file, m)?)?;
     m.add_function(wrap_pyfunction!(serialization::_save_pt, m)?)?;
     m.add_function(wrap_pyfunction!(serialization::_load_pt_mmap, m)?)?;
     m.add_function(wrap_pyfunction!(serialization::_load_pt_file, m)?)?;

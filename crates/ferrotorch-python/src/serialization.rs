@@ -67,6 +67,14 @@ pub fn _pt_classes(py: Python<'_>, data: &[u8]) -> PyResult<Vec<String>> {
         .py()
 }
 
+/// `_C._pt_classes_file(path)`: [`_pt_classes`] of the file at `path`,
+/// through a mapping of it.
+#[pyfunction]
+pub fn _pt_classes_file(py: Python<'_>, path: std::path::PathBuf) -> PyResult<Vec<String>> {
+    py.detach(|| ferrotorch_serialize::pt::pickle_classes_file(&path))
+        .py()
+}
+
 /// `_C._load_pt_file(path, allowed)`: [`_load_pt`] of the file at `path`,
 /// its storages copied straight from the page cache.
 #[pyfunction]

@@ -145,3 +145,24 @@ def test_whole_modules_cross_to_torch_and_back(tmp_path):
     assert type(back) is ft.nn.Sequential and type(back[4]) is ft.nn.Linear
     with ft.no_grad():
         assert (back.eval()(x) - got).abs().max().item() < 1e-6
+
+
+def test_load_options_ferrotorch_cannot_honour_are_errors_not_ignored():
+    import mmap
+
+    s = ft.serialization
+    s.set_default_load_endianness(s.LoadEndianness.LITTLE)
+    assert s.get_default_load_endianness() is s.LoadEndianness.LITTLE
+    s.set_default_load_endianness(None)
+    with pytest.raises(RuntimeError, match="BIG is not supported"):
+        s.set_default_load_endianness(s.LoadEndianness.BIG)
+    with s.set_default_mmap_options(mmap.MAP_PRIVATE):
+        assert s.get_default_mmap_options() == mmap.MAP_PRIVATE
+    assert s.get_default_mmap_options() is None
+    with pytest.raises(RuntimeError, match="MAP_PRIVATE only"):
+        s.set_default_mmap_options(mmap.MAP_SHARED)
+
+
+def test_get_unsafe_globals_of_a_path_and_a_file_object():
+    with open(WHOLE, "rb") as f:
+        assert ft.serialization.get_unsafe_globals_in_checkpoint(f) == ["torch.nn.modules.linear.Linear"]

@@ -85,18 +85,7 @@ pub fn pickle_classes(bytes: &[u8]) -> Result<Vec<String>> {
     let any = [pickle::ANY_CLASS.to_string()];
     let doc = if crate::zip::is_zip(bytes) {
         let entries = crate::zip::entries_for(bytes, WHAT)?;
-        let pkl = entries
-            .iter()
-            .find(|(n, _)| n.ends_with("/data.pkl") && n.matches('/').count() == 1)
-            .ok_or_else(|| {
-                ferrotorch_core::Error::new(
-                    ferrotorch_core::ErrorKind::Runtime,
-                    format!(
-                        "{WHAT}: the zip has no <archive>/data.pkl: it is not a torch.save file"
-                    ),
-                )
-            })?;
-        pickle::read(&pkl.1, &any, WHAT)?
+        pickle::read(&archive_entry(&entries, "data.pkl")?.1, &any, WHAT)?
     } else if bytes.starts_with(LEGACY_START) {
         let mut at = 0;
         for _ in 0..3 {
@@ -117,6 +106,32 @@ pub fn pickle_classes(bytes: &[u8]) -> Result<Vec<String>> {
         }
     }
     Ok(out)
+}
+
+/// [`pickle_classes`] of the file at `path`, read through a mapping of
+/// it (no buffer of the whole file).
+pub fn pickle_classes_file(path: &std::path::Path) -> Result<Vec<String>> {
+    let map = crate::mmap::Mapping::open(path)?;
+    pickle_classes(map.bytes())
+}
+
+/// The entry `<archive>/<name>` of a zip torch wrote (one folder deep).
+fn archive_entry<'e, 'a>(
+    entries: &'e [(String, std::borrow::Cow<'a, [u8]>)],
+    name: &str,
+) -> Result<&'e (String, std::borrow::Cow<'a, [u8]>)> {
+    entries
+        .iter()
+        .find(|(n, _)| {
+            n.strip_suffix(name)
+                .is_some_and(|p| p.ends_with('/') && p.matches('/').count() == 1)
+        })
+        .ok_or_else(|| {
+            ferrotorch_core::Error::new(
+                ferrotorch_core::ErrorKind::Runtime,
+                format!("{WHAT}: the zip has no <archive>/{name}: it is not a file torch wrote"),
+            )
+        })
 }
 
 /// How the legacy stream begins: protocol 2, then the magic number as a
@@ -161,18 +176,7 @@ fn load_zip_pickle_with(
     make: &MakeStorage<'_>,
 ) -> Result<Checkpoint> {
     let entries = crate::zip::entries_for(bytes, WHAT)?;
-    let pkl = entries
-        .iter()
-        .find(|(n, _)| {
-            n.strip_suffix(pickle)
-                .is_some_and(|p| p.ends_with('/') && p.matches('/').count() == 1)
-        })
-        .ok_or_else(|| {
-            ferrotorch_core::Error::new(
-                ferrotorch_core::ErrorKind::Runtime,
-                format!("{WHAT}: the zip has no <archive>/{pickle}: it is not a file torch wrote"),
-            )
-        })?;
+    let pkl = archive_entry(&entries, pickle)?;
     let prefix = &pkl.0[..pkl.0.len() - pickle.len()];
     let entry = |name: &str| -> Option<&[u8]> {
         let full = format!("{prefix}{name}");

@@ -110,6 +110,31 @@ impl DType {
         self.is_floating_point() || self.is_complex()
     }
 
+    /// c10's `ScalarType` number of this dtype (`torch.float32` is 6): how
+    /// TorchScript code writes a dtype and the C ABI's `FtDType` codes.
+    pub const fn scalar_type(self) -> i64 {
+        match self {
+            DType::U8 => 0,
+            DType::I8 => 1,
+            DType::I16 => 2,
+            DType::I32 => 3,
+            DType::I64 => 4,
+            DType::F16 => 5,
+            DType::F32 => 6,
+            DType::F64 => 7,
+            DType::C32 => 8,
+            DType::C64 => 9,
+            DType::C128 => 10,
+            DType::Bool => 11,
+            DType::BF16 => 15,
+        }
+    }
+
+    /// The dtype of a c10 `ScalarType` number, if ferrotorch has it.
+    pub fn from_scalar_type(n: i64) -> Option<DType> {
+        DType::ALL.iter().copied().find(|d| d.scalar_type() == n)
+    }
+
     /// `dtype.is_complex`.
     pub const fn is_complex(self) -> bool {
         matches!(self, DType::C32 | DType::C64 | DType::C128)

@@ -11,27 +11,14 @@ use ferrotorch_core::dispatch::{find_overloads, IValue, OpEntry, Type};
 use ferrotorch_core::{bail, ensure, DType, Result, Tensor};
 use std::sync::Arc;
 
-/// TorchScript's `ScalarType` numbering (c10's enum), as code writes
-/// `dtype=6`.
+/// A dtype as TorchScript code numbers it (`dtype=6`: c10's
+/// `ScalarType`).
 fn scalar_type(n: i64) -> Result<DType> {
-    Ok(match n {
-        0 => DType::U8,
-        1 => DType::I8,
-        2 => DType::I16,
-        3 => DType::I32,
-        4 => DType::I64,
-        5 => DType::F16,
-        6 => DType::F32,
-        7 => DType::F64,
-        8 => DType::C32,
-        9 => DType::C64,
-        10 => DType::C128,
-        11 => DType::Bool,
-        15 => DType::BF16,
-        other => bail!(
-            Runtime,
-            "jit.load: the program uses ScalarType {other}, a dtype ferrotorch does not have"
-        ),
+    DType::from_scalar_type(n).ok_or_else(|| {
+        ferrotorch_core::Error::new(
+            ferrotorch_core::ErrorKind::Runtime,
+            format!("jit.load: the program uses ScalarType {n}, a dtype ferrotorch does not have"),
+        )
     })
 }
 

@@ -297,9 +297,10 @@ def _is_plain_class(cls):
     of the default ``__reduce_ex__`` (not a built-in type, not one with a
     reducer of its own, which a loader without callables could not
     rebuild)."""
+    # a nested or function-local class (`A.B`, `f.<locals>.C`) is not
+    # importable by its path
     return (cls.__reduce_ex__ is object.__reduce_ex__ and cls.__reduce__ is object.__reduce__
-            and "." not in cls.__qualname__.replace(".<locals>", "<") and "<" not in cls.__qualname__
-            and cls.__module__ != "builtins")
+            and "." not in cls.__qualname__ and cls.__module__ != "builtins")
 
 
 def _save_safetensors(obj):
@@ -408,10 +409,8 @@ def _classes_for(blob, path, weights_only):
 
     allowed = serialization._allowed()
     if weights_only is False:
-        if blob is None:
-            with open(path, "rb") as fh:
-                blob = fh.read()
-        for name in _C._pt_classes(blob):
+        # the classes the pickle names, read without the file's storages
+        for name in (_C._pt_classes(blob) if blob is not None else _C._pt_classes_file(path)):
             if name not in allowed:
                 own = serialization._own_class(name)
                 if own is not None:

@@ -48,8 +48,14 @@ def get_default_load_endianness():
 
 
 def set_default_load_endianness(endianness):
+    """How to read a file without a byteorder record: ferrotorch reads such
+    files as little-endian (this machine's order), so ``None``, ``NATIVE``
+    and ``LITTLE`` are accepted and ``BIG`` is an error, never ignored."""
     if endianness is not None and not isinstance(endianness, LoadEndianness):
         raise TypeError("Invalid argument type in function set_default_load_endianness")
+    if endianness is LoadEndianness.BIG:
+        raise RuntimeError("set_default_load_endianness: ferrotorch reads files without a byteorder record as "
+                           "little-endian; LoadEndianness.BIG is not supported")
     _ENDIAN[0] = endianness
 
 
@@ -58,10 +64,16 @@ def get_default_mmap_options():
 
 
 class set_default_mmap_options:
-    """Context manager (and setter) of the ``mmap`` flags torch passes to
-    its mapping; ferrotorch maps privately (``MAP_PRIVATE``) either way."""
+    """Context manager (and setter) of the flags ``torch.load(mmap=True)``
+    maps with. ferrotorch maps privately (``mmap.MAP_PRIVATE``, torch's
+    default); ``MAP_SHARED`` is an error, never ignored."""
 
     def __init__(self, flags):
+        import mmap
+
+        if flags != mmap.MAP_PRIVATE:
+            raise RuntimeError("set_default_mmap_options: ferrotorch maps checkpoints with mmap.MAP_PRIVATE "
+                               f"only (writes stay in this process); got flags {flags!r}")
         self.prev = _MMAP_FLAGS[0]
         _MMAP_FLAGS[0] = flags
 
@@ -182,8 +194,5 @@ def get_unsafe_globals_in_checkpoint(f):
     """The classes a checkpoint names that loading needs allow-listed,
     read without loading any tensor."""
     if isinstance(f, (str, os.PathLike)):
-        with open(f, "rb") as fh:
-            data = fh.read()
-    else:
-        data = f.read()
-    return _C._pt_classes(data)
+        return _C._pt_classes_file(os.fspath(f))
+    return _C._pt_classes(f.read())
