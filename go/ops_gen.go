@@ -4204,6 +4204,44 @@ func MustConvolution(input Tensor, weight Tensor, bias Tensor, stride []int64, p
 	return v
 }
 
+var op_copy = &opRef{name: "copy"}
+
+// Copy calls torch's copy:
+//
+//	copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func Copy(self Tensor, src Tensor, opts ...Opt) (Tensor, error) {
+	if len(opts) == 0 {
+		return fastTensors(op_copy, 2, self, src, Tensor{})
+	}
+	var a argBuf
+	a.tensor(self)
+	a.tensor(src)
+	var r results
+	if err := a.call(op_copy, opts, &r); err != nil {
+		return Tensor{}, err
+	}
+	return r.tensor()
+}
+
+// MustCopy is Copy, panicking on error.
+func MustCopy(self Tensor, src Tensor, opts ...Opt) Tensor {
+	v, err := Copy(self, src, opts...)
+	must(err)
+	return v
+}
+
+// Copy is Copy(t, ...).
+func (t Tensor) Copy(src Tensor, opts ...Opt) (Tensor, error) {
+	return Copy(t, src, opts...)
+}
+
+// MustCopy is MustCopy(t, ...).
+func (t Tensor) MustCopy(src Tensor, opts ...Opt) Tensor {
+	return MustCopy(t, src, opts...)
+}
+
 var op_copy_ = &opRef{name: "copy_"}
 
 // Copy_ calls torch's copy_:
@@ -15417,6 +15455,91 @@ func (t Tensor) NarrowCopy(dim int64, start int64, length int64, opts ...Opt) (T
 // MustNarrowCopy is MustNarrowCopy(t, ...).
 func (t Tensor) MustNarrowCopy(dim int64, start int64, length int64, opts ...Opt) Tensor {
 	return MustNarrowCopy(t, dim, start, length, opts...)
+}
+
+var op_native_batch_norm = &opRef{name: "native_batch_norm"}
+
+// NativeBatchNorm calls torch's native_batch_norm:
+//
+//	native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func NativeBatchNorm(input Tensor, weight Tensor, bias Tensor, runningMean Tensor, runningVar Tensor, training bool, momentum float64, eps float64, opts ...Opt) ([]Tensor, error) {
+	var a argBuf
+	a.tensor(input)
+	a.tensor(weight)
+	a.tensor(bias)
+	a.tensor(runningMean)
+	a.tensor(runningVar)
+	a.any(training)
+	a.any(momentum)
+	a.any(eps)
+	var r results
+	if err := a.call(op_native_batch_norm, opts, &r); err != nil {
+		return nil, err
+	}
+	return r.tensors()
+}
+
+// MustNativeBatchNorm is NativeBatchNorm, panicking on error.
+func MustNativeBatchNorm(input Tensor, weight Tensor, bias Tensor, runningMean Tensor, runningVar Tensor, training bool, momentum float64, eps float64, opts ...Opt) []Tensor {
+	v, err := NativeBatchNorm(input, weight, bias, runningMean, runningVar, training, momentum, eps, opts...)
+	must(err)
+	return v
+}
+
+var op_native_dropout = &opRef{name: "native_dropout"}
+
+// NativeDropout calls torch's native_dropout:
+//
+//	native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func NativeDropout(input Tensor, p float64, train bool, opts ...Opt) ([]Tensor, error) {
+	var a argBuf
+	a.tensor(input)
+	a.any(p)
+	a.any(train)
+	var r results
+	if err := a.call(op_native_dropout, opts, &r); err != nil {
+		return nil, err
+	}
+	return r.tensors()
+}
+
+// MustNativeDropout is NativeDropout, panicking on error.
+func MustNativeDropout(input Tensor, p float64, train bool, opts ...Opt) []Tensor {
+	v, err := NativeDropout(input, p, train, opts...)
+	must(err)
+	return v
+}
+
+var op_native_layer_norm = &opRef{name: "native_layer_norm"}
+
+// NativeLayerNorm calls torch's native_layer_norm:
+//
+//	native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func NativeLayerNorm(input Tensor, normalizedShape []int64, weight Tensor, bias Tensor, eps float64, opts ...Opt) ([]Tensor, error) {
+	var a argBuf
+	a.tensor(input)
+	a.any(normalizedShape)
+	a.tensor(weight)
+	a.tensor(bias)
+	a.any(eps)
+	var r results
+	if err := a.call(op_native_layer_norm, opts, &r); err != nil {
+		return nil, err
+	}
+	return r.tensors()
+}
+
+// MustNativeLayerNorm is NativeLayerNorm, panicking on error.
+func MustNativeLayerNorm(input Tensor, normalizedShape []int64, weight Tensor, bias Tensor, eps float64, opts ...Opt) []Tensor {
+	v, err := NativeLayerNorm(input, normalizedShape, weight, bias, eps, opts...)
+	must(err)
+	return v
 }
 
 var op_ne = &opRef{name: "ne"}

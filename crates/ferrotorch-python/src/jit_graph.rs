@@ -6,7 +6,7 @@
 use crate::errors::guarded;
 use crate::jit::PyScriptModule;
 use crate::tensor::PyTensor;
-use ferrotorch_jit::ir::{Graph, ValueType};
+use ferrotorch_jit::ir::{Graph, NodeKind, ValueType};
 use ferrotorch_jit::passes;
 use pyo3::prelude::*;
 
@@ -97,6 +97,143 @@ impl PyGraph {
                 .collect();
             let ins = g.inputs.iter().map(|&i| value(i)).collect();
             (ins, nodes, g.outputs.iter().map(|&o| value(o).0).collect())
+        })
+    }
+}
+
+/// One value for `_export_rows`: debug name, type tag, and for a tensor
+/// its dtype, sizes, strides and requires_grad; for an object its class.
+type ExportValue = (
+    Option<String>,
+    &'static str,
+    Option<String>,
+    Vec<usize>,
+    Vec<usize>,
+    bool,
+    Option<String>,
+);
+
+/// One node for `_export_rows`: kind, overload, the schema's arguments
+/// (name, keyword-only, default: `()` for none), input and output value
+/// ids, and the node's attribute (a constant's value, an attribute's
+/// name, an op's name, else `None`).
+type ExportNode = (
+    String,
+    String,
+    Vec<(String, bool, Py<PyAny>)>,
+    Vec<usize>,
+    Vec<usize>,
+    Py<PyAny>,
+);
+
+fn type_tag(t: &ValueType) -> &'static str {
+    match t {
+        ValueType::Tensor { .. } => "Tensor",
+        ValueType::Int => "int",
+        ValueType::Float => "float",
+        ValueType::Complex => "complex",
+        ValueType::Bool => "bool",
+        ValueType::Str => "str",
+        ValueType::ScalarType => "ScalarType",
+        ValueType::None => "None",
+        ValueType::Generator => "Generator",
+        ValueType::List(inner) => match **inner {
+            ValueType::Tensor { .. } => "Tensor[]",
+            _ => "list",
+        },
+        ValueType::OptTensorList => "Tensor?[]",
+        ValueType::Module(_) => "Module",
+        ValueType::Object(_) => "Object",
+        ValueType::Token => "Token",
+    }
+}
+
+#[pymethods]
+impl PyGraph {
+    /// The graph as data for `torch.export` (Note [Exported programs] in
+    /// `ferrotorch/export`): `(values, inputs, nodes, outputs)`, values
+    /// by id.
+    #[allow(clippy::type_complexity)]
+    fn _export_rows(
+        &self,
+        py: Python<'_>,
+    ) -> PyResult<(Vec<ExportValue>, Vec<usize>, Vec<ExportNode>, Vec<usize>)> {
+        self.read(py, |g| {
+            let values = g
+                .values
+                .iter()
+                .map(|v| match &v.ty {
+                    ValueType::Tensor {
+                        dtype,
+                        sizes,
+                        strides,
+                        requires_grad,
+                    } => (
+                        v.name.clone(),
+                        "Tensor",
+                        Some(dtype.to_string()),
+                        sizes.clone(),
+                        strides.clone(),
+                        *requires_grad,
+                        None,
+                    ),
+                    t => {
+                        let class = match t {
+                            ValueType::Object(c) | ValueType::Module(c) => Some(c.clone()),
+                            _ => None,
+                        };
+                        (
+                            v.name.clone(),
+                            type_tag(t),
+                            None,
+                            vec![],
+                            vec![],
+                            false,
+                            class,
+                        )
+                    }
+                })
+                .collect();
+            let mut nodes = Vec::with_capacity(g.nodes.len());
+            for n in &g.nodes {
+                let (overload, args, attr) = match &n.kind {
+                    NodeKind::Op(e) | NodeKind::WithEffects(e) => {
+                        let mut args = Vec::with_capacity(e.schema.args.len());
+                        for a in &e.schema.args {
+                            let default = match &a.default {
+                                Some(d) => crate::convert::from_ivalue(py, d.clone())?.unbind(),
+                                None => pyo3::types::PyTuple::empty(py).into_any().unbind(),
+                            };
+                            args.push((a.name.clone(), a.kwarg_only, default));
+                        }
+                        (
+                            e.schema.overload.clone(),
+                            args,
+                            e.schema.name.clone().into_pyobject(py)?.into_any().unbind(),
+                        )
+                    }
+                    NodeKind::Constant(v) => (
+                        String::new(),
+                        vec![],
+                        crate::convert::from_ivalue(py, v.clone())?.unbind(),
+                    ),
+                    NodeKind::GetAttr(name) => (
+                        String::new(),
+                        vec![],
+                        name.clone().into_pyobject(py)?.into_any().unbind(),
+                    ),
+                    _ => (String::new(), vec![], py.None()),
+                };
+                nodes.push((
+                    n.kind_name(),
+                    overload,
+                    args,
+                    n.inputs.clone(),
+                    n.outputs.clone(),
+                    attr,
+                ));
+            }
+            Ok((values, g.inputs.clone(), nodes, g.outputs.clone()))
         })
     }
 }

@@ -102,6 +102,7 @@ fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(library::_op_exists, m)?)?;
     m.add_function(wrap_pyfunction!(library::_call_fake, m)?)?;
     m.add_function(wrap_pyfunction!(library::_op_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(library::_op_arguments, m)?)?;
     m.add_function(wrap_pyfunction!(library::_op_overloads, m)?)?;
     m.add_function(wrap_pyfunction!(library::_load_library, m)?)?;
     m.add_function(wrap_pyfunction!(library::_loaded_libraries, m)?)?;

@@ -214,6 +214,25 @@ pub fn _op_schema(name: &str) -> PyResult<String> {
         })
 }
 
+/// An op's arguments as `_op_arguments` gives them: name, type (schema
+/// text), keyword-only.
+type OpArgs = Vec<(String, String, bool)>;
+
+/// `_C._op_arguments(name)`: `(arguments, return types)` of an op's
+/// schema, for writers of programs (`torch.export.save`).
+#[pyfunction]
+pub fn _op_arguments(name: &str) -> PyResult<(OpArgs, Vec<String>)> {
+    let s = dispatch::find_schema(name).ok_or_else(|| {
+        pyo3::exceptions::PyRuntimeError::new_err(format!("unknown operator '{name}'"))
+    })?;
+    let args = s
+        .args
+        .iter()
+        .map(|a| (a.name.clone(), a.ty.to_string(), a.kwarg_only))
+        .collect();
+    Ok((args, s.returns.iter().map(|t| t.to_string()).collect()))
+}
+
 /// `_C._op_overloads(name)`: `(base, full)` for each overload of a base
 /// name.
 #[pyfunction]

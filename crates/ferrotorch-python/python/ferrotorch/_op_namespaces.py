@@ -29,6 +29,26 @@ class OpOverload:
     def __repr__(self):
         return f"<OpOverload(op='{self.overloadpacket._qualified_op_name}', overload='{self._overloadname}')>"
 
+    def __str__(self):
+        return f"{self.overloadpacket._ns}.{self.overloadpacket._op_name}.{self._overloadname}"
+
+    @property
+    def __name__(self):
+        return f"{self.overloadpacket._op_name}.{self._overloadname}"
+
+    @property
+    def namespace(self):
+        return self.overloadpacket._ns
+
+    @property
+    def _opname(self):
+        return self.overloadpacket._op_name
+
+    def name(self):
+        """``aten::add.Tensor`` (``aten::relu`` for a default overload)."""
+        q = self.overloadpacket._qualified_op_name
+        return q if self._overloadname == "default" else f"{q}.{self._overloadname}"
+
 
 class OpOverloadPacket:
     """An op name with all its overloads (``torch.ops.aten.add``)."""

@@ -10,10 +10,12 @@
 //! | `quantile` | `quantile`, `nanquantile` |
 //! | `convolution` | `convolution`, `_convolution` (by the weight's rank) |
 //! | `attention` | `_native_multi_head_attention` |
+//! | `core_aten` | `_softmax`, `native_layer_norm`, `_native_batch_norm_legit*`, `native_dropout`, `copy`, ... (what export's decompositions name) |
 //! | `math` | `square`, `logaddexp`, `sinc`, `nansum`, `diff`, `trapezoid`, `kron`, `cdist`, `cross`, `cov`, ... |
 
 pub(crate) mod attention;
 pub(crate) mod convolution;
+pub(crate) mod core_aten;
 pub(crate) mod extras;
 pub(crate) mod indexing;
 pub(crate) mod math;
@@ -30,4 +32,5 @@ pub(crate) fn register(r: &mut Registry) {
     quantile::register(r);
     convolution::register(r);
     attention::register(r);
+    core_aten::register(r);
 }

@@ -302,6 +302,12 @@ class Graph:
                 return repr(a)
             if isinstance(a, (int, float, bool, str, type(None))):
                 return repr(a)
+            if hasattr(a, "overloadpacket") or type(a).__name__ == "HigherOrderOperator":
+                return fn_ref(a)
+            if isinstance(a, ferrotorch.dtype):
+                return f"torch.{str(a).rpartition('.')[2]}"
+            if isinstance(a, ferrotorch.device):
+                return f"torch.device({str(a)!r})"
             key = f"_fx_const_{id(a)}"
             globs[key] = a
             return key

@@ -57,6 +57,8 @@ def _nodes_in(a):
 def _qualified_name(target):
     if isinstance(target, str):
         return target
+    if hasattr(target, "overloadpacket") or type(target).__name__ == "HigherOrderOperator":
+        return f"torch.ops.{target}"
     mod = getattr(target, "__module__", None) or ""
     name = getattr(target, "__name__", repr(target))
     if target is getattr(operator, name, None):
