@@ -7,7 +7,8 @@
 //   same file run from Rust (the run_program example, `--time`), the same
 //   program through `jit.optimizeForInference` from Node, and, when
 //   onnxruntime-node is installed and `--onnx FILE` is given, the same
-//   architecture exported to ONNX by PyTorch run by onnxruntime-node.
+//   architecture exported to ONNX (by ferrotorch's torch.onnx.export, or
+//   PyTorch's with --torch) run by onnxruntime-node.
 //
 //   python examples/node/resnet18.py /tmp/rn        # the saved program
 //   cargo build --release -p ferrotorch-node -p ferrotorch --example run_program
@@ -18,7 +19,7 @@
 //
 // onnxruntime-node is looked up from the working directory's
 // node_modules (`npm install --ignore-scripts onnxruntime-node` there);
-// the ONNX file comes from `python bench/export_onnx.py FILE` (torch, onnx).
+// the ONNX file comes from `python bench/export_onnx.py FILE [--torch]`.
 'use strict'
 const { execFileSync } = require('node:child_process')
 const path = require('node:path')

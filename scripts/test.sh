@@ -103,7 +103,7 @@ section "python package (pytest)"
 if [ ! -x .venv/bin/python ]; then
     python3 -m venv .venv
 fi
-.venv/bin/python -m pip install --quiet --disable-pip-version-check numpy pytest tensorboard tqdm matplotlib
+.venv/bin/python -m pip install --quiet --disable-pip-version-check numpy pytest tensorboard tqdm matplotlib onnx onnxruntime
 pkg=crates/ferrotorch-python/python/ferrotorch
 rm -f "$pkg"/_C*.so
 cp "$out/lib_C.so" "$pkg/_C.so"

@@ -25,6 +25,8 @@ pub mod inline;
 pub mod interpreter;
 pub mod ir;
 mod module;
+#[cfg(feature = "onnx")]
+pub mod onnx;
 pub mod passes;
 mod prepack;
 mod print;

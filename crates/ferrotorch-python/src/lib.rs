@@ -25,6 +25,7 @@ mod jit;
 mod jit_graph;
 mod library;
 mod numpy;
+mod onnx;
 mod operators;
 mod ops;
 mod optim;
@@ -127,6 +128,7 @@ fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(jit::_jit_enter_module, m)?)?;
     m.add_function(wrap_pyfunction!(jit::_jit_exit_module, m)?)?;
     jit_graph::register(m)?;
+    onnx::register(m)?;
     profiler::register(m)?;
     m.add_function(wrap_pyfunction!(ops::_schemas, m)?)?;
     m.add_function(wrap_pyfunction!(create::tensor, m)?)?;

@@ -32,7 +32,8 @@
 //! the bindings and the JIT do.
 //!
 //! Features: `jit` (`torch.jit`, `torch.compile` and fx, with Cranelift),
-//! `plugins` (`torch.ops.load_library`), `full` (both). Without them the
+//! `plugins` (`torch.ops.load_library`), `onnx` (`torch.onnx.export`),
+//! `tensorboard`, `full` (all). Without them the
 //! crate builds only what eager training needs.
 
 /// The README's Rust examples, compiled and run as doctests (some use
@@ -79,6 +80,12 @@ pub mod ops {
 pub mod jit {
     pub use ferrotorch_jit::*;
 }
+
+/// `torch.onnx`: a traced module written as an ONNX model
+/// (`onnx::export(&traced, &opts)`, opset 18, IR version 10). Feature
+/// `onnx` (with `jit`).
+#[cfg(feature = "onnx")]
+pub use ferrotorch_jit::onnx;
 
 /// `torch.nn`: modules (`#[derive(Module)]`), layers, `init` and
 /// `functional`.

@@ -381,3 +381,4 @@ overrides._install(_sys.modules[__name__], [
     (_sys.modules[__name__], "torch"), (nn.functional, "torch.nn.functional"), (linalg, "torch.linalg"),
     (fft, "torch.fft"), (special, "torch.special"), (Tensor, "torch.Tensor")])
 from . import export  # noqa: E402,F401
+from . import onnx  # noqa: E402,F401
