@@ -22388,6 +22388,41 @@ func (t Tensor) MustSvd(opts ...Opt) []Tensor {
 	return MustSvd(t, opts...)
 }
 
+var op_sym_size = &opRef{name: "sym_size"}
+
+// SymSize calls torch's sym_size:
+//
+//	sym_size.int(Tensor self, int dim) -> SymInt
+//
+// Arguments with defaults are keyword options: Kw(name, value).
+func SymSize(self Tensor, dim int64, opts ...Opt) ([]interface{}, error) {
+	var a argBuf
+	a.tensor(self)
+	a.any(dim)
+	var r results
+	if err := a.call(op_sym_size, opts, &r); err != nil {
+		return nil, err
+	}
+	return r.all(), nil
+}
+
+// MustSymSize is SymSize, panicking on error.
+func MustSymSize(self Tensor, dim int64, opts ...Opt) []interface{} {
+	v, err := SymSize(self, dim, opts...)
+	must(err)
+	return v
+}
+
+// SymSize is SymSize(t, ...).
+func (t Tensor) SymSize(dim int64, opts ...Opt) ([]interface{}, error) {
+	return SymSize(t, dim, opts...)
+}
+
+// MustSymSize is MustSymSize(t, ...).
+func (t Tensor) MustSymSize(dim int64, opts ...Opt) []interface{} {
+	return MustSymSize(t, dim, opts...)
+}
+
 var op_t = &opRef{name: "t"}
 
 // T calls torch's t:

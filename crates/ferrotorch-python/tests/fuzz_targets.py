@@ -652,8 +652,71 @@ def fuzz_indexing(rng):
     assert np.array_equal(t2.numpy(), a2), ("setitem", idx, shape)
 
 
+# ------------------------------------------------------------------ pt2
+
+
+_PT2 = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "export")
+
+
+def _mutate_json(rng, v, depth=0):
+    """``v`` with one value somewhere replaced, removed or retyped."""
+    if isinstance(v, dict) and v and depth < 12:
+        k = rng.choice(list(v))
+        r = rng.random()
+        if r < 0.1:
+            v = dict(v)
+            del v[k]
+            return v
+        if r < 0.25:
+            return {**v, k: _hostile_value(rng)}
+        return {**v, k: _mutate_json(rng, v[k], depth + 1)}
+    if isinstance(v, list) and v and depth < 12:
+        i = rng.randrange(len(v))
+        r = rng.random()
+        if r < 0.1:
+            return v[:i] + v[i + 1:]
+        if r < 0.2:
+            return v + [v[i]]
+        return v[:i] + [_mutate_json(rng, v[i], depth + 1)] + v[i + 1:]
+    return _hostile_value(rng) if rng.random() < 0.7 else rng.choice(
+        ["torch.ops.aten.relu.default", "torch.ops.aten.add.Tensor", "builtins.eval", "p_fc_weight",
+         "getitem", {"as_tensor": {"name": "x"}}, {"as_int": 3}, {"as_ints": [1, 2]}])
+
+
+def fuzz_pt2(rng):
+    """ferrotorch.export.load of .pt2 archives PyTorch wrote with their
+    JSON (program, weight configs) mutated structurally, their weight
+    bytes cut or flipped, or the zip itself mutated; then the module runs
+    on the fixture's input: a program that runs or an ordinary error."""
+    name = rng.choice(["cnn", "cnn_core", "bn_train"])
+    with zipfile.ZipFile(os.path.join(_PT2, name + ".pt2")) as z:
+        entries = [(i.filename, z.read(i.filename)) for i in z.infolist()]
+    out = []
+    for n, data in entries:
+        if n.endswith(".json") and rng.random() < 0.5:
+            for _ in range(rng.randint(1, 3)):
+                data = json.dumps(_mutate_json(rng, json.loads(data))).encode()
+        elif "/weights/weight_" in n and rng.random() < 0.1:
+            data = _mutate(rng, data)
+        out.append((n, data))
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for n, data in out:
+            z.writestr(n, data)
+    blob = buf.getvalue()
+    if rng.random() < 0.1:
+        blob = _mutate(rng, blob)
+    x = torch.randn(2, 3, 8, 8) if name != "bn_train" else torch.randn(5, 3)
+    try:
+        ep = torch.export.load(io.BytesIO(blob))
+        with torch.no_grad():
+            ep.module()(x)
+    except OK_ERRORS as e:
+        _check_clean(e)
+
+
 TARGETS = {"load": fuzz_load, "pickle": fuzz_pickle, "torchscript": fuzz_torchscript, "foreign": fuzz_foreign, "views": fuzz_views,
-           "indexing": fuzz_indexing}
+           "indexing": fuzz_indexing, "pt2": fuzz_pt2}
 
 
 def run(name, seconds, seed=0):

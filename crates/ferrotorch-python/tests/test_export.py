@@ -315,10 +315,57 @@ def test_export_errors_name_the_problem():
         torch.export.export(m, x)
     with pytest.raises(RuntimeError, match="strict=False"):
         torch.export.export(m, (x,), strict=True)
-    with pytest.raises(RuntimeError, match="dynamic_shapes"):
+    with pytest.raises(ValueError, match="sizes 0 and 1 are specialised"):
         torch.export.export(m, (x,), dynamic_shapes={"x": {0: torch.export.Dim("batch")}})
+    with pytest.raises(ValueError, match="not inputs"):
+        torch.export.export(m, (x,), dynamic_shapes={"y": {0: torch.export.Dim("batch")}})
     with pytest.raises(RuntimeError, match="use `exported_program.module\\(\\)`"):
         torch.export.export(m, (x,))(x)
+
+
+class Attention(nn.Module):
+    def __init__(self, d=8, heads=2):
+        super().__init__()
+        self.h, self.qkv, self.proj = heads, nn.Linear(d, 3 * d), nn.Linear(d, d)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).split(C, dim=2)
+        q, k, v = (t.view(B, T, self.h, C // self.h).transpose(1, 2) for t in (q, k, v))
+        y = (q @ k.transpose(-2, -1)).softmax(-1) @ v
+        y = y.transpose(1, 2).reshape(B, T, C)
+        return self.proj(y).view(B * T, C)
+
+
+def test_dynamic_shapes_follow_batch_and_sequence():
+    m = Attention().eval()
+    batch, seq = torch.export.Dim("batch", max=64), torch.export.Dim("seq")
+    ep = torch.export.export(m, (torch.randn(3, 5, 8),), dynamic_shapes={"x": {0: batch, 1: seq}})
+    code = ep.graph_module.code
+    assert "sym_size_int = torch.ops.aten.sym_size.int(x, 0)" in code
+    assert "mul = sym_size_int * sym_size_int_1" in code
+    assert {k: (v.lower, v.upper) for k, v in ep.range_constraints.items()} == {"batch": (2, 64), "seq": (2, None)}
+    out = [n for n in ep.graph.nodes if n.op == "output"][0].args[0][0]
+    assert [str(d) for d in out.meta["val"].shape] == ["batch*seq", "8"]
+    mm, core = ep.module(), ep.run_decompositions().module()
+    for shape in [(3, 5, 8), (7, 2, 8), (2, 9, 8)]:
+        x = torch.randn(*shape)
+        assert close(mm(x), m(x)) and close(core(x), m(x))
+    with pytest.raises(RuntimeError, match="x.shape\\[2\\] to be equal to 8, but got 9"):
+        mm(torch.randn(2, 3, 9))
+    with pytest.raises(RuntimeError, match="to be in VR\\[2, 64\\]"):
+        mm(torch.randn(65, 3, 8))
+    with pytest.raises(RuntimeError, match="dynamic shapes cannot be saved yet"):
+        torch.export.save(ep, io.BytesIO())
+
+
+def test_dynamic_shapes_refuse_sizes_turned_into_python_numbers():
+    class M(nn.Module):
+        def forward(self, x):
+            return x.reshape(-1) * float(x.shape[0])
+
+    with pytest.raises(RuntimeError, match="computes a Python number from a size"):
+        torch.export.export(M(), (torch.randn(3, 2),), dynamic_shapes=({0: torch.export.Dim.AUTO},))
 
 
 def test_write_through_a_view_is_refused_by_run_decompositions():
@@ -355,6 +402,12 @@ def _rewrite(src, dst, name, fn):
      "out of bounds"),
     ("data/weights/weight_0", lambda b: b[:-1], "not a whole number"),
     ("archive_format", lambda b: b"zip", "archive_format"),
+    # a name becomes a variable of generated code: never code itself
+    ("models/model.json", lambda b: b.replace(b'"outputs": [{"as_tensor": {"name": "relu"}}]',
+                                              b'"outputs": [{"as_tensor": {"name": "relu = __import__(\'os\')"}}]'),
+     "not a fresh Python identifier"),
+    ("models/model.json", lambda b: b.replace(b'"forward_arg_names": ["x"]', b'"forward_arg_names": ["x=print(1)"]'),
+     "forward_arg_names"),
 ])
 def test_malformed_pt2_files_are_refused(tmp_path, entry, change, message):
     bad = tmp_path / "bad.pt2"

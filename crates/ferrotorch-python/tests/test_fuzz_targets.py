@@ -13,7 +13,7 @@ import pytest
 HERE = pathlib.Path(__file__).parent
 
 
-@pytest.mark.parametrize("target", ["load", "pickle", "torchscript", "foreign", "views", "indexing"])
+@pytest.mark.parametrize("target", ["load", "pickle", "torchscript", "foreign", "views", "indexing", "pt2"])
 def test_fuzz_target(target):
     secs = os.environ.get("FERROTORCH_FUZZ_SECONDS", "5")
     seed = os.environ.get("FERROTORCH_FUZZ_SEED", "0")

@@ -49,6 +49,8 @@ fn int(a: Tensor) -> Result<i64> {
 
 pub(crate) fn register(r: &mut Registry) {
     r.def_typed("size.int(Tensor self, int dim) -> int", size);
+    // how torch.export's graphs read a size (a symbolic one, when dynamic)
+    r.def_typed("sym_size.int(Tensor self, int dim) -> SymInt", size);
     r.def_typed("Int.Tensor(Tensor a) -> int", int);
     r.def_typed("ScalarImplicit(Tensor a) -> Scalar", |a: Tensor| {
         crate::ensure!(

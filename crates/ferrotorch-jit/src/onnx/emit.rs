@@ -115,7 +115,9 @@ pub(crate) fn tensor_proto(name: &str, t: &Tensor) -> Result<TensorProto> {
 pub(crate) struct Emitter<'g> {
     pub g: &'g Graph,
     pub nodes: Vec<NodeProto>,
-    pub inits: Vec<TensorProto>,
+    /// initializers: name and tensor (their bytes are written once, at
+    /// the end: Note [Initializers written once])
+    pub inits: Vec<(String, Tensor)>,
     pub vals: HashMap<ValueId, V>,
     /// the module's attributes by name (initializers, made on first use)
     pub attrs: HashMap<String, Tensor>,
@@ -187,7 +189,8 @@ impl<'g> Emitter<'g> {
     /// An initializer holding `t`.
     pub fn constant(&mut self, t: &Tensor) -> Result<String> {
         let name = self.fresh("const");
-        self.inits.push(tensor_proto(&name, t)?);
+        onnx_type(t.dtype())?;
+        self.inits.push((name.clone(), t.detach()));
         Ok(name)
     }
 
@@ -211,7 +214,8 @@ impl<'g> Emitter<'g> {
                 .ok_or_else(|| err(format!("onnx.export: the module has no attribute {name:?}")))?
                 .clone();
             self.names.insert(name.to_string());
-            self.inits.push(tensor_proto(name, &t)?);
+            onnx_type(t.dtype())?;
+            self.inits.push((name.to_string(), t.detach()));
         }
         Ok(name.to_string())
     }

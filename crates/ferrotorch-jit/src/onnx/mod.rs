@@ -161,16 +161,15 @@ pub fn export(m: &ScriptModule, opts: &ExportOptions) -> Result<Vec<u8>> {
     }
     // weights only a regrouped copy reads (recurrent layers) are dropped
     let used: std::collections::HashSet<&String> = e.nodes.iter().flat_map(|n| &n.input).collect();
-    let inits: Vec<_> = e
+    let inits: Vec<(String, ferrotorch_core::Tensor)> = e
         .inits
         .iter()
-        .filter(|t| t.name.as_ref().is_some_and(|n| used.contains(n)))
+        .filter(|(n, _)| used.contains(n))
         .cloned()
         .collect();
     let graph = proto::GraphProto {
         node: std::mem::take(&mut e.nodes),
         name: Some("main_graph".into()),
-        initializer: inits,
         input: inputs,
         output: outputs,
         ..Default::default()
@@ -186,7 +185,58 @@ pub fn export(m: &ScriptModule, opts: &ExportOptions) -> Result<Vec<u8>> {
         graph: Some(graph),
         ..Default::default()
     };
-    Ok(model.encode_to_vec())
+    let weights: usize = inits
+        .iter()
+        .map(|(_, t)| t.numel() * t.element_size() + 64)
+        .sum();
+    let mut out = Vec::with_capacity(model.encoded_len() + weights);
+    model
+        .encode(&mut out)
+        .map_err(|e| err(format!("onnx.export: {e}")))?;
+    for (name, t) in &inits {
+        append_initializer(&mut out, name, t)?;
+    }
+    Ok(out)
+}
+
+/// # Note [Initializers written once]
+/// A model's weights are most of its bytes. Protobuf merges a repeated
+/// occurrence of an embedded message field (`ModelProto.graph`, field 7)
+/// into the first, concatenating its repeated fields, so each initializer
+/// is appended after the encoded model as one more `graph` holding just
+/// that `TensorProto` (`initializer`, field 5), its `raw_data` (field 9)
+/// copied once from the tensor straight into the output — where encoding
+/// the tensors inside the model would copy each twice more. ONNX's
+/// parsers (protobuf's, as onnx and onnxruntime use) read the same model.
+fn append_initializer(out: &mut Vec<u8>, name: &str, t: &ferrotorch_core::Tensor) -> Result<()> {
+    use prost::encoding::{encode_key, encode_varint, WireType};
+    let head = proto::TensorProto {
+        name: Some(name.into()),
+        dims: t.shape().iter().map(|&s| s as i64).collect(),
+        data_type: Some(onnx_type(t.dtype())?),
+        ..Default::default()
+    };
+    let nbytes = t.numel() * t.element_size();
+    let raw_key_len = 1 + prost::encoding::encoded_len_varint(nbytes as u64);
+    let tensor_len = head.encoded_len() + raw_key_len + nbytes;
+    let graph_len = 1 + prost::encoding::encoded_len_varint(tensor_len as u64) + tensor_len;
+    encode_key(7, WireType::LengthDelimited, out);
+    encode_varint(graph_len as u64, out);
+    encode_key(5, WireType::LengthDelimited, out);
+    encode_varint(tensor_len as u64, out);
+    head.encode(out)
+        .map_err(|e| err(format!("onnx.export: {e}")))?;
+    encode_key(9, WireType::LengthDelimited, out);
+    encode_varint(nbytes as u64, out);
+    let before = out.len();
+    t.append_bytes(out)?;
+    if out.len() - before != nbytes {
+        return Err(err(format!(
+            "onnx.export: {name}: wrote {} bytes of {nbytes}",
+            out.len() - before
+        )));
+    }
+    Ok(())
 }
 
 /// An input's or output's type: dtype and shape, the axes `dynamic` names

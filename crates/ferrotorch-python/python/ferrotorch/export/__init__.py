@@ -16,8 +16,9 @@ named as torch names them; the signature says which is which. The run
 happens on private copies of the inputs (a ``TensorQueue`` is copied),
 and the module's buffers are put back afterwards, so exporting changes
 nothing the caller holds (torch runs on fake tensors for that). Sizes
-are static: a traced ``x.size(0)`` is folded to its value; dynamic
-shapes are refused by name until sizes are traced symbolically. A call on
+are static unless ``dynamic_shapes`` names a ``Dim``: a traced
+``x.size(0)`` is folded to its value, or for a dynamic dim becomes an
+``aten.sym_size.int`` node (Note [Symbolic sizes by retracing]). A call on
 a custom class object is ``torch.ops.higher_order.call_torchbind`` in
 order; ``run_decompositions`` threads those calls with effect tokens
 (``with_effects``), as the seeds/004 graph shows, functionalises in-place
@@ -29,6 +30,7 @@ through the safe readers — loading never runs code from the file.
 
 
 from . import _hop
+from ._dynamic import Dim
 from .exported_program import ExportedProgram, ModuleCallEntry, ModuleCallSignature
 from .graph_signature import (ExportGraphSignature, InputKind, InputSpec, OutputKind,
                               OutputSpec)
@@ -69,11 +71,9 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False,
     if strict:
         raise RuntimeError("export(strict=True): ferrotorch traces through the dispatcher "
                            "(non-strict export); call export(..., strict=False)")
-    if dynamic_shapes is not None and _has_dynamic(dynamic_shapes):
-        raise RuntimeError("export: dynamic_shapes with Dim are not supported yet; "
-                           "the program is exported with static shapes")
     kwargs = kwargs or {}
-    graph, sig, state_dict, constants, in_spec, out_spec = _trace.trace(mod, args, kwargs)
+    graph, sig, state_dict, constants, in_spec, out_spec, ranges = _trace.trace(
+        mod, args, kwargs, dynamic_shapes)
     import inspect
 
     try:
@@ -82,31 +82,9 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False,
     except (TypeError, ValueError):
         names = None
     ep = ExportedProgram(graph, sig, state_dict, constants, in_spec, out_spec,
-                         example_inputs=(args, kwargs), forward_arg_names=names)
+                         example_inputs=(args, kwargs), range_constraints=ranges,
+                         forward_arg_names=names)
     return ep
-
-
-def _has_dynamic(spec):
-    if isinstance(spec, dict):
-        return any(_has_dynamic(v) for v in spec.values())
-    if isinstance(spec, (tuple, list)):
-        return any(_has_dynamic(v) for v in spec)
-    return spec is not None and not (isinstance(spec, int))
-
-
-class Dim:
-    """``torch.export.Dim``: a named size for ``dynamic_shapes``."""
-
-    AUTO = "AUTO"
-    STATIC = "STATIC"
-    DYNAMIC = "DYNAMIC"
-
-    def __init__(self, name, *, min=None, max=None):  # noqa: A002 (torch's names)
-        self.__name__ = name
-        self.min, self.max = min, max
-
-    def __repr__(self):
-        return f"Dim({self.__name__!r}, min={self.min}, max={self.max})"
 
 
 def default_decompositions():

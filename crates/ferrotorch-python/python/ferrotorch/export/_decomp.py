@@ -47,14 +47,32 @@ class _Emitter:
         return self.g.create_node("call_function", operator.getitem, (n, i), {}, name="getitem")
 
 
+def _dims(em, x, m):
+    """``m``'s sizes for a new shape: ints, and for a symbolic size an
+    ``aten.sym_size.int`` of ``x``."""
+    from ._dynamic import SymSize
+
+    out = []
+    for i, n in enumerate(m.shape):
+        if isinstance(n, SymSize):
+            node = em.g.create_node("call_function", _aten("sym_size", "int"), (x, i), {},
+                                    name="sym_size_int")
+            node.meta["val"] = n
+            out.append(node)
+        else:
+            out.append(int(n))
+    return out
+
+
 def _linear(em, old, x, w, b=None):
     wt = em.call(_aten("permute"), w, [1, 0])
     m = _meta(old, 0)
     if m is not None and m.dim() != 2:
-        flat = em.call(_aten("view"), x, [-1, m.shape[-1]])
-        out_features = _meta(old, 1).shape[0]
+        lead = _dims(em, x, m)[:-1]
+        flat = em.call(_aten("view"), x, [-1, int(m.shape[-1])])
+        out_features = int(_meta(old, 1).shape[0])
         y = em.call(_aten("addmm"), b, flat, wt) if b is not None else em.call(_aten("mm"), flat, wt)
-        return em.call(_aten("view"), y, [*m.shape[:-1], out_features])
+        return em.call(_aten("view"), y, [*lead, out_features])
     return em.call(_aten("addmm"), b, x, wt) if b is not None else em.call(_aten("mm"), x, wt)
 
 
@@ -134,10 +152,17 @@ def _flatten(em, old, x, start_dim=0, end_dim=-1):
         return None
     d = m.dim()
     s, e = start_dim % max(d, 1), end_dim % max(d, 1)
+    dims = _dims(em, x, m)
+    merged = dims[s:e + 1]
+    n = -1 if any(hasattr(v, "op") for v in merged) else _prod(merged)
+    return _reshape(em, old, x, [*dims[:s], n, *dims[e + 1:]])
+
+
+def _prod(vals):
     n = 1
-    for v in m.shape[s:e + 1]:
+    for v in vals:
         n *= v
-    return _reshape(em, old, x, [*m.shape[:s], n, *m.shape[e + 1:]])
+    return n
 
 
 def _t(em, old, x):
@@ -160,12 +185,19 @@ def _matmul(em, old, a, b):
         return None
     if ma.dim() == 2 and mb.dim() == 2:
         return em.call(_aten("mm"), a, b)
-    if ma.dim() == 3 and mb.dim() == 3 and ma.shape[0] == mb.shape[0]:
+    if ma.dim() == 3 and mb.dim() == 3 and str(ma.shape[0]) == str(mb.shape[0]):
         return em.call(_aten("bmm"), a, b)
-    if ma.dim() > 2 and mb.dim() == 2:
-        flat = em.call(_aten("view"), _reshape_input(em, a, ma), [-1, ma.shape[-1]])
-        return em.call(_aten("view"), em.call(_aten("mm"), flat, b), [*ma.shape[:-1], mb.shape[1]])
+    if ma.dim() > 2 and mb.dim() == 2 and not _symbolic(mb):
+        lead = _dims(em, a, ma)[:-1]
+        flat = em.call(_aten("view"), _reshape_input(em, a, ma), [-1, int(ma.shape[-1])])
+        return em.call(_aten("view"), em.call(_aten("mm"), flat, b), [*lead, int(mb.shape[1])])
     return None
+
+
+def _symbolic(m):
+    from ._dynamic import SymSize
+
+    return any(isinstance(n, SymSize) for n in m.shape)
 
 
 def _reshape_input(em, x, m):
@@ -397,6 +429,8 @@ def propagate_meta(ep):
             continue
         out = n.target(*map_arg(n.args, values.__getitem__), **map_arg(n.kwargs, values.__getitem__))
         values[n] = out
+        if "val" in n.meta:
+            continue  # kept from the program (symbolic sizes stay symbolic)
         if isinstance(out, _C.Tensor):
             n.meta["val"] = TensorMeta.of(out)
         elif isinstance(out, (tuple, list)):

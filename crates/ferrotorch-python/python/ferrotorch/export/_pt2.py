@@ -14,6 +14,7 @@ import json
 import os
 import uuid
 import zipfile
+import zlib
 
 from .. import _C
 from . import _serde
@@ -61,6 +62,10 @@ def save(ep, f, extra_files=None):
         raise _serde.SerializeError(
             "export.save: programs that take or hold custom class objects cannot be saved yet "
             "(torch writes them through TorchBind's pickling)")
+    if ep.range_constraints:
+        raise _serde.SerializeError(
+            "export.save: programs with dynamic shapes cannot be saved yet "
+            f"(symbols {', '.join(map(str, ep.range_constraints))}); export with static shapes to save")
     program = json.dumps(_serde.serialize(ep)).encode()
     weights, wconf = _payload(ep.state_dict, "weight_",
                               lambda n, t: isinstance(t, nn.Parameter))
@@ -96,7 +101,7 @@ class _Archive:
     def __init__(self, f):
         try:
             self.z = zipfile.ZipFile(f)
-        except (zipfile.BadZipFile, OSError, ValueError) as e:
+        except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError) as e:
             raise _serde.SerializeError(f"export.load: not a .pt2 archive ({e})") from None
         names = self.z.namelist()
         roots = {n.split("/", 1)[0] for n in names if "/" in n}
@@ -117,7 +122,7 @@ class _Archive:
                 f"export.load: entry {name!r} is compressed and declares {info.file_size} bytes")
         try:
             return self.z.read(info)
-        except (zipfile.BadZipFile, OSError, ValueError) as e:
+        except (zipfile.BadZipFile, OSError, ValueError, EOFError, zlib.error, NotImplementedError) as e:
             raise _serde.SerializeError(f"export.load: entry {name!r}: {e}") from None
 
     def json(self, name):
@@ -179,8 +184,11 @@ def load(f, extra_files=None):
     if ar.has(f"data/weights/{name}.pt") or ar.has(f"data/constants/{name}.pt"):
         raise _serde.SerializeError("export.load: weights in the legacy pickled layout are not read; "
                                     "save the program again with torch.export.save")
-    state_dict = _tensors(ar, "data/weights/", f"data/weights/{name}_weights_config.json")
-    constants = _tensors(ar, "data/constants/", f"data/constants/{name}_constants_config.json")
+    try:
+        state_dict = _tensors(ar, "data/weights/", f"data/weights/{name}_weights_config.json")
+        constants = _tensors(ar, "data/constants/", f"data/constants/{name}_constants_config.json")
+    except (KeyError, TypeError, AttributeError, IndexError, ValueError) as e:
+        raise _serde.SerializeError(f"export.load: malformed weights ({type(e).__name__}: {e})") from None
     example = None
     sample = f"data/sample_inputs/{name}.pt"
     if ar.has(sample):

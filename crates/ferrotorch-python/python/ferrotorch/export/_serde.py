@@ -259,6 +259,15 @@ def _resolve(target):
                              "does not have") from None
 
 
+def _identifier(name):
+    import builtins
+    import keyword
+
+    return (isinstance(name, str) and name.isidentifier() and not keyword.iskeyword(name)
+            and name not in ("self", "torch", "operator", "math") and not hasattr(builtins, name)
+            and not name.startswith("_fx_"))
+
+
 def _wrapped_numbers(target, args):
     """torch passes a number where a schema takes a Tensor (``add_.Tensor(b,
     1)``, a wrapped number); the dispatcher takes it by the op's
@@ -330,7 +339,13 @@ class _Reader:
         raise SerializeError(f"export.load: {what}: arguments of kind {kind!r} are not supported")
 
     def define(self, node, name, meta):
+        # a name becomes a variable of the generated forward: only plain
+        # identifiers, never code
+        if not _identifier(name) or (name in self.names):
+            raise SerializeError(f"export.load: a value is named {str(name)[:60]!r}, which is not "
+                                 "a fresh Python identifier")
         node.name = name
+        self.g._ns.used.add(name)
         self.names[name] = node
         if meta is not None:
             node.meta["val"] = meta
@@ -454,6 +469,13 @@ def deserialize(d, state_dict, constants, example_inputs):
         in_spec = pytree.treespec_loads(call["in_spec"])
         out_spec = pytree.treespec_loads(call["out_spec"])
         names = call.get("forward_arg_names")
+        if names is not None and not (isinstance(names, list) and all(_identifier(n) for n in names)):
+            raise SerializeError("export.load: forward_arg_names must be Python identifiers")
+        kw_spec = in_spec.children_specs[1] if in_spec.type is tuple and in_spec.num_children == 2 else None
+        if kw_spec is None or kw_spec.type is not dict or in_spec.children_specs[0].type is not tuple:
+            raise SerializeError("export.load: the input spec must be ((args...), {kwargs})")
+        if not all(_identifier(k) for k in kw_spec.context or []):
+            raise SerializeError("export.load: keyword inputs must be named by Python identifiers")
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
         if isinstance(e, SerializeError):
             raise

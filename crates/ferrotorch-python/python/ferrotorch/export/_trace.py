@@ -125,16 +125,11 @@ def _private_copies(leaves):
     return out
 
 
-def trace(mod, args, kwargs):
-    """``(graph, signature, state_dict, constants, in_spec, out_spec)``
-    of ``mod(*args, **kwargs)``."""
+def _run(mod, flat, in_spec, traced_at, run_on, params, buffers):
+    """One traced run on ``run_on``: the graph's rows and the outputs."""
     from .. import no_grad
     from ..nn.modules import module as _module
 
-    flat, in_spec = pytree.tree_flatten((tuple(args), dict(kwargs)))
-    names = _leaf_names(mod, args, kwargs)
-    traced_at = [i for i, x in enumerate(flat) if isinstance(x, (_C.Tensor, _C.ScriptObject))]
-    run_on = _private_copies([flat[i] for i in traced_at])
     box = {}
 
     def flat_fn(*xs):
@@ -150,10 +145,8 @@ def trace(mod, args, kwargs):
             raise RuntimeError("export: the module returned no tensors")
         return traced
 
-    params = list(mod.named_parameters())
-    buffers = list(mod.named_buffers())
-    # tracing runs the module once: its buffers (running statistics) are
-    # put back as they were
+    # tracing runs the module: its buffers (running statistics) are put
+    # back as they were
     saved = [(b, b.detach().clone()) for _, b in buffers]
     _module._trace_names = None
     try:
@@ -162,19 +155,47 @@ def trace(mod, args, kwargs):
         with no_grad():
             for b, v in saved:
                 b.copy_(v)
+    return native.inlined_graph._export_rows(), box
+
+
+def trace(mod, args, kwargs, dynamic_shapes=None):
+    """``(graph, signature, state_dict, constants, in_spec, out_spec,
+    range_constraints)`` of ``mod(*args, **kwargs)``; sizes named by
+    ``dynamic_shapes`` are symbolic (Note [Symbolic sizes by retracing])."""
+    from . import _dynamic
+
+    flat, in_spec = pytree.tree_flatten((tuple(args), dict(kwargs)))
+    names = _leaf_names(mod, args, kwargs)
+    traced_at = [i for i, x in enumerate(flat) if isinstance(x, (_C.Tensor, _C.ScriptObject))]
+    run_on = _private_copies([flat[i] for i in traced_at])
+    params = list(mod.named_parameters())
+    buffers = list(mod.named_buffers())
+    rows, box = _run(mod, flat, in_spec, traced_at, run_on, params, buffers)
+    dims = _dynamic.leaf_dims(dynamic_shapes, mod, args, kwargs, flat)
+    sym, ranges = None, {}
+    if dims:
+        syms = _dynamic.symbols(dims, flat)
+        again = lambda grow: _run(mod, flat, in_spec, traced_at,  # noqa: E731
+                                  _dynamic.grown(run_on, traced_at, dims, grow), params, buffers)[0]
+        traces = {d: again({d: 1}) for d in syms}
+        order = list(syms)
+        pairs = {(a, b): again({a: 1, b: 1}) for i, a in enumerate(order) for b in order[i + 1:]}
+        check = again({d: 2 for d in syms})
+        sym = _dynamic.infer(rows, traces, pairs, check, syms)
+        ranges = {d.__name__: _dynamic.ValueRange(max(d.min, 2), d.max) for d in syms}
     persistent = set(mod.state_dict(keep_vars=True))
-    rows = native.inlined_graph._export_rows()
     g, sig, state_dict, constants, out_spec = _Converter(
-        rows, params, buffers, persistent, names, flat, traced_at, box).run()
-    return g, sig, state_dict, constants, in_spec, out_spec
+        rows, params, buffers, persistent, names, flat, traced_at, box, sym).run()
+    return g, sig, state_dict, constants, in_spec, out_spec, ranges
 
 
 class _Converter:
     """One traced graph's rows (``Graph._export_rows``) as an fx graph and
     its signature."""
 
-    def __init__(self, rows, params, buffers, persistent, names, flat, traced_at, box):
+    def __init__(self, rows, params, buffers, persistent, names, flat, traced_at, box, sym=None):
         self.values, self.inputs, self.nodes, self.outputs = rows
+        self.sym = sym or {}
         self.params, self.buffers, self.persistent = params, buffers, persistent
         self.names, self.flat, self.traced_at, self.box = names, flat, traced_at, box
         self.g = Graph()
@@ -188,8 +209,17 @@ class _Converter:
     def meta(self, vid):
         name, tag, dtype, sizes, strides, rg, cls = self.values[vid]
         if tag == "Tensor":
-            return TensorMeta(sizes, _dtype(dtype), strides, rg)
+            return TensorMeta(self.symbolic(vid, sizes), _dtype(dtype), strides, rg)
         return None
+
+    def symbolic(self, vid, sizes):
+        """``sizes`` with each symbolic one a ``SymSize``."""
+        from ._dynamic import SymSize, expr
+
+        dims = self.sym.get(vid)
+        if dims is None:
+            return sizes
+        return [n if d is None else SymSize(n, expr(*d)) for n, d in zip(sizes, dims)]
 
     def placeholder(self, name, spec_fn, val=None):
         n = self.g.placeholder(name)
@@ -303,13 +333,29 @@ class _Converter:
             if meta is None:
                 raise RuntimeError("export: aten::size of a value that is not a tensor")
             dims = [self.value(i) for i in ins[1:]]
-            return list(meta.shape) if not dims else meta.shape[dims[0]]
+            picked = range(meta.dim()) if not dims else [dims[0] % max(meta.dim(), 1)]
+            out = [self.sym_size(ins[0], d, meta.shape[d]) for d in picked]
+            return out if not dims else out[0]
         v = self.value(ins[0])
+        if _is_sym(v):
+            return v
         if not isinstance(v, (int, float, bool)):
             raise RuntimeError(
                 f"export: {kind} of a tensor the graph computes is data-dependent; "
                 "export needs a value known from the shapes")
         return {"aten::Float": float, "aten::Bool": bool}.get(kind, lambda x: x)(v)
+
+    def sym_size(self, vid, dim, n):
+        """A size read from a tensor: its value, or for a symbolic one an
+        ``aten.sym_size.int`` node of the graph (torch's spelling)."""
+        from ._dynamic import SymSize
+
+        if not isinstance(n, SymSize):
+            return n
+        node = self.g.create_node("call_function", self.resolve("sym_size", "int"),
+                                  (self.env[vid], dim), {}, name="sym_size_int")
+        node.meta["val"] = n
+        return node
 
     def getitem(self, src, i, vid):
         n = self.g.create_node("call_function", operator.getitem, (src, i), {}, name="getitem")
@@ -343,6 +389,10 @@ class _Converter:
         args, kwargs = self.arguments(schema_args, ins)
         tensor_ins = [i for i in ins if self.values[i][1] == "Tensor"]
         if tensor_ins and all(i in self.size_ids for i in tensor_ins) and len(outs) == 1:
+            if any(_is_sym(self.value(i)) for i in ins):
+                self.env[outs[0]] = self.sym_arith(name, [self.value(i) for i in ins])
+                self.size_ids.add(outs[0])
+                return
             # arithmetic on sizes (static shapes): its value
             from .. import tensor
 
@@ -363,6 +413,24 @@ class _Converter:
             for i, o in enumerate(outs):
                 if o in used:
                     self.env[o] = self.getitem(n, i, o)
+
+    def sym_arith(self, name, values):
+        """Arithmetic on symbolic sizes: Python's operators on them, as in
+        torch's graphs (``operator.mul(sym_size_int, 4)``)."""
+        from ._dynamic import SymSize
+
+        ops = {"add": (operator.add, "+"), "sub": (operator.sub, "-"), "mul": (operator.mul, "*"),
+               "floor_divide": (operator.floordiv, "//"), "remainder": (operator.mod, "%"),
+               "div": (operator.truediv, "/")}
+        if name not in ops or len(values) < 2:
+            raise RuntimeError(f"export: {name} of a dynamic size is not supported")
+        fn, sym = ops[name]
+        a, b = values[0], values[1]
+        hint = lambda v: int(v.meta["val"]) if hasattr(v, "meta") else v  # noqa: E731
+        text = lambda v: str(v.meta["val"]) if hasattr(v, "meta") else str(v)  # noqa: E731
+        node = self.g.create_node("call_function", fn, (a, b), {}, name=fn.__name__)
+        node.meta["val"] = SymSize(fn(hint(a), hint(b)), f"({text(a)}){sym}({text(b)})")
+        return node
 
     def effect(self, name, overload, ins, outs, used):
         """A call on a custom class's object: kept in order, as torch's
@@ -405,6 +473,12 @@ class _Converter:
 
         sig = ExportGraphSignature(self.input_specs, output_specs)
         return self.g, sig, self.state_dict, self.constants, self.box["spec"]
+
+
+def _is_sym(v):
+    from ..fx.node import Node
+
+    return isinstance(v, Node)
 
 
 def _has_node(v):

@@ -18,15 +18,40 @@ ModuleCallEntry = collections.namedtuple("ModuleCallEntry", ["fqn", "signature"]
 CallSpec = collections.namedtuple("CallSpec", ["in_spec", "out_spec"])
 
 
-def _flatten_spec(args, kwargs, spec):
+def _flatten_spec(args, kwargs, spec, guards=None):
     """The leaves of ``(args, kwargs)``, checked against the structure the
-    program was exported with."""
+    program was exported with, and each tensor's shape against the one it
+    was exported for (``guards``: name, sizes with ``SymSize`` for dynamic
+    dims, and the symbols' ranges)."""
     leaves, got = pytree.tree_flatten((tuple(args), dict(kwargs)))
     if got != spec:
         raise ValueError(
             "Trying to flatten user inputs with exported input tree spec: \n"
             f"{spec}\nbut actually got inputs with tree spec of: \n{got}")
+    if guards is not None:
+        _check_shapes(leaves, *guards)
     return leaves
+
+
+def _check_shapes(leaves, shapes, ranges):
+    from ._dynamic import SymSize
+
+    seen = {}
+    for x, (name, want) in zip(leaves, shapes):
+        if want is None or not hasattr(x, "shape"):
+            continue
+        if len(x.shape) != len(want):
+            raise RuntimeError(f"Expected input {name} to have {len(want)} dims, but got {len(x.shape)}")
+        for i, (n, w) in enumerate(zip(x.shape, want)):
+            if isinstance(w, SymSize):
+                sym = w.expr
+                r = ranges.get(sym)
+                if r is not None and (n < r.lower or (r.upper is not None and n > r.upper)):
+                    raise RuntimeError(f"Expected input {name}.shape[{i}] = {n} to be in {r} ({sym})")
+                if seen.setdefault(sym, n) != n:
+                    raise RuntimeError(f"Expected input {name}.shape[{i}] = {n} to equal {sym} = {seen[sym]}")
+            elif n != w:
+                raise RuntimeError(f"Expected input {name}.shape[{i}] to be equal to {w}, but got {n}")
 
 
 class _PyTreeCodeGen(CodeGen):
@@ -47,7 +72,7 @@ class _PyTreeCodeGen(CodeGen):
         kwargs = "{" + ", ".join(f"{k!r}: {k}" for k in self.kwarg_names) + "}"
         head = f"def {self._func_name}({', '.join(params)}):"
         target = "".join(f"{v}, " for v in leaves) or "_"
-        return f"{head}\n    {target} = _flatten_spec({args}, {kwargs}, self._in_spec)"
+        return f"{head}\n    {target} = _flatten_spec({args}, {kwargs}, self._in_spec, self._guards)"
 
     def generate_output(self, output_args):
         return f"return _tree_unflatten({output_args!r}, self._out_spec)"
@@ -192,6 +217,12 @@ class ExportedProgram:
                 root[spec.target] = self.constants[spec.target]
         gm = GraphModule(root, g)
         gm.__dict__["_in_spec"], gm.__dict__["_out_spec"] = self._in_spec, self._out_spec
+        shapes = []
+        for n, spec in zip(placeholders, sig.input_specs):
+            if spec.kind == InputKind.USER_INPUT:
+                m = n.meta.get("val")
+                shapes.append((n.name, list(m.shape) if hasattr(m, "shape") else None))
+        gm.__dict__["_guards"] = (shapes, dict(self.range_constraints)) if check_guards else None
         for spec in sig.input_specs:
             if spec.kind == InputKind.BUFFER:
                 owner, last = _parent(gm, spec.target)

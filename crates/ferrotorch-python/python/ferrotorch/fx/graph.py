@@ -300,6 +300,9 @@ class Graph:
                 return f"slice({lit(a.start)}, {lit(a.stop)}, {lit(a.step)})"
             if isinstance(a, float) and (math.isinf(a) or math.isnan(a)):
                 return repr(a)
+            if type(a).__name__ == "SymSize":
+                raise RuntimeError(f"fx: the symbolic size {a} is not a value of the graph "
+                                   "(read it with aten.sym_size.int)")
             if isinstance(a, (int, float, bool, str, type(None))):
                 return repr(a)
             if hasattr(a, "overloadpacket") or type(a).__name__ == "HigherOrderOperator":

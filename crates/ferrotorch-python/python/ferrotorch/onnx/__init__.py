@@ -25,28 +25,37 @@ class ONNXProgram:
     ``model_proto`` as an ``onnx.ModelProto`` where the ``onnx`` package
     is installed."""
 
-    def __init__(self, data):
-        self._data = bytes(data)
+    def __init__(self, data=None, path=None):
+        self._data = data  # bytes, or the exporter's buffer (no copy)
+        self._path = path
 
     @property
     def model_bytes(self):
+        if self._data is None:
+            with open(self._path, "rb") as fh:
+                self._data = fh.read()
+        elif not isinstance(self._data, bytes):
+            self._data = bytes(memoryview(self._data))
         return self._data
+
+    def _buffer(self):
+        return self._data if self._data is not None else self.model_bytes
 
     @property
     def model_proto(self):
         import onnx
 
-        return onnx.load_from_string(self._data)
+        return onnx.load_from_string(self.model_bytes)
 
     def save(self, destination, **_):
         if hasattr(destination, "write"):
-            destination.write(self._data)
+            destination.write(self._buffer())
         else:
             with open(os.fspath(destination), "wb") as fh:
-                fh.write(self._data)
+                fh.write(self._buffer())
 
     def __repr__(self):
-        return f"ONNXProgram({len(self._data)} bytes)"
+        return f"ONNXProgram({len(self._buffer())} bytes)"
 
 
 def _axes(dynamic_axes):
@@ -107,15 +116,22 @@ def export(model, args=(), f=None, *, kwargs=None, verbose=None, input_names=Non
     training = isinstance(model, Module) and model.training
     if training:
         model.eval()
+    from .. import no_grad
+
     _exporting = True
     try:
-        traced = jit.trace(model, args, check_trace=False)
+        with no_grad():  # the graph, not gradients: nothing is saved for backward
+            traced = jit.trace(model, args, check_trace=False)
     finally:
         _exporting = False
         if training:
             model.train()
-    data = _C._onnx_export(traced._c, names, list(output_names or []), _axes(axes), opset_version)
-    prog = ONNXProgram(data)
+    how = (traced._c, names, list(output_names or []), _axes(axes), opset_version)
+    if isinstance(f, (str, os.PathLike)):
+        # written from Rust: the weights are not copied into a Python object
+        _C._onnx_export(*how, os.fspath(f))
+        return ONNXProgram(path=os.fspath(f))
+    prog = ONNXProgram(_C._onnx_export(*how))
     if f is not None:
         prog.save(f)
     return prog
