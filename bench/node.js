@@ -110,7 +110,7 @@ async function main () {
   if (rows.rust_resnet_us.length) {
     out.node_over_rust = Number(median(rows.node_resnet_us.map((v, i) => v / rows.rust_resnet_us[i])).toFixed(3))
   }
-  if (rows.ort_resnet_us.length) {
+  if (rows.ort_resnet_us.length && rows.node_resnet_us.length) {
     out.node_over_ort = Number(median(rows.node_resnet_us.map((v, i) => v / rows.ort_resnet_us[i])).toFixed(3))
     out.node_ofi_over_ort = Number(median(rows.node_resnet_ofi_us.map((v, i) => v / rows.ort_resnet_us[i])).toFixed(3))
   }
