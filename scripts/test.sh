@@ -23,8 +23,16 @@ out="target/$CARGO_BUILD_TARGET/debug"
 # back ends to build); the tests build it, and run its code under
 # Debian's qemu-user, installed here when missing (skipped if it cannot be).
 # The facade's optional parts (Note [Facade features]: jit, plugins,
-# tensorboard) are built and tested too.
-features="--features ferrotorch-codegen/cross-isa,ferrotorch/full"
+# tensorboard, onnx) are built and tested too.
+features="--features ferrotorch-codegen/cross-isa,ferrotorch/full,ferrotorch-distributed/gloo"
+# torch.distributed's "gloo" backend builds on Debian's Gloo (libgloo-dev),
+# installed here when missing (without it the backend builds as
+# unavailable and its multi-rank tests say so).
+if [ ! -f /usr/include/gloo/config.h ] && command -v apt-get >/dev/null; then
+    (apt-get install -y -qq libgloo-dev >/dev/null 2>&1 \
+        || { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq libgloo-dev >/dev/null 2>&1; }) \
+        || echo "libgloo-dev could not be installed: the gloo backend is unavailable"
+fi
 if ! command -v qemu-aarch64 >/dev/null || ! command -v qemu-riscv64 >/dev/null; then
     if command -v apt-get >/dev/null; then
         (apt-get install -y -qq qemu-user >/dev/null 2>&1 \

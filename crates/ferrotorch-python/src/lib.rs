@@ -15,6 +15,7 @@ mod autograd;
 mod codegen;
 mod convert;
 mod create;
+mod distributed;
 mod dlpack;
 mod dtype;
 mod errors;
@@ -129,6 +130,7 @@ fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(jit::_jit_exit_module, m)?)?;
     jit_graph::register(m)?;
     onnx::register(m)?;
+    distributed::register(m)?;
     profiler::register(m)?;
     m.add_function(wrap_pyfunction!(ops::_schemas, m)?)?;
     m.add_function(wrap_pyfunction!(create::tensor, m)?)?;

@@ -382,3 +382,4 @@ overrides._install(_sys.modules[__name__], [
     (fft, "torch.fft"), (special, "torch.special"), (Tensor, "torch.Tensor")])
 from . import export  # noqa: E402,F401
 from . import onnx  # noqa: E402,F401
+from . import distributed  # noqa: E402,F401

@@ -1,0 +1,209 @@
+// A C ABI over Gloo (Debian's libgloo-dev) for ferrotorch-distributed:
+// a context connected through a store the Rust side implements (callbacks),
+// over Gloo's TCP transport, and the collectives on byte buffers with a
+// dtype and a reduction. Every Gloo exception is caught here and returned
+// as a message: nothing is thrown across the C boundary.
+
+#include <gloo/allgather.h>
+#include <gloo/allreduce.h>
+#include <gloo/barrier.h>
+#include <gloo/broadcast.h>
+#include <gloo/math.h>
+#include <gloo/rendezvous/context.h>
+#include <gloo/rendezvous/store.h>
+#include <gloo/transport/tcp/device.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+extern "C" {
+
+// The store, as callbacks into Rust. Each returns 0 on success, else
+// writes a message to err (NUL-terminated, at most errlen bytes).
+struct ft_store_vtable {
+  void* self;
+  int (*set)(void* self, const char* key, size_t klen, const uint8_t* value, size_t vlen,
+             char* err, size_t errlen);
+  // the value is written to a buffer Rust allocates; free_value releases it
+  int (*get)(void* self, const char* key, size_t klen, uint8_t** value, size_t* vlen,
+             char* err, size_t errlen);
+  void (*free_value)(uint8_t* value, size_t vlen);
+  int (*wait)(void* self, const char* const* keys, const size_t* klens, size_t n,
+              int64_t timeout_ms, char* err, size_t errlen);
+};
+
+struct ft_gloo_ctx;
+}
+
+namespace {
+
+void set_err(char* err, size_t errlen, const char* msg) {
+  if (err == nullptr || errlen == 0) return;
+  std::strncpy(err, msg, errlen - 1);
+  err[errlen - 1] = '\0';
+}
+
+class RustStore : public gloo::rendezvous::Store {
+ public:
+  explicit RustStore(ft_store_vtable vt) : vt_(vt) {}
+
+  void set(const std::string& key, const std::vector<char>& data) override {
+    char err[512] = {0};
+    if (vt_.set(vt_.self, key.data(), key.size(), reinterpret_cast<const uint8_t*>(data.data()),
+                data.size(), err, sizeof err) != 0) {
+      throw std::runtime_error(err);
+    }
+  }
+
+  std::vector<char> get(const std::string& key) override {
+    char err[512] = {0};
+    uint8_t* v = nullptr;
+    size_t n = 0;
+    if (vt_.get(vt_.self, key.data(), key.size(), &v, &n, err, sizeof err) != 0) {
+      throw std::runtime_error(err);
+    }
+    std::vector<char> out(reinterpret_cast<char*>(v), reinterpret_cast<char*>(v) + n);
+    vt_.free_value(v, n);
+    return out;
+  }
+
+  void wait(const std::vector<std::string>& keys) override { wait(keys, kDefaultTimeout); }
+
+  void wait(const std::vector<std::string>& keys,
+            const std::chrono::milliseconds& timeout) override {
+    std::vector<const char*> ptrs;
+    std::vector<size_t> lens;
+    for (const auto& k : keys) {
+      ptrs.push_back(k.data());
+      lens.push_back(k.size());
+    }
+    char err[512] = {0};
+    if (vt_.wait(vt_.self, ptrs.data(), lens.data(), keys.size(), timeout.count(), err,
+                 sizeof err) != 0) {
+      throw std::runtime_error(err);
+    }
+  }
+
+ private:
+  ft_store_vtable vt_;
+};
+
+template <typename T>
+gloo::AllreduceOptions::Func reduce_fn(int op) {
+  using F = void (*)(void*, const void*, const void*, size_t);
+  switch (op) {
+    case 0: return static_cast<F>(&gloo::sum<T>);
+    case 1: return static_cast<F>(&gloo::product<T>);
+    case 2: return static_cast<F>(&gloo::min<T>);
+    case 3: return static_cast<F>(&gloo::max<T>);
+  }
+  throw std::invalid_argument("unknown reduction");
+}
+
+template <typename T>
+void allreduce_as(const std::shared_ptr<gloo::Context>& ctx, void* data, size_t count, int op,
+                  std::chrono::milliseconds timeout) {
+  gloo::AllreduceOptions opts(ctx);
+  opts.setOutput(static_cast<T*>(data), count);
+  opts.setReduceFunction(reduce_fn<T>(op));
+  opts.setTimeout(timeout);
+  gloo::allreduce(opts);
+}
+
+}  // namespace
+
+struct ft_gloo_ctx {
+  std::shared_ptr<gloo::rendezvous::Context> ctx;
+  std::chrono::milliseconds timeout;
+};
+
+extern "C" {
+
+ft_gloo_ctx* ft_gloo_connect(ft_store_vtable store, int rank, int size, const char* hostname,
+                             int64_t timeout_ms, char* err, size_t errlen) {
+  try {
+    gloo::transport::tcp::attr attr;
+    attr.hostname = hostname;
+    auto dev = gloo::transport::tcp::CreateDevice(attr);
+    RustStore rs(store);
+    auto ctx = std::make_shared<gloo::rendezvous::Context>(rank, size);
+    ctx->setTimeout(std::chrono::milliseconds(timeout_ms));
+    ctx->connectFullMesh(rs, dev);
+    return new ft_gloo_ctx{ctx, std::chrono::milliseconds(timeout_ms)};
+  } catch (const std::exception& e) {
+    set_err(err, errlen, e.what());
+    return nullptr;
+  }
+}
+
+void ft_gloo_free(ft_gloo_ctx* c) { delete c; }
+
+// dtype: 0 f32, 1 f64, 2 i32, 3 i64, 4 u8, 5 i8; op: 0 sum, 1 product,
+// 2 min, 3 max
+int ft_gloo_allreduce(ft_gloo_ctx* c, void* data, size_t count, int dtype, int op, char* err,
+                      size_t errlen) {
+  try {
+    switch (dtype) {
+      case 0: allreduce_as<float>(c->ctx, data, count, op, c->timeout); break;
+      case 1: allreduce_as<double>(c->ctx, data, count, op, c->timeout); break;
+      case 2: allreduce_as<int32_t>(c->ctx, data, count, op, c->timeout); break;
+      case 3: allreduce_as<int64_t>(c->ctx, data, count, op, c->timeout); break;
+      case 4: allreduce_as<uint8_t>(c->ctx, data, count, op, c->timeout); break;
+      case 5: allreduce_as<int8_t>(c->ctx, data, count, op, c->timeout); break;
+      default: throw std::invalid_argument("unknown dtype");
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    set_err(err, errlen, e.what());
+    return -1;
+  }
+}
+
+int ft_gloo_broadcast(ft_gloo_ctx* c, void* data, size_t nbytes, int root, char* err,
+                      size_t errlen) {
+  try {
+    gloo::BroadcastOptions opts(c->ctx);
+    opts.setOutput(static_cast<uint8_t*>(data), nbytes);
+    opts.setRoot(root);
+    opts.setTimeout(c->timeout);
+    gloo::broadcast(opts);
+    return 0;
+  } catch (const std::exception& e) {
+    set_err(err, errlen, e.what());
+    return -1;
+  }
+}
+
+int ft_gloo_allgather(ft_gloo_ctx* c, const void* in, void* out, size_t nbytes, char* err,
+                      size_t errlen) {
+  try {
+    gloo::AllgatherOptions opts(c->ctx);
+    opts.setInput(const_cast<uint8_t*>(static_cast<const uint8_t*>(in)), nbytes);
+    opts.setOutput(static_cast<uint8_t*>(out), nbytes * c->ctx->size);
+    opts.setTimeout(c->timeout);
+    gloo::allgather(opts);
+    return 0;
+  } catch (const std::exception& e) {
+    set_err(err, errlen, e.what());
+    return -1;
+  }
+}
+
+int ft_gloo_barrier(ft_gloo_ctx* c, char* err, size_t errlen) {
+  try {
+    gloo::BarrierOptions opts(c->ctx);
+    opts.setTimeout(c->timeout);
+    gloo::barrier(opts);
+    return 0;
+  } catch (const std::exception& e) {
+    set_err(err, errlen, e.what());
+    return -1;
+  }
+}
+
+}  // extern "C"

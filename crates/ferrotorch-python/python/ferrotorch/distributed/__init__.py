@@ -1,0 +1,352 @@
+"""``torch.distributed`` on existing engines: the ``"gloo"`` backend is
+Gloo itself (Debian's libgloo-dev, through ferrotorch-distributed's C++
+shim), with rendezvous through ``TCPStore`` at ``MASTER_ADDR:MASTER_PORT``
+(``env://``, as ``mp.spawn`` programs and torchrun set it) or
+``tcp://host:port``. Collectives run on Gloo; nothing here reduces data
+itself. ``async_op=True`` returns a work handle whose collective has
+already completed (the call blocks until it is done).
+"""
+
+import datetime as _dt
+import os as _os
+import socket as _socket
+
+from .. import _C
+
+__all__ = ["Backend", "HashStore", "PrefixStore", "ReduceOp", "Store", "TCPStore", "Work",
+           "all_gather", "all_reduce", "barrier", "broadcast", "destroy_process_group",
+           "get_backend", "get_default_backend_for_device", "get_rank", "get_world_size",
+           "init_process_group", "is_available", "is_gloo_available", "is_initialized",
+           "is_mpi_available", "is_nccl_available", "is_torchelastic_launched"]
+
+_DEFAULT_TIMEOUT = _dt.timedelta(minutes=30)
+
+
+def is_available():
+    """Whether ``torch.distributed`` is there (it is)."""
+    return True
+
+
+def is_gloo_available():
+    return _C._gloo_availability()[0]
+
+
+def is_mpi_available():
+    return False
+
+
+def is_nccl_available():
+    return False
+
+
+def is_torchelastic_launched():
+    return _os.environ.get("TORCHELASTIC_RUN_ID") is not None
+
+
+class Backend(str):
+    """``torch.distributed.Backend``: a backend's name."""
+
+    UNDEFINED = "undefined"
+    GLOO = "gloo"
+    NCCL = "nccl"
+    MPI = "mpi"
+
+    def __new__(cls, name):
+        if not isinstance(name, str):
+            raise ValueError(f"Backend constructor parameter must be string-ish, but got: {type(name)}")
+        value = name.lower()
+        if value not in ("gloo", "nccl", "mpi", "undefined"):
+            raise ValueError(f"Invalid backend: '{name}'")
+        return str.__new__(cls, value)
+
+
+class _Op:
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"<RedOpType.{self.name}>"
+
+
+class ReduceOp:
+    """``torch.distributed.ReduceOp``."""
+
+    SUM = _Op("SUM")
+    AVG = _Op("AVG")
+    PRODUCT = _Op("PRODUCT")
+    MIN = _Op("MIN")
+    MAX = _Op("MAX")
+    BAND = _Op("BAND")
+    BOR = _Op("BOR")
+    BXOR = _Op("BXOR")
+
+
+def _seconds(timeout):
+    if timeout is None:
+        return _DEFAULT_TIMEOUT.total_seconds()
+    if isinstance(timeout, _dt.timedelta):
+        return timeout.total_seconds()
+    return float(timeout)
+
+
+def _bytes(v):
+    return v.encode() if isinstance(v, str) else bytes(v)
+
+
+class Store:
+    """``torch.distributed.Store``: a key-value store ranks meet in."""
+
+    def __init__(self, native):
+        self._s = native
+
+    def set(self, key, value):
+        self._s.set(key, _bytes(value))
+
+    def get(self, key):
+        return self._s.get(key)
+
+    def add(self, key, amount):
+        return self._s.add(key, int(amount))
+
+    def compare_set(self, key, expected_value, desired_value):
+        return self._s.compare_set(key, _bytes(expected_value), _bytes(desired_value))
+
+    def wait(self, keys, timeout=None):
+        self._s.wait(list(keys), None if timeout is None else _seconds(timeout))
+
+    def check(self, keys):
+        return self._s.check(list(keys))
+
+    def delete_key(self, key):
+        return self._s.delete_key(key)
+
+    def num_keys(self):
+        return self._s.num_keys()
+
+    def set_timeout(self, timeout):
+        self._s.set_timeout(_seconds(timeout))
+
+    @property
+    def timeout(self):
+        return _dt.timedelta(seconds=self._s.timeout())
+
+
+class HashStore(Store):
+    """``torch.distributed.HashStore``: in this process's memory."""
+
+    def __init__(self):
+        super().__init__(_C._hash_store())
+
+
+class PrefixStore(Store):
+    """``torch.distributed.PrefixStore``: ``store``'s keys under ``prefix``."""
+
+    def __init__(self, prefix, store):
+        super().__init__(_C._prefix_store(prefix, store._s))
+        self.underlying_store = store
+
+
+class TCPStore(Store):
+    """``torch.distributed.TCPStore``: the master serves the keys on
+    ``host_name:port`` (port 0: a free one, ``.port``); with
+    ``wait_for_workers`` and ``world_size`` the master waits until that
+    many clients (itself included) have connected."""
+
+    def __init__(self, host_name, port, world_size=None, is_master=False,
+                 timeout=_dt.timedelta(seconds=300), wait_for_workers=True, multi_tenant=False,
+                 master_listen_fd=None, use_libuv=True):
+        native, self._port = _C._tcp_store(host_name, int(port), bool(is_master), _seconds(timeout))
+        super().__init__(native)
+        self._host = host_name
+        self._s.add("__ft_workers", 1)
+        if is_master and wait_for_workers and world_size:
+            import time
+
+            deadline = time.monotonic() + _seconds(timeout)
+            while self._s.add("__ft_workers", 0) < world_size:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(
+                        f"TCPStore: timed out after {_seconds(timeout):.0f} s waiting for "
+                        f"{world_size} workers ({self._s.add('__ft_workers', 0)} connected)")
+                time.sleep(0.01)
+
+    @property
+    def host(self):
+        return self._host
+
+    @property
+    def port(self):
+        return self._port
+
+
+class Work:
+    """What an ``async_op=True`` collective returns."""
+
+    def wait(self, timeout=None):
+        return True
+
+    def is_completed(self):
+        return True
+
+    def is_success(self):
+        return True
+
+
+class ProcessGroup:
+    """A group of ranks on one backend."""
+
+    def __init__(self, backend, native, store):
+        self.backend, self._pg, self._store = backend, native, store
+
+    def rank(self):
+        return self._pg.rank()
+
+    def size(self):
+        return self._pg.size()
+
+    def name(self):
+        return self.backend
+
+
+_default = None
+
+
+def _group(group):
+    if group is not None:
+        return group
+    if _default is None:
+        raise ValueError("Default process group has not been initialized, please make sure to "
+                         "call init_process_group.")
+    return _default
+
+
+def _env(name):
+    v = _os.environ.get(name)
+    if v is None:
+        raise ValueError(f"Error initializing torch.distributed using env:// rendezvous: "
+                         f"environment variable {name} expected, but not set")
+    return v
+
+
+def _transport_host(master):
+    """The address this rank's Gloo pairs listen on."""
+    if master in ("localhost", "127.0.0.1", "::1") or master.startswith("127."):
+        return "127.0.0.1"
+    try:
+        return _socket.gethostbyname(_socket.gethostname())
+    except OSError:
+        return "127.0.0.1"
+
+
+def get_default_backend_for_device(device):
+    dev = str(device).split(":")[0]
+    if dev == "cpu":
+        return "gloo"
+    raise RuntimeError(f"Default backend not registered for device : {device}")
+
+
+def init_process_group(backend=None, init_method=None, timeout=None, world_size=-1, rank=-1,
+                       store=None, group_name="", pg_options=None, device_id=None):
+    """``torch.distributed.init_process_group``: join the default group
+    (``env://`` unless ``init_method`` or ``store`` says otherwise)."""
+    global _default
+    if _default is not None:
+        raise ValueError("trying to initialize the default process group twice!")
+    name = Backend(backend or "gloo")
+    if name == Backend.NCCL:
+        raise RuntimeError("ProcessGroupNCCL is only supported with GPUs, no GPUs found!")
+    if name == Backend.MPI:
+        raise RuntimeError("Distributed package doesn't have MPI built in (ferrotorch's MPI backend "
+                           "is not built yet: issue 51); use backend='gloo'")
+    ok, why = _C._gloo_availability()
+    if not ok:
+        raise RuntimeError(why)
+    secs = _seconds(timeout)
+    if store is not None:
+        if world_size <= 0 or rank < 0:
+            raise ValueError("world_size and rank must be given with store")
+        master = "127.0.0.1"
+    else:
+        method = init_method or "env://"
+        if method.startswith("env://"):
+            master = _env("MASTER_ADDR")
+            port = int(_env("MASTER_PORT"))
+            rank = int(_env("RANK")) if rank == -1 else rank
+            world_size = int(_env("WORLD_SIZE")) if world_size == -1 else world_size
+        elif method.startswith("tcp://"):
+            hostport = method[len("tcp://"):].split("?")[0]
+            master, _, p = hostport.rpartition(":")
+            port = int(p)
+            if rank == -1 or world_size == -1:
+                raise ValueError("tcp:// rendezvous needs rank and world_size")
+        else:
+            raise ValueError(f"init_method {method!r} is not supported (env:// or tcp://host:port)")
+        if world_size <= 0:
+            raise ValueError(f"world_size must be positive, got {world_size}")
+        if not 0 <= rank < world_size:
+            raise ValueError(f"Invalid rank {rank} for world_size {world_size}")
+        store = TCPStore(master, port, world_size, is_master=(rank == 0),
+                         timeout=_dt.timedelta(seconds=secs))
+    if world_size <= 0:
+        raise ValueError(f"world_size must be positive, got {world_size}")
+    if not 0 <= rank < world_size:
+        raise ValueError(f"Invalid rank {rank} for world_size {world_size}")
+    if "OMP_NUM_THREADS" not in _os.environ:
+        from .. import set_num_threads
+
+        set_num_threads(1)  # as torchrun: one intra-op thread per rank
+    prefixed = PrefixStore("default_pg", store)
+    pg = _C._ProcessGroupGloo(prefixed._s, rank, world_size, _transport_host(master), secs)
+    _default = ProcessGroup(name, pg, store)
+
+
+def is_initialized():
+    return _default is not None
+
+
+def destroy_process_group(group=None):
+    global _default
+    if group is None or group is _default:
+        _default = None
+
+
+def get_rank(group=None):
+    return _group(group).rank()
+
+
+def get_world_size(group=None):
+    return _group(group).size()
+
+
+def get_backend(group=None):
+    return _group(group).backend
+
+
+def _done(async_op):
+    return Work() if async_op else None
+
+
+def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
+    """``torch.distributed.all_reduce``: in place on every rank."""
+    _group(group)._pg.all_reduce(tensor, op.name)
+    return _done(async_op)
+
+
+def broadcast(tensor, src, group=None, async_op=False, group_src=None):
+    _group(group)._pg.broadcast(tensor, int(src if group_src is None else group_src))
+    return _done(async_op)
+
+
+def all_gather(tensor_list, tensor, group=None, async_op=False):
+    g = _group(group)
+    if len(tensor_list) != g.size():
+        raise ValueError(f"all_gather: tensor_list has {len(tensor_list)} tensors for "
+                         f"{g.size()} ranks")
+    for dst, got in zip(tensor_list, g._pg.all_gather(tensor)):
+        dst.copy_(got)
+    return _done(async_op)
+
+
+def barrier(group=None, async_op=False, device_ids=None):
+    _group(group)._pg.barrier()
+    return _done(async_op)

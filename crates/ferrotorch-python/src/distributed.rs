@@ -1,0 +1,213 @@
+//! `torch.distributed`'s native half: stores and the Gloo process group
+//! of `ferrotorch-distributed`, for `ferrotorch/distributed` (Python).
+
+use crate::errors::guarded;
+use crate::tensor::PyTensor;
+use ferrotorch_distributed::{HashStore, PrefixStore, ProcessGroupGloo, ReduceOp, Store, TCPStore};
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A store (`torch.distributed.Store`'s native part).
+#[pyclass(name = "_Store", module = "ferrotorch._C", frozen)]
+pub struct PyStore {
+    s: Arc<dyn Store>,
+}
+
+fn secs(t: f64) -> Duration {
+    Duration::from_secs_f64(t.max(0.0))
+}
+
+#[pymethods]
+impl PyStore {
+    fn set(&self, py: Python<'_>, key: &str, value: Vec<u8>) -> PyResult<()> {
+        let s = self.s.clone();
+        py.detach(|| guarded("Store.set", || s.set(key, &value)))
+    }
+
+    fn get<'py>(&self, py: Python<'py>, key: &str) -> PyResult<Bound<'py, PyBytes>> {
+        let s = self.s.clone();
+        let v = py.detach(|| guarded("Store.get", || s.get(key)))?;
+        Ok(PyBytes::new(py, &v))
+    }
+
+    fn add(&self, py: Python<'_>, key: &str, amount: i64) -> PyResult<i64> {
+        let s = self.s.clone();
+        py.detach(|| guarded("Store.add", || s.add(key, amount)))
+    }
+
+    fn compare_set<'py>(
+        &self,
+        py: Python<'py>,
+        key: &str,
+        expected: Vec<u8>,
+        desired: Vec<u8>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let s = self.s.clone();
+        let v = py.detach(|| {
+            guarded("Store.compare_set", || {
+                s.compare_set(key, &expected, &desired)
+            })
+        })?;
+        Ok(PyBytes::new(py, &v))
+    }
+
+    #[pyo3(signature = (keys, timeout=None))]
+    fn wait(&self, py: Python<'_>, keys: Vec<String>, timeout: Option<f64>) -> PyResult<()> {
+        let s = self.s.clone();
+        py.detach(|| guarded("Store.wait", || s.wait(&keys, timeout.map(secs))))
+    }
+
+    fn check(&self, py: Python<'_>, keys: Vec<String>) -> PyResult<bool> {
+        let s = self.s.clone();
+        py.detach(|| guarded("Store.check", || s.check(&keys)))
+    }
+
+    fn delete_key(&self, py: Python<'_>, key: &str) -> PyResult<bool> {
+        let s = self.s.clone();
+        py.detach(|| guarded("Store.delete_key", || s.delete_key(key)))
+    }
+
+    fn num_keys(&self, py: Python<'_>) -> PyResult<i64> {
+        let s = self.s.clone();
+        py.detach(|| guarded("Store.num_keys", || s.num_keys()))
+    }
+
+    fn timeout(&self) -> f64 {
+        self.s.timeout().as_secs_f64()
+    }
+
+    fn set_timeout(&self, t: f64) {
+        self.s.set_timeout(secs(t));
+    }
+}
+
+/// `_C._tcp_store(host, port, is_master, timeout)`: a store and its port.
+#[pyfunction]
+pub fn _tcp_store(
+    py: Python<'_>,
+    host: &str,
+    port: u16,
+    is_master: bool,
+    timeout: f64,
+) -> PyResult<(PyStore, u16)> {
+    let s = py.detach(|| {
+        guarded("TCPStore", || {
+            TCPStore::new(host, port, is_master, secs(timeout))
+        })
+    })?;
+    let port = s.port();
+    Ok((PyStore { s: Arc::new(s) }, port))
+}
+
+/// `_C._hash_store()`.
+#[pyfunction]
+pub fn _hash_store() -> PyStore {
+    PyStore {
+        s: Arc::new(HashStore::new()),
+    }
+}
+
+/// `_C._prefix_store(prefix, store)`.
+#[pyfunction]
+pub fn _prefix_store(prefix: &str, store: &PyStore) -> PyStore {
+    PyStore {
+        s: Arc::new(PrefixStore::new(prefix, store.s.clone())),
+    }
+}
+
+/// `_C._is_gloo_available()`, and why not.
+#[pyfunction]
+pub fn _gloo_availability() -> (bool, &'static str) {
+    (
+        ferrotorch_distributed::is_gloo_available(),
+        ferrotorch_distributed::gloo::UNAVAILABLE,
+    )
+}
+
+/// A Gloo process group (`ProcessGroupGloo`'s native part).
+#[pyclass(name = "_ProcessGroupGloo", module = "ferrotorch._C", frozen)]
+pub struct PyProcessGroupGloo {
+    g: Arc<ProcessGroupGloo>,
+}
+
+fn op(name: &str) -> PyResult<ReduceOp> {
+    Ok(match name {
+        "SUM" => ReduceOp::Sum,
+        "AVG" => ReduceOp::Avg,
+        "PRODUCT" => ReduceOp::Product,
+        "MIN" => ReduceOp::Min,
+        "MAX" => ReduceOp::Max,
+        other => {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "all_reduce: ReduceOp.{other} is not supported by the gloo backend"
+            )))
+        }
+    })
+}
+
+#[pymethods]
+impl PyProcessGroupGloo {
+    #[new]
+    fn new(
+        py: Python<'_>,
+        store: &PyStore,
+        rank: usize,
+        size: usize,
+        hostname: &str,
+        timeout: f64,
+    ) -> PyResult<Self> {
+        let s = store.s.clone();
+        let g = py.detach(|| {
+            guarded("init_process_group", || {
+                ProcessGroupGloo::new(s, rank, size, hostname, secs(timeout))
+            })
+        })?;
+        Ok(PyProcessGroupGloo { g: Arc::new(g) })
+    }
+
+    fn rank(&self) -> usize {
+        self.g.rank()
+    }
+
+    fn size(&self) -> usize {
+        self.g.size()
+    }
+
+    fn all_reduce(&self, py: Python<'_>, t: PyRef<'_, PyTensor>, op_name: &str) -> PyResult<()> {
+        let (g, t, o) = (self.g.clone(), t.t.clone(), op(op_name)?);
+        py.detach(|| guarded("all_reduce", || g.all_reduce(&t, o)))
+    }
+
+    fn broadcast(&self, py: Python<'_>, t: PyRef<'_, PyTensor>, src: usize) -> PyResult<()> {
+        let (g, t) = (self.g.clone(), t.t.clone());
+        py.detach(|| guarded("broadcast", || g.broadcast(&t, src)))
+    }
+
+    fn all_gather<'py>(
+        &self,
+        py: Python<'py>,
+        t: PyRef<'py, PyTensor>,
+    ) -> PyResult<Vec<Bound<'py, PyAny>>> {
+        let (g, t) = (self.g.clone(), t.t.clone());
+        let out = py.detach(|| guarded("all_gather", || g.all_gather(&t)))?;
+        out.into_iter()
+            .map(|t| crate::convert::wrap(py, t))
+            .collect()
+    }
+
+    fn barrier(&self, py: Python<'_>) -> PyResult<()> {
+        let g = self.g.clone();
+        py.detach(|| guarded("barrier", || g.barrier()))
+    }
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyStore>()?;
+    m.add_class::<PyProcessGroupGloo>()?;
+    m.add_function(wrap_pyfunction!(_tcp_store, m)?)?;
+    m.add_function(wrap_pyfunction!(_hash_store, m)?)?;
+    m.add_function(wrap_pyfunction!(_prefix_store, m)?)?;
+    m.add_function(wrap_pyfunction!(_gloo_availability, m)?)
+}

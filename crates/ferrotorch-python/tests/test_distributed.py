@@ -1,0 +1,137 @@
+"""torch.distributed on Gloo: ranks started with mp.spawn and env://
+rendezvous (the PyTorch DDP tutorial's pattern), the collectives against
+single-process references with 2 and 4 ranks (oversubscribed on 2 cores),
+the stores, and torch's errors."""
+
+import datetime
+import os
+import socket
+
+import pytest
+
+import ferrotorch as torch
+import ferrotorch.distributed as dist
+import ferrotorch.multiprocessing as mp
+
+pytestmark = pytest.mark.skipif(not dist.is_gloo_available(), reason="the gloo backend is not built")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def collectives(rank, world, port, out_dir):
+    os.environ["MASTER_ADDR"] = "127.0.0.1"
+    os.environ["MASTER_PORT"] = str(port)
+    os.environ["RANK"], os.environ["WORLD_SIZE"] = str(rank), str(world)
+    dist.init_process_group("gloo")
+    assert dist.get_rank() == rank and dist.get_world_size() == world
+    assert dist.get_backend() == "gloo" and dist.is_initialized()
+    assert torch.get_num_threads() == 1  # one intra-op thread per rank, as torchrun
+    r = float(rank)
+    res = {}
+    x = torch.tensor([r + 1, -r, 2 * r])
+    dist.all_reduce(x)
+    res["sum"] = x.tolist()
+    m = torch.tensor([r, 5 - r], dtype=torch.float64)
+    w = dist.all_reduce(m, op=dist.ReduceOp.MAX, async_op=True)
+    assert w.wait() and w.is_completed()
+    res["max"] = m.tolist()
+    a = torch.tensor([r, 1.0])
+    dist.all_reduce(a, op=dist.ReduceOp.AVG)
+    res["avg"] = a.tolist()
+    i = torch.tensor([rank + 1] * 3, dtype=torch.int64)
+    dist.all_reduce(i, op=dist.ReduceOp.PRODUCT)
+    res["prod"] = i.tolist()
+    t = (torch.arange(6.0).view(2, 3) * (r + 1)).t()  # non-contiguous, reduced in place
+    dist.all_reduce(t, op=dist.ReduceOp.MIN)
+    res["min_t"] = t.tolist()
+    b = torch.full((2, 2), r)
+    dist.broadcast(b, src=world - 1)
+    res["bcast"] = b.tolist()
+    got = [torch.zeros(2) for _ in range(world)]
+    dist.all_gather(got, torch.tensor([r, 10 * r]))
+    res["gather"] = [g.tolist() for g in got]
+    dist.barrier()
+    with open(os.path.join(out_dir, f"{rank}.txt"), "w") as f:
+        f.write(repr(res))
+    dist.destroy_process_group()
+
+
+@pytest.mark.parametrize("world", [2, 4])
+def test_collectives_match_a_single_process(tmp_path, world):
+    mp.spawn(collectives, args=(world, free_port(), str(tmp_path)), nprocs=world)
+    n = world
+    want = {
+        "sum": [sum(r + 1 for r in range(n)), -sum(range(n)), 2 * sum(range(n))],
+        "max": [n - 1, 5.0],
+        "avg": [sum(range(n)) / n, 1.0],
+        "prod": [float(__import__("math").factorial(n))] * 3,
+        "min_t": [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]],
+        "bcast": [[n - 1.0] * 2] * 2,
+        "gather": [[r, 10.0 * r] for r in range(n)],
+    }
+    for r in range(n):
+        got = eval(open(tmp_path / f"{r}.txt").read())  # noqa: S307 (our own repr)
+        assert got == {k: (v if k != "prod" else [int(x) for x in v]) for k, v in want.items()}, r
+
+
+def test_stores_have_torchs_api():
+    s = dist.HashStore()
+    s.set("k", "v")
+    assert s.get("k") == b"v"
+    assert s.add("n", 3) == 3 and s.add("n", 4) == 7
+    assert s.compare_set("k", "v", "w") == b"w"
+    p = dist.PrefixStore("pre", s)
+    p.set("k", b"x")
+    assert s.get("pre/k") == b"x" and p.get("k") == b"x"
+    assert s.check(["k", "pre/k"]) and not s.check(["nope"])
+    s.set_timeout(datetime.timedelta(milliseconds=50))
+    with pytest.raises(RuntimeError, match="timed out"):
+        s.get("nope")
+    master = dist.TCPStore("127.0.0.1", 0, world_size=1, is_master=True,
+                           timeout=datetime.timedelta(seconds=10))
+    client = dist.TCPStore("127.0.0.1", master.port, is_master=False,
+                           timeout=datetime.timedelta(seconds=10))
+    client.set("hello", "world")
+    assert master.get("hello") == b"world"
+    master.wait(["hello"])
+    assert master.timeout == datetime.timedelta(seconds=10)
+
+
+def test_torchs_errors():
+    with pytest.raises(ValueError, match="Default process group has not been initialized"):
+        dist.get_rank()
+    with pytest.raises(RuntimeError, match="ProcessGroupNCCL is only supported with GPUs"):
+        dist.init_process_group("nccl")
+    with pytest.raises(ValueError, match="Invalid backend: 'bogus'"):
+        dist.init_process_group("bogus")
+    env = {k: os.environ.pop(k, None) for k in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")}
+    try:
+        with pytest.raises(ValueError, match="environment variable MASTER_ADDR expected"):
+            dist.init_process_group("gloo")
+        with pytest.raises(ValueError, match="world_size must be positive"):
+            dist.init_process_group("gloo", init_method="tcp://127.0.0.1:1", rank=0, world_size=0)
+        with pytest.raises(ValueError, match="Invalid rank 3 for world_size 2"):
+            dist.init_process_group("gloo", init_method="tcp://127.0.0.1:1", rank=3, world_size=2)
+    finally:
+        for k, v in env.items():
+            if v is not None:
+                os.environ[k] = v
+    assert not dist.is_initialized()
+
+
+def twice(rank, port):
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=0, world_size=1)
+    try:
+        dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=0, world_size=1)
+    except ValueError as e:
+        assert "twice" in str(e)
+    else:
+        raise AssertionError("a second init_process_group was accepted")
+
+
+def test_init_twice_is_torchs_error():
+    mp.spawn(twice, args=(free_port(),), nprocs=1)
