@@ -7,7 +7,11 @@
 #include <gloo/allgather.h>
 #include <gloo/allreduce.h>
 #include <gloo/barrier.h>
+#include <gloo/alltoall.h>
 #include <gloo/broadcast.h>
+#include <gloo/gather.h>
+#include <gloo/reduce.h>
+#include <gloo/scatter.h>
 #include <gloo/math.h>
 #include <gloo/rendezvous/context.h>
 #include <gloo/rendezvous/store.h>
@@ -106,6 +110,18 @@ gloo::AllreduceOptions::Func reduce_fn(int op) {
 }
 
 template <typename T>
+void reduce_as(const std::shared_ptr<gloo::Context>& ctx, const void* in, void* out, size_t count,
+               int op, int root, std::chrono::milliseconds timeout) {
+  gloo::ReduceOptions opts(ctx);
+  opts.setInput(const_cast<T*>(static_cast<const T*>(in)), count);
+  opts.setOutput(static_cast<T*>(out), count);
+  opts.setReduceFunction(reduce_fn<T>(op));
+  opts.setRoot(root);
+  opts.setTimeout(timeout);
+  gloo::reduce(opts);
+}
+
+template <typename T>
 void allreduce_as(const std::shared_ptr<gloo::Context>& ctx, void* data, size_t count, int op,
                   std::chrono::milliseconds timeout) {
   gloo::AllreduceOptions opts(ctx);
@@ -157,6 +173,108 @@ int ft_gloo_allreduce(ft_gloo_ctx* c, void* data, size_t count, int dtype, int o
       case 5: allreduce_as<int8_t>(c->ctx, data, count, op, c->timeout); break;
       default: throw std::invalid_argument("unknown dtype");
     }
+    return 0;
+  } catch (const std::exception& e) {
+    set_err(err, errlen, e.what());
+    return -1;
+  }
+}
+
+int ft_gloo_reduce(ft_gloo_ctx* c, const void* in, void* out, size_t count, int dtype, int op,
+                   int root, char* err, size_t errlen) {
+  try {
+    switch (dtype) {
+      case 0: reduce_as<float>(c->ctx, in, out, count, op, root, c->timeout); break;
+      case 1: reduce_as<double>(c->ctx, in, out, count, op, root, c->timeout); break;
+      case 2: reduce_as<int32_t>(c->ctx, in, out, count, op, root, c->timeout); break;
+      case 3: reduce_as<int64_t>(c->ctx, in, out, count, op, root, c->timeout); break;
+      case 4: reduce_as<uint8_t>(c->ctx, in, out, count, op, root, c->timeout); break;
+      case 5: reduce_as<int8_t>(c->ctx, in, out, count, op, root, c->timeout); break;
+      default: throw std::invalid_argument("unknown dtype");
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    set_err(err, errlen, e.what());
+    return -1;
+  }
+}
+
+// out (root only) holds size * nbytes: every rank's input in rank order
+int ft_gloo_gather(ft_gloo_ctx* c, const void* in, void* out, size_t nbytes, int root, char* err,
+                   size_t errlen) {
+  try {
+    gloo::GatherOptions opts(c->ctx);
+    opts.setInput(const_cast<uint8_t*>(static_cast<const uint8_t*>(in)), nbytes);
+    if (c->ctx->rank == root) opts.setOutput(static_cast<uint8_t*>(out), nbytes * c->ctx->size);
+    opts.setRoot(root);
+    opts.setTimeout(c->timeout);
+    gloo::gather(opts);
+    return 0;
+  } catch (const std::exception& e) {
+    set_err(err, errlen, e.what());
+    return -1;
+  }
+}
+
+// in (root only) holds size * nbytes: rank i gets the i-th piece
+int ft_gloo_scatter(ft_gloo_ctx* c, const void* in, void* out, size_t nbytes, int root, char* err,
+                    size_t errlen) {
+  try {
+    gloo::ScatterOptions opts(c->ctx);
+    std::vector<uint8_t*> pieces;
+    if (c->ctx->rank == root) {
+      for (int i = 0; i < c->ctx->size; i++) {
+        pieces.push_back(const_cast<uint8_t*>(static_cast<const uint8_t*>(in)) + i * nbytes);
+      }
+      opts.setInputs(pieces, nbytes);
+    }
+    opts.setOutput(static_cast<uint8_t*>(out), nbytes);
+    opts.setRoot(root);
+    opts.setTimeout(c->timeout);
+    gloo::scatter(opts);
+    return 0;
+  } catch (const std::exception& e) {
+    set_err(err, errlen, e.what());
+    return -1;
+  }
+}
+
+// in and out hold size * nbytes: piece i goes to rank i
+int ft_gloo_alltoall(ft_gloo_ctx* c, const void* in, void* out, size_t nbytes, char* err,
+                     size_t errlen) {
+  try {
+    gloo::AlltoallOptions opts(c->ctx);
+    opts.setInput(const_cast<uint8_t*>(static_cast<const uint8_t*>(in)), nbytes * c->ctx->size);
+    opts.setOutput(static_cast<uint8_t*>(out), nbytes * c->ctx->size);
+    opts.setTimeout(c->timeout);
+    gloo::alltoall(opts);
+    return 0;
+  } catch (const std::exception& e) {
+    set_err(err, errlen, e.what());
+    return -1;
+  }
+}
+
+// point to point: `tag` pairs a send with its recv (torch's tag)
+int ft_gloo_send(ft_gloo_ctx* c, const void* data, size_t nbytes, int dst, uint64_t tag, char* err,
+                 size_t errlen) {
+  try {
+    auto buf = c->ctx->createUnboundBuffer(const_cast<void*>(data), nbytes);
+    buf->send(dst, tag);
+    if (!buf->waitSend(c->timeout)) throw std::runtime_error("send timed out");
+    return 0;
+  } catch (const std::exception& e) {
+    set_err(err, errlen, e.what());
+    return -1;
+  }
+}
+
+int ft_gloo_recv(ft_gloo_ctx* c, void* data, size_t nbytes, int src, uint64_t tag, char* err,
+                 size_t errlen) {
+  try {
+    auto buf = c->ctx->createUnboundBuffer(data, nbytes);
+    buf->recv(src, tag);
+    if (!buf->waitRecv(c->timeout)) throw std::runtime_error("recv timed out");
     return 0;
   } catch (const std::exception& e) {
     set_err(err, errlen, e.what());

@@ -179,3 +179,70 @@ fn unsupported_dtypes_and_bad_ranks_are_named_errors() {
         got[0]
     );
 }
+
+#[test]
+fn rooted_collectives_all_to_all_and_point_to_point() {
+    if !is_gloo_available() {
+        return;
+    }
+    for n in [2, 3] {
+        let got = on_ranks(n, move |g| {
+            let (r, last) = (g.rank(), n - 1);
+            let x = Tensor::from_vec(vec![r as f64 + 1.0, 2.0], &[2])?;
+            g.reduce(&x, last, ReduceOp::Product)?;
+            let gathered = g.gather(&Tensor::from_vec(vec![r as i32; 3], &[3])?, 0)?;
+            let pieces: Vec<Tensor> = (0..n)
+                .map(|i| Tensor::from_vec(vec![10.0 * i as f32, 1.0], &[2]).unwrap())
+                .collect();
+            let out = Tensor::zeros(&[2], DType::F32)?;
+            g.scatter(&out, 1, if r == 1 { Some(&pieces) } else { None })?;
+            // rank r sends r*100 + i to rank i
+            let input = Tensor::from_vec((0..n).map(|i| (r * 100 + i) as i64).collect(), &[n])?;
+            let a2a = Tensor::zeros(&[n], DType::I64)?;
+            g.all_to_all_single(&a2a, &input)?;
+            // a ring: each rank sends to the next and receives from the previous
+            let sent = Tensor::from_vec(vec![r as f32; 2], &[2])?;
+            let got = Tensor::zeros(&[2], DType::F32)?;
+            if r % 2 == 0 {
+                g.send(&sent, (r + 1) % n, 7)?;
+                g.recv(&got, (r + n - 1) % n, 7)?;
+            } else {
+                g.recv(&got, (r + n - 1) % n, 7)?;
+                g.send(&sent, (r + 1) % n, 7)?;
+            }
+            Ok((
+                x.to_vec::<f64>()?,
+                gathered.map(|v| {
+                    v.iter()
+                        .map(|t| t.to_vec::<i32>().unwrap())
+                        .collect::<Vec<_>>()
+                }),
+                out.to_vec::<f32>()?,
+                a2a.to_vec::<i64>()?,
+                got.to_vec::<f32>()?,
+            ))
+        });
+        let fact: f64 = (1..=n).map(|v| v as f64).product();
+        for (r, (x, gathered, out, a2a, ring)) in got.into_iter().enumerate() {
+            if r == n - 1 {
+                assert_eq!(x, vec![fact, 2f64.powi(n as i32)]);
+            } else {
+                assert_eq!(x, vec![r as f64 + 1.0, 2.0]);
+            }
+            if r == 0 {
+                assert_eq!(
+                    gathered.unwrap(),
+                    (0..n).map(|i| vec![i as i32; 3]).collect::<Vec<_>>()
+                );
+            } else {
+                assert!(gathered.is_none());
+            }
+            assert_eq!(out, vec![10.0 * r as f32, 1.0]);
+            assert_eq!(
+                a2a,
+                (0..n).map(|i| (i * 100 + r) as i64).collect::<Vec<_>>()
+            );
+            assert_eq!(ring, vec![((r + n - 1) % n) as f32; 2]);
+        }
+    }
+}

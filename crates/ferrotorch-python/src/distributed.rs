@@ -197,6 +197,63 @@ impl PyProcessGroupGloo {
             .collect()
     }
 
+    fn reduce(
+        &self,
+        py: Python<'_>,
+        t: PyRef<'_, PyTensor>,
+        dst: usize,
+        op_name: &str,
+    ) -> PyResult<()> {
+        let (g, t, o) = (self.g.clone(), t.t.clone(), op(op_name)?);
+        py.detach(|| guarded("reduce", || g.reduce(&t, dst, o)))
+    }
+
+    fn gather<'py>(
+        &self,
+        py: Python<'py>,
+        t: PyRef<'py, PyTensor>,
+        dst: usize,
+    ) -> PyResult<Option<Vec<Bound<'py, PyAny>>>> {
+        let (g, t) = (self.g.clone(), t.t.clone());
+        let out = py.detach(|| guarded("gather", || g.gather(&t, dst)))?;
+        out.map(|v| v.into_iter().map(|t| crate::convert::wrap(py, t)).collect())
+            .transpose()
+    }
+
+    #[pyo3(signature = (out, src, pieces=None))]
+    fn scatter(
+        &self,
+        py: Python<'_>,
+        out: PyRef<'_, PyTensor>,
+        src: usize,
+        pieces: Option<Vec<PyRef<'_, PyTensor>>>,
+    ) -> PyResult<()> {
+        let (g, out) = (self.g.clone(), out.t.clone());
+        let ps: Option<Vec<ferrotorch_core::Tensor>> =
+            pieces.map(|v| v.iter().map(|p| p.t.clone()).collect());
+        py.detach(|| guarded("scatter", || g.scatter(&out, src, ps.as_deref())))
+    }
+
+    fn all_to_all_single(
+        &self,
+        py: Python<'_>,
+        out: PyRef<'_, PyTensor>,
+        input: PyRef<'_, PyTensor>,
+    ) -> PyResult<()> {
+        let (g, out, input) = (self.g.clone(), out.t.clone(), input.t.clone());
+        py.detach(|| guarded("all_to_all_single", || g.all_to_all_single(&out, &input)))
+    }
+
+    fn send(&self, py: Python<'_>, t: PyRef<'_, PyTensor>, dst: usize, tag: u64) -> PyResult<()> {
+        let (g, t) = (self.g.clone(), t.t.clone());
+        py.detach(|| guarded("send", || g.send(&t, dst, tag)))
+    }
+
+    fn recv(&self, py: Python<'_>, t: PyRef<'_, PyTensor>, src: usize, tag: u64) -> PyResult<()> {
+        let (g, t) = (self.g.clone(), t.t.clone());
+        py.detach(|| guarded("recv", || g.recv(&t, src, tag)))
+    }
+
     fn barrier(&self, py: Python<'_>) -> PyResult<()> {
         let g = self.g.clone();
         py.detach(|| guarded("barrier", || g.barrier()))

@@ -78,6 +78,65 @@ def test_collectives_match_a_single_process(tmp_path, world):
         assert got == {k: (v if k != "prod" else [int(x) for x in v]) for k, v in want.items()}, r
 
 
+def more_collectives(rank, world, port, out_dir):
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world)
+    r, last = float(rank), world - 1
+    res = {}
+    x = torch.tensor([r + 1, 2.0])
+    dist.reduce(x, dst=last, op=dist.ReduceOp.PRODUCT)
+    res["reduce"] = x.tolist()
+    gl = [torch.zeros(2, dtype=torch.int32) for _ in range(world)] if rank == 0 else None
+    dist.gather(torch.tensor([rank, rank], dtype=torch.int32), gl, dst=0)
+    res["gather"] = [t.tolist() for t in gl] if gl else None
+    out = torch.zeros(3)
+    dist.scatter(out, [torch.full((3,), 10.0 * i) for i in range(world)] if rank == 1 else None, src=1)
+    res["scatter"] = out.tolist()
+    a2a = torch.zeros(world, dtype=torch.int64)
+    dist.all_to_all_single(a2a, torch.tensor([rank * 100 + i for i in range(world)]))
+    res["a2a"] = a2a.tolist()
+    into = torch.zeros(world * 2)
+    dist.all_gather_into_tensor(into, torch.tensor([r, -r]))
+    res["into"] = into.tolist()
+    rs = torch.zeros(2)
+    dist.reduce_scatter_tensor(rs, torch.arange(2.0 * world) * (r + 1))
+    res["rs"] = rs.tolist()
+    if rank == 0:
+        dist.send(torch.tensor([42.0, 43.0]), dst=1, tag=3)
+    elif rank == 1:
+        got = torch.zeros(2)
+        dist.recv(got, src=0, tag=3)
+        res["recv"] = got.tolist()
+    objs = [None] * world
+    dist.all_gather_object(objs, {"rank": rank, "w": torch.ones(rank + 1), "name": f"r{rank}"})
+    res["objs"] = [(o["rank"], o["w"].tolist(), o["name"]) for o in objs]
+    lst = [{"lr": 0.1, "step": 7}, "hello"] if rank == 0 else [None, None]
+    dist.broadcast_object_list(lst, src=0)
+    res["bol"] = lst
+    with open(os.path.join(out_dir, f"{rank}.txt"), "w") as f:
+        f.write(repr(res))
+
+
+@pytest.mark.parametrize("world", [2, 3])
+def test_rooted_collectives_objects_and_point_to_point(tmp_path, world):
+    mp.spawn(more_collectives, args=(world, free_port(), str(tmp_path)), nprocs=world)
+    import math
+
+    for r in range(world):
+        got = eval(open(tmp_path / f"{r}.txt").read())  # noqa: S307 (our own repr)
+        assert got["reduce"] == ([float(math.factorial(world)), 2.0 ** world] if r == world - 1
+                                 else [r + 1.0, 2.0])
+        assert got["gather"] == ([[i, i] for i in range(world)] if r == 0 else None)
+        assert got["scatter"] == [10.0 * r] * 3
+        assert got["a2a"] == [i * 100 + r for i in range(world)]
+        assert got["into"] == [v for i in range(world) for v in (float(i), -float(i))]
+        total = sum(i + 1 for i in range(world))
+        assert got["rs"] == [float((2 * r) * total), float((2 * r + 1) * total)]
+        if r == 1:
+            assert got["recv"] == [42.0, 43.0]
+        assert got["objs"] == [(i, [1.0] * (i + 1), f"r{i}") for i in range(world)]
+        assert got["bol"] == [{"lr": 0.1, "step": 7}, "hello"]
+
+
 def test_stores_have_torchs_api():
     s = dist.HashStore()
     s.set("k", "v")

@@ -14,7 +14,10 @@ import socket as _socket
 from .. import _C
 
 __all__ = ["Backend", "HashStore", "PrefixStore", "ReduceOp", "Store", "TCPStore", "Work",
-           "all_gather", "all_reduce", "barrier", "broadcast", "destroy_process_group",
+           "all_gather", "all_gather_into_tensor", "all_gather_object", "all_reduce",
+           "all_to_all_single", "barrier", "broadcast", "broadcast_object_list",
+           "destroy_process_group", "gather", "irecv", "isend", "recv", "reduce",
+           "reduce_scatter_tensor", "scatter", "send",
            "get_backend", "get_default_backend_for_device", "get_rank", "get_world_size",
            "init_process_group", "is_available", "is_gloo_available", "is_initialized",
            "is_mpi_available", "is_nccl_available", "is_torchelastic_launched"]
@@ -345,6 +348,155 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
     for dst, got in zip(tensor_list, g._pg.all_gather(tensor)):
         dst.copy_(got)
     return _done(async_op)
+
+
+def reduce(tensor, dst, op=ReduceOp.SUM, group=None, async_op=False, group_dst=None):
+    """``torch.distributed.reduce``: rank ``dst``'s ``tensor`` becomes the
+    reduction of every rank's."""
+    _group(group)._pg.reduce(tensor, int(dst if group_dst is None else group_dst), op.name)
+    return _done(async_op)
+
+
+def gather(tensor, gather_list=None, dst=0, group=None, async_op=False, group_dst=None):
+    """``torch.distributed.gather``: on ``dst``, ``gather_list[i]`` becomes
+    rank ``i``'s ``tensor``."""
+    g = _group(group)
+    dst = int(dst if group_dst is None else group_dst)
+    if g.rank() == dst and (gather_list is None or len(gather_list) != g.size()):
+        raise ValueError(f"gather: the destination rank needs a gather_list of {g.size()} tensors")
+    got = g._pg.gather(tensor, dst)
+    if got is not None:
+        for d, t in zip(gather_list, got):
+            d.copy_(t)
+    return _done(async_op)
+
+
+def scatter(tensor, scatter_list=None, src=0, group=None, async_op=False, group_src=None):
+    """``torch.distributed.scatter``: rank ``i``'s ``tensor`` becomes
+    ``scatter_list[i]`` of rank ``src``."""
+    g = _group(group)
+    src = int(src if group_src is None else group_src)
+    if g.rank() == src and scatter_list is None:
+        raise ValueError("scatter: the source rank needs a scatter_list")
+    g._pg.scatter(tensor, src, list(scatter_list) if g.rank() == src else None)
+    return _done(async_op)
+
+
+def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=None, group=None,
+                      async_op=False):
+    """``torch.distributed.all_to_all_single`` with even splits of dim 0."""
+    if output_split_sizes is not None or input_split_sizes is not None:
+        raise ValueError("all_to_all_single: uneven splits are not supported yet")
+    _group(group)._pg.all_to_all_single(output, input)
+    return _done(async_op)
+
+
+def send(tensor, dst=None, group=None, tag=0, group_dst=None):
+    _group(group)._pg.send(tensor, int(dst if group_dst is None else group_dst), int(tag))
+
+
+def recv(tensor, src=None, group=None, tag=0, group_src=None):
+    if src is None and group_src is None:
+        raise ValueError("recv: receiving from any source is not supported; give src")
+    _group(group)._pg.recv(tensor, int(src if group_src is None else group_src), int(tag))
+    return int(src if group_src is None else group_src)
+
+
+def isend(tensor, dst=None, group=None, tag=0, group_dst=None):
+    send(tensor, dst, group, tag, group_dst)
+    return Work()
+
+
+def irecv(tensor, src=None, group=None, tag=0, group_src=None):
+    recv(tensor, src, group, tag, group_src)
+    return Work()
+
+
+def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
+    """Every rank's ``input_tensor`` concatenated along dim 0 (or stacked,
+    for an output of one more dim) into ``output_tensor``."""
+    g = _group(group)
+    from .. import cat, stack
+
+    parts = g._pg.all_gather(input_tensor)
+    joined = stack(parts) if output_tensor.dim() == input_tensor.dim() + 1 else cat(parts)
+    if tuple(joined.shape) != tuple(output_tensor.shape):
+        raise ValueError(f"all_gather_into_tensor: output of shape {tuple(output_tensor.shape)} for "
+                         f"{g.size()} inputs of shape {tuple(input_tensor.shape)}")
+    output_tensor.copy_(joined)
+    return _done(async_op)
+
+
+def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
+    """Gloo's all_reduce of ``input``, then this rank's slice of dim 0 into
+    ``output``."""
+    g = _group(group)
+    n = g.size()
+    if input.shape[0] != output.shape[0] * n:
+        raise ValueError(f"reduce_scatter_tensor: input dim 0 ({input.shape[0]}) must be "
+                         f"{n} x output's ({output.shape[0]})")
+    full = input.clone()
+    g._pg.all_reduce(full, op.name)
+    k = output.shape[0]
+    output.copy_(full[g.rank() * k:(g.rank() + 1) * k])
+    return _done(async_op)
+
+
+def _object_bytes(obj):
+    import io
+
+    from .. import save
+
+    buf = io.BytesIO()
+    save(obj, buf)  # PyTorch's zip format: read back by the safe reader, never pickle of code
+    return buf.getvalue()
+
+
+def _object_of(data):
+    import io
+
+    from .. import load
+
+    return load(io.BytesIO(data), weights_only=True)
+
+
+def _bytes_tensor(b):
+    from .. import tensor, uint8
+
+    return tensor(list(b), dtype=uint8)
+
+
+def all_gather_object(object_list, obj, group=None):
+    """Every rank's ``obj`` into ``object_list``: objects travel as
+    ``torch.save`` bytes and come back through ``torch.load(weights_only=
+    True)`` (tensors, numbers, strings, containers), never by pickling
+    code."""
+    g = _group(group)
+    from .. import int64, tensor
+
+    data = _object_bytes(obj)
+    sizes = g._pg.all_gather(tensor([len(data)], dtype=int64))
+    width = max(int(s.item()) for s in sizes)
+    padded = _bytes_tensor(data + bytes(width - len(data)))
+    parts = g._pg.all_gather(padded)
+    for i, (p, s) in enumerate(zip(parts, sizes)):
+        object_list[i] = _object_of(bytes(p.tolist()[:int(s.item())]))
+
+
+def broadcast_object_list(object_list, src=0, group=None, device=None, group_src=None):
+    """``object_list`` of rank ``src`` on every rank (see
+    ``all_gather_object`` for how objects travel)."""
+    g = _group(group)
+    from .. import int64, tensor, uint8, zeros
+
+    src = int(src if group_src is None else group_src)
+    data = _object_bytes(list(object_list)) if g.rank() == src else b""
+    n = tensor([len(data)], dtype=int64)
+    g._pg.broadcast(n, src)
+    buf = _bytes_tensor(data) if g.rank() == src else zeros(int(n.item()), dtype=uint8)
+    g._pg.broadcast(buf, src)
+    got = _object_of(bytes(buf.tolist()))
+    object_list[:] = got
 
 
 def barrier(group=None, async_op=False, device_ids=None):

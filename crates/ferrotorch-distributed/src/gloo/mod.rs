@@ -2,6 +2,11 @@
 //! through the C++ shim the build compiles (`shim/gloo_shim.cc`), over
 //! Gloo's TCP transport, with rendezvous through a [`Store`].
 
+#[cfg(ft_gloo)]
+mod callbacks;
+#[cfg(ft_gloo)]
+mod ffi;
+
 use crate::store::Store;
 use crate::ReduceOp;
 use ferrotorch_core::{DType, Error, ErrorKind, Result, Tensor};
@@ -20,205 +25,6 @@ pub fn is_available() -> bool {
 /// Why the backend is missing, and how to get it.
 pub const UNAVAILABLE: &str = "the gloo backend is not built: install Gloo's headers and library \
 (Debian: apt-get install libgloo-dev) and build with the `gloo` feature of ferrotorch-distributed";
-
-#[cfg(ft_gloo)]
-mod ffi {
-    use std::os::raw::{c_char, c_int, c_void};
-
-    #[repr(C)]
-    pub struct StoreVtable {
-        pub this: *mut c_void,
-        pub set: unsafe extern "C" fn(
-            *mut c_void,
-            *const c_char,
-            usize,
-            *const u8,
-            usize,
-            *mut c_char,
-            usize,
-        ) -> c_int,
-        pub get: unsafe extern "C" fn(
-            *mut c_void,
-            *const c_char,
-            usize,
-            *mut *mut u8,
-            *mut usize,
-            *mut c_char,
-            usize,
-        ) -> c_int,
-        pub free_value: unsafe extern "C" fn(*mut u8, usize),
-        pub wait: unsafe extern "C" fn(
-            *mut c_void,
-            *const *const c_char,
-            *const usize,
-            usize,
-            i64,
-            *mut c_char,
-            usize,
-        ) -> c_int,
-    }
-
-    #[repr(C)]
-    pub struct Ctx {
-        _private: [u8; 0],
-    }
-
-    extern "C" {
-        pub fn ft_gloo_connect(
-            store: StoreVtable,
-            rank: c_int,
-            size: c_int,
-            host: *const c_char,
-            timeout_ms: i64,
-            err: *mut c_char,
-            errlen: usize,
-        ) -> *mut Ctx;
-        pub fn ft_gloo_free(c: *mut Ctx);
-        pub fn ft_gloo_allreduce(
-            c: *mut Ctx,
-            data: *mut c_void,
-            count: usize,
-            dtype: c_int,
-            op: c_int,
-            err: *mut c_char,
-            errlen: usize,
-        ) -> c_int;
-        pub fn ft_gloo_broadcast(
-            c: *mut Ctx,
-            data: *mut c_void,
-            nbytes: usize,
-            root: c_int,
-            err: *mut c_char,
-            errlen: usize,
-        ) -> c_int;
-        pub fn ft_gloo_allgather(
-            c: *mut Ctx,
-            input: *const c_void,
-            out: *mut c_void,
-            nbytes: usize,
-            err: *mut c_char,
-            errlen: usize,
-        ) -> c_int;
-        pub fn ft_gloo_barrier(c: *mut Ctx, err: *mut c_char, errlen: usize) -> c_int;
-    }
-}
-
-#[cfg(ft_gloo)]
-mod callbacks {
-    //! The store, as the shim calls it: each callback catches panics and
-    //! errors and reports them through `err`.
-    use crate::store::Store;
-    use std::os::raw::{c_char, c_int, c_void};
-
-    unsafe fn report(err: *mut c_char, errlen: usize, msg: &str) -> c_int {
-        if !err.is_null() && errlen > 0 {
-            let n = msg.len().min(errlen - 1);
-            // SAFETY: the shim passes a buffer of errlen bytes.
-            unsafe {
-                std::ptr::copy_nonoverlapping(msg.as_ptr(), err as *mut u8, n);
-                *err.add(n) = 0;
-            }
-        }
-        -1
-    }
-
-    unsafe fn store<'a>(this: *mut c_void) -> &'a dyn Store {
-        // SAFETY: `this` is the `Box<Arc<dyn Store>>` the connection made,
-        // alive until it returns.
-        unsafe { &**(this as *const std::sync::Arc<dyn Store>) }
-    }
-
-    unsafe fn key<'a>(k: *const c_char, n: usize) -> &'a str {
-        if n == 0 {
-            return "";
-        }
-        // SAFETY: the shim passes a std::string's data and size.
-        let b = unsafe { std::slice::from_raw_parts(k as *const u8, n) };
-        std::str::from_utf8(b).unwrap_or("<not UTF-8>")
-    }
-
-    pub unsafe extern "C" fn set(
-        this: *mut c_void,
-        k: *const c_char,
-        kl: usize,
-        v: *const u8,
-        vl: usize,
-        err: *mut c_char,
-        el: usize,
-    ) -> c_int {
-        let r = std::panic::catch_unwind(|| {
-            // SAFETY: buffers from the shim (see `key`).
-            let v: &[u8] = if vl == 0 {
-                &[]
-            } else {
-                unsafe { std::slice::from_raw_parts(v, vl) }
-            };
-            let k = unsafe { key(k, kl) };
-            unsafe { store(this) }.set(k, v)
-        });
-        match r {
-            Ok(Ok(())) => 0,
-            Ok(Err(e)) => unsafe { report(err, el, &e.to_string()) },
-            Err(_) => unsafe { report(err, el, "store.set panicked") },
-        }
-    }
-
-    pub unsafe extern "C" fn get(
-        this: *mut c_void,
-        k: *const c_char,
-        kl: usize,
-        out: *mut *mut u8,
-        ol: *mut usize,
-        err: *mut c_char,
-        el: usize,
-    ) -> c_int {
-        let r = std::panic::catch_unwind(|| unsafe { store(this) }.get(unsafe { key(k, kl) }));
-        match r {
-            Ok(Ok(v)) => {
-                let b = v.into_boxed_slice();
-                // SAFETY: out-pointers from the shim; free_value takes it back.
-                unsafe {
-                    *ol = b.len();
-                    *out = Box::into_raw(b) as *mut u8;
-                }
-                0
-            }
-            Ok(Err(e)) => unsafe { report(err, el, &e.to_string()) },
-            Err(_) => unsafe { report(err, el, "store.get panicked") },
-        }
-    }
-
-    pub unsafe extern "C" fn free_value(v: *mut u8, n: usize) {
-        if !v.is_null() {
-            // SAFETY: made by `get` from a boxed slice of n bytes.
-            drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(v, n)) });
-        }
-    }
-
-    pub unsafe extern "C" fn wait(
-        this: *mut c_void,
-        ks: *const *const c_char,
-        kls: *const usize,
-        n: usize,
-        ms: i64,
-        err: *mut c_char,
-        el: usize,
-    ) -> c_int {
-        let r = std::panic::catch_unwind(|| {
-            let keys: Vec<String> = (0..n)
-                // SAFETY: n keys from the shim.
-                .map(|i| unsafe { key(*ks.add(i), *kls.add(i)) }.to_string())
-                .collect();
-            let t = std::time::Duration::from_millis(ms.max(0) as u64);
-            unsafe { store(this) }.wait(&keys, Some(t))
-        });
-        match r {
-            Ok(Ok(())) => 0,
-            Ok(Err(e)) => unsafe { report(err, el, &e.to_string()) },
-            Err(_) => unsafe { report(err, el, "store.wait panicked") },
-        }
-    }
-}
 
 /// A connected Gloo context: one rank of a group (`ProcessGroupGloo`).
 pub struct ProcessGroupGloo {
@@ -456,6 +262,261 @@ impl ProcessGroupGloo {
                 let _ = ctx;
                 Err(err(UNAVAILABLE.into()))
             }
+        })
+    }
+
+    fn check_rank(&self, what: &str, r: usize) -> Result<()> {
+        if r >= self.size {
+            return Err(err(format!(
+                "gloo {what}: rank {r} is not in a group of {}",
+                self.size
+            )));
+        }
+        Ok(())
+    }
+
+    /// `reduce(t, dst, op)`: rank `dst`'s `t` becomes the reduction of
+    /// every rank's (the others' are left as they were).
+    pub fn reduce(&self, t: &Tensor, dst: usize, op: ReduceOp) -> Result<()> {
+        self.check_rank("reduce", dst)?;
+        let code = dtype_code(t.dtype(), "reduce")?;
+        let gloo_op = match op {
+            ReduceOp::Sum | ReduceOp::Avg => 0,
+            ReduceOp::Product => 1,
+            ReduceOp::Min => 2,
+            ReduceOp::Max => 3,
+        };
+        let input = t.to_bytes()?;
+        let mut out = vec![0u8; input.len()];
+        let n = t.numel();
+        self.with_ctx(|ctx| {
+            #[cfg(ft_gloo)]
+            return call("reduce", |e, l| unsafe {
+                ffi::ft_gloo_reduce(
+                    ctx as *mut ffi::Ctx,
+                    input.as_ptr().cast(),
+                    out.as_mut_ptr().cast(),
+                    n,
+                    code,
+                    gloo_op,
+                    dst as i32,
+                    e,
+                    l,
+                )
+            });
+            #[cfg(not(ft_gloo))]
+            {
+                let _ = (ctx, &mut out, n, code, gloo_op);
+                Err(err(UNAVAILABLE.into()))
+            }
+        })?;
+        if self.rank == dst {
+            let r = Tensor::from_bytes(&out, t.shape(), t.dtype())?;
+            let r = if op == ReduceOp::Avg {
+                r.div(self.size as f64)?
+            } else {
+                r
+            };
+            t.copy_(&r)?;
+        }
+        Ok(())
+    }
+
+    /// `gather(t, dst)`: on rank `dst`, every rank's `t` in rank order;
+    /// elsewhere `None`.
+    pub fn gather(&self, t: &Tensor, dst: usize) -> Result<Option<Vec<Tensor>>> {
+        self.check_rank("gather", dst)?;
+        let input = t.to_bytes()?;
+        let mut out = vec![
+            0u8;
+            if self.rank == dst {
+                input.len() * self.size
+            } else {
+                0
+            }
+        ];
+        self.with_ctx(|ctx| {
+            #[cfg(ft_gloo)]
+            return call("gather", |e, l| unsafe {
+                ffi::ft_gloo_gather(
+                    ctx as *mut ffi::Ctx,
+                    input.as_ptr().cast(),
+                    out.as_mut_ptr().cast(),
+                    input.len(),
+                    dst as i32,
+                    e,
+                    l,
+                )
+            });
+            #[cfg(not(ft_gloo))]
+            {
+                let _ = (ctx, &mut out);
+                Err(err(UNAVAILABLE.into()))
+            }
+        })?;
+        if self.rank != dst {
+            return Ok(None);
+        }
+        self.pieces(&out, input.len(), t).map(Some)
+    }
+
+    fn pieces(&self, out: &[u8], each: usize, like: &Tensor) -> Result<Vec<Tensor>> {
+        (0..self.size)
+            .map(|i| Tensor::from_bytes(&out[i * each..(i + 1) * each], like.shape(), like.dtype()))
+            .collect()
+    }
+
+    /// `scatter(out, src, pieces)`: rank `i`'s `out` becomes `pieces[i]`
+    /// of rank `src` (which alone passes `pieces`, one per rank, each of
+    /// `out`'s shape and dtype).
+    pub fn scatter(&self, out: &Tensor, src: usize, pieces: Option<&[Tensor]>) -> Result<()> {
+        self.check_rank("scatter", src)?;
+        let each = out.numel() * out.element_size();
+        let mut input = Vec::new();
+        if self.rank == src {
+            let ps = pieces
+                .ok_or_else(|| err("gloo scatter: the source rank must pass the pieces".into()))?;
+            if ps.len() != self.size {
+                return Err(err(format!(
+                    "gloo scatter: {} pieces for {} ranks",
+                    ps.len(),
+                    self.size
+                )));
+            }
+            for p in ps {
+                if p.shape() != out.shape() || p.dtype() != out.dtype() {
+                    return Err(err(format!(
+                        "gloo scatter: a piece of shape {:?} ({}) for an output of shape {:?} ({})",
+                        p.shape(),
+                        p.dtype(),
+                        out.shape(),
+                        out.dtype()
+                    )));
+                }
+                p.append_bytes(&mut input)?;
+            }
+        }
+        Self::in_place(out, |b| {
+            self.with_ctx(|ctx| {
+                #[cfg(ft_gloo)]
+                return call("scatter", |e, l| unsafe {
+                    ffi::ft_gloo_scatter(
+                        ctx as *mut ffi::Ctx,
+                        input.as_ptr().cast(),
+                        b.as_mut_ptr().cast(),
+                        each,
+                        src as i32,
+                        e,
+                        l,
+                    )
+                });
+                #[cfg(not(ft_gloo))]
+                {
+                    let _ = (ctx, b, &input, each);
+                    Err(err(UNAVAILABLE.into()))
+                }
+            })
+        })
+    }
+
+    /// `all_to_all_single(out, input)`: `input` split evenly along dim 0
+    /// into one piece per rank; piece `i` goes to rank `i`, and `out`
+    /// holds the pieces received, in rank order.
+    pub fn all_to_all_single(&self, out: &Tensor, input: &Tensor) -> Result<()> {
+        if input.shape() != out.shape() || input.dtype() != out.dtype() {
+            return Err(err(format!(
+                "gloo all_to_all_single: input {:?} ({}) and output {:?} ({}) differ",
+                input.shape(),
+                input.dtype(),
+                out.shape(),
+                out.dtype()
+            )));
+        }
+        if input.dim() == 0 || !input.shape()[0].is_multiple_of(self.size) {
+            return Err(err(format!(
+                "gloo all_to_all_single: dim 0 of {:?} does not split evenly over {} ranks",
+                input.shape(),
+                self.size
+            )));
+        }
+        let data = input.to_bytes()?;
+        let each = data.len() / self.size;
+        Self::in_place(out, |b| {
+            self.with_ctx(|ctx| {
+                #[cfg(ft_gloo)]
+                return call("all_to_all_single", |e, l| unsafe {
+                    ffi::ft_gloo_alltoall(
+                        ctx as *mut ffi::Ctx,
+                        data.as_ptr().cast(),
+                        b.as_mut_ptr().cast(),
+                        each,
+                        e,
+                        l,
+                    )
+                });
+                #[cfg(not(ft_gloo))]
+                {
+                    let _ = (ctx, b, &data, each);
+                    Err(err(UNAVAILABLE.into()))
+                }
+            })
+        })
+    }
+
+    /// `send(t, dst, tag)`: blocks until rank `dst` has received it.
+    pub fn send(&self, t: &Tensor, dst: usize, tag: u64) -> Result<()> {
+        self.check_rank("send", dst)?;
+        if dst == self.rank {
+            return Err(err("gloo send: a rank cannot send to itself".into()));
+        }
+        let data = t.to_bytes()?;
+        self.with_ctx(|ctx| {
+            #[cfg(ft_gloo)]
+            return call("send", |e, l| unsafe {
+                ffi::ft_gloo_send(
+                    ctx as *mut ffi::Ctx,
+                    data.as_ptr().cast(),
+                    data.len(),
+                    dst as i32,
+                    tag,
+                    e,
+                    l,
+                )
+            });
+            #[cfg(not(ft_gloo))]
+            {
+                let _ = (ctx, &data, tag);
+                Err(err(UNAVAILABLE.into()))
+            }
+        })
+    }
+
+    /// `recv(t, src, tag)`: `t` becomes what rank `src` sent.
+    pub fn recv(&self, t: &Tensor, src: usize, tag: u64) -> Result<()> {
+        self.check_rank("recv", src)?;
+        if src == self.rank {
+            return Err(err("gloo recv: a rank cannot receive from itself".into()));
+        }
+        Self::in_place(t, |b| {
+            self.with_ctx(|ctx| {
+                #[cfg(ft_gloo)]
+                return call("recv", |e, l| unsafe {
+                    ffi::ft_gloo_recv(
+                        ctx as *mut ffi::Ctx,
+                        b.as_mut_ptr().cast(),
+                        b.len(),
+                        src as i32,
+                        tag,
+                        e,
+                        l,
+                    )
+                });
+                #[cfg(not(ft_gloo))]
+                {
+                    let _ = (ctx, b, tag);
+                    Err(err(UNAVAILABLE.into()))
+                }
+            })
         })
     }
 
