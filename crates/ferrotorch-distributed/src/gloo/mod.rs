@@ -81,7 +81,7 @@ impl ProcessGroupGloo {
         }
         #[cfg(not(ft_gloo))]
         {
-            let _ = (hostname, timeout);
+            let _ = (hostname, timeout, store);
             Err(err(UNAVAILABLE.into()))
         }
         #[cfg(ft_gloo)]
