@@ -137,6 +137,49 @@ def test_rooted_collectives_objects_and_point_to_point(tmp_path, world):
         assert got["bol"] == [{"lr": 0.1, "step": 7}, "hello"]
 
 
+def async_and_groups(rank, world, port, out_dir):
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world)
+    res = {}
+    # several asynchronous collectives in flight, run in order
+    xs = [torch.full((1000,), float(rank + k)) for k in range(4)]
+    works = [dist.all_reduce(x, async_op=True) for x in xs]
+    res["async"] = [w.wait() and x[0].item() for w, x in zip(works, xs)]
+    assert all(w.is_completed() and w.is_success() for w in works)
+    bad = dist.all_reduce(torch.ones(2, dtype=torch.float16), async_op=True)
+    try:
+        bad.wait()
+    except RuntimeError as e:
+        res["error"] = "float16" in str(e)
+    evens = dist.new_group([r for r in range(world) if r % 2 == 0])
+    if rank % 2 == 0:
+        x = torch.tensor([float(rank)])
+        dist.all_reduce(x, group=evens)
+        res["evens"] = x.item()
+        res["grank"] = (dist.get_rank(evens), dist.get_world_size(evens))
+        b = torch.tensor([float(rank)])
+        dist.broadcast(b, src=2 if world > 2 else 0, group=evens)  # a global rank
+        res["gb"] = b.item()
+    else:
+        assert evens is dist.GroupMember.NON_GROUP_MEMBER and dist.get_rank(evens) == -1
+    dist.barrier()
+    with open(os.path.join(out_dir, f"{rank}.txt"), "w") as f:
+        f.write(repr(res))
+    dist.destroy_process_group()
+
+
+def test_async_work_and_new_group(tmp_path):
+    world = 4
+    mp.spawn(async_and_groups, args=(world, free_port(), str(tmp_path)), nprocs=world)
+    for r in range(world):
+        got = eval(open(tmp_path / f"{r}.txt").read())  # noqa: S307 (our own repr)
+        assert got["async"] == [float(sum(q + k for q in range(world))) for k in range(4)]
+        assert got["error"] is True
+        if r % 2 == 0:
+            assert got["evens"] == 0.0 + 2.0
+            assert got["grank"] == (r // 2, 2)
+            assert got["gb"] == 2.0
+
+
 def test_stores_have_torchs_api():
     s = dist.HashStore()
     s.set("k", "v")

@@ -3,17 +3,20 @@ Gloo itself (Debian's libgloo-dev, through ferrotorch-distributed's C++
 shim), with rendezvous through ``TCPStore`` at ``MASTER_ADDR:MASTER_PORT``
 (``env://``, as ``mp.spawn`` programs and torchrun set it) or
 ``tcp://host:port``. Collectives run on Gloo; nothing here reduces data
-itself. ``async_op=True`` returns a work handle whose collective has
-already completed (the call blocks until it is done).
+itself. Each group runs its collectives in order on a thread of its own
+(the native calls release the GIL), so ``async_op=True`` returns a
+``Work`` at once while Gloo works, and ``wait()`` joins it.
 """
 
+import concurrent.futures as _cf
 import datetime as _dt
 import os as _os
 import socket as _socket
 
 from .. import _C
 
-__all__ = ["Backend", "HashStore", "PrefixStore", "ReduceOp", "Store", "TCPStore", "Work",
+__all__ = ["Backend", "GroupMember", "HashStore", "ProcessGroup", "get_global_rank",
+           "get_process_group_ranks", "group", "new_group", "PrefixStore", "ReduceOp", "Store", "TCPStore", "Work",
            "all_gather", "all_gather_into_tensor", "all_gather_object", "all_reduce",
            "all_to_all_single", "barrier", "broadcast", "broadcast_object_list",
            "destroy_process_group", "gather", "irecv", "isend", "recv", "reduce",
@@ -183,23 +186,33 @@ class TCPStore(Store):
 
 
 class Work:
-    """What an ``async_op=True`` collective returns."""
+    """What an ``async_op=True`` collective returns: ``wait()`` until it
+    is done (its error, if any, raised there), ``is_completed()``."""
+
+    def __init__(self, future=None):
+        self._f = future
 
     def wait(self, timeout=None):
+        if self._f is not None:
+            self._f.result(timeout=None if timeout is None else _seconds(timeout))
         return True
 
     def is_completed(self):
-        return True
+        return self._f is None or self._f.done()
 
     def is_success(self):
-        return True
+        return self.is_completed() and (self._f is None or self._f.exception() is None)
+
+    def exception(self):
+        return None if self._f is None else self._f.exception()
 
 
 class ProcessGroup:
-    """A group of ranks on one backend."""
+    """A group of ranks on one backend; ``ranks`` are their global ranks."""
 
-    def __init__(self, backend, native, store):
-        self.backend, self._pg, self._store = backend, native, store
+    def __init__(self, backend, native, store, ranks):
+        self.backend, self._pg, self._store, self._ranks = backend, native, store, list(ranks)
+        self._queue = _cf.ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"pg-{backend}")
 
     def rank(self):
         return self._pg.rank()
@@ -210,11 +223,47 @@ class ProcessGroup:
     def name(self):
         return self.backend
 
+    def _run(self, fn, async_op):
+        fut = self._queue.submit(fn)
+        if async_op:
+            return Work(fut)
+        fut.result()
+        return None
+
+    def _local(self, global_rank, what):
+        if global_rank not in self._ranks:
+            raise ValueError(f"{what}: global rank {global_rank} is not part of the group {self._ranks}")
+        return self._ranks.index(global_rank)
+
+    def _close(self):
+        self._queue.shutdown(wait=True)
+
+
+class _NonMember:
+    def __repr__(self):
+        return "GroupMember.NON_GROUP_MEMBER"
+
+
+class GroupMember:
+    """``torch.distributed.GroupMember``: what ``new_group`` gives a rank
+    outside it."""
+
+    WORLD = None
+    NON_GROUP_MEMBER = _NonMember()
+
+
+class group:  # noqa: N801 (torch's name)
+    """``torch.distributed.group.WORLD``."""
+
+    WORLD = None
+
 
 _default = None
 
 
 def _group(group):
+    if group is GroupMember.NON_GROUP_MEMBER:
+        return None
     if group is not None:
         return group
     if _default is None:
@@ -300,7 +349,28 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
         set_num_threads(1)  # as torchrun: one intra-op thread per rank
     prefixed = PrefixStore("default_pg", store)
     pg = _C._ProcessGroupGloo(prefixed._s, rank, world_size, _transport_host(master), secs)
-    _default = ProcessGroup(name, pg, store)
+    _default = ProcessGroup(name, pg, store, range(world_size))
+    _default._host, _default._timeout, _default._groups = _transport_host(master), secs, 0
+    group.WORLD = GroupMember.WORLD = _default
+
+
+def new_group(ranks=None, timeout=None, backend=None, pg_options=None,
+              use_local_synchronization=False, group_desc=None, device_id=None):
+    """``torch.distributed.new_group``: a group of some of the default
+    group's ranks (every rank of the default group calls it, in the same
+    order); a rank outside it gets ``GroupMember.NON_GROUP_MEMBER``."""
+    d = _group(None)
+    ranks = sorted(set(range(d.size()) if ranks is None else ranks))
+    if not ranks or ranks[0] < 0 or ranks[-1] >= d.size():
+        raise ValueError(f"new_group: ranks {ranks} are not ranks of a world of {d.size()}")
+    d._groups += 1
+    me = d.rank()
+    if me not in ranks:
+        return GroupMember.NON_GROUP_MEMBER
+    prefixed = PrefixStore(f"group_{d._groups}", d._store)
+    secs = d._timeout if timeout is None else _seconds(timeout)
+    pg = _C._ProcessGroupGloo(prefixed._s, ranks.index(me), len(ranks), d._host, secs)
+    return ProcessGroup(d.backend, pg, d._store, ranks)
 
 
 def is_initialized():
@@ -310,14 +380,23 @@ def is_initialized():
 def destroy_process_group(group=None):
     global _default
     if group is None or group is _default:
+        if _default is not None:
+            _default._close()
         _default = None
+        GroupMember.WORLD = globals()["group"].WORLD = None
+    elif isinstance(group, ProcessGroup):
+        group._close()
 
 
 def get_rank(group=None):
+    if group is GroupMember.NON_GROUP_MEMBER:
+        return -1
     return _group(group).rank()
 
 
 def get_world_size(group=None):
+    if group is GroupMember.NON_GROUP_MEMBER:
+        return -1
     return _group(group).size()
 
 
@@ -325,61 +404,90 @@ def get_backend(group=None):
     return _group(group).backend
 
 
-def _done(async_op):
+def get_global_rank(group, group_rank):
+    """The global rank of ``group``'s rank ``group_rank``."""
+    return _group(group)._ranks[group_rank]
+
+
+def get_process_group_ranks(group):
+    return list(_group(group)._ranks)
+
+
+def _skip(async_op):
     return Work() if async_op else None
 
 
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     """``torch.distributed.all_reduce``: in place on every rank."""
-    _group(group)._pg.all_reduce(tensor, op.name)
-    return _done(async_op)
+    g = _group(group)
+    if g is None:
+        return _skip(async_op)
+    return g._run(lambda: g._pg.all_reduce(tensor, op.name), async_op)
 
 
-def broadcast(tensor, src, group=None, async_op=False, group_src=None):
-    _group(group)._pg.broadcast(tensor, int(src if group_src is None else group_src))
-    return _done(async_op)
+def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
+    """``torch.distributed.broadcast``: every rank's ``tensor`` becomes
+    global rank ``src``'s (or the group's rank ``group_src``)."""
+    g = _group(group)
+    if g is None:
+        return _skip(async_op)
+    root = g._local(int(src), "broadcast") if group_src is None else int(group_src)
+    return g._run(lambda: g._pg.broadcast(tensor, root), async_op)
 
 
 def all_gather(tensor_list, tensor, group=None, async_op=False):
     g = _group(group)
+    if g is None:
+        return _skip(async_op)
     if len(tensor_list) != g.size():
         raise ValueError(f"all_gather: tensor_list has {len(tensor_list)} tensors for "
                          f"{g.size()} ranks")
-    for dst, got in zip(tensor_list, g._pg.all_gather(tensor)):
-        dst.copy_(got)
-    return _done(async_op)
+
+    def run():
+        for dst, got in zip(tensor_list, g._pg.all_gather(tensor)):
+            dst.copy_(got)
+    return g._run(run, async_op)
 
 
 def reduce(tensor, dst, op=ReduceOp.SUM, group=None, async_op=False, group_dst=None):
     """``torch.distributed.reduce``: rank ``dst``'s ``tensor`` becomes the
     reduction of every rank's."""
-    _group(group)._pg.reduce(tensor, int(dst if group_dst is None else group_dst), op.name)
-    return _done(async_op)
+    g = _group(group)
+    if g is None:
+        return _skip(async_op)
+    root = g._local(int(dst), "reduce") if group_dst is None else int(group_dst)
+    return g._run(lambda: g._pg.reduce(tensor, root, op.name), async_op)
 
 
 def gather(tensor, gather_list=None, dst=0, group=None, async_op=False, group_dst=None):
     """``torch.distributed.gather``: on ``dst``, ``gather_list[i]`` becomes
     rank ``i``'s ``tensor``."""
     g = _group(group)
-    dst = int(dst if group_dst is None else group_dst)
+    if g is None:
+        return _skip(async_op)
+    dst = g._local(int(dst), "gather") if group_dst is None else int(group_dst)
     if g.rank() == dst and (gather_list is None or len(gather_list) != g.size()):
         raise ValueError(f"gather: the destination rank needs a gather_list of {g.size()} tensors")
-    got = g._pg.gather(tensor, dst)
-    if got is not None:
-        for d, t in zip(gather_list, got):
-            d.copy_(t)
-    return _done(async_op)
+
+    def run():
+        got = g._pg.gather(tensor, dst)
+        if got is not None:
+            for d, t in zip(gather_list, got):
+                d.copy_(t)
+    return g._run(run, async_op)
 
 
 def scatter(tensor, scatter_list=None, src=0, group=None, async_op=False, group_src=None):
     """``torch.distributed.scatter``: rank ``i``'s ``tensor`` becomes
     ``scatter_list[i]`` of rank ``src``."""
     g = _group(group)
-    src = int(src if group_src is None else group_src)
+    if g is None:
+        return _skip(async_op)
+    src = g._local(int(src), "scatter") if group_src is None else int(group_src)
     if g.rank() == src and scatter_list is None:
         raise ValueError("scatter: the source rank needs a scatter_list")
-    g._pg.scatter(tensor, src, list(scatter_list) if g.rank() == src else None)
-    return _done(async_op)
+    pieces = list(scatter_list) if g.rank() == src else None
+    return g._run(lambda: g._pg.scatter(tensor, src, pieces), async_op)
 
 
 def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=None, group=None,
@@ -387,59 +495,78 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
     """``torch.distributed.all_to_all_single`` with even splits of dim 0."""
     if output_split_sizes is not None or input_split_sizes is not None:
         raise ValueError("all_to_all_single: uneven splits are not supported yet")
-    _group(group)._pg.all_to_all_single(output, input)
-    return _done(async_op)
+    g = _group(group)
+    if g is None:
+        return _skip(async_op)
+    return g._run(lambda: g._pg.all_to_all_single(output, input), async_op)
+
+
+def _p2p(kind, tensor, peer, group, tag, group_peer, async_op):
+    g = _group(group)
+    if g is None:
+        return _skip(async_op)
+    if peer is None and group_peer is None:
+        raise ValueError(f"{kind}: give the peer rank (receiving from any source is not supported)")
+    local = g._local(int(peer), kind) if group_peer is None else int(group_peer)
+    fn = g._pg.send if kind == "send" else g._pg.recv
+    return g._run(lambda: fn(tensor, local, int(tag)), async_op)
 
 
 def send(tensor, dst=None, group=None, tag=0, group_dst=None):
-    _group(group)._pg.send(tensor, int(dst if group_dst is None else group_dst), int(tag))
+    _p2p("send", tensor, dst, group, tag, group_dst, False)
 
 
 def recv(tensor, src=None, group=None, tag=0, group_src=None):
-    if src is None and group_src is None:
-        raise ValueError("recv: receiving from any source is not supported; give src")
-    _group(group)._pg.recv(tensor, int(src if group_src is None else group_src), int(tag))
-    return int(src if group_src is None else group_src)
+    _p2p("recv", tensor, src, group, tag, group_src, False)
+    return src if group_src is None else get_global_rank(group, group_src)
 
 
 def isend(tensor, dst=None, group=None, tag=0, group_dst=None):
-    send(tensor, dst, group, tag, group_dst)
-    return Work()
+    return _p2p("send", tensor, dst, group, tag, group_dst, True)
 
 
 def irecv(tensor, src=None, group=None, tag=0, group_src=None):
-    recv(tensor, src, group, tag, group_src)
-    return Work()
+    return _p2p("recv", tensor, src, group, tag, group_src, True)
 
 
 def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
     """Every rank's ``input_tensor`` concatenated along dim 0 (or stacked,
     for an output of one more dim) into ``output_tensor``."""
     g = _group(group)
+    if g is None:
+        return _skip(async_op)
     from .. import cat, stack
 
-    parts = g._pg.all_gather(input_tensor)
-    joined = stack(parts) if output_tensor.dim() == input_tensor.dim() + 1 else cat(parts)
-    if tuple(joined.shape) != tuple(output_tensor.shape):
+    stacked = output_tensor.dim() == input_tensor.dim() + 1
+    want = ((g.size(), *input_tensor.shape) if stacked
+            else (g.size() * input_tensor.shape[0], *input_tensor.shape[1:]))
+    if tuple(want) != tuple(output_tensor.shape):
         raise ValueError(f"all_gather_into_tensor: output of shape {tuple(output_tensor.shape)} for "
                          f"{g.size()} inputs of shape {tuple(input_tensor.shape)}")
-    output_tensor.copy_(joined)
-    return _done(async_op)
+
+    def run():
+        parts = g._pg.all_gather(input_tensor)
+        output_tensor.copy_(stack(parts) if stacked else cat(parts))
+    return g._run(run, async_op)
 
 
 def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
     """Gloo's all_reduce of ``input``, then this rank's slice of dim 0 into
     ``output``."""
     g = _group(group)
+    if g is None:
+        return _skip(async_op)
     n = g.size()
     if input.shape[0] != output.shape[0] * n:
         raise ValueError(f"reduce_scatter_tensor: input dim 0 ({input.shape[0]}) must be "
                          f"{n} x output's ({output.shape[0]})")
-    full = input.clone()
-    g._pg.all_reduce(full, op.name)
-    k = output.shape[0]
-    output.copy_(full[g.rank() * k:(g.rank() + 1) * k])
-    return _done(async_op)
+
+    def run():
+        full = input.clone()
+        g._pg.all_reduce(full, op.name)
+        k = output.shape[0]
+        output.copy_(full[g.rank() * k:(g.rank() + 1) * k])
+    return g._run(run, async_op)
 
 
 def _object_bytes(obj):
@@ -472,13 +599,18 @@ def all_gather_object(object_list, obj, group=None):
     True)`` (tensors, numbers, strings, containers), never by pickling
     code."""
     g = _group(group)
+    if g is None:
+        return
     from .. import int64, tensor
 
     data = _object_bytes(obj)
-    sizes = g._pg.all_gather(tensor([len(data)], dtype=int64))
-    width = max(int(s.item()) for s in sizes)
-    padded = _bytes_tensor(data + bytes(width - len(data)))
-    parts = g._pg.all_gather(padded)
+
+    def run():
+        sizes = g._pg.all_gather(tensor([len(data)], dtype=int64))
+        width = max(int(s.item()) for s in sizes)
+        padded = _bytes_tensor(data + bytes(width - len(data)))
+        return sizes, g._pg.all_gather(padded)
+    sizes, parts = g._queue.submit(run).result()
     for i, (p, s) in enumerate(zip(parts, sizes)):
         object_list[i] = _object_of(bytes(p.tolist()[:int(s.item())]))
 
@@ -487,18 +619,26 @@ def broadcast_object_list(object_list, src=0, group=None, device=None, group_src
     """``object_list`` of rank ``src`` on every rank (see
     ``all_gather_object`` for how objects travel)."""
     g = _group(group)
+    if g is None:
+        return
     from .. import int64, tensor, uint8, zeros
 
-    src = int(src if group_src is None else group_src)
+    src = g._local(int(src), "broadcast_object_list") if group_src is None else int(group_src)
     data = _object_bytes(list(object_list)) if g.rank() == src else b""
-    n = tensor([len(data)], dtype=int64)
-    g._pg.broadcast(n, src)
-    buf = _bytes_tensor(data) if g.rank() == src else zeros(int(n.item()), dtype=uint8)
-    g._pg.broadcast(buf, src)
+
+    def run():
+        n = tensor([len(data)], dtype=int64)
+        g._pg.broadcast(n, src)
+        buf = _bytes_tensor(data) if g.rank() == src else zeros(int(n.item()), dtype=uint8)
+        g._pg.broadcast(buf, src)
+        return buf
+    buf = g._queue.submit(run).result()
     got = _object_of(bytes(buf.tolist()))
     object_list[:] = got
 
 
 def barrier(group=None, async_op=False, device_ids=None):
-    _group(group)._pg.barrier()
-    return _done(async_op)
+    g = _group(group)
+    if g is None:
+        return _skip(async_op)
+    return g._run(g._pg.barrier, async_op)
