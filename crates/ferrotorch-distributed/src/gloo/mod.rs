@@ -144,6 +144,9 @@ impl ProcessGroupGloo {
         let mut bytes = t.to_bytes()?;
         f(&mut bytes)?;
         let out = Tensor::from_bytes(&bytes, t.shape(), t.dtype())?;
+        // a collective writes the data, as torch's c10d does: not an op
+        // autograd records (a parameter broadcast at DDP's construction)
+        let _g = ferrotorch_core::autograd::no_grad();
         t.copy_(&out)
     }
 
@@ -185,6 +188,7 @@ impl ProcessGroupGloo {
             })
         })?;
         if op == ReduceOp::Avg {
+            let _g = ferrotorch_core::autograd::no_grad();
             t.copy_(&t.div(self.size as f64)?)?;
         }
         Ok(())

@@ -5,8 +5,8 @@ False), so ``DataParallel`` is what torch's is without devices: it keeps
 the module and calls it, and its ``state_dict`` keys carry the
 ``module.`` prefix as torch's do. ``scatter``, ``gather``, ``replicate``
 and ``parallel_apply`` do their work on CPU tensors (chunks, a
-concatenation, copies, threads). ``DistributedDataParallel`` comes with
-``torch.distributed``.
+concatenation, copies, threads). ``DistributedDataParallel`` runs on
+``torch.distributed`` (``distributed.py``).
 """
 
 import copy
@@ -15,7 +15,8 @@ import threading
 from ... import _C, cat
 from ..modules.module import Module
 
-__all__ = ["replicate", "scatter", "parallel_apply", "gather", "data_parallel", "DataParallel"]
+__all__ = ["replicate", "scatter", "parallel_apply", "gather", "data_parallel", "DataParallel",
+           "DistributedDataParallel"]
 
 
 def scatter(inputs, target_gpus, dim=0):
@@ -152,3 +153,6 @@ def data_parallel(module, inputs, device_ids=None, output_device=None, dim=0, mo
     if not isinstance(inputs, tuple):
         inputs = (inputs,) if inputs is not None else ()
     return module(*inputs, **(module_kwargs or {}))
+
+
+from .distributed import DistributedDataParallel  # noqa: E402

@@ -7,20 +7,24 @@ import math
 from .sampler import Sampler
 
 
-def _no_process_group():
-    raise ValueError("Default process group has not been initialized, please make sure to call "
-                     "init_process_group.")
+def _default(what):
+    from ... import distributed as dist
+
+    if not dist.is_initialized():
+        raise ValueError("Default process group has not been initialized, please make sure to call "
+                         "init_process_group.")
+    return dist.get_world_size() if what == "size" else dist.get_rank()
 
 
 class DistributedSampler(Sampler):
-    """Indices of this process's share of ``dataset``. Without a process
-    group, pass ``num_replicas`` and ``rank``."""
+    """Indices of this process's share of ``dataset``: ``num_replicas`` and
+    ``rank`` default to the default process group's."""
 
     def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0, drop_last=False):
         if num_replicas is None:
-            num_replicas = _no_process_group()
+            num_replicas = _default("size")
         if rank is None:
-            rank = _no_process_group()
+            rank = _default("rank")
         if rank >= num_replicas or rank < 0:
             raise ValueError(f"Invalid rank {rank}, rank should be in the interval [0, {num_replicas - 1}]")
         self.dataset = dataset
