@@ -237,3 +237,39 @@ def twice(rank, port):
 
 def test_init_twice_is_torchs_error():
     mp.spawn(twice, args=(free_port(),), nprocs=1)
+
+
+LAUNCHED = """
+import os, ferrotorch as torch, ferrotorch.distributed as dist
+dist.init_process_group("gloo")
+x = torch.tensor([float(dist.get_rank() + 1)])
+dist.all_reduce(x)
+open(os.path.join(os.environ["OUT"], os.environ["RANK"]), "w").write(
+    f"{x.item()} {os.environ['LOCAL_RANK']} {os.environ['WORLD_SIZE']} {os.environ['OMP_NUM_THREADS']} "
+    f"{dist.is_torchelastic_launched()}")
+if os.environ.get("FAIL_RANK") == os.environ["RANK"]:
+    raise SystemExit(3)
+dist.barrier()
+"""
+
+
+def test_the_torchrun_launcher(tmp_path):
+    import subprocess
+    import sys
+
+    script = tmp_path / "train.py"
+    script.write_text(LAUNCHED)
+    env = dict(os.environ, OUT=str(tmp_path))
+    env.pop("OMP_NUM_THREADS", None)
+    r = subprocess.run([sys.executable, "-m", "ferrotorch.distributed.run", "--standalone",
+                        "--nproc-per-node", "3", str(script)], env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    for rank in range(3):
+        assert (tmp_path / str(rank)).read_text() == f"6.0 {rank} 3 1 True"
+    # a failing worker stops the others: the launcher exits with its code, naming it
+    env["FAIL_RANK"] = "1"
+    r = subprocess.run([sys.executable, "-m", "ferrotorch.distributed.run", "--standalone",
+                        "--nproc-per-node", "2", str(script)], env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode != 0 and "local rank 1 (pid" in r.stderr and "exited with code 3" in r.stderr

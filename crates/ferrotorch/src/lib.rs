@@ -33,7 +33,7 @@
 //!
 //! Features: `jit` (`torch.jit`, `torch.compile` and fx, with Cranelift),
 //! `plugins` (`torch.ops.load_library`), `onnx` (`torch.onnx.export`),
-//! `tensorboard`, `full` (all). Without them the
+//! `distributed` (`torch.distributed` on Gloo), `tensorboard`, `full` (all). Without them the
 //! crate builds only what eager training needs.
 
 /// The README's Rust examples, compiled and run as doctests (some use
@@ -86,6 +86,11 @@ pub mod jit {
 /// `onnx` (with `jit`).
 #[cfg(feature = "onnx")]
 pub use ferrotorch_jit::onnx;
+
+/// `torch.distributed`: stores for rendezvous (`TCPStore`) and process
+/// groups on Gloo (`ProcessGroupGloo`). Feature `distributed`.
+#[cfg(feature = "distributed")]
+pub use ferrotorch_distributed as distributed;
 
 /// `torch.nn`: modules (`#[derive(Module)]`), layers, `init` and
 /// `functional`.
