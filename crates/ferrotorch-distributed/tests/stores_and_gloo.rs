@@ -246,3 +246,36 @@ fn rooted_collectives_all_to_all_and_point_to_point() {
         }
     }
 }
+
+#[test]
+fn desynchronised_ranks_get_an_error_naming_each_call() {
+    if !is_gloo_available() {
+        return;
+    }
+    let got = on_ranks(2, |g| {
+        // both agree first, then rank 1 broadcasts where rank 0 all-reduces
+        g.all_reduce(&Tensor::ones(&[2], DType::F32)?, ReduceOp::Sum)?;
+        let r = if g.rank() == 0 {
+            g.all_reduce(&Tensor::ones(&[3], DType::F32)?, ReduceOp::Max)
+        } else {
+            g.broadcast(&Tensor::ones(&[4], DType::F64)?, 0)
+        };
+        let e = r.unwrap_err().to_string();
+        // the group stays usable once they agree again
+        let x = Tensor::ones(&[1], DType::F32)?;
+        g.all_reduce(&x, ReduceOp::Sum)?;
+        Ok((e, x.to_vec::<f32>()?))
+    });
+    for (e, x) in &got {
+        assert!(e.contains("disagree"), "{e}");
+        assert!(
+            e.contains("rank 0 calls all_reduce #1 of a torch.float32 tensor of 3 elements, MAX"),
+            "{e}"
+        );
+        assert!(
+            e.contains("rank 1 calls broadcast #1 of a torch.float64 tensor of 4 elements, root 0"),
+            "{e}"
+        );
+        assert_eq!(x, &vec![2.0]);
+    }
+}

@@ -273,3 +273,24 @@ def test_the_torchrun_launcher(tmp_path):
                         "--nproc-per-node", "2", str(script)], env=env, capture_output=True, text=True,
                        timeout=120)
     assert r.returncode != 0 and "local rank 1 (pid" in r.stderr and "exited with code 3" in r.stderr
+
+
+def desync(rank, port, out_dir):
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=2)
+    try:
+        if rank == 0:
+            dist.all_reduce(torch.ones(3))
+        else:
+            dist.broadcast(torch.ones(5, dtype=torch.int64), src=1)
+    except RuntimeError as e:
+        msg = str(e)
+    with open(os.path.join(out_dir, f"{rank}.txt"), "w") as f:
+        f.write(msg)
+
+
+def test_desynchronised_ranks_fail_at_once_naming_both_calls(tmp_path):
+    mp.spawn(desync, args=(free_port(), str(tmp_path)), nprocs=2)
+    for r in range(2):
+        msg = (tmp_path / f"{r}.txt").read_text()
+        assert "rank 0 calls all_reduce #0 of a torch.float32 tensor of 3 elements, SUM" in msg
+        assert "rank 1 calls broadcast #0 of a torch.int64 tensor of 5 elements, root 1" in msg
