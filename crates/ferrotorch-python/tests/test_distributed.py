@@ -294,3 +294,38 @@ def test_desynchronised_ranks_fail_at_once_naming_both_calls(tmp_path):
         msg = (tmp_path / f"{r}.txt").read_text()
         assert "rank 0 calls all_reduce #0 of a torch.float32 tensor of 3 elements, SUM" in msg
         assert "rank 1 calls broadcast #0 of a torch.int64 tensor of 5 elements, root 1" in msg
+
+
+def dies(rank, port, q):
+    import signal
+
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=2)
+    x = torch.ones(1000)
+    dist.all_reduce(x)
+    if rank == 1:
+        os.kill(os.getpid(), signal.SIGKILL)  # kill -9 mid-training
+    import time
+
+    t = time.monotonic()
+    try:
+        for _ in range(3):
+            dist.all_reduce(x)
+        q.put(("no error", time.monotonic() - t))
+    except RuntimeError as e:
+        q.put((str(e), time.monotonic() - t))
+
+
+def test_a_killed_rank_fails_the_others_within_seconds():
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    q = ctx.Queue()
+    port = free_port()
+    ps = [ctx.Process(target=dies, args=(r, port, q)) for r in range(2)]
+    for p in ps:
+        p.start()
+    msg, secs = q.get(timeout=60)
+    for p in ps:
+        p.join(timeout=30)
+    assert [p.exitcode for p in ps] == [0, -9]
+    assert secs < 10 and "gloo" in msg and ("Connection" in msg or "closed" in msg), (msg, secs)
