@@ -199,7 +199,6 @@ pub(crate) fn lower(e: &mut Emitter, n: &Node) -> Result<()> {
             let x = e.tensor(ins[0], what)?;
             let shape = e.int_list(ins[1], what)?;
             let dt = e.dtype(ins[0]).unwrap_or(DType::F32);
-            let count: usize = shape.iter().map(|&s| s as usize).product();
             let dims: Vec<usize> = shape.iter().map(|&s| s as usize).collect();
             let w = opt_or(e, ins.get(2).copied(), &dims, 1.0, dt, what)?;
             let b = opt_or(e, ins.get(3).copied(), &dims, 0.0, dt, what)?;
@@ -208,7 +207,6 @@ pub(crate) fn lower(e: &mut Emitter, n: &Node) -> Result<()> {
             } else {
                 1e-5
             };
-            let _ = count;
             let attrs = vec![
                 attr_int("axis", -(shape.len() as i64)),
                 attr_float("epsilon", eps),

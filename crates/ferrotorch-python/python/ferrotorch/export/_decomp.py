@@ -9,6 +9,7 @@ by an effect token through ``with_effects`` (seeds/004's graph). A write
 through a view is refused by name: it would need a scatter back into the
 viewed tensor, which is not implemented."""
 
+import math
 import operator
 
 from .. import _C
@@ -154,15 +155,9 @@ def _flatten(em, old, x, start_dim=0, end_dim=-1):
     s, e = start_dim % max(d, 1), end_dim % max(d, 1)
     dims = _dims(em, x, m)
     merged = dims[s:e + 1]
-    n = -1 if any(hasattr(v, "op") for v in merged) else _prod(merged)
+    n = -1 if any(hasattr(v, "op") for v in merged) else math.prod(merged)
     return _reshape(em, old, x, [*dims[:s], n, *dims[e + 1:]])
 
-
-def _prod(vals):
-    n = 1
-    for v in vals:
-        n *= v
-    return n
 
 
 def _t(em, old, x):

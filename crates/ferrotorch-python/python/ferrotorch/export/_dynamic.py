@@ -18,6 +18,8 @@ Python int computed from a size), or a graph whose structure changed
 (control flow on a size) is an error naming it.
 """
 
+import math
+
 from .. import _C
 
 
@@ -233,19 +235,13 @@ def _fit(vid, axis, n0, traces, pairs, check, syms):
         lin = step[d] - sum(c * syms[b if a is d else a] for (a, b), c in cross.items() if d in (a, b))
         if lin:
             terms[(d,)] = lin
-    b = n0 - sum(c * _prod(syms[d] for d in key) for key, c in terms.items())
-    predicted = b + sum(c * _prod(syms[d] + 2 for d in key) for key, c in terms.items())
+    b = n0 - sum(c * math.prod(syms[d] for d in key) for key, c in terms.items())
+    predicted = b + sum(c * math.prod(syms[d] + 2 for d in key) for key, c in terms.items())
     if size(check) != predicted:
         raise RuntimeError(f"export: a size of value %{vid} is not a product of at most two "
                            "dynamic sizes; not supported")
     return (terms, b) if terms else None
 
-
-def _prod(vals):
-    n = 1
-    for v in vals:
-        n *= v
-    return n
 
 
 def expr(coeffs, b):

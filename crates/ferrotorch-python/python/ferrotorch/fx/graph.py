@@ -9,7 +9,7 @@ import math
 import operator
 import re
 
-from .node import Node, _qualified_name, map_arg
+from .node import Node, _is_op, _qualified_name, map_arg
 
 # operators written as Python syntax in generated code
 _BINARY = {
@@ -305,7 +305,7 @@ class Graph:
                                    "(read it with aten.sym_size.int)")
             if isinstance(a, (int, float, bool, str, type(None))):
                 return repr(a)
-            if hasattr(a, "overloadpacket") or type(a).__name__ == "HigherOrderOperator":
+            if _is_op(a):
                 return fn_ref(a)
             if isinstance(a, ferrotorch.dtype):
                 return f"torch.{str(a).rpartition('.')[2]}"

@@ -53,11 +53,17 @@ def _nodes_in(a):
     return out
 
 
+def _is_op(target):
+    """An ``OpOverload`` or a higher-order operator: it prints as its
+    ``torch.ops.`` path."""
+    return hasattr(target, "overloadpacket") or type(target).__name__ == "HigherOrderOperator"
+
+
 # how targets print (``operator.add``, ``torch.relu``)
 def _qualified_name(target):
     if isinstance(target, str):
         return target
-    if hasattr(target, "overloadpacket") or type(target).__name__ == "HigherOrderOperator":
+    if _is_op(target):
         return f"torch.ops.{target}"
     mod = getattr(target, "__module__", None) or ""
     name = getattr(target, "__name__", repr(target))
