@@ -93,7 +93,12 @@ impl Table {
 
     fn get(&self, key: &str, timeout: Duration) -> Result<Vec<u8>> {
         self.wait_for(&[key.to_string()], timeout)?;
-        Ok(self.map.lock().unwrap()[key].clone())
+        self.map
+            .lock()
+            .unwrap()
+            .get(key)
+            .cloned()
+            .ok_or_else(|| err(format!("Store.get: key {key:?} was deleted while waiting")))
     }
 
     fn add(&self, key: &str, amount: i64) -> Result<i64> {
@@ -319,17 +324,21 @@ fn serve(table: Arc<Table>, mut s: TcpStream) -> std::io::Result<()> {
             }
             GET | WAIT => {
                 let n = read_u64(&mut s)? as usize;
-                if n > 1 << 16 {
+                // a GET names one key; anything else is not our protocol
+                if n > 1 << 16 || (op[0] == GET && n != 1) {
                     return Ok(());
                 }
                 let keys = (0..n)
                     .map(|_| read_string(&mut s))
                     .collect::<std::io::Result<Vec<_>>>()?;
-                let ms = read_u64(&mut s)?;
-                match table.wait_for(&keys, Duration::from_millis(ms)) {
-                    Ok(()) if op[0] == GET => Ok(table.map.lock().unwrap()[&keys[0]].clone()),
-                    Ok(()) => Ok(vec![]),
-                    Err(e) => Err(e.to_string()),
+                let t = Duration::from_millis(read_u64(&mut s)?);
+                if op[0] == GET {
+                    table.get(&keys[0], t).map_err(|e| e.to_string())
+                } else {
+                    table
+                        .wait_for(&keys, t)
+                        .map(|()| vec![])
+                        .map_err(|e| e.to_string())
                 }
             }
             ADD => {

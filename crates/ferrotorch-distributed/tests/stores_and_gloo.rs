@@ -279,3 +279,29 @@ fn desynchronised_ranks_get_an_error_naming_each_call() {
         assert_eq!(x, &vec![2.0]);
     }
 }
+
+#[test]
+fn a_malformed_request_drops_its_connection_without_a_panic() -> Result<()> {
+    use std::io::{Read, Write};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static PANICS: AtomicUsize = AtomicUsize::new(0);
+    let before = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {
+        PANICS.fetch_add(1, Ordering::SeqCst);
+    }));
+    let master = TCPStore::new("127.0.0.1", 0, true, Duration::from_secs(10))?;
+    // GET naming no key (op 2, 0 keys, timeout 0)
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", master.port())).unwrap();
+    let mut req = vec![2u8];
+    req.extend_from_slice(&0u64.to_le_bytes());
+    req.extend_from_slice(&0u64.to_le_bytes());
+    s.write_all(&req).unwrap();
+    let mut buf = [0u8; 16];
+    let n = s.read(&mut buf).unwrap_or(0);
+    std::panic::set_hook(before);
+    assert_eq!(n, 0, "the server answered a malformed request");
+    assert_eq!(PANICS.load(Ordering::SeqCst), 0, "the server panicked");
+    master.set("still", b"serving")?;
+    assert_eq!(master.get("still")?, b"serving");
+    Ok(())
+}

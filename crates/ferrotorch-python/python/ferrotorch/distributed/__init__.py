@@ -164,17 +164,17 @@ class TCPStore(Store):
         native, self._port = _C._tcp_store(host_name, int(port), bool(is_master), _seconds(timeout))
         super().__init__(native)
         self._host = host_name
-        self._s.add("__ft_workers", 1)
-        if is_master and wait_for_workers and world_size:
-            import time
-
-            deadline = time.monotonic() + _seconds(timeout)
-            while self._s.add("__ft_workers", 0) < world_size:
-                if time.monotonic() > deadline:
-                    raise RuntimeError(
-                        f"TCPStore: timed out after {_seconds(timeout):.0f} s waiting for "
-                        f"{world_size} workers ({self._s.add('__ft_workers', 0)} connected)")
-                time.sleep(0.01)
+        # each connection takes a number and says so; the master waits
+        # (in the store, not by polling) for the world_size-th
+        n = self._s.add("__ft_workers", 1)
+        self._s.set(f"__ft_worker_{n}", b"")
+        if is_master and wait_for_workers and world_size and n < world_size:
+            try:
+                self._s.wait([f"__ft_worker_{world_size}"], _seconds(timeout))
+            except RuntimeError:
+                raise RuntimeError(
+                    f"TCPStore: timed out after {_seconds(timeout):g} s waiting for "
+                    f"{world_size} workers ({self._s.add('__ft_workers', 0)} connected)") from None
 
     @property
     def host(self):
