@@ -150,6 +150,11 @@ ft_gloo_ctx* ft_gloo_connect(ft_store_vtable store, int rank, int size, const ch
     auto ctx = std::make_shared<gloo::rendezvous::Context>(rank, size);
     ctx->setTimeout(std::chrono::milliseconds(timeout_ms));
     ctx->connectFullMesh(rs, dev);
+    // returned only once every rank is connected: a group dropped at once
+    // must not close a pair a peer is still connecting
+    gloo::BarrierOptions ready(ctx);
+    ready.setTimeout(std::chrono::milliseconds(timeout_ms));
+    gloo::barrier(ready);
     return new ft_gloo_ctx{ctx, std::chrono::milliseconds(timeout_ms)};
   } catch (const std::exception& e) {
     set_err(err, errlen, e.what());
