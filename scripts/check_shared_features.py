@@ -30,7 +30,7 @@ BUILDS = {
 }
 
 # scripts/test.sh's build, and its install checks' builds (check_installs.sh)
-TEST_BUILD = ["--workspace", "--features", "ferrotorch-codegen/cross-isa,ferrotorch/full,ferrotorch-distributed/gloo",
+TEST_BUILD = ["--workspace", "--features", "ferrotorch-codegen/cross-isa,ferrotorch/full,ferrotorch-distributed/gloo,ferrotorch-distributed/mpi",
               "-e", "normal,build,dev"]
 INSTALL_CHECKS = {
     "pip install (CI)": ["-p", "ferrotorch-python", "--features", "ferrotorch-codegen/cross-isa",

@@ -24,7 +24,7 @@ out="target/$CARGO_BUILD_TARGET/debug"
 # Debian's qemu-user, installed here when missing (skipped if it cannot be).
 # The facade's optional parts (Note [Facade features]: jit, plugins,
 # tensorboard, onnx) are built and tested too.
-features="--features ferrotorch-codegen/cross-isa,ferrotorch/full,ferrotorch-distributed/gloo"
+features="--features ferrotorch-codegen/cross-isa,ferrotorch/full,ferrotorch-distributed/gloo,ferrotorch-distributed/mpi"
 # torch.distributed's "gloo" backend builds on Debian's Gloo (libgloo-dev),
 # installed here when missing (without it the backend builds as
 # unavailable and its multi-rank tests say so).
@@ -33,6 +33,19 @@ if [ ! -f /usr/include/gloo/config.h ] && command -v apt-get >/dev/null; then
         || { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq libgloo-dev >/dev/null 2>&1; }) \
         || echo "libgloo-dev could not be installed: the gloo backend is unavailable"
 fi
+# and its "mpi" backend on Debian's Open MPI (libopenmpi-dev, with
+# openmpi-bin's mpirun for the multi-process tests)
+if ! command -v mpicc >/dev/null || ! command -v mpirun >/dev/null; then
+    if command -v apt-get >/dev/null; then
+        (apt-get install -y -qq libopenmpi-dev openmpi-bin >/dev/null 2>&1 \
+            || { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq libopenmpi-dev openmpi-bin >/dev/null 2>&1; }) \
+            || echo "Open MPI could not be installed: the mpi backend is unavailable"
+    fi
+fi
+# Open MPI refuses root without these (CI runs as root in a container,
+# where its shared-memory single-copy mechanism is not permitted either)
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_btl_vader_single_copy_mechanism=none
 if ! command -v qemu-aarch64 >/dev/null || ! command -v qemu-riscv64 >/dev/null; then
     if command -v apt-get >/dev/null; then
         (apt-get install -y -qq qemu-user >/dev/null 2>&1 \

@@ -1,13 +1,18 @@
 //! `torch.distributed` for ferrotorch: stores for rendezvous ([`store`])
 //! and process groups on existing collective engines — Gloo
 //! ([`gloo::ProcessGroupGloo`], Debian's `libgloo-dev` through a C++ shim)
-//! first, MPI next (issue 51). No collective algorithm of our own: the
-//! store is rendezvous only.
+//! and MPI ([`mpi::ProcessGroupMPI`], Open MPI through a C shim), both
+//! behind one tensor-level [`ProcessGroup`]. No collective algorithm of
+//! our own: the store is rendezvous only.
 
 pub mod gloo;
+pub mod group;
+pub mod mpi;
 pub mod store;
 
 pub use gloo::ProcessGroupGloo;
+pub use group::{Engine, ProcessGroup};
+pub use mpi::ProcessGroupMPI;
 pub use store::{HashStore, PrefixStore, Store, TCPStore};
 
 /// `torch.distributed.ReduceOp`.
@@ -28,4 +33,9 @@ pub enum ReduceOp {
 /// `torch.distributed.is_gloo_available()`.
 pub fn is_gloo_available() -> bool {
     gloo::is_available()
+}
+
+/// `torch.distributed.is_mpi_available()`.
+pub fn is_mpi_available() -> bool {
+    mpi::is_available()
 }

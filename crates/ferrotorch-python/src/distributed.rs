@@ -1,9 +1,12 @@
-//! `torch.distributed`'s native half: stores and the Gloo process group
-//! of `ferrotorch-distributed`, for `ferrotorch/distributed` (Python).
+//! `torch.distributed`'s native half: stores and the process groups (Gloo,
+//! MPI) of `ferrotorch-distributed`, for `ferrotorch/distributed` (Python).
 
 use crate::errors::guarded;
 use crate::tensor::PyTensor;
-use ferrotorch_distributed::{HashStore, PrefixStore, ProcessGroupGloo, ReduceOp, Store, TCPStore};
+use ferrotorch_distributed::{
+    HashStore, PrefixStore, ProcessGroup, ProcessGroupGloo, ProcessGroupMPI, ReduceOp, Store,
+    TCPStore,
+};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use std::sync::Arc;
@@ -126,10 +129,55 @@ pub fn _gloo_availability() -> (bool, &'static str) {
     )
 }
 
-/// A Gloo process group (`ProcessGroupGloo`'s native part).
-#[pyclass(name = "_ProcessGroupGloo", module = "ferrotorch._C", frozen)]
-pub struct PyProcessGroupGloo {
-    g: Arc<ProcessGroupGloo>,
+/// `_C._mpi_availability()`, and why not.
+#[pyfunction]
+pub fn _mpi_availability() -> (bool, &'static str) {
+    (
+        ferrotorch_distributed::is_mpi_available(),
+        ferrotorch_distributed::mpi::UNAVAILABLE,
+    )
+}
+
+/// `_C._mpi_world()`: (rank, world size) as MPI sees them (MPI starts on
+/// first use).
+#[pyfunction]
+pub fn _mpi_world(py: Python<'_>) -> PyResult<(usize, usize)> {
+    py.detach(|| guarded("init_process_group", ferrotorch_distributed::mpi::world))
+}
+
+/// `_C._gloo_group(store, rank, size, hostname, timeout)`: a connected
+/// Gloo group.
+#[pyfunction]
+pub fn _gloo_group(
+    py: Python<'_>,
+    store: &PyStore,
+    rank: usize,
+    size: usize,
+    hostname: &str,
+    timeout: f64,
+) -> PyResult<PyProcessGroup> {
+    let s = store.s.clone();
+    let g = py.detach(|| {
+        guarded("init_process_group", || {
+            ProcessGroupGloo::connect(s, rank, size, hostname, secs(timeout))
+        })
+    })?;
+    Ok(PyProcessGroup { g: Arc::new(g) })
+}
+
+/// `_C._mpi_group(ranks)`: an MPI group of those world ranks (`None`: the
+/// world); only its members call it.
+#[pyfunction]
+#[pyo3(signature = (ranks=None))]
+pub fn _mpi_group(py: Python<'_>, ranks: Option<Vec<usize>>) -> PyResult<PyProcessGroup> {
+    let g = py.detach(|| guarded("new_group", || ProcessGroupMPI::create(ranks.as_deref())))?;
+    Ok(PyProcessGroup { g: Arc::new(g) })
+}
+
+/// A process group's native part (Gloo or MPI).
+#[pyclass(name = "_ProcessGroup", module = "ferrotorch._C", frozen)]
+pub struct PyProcessGroup {
+    g: Arc<ProcessGroup>,
 }
 
 fn op(name: &str) -> PyResult<ReduceOp> {
@@ -141,32 +189,14 @@ fn op(name: &str) -> PyResult<ReduceOp> {
         "MAX" => ReduceOp::Max,
         other => {
             return Err(pyo3::exceptions::PyValueError::new_err(format!(
-                "all_reduce: ReduceOp.{other} is not supported by the gloo backend"
+                "all_reduce: ReduceOp.{other} is not supported by the gloo and mpi backends"
             )))
         }
     })
 }
 
 #[pymethods]
-impl PyProcessGroupGloo {
-    #[new]
-    fn new(
-        py: Python<'_>,
-        store: &PyStore,
-        rank: usize,
-        size: usize,
-        hostname: &str,
-        timeout: f64,
-    ) -> PyResult<Self> {
-        let s = store.s.clone();
-        let g = py.detach(|| {
-            guarded("init_process_group", || {
-                ProcessGroupGloo::new(s, rank, size, hostname, secs(timeout))
-            })
-        })?;
-        Ok(PyProcessGroupGloo { g: Arc::new(g) })
-    }
-
+impl PyProcessGroup {
     fn rank(&self) -> usize {
         self.g.rank()
     }
@@ -195,6 +225,20 @@ impl PyProcessGroupGloo {
         out.into_iter()
             .map(|t| crate::convert::wrap(py, t))
             .collect()
+    }
+
+    fn all_gather_into(
+        &self,
+        py: Python<'_>,
+        out: PyRef<'_, PyTensor>,
+        t: PyRef<'_, PyTensor>,
+    ) -> PyResult<()> {
+        let (g, out, t) = (self.g.clone(), out.t.clone(), t.t.clone());
+        py.detach(|| guarded("all_gather_into_tensor", || g.all_gather_into(&out, &t)))
+    }
+
+    fn backend(&self) -> &'static str {
+        self.g.backend()
     }
 
     fn reduce(
@@ -262,7 +306,11 @@ impl PyProcessGroupGloo {
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyStore>()?;
-    m.add_class::<PyProcessGroupGloo>()?;
+    m.add_class::<PyProcessGroup>()?;
+    m.add_function(wrap_pyfunction!(_gloo_group, m)?)?;
+    m.add_function(wrap_pyfunction!(_mpi_group, m)?)?;
+    m.add_function(wrap_pyfunction!(_mpi_world, m)?)?;
+    m.add_function(wrap_pyfunction!(_mpi_availability, m)?)?;
     m.add_function(wrap_pyfunction!(_tcp_store, m)?)?;
     m.add_function(wrap_pyfunction!(_hash_store, m)?)?;
     m.add_function(wrap_pyfunction!(_prefix_store, m)?)?;

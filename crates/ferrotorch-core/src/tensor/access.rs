@@ -222,6 +222,48 @@ impl Tensor {
         Ok(())
     }
 
+    /// Call `f` with the elements' bytes in row-major order and native byte
+    /// order, without a copy when the tensor is contiguous (its storage
+    /// read-locked meanwhile): how foreign code (a collective engine) reads
+    /// a tensor.
+    pub fn with_bytes<R>(&self, f: impl FnOnce(&[u8]) -> R) -> Result<R> {
+        let t = self.resolved()?.contiguous()?;
+        let n = t.numel() * t.element_size();
+        let _guard = lock_storages(&[t.storage()], &[]);
+        // SAFETY: as in `to_bytes`.
+        let bytes = unsafe { std::slice::from_raw_parts(t.data_ptr() as *const u8, n) };
+        Ok(f(bytes))
+    }
+
+    /// Call `f` with the elements' bytes (native byte order) for writing in
+    /// place, then count the write (Note [Version counter]): how foreign
+    /// code (a collective engine) fills a tensor. A contiguous tensor is
+    /// written directly under its storage's exclusive lock; any other is
+    /// filled through a contiguous copy written back with `copy_`. Either
+    /// way this is not an op autograd records (as torch's c10d writes).
+    pub fn with_bytes_mut<R>(&self, op: &str, f: impl FnOnce(&mut [u8]) -> R) -> Result<R> {
+        self.storage().check_writable(op)?;
+        if !self.is_contiguous() || self.is_conj() {
+            let _g = crate::autograd::no_grad();
+            // a fresh copy: a non-contiguous tensor's contiguous() copies,
+            // and a contiguous conjugated one's resolved() does
+            let c = self.resolved()?.contiguous()?;
+            let r = c.with_bytes_mut(op, f)?;
+            self.copy_(&c)?;
+            return Ok(r);
+        }
+        let n = self.numel() * self.element_size();
+        let r = {
+            let _guard = lock_storages(&[], &[self.storage()]);
+            // SAFETY: contiguous, so its `n` bytes start at data_ptr inside
+            // its storage; the exclusive lock is held while `f` writes.
+            let bytes = unsafe { std::slice::from_raw_parts_mut(self.data_ptr(), n) };
+            f(bytes)
+        };
+        self.storage().bump_version();
+        Ok(r)
+    }
+
     /// For a bool tensor over memory someone else filled (NumPy, DLPack):
     /// an error unless every byte is 0 or 1, the only bytes a Rust `bool`
     /// may hold. Read through a `uint8` view of the same memory, never as

@@ -2,10 +2,13 @@
 Gloo itself (Debian's libgloo-dev, through ferrotorch-distributed's C++
 shim), with rendezvous through ``TCPStore`` at ``MASTER_ADDR:MASTER_PORT``
 (``env://``, as ``mp.spawn`` programs and torchrun set it) or
-``tcp://host:port``. Collectives run on Gloo; nothing here reduces data
-itself. Each group runs its collectives in order on a thread of its own
-(the native calls release the GIL), so ``async_op=True`` returns a
-``Work`` at once while Gloo works, and ``wait()`` joins it.
+``tcp://host:port``; the ``"mpi"`` backend is the MPI the build found
+(Debian's Open MPI), for programs ``mpirun`` or Slurm starts, which take
+their rank and world size from MPI. Collectives run on those engines;
+nothing here reduces data itself. Each group runs its collectives in
+order on a thread of its own (the native calls release the GIL), so
+``async_op=True`` returns a ``Work`` at once while the engine works, and
+``wait()`` joins it.
 """
 
 import concurrent.futures as _cf
@@ -38,7 +41,7 @@ def is_gloo_available():
 
 
 def is_mpi_available():
-    return False
+    return _C._mpi_availability()[0]
 
 
 def is_nccl_available():
@@ -213,6 +216,7 @@ class ProcessGroup:
     def __init__(self, backend, native, store, ranks):
         self.backend, self._pg, self._store, self._ranks = backend, native, store, list(ranks)
         self._queue = _cf.ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"pg-{backend}")
+        self._p2p = {}
 
     def rank(self):
         return self._pg.rank()
@@ -223,12 +227,23 @@ class ProcessGroup:
     def name(self):
         return self.backend
 
-    def _run(self, fn, async_op):
-        fut = self._queue.submit(fn)
+    def _run(self, fn, async_op, queue=None):
+        fut = (queue or self._queue).submit(fn)
         if async_op:
             return Work(fut)
         fut.result()
         return None
+
+    def _p2p_queue(self, kind, peer):
+        """Point-to-point calls run off the collectives' thread, on one
+        thread per (direction, peer): an ``irecv`` waiting never holds up
+        a ``send`` or a collective, and messages to one peer keep their
+        order (as MPI's and Gloo's do)."""
+        q = self._p2p.get((kind, peer))
+        if q is None:
+            q = self._p2p[(kind, peer)] = _cf.ThreadPoolExecutor(
+                max_workers=1, thread_name_prefix=f"pg-{self.backend}-{kind}-{peer}")
+        return q
 
     def _local(self, global_rank, what):
         if global_rank not in self._ranks:
@@ -237,6 +252,8 @@ class ProcessGroup:
 
     def _close(self):
         self._queue.shutdown(wait=True)
+        for q in self._p2p.values():
+            q.shutdown(wait=True)
 
 
 class _NonMember:
@@ -308,8 +325,8 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     if name == Backend.NCCL:
         raise RuntimeError("ProcessGroupNCCL is only supported with GPUs, no GPUs found!")
     if name == Backend.MPI:
-        raise RuntimeError("Distributed package doesn't have MPI built in (ferrotorch's MPI backend "
-                           "is not built yet: issue 51); use backend='gloo'")
+        _init_mpi(world_size, rank)
+        return
     ok, why = _C._gloo_availability()
     if not ok:
         raise RuntimeError(why)
@@ -343,14 +360,36 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
         raise ValueError(f"world_size must be positive, got {world_size}")
     if not 0 <= rank < world_size:
         raise ValueError(f"Invalid rank {rank} for world_size {world_size}")
+    _one_thread()
+    prefixed = PrefixStore("default_pg", store)
+    pg = _C._gloo_group(prefixed._s, rank, world_size, _transport_host(master), secs)
+    _default = ProcessGroup(name, pg, store, range(world_size))
+    _default._host, _default._timeout, _default._groups = _transport_host(master), secs, 0
+    group.WORLD = GroupMember.WORLD = _default
+
+
+def _one_thread():
     if "OMP_NUM_THREADS" not in _os.environ:
         from .. import set_num_threads
 
         set_num_threads(1)  # as torchrun: one intra-op thread per rank
-    prefixed = PrefixStore("default_pg", store)
-    pg = _C._ProcessGroupGloo(prefixed._s, rank, world_size, _transport_host(master), secs)
-    _default = ProcessGroup(name, pg, store, range(world_size))
-    _default._host, _default._timeout, _default._groups = _transport_host(master), secs, 0
+
+
+def _init_mpi(world_size, rank):
+    """The default group on MPI: rank and world size are MPI's."""
+    global _default
+    import warnings
+
+    ok, why = _C._mpi_availability()
+    if not ok:
+        raise RuntimeError(f"Distributed package doesn't have MPI built in: {why}")
+    if world_size != -1 or rank != -1:
+        warnings.warn(f"For MPI backend, world_size ({world_size}) and rank ({rank}) are ignored "
+                      "since they are assigned by the MPI runtime.")
+    _one_thread()
+    pg = _C._mpi_group(None)
+    _default = ProcessGroup(Backend(Backend.MPI), pg, None, range(pg.size()))
+    _default._host, _default._timeout, _default._groups = None, None, 0
     group.WORLD = GroupMember.WORLD = _default
 
 
@@ -367,9 +406,11 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None,
     me = d.rank()
     if me not in ranks:
         return GroupMember.NON_GROUP_MEMBER
+    if d.backend == Backend.MPI:
+        return ProcessGroup(d.backend, _C._mpi_group(ranks), None, ranks)
     prefixed = PrefixStore(f"group_{d._groups}", d._store)
     secs = d._timeout if timeout is None else _seconds(timeout)
-    pg = _C._ProcessGroupGloo(prefixed._s, ranks.index(me), len(ranks), d._host, secs)
+    pg = _C._gloo_group(prefixed._s, ranks.index(me), len(ranks), d._host, secs)
     return ProcessGroup(d.backend, pg, d._store, ranks)
 
 
@@ -509,7 +550,7 @@ def _p2p(kind, tensor, peer, group, tag, group_peer, async_op):
         raise ValueError(f"{kind}: give the peer rank (receiving from any source is not supported)")
     local = g._local(int(peer), kind) if group_peer is None else int(group_peer)
     fn = g._pg.send if kind == "send" else g._pg.recv
-    return g._run(lambda: fn(tensor, local, int(tag)), async_op)
+    return g._run(lambda: fn(tensor, local, int(tag)), async_op, g._p2p_queue(kind, local))
 
 
 def send(tensor, dst=None, group=None, tag=0, group_dst=None):
@@ -535,8 +576,6 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
     g = _group(group)
     if g is None:
         return _skip(async_op)
-    from .. import cat, stack
-
     stacked = output_tensor.dim() == input_tensor.dim() + 1
     want = ((g.size(), *input_tensor.shape) if stacked
             else (g.size() * input_tensor.shape[0], *input_tensor.shape[1:]))
@@ -544,10 +583,11 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
         raise ValueError(f"all_gather_into_tensor: output of shape {tuple(output_tensor.shape)} for "
                          f"{g.size()} inputs of shape {tuple(input_tensor.shape)}")
 
-    def run():
-        parts = g._pg.all_gather(input_tensor)
-        output_tensor.copy_(stack(parts) if stacked else cat(parts))
-    return g._run(run, async_op)
+    if output_tensor.dtype != input_tensor.dtype:
+        raise TypeError(f"all_gather_into_tensor: output {output_tensor.dtype} for input {input_tensor.dtype}")
+    # the rows land in place, in rank order (a non-contiguous output
+    # through one copy)
+    return g._run(lambda: g._pg.all_gather_into(output_tensor, input_tensor), async_op)
 
 
 def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
