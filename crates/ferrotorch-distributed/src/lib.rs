@@ -5,11 +5,18 @@
 //! behind one tensor-level [`ProcessGroup`]. No collective algorithm of
 //! our own: the store is rendezvous only.
 
+pub mod api;
 pub mod gloo;
 pub mod group;
 pub mod mpi;
+pub mod parallel;
 pub mod store;
 
+pub use api::{
+    all_gather, all_reduce, barrier, broadcast, default_group, destroy_process_group, get_backend,
+    get_rank, get_world_size, init_process_group, init_process_group_with, is_initialized,
+    new_group, recv, reduce, send, InitOptions,
+};
 pub use gloo::ProcessGroupGloo;
 pub use group::{Engine, ProcessGroup};
 pub use mpi::ProcessGroupMPI;

@@ -67,34 +67,6 @@ fn a_tcp_store_serves_ranks_that_wait_for_each_other() -> Result<()> {
     Ok(())
 }
 
-/// `f(group)` on `n` ranks (threads), each with its own Gloo context.
-fn on_ranks<T: Send + 'static>(
-    n: usize,
-    f: impl Fn(ProcessGroup) -> Result<T> + Send + Sync + 'static,
-) -> Vec<T> {
-    let master = TCPStore::new("127.0.0.1", 0, true, Duration::from_secs(30)).unwrap();
-    let port = master.port();
-    let f = Arc::new(f);
-    let hs: Vec<_> = (0..n)
-        .map(|r| {
-            let f = f.clone();
-            std::thread::spawn(move || {
-                let s: Arc<dyn Store> = Arc::new(TCPStore::new(
-                    "127.0.0.1",
-                    port,
-                    false,
-                    Duration::from_secs(30),
-                )?);
-                let g = ProcessGroupGloo::connect(s, r, n, "127.0.0.1", Duration::from_secs(30))?;
-                f(g)
-            })
-        })
-        .collect();
-    let out = hs.into_iter().map(|h| h.join().unwrap().unwrap()).collect();
-    drop(master);
-    out
-}
-
 #[test]
 fn gloo_collectives_match_a_single_process() {
     if !is_gloo_available() {
@@ -103,7 +75,7 @@ fn gloo_collectives_match_a_single_process() {
     }
     // one rank: Gloo publishes empty values (a null pointer from the shim)
     for n in [1, 2, 4] {
-        for got in on_ranks(n, |g| common::reductions(&g)) {
+        for got in common::on_ranks(n, |g| common::reductions(&g)) {
             common::check_reductions(n, &got);
         }
     }
@@ -120,7 +92,7 @@ fn unsupported_dtypes_and_bad_ranks_are_named_errors() {
     if !is_gloo_available() {
         return;
     }
-    let got = on_ranks(2, |g| {
+    let got = common::on_ranks(2, |g| {
         let h = Tensor::ones(&[2], DType::F16)?;
         Ok(g.all_reduce(&h, ReduceOp::Sum).unwrap_err().to_string())
     });
@@ -137,7 +109,10 @@ fn rooted_collectives_all_to_all_and_point_to_point() {
         return;
     }
     for n in [2, 3] {
-        for (r, got) in on_ranks(n, |g| common::rooted(&g)).into_iter().enumerate() {
+        for (r, got) in common::on_ranks(n, |g| common::rooted(&g))
+            .into_iter()
+            .enumerate()
+        {
             common::check_rooted(n, r, got);
         }
     }
@@ -148,7 +123,7 @@ fn desynchronised_ranks_get_an_error_naming_each_call() {
     if !is_gloo_available() {
         return;
     }
-    for got in on_ranks(2, |g| common::desynchronised(&g)) {
+    for got in common::on_ranks(2, |g| common::desynchronised(&g)) {
         common::check_desynchronised(&got);
     }
 }

@@ -68,10 +68,14 @@ def ranks_train(rank, world, port, out_dir, opt_name):
         for p, q in zip(m.parameters(), mlp().parameters()):
             if rank == 0:
                 p.copy_(q)
-    model = DDP(m, bucket_cap_mb=0.0005)  # several buckets
+    # several buckets; AdamW's runs with gradients as views of the buckets
+    model = DDP(m, bucket_cap_mb=0.0005, gradient_as_bucket_view=(opt_name == "adamw"))
     opt = (torch.optim.SGD(model.parameters(), lr=0.1) if opt_name == "sgd"
            else torch.optim.AdamW(model.parameters(), lr=0.01))
     params = train(model, opt, STEPS, shard=(rank, world))
+    if opt_name == "adamw":  # the gradients are the buckets: one storage per bucket
+        ptrs = {p.grad.data_ptr() - p.grad.storage_offset() * 4 for p in model.parameters()}
+        assert len(ptrs) <= len(model._buckets) < len(list(model.parameters()))
     torch.save(params, os.path.join(out_dir, f"{rank}.pt"))
     dist.destroy_process_group()
 

@@ -87,8 +87,11 @@ pub mod jit {
 #[cfg(feature = "onnx")]
 pub use ferrotorch_jit::onnx;
 
-/// `torch.distributed`: stores for rendezvous (`TCPStore`) and process
-/// groups on Gloo (`ProcessGroupGloo`). Feature `distributed`.
+/// `torch.distributed`: `init_process_group("gloo" | "mpi")`, the
+/// collectives on the default group (`all_reduce`, `broadcast`, ...),
+/// stores for rendezvous (`TCPStore`) and process groups on Gloo and MPI
+/// (`ProcessGroup`). `DistributedDataParallel` is in `nn::parallel`.
+/// Feature `distributed`.
 #[cfg(feature = "distributed")]
 pub use ferrotorch_distributed as distributed;
 
@@ -96,6 +99,13 @@ pub use ferrotorch_distributed as distributed;
 /// `functional`.
 pub mod nn {
     pub use ferrotorch_nn::*;
+
+    /// `torch.nn.parallel`: `DistributedDataParallel` (feature
+    /// `distributed`).
+    #[cfg(feature = "distributed")]
+    pub mod parallel {
+        pub use ferrotorch_distributed::parallel::*;
+    }
 }
 
 /// Reference models with torchvision's names (`models::resnet18`).

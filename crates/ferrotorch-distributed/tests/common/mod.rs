@@ -5,7 +5,9 @@
 #![allow(dead_code)]
 
 use ferrotorch_core::{DType, Result, Tensor};
-use ferrotorch_distributed::{ProcessGroup, ReduceOp};
+use ferrotorch_distributed::{ProcessGroup, ProcessGroupGloo, ReduceOp, Store, TCPStore};
+use std::sync::Arc;
+use std::time::Duration;
 
 /// What one rank's reductions, broadcast and all-gather gave.
 pub type Reductions = (
@@ -199,4 +201,32 @@ pub fn check_desynchronised(got: &(String, Vec<f32>)) {
         "{e}"
     );
     assert_eq!(x, &vec![2.0]);
+}
+
+/// `f(group)` on `n` ranks (threads), each with its own Gloo context.
+pub fn on_ranks<T: Send + 'static>(
+    n: usize,
+    f: impl Fn(ProcessGroup) -> Result<T> + Send + Sync + 'static,
+) -> Vec<T> {
+    let master = TCPStore::new("127.0.0.1", 0, true, Duration::from_secs(30)).unwrap();
+    let port = master.port();
+    let f = Arc::new(f);
+    let hs: Vec<_> = (0..n)
+        .map(|r| {
+            let f = f.clone();
+            std::thread::spawn(move || {
+                let s: Arc<dyn Store> = Arc::new(TCPStore::new(
+                    "127.0.0.1",
+                    port,
+                    false,
+                    Duration::from_secs(30),
+                )?);
+                let g = ProcessGroupGloo::connect(s, r, n, "127.0.0.1", Duration::from_secs(30))?;
+                f(g)
+            })
+        })
+        .collect();
+    let out = hs.into_iter().map(|h| h.join().unwrap().unwrap()).collect();
+    drop(master);
+    out
 }

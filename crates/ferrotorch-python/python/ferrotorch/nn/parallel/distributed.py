@@ -6,11 +6,14 @@ broadcast from rank 0; the parameters are grouped into buckets in reverse
 registration order (backward produces gradients roughly in that order),
 the first bucket small (1 MiB) so communication starts early, the rest
 ``bucket_cap_mb``. A post-accumulate-grad hook marks each parameter ready;
-when a bucket's parameters all are, its gradients are flattened into one
-tensor and all-reduced asynchronously on the group's thread (Gloo runs
-while backward goes on). A callback queued on the autograd engine runs
-when backward ends: it waits for every bucket, averages and writes the
-gradients back. A parameter that got no gradient is an error naming it,
+each bucket is one flat tensor, and a parameter's gradient is copied into
+its slice as it arrives (with ``gradient_as_bucket_view=True`` the
+``.grad`` *is* that slice from the first step on, so backward accumulates
+straight into the bucket and nothing is copied in or out). When a
+bucket's parameters all are ready it is all-reduced asynchronously on the
+group's thread (the engine runs while backward goes on). A callback
+queued on the autograd engine runs when backward ends: it waits for
+every bucket, averages it in place and hands the gradients back. A parameter that got no gradient is an error naming it,
 unless ``find_unused_parameters`` (then its gradient is taken as zero, as
 every rank must reduce the same buckets). ``no_sync()`` skips all of it
 for gradient accumulation; the next synchronised backward reduces the
@@ -72,6 +75,16 @@ class DistributedDataParallel(Module):
         if current:
             self._buckets.append(current)
         self._bucket_of = {id(p): i for i, b in enumerate(self._buckets) for p in b}
+        from ... import zeros
+
+        self._flat, self._slices = [], {}
+        for b in self._buckets:
+            flat = zeros(sum(p.numel() for p in b), dtype=b[0].dtype)
+            at = 0
+            for p in b:
+                self._slices[id(p)] = flat[at:at + p.numel()].view(p.shape)
+                at += p.numel()
+            self._flat.append(flat)
         for _, p in named:
             p.register_post_accumulate_grad_hook(self._ready)
         self._reset()
@@ -115,19 +128,33 @@ class DistributedDataParallel(Module):
         if id(p) in self._seen:
             return
         self._seen.add(id(p))
+        self._into_bucket(p)
         i = self._bucket_of[id(p)]
         self._pending[i] -= 1
         if self._pending[i] == 0:
             self._launch(i)
 
-    def _launch(self, i):
-        from ... import cat, distributed as dist, zeros
+    def _is_slice(self, p, g):
+        s = self._slices[id(p)]
+        return g.data_ptr() == s.data_ptr() and g.shape == s.shape
 
-        parts = []
-        for p in self._buckets[i]:
-            g = p.grad if p.grad is not None else zeros(p.shape, dtype=p.dtype)
-            parts.append(g.detach().reshape(-1))
-        flat = cat(parts)
+    def _into_bucket(self, p):
+        """``p``'s gradient into its slice of the bucket (zeros if none)."""
+        from ... import no_grad
+
+        s, g = self._slices[id(p)], p.grad
+        with no_grad():
+            if g is None:
+                s.zero_()
+            elif not self._is_slice(p, g):
+                s.copy_(g)
+                if self.gradient_as_bucket_view:
+                    p.grad = s
+
+    def _launch(self, i):
+        from ... import distributed as dist
+
+        flat = self._flat[i]
         self._works[i] = (flat, dist.all_reduce(flat, group=self.process_group, async_op=True))
 
     def _finish(self):
@@ -140,6 +167,10 @@ class DistributedDataParallel(Module):
                 "DistributedDataParallel: these parameters received no gradient in this backward "
                 f"pass: {', '.join(missing)}. If the forward does not use them every step, pass "
                 "find_unused_parameters=True (then every rank reduces them as zeros).")
+        for b in self._buckets:
+            for p in b:
+                if id(p) not in self._seen:
+                    self._into_bucket(p)  # unused: reduced as zeros
         for i in range(len(self._buckets)):
             if i not in self._works:
                 self._launch(i)
@@ -148,13 +179,10 @@ class DistributedDataParallel(Module):
                 flat, work = self._works[i]
                 work.wait()
                 flat.div_(self._world)
-                at = 0
                 for p in bucket:
-                    n = p.numel()
-                    g = flat[at:at + n].view(p.shape)
+                    s = self._slices[id(p)]
                     if p.grad is None:
-                        p.grad = g.clone()
-                    else:
-                        p.grad.copy_(g)
-                    at += n
+                        p.grad = s if self.gradient_as_bucket_view else s.clone()
+                    elif not self._is_slice(p, p.grad):
+                        p.grad.copy_(s)
         self._reset()
