@@ -8,6 +8,7 @@
 #include <gloo/allreduce.h>
 #include <gloo/barrier.h>
 #include <gloo/alltoall.h>
+#include <gloo/alltoallv.h>
 #include <gloo/broadcast.h>
 #include <gloo/gather.h>
 #include <gloo/reduce.h>
@@ -237,6 +238,25 @@ int ft_gloo_scatter(ft_gloo_ctx* c, const void* in, void* out, size_t nbytes, in
     opts.setRoot(root);
     opts.setTimeout(c->timeout);
     gloo::scatter(opts);
+    return 0;
+  } catch (const std::exception& e) {
+    set_err(err, errlen, e.what());
+    return -1;
+  }
+}
+
+// uneven pieces: in_bytes[i] bytes of in go to rank i, out_bytes[i]
+// bytes of out come from rank i (size entries each)
+int ft_gloo_alltoallv(ft_gloo_ctx* c, const void* in, const int64_t* in_bytes, void* out,
+                      const int64_t* out_bytes, char* err, size_t errlen) {
+  try {
+    const int n = c->ctx->size;
+    gloo::AlltoallvOptions opts(c->ctx);
+    opts.setInput(const_cast<uint8_t*>(static_cast<const uint8_t*>(in)),
+                  std::vector<int64_t>(in_bytes, in_bytes + n));
+    opts.setOutput(static_cast<uint8_t*>(out), std::vector<int64_t>(out_bytes, out_bytes + n));
+    opts.setTimeout(c->timeout);
+    gloo::alltoallv(opts);
     return 0;
   } catch (const std::exception& e) {
     set_err(err, errlen, e.what());

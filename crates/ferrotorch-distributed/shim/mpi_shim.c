@@ -227,6 +227,39 @@ int ft_mpi_alltoall(MPI_Comm* c, const void* in, void* out, size_t nbytes, char*
   return 0;
 }
 
+// uneven pieces: in_bytes[i] bytes of in go to rank i, out_bytes[i] bytes
+// of out come from rank i; counts and offsets must fit MPI's ints
+int ft_mpi_alltoallv(MPI_Comm* c, const void* in, const int64_t* in_bytes, void* out,
+                     const int64_t* out_bytes, int n, char* err, size_t errlen) {
+  int* buf = (int*)malloc(sizeof(int) * 4 * (size_t)n);
+  if (buf == NULL) {
+    ft_set_err(err, errlen, "out of memory", MPI_SUCCESS);
+    return -1;
+  }
+  int *sc = buf, *sd = buf + n, *rc = buf + 2 * n, *rd = buf + 3 * n;
+  int64_t sat = 0, rat = 0;
+  for (int i = 0; i < n; i++) {
+    if (sat > INT_MAX || rat > INT_MAX || in_bytes[i] > INT_MAX || out_bytes[i] > INT_MAX) {
+      free(buf);
+      snprintf(err, errlen, "all_to_all of over %d bytes is over MPI's int counts", INT_MAX);
+      return -1;
+    }
+    sc[i] = (int)in_bytes[i];
+    sd[i] = (int)sat;
+    rc[i] = (int)out_bytes[i];
+    rd[i] = (int)rat;
+    sat += in_bytes[i];
+    rat += out_bytes[i];
+  }
+  int rc_ = MPI_Alltoallv(in, sc, sd, MPI_BYTE, out, rc, rd, MPI_BYTE, *c);
+  free(buf);
+  if (rc_ != MPI_SUCCESS) {
+    ft_set_err(err, errlen, "MPI_Alltoallv", rc_);
+    return -1;
+  }
+  return 0;
+}
+
 // The largest tag this MPI carries (MPI_TAG_UB, at least 32767).
 int ft_mpi_tag_ub(void) {
   int* ub = NULL;

@@ -20,7 +20,9 @@ pub struct InitOptions {
     /// `"gloo"` or `"mpi"` (`"nccl"` is torch's no-GPU error).
     pub backend: String,
     /// `env://` (the default: `MASTER_ADDR`, `MASTER_PORT`, `RANK`,
-    /// `WORLD_SIZE`) or `tcp://host:port` with `rank` and `world_size`.
+    /// `WORLD_SIZE`), `tcp://host:port` or `file:///path` (one machine, or
+    /// a shared file system; loopback transport) with `rank` and
+    /// `world_size`.
     pub init_method: Option<String>,
     /// This process's rank (`None`: from the environment, or MPI).
     pub rank: Option<usize>,
@@ -132,6 +134,29 @@ pub fn init_process_group_with(opts: InitOptions) -> Result<()> {
         }
         "gloo" => {
             let method = opts.init_method.as_deref().unwrap_or("env://");
+            if let Some(path) = method.strip_prefix("file://") {
+                let (Some(rank), Some(world)) = (opts.rank, opts.world_size) else {
+                    return Err(err("file:// rendezvous needs rank and world_size".into()));
+                };
+                if world == 0 || rank >= world {
+                    return Err(err(format!("Invalid rank {rank} for world_size {world}")));
+                }
+                one_thread();
+                let store: Arc<dyn Store> = Arc::new(crate::FileStore::new(path, Some(world))?);
+                store.set_timeout(opts.timeout);
+                let prefixed: Arc<dyn Store> =
+                    Arc::new(PrefixStore::new("default_pg", store.clone()));
+                let group =
+                    ProcessGroupGloo::connect(prefixed, rank, world, "127.0.0.1", opts.timeout)?;
+                *slot = Some(Default {
+                    group: Arc::new(group),
+                    store: Some(store),
+                    host: "127.0.0.1".into(),
+                    timeout: opts.timeout,
+                    groups: 0,
+                });
+                return Ok(());
+            }
             let (master, port, rank, world) = if method.starts_with("env://") {
                 let rank = match opts.rank {
                     Some(r) => r,
@@ -159,7 +184,7 @@ pub fn init_process_group_with(opts: InitOptions) -> Result<()> {
                 (host.to_string(), number("the port", port)?, rank, world)
             } else {
                 return Err(err(format!(
-                    "init_method {method:?} is not supported (env:// or tcp://host:port)"
+                    "init_method {method:?} is not supported (env://, tcp://host:port or file:///path)"
                 )));
             };
             if world == 0 {

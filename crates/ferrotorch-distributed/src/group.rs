@@ -110,6 +110,15 @@ pub trait Engine: Send + Sync {
     /// Piece `i` of `input` (split evenly) goes to rank `i`; `out` holds
     /// the pieces received, in rank order.
     fn all_to_all(&self, input: &[u8], out: &mut [u8]) -> Result<()>;
+    /// Uneven pieces: `in_bytes[i]` bytes of `input` (in order) go to rank
+    /// `i`, and `out_bytes[i]` bytes of `out` come from rank `i`.
+    fn all_to_all_v(
+        &self,
+        input: &[u8],
+        in_bytes: &[i64],
+        out: &mut [u8],
+        out_bytes: &[i64],
+    ) -> Result<()>;
     /// Send `data` to `dst`, returning once it is received or buffered.
     fn send(&self, data: &[u8], dst: usize, tag: u64) -> Result<()>;
     /// Receive exactly `buf.len()` bytes from `src`.
@@ -458,6 +467,63 @@ impl ProcessGroup {
             out.with_bytes_mut("all_to_all_single", |o| match &own {
                 Some(i) => self.engine.all_to_all(i, o),
                 None => input.with_bytes(|i| self.engine.all_to_all(i, o))?,
+            })?
+        })
+    }
+
+    /// `all_to_all_single(out, input, output_split_sizes, input_split_sizes)`:
+    /// rows `input_splits[i]` of `input` (along dim 0, in order) go to rank
+    /// `i`; `out` receives `output_splits[i]` rows from rank `i`, in rank
+    /// order. Rows must have the same shape and dtype on both sides.
+    pub fn all_to_all_single_uneven(
+        &self,
+        out: &Tensor,
+        input: &Tensor,
+        output_splits: &[usize],
+        input_splits: &[usize],
+    ) -> Result<()> {
+        let b = self.backend();
+        let n = self.size();
+        let row = |t: &Tensor| -> Result<usize> {
+            if t.dim() == 0 {
+                return Err(err(format!(
+                    "{b} all_to_all_single: a 0-d tensor has no rows to split"
+                )));
+            }
+            Ok(t.shape()[1..].iter().product::<usize>() * t.element_size())
+        };
+        if input.dtype() != out.dtype() || input.shape().get(1..) != out.shape().get(1..) {
+            return Err(err(format!(
+                "{b} all_to_all_single: rows of input {:?} ({}) and output {:?} ({}) differ",
+                input.shape(),
+                input.dtype(),
+                out.shape(),
+                out.dtype()
+            )));
+        }
+        for (what, splits, t) in [
+            ("input", input_splits, input),
+            ("output", output_splits, out),
+        ] {
+            if splits.len() != n || splits.iter().sum::<usize>() != t.shape()[0] {
+                return Err(err(format!(
+                    "{b} all_to_all_single: {what}_split_sizes {splits:?} must be {n} sizes summing to dim 0 of {:?}",
+                    t.shape()
+                )));
+            }
+        }
+        let (ri, ro) = (row(input)? as i64, row(out)? as i64);
+        let ib: Vec<i64> = input_splits.iter().map(|&s| s as i64 * ri).collect();
+        let ob: Vec<i64> = output_splits.iter().map(|&s| s as i64 * ro).collect();
+        let data = input.with_bytes(<[u8]>::to_vec)?;
+        // dim 0 legitimately differs across ranks here: the fingerprint
+        // carries the rows' shape and the dtype (an empty tensor of them)
+        let mut rows = vec![0];
+        rows.extend_from_slice(&input.shape()[1..]);
+        let probe = Tensor::empty(&rows, input.dtype())?;
+        self.checked("all_to_all_single", Some(&probe), -1, -1, || {
+            out.with_bytes_mut("all_to_all_single", |o| {
+                self.engine.all_to_all_v(&data, &ib, o, &ob)
             })?
         })
     }

@@ -6,6 +6,7 @@
 //! our own: the store is rendezvous only.
 
 pub mod api;
+pub mod file_store;
 pub mod gloo;
 pub mod group;
 pub mod mpi;
@@ -17,6 +18,7 @@ pub use api::{
     get_rank, get_world_size, init_process_group, init_process_group_with, is_initialized,
     new_group, recv, reduce, send, InitOptions,
 };
+pub use file_store::FileStore;
 pub use gloo::ProcessGroupGloo;
 pub use group::{Engine, ProcessGroup};
 pub use mpi::ProcessGroupMPI;

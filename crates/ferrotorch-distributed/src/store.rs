@@ -102,40 +102,55 @@ impl Table {
     }
 
     fn add(&self, key: &str, amount: i64) -> Result<i64> {
-        let mut map = self.map.lock().unwrap();
-        let now = match map.get(key) {
-            None => 0,
-            Some(v) => std::str::from_utf8(v)
-                .ok()
-                .and_then(|s| s.parse::<i64>().ok())
-                .ok_or_else(|| err(format!("Store.add: key {key:?} does not hold an integer")))?,
-        };
-        let new = now
-            .checked_add(amount)
-            .ok_or_else(|| err(format!("Store.add: {now} + {amount} overflows")))?;
-        map.insert(key.to_string(), new.to_string().into_bytes());
-        drop(map);
+        let new = add_to(&mut self.map.lock().unwrap(), key, amount)?;
         self.changed.notify_all();
         Ok(new)
     }
 
     fn compare_set(&self, key: &str, expected: &[u8], desired: &[u8]) -> Vec<u8> {
-        let mut map = self.map.lock().unwrap();
-        let out = match map.get(key) {
-            None if expected.is_empty() => {
-                map.insert(key.to_string(), desired.to_vec());
-                desired.to_vec()
-            }
-            None => expected.to_vec(),
-            Some(v) if v == expected => {
-                map.insert(key.to_string(), desired.to_vec());
-                desired.to_vec()
-            }
-            Some(v) => v.clone(),
-        };
-        drop(map);
+        let out = compare_set_in(&mut self.map.lock().unwrap(), key, expected, desired);
         self.changed.notify_all();
         out
+    }
+}
+
+/// torch's `add` on a key map: the key's decimal integer (0 when absent)
+/// plus `amount`, stored back as text.
+pub(crate) fn add_to(map: &mut HashMap<String, Vec<u8>>, key: &str, amount: i64) -> Result<i64> {
+    let now = match map.get(key) {
+        None => 0,
+        Some(v) => std::str::from_utf8(v)
+            .ok()
+            .and_then(|s| s.parse::<i64>().ok())
+            .ok_or_else(|| err(format!("Store.add: key {key:?} does not hold an integer")))?,
+    };
+    let new = now
+        .checked_add(amount)
+        .ok_or_else(|| err(format!("Store.add: {now} + {amount} overflows")))?;
+    map.insert(key.to_string(), new.to_string().into_bytes());
+    Ok(new)
+}
+
+/// torch's `compare_set` on a key map: `desired` replaces the value when
+/// it equals `expected` (or the key is absent and `expected` empty); the
+/// value now held is returned.
+pub(crate) fn compare_set_in(
+    map: &mut HashMap<String, Vec<u8>>,
+    key: &str,
+    expected: &[u8],
+    desired: &[u8],
+) -> Vec<u8> {
+    match map.get(key) {
+        None if expected.is_empty() => {
+            map.insert(key.to_string(), desired.to_vec());
+            desired.to_vec()
+        }
+        None => expected.to_vec(),
+        Some(v) if v == expected => {
+            map.insert(key.to_string(), desired.to_vec());
+            desired.to_vec()
+        }
+        Some(v) => v.clone(),
     }
 }
 

@@ -153,3 +153,44 @@ fn a_malformed_request_drops_its_connection_without_a_panic() -> Result<()> {
     assert_eq!(master.get("still")?, b"serving");
     Ok(())
 }
+
+#[test]
+fn a_file_store_is_shared_by_everyone_who_opens_it_and_rejects_foreign_files() -> Result<()> {
+    use ferrotorch_distributed::FileStore;
+    let dir = std::env::temp_dir().join(format!("ft_filestore_{}", std::process::id()));
+    let _ = std::fs::remove_file(&dir);
+    // two handles, as two processes would open the file
+    let a = FileStore::new(&dir, Some(2))?;
+    let b = FileStore::new(&dir, Some(2))?;
+    let waiter = std::thread::spawn({
+        let p = dir.clone();
+        move || -> Result<Vec<u8>> { FileStore::new(&p, None)?.get("late") }
+    });
+    a.set("x", b"1")?;
+    assert_eq!(b.get("x")?, b"1");
+    assert_eq!(a.add("n", 3)?, 3);
+    assert_eq!(b.add("n", 4)?, 7);
+    assert_eq!(b.compare_set("c", b"", b"v")?, b"v");
+    assert_eq!(a.compare_set("c", b"w", b"z")?, b"v");
+    assert!(a.delete_key("x")? && !b.check(&["x".into()])?);
+    assert_eq!(b.num_keys()?, 2);
+    b.set("late", &[9u8; 1000])?;
+    assert_eq!(waiter.join().unwrap()?, vec![9u8; 1000]);
+    a.set_timeout(Duration::from_millis(30));
+    assert!(a
+        .get("never")
+        .unwrap_err()
+        .to_string()
+        .contains("timed out"));
+    // a file this store did not write: a named error, no huge allocation
+    let bad = dir.with_extension("bad");
+    std::fs::write(&bad, [0xff, 0xff, 0xff, 0x7f, b'k'])?;
+    let e = FileStore::new(&bad, None)?
+        .check(&["k".into()])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("malformed record at byte 0"), "{e}");
+    std::fs::remove_file(&dir)?;
+    std::fs::remove_file(&bad)?;
+    Ok(())
+}

@@ -104,6 +104,16 @@ pub fn _tcp_store(
     Ok((PyStore { s: Arc::new(s) }, port))
 }
 
+/// `_C._file_store(path, world_size)`.
+#[pyfunction]
+#[pyo3(signature = (path, world_size=None))]
+pub fn _file_store(path: &str, world_size: Option<usize>) -> PyResult<PyStore> {
+    let s = guarded("FileStore", || {
+        ferrotorch_distributed::FileStore::new(path, world_size)
+    })?;
+    Ok(PyStore { s: Arc::new(s) })
+}
+
 /// `_C._hash_store()`.
 #[pyfunction]
 pub fn _hash_store() -> PyStore {
@@ -288,6 +298,22 @@ impl PyProcessGroup {
         py.detach(|| guarded("all_to_all_single", || g.all_to_all_single(&out, &input)))
     }
 
+    fn all_to_all_single_uneven(
+        &self,
+        py: Python<'_>,
+        out: PyRef<'_, PyTensor>,
+        input: PyRef<'_, PyTensor>,
+        output_splits: Vec<usize>,
+        input_splits: Vec<usize>,
+    ) -> PyResult<()> {
+        let (g, out, input) = (self.g.clone(), out.t.clone(), input.t.clone());
+        py.detach(|| {
+            guarded("all_to_all_single", || {
+                g.all_to_all_single_uneven(&out, &input, &output_splits, &input_splits)
+            })
+        })
+    }
+
     fn send(&self, py: Python<'_>, t: PyRef<'_, PyTensor>, dst: usize, tag: u64) -> PyResult<()> {
         let (g, t) = (self.g.clone(), t.t.clone());
         py.detach(|| guarded("send", || g.send(&t, dst, tag)))
@@ -313,6 +339,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_mpi_availability, m)?)?;
     m.add_function(wrap_pyfunction!(_tcp_store, m)?)?;
     m.add_function(wrap_pyfunction!(_hash_store, m)?)?;
+    m.add_function(wrap_pyfunction!(_file_store, m)?)?;
     m.add_function(wrap_pyfunction!(_prefix_store, m)?)?;
     m.add_function(wrap_pyfunction!(_gloo_availability, m)?)
 }

@@ -94,6 +94,12 @@ def more_collectives(rank, world, port, out_dir):
     a2a = torch.zeros(world, dtype=torch.int64)
     dist.all_to_all_single(a2a, torch.tensor([rank * 100 + i for i in range(world)]))
     res["a2a"] = a2a.tolist()
+    # uneven (torch's split sizes): i+1 rows to rank i, rank+1 rows from each
+    send = torch.tensor([[rank * 10.0 + i] for i in range(world) for _ in range(i + 1)])
+    uneven = torch.zeros(world * (rank + 1), 1)
+    dist.all_to_all_single(uneven, send, output_split_sizes=[rank + 1] * world,
+                           input_split_sizes=list(range(1, world + 1)))
+    res["uneven"] = uneven.flatten().tolist()
     into = torch.zeros(world * 2)
     dist.all_gather_into_tensor(into, torch.tensor([r, -r]))
     res["into"] = into.tolist()
@@ -128,6 +134,7 @@ def test_rooted_collectives_objects_and_point_to_point(tmp_path, world):
         assert got["gather"] == ([[i, i] for i in range(world)] if r == 0 else None)
         assert got["scatter"] == [10.0 * r] * 3
         assert got["a2a"] == [i * 100 + r for i in range(world)]
+        assert got["uneven"] == [i * 10.0 + r for i in range(world) for _ in range(r + 1)]
         assert got["into"] == [v for i in range(world) for v in (float(i), -float(i))]
         total = sum(i + 1 for i in range(world))
         assert got["rs"] == [float((2 * r) * total), float((2 * r + 1) * total)]
@@ -201,6 +208,26 @@ def test_stores_have_torchs_api():
     assert master.get("hello") == b"world"
     master.wait(["hello"])
     assert master.timeout == datetime.timedelta(seconds=10)
+
+
+def file_rendezvous(rank, path, out_dir):
+    dist.init_process_group("gloo", init_method=f"file://{path}", rank=rank, world_size=2)
+    x = torch.tensor([rank + 1.0])
+    dist.all_reduce(x)
+    with open(os.path.join(out_dir, f"{rank}.txt"), "w") as f:
+        f.write(repr(x.tolist()))
+    dist.destroy_process_group()
+
+
+def test_file_store_and_file_rendezvous(tmp_path):
+    # torch's FileStore API, two handles on one file as two processes
+    a, b = dist.FileStore(str(tmp_path / "store"), 2), dist.FileStore(str(tmp_path / "store"), 2)
+    a.set("k", "v")
+    assert b.get("k") == b"v" and b.add("n", 2) == 2 and a.add("n", 5) == 7
+    assert a.delete_key("k") and not b.check(["k"])
+    mp.spawn(file_rendezvous, args=(str(tmp_path / "rdzv"), str(tmp_path)), nprocs=2)
+    for r in range(2):
+        assert (tmp_path / f"{r}.txt").read_text() == "[3.0]"
 
 
 def test_torchs_errors():

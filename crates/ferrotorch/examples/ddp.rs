@@ -109,7 +109,7 @@ fn main() -> Result<()> {
     } else {
         dist::init_process_group(backend)?;
         let (rank, world) = (dist::get_rank()?, dist::get_world_size()?);
-        if BATCH % world != 0 {
+        if !BATCH.is_multiple_of(world) {
             return Err(torch::Error::new(
                 torch::ErrorKind::Value,
                 format!("the global batch of {BATCH} does not split over {world} ranks"),

@@ -114,6 +114,15 @@ extern "C" {
         err: *mut c_char,
         errlen: usize,
     ) -> c_int;
+    pub fn ft_gloo_alltoallv(
+        c: *mut Ctx,
+        input: *const c_void,
+        in_bytes: *const i64,
+        out: *mut c_void,
+        out_bytes: *const i64,
+        err: *mut c_char,
+        errlen: usize,
+    ) -> c_int;
     pub fn ft_gloo_send(
         c: *mut Ctx,
         data: *const c_void,

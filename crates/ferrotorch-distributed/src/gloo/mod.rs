@@ -246,6 +246,26 @@ impl Engine for ProcessGroupGloo {
         })
     }
 
+    fn all_to_all_v(
+        &self,
+        input: &[u8],
+        in_bytes: &[i64],
+        out: &mut [u8],
+        out_bytes: &[i64],
+    ) -> Result<()> {
+        self.run("all_to_all_single", |c, e, l| unsafe {
+            ft_gloo_alltoallv(
+                c as *mut Ctx,
+                input.as_ptr().cast(),
+                in_bytes.as_ptr(),
+                out.as_mut_ptr().cast(),
+                out_bytes.as_ptr(),
+                e,
+                l,
+            )
+        })
+    }
+
     fn send(&self, data: &[u8], dst: usize, tag: u64) -> Result<()> {
         self.run("send", |c, e, l| unsafe {
             ft_gloo_send(

@@ -88,6 +88,16 @@ extern "C" {
         err: *mut c_char,
         errlen: usize,
     ) -> c_int;
+    pub fn ft_mpi_alltoallv(
+        c: *mut Comm,
+        input: *const c_void,
+        in_bytes: *const i64,
+        out: *mut c_void,
+        out_bytes: *const i64,
+        n: c_int,
+        err: *mut c_char,
+        errlen: usize,
+    ) -> c_int;
     pub fn ft_mpi_send(
         c: *mut Comm,
         data: *const c_void,

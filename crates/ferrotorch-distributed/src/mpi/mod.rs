@@ -291,6 +291,28 @@ impl Engine for ProcessGroupMPI {
         })
     }
 
+    fn all_to_all_v(
+        &self,
+        input: &[u8],
+        in_bytes: &[i64],
+        out: &mut [u8],
+        out_bytes: &[i64],
+    ) -> Result<()> {
+        let n = self.size as i32;
+        self.run("all_to_all_single", |c, e, l| unsafe {
+            ffi::ft_mpi_alltoallv(
+                c,
+                input.as_ptr().cast(),
+                in_bytes.as_ptr(),
+                out.as_mut_ptr().cast(),
+                out_bytes.as_ptr(),
+                n,
+                e,
+                l,
+            )
+        })
+    }
+
     fn send(&self, data: &[u8], dst: usize, tag: u64) -> Result<()> {
         let tag = self.tag("send", tag)?;
         self.run("send", |c, e, l| unsafe {

@@ -107,6 +107,19 @@ pub fn rooted(g: &ProcessGroup) -> Result<Rooted> {
     let input = Tensor::from_vec((0..n).map(|i| (r * 100 + i) as i64).collect(), &[n])?;
     let a2a = Tensor::zeros(&[n], DType::I64)?;
     g.all_to_all_single(&a2a, &input)?;
+    // uneven: rank r sends i+1 rows of [r*10+i, -1] to rank i, so rank r
+    // receives r+1 rows from each rank
+    let rows: Vec<f32> = (0..n)
+        .flat_map(|i| (0..=i).flat_map(move |_| [(r * 10 + i) as f32, -1.0]))
+        .collect();
+    let uneven_in = Tensor::from_vec(rows, &[n * (n + 1) / 2, 2])?;
+    let uneven = Tensor::zeros(&[n * (r + 1), 2], DType::F32)?;
+    let in_splits: Vec<usize> = (1..=n).collect();
+    g.all_to_all_single_uneven(&uneven, &uneven_in, &vec![r + 1; n], &in_splits)?;
+    let want: Vec<f32> = (0..n)
+        .flat_map(|i| (0..=r).flat_map(move |_| [(i * 10 + r) as f32, -1.0]))
+        .collect();
+    assert_eq!(uneven.to_vec::<f32>()?, want);
     // a ring: each rank sends to the next and receives from the previous
     let sent = Tensor::from_vec(vec![r as f32; 2], &[2])?;
     let got = Tensor::zeros(&[2], DType::F32)?;

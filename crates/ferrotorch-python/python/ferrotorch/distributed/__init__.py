@@ -19,7 +19,7 @@ import socket as _socket
 from .. import _C
 
 __all__ = ["Backend", "GroupMember", "HashStore", "ProcessGroup", "get_global_rank",
-           "get_process_group_ranks", "group", "new_group", "PrefixStore", "ReduceOp", "Store", "TCPStore", "Work",
+           "get_process_group_ranks", "group", "new_group", "FileStore", "PrefixStore", "ReduceOp", "Store", "TCPStore", "Work",
            "all_gather", "all_gather_into_tensor", "all_gather_object", "all_reduce",
            "all_to_all_single", "barrier", "broadcast", "broadcast_object_list",
            "destroy_process_group", "gather", "irecv", "isend", "recv", "reduce",
@@ -145,6 +145,15 @@ class HashStore(Store):
 
     def __init__(self):
         super().__init__(_C._hash_store())
+
+
+class FileStore(Store):
+    """``torch.distributed.FileStore(file_name, world_size=-1)``: keys in a
+    file every rank opens (Note [FileStore's log])."""
+
+    def __init__(self, file_name, world_size=-1):
+        super().__init__(_C._file_store(str(file_name), None if world_size is None or world_size < 0 else int(world_size)))
+        self.path = str(file_name)
 
 
 class PrefixStore(Store):
@@ -342,6 +351,12 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
             port = int(_env("MASTER_PORT"))
             rank = int(_env("RANK")) if rank == -1 else rank
             world_size = int(_env("WORLD_SIZE")) if world_size == -1 else world_size
+        elif method.startswith("file://"):
+            if rank == -1 or world_size == -1:
+                raise ValueError("file:// rendezvous needs rank and world_size")
+            master, port = "127.0.0.1", None
+            store = FileStore(method[len("file://"):], world_size)
+            store.set_timeout(_dt.timedelta(seconds=secs))
         elif method.startswith("tcp://"):
             hostport = method[len("tcp://"):].split("?")[0]
             master, _, p = hostport.rpartition(":")
@@ -349,13 +364,14 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
             if rank == -1 or world_size == -1:
                 raise ValueError("tcp:// rendezvous needs rank and world_size")
         else:
-            raise ValueError(f"init_method {method!r} is not supported (env:// or tcp://host:port)")
+            raise ValueError(f"init_method {method!r} is not supported (env://, tcp://host:port or file:///path)")
         if world_size <= 0:
             raise ValueError(f"world_size must be positive, got {world_size}")
         if not 0 <= rank < world_size:
             raise ValueError(f"Invalid rank {rank} for world_size {world_size}")
-        store = TCPStore(master, port, world_size, is_master=(rank == 0),
-                         timeout=_dt.timedelta(seconds=secs))
+        if store is None:
+            store = TCPStore(master, port, world_size, is_master=(rank == 0),
+                             timeout=_dt.timedelta(seconds=secs))
     if world_size <= 0:
         raise ValueError(f"world_size must be positive, got {world_size}")
     if not 0 <= rank < world_size:
@@ -533,13 +549,24 @@ def scatter(tensor, scatter_list=None, src=0, group=None, async_op=False, group_
 
 def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=None, group=None,
                       async_op=False):
-    """``torch.distributed.all_to_all_single`` with even splits of dim 0."""
-    if output_split_sizes is not None or input_split_sizes is not None:
-        raise ValueError("all_to_all_single: uneven splits are not supported yet")
+    """``torch.distributed.all_to_all_single``: dim 0 of ``input`` split
+    evenly over the ranks, or by ``input_split_sizes`` (rows to each rank)
+    with ``output_split_sizes`` (rows from each); a size list left out
+    means even splits on that side."""
     g = _group(group)
     if g is None:
         return _skip(async_op)
-    return g._run(lambda: g._pg.all_to_all_single(output, input), async_op)
+    if output_split_sizes is None and input_split_sizes is None:
+        return g._run(lambda: g._pg.all_to_all_single(output, input), async_op)
+    n = g.size()
+
+    def even(t, what):
+        if t.dim() == 0 or t.shape[0] % n:
+            raise ValueError(f"all_to_all_single: dim 0 of {what} {tuple(t.shape)} does not split evenly over {n} ranks")
+        return [t.shape[0] // n] * n
+    outs = [int(v) for v in output_split_sizes] if output_split_sizes is not None else even(output, "output")
+    ins = [int(v) for v in input_split_sizes] if input_split_sizes is not None else even(input, "input")
+    return g._run(lambda: g._pg.all_to_all_single_uneven(output, input, outs, ins), async_op)
 
 
 def _p2p(kind, tensor, peer, group, tag, group_peer, async_op):
