@@ -15,6 +15,7 @@ import concurrent.futures as _cf
 import datetime as _dt
 import os as _os
 import socket as _socket
+import threading as _threading
 
 from .. import _C
 
@@ -226,6 +227,8 @@ class ProcessGroup:
         self.backend, self._pg, self._store, self._ranks = backend, native, store, list(ranks)
         self._queue = _cf.ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"pg-{backend}")
         self._p2p = {}
+        self._lock = _threading.Lock()
+        self._outstanding = {}  # calls submitted to each queue and not yet done
 
     def rank(self):
         return self._pg.rank()
@@ -237,11 +240,26 @@ class ProcessGroup:
         return self.backend
 
     def _run(self, fn, async_op, queue=None):
-        fut = (queue or self._queue).submit(fn)
+        queue = queue or self._queue
+        with self._lock:
+            idle = self._outstanding.get(queue, 0) == 0
+            if not (idle and not async_op):
+                self._outstanding[queue] = self._outstanding.get(queue, 0) + 1
+        if idle and not async_op:
+            # nothing queued before it: run here (the native call releases
+            # the GIL), without a hand-off to the group's thread and back
+            fn()
+            return None
+        fut = queue.submit(fn)
+        fut.add_done_callback(lambda _f: self._finished(queue))
         if async_op:
             return Work(fut)
         fut.result()
         return None
+
+    def _finished(self, queue):
+        with self._lock:
+            self._outstanding[queue] -= 1
 
     def _p2p_queue(self, kind, peer):
         """Point-to-point calls run off the collectives' thread, on one
