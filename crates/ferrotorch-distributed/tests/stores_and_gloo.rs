@@ -4,8 +4,7 @@
 
 use ferrotorch_core::{DType, Result, Tensor};
 use ferrotorch_distributed::{
-    is_gloo_available, HashStore, PrefixStore, ProcessGroup, ProcessGroupGloo, ReduceOp, Store,
-    TCPStore,
+    is_gloo_available, HashStore, PrefixStore, ProcessGroupGloo, ReduceOp, Store, TCPStore,
 };
 
 mod common;

@@ -356,3 +356,37 @@ def test_a_killed_rank_fails_the_others_within_seconds():
         p.join(timeout=30)
     assert [p.exitcode for p in ps] == [0, -9]
     assert secs < 10 and "gloo" in msg and ("Connection" in msg or "closed" in msg), (msg, secs)
+
+
+def hangs(rank, port, q):
+    import time
+
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=2,
+                            timeout=datetime.timedelta(seconds=2))
+    x = torch.ones(10)
+    dist.all_reduce(x)
+    if rank == 1:
+        time.sleep(8)  # alive, but never calls the next collective
+        return
+    t = time.monotonic()
+    try:
+        dist.all_reduce(x)
+        q.put(("no error", time.monotonic() - t))
+    except RuntimeError as e:
+        q.put((str(e), time.monotonic() - t))
+
+
+def test_a_hung_rank_fails_the_others_after_the_timeout():
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    q = ctx.Queue()
+    port = free_port()
+    ps = [ctx.Process(target=hangs, args=(r, port, q)) for r in range(2)]
+    for p in ps:
+        p.start()
+    msg, secs = q.get(timeout=60)
+    for p in ps:
+        p.join(timeout=30)
+    # init_process_group's timeout bounds every collective (torch's default: 30 minutes)
+    assert 1.5 < secs < 6 and "gloo" in msg and "imed out" in msg, (msg, secs)
