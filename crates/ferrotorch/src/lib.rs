@@ -37,9 +37,10 @@
 //! crate builds only what eager training needs.
 
 /// The README's Rust examples, compiled and run as doctests (some use
-/// `torch::jit` and `torch::ops`: Note [Facade features]).
+/// `torch::jit`, `torch::ops` and `torch::distributed`: Note [Facade
+/// features]).
 #[doc = include_str!("../../../README.md")]
-#[cfg(all(doctest, feature = "jit", feature = "plugins"))]
+#[cfg(all(doctest, feature = "jit", feature = "plugins", feature = "distributed"))]
 pub struct ReadmeDoctests;
 
 pub use ferrotorch_core::autograd;

@@ -221,3 +221,45 @@ fn views_are_the_buckets_no_sync_accumulates_and_unused_parameters_are_named() {
         assert_eq!(*v, got[1].2[i]);
     }
 }
+
+#[test]
+fn the_default_group_gives_torchs_errors() {
+    use ferrotorch::distributed::InitOptions;
+    let opts = |backend: &str, rank, world| InitOptions {
+        init_method: Some("tcp://127.0.0.1:1".into()),
+        rank: Some(rank),
+        world_size: Some(world),
+        ..InitOptions::new(backend)
+    };
+    let e = |o| dist_err(ferrotorch::distributed::init_process_group_with(o));
+    assert_eq!(
+        e(opts("nccl", 0, 1)),
+        "ProcessGroupNCCL is only supported with GPUs, no GPUs found!"
+    );
+    assert!(e(opts("ucc", 0, 1)).contains("Invalid backend: 'ucc'"));
+    assert!(e(opts("gloo", 0, 0)).contains("world_size must be positive"));
+    assert!(e(opts("gloo", 2, 2)).contains("Invalid rank 2 for world_size 2"));
+    assert!(dist_err(ferrotorch::distributed::get_rank().map(|_| ()))
+        .contains("has not been initialized"));
+    if !is_gloo_available() {
+        return;
+    }
+    // a world of one on a store this process serves, then a second init
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let one = InitOptions {
+        init_method: Some(format!("tcp://127.0.0.1:{port}")),
+        ..opts("gloo", 0, 1)
+    };
+    ferrotorch::distributed::init_process_group_with(one.clone()).unwrap();
+    assert_eq!(ferrotorch::distributed::get_world_size().unwrap(), 1);
+    assert!(e(one).contains("trying to initialize the default process group twice!"));
+    ferrotorch::distributed::destroy_process_group();
+    assert!(!ferrotorch::distributed::is_initialized());
+}
+
+fn dist_err(r: Result<()>) -> String {
+    r.unwrap_err().to_string()
+}
