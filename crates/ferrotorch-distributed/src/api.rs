@@ -134,30 +134,18 @@ pub fn init_process_group_with(opts: InitOptions) -> Result<()> {
         }
         "gloo" => {
             let method = opts.init_method.as_deref().unwrap_or("env://");
-            if let Some(path) = method.strip_prefix("file://") {
+            let needs = |what: &str| {
                 let (Some(rank), Some(world)) = (opts.rank, opts.world_size) else {
-                    return Err(err("file:// rendezvous needs rank and world_size".into()));
+                    return Err(err(format!("{what} rendezvous needs rank and world_size")));
                 };
-                if world == 0 || rank >= world {
-                    return Err(err(format!("Invalid rank {rank} for world_size {world}")));
-                }
-                one_thread();
-                let store: Arc<dyn Store> = Arc::new(crate::FileStore::new(path, Some(world))?);
-                store.set_timeout(opts.timeout);
-                let prefixed: Arc<dyn Store> =
-                    Arc::new(PrefixStore::new("default_pg", store.clone()));
-                let group =
-                    ProcessGroupGloo::connect(prefixed, rank, world, "127.0.0.1", opts.timeout)?;
-                *slot = Some(Default {
-                    group: Arc::new(group),
-                    store: Some(store),
-                    host: "127.0.0.1".into(),
-                    timeout: opts.timeout,
-                    groups: 0,
-                });
-                return Ok(());
-            }
-            let (master, port, rank, world) = if method.starts_with("env://") {
+                Ok((rank, world))
+            };
+            // where the store is: a file, or a TCPStore's master
+            let (file, master, port, (rank, world)) = if let Some(path) =
+                method.strip_prefix("file://")
+            {
+                (Some(path), "127.0.0.1".to_string(), 0, needs("file://")?)
+            } else if method.starts_with("env://") {
                 let rank = match opts.rank {
                     Some(r) => r,
                     None => number("RANK", &env("RANK")?)?,
@@ -168,20 +156,22 @@ pub fn init_process_group_with(opts: InitOptions) -> Result<()> {
                 };
                 let port = env("MASTER_PORT")?;
                 (
+                    None,
                     env("MASTER_ADDR")?,
                     number("MASTER_PORT", &port)?,
-                    rank,
-                    world,
+                    (rank, world),
                 )
             } else if let Some(rest) = method.strip_prefix("tcp://") {
                 let hostport = rest.split('?').next().unwrap_or("");
                 let (host, port) = hostport.rsplit_once(':').ok_or_else(|| {
                     err(format!("init_method {method:?}: expected tcp://host:port"))
                 })?;
-                let (Some(rank), Some(world)) = (opts.rank, opts.world_size) else {
-                    return Err(err("tcp:// rendezvous needs rank and world_size".into()));
-                };
-                (host.to_string(), number("the port", port)?, rank, world)
+                (
+                    None,
+                    host.to_string(),
+                    number("the port", port)?,
+                    needs("tcp://")?,
+                )
             } else {
                 return Err(err(format!(
                     "init_method {method:?} is not supported (env://, tcp://host:port or file:///path)"
@@ -196,8 +186,14 @@ pub fn init_process_group_with(opts: InitOptions) -> Result<()> {
             let port = u16::try_from(port)
                 .map_err(|_| err(format!("MASTER_PORT {port} is not a port")))?;
             one_thread();
-            let store: Arc<dyn Store> =
-                Arc::new(TCPStore::new(&master, port, rank == 0, opts.timeout)?);
+            let store: Arc<dyn Store> = match file {
+                Some(path) => {
+                    let s = crate::FileStore::new(path, Some(world))?;
+                    s.set_timeout(opts.timeout);
+                    Arc::new(s)
+                }
+                None => Arc::new(TCPStore::new(&master, port, rank == 0, opts.timeout)?),
+            };
             let host = transport_host(&master);
             let prefixed: Arc<dyn Store> = Arc::new(PrefixStore::new("default_pg", store.clone()));
             Default {

@@ -237,6 +237,11 @@ fn the_default_group_gives_torchs_errors() {
         "ProcessGroupNCCL is only supported with GPUs, no GPUs found!"
     );
     assert!(e(opts("ucc", 0, 1)).contains("Invalid backend: 'ucc'"));
+    let file = InitOptions {
+        init_method: Some("file:///nonexistent/store".into()),
+        ..InitOptions::new("gloo")
+    };
+    assert!(e(file).contains("file:// rendezvous needs rank and world_size"));
     assert!(e(opts("gloo", 0, 0)).contains("world_size must be positive"));
     assert!(e(opts("gloo", 2, 2)).contains("Invalid rank 2 for world_size 2"));
     assert!(dist_err(ferrotorch::distributed::get_rank().map(|_| ()))
