@@ -18,6 +18,7 @@
 #include <gloo/rendezvous/store.h>
 #include <gloo/transport/tcp/device.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -132,6 +133,40 @@ void allreduce_as(const std::shared_ptr<gloo::Context>& ctx, void* data, size_t 
   gloo::allreduce(opts);
 }
 
+// A call's fingerprint (its fields' maximum and minimum over the ranks)
+// and, for a small all-reduce, the data itself: one element of Gloo's
+// all-reduce with a reduction of our own record type, so comparing the
+// ranks' calls costs no collective beyond the one they make (Note
+// [Collective fingerprints] in group.rs).
+constexpr size_t kFingerprintFields = 7;
+constexpr size_t kInlineBytes = 256;
+struct Agreement {
+  int64_t hi[kFingerprintFields];
+  int64_t lo[kFingerprintFields];
+  alignas(8) uint8_t data[kInlineBytes];
+};
+
+size_t elem_size(int dtype) {
+  switch (dtype) {
+    case 0: case 2: return 4;
+    case 1: case 3: return 8;
+    case 4: case 5: return 1;
+  }
+  throw std::invalid_argument("unknown dtype");
+}
+
+gloo::AllreduceOptions::Func reduce_any(int dtype, int op) {
+  switch (dtype) {
+    case 0: return reduce_fn<float>(op);
+    case 1: return reduce_fn<double>(op);
+    case 2: return reduce_fn<int32_t>(op);
+    case 3: return reduce_fn<int64_t>(op);
+    case 4: return reduce_fn<uint8_t>(op);
+    case 5: return reduce_fn<int8_t>(op);
+  }
+  throw std::invalid_argument("unknown dtype");
+}
+
 }  // namespace
 
 struct ft_gloo_ctx {
@@ -179,6 +214,52 @@ int ft_gloo_allreduce(ft_gloo_ctx* c, void* data, size_t count, int dtype, int o
       case 5: allreduce_as<int8_t>(c->ctx, data, count, op, c->timeout); break;
       default: throw std::invalid_argument("unknown dtype");
     }
+    return 0;
+  } catch (const std::exception& e) {
+    set_err(err, errlen, e.what());
+    return -1;
+  }
+}
+
+// Every rank's fingerprint `fp` (`fields` values) compared in one
+// all-reduce that also all-reduces `data` (`nbytes`, at most 256; none when
+// 0) by `op` in `dtype`; *agreed says whether every rank's fingerprint
+// equalled this one (the data is written back only then).
+int ft_gloo_agree(ft_gloo_ctx* c, const int64_t* fp, size_t fields, void* data, size_t nbytes,
+                  int dtype, int op, int* agreed, char* err, size_t errlen) {
+  try {
+    if (fields != kFingerprintFields) throw std::invalid_argument("fingerprint fields");
+    if (nbytes > kInlineBytes) throw std::invalid_argument("inline data over 256 bytes");
+    Agreement rec;
+    std::memset(&rec, 0, sizeof rec);
+    for (size_t k = 0; k < fields; k++) rec.hi[k] = rec.lo[k] = fp[k];
+    gloo::AllreduceOptions::Func payload;
+    size_t count = 0;
+    if (nbytes > 0) {
+      std::memcpy(rec.data, data, nbytes);
+      payload = reduce_any(dtype, op);
+      count = nbytes / elem_size(dtype);
+    }
+    gloo::AllreduceOptions opts(c->ctx);
+    opts.setOutput(&rec, 1);
+    opts.setReduceFunction([payload, count](void* out, const void* a, const void* b, size_t n) {
+      auto* o = static_cast<Agreement*>(out);
+      auto* x = static_cast<const Agreement*>(a);
+      auto* y = static_cast<const Agreement*>(b);
+      for (size_t i = 0; i < n; i++) {
+        for (size_t k = 0; k < kFingerprintFields; k++) {
+          o[i].hi[k] = std::max(x[i].hi[k], y[i].hi[k]);
+          o[i].lo[k] = std::min(x[i].lo[k], y[i].lo[k]);
+        }
+        if (count > 0) payload(o[i].data, x[i].data, y[i].data, count);
+      }
+    });
+    opts.setTimeout(c->timeout);
+    gloo::allreduce(opts);
+    bool same = true;
+    for (size_t k = 0; k < fields; k++) same = same && rec.hi[k] == fp[k] && rec.lo[k] == fp[k];
+    if (same && nbytes > 0) std::memcpy(data, rec.data, nbytes);
+    *agreed = same ? 1 : 0;
     return 0;
   } catch (const std::exception& e) {
     set_err(err, errlen, e.what());

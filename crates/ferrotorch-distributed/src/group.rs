@@ -7,7 +7,7 @@
 use crate::ReduceOp;
 use ferrotorch_core::{DType, Error, ErrorKind, Result, Tensor};
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 
 pub(crate) fn err(msg: String) -> Error {
     Error::new(ErrorKind::Runtime, msg)
@@ -125,22 +125,71 @@ pub trait Engine: Send + Sync {
     fn recv(&self, buf: &mut [u8], src: usize, tag: u64) -> Result<()>;
     /// Return once every rank has called it.
     fn barrier(&self) -> Result<()>;
+    /// Whether every rank's fingerprint of the collective it is about to
+    /// make equals `fp`; with `inline` (at most [`INLINE_BYTES`]) that
+    /// collective is this small all-reduce, done here too when they agree
+    /// (Note [Collective fingerprints]). Every rank learns the same answer,
+    /// and none returns before all have called it. By default one
+    /// all-gather of the fingerprints, then the all-reduce.
+    fn agree(&self, fp: &Fingerprint, inline: Option<Inline<'_>>) -> Result<bool> {
+        let same = gather_fingerprints(self, fp)?.iter().all(|f| f == fp);
+        if let (true, Some((buf, elem, op))) = (same, inline) {
+            self.all_reduce(buf, elem, op)?;
+        }
+        Ok(same)
+    }
+}
+
+/// A small all-reduce's bytes, element type and reduction, carried by an
+/// engine's fingerprint check ([`Engine::agree`]).
+pub type Inline<'a> = (&'a mut [u8], Elem, Reduction);
+
+/// The most bytes [`Engine::agree`] carries inline.
+pub const INLINE_BYTES: usize = 256;
+
+/// Every rank's fingerprint, in rank order (one all-gather).
+fn gather_fingerprints<E: Engine + ?Sized>(
+    engine: &E,
+    fp: &Fingerprint,
+) -> Result<Vec<Fingerprint>> {
+    let input: Vec<u8> = fp.iter().flat_map(|v| v.to_ne_bytes()).collect();
+    let mut out = vec![0u8; input.len() * engine.size()];
+    engine.all_gather(&input, &mut out)?;
+    Ok(out
+        .chunks(FP * 8)
+        .map(|c| {
+            std::array::from_fn(|k| {
+                i64::from_ne_bytes(c[k * 8..k * 8 + 8].try_into().expect("8 bytes"))
+            })
+        })
+        .collect())
 }
 
 // # Note [Collective fingerprints]
 // Ranks that disagree on which collective comes next (one calls
 // all_reduce of a [3] tensor while another broadcasts a [4] one, or skips
 // one) are PyTorch users' worst DDP failure: a hang, or data mixed up.
-// Before each collective every rank contributes a fingerprint of its call
+// Before each collective every rank compares a fingerprint of its call
 // — sequence number, op, dtype, element count, a hash of the shape, root,
-// reduction — to one small all-gather on the same engine (56 bytes a
-// rank), and a mismatch is an error on every rank at once that names each
-// side's call. On by default; FERROTORCH_DISTRIBUTED_CHECK=0 turns it off
-// (one more small all-gather per collective: ~0.1 ms on Gloo's loopback,
-// a few µs on MPI's shared memory).
+// reduction — with the others' on the same engine, and a mismatch is an
+// error on every rank at once that names each side's call. By default
+// (MPI) the comparison is one small all-gather (56 bytes a rank, a few µs
+// on shared memory). On Gloo, where every collective costs its TCP round
+// trips (~0.15 ms on a loopback), it is one all-reduce of a record of
+// Gloo's own reduction machinery — each field's maximum and minimum, equal
+// only if every rank's is — and a small all-reduce (≤ 256 bytes: a loss, a
+// counter) rides in the same record, so it costs no call beyond itself;
+// only on a mismatch are the fingerprints all-gathered to name each side.
+// A checked barrier needs nothing more: no rank finishes the comparison
+// before every rank has joined it. On by default;
+// FERROTORCH_DISTRIBUTED_CHECK=0 turns it off (one small collective more
+// per large one).
 
 /// Fields of a fingerprint.
 const FP: usize = 7;
+
+/// A call's fingerprint (Note [Collective fingerprints]).
+pub type Fingerprint = [i64; FP];
 const OPS: [&str; 8] = [
     "all_reduce",
     "broadcast",
@@ -157,7 +206,7 @@ fn fingerprints_on() -> bool {
     std::env::var("FERROTORCH_DISTRIBUTED_CHECK").map_or(true, |v| v != "0")
 }
 
-fn fingerprint(what: &str, seq: i64, t: Option<&Tensor>, root: i64, extra: i64) -> [i64; FP] {
+fn fingerprint(what: &str, seq: i64, t: Option<&Tensor>, root: i64, extra: i64) -> Fingerprint {
     let op = OPS.iter().position(|o| *o == what).unwrap_or(OPS.len()) as i64;
     let (dtype, numel, shape) = match t {
         Some(t) => {
@@ -172,7 +221,7 @@ fn fingerprint(what: &str, seq: i64, t: Option<&Tensor>, root: i64, extra: i64) 
     [seq, op, dtype, numel, shape, root, extra]
 }
 
-fn describe(fp: &[i64; FP]) -> String {
+fn describe(fp: &Fingerprint) -> String {
     let op = OPS.get(fp[1] as usize).copied().unwrap_or("?");
     let mut s = format!("{op} #{}", fp[0]);
     if fp[2] >= 0 {
@@ -194,7 +243,7 @@ fn describe(fp: &[i64; FP]) -> String {
 }
 
 /// The message naming each rank's call, if the ranks disagree.
-fn disagreement(backend: &str, all: &[[i64; FP]]) -> Option<String> {
+fn disagreement(backend: &str, all: &[Fingerprint]) -> Option<String> {
     if all.iter().all(|fp| fp == &all[0]) {
         return None;
     }
@@ -304,9 +353,18 @@ impl ProcessGroup {
     /// `all_reduce(t, op)`: every rank's `t` becomes the reduction of all.
     pub fn all_reduce(&self, t: &Tensor, op: ReduceOp) -> Result<()> {
         let (e, r) = self.reduce_args(t, "all_reduce", op)?;
-        self.checked("all_reduce", Some(t), -1, op as i64, || {
-            t.with_bytes_mut("all_reduce", |b| self.engine.all_reduce(b, e, r))?
-        })?;
+        // a small one rides in the fingerprint check (a copy of its bytes:
+        // the group's turn is always taken before a tensor's lock)
+        let mut small = (t.numel() * t.element_size() <= INLINE_BYTES)
+            .then(|| t.with_bytes(<[u8]>::to_vec))
+            .transpose()?;
+        let inline = small.as_mut().map(|b| (b.as_mut_slice(), e, r));
+        let (turn, checked) = self.check("all_reduce", Some(t), -1, op as i64, inline)?;
+        match small {
+            Some(b) if checked => t.with_bytes_mut("all_reduce", |o| o.copy_from_slice(&b))?,
+            _ => t.with_bytes_mut("all_reduce", |b| self.engine.all_reduce(b, e, r))??,
+        }
+        drop(turn);
         self.average(t, op)
     }
 
@@ -350,7 +408,11 @@ impl ProcessGroup {
 
     /// `barrier()`: returns once every rank has called it.
     pub fn barrier(&self) -> Result<()> {
-        self.checked("barrier", None, -1, -1, || self.engine.barrier())
+        let (_turn, checked) = self.check("barrier", None, -1, -1, None)?;
+        if checked {
+            return Ok(());
+        }
+        self.engine.barrier()
     }
 
     /// `reduce(t, dst, op)`: rank `dst`'s `t` becomes the reduction of
@@ -558,7 +620,7 @@ impl ProcessGroup {
     }
 
     /// Run collective `f` after, unless turned off, every rank's
-    /// fingerprint of the call it is making is gathered and compared (Note
+    /// fingerprint of the call it is making is compared (Note
     /// [Collective fingerprints]).
     fn checked<R>(
         &self,
@@ -568,30 +630,44 @@ impl ProcessGroup {
         extra: i64,
         f: impl FnOnce() -> Result<R>,
     ) -> Result<R> {
-        let _turn = self.turn.lock().unwrap_or_else(|p| p.into_inner());
-        let seq = self.seq.fetch_add(1, Ordering::Relaxed);
-        if self.size() > 1 && fingerprints_on() {
-            let mine = fingerprint(what, seq, t, root, extra);
-            let input: Vec<u8> = mine.iter().flat_map(|v| v.to_ne_bytes()).collect();
-            let mut out = vec![0u8; input.len() * self.size()];
-            self.engine.all_gather(&input, &mut out).map_err(|e| {
-                err(format!(
-                    "{} {what}: the fingerprint check failed: {e}",
-                    self.backend()
-                ))
-            })?;
-            let all: Vec<[i64; FP]> = out
-                .chunks(FP * 8)
-                .map(|c| {
-                    std::array::from_fn(|k| {
-                        i64::from_ne_bytes(c[k * 8..k * 8 + 8].try_into().expect("8 bytes"))
-                    })
-                })
-                .collect();
-            if let Some(e) = disagreement(self.backend(), &all) {
-                return Err(err(e));
-            }
-        }
+        let _turn = self.check(what, t, root, extra, None)?;
         f()
+    }
+
+    /// Take the group's turn and, unless turned off, compare every rank's
+    /// fingerprint of the call (with `inline`, that small all-reduce is
+    /// done too); the turn, and whether the comparison ran.
+    fn check(
+        &self,
+        what: &'static str,
+        t: Option<&Tensor>,
+        root: i64,
+        extra: i64,
+        inline: Option<Inline<'_>>,
+    ) -> Result<(MutexGuard<'_, ()>, bool)> {
+        let turn = self.turn.lock().unwrap_or_else(|p| p.into_inner());
+        let seq = self.seq.fetch_add(1, Ordering::Relaxed);
+        if self.size() == 1 || !fingerprints_on() {
+            return Ok((turn, false));
+        }
+        let mine = fingerprint(what, seq, t, root, extra);
+        let failed = |e: Error| {
+            err(format!(
+                "{} {what}: the fingerprint check failed: {e}",
+                self.backend()
+            ))
+        };
+        if self.engine.agree(&mine, inline).map_err(failed)? {
+            return Ok((turn, true));
+        }
+        let all = gather_fingerprints(&*self.engine, &mine).map_err(failed)?;
+        Err(err(disagreement(self.backend(), &all).unwrap_or_else(
+            || {
+                format!(
+                    "{}: the ranks disagree on the next collective (desynchronised ranks)",
+                    self.backend()
+                )
+            },
+        )))
     }
 }

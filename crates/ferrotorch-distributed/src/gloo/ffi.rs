@@ -77,6 +77,18 @@ extern "C" {
         errlen: usize,
     ) -> c_int;
     pub fn ft_gloo_barrier(c: *mut Ctx, err: *mut c_char, errlen: usize) -> c_int;
+    pub fn ft_gloo_agree(
+        c: *mut Ctx,
+        fp: *const i64,
+        fields: usize,
+        data: *mut c_void,
+        nbytes: usize,
+        dtype: c_int,
+        op: c_int,
+        agreed: *mut c_int,
+        err: *mut c_char,
+        errlen: usize,
+    ) -> c_int;
     pub fn ft_gloo_reduce(
         c: *mut Ctx,
         input: *const c_void,

@@ -9,7 +9,7 @@ mod ffi;
 
 use crate::group::{err, ProcessGroup};
 #[cfg(ft_gloo)]
-use crate::group::{Elem, Engine, Reduction};
+use crate::group::{Elem, Engine, Fingerprint, Inline, Reduction, INLINE_BYTES};
 use crate::store::Store;
 use ferrotorch_core::Result;
 use std::sync::Arc;
@@ -298,6 +298,34 @@ impl Engine for ProcessGroupGloo {
         self.run("barrier", |c, e, l| unsafe {
             ft_gloo_barrier(c as *mut Ctx, e, l)
         })
+    }
+
+    fn agree(&self, fp: &Fingerprint, inline: Option<Inline<'_>>) -> Result<bool> {
+        let (data, nbytes, elem, op) = match inline {
+            Some((b, e, r)) => (b.as_mut_ptr(), b.len(), e as i32, r as i32),
+            None => (std::ptr::null_mut(), 0, 0, 0),
+        };
+        if nbytes > INLINE_BYTES {
+            return Err(err(format!(
+                "gloo: {nbytes} bytes inline in the fingerprint check (at most {INLINE_BYTES})"
+            )));
+        }
+        let mut agreed = 0;
+        self.run("fingerprint check", |c, e, l| unsafe {
+            ft_gloo_agree(
+                c as *mut Ctx,
+                fp.as_ptr(),
+                fp.len(),
+                data.cast(),
+                nbytes,
+                elem,
+                op,
+                &mut agreed,
+                e,
+                l,
+            )
+        })?;
+        Ok(agreed != 0)
     }
 }
 

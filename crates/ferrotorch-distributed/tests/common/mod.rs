@@ -18,10 +18,13 @@ pub type Reductions = (
     Vec<f32>,
     Vec<f32>,
     Vec<Vec<f32>>,
+    Vec<f32>,
 );
 
-/// all_reduce (SUM, MAX, AVG, PRODUCT, MIN of a non-contiguous tensor),
-/// broadcast, all_gather and barrier on this rank.
+/// all_reduce (SUM, MAX, AVG, PRODUCT, MIN of a non-contiguous tensor;
+/// small ones, which Gloo's fingerprint check carries inline, and one of
+/// 1,200 bytes, which it does not), broadcast, all_gather and barrier on
+/// this rank.
 pub fn reductions(g: &ProcessGroup) -> Result<Reductions> {
     let n = g.size();
     let r = g.rank() as f32;
@@ -41,6 +44,8 @@ pub fn reductions(g: &ProcessGroup) -> Result<Reductions> {
     g.broadcast(&b, n - 1)?;
     let all = g.all_gather(&Tensor::from_vec(vec![r, r * 10.0], &[2])?)?;
     g.barrier()?;
+    let big = Tensor::from_vec((0..300).map(|v| v as f32 * (r + 1.0)).collect(), &[300])?;
+    g.all_reduce(&big, ReduceOp::Sum)?;
     Ok((
         s.to_vec::<f32>()?,
         m.to_vec::<f32>()?,
@@ -51,12 +56,13 @@ pub fn reductions(g: &ProcessGroup) -> Result<Reductions> {
         all.iter()
             .map(|t| t.to_vec::<f32>().unwrap())
             .collect::<Vec<_>>(),
+        big.to_vec::<f32>()?,
     ))
 }
 
 /// Check one rank's [`reductions`] of a group of `n`.
 pub fn check_reductions(n: usize, got: &Reductions) {
-    let (s, m, a, i, t, b, all) = got;
+    let (s, m, a, i, t, b, all, big) = got;
     let nf = n as f32;
     let sum = |f: &dyn Fn(f32) -> f32| (0..n).map(|r| f(r as f32)).sum::<f32>();
     let want_sum = vec![sum(&|r| r + 1.0), sum(&|r| -r), sum(&|r| 2.0 * r)];
@@ -79,6 +85,8 @@ pub fn check_reductions(n: usize, got: &Reductions) {
             .map(|r| vec![r as f32, r as f32 * 10.0])
             .collect::<Vec<_>>()
     );
+    let ranks = (n * (n + 1) / 2) as f32;
+    assert_eq!(big, &(0..300).map(|v| v as f32 * ranks).collect::<Vec<_>>());
 }
 
 /// What one rank's rooted collectives, all-to-all and ring gave.
