@@ -294,3 +294,7 @@ int ft_mpi_barrier(MPI_Comm* c, char* err, size_t errlen) {
   FT_CHECK("MPI_Barrier", MPI_Barrier(*c));
   return 0;
 }
+
+// The job ends: every rank of MPI_COMM_WORLD exits with `code` (the
+// watchdog's last resort for a call another rank never joins).
+void ft_mpi_abort(int code) { MPI_Abort(MPI_COMM_WORLD, code); }

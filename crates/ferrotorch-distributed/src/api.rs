@@ -125,7 +125,7 @@ pub fn init_process_group_with(opts: InitOptions) -> Result<()> {
         "mpi" => {
             one_thread();
             Default {
-                group: Arc::new(ProcessGroupMPI::create(None)?),
+                group: Arc::new(ProcessGroupMPI::create(None, opts.timeout)?),
                 store: None,
                 host: String::new(),
                 timeout: opts.timeout,
@@ -266,7 +266,7 @@ pub fn new_group(ranks: &[usize]) -> Result<Option<Arc<ProcessGroup>>> {
         return Ok(None);
     };
     let g = match &d.store {
-        None => ProcessGroupMPI::create(Some(&ranks))?,
+        None => ProcessGroupMPI::create(Some(&ranks), d.timeout)?,
         Some(store) => {
             let prefixed: Arc<dyn Store> = Arc::new(PrefixStore::new(
                 &format!("group_{}", d.groups),

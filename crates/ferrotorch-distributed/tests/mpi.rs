@@ -6,8 +6,12 @@
 use ferrotorch_core::{DType, Tensor};
 use ferrotorch_distributed::{is_mpi_available, mpi, ProcessGroupMPI, ReduceOp};
 use std::process::Command;
+use std::time::{Duration, Instant};
 
 mod common;
+
+/// torch's default timeout (30 minutes)
+const LONG: Duration = Duration::from_secs(1800);
 
 /// `mpirun -np n` of this binary's test `name`, as CI runs it: as root
 /// in a container (Open MPI's two ALLOW_RUN_AS_ROOT switches), without
@@ -56,7 +60,7 @@ fn rank_collectives() {
     if !child() {
         return;
     }
-    let g = ProcessGroupMPI::create(None).unwrap();
+    let g = ProcessGroupMPI::create(None, LONG).unwrap();
     common::check_reductions(g.size(), &common::reductions(&g).unwrap());
     let r = g.rank();
     if g.size() == 1 {
@@ -66,7 +70,7 @@ fn rank_collectives() {
     // a sub-group of the even ranks
     let evens: Vec<usize> = (0..g.size()).step_by(2).collect();
     if r.is_multiple_of(2) {
-        let sub = ProcessGroupMPI::create(Some(&evens)).unwrap();
+        let sub = ProcessGroupMPI::create(Some(&evens), LONG).unwrap();
         assert_eq!((sub.rank(), sub.size()), (r / 2, evens.len()));
         let x = Tensor::ones(&[3], DType::I64).unwrap();
         sub.all_reduce(&x, ReduceOp::Sum).unwrap();
@@ -74,7 +78,7 @@ fn rank_collectives() {
     }
     if g.size() == 2 {
         // on a fresh group: its sequence numbers start at 0
-        let fresh = ProcessGroupMPI::create(None).unwrap();
+        let fresh = ProcessGroupMPI::create(None, LONG).unwrap();
         common::check_desynchronised(&common::desynchronised(&fresh).unwrap());
     }
     // errors named, not crashes: a float16 reduction, a tag past MPI's
@@ -121,6 +125,32 @@ fn mpi_collectives_match_a_single_process() {
         .output()
         .unwrap();
     check(out, "a singleton");
+    // a rank that is alive but never joins: the watchdog ends the job
+    // after the group's timeout (Note [MPI's watchdog])
+    let t = Instant::now();
+    let out = mpirun(2, "hung_rank");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "a hung rank's job succeeded");
+    assert!(
+        stderr.contains("rank 0's all_gather has not completed after")
+            && stderr.contains("another rank is not taking part"),
+        "{stderr}"
+    );
+    assert!(t.elapsed() < Duration::from_secs(20), "{:?}", t.elapsed());
+}
+
+#[test]
+fn hung_rank() {
+    if !child() {
+        return;
+    }
+    let g = ProcessGroupMPI::create(None, Duration::from_secs(2)).unwrap();
+    if g.rank() == 0 {
+        // the fingerprints' all-gather is where rank 0 waits
+        let _ = g.all_reduce(&Tensor::ones(&[2], DType::F32).unwrap(), ReduceOp::Sum);
+    } else {
+        std::thread::sleep(Duration::from_secs(60));
+    }
 }
 
 #[test]
@@ -129,7 +159,7 @@ fn singleton_world() {
         return;
     }
     assert_eq!(mpi::world().unwrap(), (0, 1));
-    let g = ProcessGroupMPI::create(None).unwrap();
+    let g = ProcessGroupMPI::create(None, LONG).unwrap();
     let x = Tensor::from_vec(vec![1.5f32, 2.0], &[2]).unwrap();
     g.all_reduce(&x, ReduceOp::Avg).unwrap();
     assert_eq!(x.to_vec::<f32>().unwrap(), vec![1.5, 2.0]);

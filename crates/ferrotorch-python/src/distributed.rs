@@ -175,12 +175,21 @@ pub fn _gloo_group(
     Ok(PyProcessGroup { g: Arc::new(g) })
 }
 
-/// `_C._mpi_group(ranks)`: an MPI group of those world ranks (`None`: the
-/// world); only its members call it.
+/// `_C._mpi_group(ranks, timeout)`: an MPI group of those world ranks
+/// (`None`: the world); only its members call it. A call that waits
+/// longer than `timeout` seconds for the others ends the job.
 #[pyfunction]
-#[pyo3(signature = (ranks=None))]
-pub fn _mpi_group(py: Python<'_>, ranks: Option<Vec<usize>>) -> PyResult<PyProcessGroup> {
-    let g = py.detach(|| guarded("new_group", || ProcessGroupMPI::create(ranks.as_deref())))?;
+#[pyo3(signature = (ranks, timeout))]
+pub fn _mpi_group(
+    py: Python<'_>,
+    ranks: Option<Vec<usize>>,
+    timeout: f64,
+) -> PyResult<PyProcessGroup> {
+    let g = py.detach(|| {
+        guarded("new_group", || {
+            ProcessGroupMPI::create(ranks.as_deref(), secs(timeout))
+        })
+    })?;
     Ok(PyProcessGroup { g: Arc::new(g) })
 }
 

@@ -172,6 +172,40 @@ def test_ddp_under_mpirun_matches_one_process_and_a_failing_rank_fails_the_job(t
     assert "exited" in (r.stdout + r.stderr) or "non-zero" in (r.stdout + r.stderr)
 
 
+# a rank that dies (kill -9) or hangs while the other waits in a collective
+FAULT = r"""
+import datetime, os, signal, time
+import ferrotorch as torch
+import ferrotorch.distributed as dist
+
+dist.init_process_group("mpi", timeout=datetime.timedelta(seconds=3))
+x = torch.ones(4)
+dist.all_reduce(x)
+if dist.get_rank() == 1:
+    if os.environ["FAULT"] == "kill":
+        os.kill(os.getpid(), signal.SIGKILL)
+    time.sleep(120)  # alive, but never joins
+dist.all_reduce(x)
+"""
+
+
+@pytest.mark.parametrize("fault", ["kill", "hang"])
+def test_a_killed_or_hung_rank_fails_the_job_within_seconds(tmp_path, fault):
+    import time
+
+    script = tmp_path / "fault.py"
+    script.write_text(FAULT)
+    t = time.monotonic()
+    r = mpirun(2, script, tmp_path, timeout=90, FAULT=fault)
+    took = time.monotonic() - t
+    out = r.stdout + r.stderr
+    assert r.returncode != 0, out[-3000:]
+    assert took < 30, took  # mpirun's start-up included
+    if fault == "hang":
+        # MPI has no timeouts: the watchdog ends the job (Note [MPI's watchdog])
+        assert "has not completed after" in out and "another rank is not taking part" in out, out[-3000:]
+
+
 def test_mpi_errors_are_torchs():
     with pytest.raises(RuntimeError, match="only supported with GPUs"):
         dist.init_process_group("nccl")

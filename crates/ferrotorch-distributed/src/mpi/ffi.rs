@@ -26,6 +26,7 @@ extern "C" {
     ) -> *mut Comm;
     pub fn ft_mpi_comm_free(c: *mut Comm);
     pub fn ft_mpi_tag_ub() -> c_int;
+    pub fn ft_mpi_abort(code: c_int);
     pub fn ft_mpi_allreduce(
         c: *mut Comm,
         data: *mut c_void,

@@ -19,11 +19,14 @@
 
 #[cfg(ft_mpi)]
 mod ffi;
+#[cfg(ft_mpi)]
+mod watchdog;
 
 use crate::group::{err, ProcessGroup};
 #[cfg(ft_mpi)]
 use crate::group::{Elem, Engine, Reduction};
 use ferrotorch_core::Result;
+use std::time::Duration;
 
 /// Whether this build has the MPI backend (`torch.distributed.is_mpi_available`).
 pub fn is_available() -> bool {
@@ -96,15 +99,19 @@ pub struct ProcessGroupMPI {
     rank: usize,
     size: usize,
     tag_ub: u64,
+    /// how long a call may wait for the others (Note [MPI's watchdog])
+    timeout: Duration,
 }
 
 impl ProcessGroupMPI {
     /// A group of the world ranks `ranks` (every rank of the world when
-    /// `None`). Only those ranks call this; this process must be one.
-    pub fn create(ranks: Option<&[usize]>) -> Result<ProcessGroup> {
+    /// `None`). Only those ranks call this; this process must be one. A
+    /// call that waits longer than `timeout` for the other ranks ends the
+    /// job (Note [MPI's watchdog]).
+    pub fn create(ranks: Option<&[usize]>, timeout: Duration) -> Result<ProcessGroup> {
         #[cfg(not(ft_mpi))]
         {
-            let _ = ranks;
+            let _ = (ranks, timeout);
             Err(err(UNAVAILABLE.into()))
         }
         #[cfg(ft_mpi)]
@@ -151,6 +158,7 @@ impl ProcessGroupMPI {
                 rank: rank as usize,
                 size: size as usize,
                 tag_ub,
+                timeout,
             })))
         }
     }
@@ -159,14 +167,17 @@ impl ProcessGroupMPI {
 #[cfg(ft_mpi)]
 impl ProcessGroupMPI {
     /// Run `f` on the communicator (under the process-wide lock when MPI
-    /// is not thread-multiple).
+    /// is not thread-multiple), watched (Note [MPI's watchdog]).
     fn run(
         &self,
-        what: &str,
+        what: &'static str,
         f: impl FnOnce(*mut ffi::Comm, *mut std::os::raw::c_char, usize) -> i32,
     ) -> Result<()> {
-        let serialize = init()?.serialize;
-        let _serial = serialize.then(|| SERIAL.lock().unwrap_or_else(|p| p.into_inner()));
+        let w = init()?;
+        let _watched = watchdog::watch(what, w.rank, self.timeout);
+        let _serial = w
+            .serialize
+            .then(|| SERIAL.lock().unwrap_or_else(|p| p.into_inner()));
         call(what, |e, l| f(self.comm as *mut ffi::Comm, e, l))
     }
 

@@ -352,7 +352,7 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     if name == Backend.NCCL:
         raise RuntimeError("ProcessGroupNCCL is only supported with GPUs, no GPUs found!")
     if name == Backend.MPI:
-        _init_mpi(world_size, rank)
+        _init_mpi(world_size, rank, _seconds(timeout))
         return
     ok, why = _C._gloo_availability()
     if not ok:
@@ -409,8 +409,10 @@ def _one_thread():
         set_num_threads(1)  # as torchrun: one intra-op thread per rank
 
 
-def _init_mpi(world_size, rank):
-    """The default group on MPI: rank and world size are MPI's."""
+def _init_mpi(world_size, rank, secs):
+    """The default group on MPI: rank and world size are MPI's; a call
+    waiting longer than ``secs`` for the other ranks ends the job (MPI has
+    no timeouts of its own: Note [MPI's watchdog])."""
     global _default
     import warnings
 
@@ -421,9 +423,9 @@ def _init_mpi(world_size, rank):
         warnings.warn(f"For MPI backend, world_size ({world_size}) and rank ({rank}) are ignored "
                       "since they are assigned by the MPI runtime.")
     _one_thread()
-    pg = _C._mpi_group(None)
+    pg = _C._mpi_group(None, secs)
     _default = ProcessGroup(Backend(Backend.MPI), pg, None, range(pg.size()))
-    _default._host, _default._timeout, _default._groups = None, None, 0
+    _default._host, _default._timeout, _default._groups = None, secs, 0
     group.WORLD = GroupMember.WORLD = _default
 
 
@@ -440,10 +442,10 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None,
     me = d.rank()
     if me not in ranks:
         return GroupMember.NON_GROUP_MEMBER
-    if d.backend == Backend.MPI:
-        return ProcessGroup(d.backend, _C._mpi_group(ranks), None, ranks)
-    prefixed = PrefixStore(f"group_{d._groups}", d._store)
     secs = d._timeout if timeout is None else _seconds(timeout)
+    if d.backend == Backend.MPI:
+        return ProcessGroup(d.backend, _C._mpi_group(ranks, secs), None, ranks)
+    prefixed = PrefixStore(f"group_{d._groups}", d._store)
     pg = _C._gloo_group(prefixed._s, ranks.index(me), len(ranks), d._host, secs)
     return ProcessGroup(d.backend, pg, d._store, ranks)
 
