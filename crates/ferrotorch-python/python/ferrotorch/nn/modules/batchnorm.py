@@ -1,4 +1,4 @@
-"""``BatchNorm1d``, ``BatchNorm2d`` and ``GroupNorm``."""
+"""``BatchNorm1d``, ``BatchNorm2d``, ``GroupNorm`` and ``SyncBatchNorm``."""
 
 from ... import _C
 from .. import functional as F
@@ -101,11 +101,119 @@ class GroupNorm(Module):
         return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
 
 
+def _sync_group(group):
+    """The group SyncBatchNorm reduces over in training, or None when
+    there is nothing to synchronise (no distributed group, or one rank)."""
+    from ... import distributed as dist
+
+    if not dist.is_available() or not dist.is_initialized():
+        return None
+    g = group if group is not None else dist.group.WORLD
+    return g if dist.get_world_size(g) > 1 else None
+
+
+class _SyncBatchNormFn:
+    """Batch norm over every rank's batch (Note [SyncBatchNorm]), as an
+    autograd Function (defined on first use: autograd imports nn)."""
+
+    _fn = None
+
+    @classmethod
+    def get(cls):
+        if cls._fn is None:
+            from ...autograd import Function
+
+            class SyncBatchNormFunction(Function):
+                @staticmethod
+                def forward(ctx, x, weight, bias, running_mean, running_var, eps, momentum, group):
+                    return _sync_forward(ctx, x, weight, bias, running_mean, running_var, eps,
+                                         momentum, group)
+
+                @staticmethod
+                def backward(ctx, dy):
+                    return _sync_backward(ctx, dy)
+
+            cls._fn = SyncBatchNormFunction
+        return cls._fn
+
+
+# Note [SyncBatchNorm]
+# As torch's: in training each rank computes its batch's per-channel mean,
+# biased variance and count, the ranks all-gather them (one collective),
+# and each combines them into the whole batch's statistics (Chan's
+# parallel formula: stable, unlike E[x²] − E[x]²), so every rank
+# normalises with the same mean and variance and updates its running
+# statistics with the global (unbiased) variance. Backward all-reduces
+# the per-channel sums of dy and dy·x̂ so the input's gradient accounts for
+# every rank's share of the statistics; the weight's and bias's gradients
+# stay local (DDP averages them like any other parameter's). Outside
+# training, without a group or with one rank, it is BatchNorm.
+
+def _stats_shape(x):
+    c = x.shape[1]
+    return c, [0] + list(range(2, x.dim())), [1, c] + [1] * (x.dim() - 2)
+
+
+def _sync_forward(ctx, x, weight, bias, running_mean, running_var, eps, momentum, group):
+    from ... import cat, distributed as dist, no_grad, tensor, zeros
+
+    c, dims, shape = _stats_shape(x)
+    n_local = x.numel() // c if c else 0
+    with no_grad():
+        if n_local > 0:
+            mean = x.mean(dims)
+            var = ((x - mean.view(shape)) ** 2).mean(dims)
+        else:
+            mean, var = zeros(c, dtype=x.dtype), zeros(c, dtype=x.dtype)
+        mine = cat([mean, var, tensor([float(n_local)], dtype=x.dtype)])
+        world = dist.get_world_size(group)
+        every = zeros(world * (2 * c + 1), dtype=x.dtype)
+        dist.all_gather_into_tensor(every, mine, group=group)
+        every = every.view(world, 2 * c + 1)
+        means, vars_, counts = every[:, :c], every[:, c:2 * c], every[:, 2 * c:]
+        n = counts.sum().item()
+        if n <= 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input size "
+                             f"{list(x.shape)} on this rank and {int(n)} values per channel in all")
+        g_mean = (means * counts).sum(0) / n
+        g_var = ((vars_ + (means - g_mean) ** 2) * counts).sum(0) / n
+        invstd = (g_var + eps).rsqrt()
+        if running_mean is not None:
+            running_mean.mul_(1 - momentum).add_(g_mean * momentum)
+            running_var.mul_(1 - momentum).add_(g_var * (n / (n - 1)) * momentum)
+        xhat = (x - g_mean.view(shape)) * invstd.view(shape)
+        y = xhat if weight is None else xhat * weight.view(shape)
+        if bias is not None:
+            y = y + bias.view(shape)
+    ctx.save_for_backward(xhat, invstd, weight)
+    ctx.group, ctx.n, ctx.has_bias = group, n, bias is not None
+    return y
+
+
+def _sync_backward(ctx, dy):
+    from ... import cat, distributed as dist, no_grad
+
+    xhat, invstd, weight = ctx.saved_tensors
+    c, dims, shape = _stats_shape(dy)
+    with no_grad():
+        sum_dy = dy.sum(dims)
+        sum_dy_xhat = (dy * xhat).sum(dims)
+        grad_x = None
+        if ctx.needs_input_grad[0]:
+            both = cat([sum_dy, sum_dy_xhat])
+            dist.all_reduce(both, group=ctx.group)
+            g_dy, g_dy_xhat = both[:c] / ctx.n, both[c:] / ctx.n
+            scale = invstd if weight is None else invstd * weight
+            grad_x = (dy - g_dy.view(shape) - xhat * g_dy_xhat.view(shape)) * scale.view(shape)
+        grad_w = sum_dy_xhat if weight is not None and ctx.needs_input_grad[1] else None
+        grad_b = sum_dy if ctx.has_bias and ctx.needs_input_grad[2] else None
+    return grad_x, grad_w, grad_b, None, None, None, None, None
+
+
 class SyncBatchNorm(_BatchNorm):
-    """Batch norm whose statistics are reduced over a process group during
-    training. Without an initialized ``torch.distributed`` process group
-    (this package has none yet) it normalizes over the local batch, which
-    is what torch's does when the group has one process."""
+    """Batch norm whose statistics, in training, are those of every rank's
+    batch together (Note [SyncBatchNorm]); outside training, or without
+    a process group of more than one rank, it is BatchNorm."""
 
     _dims = (2, 3, 4, 5)
 
@@ -117,8 +225,21 @@ class SyncBatchNorm(_BatchNorm):
     def forward(self, input):
         if input.dim() < 2:
             raise ValueError(f"expected at least 2D input (got {input.dim()}D input)")
-        return super().forward(input)
-
+        group = _sync_group(self.process_group) if self.training else None
+        if group is None:
+            return super().forward(input)
+        if input.shape[1] != self.num_features:
+            raise ValueError(f"SyncBatchNorm: expected {self.num_features} channels, got input of "
+                             f"shape {list(input.shape)}")
+        momentum = 0.0 if self.momentum is None else self.momentum
+        if self.track_running_stats:
+            self.num_batches_tracked.add_(1)
+            if self.momentum is None:
+                momentum = 1.0 / float(self.num_batches_tracked.item())
+        tracked = self.track_running_stats
+        return _SyncBatchNormFn.get().apply(
+            input, self.weight, self.bias, self.running_mean if tracked else None,
+            self.running_var if tracked else None, self.eps, momentum, group)
     @classmethod
     def convert_sync_batchnorm(cls, module, process_group=None):
         """``module`` with every BatchNorm*D replaced by a SyncBatchNorm
