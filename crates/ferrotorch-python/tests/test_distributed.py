@@ -55,6 +55,13 @@ def collectives(rank, world, port, out_dir):
     dist.all_gather(got, torch.tensor([r, 10 * r]))
     res["gather"] = [g.tolist() for g in got]
     dist.barrier()
+    # Note [Gloo's yielding destructor]: each call runs SCHED_BATCH and puts
+    # the caller's own policy back (a batch caller stays batch)
+    assert os.sched_getscheduler(0) == os.SCHED_OTHER
+    os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
+    dist.all_reduce(torch.ones(1))
+    assert os.sched_getscheduler(0) == os.SCHED_BATCH
+    os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
     with open(os.path.join(out_dir, f"{rank}.txt"), "w") as f:
         f.write(repr(res))
     dist.destroy_process_group()
