@@ -19,7 +19,7 @@ from ferrotorch.nn.parallel import DistributedDataParallel as DDP
 
 pytestmark = pytest.mark.skipif(not dist.is_gloo_available(), reason="the gloo backend is not built")
 
-STEPS = 20
+STEPS = 100
 
 
 def free_port():

@@ -39,7 +39,15 @@ impl Tensor {
         if let Some(r) = crate::dispatch::handle::intercept(&OP, || vec![self.into()]) {
             return r.map(|_| ());
         }
-        crate::native::binary::inplace_from("relu_", self, &[], |t| t.relu())
+        if self.dtype() == crate::DType::Bool
+            || crate::autograd::derivatives::inplace::check("relu_", self, &[])?
+        {
+            // relu's own error, or its node recorded (ReluBackward0)
+            return crate::native::binary::inplace_from("relu_", self, &[], |t| t.relu());
+        }
+        // relu is clamp_min(0), which is maximum(x, 0): in place, one pass
+        // (Note [In-place loops vectorise]), not relu into a copy
+        self.maximum_(0)
     }
 
     /// SELU: `elu` with the self-normalising constants
