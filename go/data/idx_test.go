@@ -54,6 +54,13 @@ func TestIDXFilesOfEveryTypePlainAndGzipped(t *testing.T) {
 	for _, v := range []int16{-300, 7} {
 		binary.Write(&i16, binary.BigEndian, v)
 	}
+	var i32, f64 bytes.Buffer
+	for _, v := range []int32{-70000, 3} {
+		binary.Write(&i32, binary.BigEndian, v)
+	}
+	for _, v := range []float64{0.1, -1e300} {
+		binary.Write(&f64, binary.BigEndian, math.Float64bits(v))
+	}
 	cases := []struct {
 		name string
 		file []byte
@@ -63,6 +70,9 @@ func TestIDXFilesOfEveryTypePlainAndGzipped(t *testing.T) {
 		{"u8", idx(0x08, []uint32{2, 3}, u8), "[0 1 2 250 251 252]", ft.Uint8},
 		{"f32", idx(0x0D, []uint32{4}, f32.Bytes()), "[1.5 -2 +Inf 0.25]", ft.Float32},
 		{"i16", idx(0x0B, []uint32{2}, i16.Bytes()), "[-300 7]", ft.Int16},
+		{"i8", idx(0x09, []uint32{3}, []byte{0xFF, 0x80, 5}), "[-1 -128 5]", ft.Int8},
+		{"i32", idx(0x0C, []uint32{2}, i32.Bytes()), "[-70000 3]", ft.Int32},
+		{"f64", idx(0x0E, []uint32{2, 1}, f64.Bytes()), "[0.1 -1e+300]", ft.Float64},
 	}
 	for _, c := range cases {
 		for _, zipped := range []bool{false, true} {
@@ -82,12 +92,23 @@ func TestIDXFilesOfEveryTypePlainAndGzipped(t *testing.T) {
 			case ft.Float32:
 				v, _ := x.Float32s()
 				got = fmt.Sprint(v)
+			case ft.Float64:
+				v, _ := x.Float64s()
+				got = fmt.Sprint(v)
 			default:
 				got = fmt.Sprint(ints(t, x))
 			}
 			if got != c.want {
 				t.Fatalf("%s (gzip %v): %s, want %s", c.name, zipped, got, c.want)
 			}
+		}
+		// WriteIDX writes the same bytes back, for every type
+		x, _ := data.ReadIDX(filepath.Join(dir, c.name))
+		if err := data.WriteIDX(filepath.Join(dir, c.name+".out"), x); err != nil {
+			t.Fatal(err)
+		}
+		if raw, _ := os.ReadFile(filepath.Join(dir, c.name+".out")); !bytes.Equal(raw, c.file) {
+			t.Fatalf("%s: WriteIDX wrote %v, want %v", c.name, raw, c.file)
 		}
 	}
 	x, _ := data.ReadIDX(write(t, dir, "shape", idx(0x08, []uint32{2, 3}, u8)))
