@@ -7,7 +7,6 @@ few SGD steps; bit-identical across ranks. Without a group, or in eval,
 it is BatchNorm."""
 
 import os
-import socket
 
 import pytest
 
@@ -16,17 +15,12 @@ import ferrotorch.distributed as dist
 import ferrotorch.multiprocessing as mp
 import ferrotorch.nn as nn
 from ferrotorch.nn.parallel import DistributedDataParallel as DDP
+from test_ddp import free_port
 
 pytestmark = pytest.mark.skipif(not dist.is_gloo_available(), reason="the gloo backend is not built")
 
 STEPS = 5
 BATCH = 8
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def layer_data():

@@ -1,6 +1,7 @@
 """``BatchNorm1d``, ``BatchNorm2d``, ``GroupNorm`` and ``SyncBatchNorm``."""
 
 from ... import _C
+from ...autograd.function import Function
 from .. import functional as F
 from ..parameter import Parameter
 from .module import Module
@@ -51,15 +52,21 @@ class _BatchNorm(Module):
     def forward(self, input):
         if input.dim() not in self._dims:
             raise ValueError(f"expected {' or '.join(f'{d}D' for d in self._dims)} input (got {input.dim()}D input)")
+        momentum = self._step_momentum()
+        use_batch = self.training or self.running_mean is None
+        return F.batch_norm(input, self.running_mean if not self.training or self.track_running_stats else None,
+                            self.running_var if not self.training or self.track_running_stats else None,
+                            self.weight, self.bias, use_batch, momentum, self.eps)
+
+    def _step_momentum(self):
+        """This forward's momentum; a training step with running statistics
+        counts itself first (momentum None: the cumulative average)."""
         momentum = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats:
             self.num_batches_tracked.add_(1)
             if self.momentum is None:
                 momentum = 1.0 / float(self.num_batches_tracked.item())
-        use_batch = self.training or self.running_mean is None
-        return F.batch_norm(input, self.running_mean if not self.training or self.track_running_stats else None,
-                            self.running_var if not self.training or self.track_running_stats else None,
-                            self.weight, self.bias, use_batch, momentum, self.eps)
+        return momentum
 
     def extra_repr(self):
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
@@ -110,31 +117,6 @@ def _sync_group(group):
         return None
     g = group if group is not None else dist.group.WORLD
     return g if dist.get_world_size(g) > 1 else None
-
-
-class _SyncBatchNormFn:
-    """Batch norm over every rank's batch (Note [SyncBatchNorm]), as an
-    autograd Function (defined on first use: autograd imports nn)."""
-
-    _fn = None
-
-    @classmethod
-    def get(cls):
-        if cls._fn is None:
-            from ...autograd import Function
-
-            class SyncBatchNormFunction(Function):
-                @staticmethod
-                def forward(ctx, x, weight, bias, running_mean, running_var, eps, momentum, group):
-                    return _sync_forward(ctx, x, weight, bias, running_mean, running_var, eps,
-                                         momentum, group)
-
-                @staticmethod
-                def backward(ctx, dy):
-                    return _sync_backward(ctx, dy)
-
-            cls._fn = SyncBatchNormFunction
-        return cls._fn
 
 
 # Note [SyncBatchNorm]
@@ -210,6 +192,18 @@ def _sync_backward(ctx, dy):
     return grad_x, grad_w, grad_b, None, None, None, None, None
 
 
+class _SyncBatchNormFunction(Function):
+    """Batch norm over every rank's batch (Note [SyncBatchNorm])."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, running_mean, running_var, eps, momentum, group):
+        return _sync_forward(ctx, x, weight, bias, running_mean, running_var, eps, momentum, group)
+
+    @staticmethod
+    def backward(ctx, dy):
+        return _sync_backward(ctx, dy)
+
+
 class SyncBatchNorm(_BatchNorm):
     """Batch norm whose statistics, in training, are those of every rank's
     batch together (Note [SyncBatchNorm]); outside training, or without
@@ -231,13 +225,9 @@ class SyncBatchNorm(_BatchNorm):
         if input.shape[1] != self.num_features:
             raise ValueError(f"SyncBatchNorm: expected {self.num_features} channels, got input of "
                              f"shape {list(input.shape)}")
-        momentum = 0.0 if self.momentum is None else self.momentum
-        if self.track_running_stats:
-            self.num_batches_tracked.add_(1)
-            if self.momentum is None:
-                momentum = 1.0 / float(self.num_batches_tracked.item())
+        momentum = self._step_momentum()
         tracked = self.track_running_stats
-        return _SyncBatchNormFn.get().apply(
+        return _SyncBatchNormFunction.apply(
             input, self.weight, self.bias, self.running_mean if tracked else None,
             self.running_var if tracked else None, self.eps, momentum, group)
     @classmethod
