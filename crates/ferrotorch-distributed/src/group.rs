@@ -355,7 +355,7 @@ impl ProcessGroup {
         let (e, r) = self.reduce_args(t, "all_reduce", op)?;
         // a small one rides in the fingerprint check (a copy of its bytes:
         // the group's turn is always taken before a tensor's lock)
-        let mut small = (t.numel() * t.element_size() <= INLINE_BYTES)
+        let mut small = (self.checking() && t.numel() * t.element_size() <= INLINE_BYTES)
             .then(|| t.with_bytes(<[u8]>::to_vec))
             .transpose()?;
         let inline = small.as_mut().map(|b| (b.as_mut_slice(), e, r));
@@ -634,6 +634,11 @@ impl ProcessGroup {
         f()
     }
 
+    /// Whether calls are fingerprinted (Note [Collective fingerprints]).
+    fn checking(&self) -> bool {
+        self.size() > 1 && fingerprints_on()
+    }
+
     /// Take the group's turn and, unless turned off, compare every rank's
     /// fingerprint of the call (with `inline`, that small all-reduce is
     /// done too); the turn, and whether the comparison ran.
@@ -647,7 +652,7 @@ impl ProcessGroup {
     ) -> Result<(MutexGuard<'_, ()>, bool)> {
         let turn = self.turn.lock().unwrap_or_else(|p| p.into_inner());
         let seq = self.seq.fetch_add(1, Ordering::Relaxed);
-        if self.size() == 1 || !fingerprints_on() {
+        if !self.checking() {
             return Ok((turn, false));
         }
         let mine = fingerprint(what, seq, t, root, extra);
