@@ -73,6 +73,13 @@ func call(f func() C.FtStatus) error {
 	return err
 }
 
+// CallC runs f, a call into the C ABI from another package that returns
+// its FtStatus, on one OS thread, and turns a failure into an *Error with
+// the C ABI's message (Note [Errors across cgo]).
+func CallC(f func() int32) error {
+	return call(func() C.FtStatus { return C.FtStatus(f()) })
+}
+
 // must panics on an error (the Must... variants).
 func must(err error) {
 	if err != nil {

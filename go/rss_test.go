@@ -3,25 +3,14 @@ package ferrotorch_test
 import (
 	"os"
 	"runtime"
-	"strconv"
-	"strings"
 	"testing"
 
 	ft "ferrotorch"
+	"ferrotorch/internal/testutil"
 	"ferrotorch/nn"
 	F "ferrotorch/nn/functional"
 	"ferrotorch/optim"
 )
-
-// rss is the resident set in bytes (/proc/self/statm).
-func rss(t *testing.T) int64 {
-	raw, err := os.ReadFile("/proc/self/statm")
-	if err != nil {
-		t.Skip("no /proc/self/statm")
-	}
-	pages, _ := strconv.ParseInt(strings.Fields(string(raw))[1], 10, 64)
-	return pages * int64(os.Getpagesize())
-}
 
 // An MNIST-sized MLP trained for 2,000 steps on synthetic data holds a
 // flat resident set, with GoTorch's GC per step and without it (Note
@@ -52,15 +41,15 @@ func TestTrainingHoldsAFlatRSS(t *testing.T) {
 				t.Fatal(err)
 			}
 			if step == 100 {
-				base = rss(t)
+				base = testutil.RSS(t)
 			}
 			if step%200 == 0 && os.Getenv("FT_RSS_TRACE") != "" {
 				var ms runtime.MemStats
 				runtime.ReadMemStats(&ms)
-				t.Logf("step %d: %.1f MiB (Go sys %.1f MiB, GCs %d)", step, float64(rss(t))/(1<<20), float64(ms.Sys)/(1<<20), ms.NumGC)
+				t.Logf("step %d: %.1f MiB (Go sys %.1f MiB, GCs %d)", step, float64(testutil.RSS(t))/(1<<20), float64(ms.Sys)/(1<<20), ms.NumGC)
 			}
 			if step > 100 {
-				if r := rss(t); r > peak {
+				if r := testutil.RSS(t); r > peak {
 					peak = r
 				}
 			}

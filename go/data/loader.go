@@ -57,14 +57,8 @@ type Loader struct {
 	keep   []ft.Tensor // what the C loader reads
 }
 
-func call(f func() C.FtStatus) error {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if s := f(); s != 0 {
-		return &ft.Error{Status: ft.Status(s), Message: C.GoString(C.ft_last_error())}
-	}
-	return nil
-}
+// call is ft.CallC for this package's C calls.
+func call(f func() C.FtStatus) error { return ft.CallC(func() int32 { return int32(f()) }) }
 
 // NewLoader makes a loader over ds.
 func NewLoader(ds Dataset, opts ...Option) (*Loader, error) {

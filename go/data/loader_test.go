@@ -2,7 +2,6 @@ package data_test
 
 import (
 	"fmt"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -10,6 +9,7 @@ import (
 
 	ft "ferrotorch"
 	"ferrotorch/data"
+	"ferrotorch/internal/testutil"
 	"ferrotorch/nn"
 	F "ferrotorch/nn/functional"
 	"ferrotorch/optim"
@@ -197,16 +197,6 @@ func TestBadInputIsAnError(t *testing.T) {
 	}
 }
 
-// rss is the resident set in bytes (/proc/self/statm).
-func rss(t *testing.T) int64 {
-	raw, err := os.ReadFile("/proc/self/statm")
-	if err != nil {
-		t.Skip("no /proc/self/statm")
-	}
-	pages, _ := strconv.ParseInt(strings.Fields(string(raw))[1], 10, 64)
-	return pages * int64(os.Getpagesize())
-}
-
 // 2,000 training steps through Scan, with no GC of the loop's own, hold a
 // flat resident set: within 20% of its size after step 100 (Scan
 // collects each step's intermediates, GoTorch's contract).
@@ -241,9 +231,9 @@ func TestStepsThroughScanHoldAFlatRSS(t *testing.T) {
 			}
 			step++
 			if step == 100 {
-				base = rss(t)
+				base = testutil.RSS(t)
 			} else if step > 100 {
-				if r := rss(t); r > peak {
+				if r := testutil.RSS(t); r > peak {
 					peak = r
 				}
 			}

@@ -23,14 +23,8 @@ type ScriptModule struct {
 	p *C.FtScriptModule
 }
 
-func call(f func() C.FtStatus) error {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if s := f(); s != 0 {
-		return &ft.Error{Status: ft.Status(s), Message: C.GoString(C.ft_last_error())}
-	}
-	return nil
-}
+// call is ft.CallC for this package's C calls.
+func call(f func() C.FtStatus) error { return ft.CallC(func() int32 { return int32(f()) }) }
 
 // Load reads a saved program (torch.jit.load).
 func Load(path string) (*ScriptModule, error) {
