@@ -8,13 +8,13 @@
 //! caller sums broadcast dimensions away). Forward values the derivatives
 //! need are recomputed in the backward kernel instead of saved, as
 //! PyTorch's fusers do: the backward reads each input and each output
-//! gradient once and writes each input gradient once. Each formula is
-//! PyTorch's (`derivatives.yaml`): `relu` is zero where `y <= 0` (a NaN
-//! result passes its gradient), `maximum` splits ties in half, `pow` is
-//! zero where the exponent is zero, a select sends the gradient to the
-//! branch taken.
+//! gradient once and writes each input gradient once. Each op's formula
+//! is its pointwise row's (Note [Pointwise rows] in ferrotorch-core), the
+//! one eager autograd evaluates, spliced in; a select sends the gradient
+//! to the branch taken.
 
-use crate::expr::{Binary, Cmp, Expr, Op, Reg, Unary};
+use crate::expr::{Binary, Expr, Op, Reg, Unary};
+use ferrotorch_core::rows::{self, Reads};
 
 /// Adds gradient contributions, creating each sum once.
 struct Adj {
@@ -119,76 +119,29 @@ pub fn backward(e: &Expr) -> Expr {
     b
 }
 
-/// `g · f'(x)` for `y = f(x)` (`x` in register `a`, `y` in `y`); `None`
-/// where the derivative is zero (rounding).
+/// `g · f'(x)` for `y = f(x)` (`x` in register `a`, `y` in `y`): the op's
+/// pointwise row, spliced in (Note [Pointwise rows]); `None` where the
+/// derivative is zero (rounding).
 fn unary_grad(e: &mut Expr, f: Unary, a: Reg, y: Reg, g: Reg) -> Option<Reg> {
-    use Binary::{Add, Div, Mul, Sub};
+    let Some(row) = rows::unary(f.name()) else {
+        return gelu_grad(e, f, a, g);
+    };
+    let saved = match row.reads {
+        Reads::Input => a,
+        Reads::Result => y,
+        Reads::Nothing => g,
+    };
+    let d = row.grad()?;
+    d.splice(&[g, saved], |op| e.push(op))[0]
+}
+
+/// The GELUs' derivatives, written here until they are rows with the
+/// other activations (their values are primitives of the generator,
+/// not compositions of others).
+fn gelu_grad(e: &mut Expr, f: Unary, a: Reg, g: Reg) -> Option<Reg> {
+    use Binary::{Add, Mul, Sub};
     let k = |e: &mut Expr, v: f64| e.constant(v);
     Some(match f {
-        Unary::Neg => e.unary(Unary::Neg, g),
-        Unary::Abs => {
-            // g · sgn(x)
-            let zero = k(e, 0.0);
-            let one = k(e, 1.0);
-            let minus = k(e, -1.0);
-            let neg = e.select(Cmp::Lt, a, zero, minus, zero);
-            let s = e.select(Cmp::Gt, a, zero, one, neg);
-            e.binary(Mul, g, s)
-        }
-        Unary::Relu => {
-            let zero = k(e, 0.0);
-            // threshold_backward: 0 where y <= 0, so a NaN result passes g
-            e.select(Cmp::Le, y, zero, zero, g)
-        }
-        Unary::Sigmoid => {
-            let one = k(e, 1.0);
-            let om = e.binary(Sub, one, y);
-            let d = e.binary(Mul, y, om);
-            e.binary(Mul, g, d)
-        }
-        Unary::Tanh => {
-            let one = k(e, 1.0);
-            let yy = e.binary(Mul, y, y);
-            let d = e.binary(Sub, one, yy);
-            e.binary(Mul, g, d)
-        }
-        Unary::Exp => e.binary(Mul, g, y),
-        Unary::Expm1 => {
-            let one = k(e, 1.0);
-            let d = e.binary(Add, y, one);
-            e.binary(Mul, g, d)
-        }
-        Unary::Log => e.binary(Div, g, a),
-        Unary::Log1p => {
-            let one = k(e, 1.0);
-            let d = e.binary(Add, a, one);
-            e.binary(Div, g, d)
-        }
-        Unary::Sqrt => {
-            let two = k(e, 2.0);
-            let d = e.binary(Mul, two, y);
-            e.binary(Div, g, d)
-        }
-        Unary::Rsqrt => {
-            let h = k(e, -0.5);
-            let y2 = e.binary(Mul, y, y);
-            let y3 = e.binary(Mul, y2, y);
-            let d = e.binary(Mul, h, y3);
-            e.binary(Mul, g, d)
-        }
-        Unary::Reciprocal => {
-            let y2 = e.binary(Mul, y, y);
-            let d = e.unary(Unary::Neg, y2);
-            e.binary(Mul, g, d)
-        }
-        Unary::Erf => {
-            let c = k(e, std::f64::consts::FRAC_2_SQRT_PI);
-            let x2 = e.binary(Mul, a, a);
-            let nx2 = e.unary(Unary::Neg, x2);
-            let ex = e.unary(Unary::Exp, nx2);
-            let d = e.binary(Mul, c, ex);
-            e.binary(Mul, g, d)
-        }
         Unary::Gelu => {
             // Φ(x) + x·φ(x)
             let r2 = k(e, std::f64::consts::FRAC_1_SQRT_2);
@@ -233,21 +186,12 @@ fn unary_grad(e: &mut Expr, f: Unary, a: Reg, y: Reg, g: Reg) -> Option<Reg> {
             let d = e.binary(Add, left_d, right_d);
             e.binary(Mul, g, d)
         }
-        Unary::Sin => {
-            let c = e.unary(Unary::Cos, a);
-            e.binary(Mul, g, c)
-        }
-        Unary::Cos => {
-            let s = e.unary(Unary::Sin, a);
-            let ns = e.unary(Unary::Neg, s);
-            e.binary(Mul, g, ns)
-        }
-        Unary::Floor | Unary::Ceil | Unary::Trunc | Unary::Round => return None,
+        _ => unreachable!("every primitive but the GELUs has a row"),
     })
 }
 
 /// The gradients of `y = f(a, c)` for both operands (skipped where an
-/// operand carries none).
+/// operand carries none): the op's pointwise row, spliced in.
 fn binary_grad(
     e: &mut Expr,
     f: Binary,
@@ -257,59 +201,7 @@ fn binary_grad(
     g: Reg,
     needs: &[bool],
 ) -> (Option<Reg>, Option<Reg>) {
-    use Binary::{Div, Mul, Sub};
-    let (na, nc) = (needs[a], needs[c]);
-    match f {
-        Binary::Add => (Some(g), Some(g)),
-        Binary::Sub => (Some(g), nc.then(|| e.unary(Unary::Neg, g))),
-        Binary::Mul => (
-            na.then(|| e.binary(Mul, g, c)),
-            nc.then(|| e.binary(Mul, g, a)),
-        ),
-        Binary::Div => {
-            let ga = na.then(|| e.binary(Div, g, c));
-            let gc = nc.then(|| {
-                // -g (a / c) / c, as eager and torch: c² first underflows
-                // (0/0 at c = 1e-30 in f32) or overflows
-                let q = e.binary(Div, a, c);
-                let q = e.binary(Div, q, c);
-                let t = e.binary(Mul, g, q);
-                e.unary(Unary::Neg, t)
-            });
-            (ga, gc)
-        }
-        Binary::Max | Binary::Min => {
-            // the larger (smaller) side takes g, ties half each
-            let zero = e.constant(0.0);
-            let half = e.constant(0.5);
-            let hg = e.binary(Mul, g, half);
-            let loses = if f == Binary::Max { Cmp::Lt } else { Cmp::Gt };
-            let side = |e: &mut Expr, p: Reg, q: Reg| {
-                let tie = e.select(Cmp::Eq, p, q, hg, g);
-                e.select(loses, p, q, zero, tie)
-            };
-            (na.then(|| side(e, a, c)), nc.then(|| side(e, c, a)))
-        }
-        Binary::Pow => {
-            let zero = e.constant(0.0);
-            let ga = na.then(|| {
-                // g·c·a^(c-1), zero where c == 0
-                let one = e.constant(1.0);
-                let cm = e.binary(Sub, c, one);
-                let p = e.binary(Binary::Pow, a, cm);
-                let d = e.binary(Mul, c, p);
-                let t = e.binary(Mul, g, d);
-                e.select(Cmp::Eq, c, zero, zero, t)
-            });
-            let gc = nc.then(|| {
-                // g·a^c·ln a, zero where a == 0 and c >= 0
-                let l = e.unary(Unary::Log, a);
-                let d = e.binary(Mul, y, l);
-                let t = e.binary(Mul, g, d);
-                let keep = e.select(Cmp::Ge, c, zero, zero, t);
-                e.select(Cmp::Eq, a, zero, keep, t)
-            });
-            (ga, gc)
-        }
-    }
+    let d = rows::binary_prim(f).grad(1.0, [needs[a], needs[c]]);
+    let out = d.splice(&[g, a, c, y], |op| e.push(op));
+    (out[0], out[1])
 }

@@ -6,6 +6,7 @@
 //! | tensor (c10 `TensorImpl`) | [`tensor`], [`dtype`], [`scalar`], [`device`] |
 //! | native ops (ATen) | [`native`] — methods on [`Tensor`] |
 //! | dispatcher (c10 dispatcher) | [`dispatch`] |
+//! | pointwise rows (`derivatives.yaml`, one value and derivative per op) | [`rows`] |
 //! | autograd (`torch.autograd`) | [`autograd`] |
 //!
 //! Users depend on the `ferrotorch` facade crate rather than on this one.
@@ -29,6 +30,7 @@ pub mod library;
 pub mod multiprocessing;
 pub mod native;
 pub mod profiler;
+pub mod rows;
 pub mod scalar;
 pub mod storage;
 pub mod tensor;

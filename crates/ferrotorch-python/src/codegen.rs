@@ -146,6 +146,13 @@ pub fn _jit_scalar_wasm<'py>(
     Ok(PyBytes::new(py, &bytes))
 }
 
+/// The names of the one-argument functions a scalar expression's
+/// `("unary", name, a)` takes (the code generator's primitives).
+#[pyfunction]
+pub fn _jit_scalar_unary_names() -> Vec<&'static str> {
+    Unary::names().collect()
+}
+
 /// `torch._C._jit_set_texpr_fuser_enabled`: native fusion kernels on/off.
 #[pyfunction]
 pub fn _jit_set_texpr_fuser_enabled(on: bool) {

@@ -126,6 +126,7 @@ fn _C(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(codegen::_jit_texpr_fuser_enabled, m)?)?;
     m.add_function(wrap_pyfunction!(codegen::_fusion_set_logging, m)?)?;
     m.add_function(wrap_pyfunction!(codegen::_fusion_stats, m)?)?;
+    m.add_function(wrap_pyfunction!(codegen::_jit_scalar_unary_names, m)?)?;
     m.add_function(wrap_pyfunction!(jit::_jit_enter_module, m)?)?;
     m.add_function(wrap_pyfunction!(jit::_jit_exit_module, m)?)?;
     jit_graph::register(m)?;

@@ -7,6 +7,7 @@ use crate::ir::{Graph, Node, NodeKind, ValueId, ValueType};
 use ferrotorch_codegen::expr::{Binary, Cmp, Op, Reg, Unary};
 use ferrotorch_codegen::Expr;
 use ferrotorch_core::dispatch::IValue;
+use ferrotorch_core::rows as pw;
 use ferrotorch_core::DType;
 use std::collections::HashMap;
 
@@ -415,11 +416,21 @@ fn op(e: &mut Expr, name: &str, a: &[Val], float: bool) -> Result<Val, String> {
 
 /// One op of the body computing a number.
 fn value_op(e: &mut Expr, name: &str, a: &[Val], float: bool) -> Result<Reg, String> {
-    // one-argument ops by name (`round.decimals` has two: not these)
-    let simple = (a.len() == 1).then(|| Unary::from_name(name)).flatten();
-    if let Some(f) = simple {
-        let x = reg(e, &a[0])?;
-        return Ok(e.unary(f, x));
+    // ops with a pointwise row: its value, spliced in (Note [Pointwise
+    // rows]); `round.decimals` has two arguments, `pow` by a number and
+    // add/sub with an alpha take the forms below
+    if a.len() == 1 {
+        if let Some(v) = pw::unary(name).and_then(|r| r.value()) {
+            let x = reg(e, &a[0])?;
+            return one_output(v.splice(&[x], |op| e.push(op)), name);
+        }
+    }
+    if a.len() == 2 && name != "pow" {
+        if let Some(f) = pw::binary(name).and_then(|r| r.prim) {
+            let x = reg(e, &a[0])?;
+            let y = reg(e, &a[1])?;
+            return Ok(e.binary(f, x, y));
+        }
     }
     let x = reg(e, &a[0])?;
     Ok(match name {
@@ -442,10 +453,6 @@ fn value_op(e: &mut Expr, name: &str, a: &[Val], float: bool) -> Result<Reg, Str
             };
             e.binary(f, x, y)
         }
-        "mul" => {
-            let y = reg(e, &a[1])?;
-            e.binary(Binary::Mul, x, y)
-        }
         "div" => {
             if matches!(a.get(2), Some(Val::Const(c)) if !matches!(c, IValue::None)) {
                 return Err("div with a rounding mode".into());
@@ -453,20 +460,7 @@ fn value_op(e: &mut Expr, name: &str, a: &[Val], float: bool) -> Result<Reg, Str
             let y = reg(e, &a[1])?;
             e.binary(Binary::Div, x, y)
         }
-        "maximum" | "minimum" => {
-            let y = reg(e, &a[1])?;
-            let f = if name == "maximum" {
-                Binary::Max
-            } else {
-                Binary::Min
-            };
-            e.binary(f, x, y)
-        }
         "square" => e.binary(Binary::Mul, x, x),
-        "silu" => {
-            let s = e.unary(Unary::Sigmoid, x);
-            e.binary(Binary::Mul, x, s)
-        }
         "gelu" => match &a[1] {
             Val::Const(IValue::Str(s)) if s == "tanh" => e.unary(Unary::GeluTanh, x),
             Val::Const(IValue::Str(s)) if s == "none" => e.unary(Unary::Gelu, x),
@@ -534,4 +528,12 @@ fn value_op(e: &mut Expr, name: &str, a: &[Val], float: bool) -> Result<Reg, Str
         }
         other => return Err(format!("aten::{other} has no native code")),
     })
+}
+
+/// The one register a row's recorded value gives.
+fn one_output(out: Vec<Option<Reg>>, name: &str) -> Result<Reg, String> {
+    out.first()
+        .copied()
+        .flatten()
+        .ok_or_else(|| format!("aten::{name}: its row's value has no output"))
 }

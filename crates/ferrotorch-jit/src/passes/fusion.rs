@@ -5,47 +5,27 @@
 use super::{has_inplace, pure};
 use crate::fuser::rows::{row_op, Arg};
 use crate::ir::{Graph, Node, NodeKind, ValueId, ValueType};
+use ferrotorch_codegen::expr::Binary;
 use ferrotorch_core::dispatch::IValue;
+use ferrotorch_core::rows;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-/// Ops computed element by element from broadcast inputs.
+/// Elementwise ops without a pointwise row the lowering still compiles:
+/// those of parameters (`gelu`'s approximation, `clamp`'s bounds,
+/// `softplus`'s beta), compositions written in the lowering, compares
+/// and `where`. The rest fuse because their row has a value (Note
+/// [Pointwise rows]).
 const ELEMENTWISE: &[&str] = &[
-    "add",
-    "sub",
-    "mul",
-    "div",
-    "neg",
-    "abs",
-    "relu",
-    "sigmoid",
-    "tanh",
-    "exp",
-    "log",
-    "sqrt",
-    "rsqrt",
     "gelu",
-    "silu",
-    "pow",
-    "maximum",
-    "minimum",
     "clamp",
-    "reciprocal",
-    "sin",
-    "cos",
     "leaky_relu",
     "hardtanh",
     "square",
-    "erf",
-    "log1p",
-    "expm1",
     "softplus",
     "mish",
     "clamp_min",
     "clamp_max",
-    "floor",
-    "ceil",
-    "trunc",
     "gt",
     "lt",
     "ge",
@@ -55,15 +35,28 @@ const ELEMENTWISE: &[&str] = &[
     "where",
 ];
 
-/// The elementwise ops computed by polynomials (not arithmetic).
-const TRANSCENDENTAL: &[&str] = &[
-    "sigmoid", "tanh", "exp", "log", "gelu", "silu", "erf", "log1p", "expm1", "softplus", "mish",
-    "sin", "cos", "pow",
-];
+/// Of [`ELEMENTWISE`], those computed by polynomials (not arithmetic).
+const TRANSCENDENTAL: &[&str] = &["gelu", "softplus", "mish"];
+
+/// Whether op `name` is computed element by element from broadcast
+/// inputs: it has a pointwise row with a value, or is one of
+/// [`ELEMENTWISE`].
+fn elementwise_op(name: &str) -> bool {
+    rows::unary(name).is_some_and(|r| r.value().is_some())
+        || rows::binary(name).is_some_and(|r| r.prim.is_some())
+        || ELEMENTWISE.contains(&name)
+}
+
+/// Whether elementwise op `name` needs a polynomial or host function.
+fn transcendental_op(name: &str) -> bool {
+    rows::unary(name).is_some_and(|r| r.transcendental())
+        || rows::binary(name).is_some_and(|r| r.prim == Some(Binary::Pow))
+        || TRANSCENDENTAL.contains(&name)
+}
 
 fn is_elementwise(n: &Node) -> bool {
     matches!(&n.kind, NodeKind::Op(e)
-        if pure(e) && n.outputs.len() == 1 && ELEMENTWISE.contains(&e.schema.name.as_str()))
+        if pure(e) && n.outputs.len() == 1 && elementwise_op(e.schema.name.as_str()))
 }
 
 /// Group each run of two or more consecutive elementwise ops (constants
@@ -145,9 +138,10 @@ fn row_tail(
     // transcendental there costs more than the eager kernels' wide loops
     // save (layer_norm(gelu(x)) ran 5x slower fused): such a run is
     // fused without the reduction (Note [Blocked kernels])
-    if run.iter().any(
-        |n| matches!(&n.kind, NodeKind::Op(e) if TRANSCENDENTAL.contains(&e.schema.name.as_str())),
-    ) {
+    if run
+        .iter()
+        .any(|n| matches!(&n.kind, NodeKind::Op(e) if transcendental_op(&e.schema.name)))
+    {
         return false;
     }
     let defined: HashSet<ValueId> = run.iter().flat_map(|n| n.outputs.clone()).collect();

@@ -4,10 +4,12 @@
 //! records the formula, so the common ones run as one elementwise kernel
 //! over `g` and the saved tensor instead, as ATen's `tanh_backward` and
 //! `sigmoid_backward` do: on small tensors that halves the formula's cost
-//! (it is allocation-bound). Formulas of the result (`exp`, `tanh`,
-//! `sigmoid`) are plain arithmetic and fuse at any size; `sin`/`cos` use
-//! the scalar `cos`/`sin`, slower per element than the vectorised kernels,
-//! so they fuse only below `TRANSCENDENTAL_MAX` elements. `elu` (and so
+//! (it is allocation-bound). The loop is the row's own formula
+//! instantiated for `f32`/`f64` (Note [Pointwise rows]); the row's
+//! `Fuse` says when: formulas of the result (`exp`, `tanh`, `sigmoid`)
+//! are plain arithmetic and fuse at any size; `sin`/`cos` use the scalar
+//! `cos`/`sin`, slower per element than the vectorised kernels, so they
+//! fuse only up to `FUSE_SMALL_MAX` elements. `elu` (and so
 //! selu/celu) fuses at any size with the same operations, in the same
 //! order and precision, as its composed formula. `relu`'s threshold
 //! backward is one select pass instead of a comparison tensor and a
@@ -17,19 +19,9 @@
 use crate::autograd::mode::is_grad_enabled;
 use crate::error::Result;
 use crate::native::iter::{empty_like_layout, map_binary};
+use crate::rows::{Fuse, UnaryRow, FUSE_SMALL_MAX};
 use crate::tensor::Tensor;
 use crate::DType;
-
-const TRANSCENDENTAL_MAX: usize = 4096;
-
-macro_rules! fused {
-    ($g:expr, $t:expr, $out:expr, |$a:ident, $v:ident| $body:expr) => {
-        match $g.dtype() {
-            DType::F32 => map_binary::<f32, f32, f32>($g, $t, $out, |$a: f32, $v: f32| $body),
-            _ => map_binary::<f64, f64, f64>($g, $t, $out, |$a: f64, $v: f64| $body),
-        }
-    };
-}
 
 /// The output of a fused formula over `g` and the saved tensor `t`, or
 /// `None` when they cannot fuse (Note [Fused pointwise backward]).
@@ -45,27 +37,21 @@ fn output(g: &Tensor, t: &Tensor) -> Result<Option<Tensor>> {
     empty_like_layout(g.shape(), dt, Some(g)).map(Some)
 }
 
-/// The fused gradient of unary `op`, or `None` when it takes the composed
-/// formula (Note [Fused pointwise backward]).
-pub(crate) fn unary(op: &str, g: &Tensor, x: &Tensor, y: &Tensor) -> Result<Option<Tensor>> {
-    let t = match op {
-        "sin" | "cos" if g.numel() <= TRANSCENDENTAL_MAX => x,
-        "exp" | "tanh" | "sigmoid" | "relu" => y,
-        _ => return Ok(None),
+/// The fused gradient of a unary row, or `None` when it takes the tensor
+/// formula (Note [Fused pointwise backward]); `t` is the saved tensor.
+pub(crate) fn unary(row: &UnaryRow, g: &Tensor, t: &Tensor) -> Result<Option<Tensor>> {
+    match row.fuse {
+        Fuse::Never => return Ok(None),
+        Fuse::Small if g.numel() > FUSE_SMALL_MAX => return Ok(None),
+        _ => {}
+    }
+    let Some(f) = row.fused(g.dtype()) else {
+        return Ok(None);
     };
     let Some(out) = output(g, t)? else {
         return Ok(None);
     };
-    match op {
-        "sin" => fused!(g, t, &out, |a, v| a * v.cos()),
-        "cos" => fused!(g, t, &out, |a, v| -(a * v.sin())),
-        "exp" => fused!(g, t, &out, |a, v| a * v),
-        // threshold_backward: a select, so NaN results pass `a` and an
-        // infinite `a` where `v <= 0` gives 0
-        "relu" => fused!(g, t, &out, |a, v| if v <= 0.0 { 0.0 } else { a }),
-        "tanh" => fused!(g, t, &out, |a, v| a * (1.0 - v * v)),
-        _ => fused!(g, t, &out, |a, v| a * (v * (1.0 - v))),
-    }
+    f(g, t, &out);
     Ok(Some(out))
 }
 

@@ -1,4 +1,6 @@
-//! Elementwise derivatives. `g` is the output gradient, `x` the input,
+//! Elementwise derivatives: the recording of the ops with a pointwise
+//! row (Note [Pointwise rows]), and the eager-only formulas of the ops
+//! outside the rows' algebra. `g` is the output gradient, `x` the input,
 //! `y` the result; for binary ops `a`, `b` are the operands (`b` may be a
 //! number).
 
@@ -8,23 +10,10 @@ use crate::autograd::node::Save;
 use crate::autograd::{needs_grad, record1, Ctx};
 use crate::error::Result;
 use crate::native::binary::Operand;
+use crate::rows::{BinaryIn, BinaryRow, Reads, TVal, UnaryRow, When};
 use crate::scalar::Scalar;
 use crate::tensor::Tensor;
-use std::f64::consts::{LN_10, LN_2, PI};
-
-/// What a derivative formula reads besides the output gradient: the
-/// saved tensor, as PyTorch's `derivatives.yaml` says per op (`self` or
-/// `result`). Saving only that keeps harmless in-place updates of the
-/// others from failing the version check.
-#[derive(Clone, Copy, PartialEq)]
-enum Reads {
-    /// Nothing: the formula is a function of `g` alone.
-    Nothing,
-    /// The op's input `x`.
-    Input,
-    /// The op's result `y`.
-    Result,
-}
+use std::f64::consts::PI;
 
 /// `f(x) - h(x)/x` (the derivative of `J₁` and `I₁` from `J₀`/`I₀` and
 /// themselves), `at_zero` where `x` is 0.
@@ -43,51 +32,18 @@ fn over_x_at_zero(
 /// A unary formula: the input gradient from `g` and the tensor it reads.
 type UnaryFormula = fn(&Tensor, &Tensor) -> Result<Tensor>;
 
-/// The derivative of each unary op of `native::unary` and
-/// `native::unary_exact`, one entry per op (the `derivatives.yaml` of this
-/// crate): what it reads and the formula of `g` and that tensor (`x` for
+/// The derivative of each unary op of `native::unary`,
+/// `native::unary_exact` and `native::special_ops` without a pointwise row
+/// (their formulas need functions outside the rows' algebra), one entry
+/// per op: what it reads and the formula of `g` and that tensor (`x` for
 /// [`Reads::Input`], `y` for [`Reads::Result`]).
 fn unary_derivative(op: &str) -> Option<(Reads, UnaryFormula)> {
-    use Reads::{Input, Nothing, Result as Res};
+    use Reads::{Input, Result as Res};
     Some(match op {
-        "neg" => (Nothing, |g, _| g.neg()),
-        "abs" => (Input, |g, x| g.mul(x.sign()?)),
-        "sign" | "floor" | "ceil" | "round" | "trunc" => (Nothing, |g, _| g.zeros_like()),
-        "exp" => (Res, |g, y| g.mul(y)),
-        "exp2" => (Res, |g, y| g.mul(y)?.mul(LN_2)),
-        "expm1" => (Res, |g, y| g.mul(y.add(1.0)?)),
-        "log" => (Input, |g, x| g.div(x)),
-        "log2" => (Input, |g, x| g.div(x.mul(LN_2)?)),
-        "log10" => (Input, |g, x| g.div(x.mul(LN_10)?)),
-        "log1p" => (Input, |g, x| g.div(x.add(1.0)?)),
-        "sqrt" => (Res, |g, y| g.div(y.mul(2.0)?)),
-        "rsqrt" => (Res, |g, y| g.mul(y.pow(3.0)?)?.mul(-0.5)),
-        "reciprocal" => (Res, |g, y| g.mul(y.mul(y)?)?.neg()),
-        "sin" => (Input, |g, x| g.mul(x.cos()?)),
-        "cos" => (Input, |g, x| g.mul(x.sin()?)?.neg()),
-        "tan" => (Res, |g, y| g.mul(y.mul(y)?.add(1.0)?)),
-        "asin" => (Input, |g, x| g.mul(x.mul(x)?.neg()?.add(1.0)?.rsqrt()?)),
-        "acos" => (Input, |g, x| {
-            g.mul(x.mul(x)?.neg()?.add(1.0)?.rsqrt()?)?.neg()
-        }),
-        "atan" => (Input, |g, x| g.div(x.mul(x)?.add(1.0)?)),
         "sinh" => (Input, |g, x| g.mul(x.cosh()?)),
         "cosh" => (Input, |g, x| g.mul(x.sinh()?)),
-        "tanh" => (Res, |g, y| g.mul(y.mul(y)?.neg()?.add(1.0)?)),
-        "asinh" => (Input, |g, x| g.mul(x.mul(x)?.add(1.0)?.rsqrt()?)),
-        "acosh" => (Input, |g, x| g.mul(x.mul(x)?.sub(1.0)?.rsqrt()?)),
-        "atanh" => (Input, |g, x| g.div(x.mul(x)?.neg()?.add(1.0)?)),
-        "sigmoid" => (Res, |g, y| g.mul(y.mul(y.neg()?.add(1.0)?)?)),
-        "erf" => (Input, |g, x| {
-            g.mul(x.mul(x)?.neg()?.exp()?.mul(2.0 / PI.sqrt())?)
-        }),
-        "erfc" => (Input, |g, x| {
-            g.mul(x.mul(x)?.neg()?.exp()?.mul(-2.0 / PI.sqrt())?)
-        }),
-        "erfinv" => (Res, |g, y| g.mul(y.mul(y)?.exp()?.mul(PI.sqrt() / 2.0)?)),
         "lgamma" => (Input, |g, x| g.mul(x.digamma()?)),
         "digamma" => (Input, |g, x| g.mul(x.polygamma(1)?)),
-        "frac" => (Nothing, |g, _| Ok(g.clone())),
         // torch.special (native::special_ops), as FunctionsManual.cpp
         "i0" => (Input, |g, x| g.mul(x.special_i1()?)),
         "special_i0e" => (Input, |g, x| {
@@ -174,29 +130,32 @@ fn unary_derivative(op: &str) -> Option<(Reads, UnaryFormula)> {
                     .sub(&k1.div(x)?)?,
             )
         }),
-        // torch's threshold_backward: 0 where `y <= 0`, else `g` (so a NaN
-        // result passes its gradient), and a select, not a product with a
-        // mask, so an infinite gradient where the mask is off gives 0
-        "relu" => (Res, |g, y| crate::native::where_(&y.le(0.0)?, 0.0, g)),
-        "silu" => (Input, |g, x| {
-            let s = x.sigmoid()?;
-            g.mul(s.mul(x.mul(s.neg()?.add(1.0)?)?.add(1.0)?)?)
-        }),
         _ => return None,
     })
 }
 
-/// Record a unary op (`exp`, `sin`, ...) with its entry in
-/// [`unary_derivative`].
+/// A unary op's derivative: its row, or an eager-only formula.
+#[derive(Clone, Copy)]
+enum UnaryD {
+    Row(&'static UnaryRow),
+    Eager(UnaryFormula),
+}
+
+/// Record a unary op (`exp`, `sin`, ...) with its row (Note [Pointwise
+/// rows]) or its entry in [`unary_derivative`].
 pub(crate) fn unary(op: &'static str, x: &Tensor, y: Tensor) -> Result<Tensor> {
     if !needs_grad(&[x]) {
         return Ok(y);
     }
-    let Some((reads, formula)) = unary_derivative(op) else {
-        crate::bail!(
-            NotImplemented,
-            "the derivative for '{op}' is not implemented."
-        );
+    let (reads, d) = match crate::rows::unary(op) {
+        Some(row) => (row.reads, UnaryD::Row(row)),
+        None => match unary_derivative(op) {
+            Some((reads, f)) => (reads, UnaryD::Eager(f)),
+            None => crate::bail!(
+                NotImplemented,
+                "the derivative for '{op}' is not implemented."
+            ),
+        },
     };
     let saves = match reads {
         Reads::Nothing => smallvec::smallvec![],
@@ -210,14 +169,12 @@ pub(crate) fn unary(op: &'static str, x: &Tensor, y: Tensor) -> Result<Tensor> {
         } else {
             c.saved(0)
         };
-        let fused = if reads == Reads::Nothing {
-            None
-        } else {
-            super::fused::unary(op, g, s, s)?
-        };
-        let dx = match fused {
-            Some(d) => d,
-            None => formula(g, s)?,
+        let dx = match d {
+            UnaryD::Row(row) => match super::fused::unary(row, g, s)? {
+                Some(d) => d,
+                None => row.grad_tensor(g, s)?,
+            },
+            UnaryD::Eager(f) => f(g, s)?,
         };
         Ok(smallvec::smallvec![Some(dx)])
     })
@@ -237,19 +194,6 @@ fn rhs(c: &Ctx, b: &B, idx: usize) -> Operand {
     }
 }
 
-/// When a binary formula reads an operand.
-#[derive(Clone, Copy, PartialEq)]
-enum When {
-    /// Never: nothing is saved for it.
-    Never,
-    /// Always.
-    Always,
-    /// Only for the other operand's gradient (`a · b` reads `b` for `a`'s
-    /// gradient alone): saved only when that gradient is wanted, as
-    /// PyTorch's generated code does, so `y * 2.0` saves nothing.
-    ForOther,
-}
-
 /// What a binary formula reads: each operand, and whether the result.
 #[derive(Clone, Copy)]
 struct BinaryReads {
@@ -263,66 +207,12 @@ struct BinaryReads {
 /// the formula does not read is `g` in its place.
 type BinaryFormula = fn(&Ctx, &Tensor, Operand, &Tensor, f64) -> Result<GradVec>;
 
-/// The derivative of each binary op of `native::binary`, one entry per op
-/// (the `derivatives.yaml` of this crate): what it reads, and its formula.
+/// The derivative of each binary op of `native::binary` without a
+/// pointwise row, one entry per op: what it reads, and its formula.
 fn binary_derivative(op: &str) -> Option<(BinaryReads, BinaryFormula)> {
-    use When::{Always, ForOther, Never};
+    use When::Always;
     let reads = |a, b, result| BinaryReads { a, b, result };
     Some(match op {
-        "add" | "sub" => (reads(Never, Never, false), |c, _, _, _, alpha| {
-            let g = c.grad();
-            Ok(smallvec::smallvec![
-                Some(g.clone()),
-                want(c, 1, || g.mul(alpha))?
-            ])
-        }),
-        "mul" => (reads(ForOther, ForOther, false), |c, a, b, _, _| {
-            let g = c.grad();
-            Ok(smallvec::smallvec![
-                want(c, 0, || g.mul(b.clone()))?,
-                want(c, 1, || g.mul(a))?
-            ])
-        }),
-        "div" => (reads(ForOther, Always, false), |c, a, b, _, _| {
-            let g = c.grad();
-            Ok(smallvec::smallvec![
-                want(c, 0, || g.div(b.clone()))?,
-                want(c, 1, || {
-                    // -g (a / b) / b, as torch: b² first underflows (0/0 at
-                    // b = 1e-30 in f32) or overflows
-                    let bb = b.to_tensor(g.dtype())?;
-                    g.mul(&a.div(&bb)?.div(&bb)?)?.neg()
-                })?,
-            ])
-        }),
-        "pow" => (reads(Always, Always, true), |c, a, b, y, _| {
-            let g = c.grad();
-            Ok(smallvec::smallvec![
-                want(c, 0, || {
-                    // g · b · a^(b-1), selected to 0 where b == 0 (so 0^0
-                    // and an infinite g have gradient 0). A number b keeps
-                    // pow's number form for a^(b-1) (b = 1.5 takes sqrt).
-                    match &b {
-                        Operand::Scalar(e) if e.to_f64() == 0.0 => g.zeros_like(),
-                        Operand::Scalar(e) => {
-                            let e = e.to_f64();
-                            g.mul(a.pow(Scalar::Float(e - 1.0))?.mul(e)?)
-                        }
-                        Operand::Tensor(bb) => {
-                            let d = bb.mul(a.pow(bb.sub(1.0)?)?)?;
-                            crate::native::where_(&bb.eq(0.0)?, 0.0, &g.mul(&d)?)
-                        }
-                    }
-                })?,
-                want(c, 1, || {
-                    // g · y · ln a, selected to 0 where a == 0 and b >= 0
-                    let bb = b.to_tensor(a.dtype())?;
-                    let d = y.mul(a.log()?)?;
-                    let zero = a.eq(0.0)?.logical_and(&bb.ge(0.0)?)?;
-                    crate::native::where_(&zero, 0.0, &g.mul(&d)?)
-                })?,
-            ])
-        }),
         "atan2" => (reads(Always, Always, false), |c, a, b, _, _| {
             let g = c.grad();
             let bb = b.to_tensor(a.dtype())?;
@@ -335,17 +225,11 @@ fn binary_derivative(op: &str) -> Option<(BinaryReads, BinaryFormula)> {
                 want(c, 1, || g.mul(&a.neg()?)?.mul(&recip))?,
             ])
         }),
-        "maximum" => (reads(Always, Always, false), |c, a, b, _, _| {
-            extremum(c, a, b, true, false)
-        }),
-        "minimum" => (reads(Always, Always, false), |c, a, b, _, _| {
-            extremum(c, a, b, false, false)
-        }),
         "fmax" => (reads(Always, Always, false), |c, a, b, _, _| {
-            extremum(c, a, b, true, true)
+            fextremum(c, a, b, true)
         }),
         "fmin" => (reads(Always, Always, false), |c, a, b, _, _| {
-            extremum(c, a, b, false, true)
+            fextremum(c, a, b, false)
         }),
         "remainder" => (reads(Always, Always, false), |c, a, b, _, _| {
             let g = c.grad();
@@ -397,41 +281,58 @@ fn binary_derivative(op: &str) -> Option<(BinaryReads, BinaryFormula)> {
     })
 }
 
-/// maximum/minimum (`fnan`: fmax/fmin): the larger (smaller) operand takes
-/// the gradient; ties split it. maximum/minimum mask out only the operand
-/// that lost (torch's `masked_fill_(self < other, 0)`), so where either is
-/// NaN both take the gradient; fmax/fmin give it to the number (to the
-/// first operand when both are NaN).
-fn extremum(c: &Ctx, a: &Tensor, b: Operand, max: bool, fnan: bool) -> Result<GradVec> {
+/// fmax/fmin: the larger (smaller) operand takes the gradient; ties
+/// split it; a NaN operand loses to a number, and with both NaN the first
+/// takes it (torch's `self >= other | other.isnan()`).
+fn fextremum(c: &Ctx, a: &Tensor, b: Operand, max: bool) -> Result<GradVec> {
     use crate::native::pointwise::where_;
     let g = c.grad();
     let bb = b.to_tensor(a.dtype())?;
     let tie = a.eq(&bb)?;
     let half = g.mul(0.5)?;
-    if !fnan {
-        let (a_lost, b_lost) = if max {
-            (a.lt(&bb)?, a.gt(&bb)?)
-        } else {
-            (a.gt(&bb)?, a.lt(&bb)?)
-        };
-        let share = where_(&tie, &half, g)?;
-        let ga = where_(&a_lost, 0.0, &share)?;
-        return Ok(smallvec::smallvec![
-            Some(ga),
-            want(c, 1, || where_(&b_lost, 0.0, &share))?
-        ]);
-    }
     let pick_a = if max { a.gt(&bb)? } else { a.lt(&bb)? };
-    // fmax/fmin: a NaN operand loses to a number; with both NaN the first
-    // takes it (torch's `self >= other | other.isnan()`)
     let pick_a = pick_a.logical_or(&bb.isnan()?)?;
     let ga = where_(&tie, &half, where_(&pick_a, g, 0.0)?)?;
     let gb = where_(&tie, &half, g.sub(&ga)?)?;
     Ok(smallvec::smallvec![Some(ga), want(c, 1, || Ok(gb))?])
 }
 
+/// A binary op's derivative: its row, or an eager-only formula.
+#[derive(Clone, Copy)]
+enum BinaryD {
+    Row(&'static BinaryRow),
+    Eager(BinaryFormula),
+}
+
+/// The gradients of a binary row's formula with tensor ops.
+fn binary_row(
+    row: &BinaryRow,
+    c: &Ctx,
+    a: &Tensor,
+    b: Operand,
+    y: &Tensor,
+    alpha: f64,
+) -> Result<GradVec> {
+    let g = c.grad();
+    let b = match b {
+        Operand::Tensor(t) => TVal::T(t),
+        Operand::Scalar(s) => TVal::C(s.to_f64()),
+    };
+    let [ga, gb] = row.grad_tensor(BinaryIn {
+        g: g.into(),
+        a: a.into(),
+        b,
+        y: y.into(),
+        alpha,
+        need: [c.needs_input_grad(0), c.needs_input_grad(1)],
+    });
+    let out = |v: Option<TVal>| v.map(|v| v.tensor_shaped(g, g.shape())).transpose();
+    Ok(smallvec::smallvec![out(ga)?, out(gb)?])
+}
+
 /// Record a binary op `y = op(a, b)` (`alpha` scales `b` for add/sub)
-/// with its entry in [`binary_derivative`].
+/// with its row (Note [Pointwise rows]) or its entry in
+/// [`binary_derivative`].
 pub(crate) fn binary(
     op: &'static str,
     a: &Tensor,
@@ -450,18 +351,28 @@ pub(crate) fn binary(
     if !needs_grad(inputs) {
         return Ok(y);
     }
-    let Some((reads, formula)) = binary_derivative(op) else {
-        crate::bail!(
-            NotImplemented,
-            "the derivative for '{op}' is not implemented."
-        );
+    let (reads, d) = match crate::rows::binary(op) {
+        Some(row) => (
+            BinaryReads {
+                a: row.reads_a,
+                b: row.reads_b,
+                result: row.reads_result,
+            },
+            BinaryD::Row(row),
+        ),
+        None => match binary_derivative(op) {
+            Some((reads, f)) => (reads, BinaryD::Eager(f)),
+            None => crate::bail!(
+                NotImplemented,
+                "the derivative for '{op}' is not implemented."
+            ),
+        },
     };
     let overload = if op == "pow" && inputs.len() == 2 {
         1
     } else {
         0
     };
-    let alpha = if op == "sub" { -alpha } else { alpha };
     // Saved: a, then b when it is a tensor, then the result, each only
     // when the formula reads it (saving more would fail harmless in-place
     // updates).
@@ -503,7 +414,10 @@ pub(crate) fn binary(
             } else {
                 a
             };
-            let mut r = formula(c, a, b, y, alpha)?;
+            let mut r = match d {
+                BinaryD::Row(row) => binary_row(row, c, a, b, y, alpha)?,
+                BinaryD::Eager(f) => f(c, a, b, y, alpha)?,
+            };
             r.truncate(c.needs.len());
             Ok(r)
         },

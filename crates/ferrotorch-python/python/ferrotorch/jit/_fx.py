@@ -10,9 +10,8 @@ import operator
 
 from .. import _C
 
-_UNARY_NAMES = {"neg", "abs", "relu", "sigmoid", "tanh", "exp", "expm1", "log", "log1p",
-                "sqrt", "rsqrt", "reciprocal", "erf", "sin", "cos", "floor", "ceil", "trunc",
-                "round"}
+# the code generator's one-argument primitives, named as torch's functions
+_UNARY_NAMES = frozenset(_C._jit_scalar_unary_names())
 _UNARY = {operator.neg: "neg", operator.abs: "abs", builtins.abs: "abs", math.fabs: "abs",
           math.sin: "sin", math.cos: "cos", math.exp: "exp", math.expm1: "expm1",
           math.log: "log", math.log1p: "log1p", math.sqrt: "sqrt", math.tanh: "tanh",

@@ -1,0 +1,172 @@
+//! The value algebra a pointwise row is written in (Note [Pointwise
+//! rows]): numbers, tensors and recorded expressions all implement it, so
+//! one formula serves the fused scalar loop, eager autograd and the code
+//! generator.
+
+use super::prim::{binary_ref, unary_ref, Binary, Cmp, Unary};
+use std::ops::{Add, Div, Mul, Neg, Sub};
+
+/// A value a pointwise formula computes with: the arithmetic operators,
+/// the primitives of [`Unary`] and [`Binary`], constants and selects.
+/// Formulas are generic over it (`fn d<V: Pw>(g: V, y: V) -> V`).
+pub trait Pw:
+    Clone
+    + Add<Output = Self>
+    + Sub<Output = Self>
+    + Mul<Output = Self>
+    + Div<Output = Self>
+    + Neg<Output = Self>
+{
+    /// The constant `v` in this value's setting (its dtype, its
+    /// expression).
+    fn k(&self, v: f64) -> Self;
+    /// `f(self)`.
+    fn un(self, f: Unary) -> Self;
+    /// `f(self, o)`.
+    fn bin(self, f: Binary, o: Self) -> Self;
+    /// `if a cmp b { then } else { other }`.
+    fn select(cmp: Cmp, a: Self, b: Self, then: Self, other: Self) -> Self;
+
+    /// `sgn(self)`: -1, 0 or 1 (0 at NaN). Tensors take `torch.sign`.
+    fn sign(self) -> Self {
+        let zero = self.k(0.0);
+        let neg = Self::select(
+            Cmp::Lt,
+            self.clone(),
+            zero.clone(),
+            self.k(-1.0),
+            zero.clone(),
+        );
+        Self::select(Cmp::Gt, self.clone(), zero, self.k(1.0), neg)
+    }
+}
+
+/// Shorthands for the primitives (`x.exp()` for `x.un(Unary::Exp)`).
+pub trait PwExt: Pw {
+    /// `e^x`
+    fn exp(self) -> Self {
+        self.un(Unary::Exp)
+    }
+    /// `sin x`
+    fn sin(self) -> Self {
+        self.un(Unary::Sin)
+    }
+    /// `cos x`
+    fn cos(self) -> Self {
+        self.un(Unary::Cos)
+    }
+    /// `1 / √x`
+    fn rsqrt(self) -> Self {
+        self.un(Unary::Rsqrt)
+    }
+    /// `ln x`
+    fn log(self) -> Self {
+        self.un(Unary::Log)
+    }
+    /// `1 / (1 + e^-x)`
+    fn sigmoid(self) -> Self {
+        self.un(Unary::Sigmoid)
+    }
+    /// `a ** b`
+    fn pow(self, b: Self) -> Self {
+        self.bin(Binary::Pow, b)
+    }
+}
+
+impl<V: Pw> PwExt for V {}
+
+macro_rules! float_pw {
+    ($t:ty) => {
+        impl Pw for $t {
+            #[inline(always)]
+            fn k(&self, v: f64) -> $t {
+                v as $t
+            }
+            #[inline(always)]
+            fn un(self, f: Unary) -> $t {
+                match f {
+                    Unary::Neg => -self,
+                    Unary::Abs => self.abs(),
+                    Unary::Exp => self.exp(),
+                    Unary::Sin => self.sin(),
+                    Unary::Cos => self.cos(),
+                    Unary::Log => self.ln(),
+                    Unary::Sqrt => self.sqrt(),
+                    Unary::Rsqrt => 1.0 / self.sqrt(),
+                    Unary::Reciprocal => 1.0 / self,
+                    Unary::Sigmoid => 1.0 / (1.0 + (-self).exp()),
+                    Unary::Tanh => self.tanh(),
+                    f => unary_ref(f, self as f64) as $t,
+                }
+            }
+            #[inline(always)]
+            fn bin(self, f: Binary, o: $t) -> $t {
+                match f {
+                    Binary::Add => self + o,
+                    Binary::Sub => self - o,
+                    Binary::Mul => self * o,
+                    Binary::Div => self / o,
+                    Binary::Pow => self.powf(o),
+                    f => binary_ref(f, self as f64, o as f64) as $t,
+                }
+            }
+            #[inline(always)]
+            fn select(cmp: Cmp, a: $t, b: $t, then: $t, other: $t) -> $t {
+                let holds = match cmp {
+                    Cmp::Lt => a < b,
+                    Cmp::Le => a <= b,
+                    Cmp::Gt => a > b,
+                    Cmp::Ge => a >= b,
+                    Cmp::Eq => a == b,
+                    Cmp::Ne => a != b,
+                };
+                if holds {
+                    then
+                } else {
+                    other
+                }
+            }
+        }
+    };
+}
+
+float_pw!(f32);
+float_pw!(f64);
+
+/// The four arithmetic operators and negation of a [`Pw`] type, through
+/// its `bin`/`un`.
+macro_rules! pw_operators {
+    ($t:ty) => {
+        impl std::ops::Add for $t {
+            type Output = $t;
+            fn add(self, o: $t) -> $t {
+                $crate::rows::Pw::bin(self, $crate::rows::prim::Binary::Add, o)
+            }
+        }
+        impl std::ops::Sub for $t {
+            type Output = $t;
+            fn sub(self, o: $t) -> $t {
+                $crate::rows::Pw::bin(self, $crate::rows::prim::Binary::Sub, o)
+            }
+        }
+        impl std::ops::Mul for $t {
+            type Output = $t;
+            fn mul(self, o: $t) -> $t {
+                $crate::rows::Pw::bin(self, $crate::rows::prim::Binary::Mul, o)
+            }
+        }
+        impl std::ops::Div for $t {
+            type Output = $t;
+            fn div(self, o: $t) -> $t {
+                $crate::rows::Pw::bin(self, $crate::rows::prim::Binary::Div, o)
+            }
+        }
+        impl std::ops::Neg for $t {
+            type Output = $t;
+            fn neg(self) -> $t {
+                $crate::rows::Pw::un(self, $crate::rows::prim::Unary::Neg)
+            }
+        }
+    };
+}
+pub(crate) use pw_operators;
