@@ -156,25 +156,7 @@ impl Expr {
             if !live[i] {
                 continue;
             }
-            let m = |r: Reg| new_ix[r];
-            let op = match *op {
-                Op::Unary(f, a) => Op::Unary(f, m(a)),
-                Op::Binary(f, a, b) => Op::Binary(f, m(a), m(b)),
-                Op::Select {
-                    cmp,
-                    a,
-                    b,
-                    then,
-                    other,
-                } => Op::Select {
-                    cmp,
-                    a: m(a),
-                    b: m(b),
-                    then: m(then),
-                    other: m(other),
-                },
-                other => other,
-            };
+            let op = op.map_regs(|r| new_ix[r]);
             new_ix[i] = ops.len();
             ops.push(op);
         }
