@@ -13,13 +13,14 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 @contextlib.contextmanager
-def release_package():
-    """A PYTHONPATH holding the package sources with the release
-    ``target/release/lib_C.so`` as its extension."""
-    ext = os.path.join(ROOT, "target", "release", "lib_C.so")
+def release_package(root=ROOT, ext=None):
+    """A PYTHONPATH holding the package sources of checkout ``root`` (this
+    one by default) with ``ext`` (its release ``target/release/lib_C.so``
+    by default) as its extension."""
+    ext = ext or os.path.join(root, "target", "release", "lib_C.so")
     with tempfile.TemporaryDirectory() as tmp:
         pkg = os.path.join(tmp, "ferrotorch")
-        shutil.copytree(os.path.join(ROOT, "crates", "ferrotorch-python", "python", "ferrotorch"),
+        shutil.copytree(os.path.join(root, "crates", "ferrotorch-python", "python", "ferrotorch"),
                         pkg, ignore=shutil.ignore_patterns("_C*.so", "__pycache__"))
         shutil.copy(ext, os.path.join(pkg, "_C.so"))
         yield tmp

@@ -120,11 +120,13 @@ pub fn backward(e: &Expr) -> Expr {
 }
 
 /// `g · f'(x)` for `y = f(x)` (`x` in register `a`, `y` in `y`): the op's
-/// pointwise row, spliced in (Note [Pointwise rows]); `None` where the
-/// derivative is zero (rounding).
+/// pointwise row (the GELUs' activation row), spliced in (Note [Pointwise
+/// rows]); `None` where the derivative is zero (rounding).
 fn unary_grad(e: &mut Expr, f: Unary, a: Reg, y: Reg, g: Reg) -> Option<Reg> {
     let Some(row) = rows::unary(f.name()) else {
-        return gelu_grad(e, f, a, g);
+        // the GELUs: primitives whose rows are activation rows
+        let (row, p) = rows::act_of_prim(f)?;
+        return row.grad(&p).splice(&[g, a], |op| e.push(op))[0];
     };
     let saved = match row.reads {
         Reads::Input => a,
@@ -133,61 +135,6 @@ fn unary_grad(e: &mut Expr, f: Unary, a: Reg, y: Reg, g: Reg) -> Option<Reg> {
     };
     let d = row.grad()?;
     d.splice(&[g, saved], |op| e.push(op))[0]
-}
-
-/// The GELUs' derivatives, written here until they are rows with the
-/// other activations (their values are primitives of the generator,
-/// not compositions of others).
-fn gelu_grad(e: &mut Expr, f: Unary, a: Reg, g: Reg) -> Option<Reg> {
-    use Binary::{Add, Mul, Sub};
-    let k = |e: &mut Expr, v: f64| e.constant(v);
-    Some(match f {
-        Unary::Gelu => {
-            // Φ(x) + x·φ(x)
-            let r2 = k(e, std::f64::consts::FRAC_1_SQRT_2);
-            let xs = e.binary(Mul, a, r2);
-            let erf = e.unary(Unary::Erf, xs);
-            let one = k(e, 1.0);
-            let half = k(e, 0.5);
-            let ep = e.binary(Add, erf, one);
-            let cdf = e.binary(Mul, half, ep);
-            let x2 = e.binary(Mul, a, a);
-            let mh = k(e, -0.5);
-            let ex = e.binary(Mul, x2, mh);
-            let ex = e.unary(Unary::Exp, ex);
-            let c = k(e, 1.0 / (2.0 * std::f64::consts::PI).sqrt());
-            let pdf = e.binary(Mul, ex, c);
-            let xp = e.binary(Mul, a, pdf);
-            let d = e.binary(Add, cdf, xp);
-            e.binary(Mul, g, d)
-        }
-        Unary::GeluTanh => {
-            let kk = k(e, (2.0 / std::f64::consts::PI).sqrt());
-            let c = k(e, 0.044715);
-            let c3 = k(e, 3.0 * 0.044715);
-            let one = k(e, 1.0);
-            let half = k(e, 0.5);
-            let x2 = e.binary(Mul, a, a);
-            let x3 = e.binary(Mul, x2, a);
-            let cx3 = e.binary(Mul, c, x3);
-            let inner = e.binary(Add, a, cx3);
-            let inner = e.binary(Mul, kk, inner);
-            let t = e.unary(Unary::Tanh, inner);
-            let left = e.binary(Mul, half, a);
-            let right = e.binary(Add, one, t);
-            let left_d = e.binary(Mul, half, right);
-            let tt = e.binary(Mul, t, t);
-            let tanh_d = e.binary(Sub, one, tt);
-            let c3x2 = e.binary(Mul, c3, x2);
-            let id = e.binary(Add, one, c3x2);
-            let inner_d = e.binary(Mul, kk, id);
-            let rd = e.binary(Mul, left, tanh_d);
-            let right_d = e.binary(Mul, rd, inner_d);
-            let d = e.binary(Add, left_d, right_d);
-            e.binary(Mul, g, d)
-        }
-        _ => unreachable!("every primitive but the GELUs has a row"),
-    })
 }
 
 /// The gradients of `y = f(a, c)` for both operands (skipped where an

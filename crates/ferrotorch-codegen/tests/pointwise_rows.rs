@@ -176,3 +176,161 @@ fn compiled_backward_is_the_rows_formula() {
         );
     }
 }
+
+/// Each activation row's parameter sets: its defaults and one other.
+fn act_params(row: &rows::ActRow) -> Vec<Vec<f64>> {
+    let other = match row.name {
+        "leaky_relu" => vec![0.2],
+        "hardtanh" => vec![-0.5, 2.0],
+        "softplus" => vec![2.0, 3.0],
+        "elu" => vec![0.7, 1.3, 0.6],
+        "celu" => vec![0.5],
+        "gelu" => vec![1.0],
+        _ => return vec![row.with_defaults(&[])],
+    };
+    vec![row.with_defaults(&[]), other]
+}
+
+/// Points away from the activations' branch points.
+const ACT_POINTS: [f64; 8] = [-4.1, -2.3, -0.7, -0.2, 0.3, 0.8, 1.7, 4.4];
+
+#[test]
+fn activation_row_derivatives_match_central_differences_of_their_values() {
+    for row in rows::act_rows() {
+        for p in act_params(row) {
+            let (value, d) = (row.value(&p), row.grad(&p));
+            for x in ACT_POINTS {
+                let f = |x: f64| eval1(&value, &[x])[0].unwrap();
+                let h = 1e-6;
+                let numeric = (f(x + h) - f(x - h)) / (2.0 * h);
+                let analytic = eval1(&d, &[1.0, x])[0].unwrap();
+                assert!(
+                    close(analytic, numeric, 1e-5),
+                    "{}{p:?}'({x}): row {analytic}, numerical {numeric}",
+                    row.name
+                );
+            }
+        }
+    }
+    // the GELUs are primitives whose rows are activation rows
+    for f in [Unary::Gelu, Unary::GeluTanh] {
+        let (row, p) = rows::act_of_prim(f).unwrap();
+        assert!(row
+            .value(&p)
+            .ops
+            .contains(&ferrotorch_codegen::expr::Op::Unary(f, 0)));
+    }
+}
+
+#[test]
+fn activation_rows_read_eagerly_give_the_recorded_numbers() {
+    let _g = ferrotorch_core::autograd::no_grad();
+    for row in rows::act_rows() {
+        for p in act_params(row) {
+            let (value, d) = (row.value(&p), row.grad(&p));
+            let xs: Vec<f64> = ACT_POINTS.to_vec();
+            let gs: Vec<f64> = xs.iter().map(|x| 0.5 - x).collect();
+            let x = Tensor::from_vec(xs.clone(), &[xs.len()]).unwrap();
+            let g = Tensor::from_vec(gs.clone(), &[xs.len()]).unwrap();
+            // float64: the fused loop (or tensor ops) against the record
+            let y = row.forward(&x, &p).unwrap().to_vec_f64().unwrap();
+            let dx = row.backward(&g, &x, &p).unwrap().to_vec_f64().unwrap();
+            // float32 (a loop or tensor ops, as the row's Fuse says)
+            let x32 = x.to_dtype(ferrotorch_core::DType::F32).unwrap();
+            let g32 = g.to_dtype(ferrotorch_core::DType::F32).unwrap();
+            let y32 = row.forward(&x32, &p).unwrap().to_vec_f64().unwrap();
+            let dx32 = row.backward(&g32, &x32, &p).unwrap().to_vec_f64().unwrap();
+            for k in 0..xs.len() {
+                let rv = eval1(&value, &[xs[k]])[0].unwrap();
+                let rd = eval1(&d, &[gs[k], xs[k]])[0].unwrap();
+                let at = format!("{}{p:?} at {}", row.name, xs[k]);
+                assert!(close(y[k], rv, 1e-12), "{at}: value {} vs {rv}", y[k]);
+                assert!(close(dx[k], rd, 1e-12), "{at}: grad {} vs {rd}", dx[k]);
+                assert!(
+                    close(y32[k], rv, 1e-5),
+                    "{at}: f32 value {} vs {rv}",
+                    y32[k]
+                );
+                assert!(
+                    close(dx32[k], rd, 1e-5),
+                    "{at}: f32 grad {} vs {rd}",
+                    dx32[k]
+                );
+            }
+        }
+    }
+}
+
+/// The branch points, infinities and NaN.
+const ACT_EDGES: [f64; 15] = [
+    f64::NAN,
+    f64::NEG_INFINITY,
+    -100.0,
+    -6.0,
+    -3.0,
+    -1.0,
+    -0.0,
+    0.0,
+    1.0,
+    2.0,
+    3.0,
+    6.0,
+    30.0,
+    100.0,
+    f64::INFINITY,
+];
+
+#[test]
+fn compiled_backward_of_an_activation_is_its_rows_formula_at_the_edges() {
+    // the chain rule over the row's value (what a compiled kernel
+    // computes) gives the row's derivative (PyTorch's formula), at the
+    // branch points, the infinities and NaN too (Note [Activation rows])
+    for row in rows::act_rows() {
+        for p in act_params(row) {
+            let v = row.value(&p);
+            let mut e = Expr::new(1);
+            let x = e.input(0);
+            let y = v.splice(&[x], |op| e.push(op))[0].unwrap();
+            e.outputs.push(y);
+            let b = grad::backward(&e);
+            let d = row.grad(&p);
+            for x0 in ACT_EDGES {
+                let compiled = b.eval(&[x0, 1.0])[0];
+                let formula = eval1(&d, &[1.0, x0])[0].unwrap();
+                let same = (compiled.is_nan() && formula.is_nan())
+                    || compiled == formula
+                    || close(compiled, formula, 1e-12);
+                assert!(
+                    same,
+                    "{}{p:?}'({x0}): compiled {compiled}, row {formula}",
+                    row.name
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn the_gelu_backward_kernels_compute_the_gelu_row() {
+    // eager float32 GELU backward runs a vectorised kernel of its own
+    // (Note [Kernels, not closures, for long formulas]); it is the row's
+    use ferrotorch_kernels::math::{gelu_backward, gelu_tanh_backward};
+    let row = rows::act("gelu").unwrap();
+    for (p, kernel) in [
+        (0.0, gelu_backward as fn(f32, f32) -> f32),
+        (1.0, gelu_tanh_backward),
+    ] {
+        let d = row.grad(&[p]);
+        for k in -80..=80 {
+            let x = k as f64 / 10.0;
+            let want = eval1(&d, &[0.75, x])[0].unwrap();
+            let got = kernel(0.75, x as f32) as f64;
+            // float32 against float64: `1 - t²` near |t| = 1 cancels to a
+            // few float32 ulps of 1 in the tails
+            assert!(
+                (got - want).abs() <= 4e-6 + 1e-5 * want.abs(),
+                "gelu{p}'({x}): kernel {got}, row {want}"
+            );
+        }
+    }
+}

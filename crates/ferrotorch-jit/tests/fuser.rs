@@ -338,9 +338,33 @@ fn rust_neg_abs_and_where_are_traced() -> Result<()> {
         .count();
     assert_eq!(consts, 0, "{}", m.graph());
     let text = m.graph().to_string();
-    for op in ["aten::neg", "aten::abs", "aten::where", "aten::gt"] {
+    for op in [
+        "aten::neg",
+        "aten::abs",
+        "aten::leaky_relu",
+        "aten::softplus",
+    ] {
         assert!(text.contains(op), "{op} missing:\n{text}");
     }
+    // leaky_relu is one op now (as PyTorch's trace shows it): `where`
+    // and `gt` called from Rust are traced too
+    let pick = |t: &[Tensor]| -> Result<Vec<Tensor>> {
+        Ok(vec![ferrotorch_core::native::where_(
+            &t[0].gt(0.0)?,
+            &t[0],
+            &t[1],
+        )?])
+    };
+    let w = trace(pick, &[x.clone(), y.clone()])?;
+    let wt = w.graph().to_string();
+    for op in ["aten::where", "aten::gt"] {
+        assert!(wt.contains(op), "{op} missing:\n{wt}");
+    }
+    close(
+        &w.forward(&[y.clone(), x.clone()])?[0],
+        &pick(&[y.clone(), x.clone()])?[0],
+        0.0,
+    )?;
     // and the trace follows new inputs
     let (x2, y2) = (x.mul(2.0)?, y.add(1.0)?);
     close(

@@ -67,6 +67,22 @@ pub trait PwExt: Pw {
     fn sigmoid(self) -> Self {
         self.un(Unary::Sigmoid)
     }
+    /// `tanh x`
+    fn tanh(self) -> Self {
+        self.un(Unary::Tanh)
+    }
+    /// `erf x`
+    fn erf(self) -> Self {
+        self.un(Unary::Erf)
+    }
+    /// `ln(1 + x)`
+    fn log1p(self) -> Self {
+        self.un(Unary::Log1p)
+    }
+    /// `e^x - 1`
+    fn expm1(self) -> Self {
+        self.un(Unary::Expm1)
+    }
     /// `a ** b`
     fn pow(self, b: Self) -> Self {
         self.bin(Binary::Pow, b)
@@ -76,7 +92,7 @@ pub trait PwExt: Pw {
 impl<V: Pw> PwExt for V {}
 
 macro_rules! float_pw {
-    ($t:ty) => {
+    ($t:ty, $exp:path) => {
         impl Pw for $t {
             #[inline(always)]
             fn k(&self, v: f64) -> $t {
@@ -87,7 +103,7 @@ macro_rules! float_pw {
                 match f {
                     Unary::Neg => -self,
                     Unary::Abs => self.abs(),
-                    Unary::Exp => self.exp(),
+                    Unary::Exp => $exp(self),
                     Unary::Sin => self.sin(),
                     Unary::Cos => self.cos(),
                     Unary::Log => self.ln(),
@@ -130,8 +146,10 @@ macro_rules! float_pw {
     };
 }
 
-float_pw!(f32);
-float_pw!(f64);
+// float32's `exp` is the kernels' (about 1 ulp, subnormals kept), which
+// the tensor `exp` computes too, so a fused loop gives the tensor ops' numbers
+float_pw!(f32, ferrotorch_kernels::math::exp);
+float_pw!(f64, f64::exp);
 
 /// The four arithmetic operators and negation of a [`Pw`] type, through
 /// its `bin`/`un`.

@@ -19,12 +19,17 @@
 //!   code (`ferrotorch_jit`'s `value_op`) are row lookups, and an op
 //!   fuses when its row has a value.
 //!
-//! So adding or fixing a pointwise op is one row ([`unary`] or
-//! [`binary`]'s table) plus its fixture line, and eager and compiled
+//! Activations with parameters (`leaky_relu`, `softplus`, `gelu`, `elu`
+//! ...) are rows of [`act`] (Note [Activation rows]); eager code also runs
+//! their values as one elementwise loop.
+//!
+//! So adding or fixing a pointwise op is one row ([`unary`], [`binary`]
+//! or [`act`]'s table) plus its fixture line, and eager and compiled
 //! derivatives agree by construction. Ops outside the algebra (the
 //! Bessel functions, `fmax`, `remainder`) keep eager-only formulas in
 //! `autograd::derivatives::pointwise`.
 
+mod act;
 mod algebra;
 mod binary;
 pub mod prim;
@@ -32,6 +37,7 @@ mod sym;
 mod tensor;
 mod unary;
 
+pub use act::{act, act_of_prim, act_rows, ActRow, Param};
 pub use algebra::{Pw, PwExt};
 pub use binary::{binary, binary_prim, binary_rows, BinaryIn, BinaryRow, When};
 pub use sym::{record, Recorded, SymV};

@@ -279,32 +279,6 @@ fn pow_const(e: &mut Expr, x: Reg, p: f64) -> Reg {
     }
 }
 
-/// `log1p(exp(βx))/β`, or `x` where `βx > threshold` (`F.softplus`).
-/// The smooth branch reads `βx` only where it is taken (0 elsewhere): its
-/// unused `exp` would overflow for large `x` (+inf, or past 88 in f32),
-/// and the backward's `0 · inf` would make the gradient NaN where
-/// PyTorch's is `g`.
-fn softplus(e: &mut Expr, x: Reg, beta: f64, threshold: f64) -> Reg {
-    let bx = if beta == 1.0 {
-        x
-    } else {
-        let b = e.constant(beta);
-        e.binary(Binary::Mul, x, b)
-    };
-    let t = e.constant(threshold);
-    let zero = e.constant(0.0);
-    let bx_smooth = e.select(Cmp::Gt, bx, t, zero, bx);
-    let ex = e.unary(Unary::Exp, bx_smooth);
-    let l = e.unary(Unary::Log1p, ex);
-    let soft = if beta == 1.0 {
-        l
-    } else {
-        let b = e.constant(beta);
-        e.binary(Binary::Div, l, b)
-    };
-    e.select(Cmp::Gt, bx, t, x, soft)
-}
-
 /// `clamp(x, lo, hi)` for number bounds, as selects whose only path from
 /// `x` to the result is strictly inside the bounds: the backward of the
 /// expression is then PyTorch's (the gradient passes where `lo < x < hi`,
@@ -425,6 +399,11 @@ fn value_op(e: &mut Expr, name: &str, a: &[Val], float: bool) -> Result<Reg, Str
             return one_output(v.splice(&[x], |op| e.push(op)), name);
         }
     }
+    if let Some(row) = pw::act(name) {
+        let p = act_params(row, &a[1..])?;
+        let x = reg(e, &a[0])?;
+        return one_output(row.value(&p).splice(&[x], |op| e.push(op)), name);
+    }
     if a.len() == 2 && name != "pow" {
         if let Some(f) = pw::binary(name).and_then(|r| r.prim) {
             let x = reg(e, &a[0])?;
@@ -461,11 +440,6 @@ fn value_op(e: &mut Expr, name: &str, a: &[Val], float: bool) -> Result<Reg, Str
             e.binary(Binary::Div, x, y)
         }
         "square" => e.binary(Binary::Mul, x, x),
-        "gelu" => match &a[1] {
-            Val::Const(IValue::Str(s)) if s == "tanh" => e.unary(Unary::GeluTanh, x),
-            Val::Const(IValue::Str(s)) if s == "none" => e.unary(Unary::Gelu, x),
-            _ => return Err("gelu: unknown approximation".into()),
-        },
         "pow" => match constant(&a[1]) {
             Some(p) => pow_const(e, x, p),
             None => {
@@ -487,7 +461,7 @@ fn value_op(e: &mut Expr, name: &str, a: &[Val], float: bool) -> Result<Reg, Str
                 e.binary(Binary::Min, x, hi)
             }
         },
-        "clamp" | "hardtanh" => {
+        "clamp" => {
             // number bounds (absent or constant): torch's strict gradient
             let number = |v: Option<&Val>| match v {
                 None | Some(Val::Const(IValue::None)) => Some(None),
@@ -509,25 +483,31 @@ fn value_op(e: &mut Expr, name: &str, a: &[Val], float: bool) -> Result<Reg, Str
                 _ => clamp(e, x, lo, hi),
             }
         }
-        "leaky_relu" => {
-            let slope = a.get(1).and_then(constant).ok_or("leaky_relu: slope")?;
-            let s = e.constant(slope);
-            let xs = e.binary(Binary::Mul, x, s);
-            let z = e.constant(0.0);
-            e.select(Cmp::Gt, x, z, x, xs)
-        }
-        "softplus" => {
-            let beta = a.get(1).and_then(constant).ok_or("softplus: beta")?;
-            let th = a.get(2).and_then(constant).ok_or("softplus: threshold")?;
-            softplus(e, x, beta, th)
-        }
-        "mish" => {
-            let sp = softplus(e, x, 1.0, 20.0);
-            let t = e.unary(Unary::Tanh, sp);
-            e.binary(Binary::Mul, x, t)
-        }
         other => return Err(format!("aten::{other} has no native code")),
     })
+}
+
+/// An activation row's parameters from the op's arguments after its
+/// input: numbers (or absent: the default), a string choice as its index.
+fn act_params(row: &pw::ActRow, args: &[Val]) -> Result<Vec<f64>, String> {
+    let mut p = Vec::with_capacity(row.params.len());
+    for (i, param) in row.params.iter().enumerate() {
+        let name = param.name();
+        p.push(match (param, args.get(i)) {
+            (_, None | Some(Val::Const(IValue::None))) => param.default(),
+            (pw::Param::Choice(_, options), Some(Val::Const(IValue::Str(s)))) => {
+                match options.iter().position(|o| o == s) {
+                    Some(k) => k as f64,
+                    None => return Err(format!("{}: unknown {name} '{s}'", row.name)),
+                }
+            }
+            (pw::Param::Num(..), Some(v)) => {
+                constant(v).ok_or_else(|| format!("{}: {name} is not a constant", row.name))?
+            }
+            _ => return Err(format!("{}: {name} is not a constant", row.name)),
+        });
+    }
+    Ok(p)
 }
 
 /// The one register a row's recorded value gives.

@@ -12,18 +12,12 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 /// Elementwise ops without a pointwise row the lowering still compiles:
-/// those of parameters (`gelu`'s approximation, `clamp`'s bounds,
-/// `softplus`'s beta), compositions written in the lowering, compares
-/// and `where`. The rest fuse because their row has a value (Note
-/// [Pointwise rows]).
+/// `clamp`'s (tensor or number bounds), compositions written in the
+/// lowering, compares and `where`. The rest fuse because their row has a
+/// value (Note [Pointwise rows]).
 const ELEMENTWISE: &[&str] = &[
-    "gelu",
     "clamp",
-    "leaky_relu",
-    "hardtanh",
     "square",
-    "softplus",
-    "mish",
     "clamp_min",
     "clamp_max",
     "gt",
@@ -35,15 +29,13 @@ const ELEMENTWISE: &[&str] = &[
     "where",
 ];
 
-/// Of [`ELEMENTWISE`], those computed by polynomials (not arithmetic).
-const TRANSCENDENTAL: &[&str] = &["gelu", "softplus", "mish"];
-
 /// Whether op `name` is computed element by element from broadcast
-/// inputs: it has a pointwise row with a value, or is one of
-/// [`ELEMENTWISE`].
+/// inputs: it has a pointwise or activation row with a value, or is one
+/// of [`ELEMENTWISE`].
 fn elementwise_op(name: &str) -> bool {
     rows::unary(name).is_some_and(|r| r.value().is_some())
         || rows::binary(name).is_some_and(|r| r.prim.is_some())
+        || rows::act(name).is_some()
         || ELEMENTWISE.contains(&name)
 }
 
@@ -51,7 +43,7 @@ fn elementwise_op(name: &str) -> bool {
 fn transcendental_op(name: &str) -> bool {
     rows::unary(name).is_some_and(|r| r.transcendental())
         || rows::binary(name).is_some_and(|r| r.prim == Some(Binary::Pow))
-        || TRANSCENDENTAL.contains(&name)
+        || rows::act(name).is_some_and(|r| r.transcendental())
 }
 
 fn is_elementwise(n: &Node) -> bool {

@@ -1,16 +1,15 @@
-//! Activations whose gradient is PyTorch's `*_backward` kernel formula
-//! rather than the derivative of their composition.
+//! Pointwise losses whose gradient is PyTorch's `*_backward` kernel
+//! formula rather than the derivative of their composition (the
+//! activations' are their rows in core, Note [Activation rows]).
 //!
 //! # Note [Activation backward formulas]
-//! A composed activation differentiates term by term: `mish`'s
-//! `x · tanh(softplus(x))` gives `g·tanh(..) + g·x·(..)`, so an infinite
-//! output gradient makes `inf - inf` = NaN where PyTorch gives ±inf, and a
-//! select inside the composition (softplus's branches) sends a NaN input's
-//! gradient down the branch that is 0 where PyTorch's is NaN. These
-//! activations keep their composed forward (run without recording) and
-//! take the gradient as PyTorch's kernels compute it: one factor `d(x)`,
-//! then `g · d(x)`, with selects where PyTorch selects. The backward is
-//! written with differentiable ops, so double backward works.
+//! A composed formula differentiates term by term, so an infinite output
+//! gradient can make `inf - inf` = NaN where PyTorch gives ±inf, and a
+//! select inside the composition can send a NaN input's gradient down a
+//! branch that is 0 where PyTorch's is NaN. The Huber loss keeps its
+//! composed forward (run without recording) and takes the gradient as
+//! PyTorch's kernel computes it: one factor `d(x)`, then `g · d(x)`. The
+//! backward is written with differentiable ops, so double backward works.
 
 use ferrotorch_core::autograd::function::{apply, Function, FunctionCtx};
 use ferrotorch_core::native::where_;
@@ -59,108 +58,6 @@ pub(super) fn run(
         backward: b,
     };
     Ok(apply(a, std::slice::from_ref(x))?.remove(0))
-}
-
-/// `log(1 + e^(beta x)) / beta`, `x` where `beta x > threshold`.
-fn softplus_forward(x: &Tensor, p: [f64; 2]) -> Result<Tensor> {
-    let (beta, threshold) = (p[0], p[1]);
-    let bx = x.mul(beta)?;
-    // log1p(exp(bx)) without overflow: bx + log1p(exp(-bx)) for bx > 0
-    let pos = bx.clamp_min(0.0)?;
-    let upper = pos.add(&pos.neg()?.exp()?.log1p()?)?;
-    let lower = bx.clamp_max(0.0)?.exp()?.log1p()?;
-    let smooth = where_(&bx.gt(0.0)?, &upper, &lower)?.div(beta)?;
-    where_(&bx.gt(threshold)?, x, &smooth)
-}
-
-/// PyTorch's `softplus_backward`: `g` where `beta x > threshold`, else
-/// `g · z / (z + 1)` with `z = e^(beta x)` (NaN for a NaN input). `exp`
-/// keeps subnormal results where f32 `sigmoid` flushes them to 0, so an
-/// infinite `g` at `beta x = -100` stays infinite, as PyTorch's.
-fn softplus_backward(g: &Tensor, x: &Tensor, p: [f64; 2]) -> Result<Tensor> {
-    let bx = x.mul(p[0])?;
-    let z = bx.exp()?;
-    where_(&bx.gt(p[1])?, g, &g.mul(&z)?.div(&z.add(1.0)?)?)
-}
-
-/// `softplus(x, beta, threshold)` (Note [Activation backward formulas]).
-pub fn softplus(x: &Tensor, beta: f64, threshold: f64) -> Result<Tensor> {
-    run(
-        "SoftplusBackward0",
-        x,
-        [beta, threshold],
-        softplus_forward,
-        softplus_backward,
-    )
-}
-
-/// `-softplus(-x)`.
-fn logsigmoid_forward(x: &Tensor, _: [f64; 2]) -> Result<Tensor> {
-    softplus_forward(&x.neg()?, [1.0, 20.0])?.neg()
-}
-
-/// PyTorch's `log_sigmoid_backward`: with `s = e^-|x| / (1 + e^-|x|)`,
-/// `g · (1 - s)` for `x < 0`, else `g · s`.
-fn logsigmoid_backward(g: &Tensor, x: &Tensor, _: [f64; 2]) -> Result<Tensor> {
-    let z = x.abs()?.neg()?.exp()?;
-    let s = z.div(&z.add(1.0)?)?;
-    let d = where_(&x.lt(0.0)?, &s.neg()?.add(1.0)?, &s)?;
-    g.mul(&d)
-}
-
-/// `log(sigmoid(x))` (Note [Activation backward formulas]).
-pub fn logsigmoid(x: &Tensor) -> Result<Tensor> {
-    run(
-        "LogSigmoidBackward0",
-        x,
-        [0.0; 2],
-        logsigmoid_forward,
-        logsigmoid_backward,
-    )
-}
-
-/// `x · tanh(softplus(x))`.
-fn mish_forward(x: &Tensor, _: [f64; 2]) -> Result<Tensor> {
-    x.mul(&softplus_forward(x, [1.0, 20.0])?.tanh()?)
-}
-
-/// PyTorch's `mish_backward`: `g · (t + x · sigmoid(x) · (1 - t²))`,
-/// `t = tanh(softplus(x))`.
-fn mish_backward(g: &Tensor, x: &Tensor, _: [f64; 2]) -> Result<Tensor> {
-    let t = softplus_forward(x, [1.0, 20.0])?.tanh()?;
-    let d = x
-        .mul(&x.sigmoid()?)?
-        .mul(&t.mul(&t)?.neg()?.add(1.0)?)?
-        .add(&t)?;
-    g.mul(&d)
-}
-
-/// `x · tanh(softplus(x))` (Note [Activation backward formulas]).
-pub fn mish(x: &Tensor) -> Result<Tensor> {
-    run("MishBackward0", x, [0.0; 2], mish_forward, mish_backward)
-}
-
-/// `x · clamp(x + 3, 0, 6) / 6`.
-fn hardswish_forward(x: &Tensor, _: [f64; 2]) -> Result<Tensor> {
-    x.mul(&x.add(3.0)?.clamp(Some(0.0), Some(6.0))?)?.div(6.0)
-}
-
-/// PyTorch's `hardswish_backward` (its vector loop): 0 for `x <= -3`,
-/// `g` for `x >= 3`, else `g · (x/3 + 1/2)` (NaN for a NaN input).
-fn hardswish_backward(g: &Tensor, x: &Tensor, _: [f64; 2]) -> Result<Tensor> {
-    let mid = g.mul(&x.div(3.0)?.add(0.5)?)?;
-    where_(&x.le(-3.0)?, 0.0, &where_(&x.ge(3.0)?, g, &mid)?)
-}
-
-/// `x · relu6(x + 3) / 6` (Note [Activation backward formulas]).
-pub fn hardswish(x: &Tensor) -> Result<Tensor> {
-    run(
-        "HardswishBackward0",
-        x,
-        [0.0; 2],
-        hardswish_forward,
-        hardswish_backward,
-    )
 }
 
 /// The Huber loss of a difference `d`, divided by `scale` (1 for

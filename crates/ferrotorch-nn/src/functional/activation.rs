@@ -1,5 +1,6 @@
-//! Every activation of `torch.nn.functional`, as compositions of native
-//! ops with PyTorch's formulas, parameters and defaults.
+//! Every activation of `torch.nn.functional`, with PyTorch's formulas,
+//! parameters and defaults: the core ops (those of activation rows,
+//! Note [Activation rows]) and compositions of native ops.
 
 use ferrotorch_core::native::where_;
 use ferrotorch_core::{Result, Tensor};
@@ -11,12 +12,12 @@ pub fn relu(input: &Tensor) -> Result<Tensor> {
 
 /// `min(max(x, 0), 6)`.
 pub fn relu6(input: &Tensor) -> Result<Tensor> {
-    hardtanh(input, 0.0, 6.0)
+    input.relu6()
 }
 
 /// `x` for `x > 0`, `negative_slope · x` otherwise (default 0.01).
 pub fn leaky_relu(input: &Tensor, negative_slope: f64) -> Result<Tensor> {
-    where_(&input.gt(0.0)?, input, &input.mul(negative_slope)?)
+    input.leaky_relu(negative_slope)
 }
 
 /// `x` for `x > 0`, `alpha (eˣ - 1)` otherwise (default alpha 1).
@@ -31,12 +32,7 @@ pub fn selu(input: &Tensor) -> Result<Tensor> {
 
 /// `max(0, x) + min(0, alpha (e^(x/alpha) - 1))` (default alpha 1).
 pub fn celu(input: &Tensor, alpha: f64) -> Result<Tensor> {
-    ferrotorch_core::ensure!(
-        alpha != 0.0,
-        Runtime,
-        "ZeroDivisionError: alpha cannot be 0 for CELU"
-    );
-    input.elu(alpha, 1.0, 1.0 / alpha)
+    input.celu(alpha)
 }
 
 /// Gaussian error linear unit; `approximate` is `"none"` or `"tanh"`.
@@ -51,13 +47,13 @@ pub fn silu(input: &Tensor) -> Result<Tensor> {
 
 /// `x · tanh(softplus(x))`, with PyTorch's `mish_backward`.
 pub fn mish(input: &Tensor) -> Result<Tensor> {
-    super::act_backward::mish(input)
+    input.mish()
 }
 
 /// `log(1 + e^(beta x)) / beta`, linear where `beta x > threshold`
 /// (defaults 1 and 20), with PyTorch's `softplus_backward`.
 pub fn softplus(input: &Tensor, beta: f64, threshold: f64) -> Result<Tensor> {
-    super::act_backward::softplus(input, beta, threshold)
+    input.softplus(beta, threshold)
 }
 
 /// `x / (1 + |x|)`.
@@ -66,30 +62,20 @@ pub fn softsign(input: &Tensor) -> Result<Tensor> {
 }
 
 /// `clamp(x, min_val, max_val)` (defaults -1, 1).
+/// `clamp(x, min_val, max_val)` (defaults -1, 1), the gradient 1
+/// strictly inside and 0 at the bounds, as PyTorch's `hardtanh_backward`.
 pub fn hardtanh(input: &Tensor, min_val: f64, max_val: f64) -> Result<Tensor> {
-    ferrotorch_core::ensure!(
-        min_val <= max_val,
-        Value,
-        "hardtanh: min_val ({min_val}) cannot be greater than max_val ({max_val})"
-    );
-    // gradient 1 strictly inside (min, max) and 0 at the bounds, as
-    // PyTorch's hardtanh_backward (clamp passes it at the bounds)
-    let inside = input.gt(min_val)?.logical_and(&input.lt(max_val)?)?;
-    where_(
-        &inside,
-        input,
-        input.clamp(Some(min_val), Some(max_val))?.detach(),
-    )
+    input.hardtanh(min_val, max_val)
 }
 
 /// `x · relu6(x + 3) / 6`, with PyTorch's `hardswish_backward`.
 pub fn hardswish(input: &Tensor) -> Result<Tensor> {
-    super::act_backward::hardswish(input)
+    input.hardswish()
 }
 
 /// `relu6(x + 3) / 6`.
 pub fn hardsigmoid(input: &Tensor) -> Result<Tensor> {
-    relu6(&input.add(3.0)?)?.div(6.0)
+    input.hardsigmoid()
 }
 
 /// `1 / (1 + e⁻ˣ)`.
@@ -105,7 +91,7 @@ pub fn tanh(input: &Tensor) -> Result<Tensor> {
 /// `log(sigmoid(x)) = -softplus(-x)`, stable for large |x|, with
 /// PyTorch's `log_sigmoid_backward`.
 pub fn logsigmoid(input: &Tensor) -> Result<Tensor> {
-    super::act_backward::logsigmoid(input)
+    input.log_sigmoid()
 }
 
 /// Gated linear unit: halves `a`, `b` of `dim`, `a · sigmoid(b)`.

@@ -21,38 +21,16 @@ pub fn register_ops() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         super::loss_ops::register();
-        unary("hardsigmoid(Tensor self) -> Tensor", act::hardsigmoid);
-        unary("hardswish(Tensor self) -> Tensor", act::hardswish);
-        unary("log_sigmoid(Tensor self) -> Tensor", act::logsigmoid);
-        unary("mish(Tensor self) -> Tensor", act::mish);
-        unary("selu(Tensor self) -> Tensor", act::selu);
         unary("softsign(Tensor self) -> Tensor", act::softsign);
-        unary("relu6(Tensor self) -> Tensor", act::relu6);
         let _ = register_op("glu(Tensor self, int dim=-1) -> Tensor", |a: &Args| {
             Ok(act::glu(&a.tensor(0)?, a.int(1)?)?.into())
         });
-        let _ = register_op(
-            "hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor",
-            |a: &Args| Ok(act::hardtanh(&a.tensor(0)?, f(a, 1)?, f(a, 2)?)?.into()),
-        );
         let _ = register_op("prelu(Tensor self, Tensor weight) -> Tensor", |a: &Args| {
             Ok(act::prelu(&a.tensor(0)?, &a.tensor(1)?)?.into())
         });
         let _ = register_op(
             "threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor",
             |a: &Args| Ok(act::threshold(&a.tensor(0)?, f(a, 1)?, f(a, 2)?)?.into()),
-        );
-        let _ = register_op(
-            "softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor",
-            |a: &Args| Ok(act::softplus(&a.tensor(0)?, f(a, 1)?, f(a, 2)?)?.into()),
-        );
-        let _ = register_op(
-            "celu(Tensor self, Scalar alpha=1.0) -> Tensor",
-            |a: &Args| Ok(act::celu(&a.tensor(0)?, f(a, 1)?)?.into()),
-        );
-        let _ = register_op(
-            "leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor",
-            |a: &Args| Ok(act::leaky_relu(&a.tensor(0)?, f(a, 1)?)?.into()),
         );
     });
 }

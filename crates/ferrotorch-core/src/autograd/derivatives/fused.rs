@@ -9,16 +9,15 @@
 //! `Fuse` says when: formulas of the result (`exp`, `tanh`, `sigmoid`)
 //! are plain arithmetic and fuse at any size; `sin`/`cos` use the scalar
 //! `cos`/`sin`, slower per element than the vectorised kernels, so they
-//! fuse only up to `FUSE_SMALL_MAX` elements. `elu` (and so
-//! selu/celu) fuses at any size with the same operations, in the same
-//! order and precision, as its composed formula. `relu`'s threshold
+//! fuse only up to `FUSE_SMALL_MAX` elements. The activations' rows fuse
+//! the same way (Note [Activation rows]). `relu`'s threshold
 //! backward is one select pass instead of a comparison tensor and a
 //! `where`. Same-dtype f32/f64
 //! operands of one shape only; anything else takes the composed formula.
 
 use crate::autograd::mode::is_grad_enabled;
 use crate::error::Result;
-use crate::native::iter::{empty_like_layout, map_binary};
+use crate::native::iter::empty_like_layout;
 use crate::rows::{Fuse, UnaryRow, FUSE_SMALL_MAX};
 use crate::tensor::Tensor;
 use crate::DType;
@@ -52,49 +51,6 @@ pub(crate) fn unary(row: &UnaryRow, g: &Tensor, t: &Tensor) -> Result<Option<Ten
         return Ok(None);
     };
     f(g, t, &out);
-    Ok(Some(out))
-}
-
-/// The fused gradient of `elu(alpha, scale, input_scale)` from its input
-/// `x`: `g·scale` for `x > 0`, else
-/// `g·scale·alpha·input_scale·exp(input_scale·min(x, 0))`, the operations
-/// of the composed formula in `derivatives::nn::elu`.
-pub(crate) fn elu(
-    g: &Tensor,
-    x: &Tensor,
-    alpha: f64,
-    scale: f64,
-    input_scale: f64,
-) -> Result<Option<Tensor>> {
-    let Some(out) = output(g, x)? else {
-        return Ok(None);
-    };
-    // clamp_max(x, 0) with NaN kept
-    fn neg_part<T: PartialOrd + Copy + Default>(x: T) -> T {
-        match x.partial_cmp(&T::default()) {
-            Some(std::cmp::Ordering::Less) | None => x,
-            _ => T::default(),
-        }
-    }
-    let k = scale * alpha * input_scale;
-    if g.dtype() == DType::F32 {
-        let (s, k, i) = (scale as f32, k as f32, input_scale as f32);
-        map_binary::<f32, f32, f32>(g, x, &out, move |g, x| {
-            g * if x > 0.0 {
-                s
-            } else {
-                ferrotorch_kernels::math::exp(neg_part(x) * i) * k
-            }
-        });
-    } else {
-        map_binary::<f64, f64, f64>(g, x, &out, move |g, x| {
-            g * if x > 0.0 {
-                scale
-            } else {
-                (neg_part(x) * input_scale).exp() * k
-            }
-        });
-    }
     Ok(Some(out))
 }
 

@@ -76,7 +76,8 @@ pub(crate) fn log_softmax(x: &Tensor, d: i64, y: Tensor) -> Result<Tensor> {
     )
 }
 
-/// `gelu(approximate)`.
+/// `elu(alpha, scale, input_scale)`: its activation row's derivative
+/// (Note [Activation rows]).
 pub(crate) fn elu(
     x: &Tensor,
     alpha: f64,
@@ -84,37 +85,16 @@ pub(crate) fn elu(
     input_scale: f64,
     y: Tensor,
 ) -> Result<Tensor> {
-    if !needs_grad(&[x]) {
-        return Ok(y);
-    }
-    record1(
-        "EluBackward0",
-        &[x],
-        y,
-        smallvec::smallvec![Save::Tensor(x)],
-        move |c: &Ctx| {
-            // scale for x > 0, else scale·alpha·input_scale·exp(input_scale·x);
-            // exp of the clamped input, so the unused branch never
-            // overflows and its masked gradient (double backward) stays finite
-            let x = c.saved(0);
-            if let Some(gx) = super::fused::elu(c.grad(), x, alpha, scale, input_scale)? {
-                return Ok(smallvec::smallvec![Some(gx)]);
-            }
-            let neg = x
-                .clamp_max(0.0)?
-                .mul(input_scale)?
-                .exp()?
-                .mul(scale * alpha * input_scale)?;
-            let d = crate::native::where_(&x.gt(0.0)?, scale, &neg)?;
-            Ok(smallvec::smallvec![Some(c.grad().mul(&d)?)])
-        },
-    )
+    row("elu").record(x, y, &[alpha, scale, input_scale])
 }
 
+/// `gelu(approximate)`: one vectorised pass for float32
+/// (`super::fused::gelu`), else its activation row's derivative.
 pub(crate) fn gelu(x: &Tensor, tanh: bool, y: Tensor) -> Result<Tensor> {
     if !needs_grad(&[x]) {
         return Ok(y);
     }
+    let p = [if tanh { 1.0 } else { 0.0 }];
     record1(
         "GeluBackward0",
         &[x],
@@ -125,32 +105,19 @@ pub(crate) fn gelu(x: &Tensor, tanh: bool, y: Tensor) -> Result<Tensor> {
             if let Some(gx) = super::fused::gelu(c.grad(), x, tanh)? {
                 return Ok(smallvec::smallvec![Some(gx)]);
             }
-            let d = if tanh {
-                // 0.5(1 + t) + 0.5 x (1 - t²) k (1 + 3·0.044715 x²), t = tanh(k(x + 0.044715 x³))
-                let k = (2.0 / std::f64::consts::PI).sqrt();
-                let x2 = x.mul(x)?;
-                let t = x.add(&x2.mul(x)?.mul(0.044715)?)?.mul(k)?.tanh()?;
-                let dt = x2.mul(3.0 * 0.044715)?.add(1.0)?.mul(k)?;
-                t.add(1.0)?
-                    .mul(0.5)?
-                    .add(&x.mul(&t.mul(&t)?.neg()?.add(1.0)?)?.mul(&dt)?.mul(0.5)?)?
-            } else {
-                // Φ(x) + x φ(x)
-                let cdf = x
-                    .mul(std::f64::consts::FRAC_1_SQRT_2)?
-                    .erf()?
-                    .add(1.0)?
-                    .mul(0.5)?;
-                let pdf = x
-                    .mul(x)?
-                    .mul(-0.5)?
-                    .exp()?
-                    .mul(1.0 / (2.0 * std::f64::consts::PI).sqrt())?;
-                cdf.add(&x.mul(&pdf)?)?
-            };
-            Ok(smallvec::smallvec![Some(c.grad().mul(&d)?)])
+            Ok(smallvec::smallvec![Some(row("gelu").backward(
+                c.grad(),
+                x,
+                &p
+            )?)])
         },
     )
+}
+
+/// The activation row of `name`, which the table has (its test
+/// `every_activation_op_has_its_row` in `rows` checks).
+fn row(name: &str) -> &'static crate::rows::ActRow {
+    crate::rows::act(name).expect("an activation row of the table")
 }
 
 /// Max pooling (`max_pool2d`, `adaptive_max_pool2d`) on `[N, C, H, W]`:

@@ -1,6 +1,9 @@
-//! Pointwise activations with fast f32 kernels: `relu`, `gelu` (exact and
-//! tanh), `elu` (and so selu/celu), `silu`. Floating dtypes only, as in PyTorch (`relu` also takes
-//! integers).
+//! Pointwise activations: with fast f32 kernels `relu`, `gelu` (exact and
+//! tanh), `elu` (and so selu/celu), `silu` (floating dtypes only, as in
+//! PyTorch; `relu` also takes integers); and those computed from their
+//! activation rows (Note [Activation rows]): `leaky_relu`, `hardtanh`,
+//! `relu6`, `softplus`, `mish`, `hardswish`, `hardsigmoid`,
+//! `log_sigmoid`.
 
 use super::super::unary::unary_float;
 use crate::dispatch::Registry;
@@ -145,6 +148,81 @@ impl Tensor {
         })?;
         crate::autograd::derivatives::pointwise::unary("silu", self, y)
     }
+
+    /// `x` for `x > 0`, `negative_slope · x` otherwise (`F.leaky_relu`,
+    /// default slope 0.01).
+    pub fn leaky_relu(&self, negative_slope: f64) -> Result<Tensor> {
+        crate::enter_op!("leaky_relu", self, negative_slope);
+        act_row("leaky_relu", self, &[negative_slope])
+    }
+
+    /// `clamp(x, min_val, max_val)` whose gradient passes strictly inside
+    /// the bounds (`F.hardtanh`, defaults -1 and 1).
+    pub fn hardtanh(&self, min_val: f64, max_val: f64) -> Result<Tensor> {
+        crate::enter_op!("hardtanh", self, min_val, max_val);
+        crate::ensure!(
+            min_val <= max_val,
+            Value,
+            "hardtanh: min_val ({min_val}) cannot be greater than max_val ({max_val})"
+        );
+        act_row("hardtanh", self, &[min_val, max_val])
+    }
+
+    /// `hardtanh(x, 0, 6)`.
+    pub fn relu6(&self) -> Result<Tensor> {
+        crate::enter_op!("relu6", self);
+        act_row("relu6", self, &[])
+    }
+
+    /// `log(1 + e^(beta x)) / beta`, `x` where `beta x > threshold`
+    /// (`F.softplus`, defaults 1 and 20).
+    pub fn softplus(&self, beta: f64, threshold: f64) -> Result<Tensor> {
+        crate::enter_op!("softplus", self, beta, threshold);
+        act_row("softplus", self, &[beta, threshold])
+    }
+
+    /// `x · tanh(softplus(x))`.
+    pub fn mish(&self) -> Result<Tensor> {
+        crate::enter_op!("mish", self);
+        act_row("mish", self, &[])
+    }
+
+    /// `x · relu6(x + 3) / 6`.
+    pub fn hardswish(&self) -> Result<Tensor> {
+        crate::enter_op!("hardswish", self);
+        act_row("hardswish", self, &[])
+    }
+
+    /// `relu6(x + 3) / 6`.
+    pub fn hardsigmoid(&self) -> Result<Tensor> {
+        crate::enter_op!("hardsigmoid", self);
+        act_row("hardsigmoid", self, &[])
+    }
+
+    /// `log(sigmoid(x))`, computed as `min(x, 0) - log1p(e^-|x|)`.
+    pub fn log_sigmoid(&self) -> Result<Tensor> {
+        crate::enter_op!("log_sigmoid", self);
+        act_row("log_sigmoid", self, &[])
+    }
+
+    /// CELU: `elu(x, alpha, 1, 1/alpha)` (`F.celu`, default alpha 1).
+    pub fn celu(&self, alpha: f64) -> Result<Tensor> {
+        crate::enter_op!("celu", self, alpha);
+        crate::ensure!(
+            alpha != 0.0,
+            Runtime,
+            "ZeroDivisionError: alpha cannot be 0 for CELU"
+        );
+        self.elu(alpha, 1.0, 1.0 / alpha)
+    }
+}
+
+/// Activation `name` on `x` at parameters `p`, from its row.
+fn act_row(name: &str, x: &Tensor, p: &[f64]) -> Result<Tensor> {
+    match crate::rows::act(name) {
+        Some(row) => row.apply(x, p),
+        None => crate::bail!(Runtime, "{name}: no activation row"),
+    }
 }
 
 pub(crate) fn register(r: &mut Registry) {
@@ -166,4 +244,31 @@ pub(crate) fn register(r: &mut Registry) {
         },
     );
     r.def_typed("silu(Tensor self) -> Tensor", |x: Tensor| x.silu());
+    r.def_typed(
+        "leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor",
+        |x: Tensor, s: Scalar| x.leaky_relu(s.to_f64()),
+    );
+    r.def_typed(
+        "hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor",
+        |x: Tensor, lo: Scalar, hi: Scalar| x.hardtanh(lo.to_f64(), hi.to_f64()),
+    );
+    r.def_typed("relu6(Tensor self) -> Tensor", |x: Tensor| x.relu6());
+    r.def_typed(
+        "softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor",
+        |x: Tensor, b: Scalar, t: Scalar| x.softplus(b.to_f64(), t.to_f64()),
+    );
+    r.def_typed("mish(Tensor self) -> Tensor", |x: Tensor| x.mish());
+    r.def_typed("hardswish(Tensor self) -> Tensor", |x: Tensor| {
+        x.hardswish()
+    });
+    r.def_typed("hardsigmoid(Tensor self) -> Tensor", |x: Tensor| {
+        x.hardsigmoid()
+    });
+    r.def_typed("log_sigmoid(Tensor self) -> Tensor", |x: Tensor| {
+        x.log_sigmoid()
+    });
+    r.def_typed(
+        "celu(Tensor self, Scalar alpha=1.0) -> Tensor",
+        |x: Tensor, a: Scalar| x.celu(a.to_f64()),
+    );
 }

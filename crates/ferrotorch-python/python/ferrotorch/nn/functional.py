@@ -15,6 +15,19 @@ def _inplace(x, out, inplace):
     return out
 
 
+def _act(name, input, args, inplace):
+    """Activation op ``name`` of ``input`` and ``args``; with ``inplace``
+    its result overwrites ``input``. Its autograd node saves its input, so
+    where autograd records the op it reads a copy: the overwrite would
+    otherwise invalidate what backward reads (as PyTorch's in-place
+    kernels save their result instead)."""
+    if not inplace:
+        return _call(name, (input,) + args)
+    src = input.clone() if input.requires_grad and _C.is_grad_enabled() else input
+    input.copy_(_call(name, (src,) + args))
+    return input
+
+
 def relu(input, inplace=False):
     if inplace:
         return input.relu_()  # one aten::relu_ in traces, as torch
@@ -22,27 +35,27 @@ def relu(input, inplace=False):
 
 
 def relu6(input, inplace=False):
-    return _inplace(input, _call("relu6", (input,)), inplace)
+    return _act("relu6", input, (), inplace)
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
-    return _inplace(input, _call("hardtanh", (input, min_val, max_val)), inplace)
+    return _act("hardtanh", input, (min_val, max_val), inplace)
 
 
 def elu(input, alpha=1.0, inplace=False):
-    return _inplace(input, _call("elu", (input, alpha)), inplace)
+    return _act("elu", input, (alpha,), inplace)
 
 
 def selu(input, inplace=False):
-    return _inplace(input, _call("selu", (input,)), inplace)
+    return _act("selu", input, (), inplace)
 
 
 def celu(input, alpha=1.0, inplace=False):
-    return _inplace(input, _call("celu", (input, alpha)), inplace)
+    return _act("celu", input, (alpha,), inplace)
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
-    return _inplace(input, _call("leaky_relu", (input, negative_slope)), inplace)
+    return _act("leaky_relu", input, (negative_slope,), inplace)
 
 
 def gelu(input, approximate="none"):
@@ -50,11 +63,11 @@ def gelu(input, approximate="none"):
 
 
 def silu(input, inplace=False):
-    return _inplace(input, _call("silu", (input,)), inplace)
+    return _act("silu", input, (), inplace)
 
 
 def mish(input, inplace=False):
-    return _inplace(input, _call("mish", (input,)), inplace)
+    return _act("mish", input, (), inplace)
 
 
 def softplus(input, beta=1.0, threshold=20.0):
@@ -74,11 +87,11 @@ def logsigmoid(input):
 
 
 def hardsigmoid(input, inplace=False):
-    return _inplace(input, _call("hardsigmoid", (input,)), inplace)
+    return _act("hardsigmoid", input, (), inplace)
 
 
 def hardswish(input, inplace=False):
-    return _inplace(input, _call("hardswish", (input,)), inplace)
+    return _act("hardswish", input, (), inplace)
 
 
 def softsign(input):
@@ -94,7 +107,7 @@ def prelu(input, weight):
 
 
 def threshold(input, threshold, value, inplace=False):
-    return _inplace(input, _call("threshold", (input, threshold, value)), inplace)
+    return _act("threshold", input, (threshold, value), inplace)
 
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
