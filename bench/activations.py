@@ -5,7 +5,7 @@ median time; rounds alternate one process per library.
 
     cargo build --release -p ferrotorch-python
     python bench/activations.py [--rounds 5] [--torch-python PATH]
-        [--old-root CHECKOUT --old-ext LIB_C_SO]
+        [--ext LIB_C_SO] [--old-root CHECKOUT --old-ext LIB_C_SO]
 
 ``--old-root``/``--old-ext`` add an older build of ours (its package
 sources and release extension) as a third column, for before/after.
@@ -58,13 +58,14 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--torch-python", default=os.environ.get("TORCH_PYTHON", sys.executable))
+    ap.add_argument("--ext", default=None, help="our extension (default target/release/lib_C.so)")
     ap.add_argument("--old-root", default=None)
     ap.add_argument("--old-ext", default=None)
     a = ap.parse_args()
     libs = ["torch", "ferrotorch"] + (["old"] if a.old_root else [])
     got = {lib: [] for lib in libs}
     with contextlib.ExitStack() as stack:
-        pkg = stack.enter_context(_sidebyside.release_package())
+        pkg = stack.enter_context(_sidebyside.release_package(ext=a.ext))
         old = stack.enter_context(_sidebyside.release_package(a.old_root, a.old_ext)) \
             if a.old_root else None
         for _ in range(a.rounds):

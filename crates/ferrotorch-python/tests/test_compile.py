@@ -303,6 +303,52 @@ def test_compiled_gradients_at_the_edges_are_eagers(dtype):
     assert np.isnan(gc[0].item())
 
 
+ACTIVATIONS = [
+    ("leaky_relu", lambda x: F.leaky_relu(x, 0.1)),
+    ("hardtanh", lambda x: F.hardtanh(x, -1.0, 2.0)),
+    ("relu6", lambda x: F.relu6(x)),
+    ("softplus", lambda x: F.softplus(x, 2.0, 3.0)),
+    ("mish", lambda x: F.mish(x)),
+    ("hardswish", lambda x: F.hardswish(x)),
+    ("hardsigmoid", lambda x: F.hardsigmoid(x)),
+    ("logsigmoid", lambda x: F.logsigmoid(x)),
+    ("elu", lambda x: F.elu(x, 0.7)),
+    ("selu", lambda x: F.selu(x)),
+    ("celu", lambda x: F.celu(x, 0.5)),
+    ("gelu", lambda x: F.gelu(x)),
+    ("gelu_tanh", lambda x: F.gelu(x, approximate="tanh")),
+]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("name,act", ACTIVATIONS, ids=[a[0] for a in ACTIVATIONS])
+def test_every_activation_row_compiles_to_eagers_values_and_gradients(name, act, dtype):
+    # each activation row (Note [Activation rows]) lowers to native code
+    # with its parameters, and the compiled chain rule over its value is
+    # eager's backward formula (PyTorch's) at NaN, the infinities and the
+    # branch points
+    from edge_ops import VALUES
+    vals = VALUES * 8
+
+    def f(x):
+        return act(x * 1.0) * 3.0 + 1.0
+
+    c = torch.compile(f)
+    runs = []
+    for fn in [f, c, c]:   # c's first call is the traced eager run
+        x = torch.tensor(vals, dtype=dtype, requires_grad=True)
+        y = fn(x)
+        (dx,) = torch.autograd.grad(y, x, torch.ones(len(vals), dtype=dtype))
+        runs.append((y.detach().numpy(), dx.numpy()))
+        if fn is c and len(runs) == 2:
+            before = stats()[0]
+    assert stats()[0] > before, f"{name} did not run as native code"
+    (ye, ge), (yc, gc) = runs[0], runs[2]
+    tol = dict(rtol=2e-6, atol=1e-37) if dtype == torch.float32 else dict(rtol=1e-12, atol=0)
+    np.testing.assert_allclose(yc, ye, **tol)
+    np.testing.assert_allclose(gc, ge, **tol)
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_compiled_clamp_with_tensor_bounds_is_eagers(dtype):
     # every combination of NaN, ±inf, below, equal and above for x, min

@@ -206,14 +206,18 @@ macro_rules! act_rows {
             value: Value {
                 sym: $v::<SymV>,
                 tensor: $v::<TVal>,
-                f32: |x, out, p| map_unary::<f32, f32>(x, out, |v| $v::<f32>(v, p)),
-                f64: |x, out, p| map_unary::<f64, f64>(x, out, |v| $v::<f64>(v, p)),
+                f32: |x, out, p| map_unary::<f32, f32>(x, out, #[inline(always)] |v| $v::<f32>(v, p)),
+                f64: |x, out, p| map_unary::<f64, f64>(x, out, #[inline(always)] |v| $v::<f64>(v, p)),
             },
             grad: Grad {
                 sym: $d::<SymV>,
                 tensor: $d::<TVal>,
-                f32: |g, x, out, p| map_binary::<f32, f32, f32>(g, x, out, |a, v| $d::<f32>(a, v, p)),
-                f64: |g, x, out, p| map_binary::<f64, f64, f64>(g, x, out, |a, v| $d::<f64>(a, v, p)),
+                f32: |g, x, out, p| {
+                    map_binary::<f32, f32, f32>(g, x, out, #[inline(always)] |a, v| $d::<f32>(a, v, p))
+                },
+                f64: |g, x, out, p| {
+                    map_binary::<f64, f64, f64>(g, x, out, #[inline(always)] |a, v| $d::<f64>(a, v, p))
+                },
             },
         }),*];
     };
@@ -226,6 +230,7 @@ macro_rules! act_rows {
 
 /// `x` where `x > 0`, else `0` — and NaN kept (`min(x, 0)` as a select):
 /// the guarded input of a branch taken for `x <= 0`.
+#[inline(always)]
 fn neg_part<V: Pw>(x: V) -> V {
     let zero = x.k(0.0);
     V::select(Cmp::Gt, x.clone(), zero.clone(), zero, x)
@@ -233,6 +238,7 @@ fn neg_part<V: Pw>(x: V) -> V {
 
 /// `clamp(x, lo, hi)` for `lo <= hi` whose derivative is 1 strictly
 /// inside, 0 at the bounds and at NaN (`x - x` there).
+#[inline(always)]
 fn strict_clamp<V: Pw>(x: V, lo: f64, hi: f64) -> V {
     let (l, h) = (x.k(lo), x.k(hi));
     let inside = V::select(Cmp::Lt, x.clone(), h.clone(), x.clone(), h);
@@ -242,6 +248,7 @@ fn strict_clamp<V: Pw>(x: V, lo: f64, hi: f64) -> V {
 }
 
 /// `g` strictly inside `(lo, hi)`, else 0 (0 at NaN).
+#[inline(always)]
 fn inside_grad<V: Pw>(g: V, x: V, lo: f64, hi: f64) -> V {
     let zero = x.k(0.0);
     let (l, h) = (x.k(lo), x.k(hi));
@@ -249,30 +256,37 @@ fn inside_grad<V: Pw>(g: V, x: V, lo: f64, hi: f64) -> V {
     V::select(Cmp::Gt, x, l, inner, zero)
 }
 
+#[inline(always)]
 fn leaky_relu<V: Pw>(x: V, p: &[f64]) -> V {
     let (zero, s) = (x.k(0.0), x.k(p[0]));
     V::select(Cmp::Gt, x.clone(), zero, x.clone(), x * s)
 }
+#[inline(always)]
 fn leaky_relu_d<V: Pw>(g: V, x: V, p: &[f64]) -> V {
     let (zero, s) = (x.k(0.0), x.k(p[0]));
     V::select(Cmp::Gt, x, zero, g.clone(), g * s)
 }
 
+#[inline(always)]
 fn hardtanh<V: Pw>(x: V, p: &[f64]) -> V {
     strict_clamp(x, p[0], p[1])
 }
+#[inline(always)]
 fn hardtanh_d<V: Pw>(g: V, x: V, p: &[f64]) -> V {
     inside_grad(g, x, p[0], p[1])
 }
+#[inline(always)]
 fn relu6<V: Pw>(x: V, _: &[f64]) -> V {
     strict_clamp(x, 0.0, 6.0)
 }
+#[inline(always)]
 fn relu6_d<V: Pw>(g: V, x: V, _: &[f64]) -> V {
     inside_grad(g, x, 0.0, 6.0)
 }
 
 /// `βx`, and `βx` where it is at most the threshold, else 0 (the input
 /// the smooth branch reads).
+#[inline(always)]
 fn softplus_in<V: Pw>(x: V, p: &[f64]) -> (V, V, V) {
     let (beta, t) = (x.k(p[0]), x.k(p[1]));
     let bx = x * beta;
@@ -281,12 +295,14 @@ fn softplus_in<V: Pw>(x: V, p: &[f64]) -> (V, V, V) {
     (bx, t, smooth)
 }
 /// `log1p(e^(βx))/β`, `x` where `βx > threshold`.
+#[inline(always)]
 fn softplus<V: Pw>(x: V, p: &[f64]) -> V {
     let (bx, t, smooth) = softplus_in(x.clone(), p);
     let soft = smooth.exp().log1p() / x.k(p[0]);
     V::select(Cmp::Gt, bx, t, x, soft)
 }
 /// `g` where `βx > threshold`, else `g · z / (z + 1)`, `z = e^(βx)`.
+#[inline(always)]
 fn softplus_d<V: Pw>(g: V, x: V, p: &[f64]) -> V {
     let (bx, t, smooth) = softplus_in(x, p);
     let z = smooth.exp();
@@ -296,10 +312,12 @@ fn softplus_d<V: Pw>(g: V, x: V, p: &[f64]) -> V {
 
 const SOFTPLUS_DEFAULTS: &[f64] = &[1.0, 20.0];
 
+#[inline(always)]
 fn mish<V: Pw>(x: V, _: &[f64]) -> V {
     x.clone() * softplus(x, SOFTPLUS_DEFAULTS).tanh()
 }
 /// `g · (t + x · sigmoid(x) · (1 - t²))`, `t = tanh(softplus(x))`.
+#[inline(always)]
 fn mish_d<V: Pw>(g: V, x: V, _: &[f64]) -> V {
     let t = softplus(x.clone(), SOFTPLUS_DEFAULTS).tanh();
     let one = t.k(1.0);
@@ -307,38 +325,45 @@ fn mish_d<V: Pw>(g: V, x: V, _: &[f64]) -> V {
 }
 
 /// `clamp(x + 3, 0, 6)`, NaN kept (with no gradient).
+#[inline(always)]
 fn relu6_shift<V: Pw>(x: V) -> V {
     let s = x.clone() + x.k(3.0);
     strict_clamp(s, 0.0, 6.0)
 }
+#[inline(always)]
 fn hardswish<V: Pw>(x: V, _: &[f64]) -> V {
     let six = x.k(6.0);
     x.clone() * relu6_shift(x) / six
 }
 /// 0 for `x <= -3`, `g` for `x >= 3`, else `g · (x/3 + 1/2)`
 /// (PyTorch's vector loop).
+#[inline(always)]
 fn hardswish_d<V: Pw>(g: V, x: V, _: &[f64]) -> V {
     let (m3, p3, half, zero) = (x.k(-3.0), x.k(3.0), x.k(0.5), x.k(0.0));
     let mid = g.clone() * (x.clone() / p3.clone() + half);
     let upper = V::select(Cmp::Ge, x.clone(), p3, g, mid);
     V::select(Cmp::Le, x, m3, zero, upper)
 }
+#[inline(always)]
 fn hardsigmoid<V: Pw>(x: V, _: &[f64]) -> V {
     let six = x.k(6.0);
     relu6_shift(x) / six
 }
 /// `g / 6` strictly inside `(-3, 3)`, else 0.
+#[inline(always)]
 fn hardsigmoid_d<V: Pw>(g: V, x: V, _: &[f64]) -> V {
     let six = x.k(6.0);
     inside_grad(g / six, x, -3.0, 3.0)
 }
 
 /// `-|x|` as a select (its derivative at 0 is -1, as PyTorch's branch).
+#[inline(always)]
 fn minus_abs<V: Pw>(x: V) -> V {
     let zero = x.k(0.0);
     V::select(Cmp::Lt, x.clone(), zero, x.clone(), -x)
 }
 /// `min(x, 0) - log1p(e^-|x|)`.
+#[inline(always)]
 fn log_sigmoid<V: Pw>(x: V, _: &[f64]) -> V {
     let zero = x.k(0.0);
     let low = V::select(Cmp::Lt, x.clone(), zero.clone(), x.clone(), zero);
@@ -346,6 +371,7 @@ fn log_sigmoid<V: Pw>(x: V, _: &[f64]) -> V {
 }
 /// With `s = e^-|x| / (1 + e^-|x|)`: `g · (1 - s)` for `x < 0`, else
 /// `g · s`.
+#[inline(always)]
 fn log_sigmoid_d<V: Pw>(g: V, x: V, _: &[f64]) -> V {
     let z = minus_abs(x.clone()).exp();
     let one = z.k(1.0);
@@ -354,15 +380,30 @@ fn log_sigmoid_d<V: Pw>(g: V, x: V, _: &[f64]) -> V {
     g * V::select(Cmp::Lt, x, zero, one - s.clone(), s)
 }
 
-/// `scale·x` for `x > 0`, else `scale·alpha·expm1(input_scale·x)`.
+/// `scale·x` for `x > 0`, else `scale·alpha·(e^z - 1)`, `z =
+/// input_scale·x`: `expm1(z)` near 0, `exp(z) - 1` below -1/2 (no
+/// cancellation there), whose chain rule gives `e^z` — `expm1`'s own
+/// derivative reads its result, `y + 1`, which cancels to 0 at `z = -100`
+/// where PyTorch's formula gives `e^-100`.
+#[inline(always)]
 fn elu<V: Pw>(x: V, p: &[f64]) -> V {
     let (alpha, scale, input_scale) = (p[0], p[1], p[2]);
     let zero = x.k(0.0);
     let pos = x.k(scale) * x.clone();
-    let neg = x.k(scale * alpha) * (neg_part(x.clone()) * x.k(input_scale)).expm1();
+    let z = neg_part(x.clone()) * x.k(input_scale);
+    let one = z.k(1.0);
+    let em1 = V::select(
+        Cmp::Lt,
+        z.clone(),
+        z.k(-0.5),
+        z.clone().exp() - one,
+        z.expm1(),
+    );
+    let neg = x.k(scale * alpha) * em1;
     V::select(Cmp::Gt, x, zero, pos, neg)
 }
 /// `g·scale` for `x > 0`, else `g·scale·alpha·input_scale·e^(input_scale·x)`.
+#[inline(always)]
 fn elu_d<V: Pw>(g: V, x: V, p: &[f64]) -> V {
     let (alpha, scale, input_scale) = (p[0], p[1], p[2]);
     let zero = x.k(0.0);
@@ -374,19 +415,24 @@ fn elu_d<V: Pw>(g: V, x: V, p: &[f64]) -> V {
 /// `selu`'s constants.
 const SELU: [f64; 3] = [1.673_263_242_354_377_3, 1.050_700_987_355_480_5, 1.0];
 
+#[inline(always)]
 fn selu<V: Pw>(x: V, _: &[f64]) -> V {
     elu(x, &SELU)
 }
+#[inline(always)]
 fn selu_d<V: Pw>(g: V, x: V, _: &[f64]) -> V {
     elu_d(g, x, &SELU)
 }
+#[inline(always)]
 fn celu<V: Pw>(x: V, p: &[f64]) -> V {
     elu(x, &[p[0], 1.0, 1.0 / p[0]])
 }
+#[inline(always)]
 fn celu_d<V: Pw>(g: V, x: V, p: &[f64]) -> V {
     elu_d(g, x, &[p[0], 1.0, 1.0 / p[0]])
 }
 
+#[inline(always)]
 fn gelu<V: Pw>(x: V, p: &[f64]) -> V {
     x.un(if p[0] == 0.0 {
         Unary::Gelu
@@ -396,6 +442,7 @@ fn gelu<V: Pw>(x: V, p: &[f64]) -> V {
 }
 /// `g·(Φ(x) + x·φ(x))`; for the tanh form `g·(½(1 + t) + ½x(1 - t²)·k(1 +
 /// 3·0.044715x²))` with `t = tanh(k(x + 0.044715x³))`, `k = √(2/π)`.
+#[inline(always)]
 fn gelu_d<V: Pw>(g: V, x: V, p: &[f64]) -> V {
     use std::f64::consts::{FRAC_1_SQRT_2, PI};
     let (one, half) = (x.k(1.0), x.k(0.5));

@@ -92,7 +92,7 @@ pub trait PwExt: Pw {
 impl<V: Pw> PwExt for V {}
 
 macro_rules! float_pw {
-    ($t:ty, $exp:path) => {
+    ($t:ty, $($u:ident => $f:expr),*) => {
         impl Pw for $t {
             #[inline(always)]
             fn k(&self, v: f64) -> $t {
@@ -103,15 +103,12 @@ macro_rules! float_pw {
                 match f {
                     Unary::Neg => -self,
                     Unary::Abs => self.abs(),
-                    Unary::Exp => $exp(self),
                     Unary::Sin => self.sin(),
                     Unary::Cos => self.cos(),
-                    Unary::Log => self.ln(),
                     Unary::Sqrt => self.sqrt(),
                     Unary::Rsqrt => 1.0 / self.sqrt(),
                     Unary::Reciprocal => 1.0 / self,
-                    Unary::Sigmoid => 1.0 / (1.0 + (-self).exp()),
-                    Unary::Tanh => self.tanh(),
+                    $(Unary::$u => $f(self),)*
                     f => unary_ref(f, self as f64) as $t,
                 }
             }
@@ -146,10 +143,20 @@ macro_rules! float_pw {
     };
 }
 
-// float32's `exp` is the kernels' (about 1 ulp, subnormals kept), which
-// the tensor `exp` computes too, so a fused loop gives the tensor ops' numbers
-float_pw!(f32, ferrotorch_kernels::math::exp);
-float_pw!(f64, f64::exp);
+// float32's transcendental primitives are the kernels' (about 1 ulp,
+// subnormals kept, branch-free so a fused loop vectorises), which the
+// tensor ops compute too: a fused loop gives the tensor ops' numbers
+mod km32 {
+    pub(super) use ferrotorch_kernels::math::{erf, exp, expm1, ln, sigmoid, tanh};
+    #[inline(always)]
+    pub(super) fn log1p(x: f32) -> f32 {
+        x.ln_1p()
+    }
+}
+float_pw!(f32, Exp => km32::exp, Expm1 => km32::expm1, Tanh => km32::tanh,
+    Sigmoid => km32::sigmoid, Erf => km32::erf, Log => km32::ln, Log1p => km32::log1p);
+float_pw!(f64, Exp => f64::exp, Expm1 => f64::exp_m1, Tanh => f64::tanh,
+    Sigmoid => |x: f64| 1.0 / (1.0 + (-x).exp()), Log => f64::ln, Log1p => f64::ln_1p);
 
 /// The four arithmetic operators and negation of a [`Pw`] type, through
 /// its `bin`/`un`.
