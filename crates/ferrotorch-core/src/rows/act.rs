@@ -467,11 +467,11 @@ act_rows! {
         [Param::Num("min_val", -1.0), Param::Num("max_val", 1.0)], Always, hardtanh, hardtanh_d;
     "relu6" => "HardtanhBackward0", [], Always, relu6, relu6_d;
     "softplus" => "SoftplusBackward0",
-        [Param::Num("beta", 1.0), Param::Num("threshold", 20.0)], Small, softplus, softplus_d;
-    "mish" => "MishBackward0", [], Small, mish, mish_d;
+        [Param::Num("beta", 1.0), Param::Num("threshold", 20.0)], Always, softplus, softplus_d;
+    "mish" => "MishBackward0", [], Always, mish, mish_d;
     "hardswish" => "HardswishBackward0", [], Always, hardswish, hardswish_d;
     "hardsigmoid" => "HardsigmoidBackward0", [], Always, hardsigmoid, hardsigmoid_d;
-    "log_sigmoid" => "LogSigmoidBackward0", [], Small, log_sigmoid, log_sigmoid_d;
+    "log_sigmoid" => "LogSigmoidBackward0", [], Always, log_sigmoid, log_sigmoid_d;
     "elu" => "EluBackward0",
         [Param::Num("alpha", 1.0), Param::Num("scale", 1.0), Param::Num("input_scale", 1.0)],
         Always, elu, elu_d;

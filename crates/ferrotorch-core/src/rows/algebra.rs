@@ -148,9 +148,20 @@ macro_rules! float_pw {
 // tensor ops compute too: a fused loop gives the tensor ops' numbers
 mod km32 {
     pub(super) use ferrotorch_kernels::math::{erf, exp, expm1, ln, sigmoid, tanh};
+    /// `ln(1 + x)` as `ln(u) · x / (u - 1)`, `u = 1 + x` (the rounding of
+    /// `u` cancels; Goldberg's form), with the kernels' `ln`: branch-free,
+    /// so a loop of it vectorises where libm's `log1pf` is a call.
     #[inline(always)]
     pub(super) fn log1p(x: f32) -> f32 {
-        x.ln_1p()
+        let u = 1.0 + x;
+        let r = ln(u) * (x / (u - 1.0));
+        if u == 1.0 {
+            x
+        } else if u == f32::INFINITY {
+            u
+        } else {
+            r
+        }
     }
 }
 float_pw!(f32, Exp => km32::exp, Expm1 => km32::expm1, Tanh => km32::tanh,
