@@ -20,8 +20,9 @@ pub enum When {
 
 /// What a binary derivative sees: the output gradient, the operands, the
 /// result, add/sub's `alpha` (the scale of `b`) and which gradients are
-/// wanted. An operand or result the row does not read holds the gradient
-/// in its place.
+/// wanted. An operand or result the row does not read (by its `reads_*`
+/// and the wanted gradients) may hold a placeholder (eager autograd hands
+/// NaN, not a clone of a tensor).
 pub struct BinaryIn<V> {
     /// The output gradient.
     pub g: V,

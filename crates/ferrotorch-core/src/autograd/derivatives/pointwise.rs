@@ -304,25 +304,29 @@ enum BinaryD {
     Eager(BinaryFormula),
 }
 
-/// The gradients of a binary row's formula with tensor ops.
+/// The gradients of a binary row's formula with tensor ops; `None` for an
+/// operand or result the row does not read (it gets NaN in its place,
+/// which the tests of the rows would see if read).
 fn binary_row(
     row: &BinaryRow,
     c: &Ctx,
-    a: &Tensor,
-    b: Operand,
-    y: &Tensor,
+    a: Option<&Tensor>,
+    b: Option<Operand>,
+    y: Option<&Tensor>,
     alpha: f64,
 ) -> Result<GradVec> {
     let g = c.grad();
+    let unread = || TVal::C(f64::NAN);
     let b = match b {
-        Operand::Tensor(t) => TVal::T(t),
-        Operand::Scalar(s) => TVal::C(s.to_f64()),
+        Some(Operand::Tensor(t)) => TVal::T(t),
+        Some(Operand::Scalar(s)) => TVal::C(s.to_f64()),
+        None => unread(),
     };
     let [ga, gb] = row.grad_tensor(BinaryIn {
         g: g.into(),
-        a: a.into(),
+        a: a.map_or_else(unread, TVal::from),
         b,
-        y: y.into(),
+        y: y.map_or_else(unread, TVal::from),
         alpha,
         need: [c.needs_input_grad(0), c.needs_input_grad(1)],
     });
@@ -404,10 +408,6 @@ pub(crate) fn binary(
         saves,
         move |c: &Ctx| {
             let a = if save_a { c.saved(0) } else { c.grad() };
-            let b = match bk {
-                B::T if !save_b => Operand::Tensor(c.grad().clone()),
-                _ => rhs(c, &bk, usize::from(save_a)),
-            };
             // `y` is only read by the ops that saved it
             let y = if reads.result {
                 c.saved(c.saved.len() - 1)
@@ -415,8 +415,24 @@ pub(crate) fn binary(
                 a
             };
             let mut r = match d {
-                BinaryD::Row(row) => binary_row(row, c, a, b, y, alpha)?,
-                BinaryD::Eager(f) => f(c, a, b, y, alpha)?,
+                // what the row does not read is not handed to it (no
+                // tensor clones: their reference counts cost a tiny op's
+                // backward more than its arithmetic)
+                BinaryD::Row(row) => {
+                    let b = match bk {
+                        B::T if !save_b => None,
+                        _ => Some(rhs(c, &bk, usize::from(save_a))),
+                    };
+                    let y = reads.result.then_some(y);
+                    binary_row(row, c, save_a.then_some(a), b, y, alpha)?
+                }
+                BinaryD::Eager(f) => {
+                    let b = match bk {
+                        B::T if !save_b => Operand::Tensor(c.grad().clone()),
+                        _ => rhs(c, &bk, usize::from(save_a)),
+                    };
+                    f(c, a, b, y, alpha)?
+                }
             };
             r.truncate(c.needs.len());
             Ok(r)
