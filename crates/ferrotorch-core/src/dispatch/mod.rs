@@ -14,6 +14,7 @@
 mod alias;
 pub mod binding;
 mod conj;
+pub mod declare;
 pub mod handle;
 mod ivalue;
 pub mod keys;

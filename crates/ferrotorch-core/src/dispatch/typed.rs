@@ -67,7 +67,15 @@ from_arg!(
     |ty| optional(ty, |t| *t == Type::Int),
     |a, i| a.opt_int(i)?.map(|_| a.usize(i)).transpose()
 );
-from_arg!(f64, |ty| *ty == Type::Float, |a, i| a.float(i));
+// a `Scalar` argument too, for a method that takes it as a number
+// (`leaky_relu`'s slope): binding has checked the value against the schema
+from_arg!(
+    f64,
+    |ty| matches!(ty, Type::Float | Type::Scalar),
+    |a, i| a
+        .float(i)
+        .or_else(|e| a.scalar(i).map(|s| s.to_f64()).map_err(|_| e))
+);
 from_arg!(
     Option<bool>,
     |ty| optional(ty, |t| *t == Type::Bool),

@@ -8,7 +8,6 @@
 use super::super::unary::unary_float;
 use crate::dispatch::Registry;
 use crate::error::Result;
-use crate::scalar::Scalar;
 use crate::tensor::Tensor;
 use ferrotorch_kernels::math as km;
 use ferrotorch_kernels::simd;
@@ -23,10 +22,11 @@ fn float_only(op: &str, x: &Tensor) -> Result<()> {
     Ok(())
 }
 
-impl Tensor {
+crate::ops! {
+    register = register_ops;
     /// max(x, 0). NaN stays NaN.
+    #[op = "relu(Tensor self) -> Tensor"]
     pub fn relu(&self) -> Result<Tensor> {
-        crate::enter_op!("relu", self);
         crate::ensure!(
             self.dtype() != crate::DType::Bool,
             NotImplemented,
@@ -36,6 +36,143 @@ impl Tensor {
         crate::autograd::derivatives::pointwise::unary("relu", self, y)
     }
 
+    /// SELU: `elu` with the self-normalising constants
+    /// (`scale = 1.0507…`, `alpha = 1.6733…`).
+    #[op = "selu(Tensor self) -> Tensor"]
+    pub fn selu(&self) -> Result<Tensor> {
+        const ALPHA: f64 = 1.673_263_242_354_377_3;
+        const SCALE: f64 = 1.050_700_987_355_480_5;
+        self.elu(ALPHA, SCALE, 1.0)
+    }
+
+    /// GELU: `approximate = "none"` (erf form) or `"tanh"`.
+    #[op = "gelu(Tensor self, *, str approximate='none') -> Tensor"]
+    pub fn gelu(&self, approximate: &str) -> Result<Tensor> {
+        let y = crate::autograd::raw(&[self], || self.gelu_impl(approximate))?;
+        crate::autograd::derivatives::nn::gelu(self, approximate == "tanh", y)
+    }
+
+    /// ELU with PyTorch's full parameters (`torch.ops.aten.elu(self, alpha,
+    /// scale, input_scale)`): `scale·x` for `x > 0`, else
+    /// `scale·alpha·(exp(input_scale·x) − 1)`. `F.elu`, `F.selu` and
+    /// `F.celu` are this one op, as in PyTorch.
+    #[op = "elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor"]
+    pub fn elu(&self, alpha: f64, scale: f64, input_scale: f64) -> Result<Tensor> {
+        float_only("elu", self)?;
+        let y = crate::autograd::raw(&[self], || {
+            let (a, s, i) = (alpha as f32, scale as f32, input_scale as f32);
+            unary_float(
+                self,
+                move |x: f32| {
+                    if x > 0.0 {
+                        s * x
+                    } else {
+                        s * a * km::expm1(x * i)
+                    }
+                },
+                move |x: f64| {
+                    if x > 0.0 {
+                        scale * x
+                    } else {
+                        scale * alpha * (x * input_scale).exp_m1()
+                    }
+                },
+            )
+        })?;
+        crate::autograd::derivatives::nn::elu(self, alpha, scale, input_scale, y)
+    }
+
+    /// SiLU / swish: `x * sigmoid(x)`.
+    #[op = "silu(Tensor self) -> Tensor"]
+    pub fn silu(&self) -> Result<Tensor> {
+        float_only("silu", self)?;
+        let y = crate::autograd::raw(&[self], || {
+            unary_float(
+                self,
+                |x: f32| x * km::sigmoid(x),
+                |x: f64| x / (1.0 + (-x).exp()),
+            )
+        })?;
+        crate::autograd::derivatives::pointwise::unary("silu", self, y)
+    }
+
+    /// `x` for `x > 0`, `negative_slope · x` otherwise (`F.leaky_relu`,
+    /// default slope 0.01).
+    #[op = "leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor"]
+    pub fn leaky_relu(&self, negative_slope: f64) -> Result<Tensor> {
+        act_row("leaky_relu", self, &[negative_slope])
+    }
+
+    /// `clamp(x, min_val, max_val)` whose gradient passes strictly inside
+    /// the bounds (`F.hardtanh`, defaults -1 and 1).
+    #[op = "hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor"]
+    pub fn hardtanh(&self, min_val: f64, max_val: f64) -> Result<Tensor> {
+        crate::ensure!(
+            min_val <= max_val,
+            Value,
+            "hardtanh: min_val ({min_val}) cannot be greater than max_val ({max_val})"
+        );
+        act_row("hardtanh", self, &[min_val, max_val])
+    }
+
+    /// `hardtanh(x, 0, 6)`.
+    #[op = "relu6(Tensor self) -> Tensor"]
+    pub fn relu6(&self) -> Result<Tensor> {
+        act_row("relu6", self, &[])
+    }
+
+    /// `log(1 + e^(beta x)) / beta`, `x` where `beta x > threshold`
+    /// (`F.softplus`, defaults 1 and 20).
+    #[op = "softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor"]
+    pub fn softplus(&self, beta: f64, threshold: f64) -> Result<Tensor> {
+        act_row("softplus", self, &[beta, threshold])
+    }
+
+    /// `x · tanh(softplus(x))`.
+    #[op = "mish(Tensor self) -> Tensor"]
+    pub fn mish(&self) -> Result<Tensor> {
+        act_row("mish", self, &[])
+    }
+
+    /// `x · relu6(x + 3) / 6`.
+    #[op = "hardswish(Tensor self) -> Tensor"]
+    pub fn hardswish(&self) -> Result<Tensor> {
+        act_row("hardswish", self, &[])
+    }
+
+    /// `relu6(x + 3) / 6`.
+    #[op = "hardsigmoid(Tensor self) -> Tensor"]
+    pub fn hardsigmoid(&self) -> Result<Tensor> {
+        act_row("hardsigmoid", self, &[])
+    }
+
+    /// `log(sigmoid(x))`, computed as `min(x, 0) - log1p(e^-|x|)`.
+    #[op = "log_sigmoid(Tensor self) -> Tensor"]
+    pub fn log_sigmoid(&self) -> Result<Tensor> {
+        act_row("log_sigmoid", self, &[])
+    }
+
+    /// CELU: `elu(x, alpha, 1, 1/alpha)` (`F.celu`, default alpha 1).
+    #[op = "celu(Tensor self, Scalar alpha=1.0) -> Tensor"]
+    pub fn celu(&self, alpha: f64) -> Result<Tensor> {
+        crate::ensure!(
+            alpha != 0.0,
+            Runtime,
+            "ZeroDivisionError: alpha cannot be 0 for CELU"
+        );
+        self.elu(alpha, 1.0, 1.0 / alpha)
+    }
+}
+
+/// Activation `name` on `x` at parameters `p`, from its row.
+fn act_row(name: &str, x: &Tensor, p: &[f64]) -> Result<Tensor> {
+    match crate::rows::act(name) {
+        Some(row) => row.apply(x, p),
+        None => crate::bail!(Runtime, "{name}: no activation row"),
+    }
+}
+
+impl Tensor {
     /// `relu` in place (`x.relu_()`): negative elements become 0.
     pub fn relu_(&self) -> Result<()> {
         static OP: crate::dispatch::OpHandle = crate::dispatch::OpHandle::new("relu_");
@@ -51,22 +188,6 @@ impl Tensor {
         // relu is clamp_min(0), which is maximum(x, 0): in place, one pass
         // (Note [In-place loops vectorise]), not relu into a copy
         self.maximum_(0)
-    }
-
-    /// SELU: `elu` with the self-normalising constants
-    /// (`scale = 1.0507…`, `alpha = 1.6733…`).
-    pub fn selu(&self) -> Result<Tensor> {
-        crate::enter_op!("selu", self);
-        const ALPHA: f64 = 1.673_263_242_354_377_3;
-        const SCALE: f64 = 1.050_700_987_355_480_5;
-        self.elu(ALPHA, SCALE, 1.0)
-    }
-
-    /// GELU: `approximate = "none"` (erf form) or `"tanh"`.
-    pub fn gelu(&self, approximate: &str) -> Result<Tensor> {
-        crate::enter_op!("gelu", self, approximate);
-        let y = crate::autograd::raw(&[self], || self.gelu_impl(approximate))?;
-        crate::autograd::derivatives::nn::gelu(self, approximate == "tanh", y)
     }
 
     fn gelu_impl(&self, approximate: &str) -> Result<Tensor> {
@@ -104,171 +225,12 @@ impl Tensor {
             ),
         }
     }
-
-    /// ELU with PyTorch's full parameters (`torch.ops.aten.elu(self, alpha,
-    /// scale, input_scale)`): `scale·x` for `x > 0`, else
-    /// `scale·alpha·(exp(input_scale·x) − 1)`. `F.elu`, `F.selu` and
-    /// `F.celu` are this one op, as in PyTorch.
-    pub fn elu(&self, alpha: f64, scale: f64, input_scale: f64) -> Result<Tensor> {
-        crate::enter_op!("elu", self, alpha, scale, input_scale);
-        float_only("elu", self)?;
-        let y = crate::autograd::raw(&[self], || {
-            let (a, s, i) = (alpha as f32, scale as f32, input_scale as f32);
-            unary_float(
-                self,
-                move |x: f32| {
-                    if x > 0.0 {
-                        s * x
-                    } else {
-                        s * a * km::expm1(x * i)
-                    }
-                },
-                move |x: f64| {
-                    if x > 0.0 {
-                        scale * x
-                    } else {
-                        scale * alpha * (x * input_scale).exp_m1()
-                    }
-                },
-            )
-        })?;
-        crate::autograd::derivatives::nn::elu(self, alpha, scale, input_scale, y)
-    }
-
-    /// SiLU / swish: `x * sigmoid(x)`.
-    pub fn silu(&self) -> Result<Tensor> {
-        crate::enter_op!("silu", self);
-        float_only("silu", self)?;
-        let y = crate::autograd::raw(&[self], || {
-            unary_float(
-                self,
-                |x: f32| x * km::sigmoid(x),
-                |x: f64| x / (1.0 + (-x).exp()),
-            )
-        })?;
-        crate::autograd::derivatives::pointwise::unary("silu", self, y)
-    }
-
-    /// `x` for `x > 0`, `negative_slope · x` otherwise (`F.leaky_relu`,
-    /// default slope 0.01).
-    pub fn leaky_relu(&self, negative_slope: f64) -> Result<Tensor> {
-        crate::enter_op!("leaky_relu", self, negative_slope);
-        act_row("leaky_relu", self, &[negative_slope])
-    }
-
-    /// `clamp(x, min_val, max_val)` whose gradient passes strictly inside
-    /// the bounds (`F.hardtanh`, defaults -1 and 1).
-    pub fn hardtanh(&self, min_val: f64, max_val: f64) -> Result<Tensor> {
-        crate::enter_op!("hardtanh", self, min_val, max_val);
-        crate::ensure!(
-            min_val <= max_val,
-            Value,
-            "hardtanh: min_val ({min_val}) cannot be greater than max_val ({max_val})"
-        );
-        act_row("hardtanh", self, &[min_val, max_val])
-    }
-
-    /// `hardtanh(x, 0, 6)`.
-    pub fn relu6(&self) -> Result<Tensor> {
-        crate::enter_op!("relu6", self);
-        act_row("relu6", self, &[])
-    }
-
-    /// `log(1 + e^(beta x)) / beta`, `x` where `beta x > threshold`
-    /// (`F.softplus`, defaults 1 and 20).
-    pub fn softplus(&self, beta: f64, threshold: f64) -> Result<Tensor> {
-        crate::enter_op!("softplus", self, beta, threshold);
-        act_row("softplus", self, &[beta, threshold])
-    }
-
-    /// `x · tanh(softplus(x))`.
-    pub fn mish(&self) -> Result<Tensor> {
-        crate::enter_op!("mish", self);
-        act_row("mish", self, &[])
-    }
-
-    /// `x · relu6(x + 3) / 6`.
-    pub fn hardswish(&self) -> Result<Tensor> {
-        crate::enter_op!("hardswish", self);
-        act_row("hardswish", self, &[])
-    }
-
-    /// `relu6(x + 3) / 6`.
-    pub fn hardsigmoid(&self) -> Result<Tensor> {
-        crate::enter_op!("hardsigmoid", self);
-        act_row("hardsigmoid", self, &[])
-    }
-
-    /// `log(sigmoid(x))`, computed as `min(x, 0) - log1p(e^-|x|)`.
-    pub fn log_sigmoid(&self) -> Result<Tensor> {
-        crate::enter_op!("log_sigmoid", self);
-        act_row("log_sigmoid", self, &[])
-    }
-
-    /// CELU: `elu(x, alpha, 1, 1/alpha)` (`F.celu`, default alpha 1).
-    pub fn celu(&self, alpha: f64) -> Result<Tensor> {
-        crate::enter_op!("celu", self, alpha);
-        crate::ensure!(
-            alpha != 0.0,
-            Runtime,
-            "ZeroDivisionError: alpha cannot be 0 for CELU"
-        );
-        self.elu(alpha, 1.0, 1.0 / alpha)
-    }
-}
-
-/// Activation `name` on `x` at parameters `p`, from its row.
-fn act_row(name: &str, x: &Tensor, p: &[f64]) -> Result<Tensor> {
-    match crate::rows::act(name) {
-        Some(row) => row.apply(x, p),
-        None => crate::bail!(Runtime, "{name}: no activation row"),
-    }
 }
 
 pub(crate) fn register(r: &mut Registry) {
-    // typed kernels: adapters generated from the schemas (Note [Typed kernels])
-    r.def_typed("relu(Tensor self) -> Tensor", |x: Tensor| x.relu());
-    r.def_typed("selu(Tensor self) -> Tensor", |x: Tensor| x.selu());
+    register_ops(r);
     r.def_typed("relu_(Tensor(a!) self) -> Tensor(a!)", |x: Tensor| {
         x.relu_()?;
         Ok(x)
     });
-    r.def_typed(
-        "gelu(Tensor self, *, str approximate='none') -> Tensor",
-        |x: Tensor, approximate: String| x.gelu(&approximate),
-    );
-    r.def_typed(
-        "elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor",
-        |x: Tensor, alpha: Scalar, scale: Scalar, input_scale: Scalar| {
-            x.elu(alpha.to_f64(), scale.to_f64(), input_scale.to_f64())
-        },
-    );
-    r.def_typed("silu(Tensor self) -> Tensor", |x: Tensor| x.silu());
-    r.def_typed(
-        "leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor",
-        |x: Tensor, s: Scalar| x.leaky_relu(s.to_f64()),
-    );
-    r.def_typed(
-        "hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor",
-        |x: Tensor, lo: Scalar, hi: Scalar| x.hardtanh(lo.to_f64(), hi.to_f64()),
-    );
-    r.def_typed("relu6(Tensor self) -> Tensor", |x: Tensor| x.relu6());
-    r.def_typed(
-        "softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor",
-        |x: Tensor, b: Scalar, t: Scalar| x.softplus(b.to_f64(), t.to_f64()),
-    );
-    r.def_typed("mish(Tensor self) -> Tensor", |x: Tensor| x.mish());
-    r.def_typed("hardswish(Tensor self) -> Tensor", |x: Tensor| {
-        x.hardswish()
-    });
-    r.def_typed("hardsigmoid(Tensor self) -> Tensor", |x: Tensor| {
-        x.hardsigmoid()
-    });
-    r.def_typed("log_sigmoid(Tensor self) -> Tensor", |x: Tensor| {
-        x.log_sigmoid()
-    });
-    r.def_typed(
-        "celu(Tensor self, Scalar alpha=1.0) -> Tensor",
-        |x: Tensor, a: Scalar| x.celu(a.to_f64()),
-    );
 }
