@@ -286,21 +286,32 @@ def test_compiled_gradients_at_the_edges_are_eagers(dtype):
         return (F.softplus(x) + F.softplus(x, 2.0, 3.0) * 2.0 + F.relu(x) * 3.0
                 + torch.clamp(x, -1.0, 2.0) * 4.0 + F.hardtanh(x) * 5.0)
 
+    (ye, ge), (yc, gc), _ = eager_and_compiled(f, vals, dtype)
+    np.testing.assert_allclose(yc, ye, rtol=1e-6)
+    # (f32 softplus at -100: a subnormal sigmoid in one, 0 in the other)
+    np.testing.assert_allclose(gc, ge, rtol=1e-6, atol=1e-37)
+    # at 100 and +inf: softplus passes g (1 + 2), relu 3, the clamps 0
+    assert gc[10] == 6.0 and gc[11] == 6.0
+    # at NaN: softplus NaN (PyTorch's), so the sum is NaN
+    assert np.isnan(gc[0])
+
+
+def eager_and_compiled(f, vals, dtype):
+    """``f``'s values and gradients (for a unit output gradient) at
+    ``vals``, eager and compiled (the compiled function's second call: its
+    first is the traced eager run), and whether that call ran native
+    code."""
     c = torch.compile(f)
-    grads = []
-    for fn in [f, c, c]:   # c's first call is the traced eager run
+    runs, native = [], None
+    for k, fn in enumerate([f, c, c]):
         x = torch.tensor(vals, dtype=dtype, requires_grad=True)
+        before = stats()[0]
         y = fn(x)
         (dx,) = torch.autograd.grad(y, x, torch.ones(len(vals), dtype=dtype))
-        grads.append((y.detach(), dx))
-    (ye, ge), (yc, gc) = grads[0], grads[2]
-    np.testing.assert_allclose(yc.numpy(), ye.numpy(), rtol=1e-6)
-    # (f32 softplus at -100: a subnormal sigmoid in one, 0 in the other)
-    np.testing.assert_allclose(gc.numpy(), ge.numpy(), rtol=1e-6, atol=1e-37)
-    # at 100 and +inf: softplus passes g (1 + 2), relu 3, the clamps 0
-    assert gc[10].item() == 6.0 and gc[11].item() == 6.0
-    # at NaN: softplus NaN (PyTorch's), so the sum is NaN
-    assert np.isnan(gc[0].item())
+        runs.append((y.detach().numpy(), dx.numpy()))
+        if k == 2:
+            native = stats()[0] > before
+    return runs[0], runs[2], native
 
 
 ACTIVATIONS = [
@@ -333,17 +344,8 @@ def test_every_activation_row_compiles_to_eagers_values_and_gradients(name, act,
     def f(x):
         return act(x * 1.0) * 3.0 + 1.0
 
-    c = torch.compile(f)
-    runs = []
-    for fn in [f, c, c]:   # c's first call is the traced eager run
-        x = torch.tensor(vals, dtype=dtype, requires_grad=True)
-        y = fn(x)
-        (dx,) = torch.autograd.grad(y, x, torch.ones(len(vals), dtype=dtype))
-        runs.append((y.detach().numpy(), dx.numpy()))
-        if fn is c and len(runs) == 2:
-            before = stats()[0]
-    assert stats()[0] > before, f"{name} did not run as native code"
-    (ye, ge), (yc, gc) = runs[0], runs[2]
+    (ye, ge), (yc, gc), native = eager_and_compiled(f, vals, dtype)
+    assert native, f"{name} did not run as native code"
     tol = dict(rtol=2e-6, atol=1e-37) if dtype == torch.float32 else dict(rtol=1e-12, atol=0)
     np.testing.assert_allclose(yc, ye, **tol)
     np.testing.assert_allclose(gc, ge, **tol)

@@ -9,7 +9,7 @@
 //! the macro writes the other two from it: the preamble (the op's handle,
 //! named by the schema, and every argument boxed) and the registration
 //! (the typed kernel's closure, each parameter's owned form from
-//! [`Param`]), collected into one `register` function per block. So the
+//! [`KernelArg`]), collected into one `register` function per block. So the
 //! schema, the name the handle resolves and the parameter list cannot
 //! drift apart; [`Registry::def_typed`] still checks the method's
 //! parameter types against the schema when the op is registered.
@@ -22,7 +22,7 @@ use crate::tensor::Tensor;
 /// A method parameter's type as a typed kernel receives it: the owned
 /// form the boxed argument converts to ([`super::typed::FromArg`]) and
 /// how the method is handed it.
-pub trait Param<'a> {
+pub trait KernelArg<'a> {
     /// What the kernel's closure takes.
     type Owned: 'a;
     /// The method's argument from it.
@@ -31,7 +31,7 @@ pub trait Param<'a> {
 
 macro_rules! by_value {
     ($($t:ty),*) => {$(
-        impl<'a> Param<'a> for $t {
+        impl<'a> KernelArg<'a> for $t {
             type Owned = $t;
             fn pass(o: &'a $t) -> $t {
                 o.clone()
@@ -51,28 +51,28 @@ by_value!(
     Option<bool>
 );
 
-impl<'a> Param<'a> for &'a Tensor {
+impl<'a> KernelArg<'a> for &'a Tensor {
     type Owned = Tensor;
     fn pass(o: &'a Tensor) -> &'a Tensor {
         o
     }
 }
 
-impl<'a> Param<'a> for Option<&'a Tensor> {
+impl<'a> KernelArg<'a> for Option<&'a Tensor> {
     type Owned = Option<Tensor>;
     fn pass(o: &'a Option<Tensor>) -> Option<&'a Tensor> {
         o.as_ref()
     }
 }
 
-impl<'a> Param<'a> for &'a str {
+impl<'a> KernelArg<'a> for &'a str {
     type Owned = String;
     fn pass(o: &'a String) -> &'a str {
         o
     }
 }
 
-impl<'a> Param<'a> for &'a [i64] {
+impl<'a> KernelArg<'a> for &'a [i64] {
     type Owned = Vec<i64>;
     fn pass(o: &'a Vec<i64>) -> &'a [i64] {
         o
@@ -145,8 +145,8 @@ macro_rules! ops {
                 r.def_typed(
                     $schema,
                     |this: $crate::tensor::Tensor
-                     $(, $arg: <$ty as $crate::dispatch::declare::Param<'_>>::Owned)*| {
-                        this.$name($(<$ty as $crate::dispatch::declare::Param<'_>>::pass(&$arg)),*)
+                     $(, $arg: <$ty as $crate::dispatch::declare::KernelArg<'_>>::Owned)*| {
+                        this.$name($(<$ty as $crate::dispatch::declare::KernelArg<'_>>::pass(&$arg)),*)
                     },
                 );
             )*

@@ -68,13 +68,15 @@ from_arg!(
     |a, i| a.opt_int(i)?.map(|_| a.usize(i)).transpose()
 );
 // a `Scalar` argument too, for a method that takes it as a number
-// (`leaky_relu`'s slope): binding has checked the value against the schema
+// (`leaky_relu`'s slope; `elu`'s default alpha is the int 1)
 from_arg!(
     f64,
     |ty| matches!(ty, Type::Float | Type::Scalar),
-    |a, i| a
-        .float(i)
-        .or_else(|e| a.scalar(i).map(|s| s.to_f64()).map_err(|_| e))
+    |a, i| if a.schema().args[i].ty == Type::Scalar {
+        a.scalar(i).map(|s| s.to_f64())
+    } else {
+        a.float(i)
+    }
 );
 from_arg!(
     Option<bool>,

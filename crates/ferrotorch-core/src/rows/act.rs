@@ -179,7 +179,9 @@ impl ActRow {
         if !needs_grad(&[x]) {
             return Ok(y);
         }
-        let p = p.to_vec();
+        // at most three parameters, kept without an allocation per op
+        let (mut kept, n) = ([0.0; 3], p.len());
+        kept[..n].copy_from_slice(p);
         record1(
             self.node,
             &[x],
@@ -189,7 +191,7 @@ impl ActRow {
                 Ok(smallvec::smallvec![Some(self.backward(
                     c.grad(),
                     c.saved(0),
-                    &p
+                    &kept[..n]
                 )?)])
             },
         )
@@ -491,6 +493,13 @@ pub fn act_rows() -> &'static [ActRow] {
     ROWS
 }
 
+/// The row of activation `name`, which core's own methods read by name
+/// (a table invariant: `each_method_records_its_rows_node` calls every
+/// one of them).
+pub(crate) fn named(name: &str) -> &'static ActRow {
+    act(name).expect("every activation row core reads is in the table")
+}
+
 /// The row and parameters whose value is primitive `f` (the GELUs).
 pub fn act_of_prim(f: Unary) -> Option<(&'static ActRow, [f64; 1])> {
     let p = match f {
@@ -499,4 +508,38 @@ pub fn act_of_prim(f: Unary) -> Option<(&'static ActRow, [f64; 1])> {
         _ => return None,
     };
     act("gelu").map(|r| (r, [p]))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::tensor::Tensor;
+
+    #[test]
+    fn each_method_records_its_rows_node() {
+        // every method that reads its row by name finds it, and the node
+        // is PyTorch's (torch 2.15's grad_fn names)
+        let x = Tensor::from_vec(vec![-1.5f32, 0.5], &[2])
+            .unwrap()
+            .requires_grad_(true)
+            .unwrap();
+        type Method = fn(&Tensor) -> crate::Result<Tensor>;
+        let cases: [(Method, &str); 12] = [
+            (|x| x.leaky_relu(0.1), "LeakyReluBackward0"),
+            (|x| x.hardtanh(-1.0, 1.0), "HardtanhBackward0"),
+            (|x| x.relu6(), "HardtanhBackward0"),
+            (|x| x.softplus(1.0, 20.0), "SoftplusBackward0"),
+            (|x| x.mish(), "MishBackward0"),
+            (|x| x.hardswish(), "HardswishBackward0"),
+            (|x| x.hardsigmoid(), "HardsigmoidBackward0"),
+            (|x| x.log_sigmoid(), "LogSigmoidBackward0"),
+            (|x| x.elu(1.0, 1.0, 1.0), "EluBackward0"),
+            (|x| x.selu(), "EluBackward0"),
+            (|x| x.celu(0.5), "EluBackward0"),
+            (|x| x.gelu("tanh"), "GeluBackward0"),
+        ];
+        for (f, node) in cases {
+            let y = f(&x).unwrap();
+            assert_eq!(y.grad_fn().unwrap().name(), node);
+        }
+    }
 }

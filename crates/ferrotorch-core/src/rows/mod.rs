@@ -37,6 +37,7 @@ mod sym;
 mod tensor;
 mod unary;
 
+pub(crate) use act::named as act_named;
 pub use act::{act, act_of_prim, act_rows, ActRow, Param};
 pub use algebra::{Pw, PwExt};
 pub use binary::{binary, binary_prim, binary_rows, BinaryIn, BinaryRow, When};

@@ -61,7 +61,6 @@ pub fn softsign(input: &Tensor) -> Result<Tensor> {
     input.div(&input.abs()?.add(1.0)?)
 }
 
-/// `clamp(x, min_val, max_val)` (defaults -1, 1).
 /// `clamp(x, min_val, max_val)` (defaults -1, 1), the gradient 1
 /// strictly inside and 0 at the bounds, as PyTorch's `hardtanh_backward`.
 pub fn hardtanh(input: &Tensor, min_val: f64, max_val: f64) -> Result<Tensor> {
@@ -88,8 +87,8 @@ pub fn tanh(input: &Tensor) -> Result<Tensor> {
     input.tanh()
 }
 
-/// `log(sigmoid(x)) = -softplus(-x)`, stable for large |x|, with
-/// PyTorch's `log_sigmoid_backward`.
+/// `log(sigmoid(x))` as `min(x, 0) - log1p(e^-|x|)` (stable for large
+/// |x|), with PyTorch's `log_sigmoid_backward`.
 pub fn logsigmoid(input: &Tensor) -> Result<Tensor> {
     input.log_sigmoid()
 }

@@ -85,7 +85,7 @@ pub(crate) fn elu(
     input_scale: f64,
     y: Tensor,
 ) -> Result<Tensor> {
-    row("elu").record(x, y, &[alpha, scale, input_scale])
+    crate::rows::act_named("elu").record(x, y, &[alpha, scale, input_scale])
 }
 
 /// `gelu(approximate)`: one vectorised pass for float32
@@ -105,19 +105,11 @@ pub(crate) fn gelu(x: &Tensor, tanh: bool, y: Tensor) -> Result<Tensor> {
             if let Some(gx) = super::fused::gelu(c.grad(), x, tanh)? {
                 return Ok(smallvec::smallvec![Some(gx)]);
             }
-            Ok(smallvec::smallvec![Some(row("gelu").backward(
-                c.grad(),
-                x,
-                &p
-            )?)])
+            Ok(smallvec::smallvec![Some(
+                crate::rows::act_named("gelu").backward(c.grad(), x, &p)?
+            )])
         },
     )
-}
-
-/// The activation row of `name`, which the table has (its test
-/// `every_activation_op_has_its_row` in `rows` checks).
-fn row(name: &str) -> &'static crate::rows::ActRow {
-    crate::rows::act(name).expect("an activation row of the table")
 }
 
 /// Max pooling (`max_pool2d`, `adaptive_max_pool2d`) on `[N, C, H, W]`:

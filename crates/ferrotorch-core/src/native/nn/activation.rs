@@ -166,10 +166,7 @@ crate::ops! {
 
 /// Activation `name` on `x` at parameters `p`, from its row.
 fn act_row(name: &str, x: &Tensor, p: &[f64]) -> Result<Tensor> {
-    match crate::rows::act(name) {
-        Some(row) => row.apply(x, p),
-        None => crate::bail!(Runtime, "{name}: no activation row"),
-    }
+    crate::rows::act_named(name).apply(x, p)
 }
 
 impl Tensor {
