@@ -46,10 +46,41 @@ by_value!(
     usize,
     bool,
     Scalar,
+    crate::dtype::DType,
     Option<f64>,
     Option<i64>,
-    Option<bool>
+    Option<bool>,
+    Option<Scalar>,
+    Option<crate::dtype::DType>
 );
+
+impl<'a> KernelArg<'a> for Option<&'a [i64]> {
+    type Owned = Option<Vec<i64>>;
+    fn pass(o: &'a Option<Vec<i64>>) -> Option<&'a [i64]> {
+        o.as_deref()
+    }
+}
+
+impl<'a> KernelArg<'a> for &'a [usize] {
+    type Owned = Vec<usize>;
+    fn pass(o: &'a Vec<usize>) -> &'a [usize] {
+        o
+    }
+}
+
+impl<'a> KernelArg<'a> for &'a [Tensor] {
+    type Owned = Vec<Tensor>;
+    fn pass(o: &'a Vec<Tensor>) -> &'a [Tensor] {
+        o
+    }
+}
+
+impl<'a> KernelArg<'a> for Option<&'a str> {
+    type Owned = Option<String>;
+    fn pass(o: &'a Option<String>) -> Option<&'a str> {
+        o.as_deref()
+    }
+}
 
 impl<'a> KernelArg<'a> for &'a Tensor {
     type Owned = Tensor;
@@ -94,8 +125,123 @@ pub const fn schema_name(schema: &'static str) -> &'static str {
     }
 }
 
-/// Tensor methods that are ops, each declared once with its schema
-/// (Note [Ops declared once]):
+/// What a method declared in [`crate::ops!`] returns, as its typed
+/// kernel returns it: an in-place method (`-> Result<()>`) gives back its
+/// `self` (`Tensor(a!)`), every other result is itself.
+pub trait MethodOut: Sized {
+    /// The kernel's result.
+    type Out: super::typed::IntoReturn;
+    /// It, from the method's result and the `self` it was called on.
+    fn out(self, this: Tensor) -> Self::Out;
+    /// The method's result from the boxed call's (the intercepted path).
+    fn from_boxed(v: super::IValue) -> crate::error::Result<Self>;
+}
+
+impl MethodOut for () {
+    type Out = Tensor;
+    fn out(self, this: Tensor) -> Tensor {
+        this
+    }
+    fn from_boxed(_: super::IValue) -> crate::error::Result<()> {
+        Ok(())
+    }
+}
+
+impl MethodOut for Tensor {
+    type Out = Tensor;
+    fn out(self, _: Tensor) -> Tensor {
+        self
+    }
+    fn from_boxed(v: super::IValue) -> crate::error::Result<Tensor> {
+        v.into_tensor()
+    }
+}
+
+impl MethodOut for Vec<Tensor> {
+    type Out = Vec<Tensor>;
+    fn out(self, _: Tensor) -> Vec<Tensor> {
+        self
+    }
+    fn from_boxed(v: super::IValue) -> crate::error::Result<Vec<Tensor>> {
+        v.into_tensor_list()
+    }
+}
+
+impl MethodOut for (Tensor, Tensor) {
+    type Out = (Tensor, Tensor);
+    fn out(self, _: Tensor) -> (Tensor, Tensor) {
+        self
+    }
+    fn from_boxed(v: super::IValue) -> crate::error::Result<(Tensor, Tensor)> {
+        let [a, b] = tuple::<2>(v)?;
+        Ok((a, b))
+    }
+}
+
+impl MethodOut for (Tensor, Tensor, Tensor) {
+    type Out = (Tensor, Tensor, Tensor);
+    fn out(self, _: Tensor) -> (Tensor, Tensor, Tensor) {
+        self
+    }
+    fn from_boxed(v: super::IValue) -> crate::error::Result<(Tensor, Tensor, Tensor)> {
+        let [a, b, c] = tuple::<3>(v)?;
+        Ok((a, b, c))
+    }
+}
+
+fn tuple<const N: usize>(v: super::IValue) -> crate::error::Result<[Tensor; N]> {
+    let items = match v {
+        super::IValue::Tuple(items) => items
+            .into_iter()
+            .map(super::IValue::into_tensor)
+            .collect::<crate::error::Result<Vec<_>>>()?,
+        super::IValue::TensorList(l) => l,
+        v => {
+            return Err(crate::error::Error::new(
+                crate::error::ErrorKind::Type,
+                format!("expected a tuple of {N} tensors, got {}", v.type_name()),
+            ))
+        }
+    };
+    let n = items.len();
+    items.try_into().map_err(|_| {
+        crate::error::Error::new(
+            crate::error::ErrorKind::Type,
+            format!("expected a tuple of {N} tensors, got {n}"),
+        )
+    })
+}
+
+/// A method argument boxed for the intercepted path (a copy of it).
+pub fn boxed<T: Clone>(v: &T) -> super::IValue
+where
+    super::IValue: From<T>,
+{
+    super::IValue::from(v.clone())
+}
+
+/// The handle name of a method declared with `schemas`: the one schema's
+/// full name, or for several overloads (`clamp_min`, `clamp_min.Tensor`)
+/// their base name, which binds among them by the arguments.
+pub const fn handle_name(schemas: &[&'static str]) -> &'static str {
+    let first = schema_name(schemas[0]);
+    if schemas.len() == 1 {
+        return first;
+    }
+    let b = first.as_bytes();
+    let mut n = 0;
+    while n < b.len() && b[n] != b'.' {
+        n += 1;
+    }
+    let (head, _) = b.split_at(n);
+    match std::str::from_utf8(head) {
+        Ok(s) => s,
+        Err(_) => panic!("a schema's name is ASCII"),
+    }
+}
+
+/// Tensor methods (and free functions) that are ops, each declared once
+/// with its schema (Note [Ops declared once]):
 ///
 /// ```text
 /// ops! {
@@ -103,54 +249,191 @@ pub const fn schema_name(schema: &'static str) -> &'static str {
 ///     /// docs
 ///     #[op = "leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor"]
 ///     pub fn leaky_relu(&self, negative_slope: f64) -> Result<Tensor> { ... }
+///     /// an op with overloads: one method, several schemas
+///     #[op = "clamp_min(Tensor self, Scalar min) -> Tensor"]
+///     #[op = "clamp_min.Tensor(Tensor self, Tensor min) -> Tensor"]
+///     pub fn clamp_min(&self, lo: impl Into<Operand>) -> Result<Tensor> { ... }
+///     /// in place: the kernel returns `self`
+///     #[op = "lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)"]
+///     pub fn lerp_(&self, end: &Tensor, weight: impl Into<Operand>) -> Result<()> { ... }
+///     /// a plain method, passed through
+///     fn helper(&self) -> Result<Tensor> { ... }
 /// }
 /// ```
 ///
 /// makes the methods (each entering its op's handle first, as
-/// `enter_op!` does) and `fn register_rows(r: &mut Registry)`, which
-/// registers every one of them as the typed kernel of its schema.
+/// `enter_op!` does; `impl Into<T>` and `Option<impl Into<T>>` parameters
+/// are converted to `T` first) and `fn register_rows(r: &mut Registry)`,
+/// which registers every one of them as the typed kernel of each of its
+/// schemas. A method whose parameters are not its schema's (one schema
+/// fixes some of them) stays outside, registered by hand.
 #[macro_export]
 macro_rules! ops {
-    (
-        register = $reg:ident;
-        $(
-            $(#[doc = $doc:literal])*
-            #[op = $schema:literal]
-            $vis:vis fn $name:ident(&$self:ident $(, $arg:ident : $ty:ty)* $(,)?) -> Result<Tensor>
-            $body:block
-        )*
+    (register = $reg:ident; $($items:tt)*) => {
+        $crate::__ops_items! { $reg r; []; $($items)* }
+    };
+}
+
+/// [`crate::ops!`]'s item muncher: each op method becomes a method and a
+/// registration statement.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __ops_items {
+    ($reg:ident $r:ident; [$($regs:tt)*];) => {
+        /// Register this block's ops (Note [Ops declared once]).
+        pub(crate) fn $reg($r: &mut $crate::dispatch::Registry) {
+            $($regs)*
+        }
+    };
+    ($reg:ident $r:ident; [$($regs:tt)*];
+        $(#[doc = $doc:literal])*
+        $(#[op = $schema:literal])+
+        $vis:vis fn $name:ident(&$self:ident $(, $($params:tt)*)?) -> Result<$ret:ty>
+        $body:block
+        $($rest:tt)*
     ) => {
         impl $crate::tensor::Tensor {
-            $(
-                $(#[doc = $doc])*
-                $vis fn $name(&$self $(, $arg: $ty)*) -> $crate::error::Result<$crate::tensor::Tensor> {
-                    {
-                        static OP: $crate::dispatch::OpHandle = $crate::dispatch::OpHandle::new(
-                            $crate::dispatch::declare::schema_name($schema),
-                        );
-                        if let Some(r) = $crate::dispatch::handle::intercept_tensor(&OP, || {
-                            vec![$crate::dispatch::IValue::from($self) $(, $crate::dispatch::IValue::from($arg))*]
-                        }) {
-                            return r;
-                        }
-                    }
-                    $body
-                }
-            )*
+            $crate::__ops_params! {
+                @method [$(#[doc = $doc])* $vis $name $self ($ret) $body [$($schema),+]]
+                [] [] [] ; $($($params)*)?
+            }
         }
+        $crate::__ops_items! { $reg $r; [$($regs)*
+            $crate::__ops_params! {
+                @reg [$r $name self [$($schema),+]] [] [] ; $($($params)*)?
+            }
+        ]; $($rest)* }
+    };
+    ($reg:ident $r:ident; [$($regs:tt)*];
+        $(#[doc = $doc:literal])*
+        $(#[op = $schema:literal])+
+        $vis:vis fn $name:ident($($params:tt)*) -> Result<$ret:ty>
+        $body:block
+        $($rest:tt)*
+    ) => {
+        $crate::__ops_params! {
+            @free [$(#[doc = $doc])* $vis $name ($ret) $body [$($schema),+]]
+            [] [] [] ; $($params)*
+        }
+        $crate::__ops_items! { $reg $r; [$($regs)*
+            $crate::__ops_params! {
+                @reg [$r $name free [$($schema),+]] [] [] ; $($params)*
+            }
+        ]; $($rest)* }
+    };
+    ($reg:ident $r:ident; [$($regs:tt)*]; $item:item $($rest:tt)*) => {
+        impl $crate::tensor::Tensor {
+            $item
+        }
+        $crate::__ops_items! { $reg $r; [$($regs)*]; $($rest)* }
+    };
+}
 
-        /// Register this block's ops (Note [Ops declared once]).
-        pub(crate) fn $reg(r: &mut $crate::dispatch::Registry) {
-            $(
-                r.def_typed(
-                    $schema,
-                    |this: $crate::tensor::Tensor
-                     $(, $arg: <$ty as $crate::dispatch::declare::KernelArg<'_>>::Owned)*| {
-                        this.$name($(<$ty as $crate::dispatch::declare::KernelArg<'_>>::pass(&$arg)),*)
-                    },
+/// [`crate::ops!`]'s parameter muncher. For a method (`@method`, `@free`)
+/// it collects the signature, the conversions of `impl Into` parameters
+/// and the boxed arguments; for a registration (`@reg`) the kernel's
+/// parameters (each one's owned form) and the method's arguments from
+/// them.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __ops_params {
+    // -- the method
+    (@method [$(#[$m:meta])* $vis:vis $name:ident $self:ident ($ret:ty) $body:block [$($schema:literal),+]]
+        [$($sig:tt)*] [$($conv:tt)*] [$($bx:tt)*] ; $(,)?
+    ) => {
+        $(#[$m])*
+        $vis fn $name(&$self, $($sig)*) -> $crate::error::Result<$ret> {
+            $($conv)*
+            {
+                static OP: $crate::dispatch::OpHandle = $crate::dispatch::OpHandle::new(
+                    $crate::dispatch::declare::handle_name(&[$($schema),+]),
                 );
-            )*
+                if let Some(r) = $crate::dispatch::handle::intercept(&OP, || {
+                    vec![$crate::dispatch::IValue::from($self), $($bx)*]
+                }) {
+                    return r.and_then(<$ret as $crate::dispatch::declare::MethodOut>::from_boxed);
+                }
+            }
+            $body
         }
+    };
+    (@free [$(#[$m:meta])* $vis:vis $name:ident ($ret:ty) $body:block [$($schema:literal),+]]
+        [$($sig:tt)*] [$($conv:tt)*] [$($bx:tt)*] ; $(,)?
+    ) => {
+        $(#[$m])*
+        $vis fn $name($($sig)*) -> $crate::error::Result<$ret> {
+            $($conv)*
+            {
+                static OP: $crate::dispatch::OpHandle = $crate::dispatch::OpHandle::new(
+                    $crate::dispatch::declare::handle_name(&[$($schema),+]),
+                );
+                if let Some(r) = $crate::dispatch::handle::intercept(&OP, || {
+                    vec![$($bx)*]
+                }) {
+                    return r.and_then(<$ret as $crate::dispatch::declare::MethodOut>::from_boxed);
+                }
+            }
+            $body
+        }
+    };
+    (@$k:ident $head:tt [$($sig:tt)*] [$($conv:tt)*] [$($bx:tt)*] ;
+        $arg:ident : impl Into<$t:ty> $(, $($rest:tt)*)?
+    ) => {
+        $crate::__ops_params! { @$k $head
+            [$($sig)* $arg: impl Into<$t>,]
+            [$($conv)* let $arg: $t = $arg.into();]
+            [$($bx)* $crate::dispatch::declare::boxed(&$arg),] ; $($($rest)*)?
+        }
+    };
+    (@$k:ident $head:tt [$($sig:tt)*] [$($conv:tt)*] [$($bx:tt)*] ;
+        $arg:ident : Option<impl Into<$t:ty>> $(, $($rest:tt)*)?
+    ) => {
+        $crate::__ops_params! { @$k $head
+            [$($sig)* $arg: Option<impl Into<$t>>,]
+            [$($conv)* let $arg: Option<$t> = $arg.map(Into::into);]
+            [$($bx)* $crate::dispatch::declare::boxed(&$arg),] ; $($($rest)*)?
+        }
+    };
+    // (before the registration arms: `@reg` has one list fewer)
+    (@$k:ident $head:tt [$($sig:tt)*] [$($conv:tt)*] [$($bx:tt)*] ;
+        $arg:ident : $ty:ty $(, $($rest:tt)*)?
+    ) => {
+        $crate::__ops_params! { @$k $head
+            [$($sig)* $arg: $ty,]
+            [$($conv)*]
+            [$($bx)* $crate::dispatch::declare::boxed(&$arg),] ; $($($rest)*)?
+        }
+    };
+    // -- the registration
+    (@reg [$r:ident $name:ident $recv:ident [$($schema:literal),+]] [$($kp:tt)*] [$($ka:tt)*] ; $(,)?) => {
+        $crate::__ops_params! { @each $r [$($schema),+]
+            ($crate::__ops_params!(@kernel $recv $name [$($kp)*] [$($ka)*]))
+        }
+    };
+    (@reg $head:tt [$($kp:tt)*] [$($ka:tt)*] ; $arg:ident : impl Into<$t:ty> $(, $($rest:tt)*)?) => {
+        $crate::__ops_params! { @reg $head [$($kp)* $arg: $t,] [$($ka)* $arg,] ; $($($rest)*)? }
+    };
+    (@reg $head:tt [$($kp:tt)*] [$($ka:tt)*] ; $arg:ident : Option<impl Into<$t:ty>> $(, $($rest:tt)*)?) => {
+        $crate::__ops_params! { @reg $head [$($kp)* $arg: Option<$t>,] [$($ka)* $arg,] ; $($($rest)*)? }
+    };
+    (@reg $head:tt [$($kp:tt)*] [$($ka:tt)*] ; $arg:ident : $ty:ty $(, $($rest:tt)*)?) => {
+        $crate::__ops_params! { @reg $head
+            [$($kp)* $arg: <$ty as $crate::dispatch::declare::KernelArg<'_>>::Owned,]
+            [$($ka)* <$ty as $crate::dispatch::declare::KernelArg<'_>>::pass(&$arg),] ;
+            $($($rest)*)?
+        }
+    };
+    (@kernel self $name:ident [$($kp:tt)*] [$($ka:tt)*]) => {
+        |this: $crate::tensor::Tensor, $($kp)*| {
+            let r = this.$name($($ka)*);
+            r.map(|v| $crate::dispatch::declare::MethodOut::out(v, this))
+        }
+    };
+    (@kernel free $name:ident [$($kp:tt)*] [$($ka:tt)*]) => {
+        |$($kp)*| $name($($ka)*)
+    };
+    (@each $r:ident [$($schema:literal),+] $kernel:tt) => {
+        $( $r.def_typed($schema, $kernel); )+
     };
 }
 

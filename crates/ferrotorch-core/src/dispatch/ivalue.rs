@@ -212,6 +212,16 @@ impl From<i64> for IValue {
         IValue::Int(v)
     }
 }
+impl From<crate::native::binary::Operand> for IValue {
+    fn from(o: crate::native::binary::Operand) -> IValue {
+        o.boxed()
+    }
+}
+impl From<&[Tensor]> for IValue {
+    fn from(v: &[Tensor]) -> IValue {
+        IValue::TensorList(v.to_vec())
+    }
+}
 impl From<f64> for IValue {
     fn from(v: f64) -> IValue {
         IValue::Float(v)

@@ -88,8 +88,11 @@ from_arg!(
 );
 from_arg!(
     Option<f64>,
-    |ty| optional(ty, |t| *t == Type::Float),
-    |a, i| a.opt_float(i)
+    |ty| optional(ty, |t| matches!(t, Type::Float | Type::Scalar)),
+    |a, i| match &a.schema().args[i].ty {
+        Type::Optional(t) if **t == Type::Scalar => Ok(a.opt_scalar(i)?.map(|s| s.to_f64())),
+        _ => a.opt_float(i),
+    }
 );
 from_arg!(bool, |ty| *ty == Type::Bool, |a, i| a.bool(i));
 from_arg!(String, |ty| *ty == Type::Str, |a, i| a.str(i));
@@ -103,6 +106,25 @@ from_arg!(
     Option<Scalar>,
     |ty| optional(ty, |t| *t == Type::Scalar),
     |a, i| a.opt_scalar(i)
+);
+// a tensor or a number, for a method taking `impl Into<Operand>` (one
+// kernel for an op's Tensor and Scalar overloads)
+from_arg!(
+    crate::native::binary::Operand,
+    |ty| matches!(ty, Type::Tensor | Type::Scalar),
+    |a, i| match a.get(i) {
+        IValue::Tensor(t) => Ok(t.clone().into()),
+        _ => a.scalar(i).map(Into::into),
+    }
+);
+from_arg!(
+    Option<crate::native::binary::Operand>,
+    |ty| optional(ty, |t| matches!(t, Type::Tensor | Type::Scalar)),
+    |a, i| match a.get(i) {
+        IValue::None => Ok(None),
+        IValue::Tensor(t) => Ok(Some(t.clone().into())),
+        _ => a.scalar(i).map(|s| Some(s.into())),
+    }
 );
 from_arg!(Vec<i64>, |ty| int_list(ty), |a, i| a.int_list(i));
 from_arg!(Vec<usize>, |ty| int_list(ty), |a, i| a.usize_list(i));

@@ -132,10 +132,11 @@ fn bmm_raw(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     Ok(out)
 }
 
-impl Tensor {
+crate::ops! {
+    register = register;
     /// Matrix product of 2-D tensors (`torch.mm`).
+    #[op = "mm(Tensor self, Tensor mat2) -> Tensor"]
     pub fn mm(&self, other: &Tensor) -> Result<Tensor> {
-        crate::enter_op!("mm", self, other);
         if self.dtype().is_complex() || other.dtype().is_complex() {
             return crate::native::complex::product(self, other, |a, b| a.mm(b));
         }
@@ -170,8 +171,8 @@ impl Tensor {
     }
 
     /// Batched matrix product of 3-D tensors (`torch.bmm`).
+    #[op = "bmm(Tensor self, Tensor mat2) -> Tensor"]
     pub fn bmm(&self, other: &Tensor) -> Result<Tensor> {
-        crate::enter_op!("bmm", self, other);
         if self.dtype().is_complex() || other.dtype().is_complex() {
             return crate::native::complex::product(self, other, |a, b| a.bmm(b));
         }
@@ -213,8 +214,8 @@ impl Tensor {
     }
 
     /// Matrix-vector product (`torch.mv`).
+    #[op = "mv(Tensor self, Tensor vec) -> Tensor"]
     pub fn mv(&self, vec: &Tensor) -> Result<Tensor> {
-        crate::enter_op!("mv", self, vec);
         crate::ensure!(
             self.dim() == 2 && vec.dim() == 1,
             Runtime,
@@ -237,8 +238,8 @@ impl Tensor {
     }
 
     /// Inner product of 1-D tensors (`torch.dot`), a 0-dim tensor.
+    #[op = "dot(Tensor self, Tensor tensor) -> Tensor"]
     pub fn dot(&self, other: &Tensor) -> Result<Tensor> {
-        crate::enter_op!("dot", self, other);
         crate::ensure!(
             self.dim() == 1 && other.dim() == 1,
             Runtime,
@@ -260,6 +261,7 @@ impl Tensor {
     }
 
     /// Outer product of 1-D tensors (`torch.outer`).
+    #[op = "outer(Tensor self, Tensor vec2) -> Tensor"]
     pub fn outer(&self, other: &Tensor) -> Result<Tensor> {
         crate::ensure!(
             self.dim() == 1 && other.dim() == 1,
@@ -273,8 +275,8 @@ impl Tensor {
 
     /// `torch.matmul`: dot, matrix-vector, matrix-matrix or batched product
     /// with broadcast batch dims, depending on the operands' ranks.
+    #[op = "matmul(Tensor self, Tensor other) -> Tensor"]
     pub fn matmul(&self, other: &Tensor) -> Result<Tensor> {
-        crate::enter_op!("matmul", self, other);
         if self.dtype().is_complex() || other.dtype().is_complex() {
             return crate::native::complex::product(self, other, |a, b| a.matmul(b));
         }
@@ -410,8 +412,8 @@ impl Tensor {
     /// `self @ weightᵀ + bias` (`F.linear`; `weight` is `[out, in]`). A 2-D
     /// input with a bias is one `addmm` (one GEMM onto the broadcast bias,
     /// grad_fn `AddmmBackward0`), as in PyTorch.
+    #[op = "linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor"]
     pub fn linear(&self, weight: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
-        crate::enter_op!("linear", self, weight, bias);
         if let (2, Some(b)) = (self.dim(), bias) {
             return b.addmm(self, &weight.t()?, 1, 1);
         }
@@ -424,6 +426,7 @@ impl Tensor {
 
     /// `beta * self + alpha * (mat1 @ mat2)` (`torch.addmm`); `self`
     /// broadcasts to the product's shape and is ignored when `beta == 0`.
+    #[op = "addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"]
     pub fn addmm(
         &self,
         mat1: &Tensor,
@@ -431,8 +434,6 @@ impl Tensor {
         beta: impl Into<Scalar>,
         alpha: impl Into<Scalar>,
     ) -> Result<Tensor> {
-        let (beta, alpha): (Scalar, Scalar) = (beta.into(), alpha.into());
-        crate::enter_op!("addmm", self, mat1, mat2, beta, alpha);
         let fused = matches!(self.dtype(), DType::F32 | DType::F64)
             && self.dtype() == mat1.dtype()
             && self.dtype() == mat2.dtype()
@@ -496,6 +497,7 @@ impl Tensor {
     }
 
     /// `beta * self + alpha * bmm(batch1, batch2)` (`torch.baddbmm`).
+    #[op = "baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"]
     pub fn baddbmm(
         &self,
         batch1: &Tensor,
@@ -503,12 +505,11 @@ impl Tensor {
         beta: impl Into<Scalar>,
         alpha: impl Into<Scalar>,
     ) -> Result<Tensor> {
-        let (beta, alpha): (Scalar, Scalar) = (beta.into(), alpha.into());
-        crate::enter_op!("baddbmm", self, batch1, batch2, beta, alpha);
         add_scaled("baddbmm", self, batch1.bmm(batch2)?, beta, alpha)
     }
 
     /// Contract `dims_a` of `self` with `dims_b` of `other` (`torch.tensordot`).
+    #[op = "tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tensor"]
     pub fn tensordot(&self, other: &Tensor, dims_a: &[i64], dims_b: &[i64]) -> Result<Tensor> {
         crate::ensure!(
             dims_a.len() == dims_b.len(),
@@ -584,50 +585,4 @@ pub(crate) fn add_scaled(
         input.mul(beta)?
     };
     i.add(&p)
-}
-
-pub(crate) fn register(r: &mut Registry) {
-    // typed kernels: adapters generated from the schemas (Note [Typed kernels])
-    r.def_typed(
-        "matmul(Tensor self, Tensor other) -> Tensor",
-        |x: Tensor, y: Tensor| x.matmul(&y),
-    );
-    r.def_typed(
-        "mm(Tensor self, Tensor mat2) -> Tensor",
-        |x: Tensor, y: Tensor| x.mm(&y),
-    );
-    r.def_typed(
-        "bmm(Tensor self, Tensor mat2) -> Tensor",
-        |x: Tensor, y: Tensor| x.bmm(&y),
-    );
-    r.def_typed(
-        "mv(Tensor self, Tensor vec) -> Tensor",
-        |x: Tensor, v: Tensor| x.mv(&v),
-    );
-    r.def_typed(
-        "dot(Tensor self, Tensor tensor) -> Tensor",
-        |x: Tensor, y: Tensor| x.dot(&y),
-    );
-    r.def_typed(
-        "outer(Tensor self, Tensor vec2) -> Tensor",
-        |x: Tensor, y: Tensor| x.outer(&y),
-    );
-    r.def_typed(
-        "linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
-        |x: Tensor, w: Tensor, b: Option<Tensor>| x.linear(&w, b.as_ref()),
-    );
-    r.def_typed(
-        "addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
-        |x: Tensor, m1: Tensor, m2: Tensor, beta: Scalar, alpha: Scalar| {
-            x.addmm(&m1, &m2, beta, alpha)
-        },
-    );
-    r.def_typed(
-        "baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
-        |x: Tensor, b1: Tensor, b2: Tensor, beta: Scalar, alpha: Scalar| x.baddbmm(&b1, &b2, beta, alpha),
-    );
-    r.def_typed(
-        "tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tensor",
-        |x: Tensor, y: Tensor, ds: Vec<i64>, dos: Vec<i64>| x.tensordot(&y, &ds, &dos),
-    );
 }

@@ -20,15 +20,16 @@ fn operand_arg(o: &Operand) -> ResultTypeArg {
     }
 }
 
+crate::ops! {
+register = register_where;
 /// `torch.where(condition, input, other)`: elements of `input` where
 /// `condition` holds, else of `other`; all three broadcast.
-pub fn where_(
-    condition: &Tensor,
-    input: impl Into<Operand>,
-    other: impl Into<Operand>,
-) -> Result<Tensor> {
-    let (x, y): (Operand, Operand) = (input.into(), other.into());
-    crate::enter_op!("where", condition, x.boxed(), y.boxed());
+#[op = "where.self(Tensor condition, Tensor self, Tensor other) -> Tensor"]
+#[op = "where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor"]
+#[op = "where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor"]
+#[op = "where.Scalar(Tensor condition, Scalar self, Scalar other) -> Tensor"]
+pub fn where_(condition: &Tensor, input: impl Into<Operand>, other: impl Into<Operand>) -> Result<Tensor> {
+    let (x, y) = (input, other);
     crate::ensure!(
         condition.dtype() == DType::Bool,
         Runtime,
@@ -45,23 +46,15 @@ pub fn where_(
     crate::dispatch_dtype!(dt, T => map_ternary::<bool, T, T, T>(condition, &x, &y, &out, |c, a, b| if c { a } else { b }));
     crate::autograd::derivatives::shape::where_(condition, &xg, &yg, out)
 }
+}
 
-impl Tensor {
+crate::ops! {
+    register = register_ops;
     /// `torch.clamp(self, min, max)`: NaN propagates; when `min > max`
     /// every element becomes `max`, as in PyTorch.
-    pub fn clamp(
-        &self,
-        min: Option<impl Into<Operand>>,
-        max: Option<impl Into<Operand>>,
-    ) -> Result<Tensor> {
-        let (min, max): (Option<Operand>, Option<Operand>) =
-            (min.map(Into::into), max.map(Into::into));
-        crate::enter_op!(
-            "clamp",
-            self,
-            min.as_ref().map(Operand::boxed),
-            max.as_ref().map(Operand::boxed)
-        );
+    #[op = "clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor"]
+    #[op = "clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor"]
+    pub fn clamp(&self, min: Option<impl Into<Operand>>, max: Option<impl Into<Operand>>) -> Result<Tensor> {
         crate::ensure!(
             min.is_some() || max.is_some(),
             Runtime,
@@ -87,37 +80,23 @@ impl Tensor {
     }
 
     /// `clamp(min=lo)`.
+    #[op = "clamp_min(Tensor self, Scalar min) -> Tensor"]
+    #[op = "clamp_min.Tensor(Tensor self, Tensor min) -> Tensor"]
     pub fn clamp_min(&self, lo: impl Into<Operand>) -> Result<Tensor> {
-        let lo: Operand = lo.into();
-        crate::enter_op!("clamp_min", self, lo.boxed());
         self.clamp(Some(lo), None::<Operand>)
     }
 
     /// `clamp(max=hi)`.
+    #[op = "clamp_max(Tensor self, Scalar max) -> Tensor"]
+    #[op = "clamp_max.Tensor(Tensor self, Tensor max) -> Tensor"]
     pub fn clamp_max(&self, hi: impl Into<Operand>) -> Result<Tensor> {
-        let hi: Operand = hi.into();
-        crate::enter_op!("clamp_max", self, hi.boxed());
         self.clamp(None::<Operand>, Some(hi))
     }
 
     /// In-place `clamp`.
-    pub fn clamp_(
-        &self,
-        min: Option<impl Into<Operand>>,
-        max: Option<impl Into<Operand>>,
-    ) -> Result<()> {
-        let (min, max): (Option<Operand>, Option<Operand>) =
-            (min.map(Into::into), max.map(Into::into));
-        static OP: crate::dispatch::OpHandle = crate::dispatch::OpHandle::new("clamp_");
-        if let Some(r) = crate::dispatch::handle::intercept(&OP, || {
-            vec![
-                self.into(),
-                min.as_ref().map(Operand::boxed).into(),
-                max.as_ref().map(Operand::boxed).into(),
-            ]
-        }) {
-            return r.map(|_| ());
-        }
+    #[op = "clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)"]
+    #[op = "clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)"]
+    pub fn clamp_(&self, min: Option<impl Into<Operand>>, max: Option<impl Into<Operand>>) -> Result<()> {
         let others: Vec<Tensor> = [&min, &max]
             .into_iter()
             .flatten()
@@ -128,9 +107,10 @@ impl Tensor {
 
     /// `self + weight * (end - self)`, computed from the nearer end for
     /// accuracy as PyTorch does (float dtypes).
+    #[op = "lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor"]
+    #[op = "lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor"]
     pub fn lerp(&self, end: &Tensor, weight: impl Into<Operand>) -> Result<Tensor> {
-        let w: Operand = weight.into();
-        crate::enter_op!("lerp", self, end, w.boxed());
+        let w = weight;
         crate::ensure!(
             self.is_floating_point() && self.dtype() == end.dtype(),
             Runtime,
@@ -158,16 +138,14 @@ impl Tensor {
     }
 
     /// `self + value * t1 * t2`.
+    #[op = "addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"]
     pub fn addcmul(&self, t1: &Tensor, t2: &Tensor, value: impl Into<Scalar>) -> Result<Tensor> {
-        let value: Scalar = value.into();
-        crate::enter_op!("addcmul", self, t1, t2, value);
         self.add(t1.mul(t2)?.mul(value)?)
     }
 
     /// `self + value * t1 / t2`.
+    #[op = "addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"]
     pub fn addcdiv(&self, t1: &Tensor, t2: &Tensor, value: impl Into<Scalar>) -> Result<Tensor> {
-        let value: Scalar = value.into();
-        crate::enter_op!("addcdiv", self, t1, t2, value);
         crate::ensure!(
             t1.is_floating_point() || t2.is_floating_point(),
             Runtime,
@@ -177,34 +155,34 @@ impl Tensor {
     }
 
     /// In-place `lerp`.
+    #[op = "lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)"]
+    #[op = "lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)"]
     pub fn lerp_(&self, end: &Tensor, weight: impl Into<Operand>) -> Result<()> {
-        let w: Operand = weight.into();
-        crate::enter_op_inplace!("lerp_", self, end, w.boxed());
+        let w = weight;
         let mut others = vec![end.clone()];
         others.extend(w.tensors().iter().cloned());
         inplace_from("lerp_", self, &others, |t| t.lerp(end, w))
     }
 
     /// In-place `addcmul`.
+    #[op = "addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)"]
     pub fn addcmul_(&self, t1: &Tensor, t2: &Tensor, value: impl Into<Scalar>) -> Result<()> {
-        let value: Scalar = value.into();
-        crate::enter_op_inplace!("addcmul_", self, t1, t2, value);
         let others = [t1.clone(), t2.clone()];
         inplace_from("addcmul_", self, &others, |t| t.addcmul(t1, t2, value))
     }
 
     /// In-place `addcdiv`.
+    #[op = "addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)"]
     pub fn addcdiv_(&self, t1: &Tensor, t2: &Tensor, value: impl Into<Scalar>) -> Result<()> {
-        let value: Scalar = value.into();
-        crate::enter_op_inplace!("addcdiv_", self, t1, t2, value);
         let others = [t1.clone(), t2.clone()];
         inplace_from("addcdiv_", self, &others, |t| t.addcdiv(t1, t2, value))
     }
 
     /// Elements where `mask` is true replaced by `value` (dtype kept).
+    #[op = "masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor"]
+    #[op = "masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor"]
     pub fn masked_fill(&self, mask: &Tensor, value: impl Into<Operand>) -> Result<Tensor> {
-        let v = value.into();
-        crate::enter_op!("masked_fill", self, mask, v.boxed());
+        let v = value;
         crate::ensure!(
             mask.dtype() == DType::Bool,
             Runtime,
@@ -235,22 +213,18 @@ impl Tensor {
     }
 
     /// In-place `masked_fill`; the mask must broadcast to `self`.
+    #[op = "masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)"]
+    #[op = "masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)"]
     pub fn masked_fill_(&self, mask: &Tensor, value: impl Into<Operand>) -> Result<()> {
-        let v: Operand = value.into();
-        crate::enter_op_inplace!("masked_fill_", self, mask, v.boxed());
+        let v = value;
         let others = v.tensors().to_vec();
         inplace_from("masked_fill_", self, &others, |t| t.masked_fill(mask, v))
     }
 
     /// Replace NaN by `nan`, +inf by `posinf` and -inf by `neginf` (defaults:
     /// 0, the dtype's largest and smallest finite values).
-    pub fn nan_to_num(
-        &self,
-        nan: Option<f64>,
-        posinf: Option<f64>,
-        neginf: Option<f64>,
-    ) -> Result<Tensor> {
-        crate::enter_op!("nan_to_num", self, nan, posinf, neginf);
+    #[op = "nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor"]
+    pub fn nan_to_num(&self, nan: Option<f64>, posinf: Option<f64>, neginf: Option<f64>) -> Result<Tensor> {
         if !self.is_floating_point() {
             return self.deep_clone();
         }
@@ -292,6 +266,7 @@ impl Tensor {
     }
 
     /// `log(z / (1 - z))` with `z` clamped to `[eps, 1 - eps]` when `eps` is given.
+    #[op = "logit(Tensor self, float? eps=None) -> Tensor"]
     pub fn logit(&self, eps: Option<f64>) -> Result<Tensor> {
         let f64f = move |x: f64| {
             let z = match eps {
@@ -310,6 +285,9 @@ impl Tensor {
         crate::autograd::derivatives::special::logit(self, eps, y)
     }
 
+}
+
+impl Tensor {
     /// ψ⁽ⁿ⁾, the n-th derivative of digamma (`torch.polygamma(n, self)`).
     pub fn polygamma(&self, n: u32) -> Result<Tensor> {
         let f64f = move |x: f64| super::special::polygamma(n, x);
@@ -321,116 +299,9 @@ impl Tensor {
 }
 
 pub(crate) fn register(r: &mut Registry) {
-    // typed kernels: adapters generated from the schemas (Note [Typed kernels])
-    type S = crate::Scalar;
-    r.def_typed(
-        "where.self(Tensor condition, Tensor self, Tensor other) -> Tensor",
-        |c: Tensor, x: Tensor, y: Tensor| where_(&c, x, y),
-    );
-    r.def_typed(
-        "where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor",
-        |c: Tensor, x: Tensor, y: S| where_(&c, x, y),
-    );
-    r.def_typed(
-        "where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor",
-        |c: Tensor, x: S, y: Tensor| where_(&c, x, y),
-    );
-    r.def_typed(
-        "where.Scalar(Tensor condition, Scalar self, Scalar other) -> Tensor",
-        |c: Tensor, x: S, y: S| where_(&c, x, y),
-    );
-    r.def_typed(
-        "clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor",
-        |x: Tensor, lo: Option<S>, hi: Option<S>| x.clamp(lo, hi),
-    );
-    r.def_typed(
-        "clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)",
-        |x: Tensor, lo: Option<S>, hi: Option<S>| {
-            x.clamp_(lo, hi)?;
-            Ok(x)
-        },
-    );
-    r.def_typed(
-        "clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)",
-        |x: Tensor, lo: Option<Tensor>, hi: Option<Tensor>| {
-            x.clamp_(lo, hi)?;
-            Ok(x)
-        },
-    );
-    r.def_typed(
-        "clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor",
-        |x: Tensor, lo: Option<Tensor>, hi: Option<Tensor>| x.clamp(lo, hi),
-    );
-    r.def_typed(
-        "lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor",
-        |x: Tensor, end: Tensor, w: S| x.lerp(&end, w),
-    );
-    r.def_typed(
-        "lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor",
-        |x: Tensor, end: Tensor, w: Tensor| x.lerp(&end, w),
-    );
-    r.def_typed(
-        "clamp_min(Tensor self, Scalar min) -> Tensor",
-        |x: Tensor, lo: S| x.clamp_min(lo),
-    );
-    r.def_typed(
-        "clamp_min.Tensor(Tensor self, Tensor min) -> Tensor",
-        |x: Tensor, lo: Tensor| x.clamp_min(lo),
-    );
-    r.def_typed(
-        "clamp_max(Tensor self, Scalar max) -> Tensor",
-        |x: Tensor, hi: S| x.clamp_max(hi),
-    );
-    r.def_typed(
-        "clamp_max.Tensor(Tensor self, Tensor max) -> Tensor",
-        |x: Tensor, hi: Tensor| x.clamp_max(hi),
-    );
-    r.def_typed(
-        "lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)",
-        |x: Tensor, end: Tensor, w: S| x.lerp_(&end, w).map(|()| x),
-    );
-    r.def_typed(
-        "lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)",
-        |x: Tensor, end: Tensor, w: Tensor| x.lerp_(&end, w).map(|()| x),
-    );
-    r.def_typed(
-        "addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)",
-        |x: Tensor, t1: Tensor, t2: Tensor, v: S| x.addcmul_(&t1, &t2, v).map(|()| x),
-    );
-    r.def_typed(
-        "addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)",
-        |x: Tensor, t1: Tensor, t2: Tensor, v: S| x.addcdiv_(&t1, &t2, v).map(|()| x),
-    );
-    r.def_typed(
-        "masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)",
-        |x: Tensor, mask: Tensor, v: S| x.masked_fill_(&mask, v).map(|()| x),
-    );
-    r.def_typed(
-        "masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)",
-        |x: Tensor, mask: Tensor, v: Tensor| x.masked_fill_(&mask, v).map(|()| x),
-    );
-    r.def_typed(
-        "addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor",
-        |x: Tensor, t1: Tensor, t2: Tensor, v: S| x.addcmul(&t1, &t2, v),
-    );
-    r.def_typed(
-        "addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor",
-        |x: Tensor, t1: Tensor, t2: Tensor, v: S| x.addcdiv(&t1, &t2, v),
-    );
-    r.def_typed(
-        "masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor",
-        |x: Tensor, mask: Tensor, v: S| x.masked_fill(&mask, v),
-    );
-    r.def_typed(
-        "masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor",
-        |x: Tensor, mask: Tensor, v: Tensor| x.masked_fill(&mask, v),
-    );
-    r.def_typed(
-        "nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor",
-        |x: Tensor, nan: Option<f64>, posinf: Option<f64>, neginf: Option<f64>| {
-            x.nan_to_num(nan, posinf, neginf)
-        },
-    );
+    register_where(r);
+    register_ops(r);
+    // its self is not its first argument
     r.def_typed(
         "polygamma(int n, Tensor self) -> Tensor",
         |n: i64, x: Tensor| {
@@ -447,9 +318,5 @@ pub(crate) fn register(r: &mut Registry) {
             })?;
             x.polygamma(n)
         },
-    );
-    r.def_typed(
-        "logit(Tensor self, float? eps=None) -> Tensor",
-        |x: Tensor, eps: Option<f64>| x.logit(eps),
     );
 }

@@ -246,7 +246,8 @@ fn first_nan_or<T: Element>(row: &[T], better: impl Fn(T, T) -> bool) -> (T, i64
     (best, at as i64)
 }
 
-impl Tensor {
+crate::ops! {
+    register = register_ops;
     /// The input of a sum-like op: cast to `dtype` when given, else
     /// integers and bool widen to int64 (as PyTorch accumulates them).
     pub(crate) fn accumulating(&self, dtype: Option<DType>) -> Result<Tensor> {
@@ -264,13 +265,13 @@ impl Tensor {
     }
 
     /// Sum over `dims` (`None` = all) with `keepdim`; `dtype` casts first.
+    #[op = "sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"]
     pub fn sum_dim(
         &self,
         dims: Option<&[i64]>,
         keepdim: bool,
         dtype: Option<DType>,
     ) -> Result<Tensor> {
-        crate::enter_op!("sum.dim_IntList", self, dims, keepdim, dtype);
         if self.dtype().is_complex() {
             return crate::native::complex::reduce_real_view(self, dims, |r, d| {
                 r.sum_dim(Some(d), keepdim, dtype.map(DType::to_real))
@@ -306,13 +307,13 @@ impl Tensor {
     }
 
     /// Mean over `dims` (`None` = all); floating dtypes only, as PyTorch.
+    #[op = "mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"]
     pub fn mean_dim(
         &self,
         dims: Option<&[i64]>,
         keepdim: bool,
         dtype: Option<DType>,
     ) -> Result<Tensor> {
-        crate::enter_op!("mean.dim", self, dims, keepdim, dtype);
         if self.dtype().is_complex() {
             return crate::native::complex::reduce_real_view(self, dims, |r, d| {
                 r.mean_dim(Some(d), keepdim, dtype.map(DType::to_real))
@@ -419,8 +420,8 @@ impl Tensor {
     }
 
     /// Maximum over `dims` (`torch.amax`); NaN propagates.
+    #[op = "amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"]
     pub fn amax(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
-        crate::enter_op!("amax", self, dims, keepdim);
         let y = crate::autograd::raw(&[self], || {
             self.minmax_reduce("amax", Some(dims), keepdim, true)
         })?;
@@ -429,8 +430,8 @@ impl Tensor {
     }
 
     /// Minimum over `dims` (`torch.amin`); NaN propagates.
+    #[op = "amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"]
     pub fn amin(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
-        crate::enter_op!("amin", self, dims, keepdim);
         let y = crate::autograd::raw(&[self], || {
             self.minmax_reduce("amin", Some(dims), keepdim, false)
         })?;
@@ -439,16 +440,16 @@ impl Tensor {
     }
 
     /// Maximum of all elements (`t.max()`).
+    #[op = "max(Tensor self) -> Tensor"]
     pub fn max(&self) -> Result<Tensor> {
-        crate::enter_op!("max", self);
         let y = crate::autograd::raw(&[self], || self.minmax_reduce("max", None, false, true))?;
         let d: Vec<usize> = (0..self.dim()).collect();
         crate::autograd::derivatives::reduce::extreme("MaxBackward1", self, &d, false, y)
     }
 
     /// Minimum of all elements (`t.min()`).
+    #[op = "min(Tensor self) -> Tensor"]
     pub fn min(&self) -> Result<Tensor> {
-        crate::enter_op!("min", self);
         let y = crate::autograd::raw(&[self], || self.minmax_reduce("min", None, false, false))?;
         let d: Vec<usize> = (0..self.dim()).collect();
         crate::autograd::derivatives::reduce::extreme("MinBackward1", self, &d, false, y)
@@ -497,6 +498,7 @@ impl Tensor {
     }
 
     /// `torch.max(t, dim, keepdim)`: (values, indices of the first maximum).
+    #[op = "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"]
     pub fn max_dim(&self, dim: i64, keepdim: bool) -> Result<(Tensor, Tensor)> {
         let (v, i) =
             crate::autograd::raw(&[self], || self.arg_reduce("max", Some(dim), keepdim, true))?;
@@ -517,6 +519,7 @@ impl Tensor {
     }
 
     /// `torch.min(t, dim, keepdim)`: (values, indices of the first minimum).
+    #[op = "min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"]
     pub fn min_dim(&self, dim: i64, keepdim: bool) -> Result<(Tensor, Tensor)> {
         let (v, i) = crate::autograd::raw(&[self], || {
             self.arg_reduce("min", Some(dim), keepdim, false)
@@ -538,42 +541,42 @@ impl Tensor {
     }
 
     /// Index of the maximum (`dim = None`: of the flattened tensor).
+    #[op = "argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor"]
     pub fn argmax(&self, dim: Option<i64>, keepdim: bool) -> Result<Tensor> {
-        crate::enter_op!("argmax", self, dim, keepdim);
         Ok(self.arg_reduce("argmax", dim, keepdim, true)?.1)
     }
 
     /// Index of the minimum (`dim = None`: of the flattened tensor).
+    #[op = "argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor"]
     pub fn argmin(&self, dim: Option<i64>, keepdim: bool) -> Result<Tensor> {
-        crate::enter_op!("argmin", self, dim, keepdim);
         Ok(self.arg_reduce("argmin", dim, keepdim, false)?.1)
     }
 
     /// Whether every element is nonzero, over `dims` (`None` = all).
+    #[op = "all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor"]
     pub fn all_dim(&self, dims: Option<&[i64]>, keepdim: bool) -> Result<Tensor> {
-        crate::enter_op!("all.dims", self, dims, keepdim);
         let b = self.ne(0)?;
         let rw = rows("all", &b, dims, keepdim)?;
         map_rows::<bool, bool>(&rw, DType::Bool, |row| row.iter().all(|&v| v))
     }
 
     /// Whether any element is nonzero, over `dims` (`None` = all).
+    #[op = "any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor"]
     pub fn any_dim(&self, dims: Option<&[i64]>, keepdim: bool) -> Result<Tensor> {
-        crate::enter_op!("any.dims", self, dims, keepdim);
         let b = self.ne(0)?;
         let rw = rows("any", &b, dims, keepdim)?;
         map_rows::<bool, bool>(&rw, DType::Bool, |row| row.iter().any(|&v| v))
     }
 
     /// `t.all()`: 0-dim bool.
+    #[op = "all(Tensor self) -> Tensor"]
     pub fn all(&self) -> Result<Tensor> {
-        crate::enter_op!("all", self);
         self.all_dim(None, false)
     }
 
     /// `t.any()`: 0-dim bool.
+    #[op = "any(Tensor self) -> Tensor"]
     pub fn any(&self) -> Result<Tensor> {
-        crate::enter_op!("any", self);
         self.any_dim(None, false)
     }
 
@@ -588,24 +591,16 @@ impl Tensor {
 }
 
 pub(crate) fn register(r: &mut Registry) {
-    // typed kernels: adapters generated from the schemas (Note [Typed kernels])
-    type Dims = Option<Vec<i64>>;
+    register_ops(r);
+    // overloads whose arguments are not their methods' (Note [Typed kernels])
     type Dt = Option<DType>;
     r.def_typed(
         "sum(Tensor self, *, ScalarType? dtype=None) -> Tensor",
         |x: Tensor, dtype: Dt| x.sum_dim(None, false, dtype),
     );
     r.def_typed(
-        "sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
-        |x: Tensor, dim: Dims, keep: bool, dtype: Dt| x.sum_dim(dim.as_deref(), keep, dtype),
-    );
-    r.def_typed(
         "mean(Tensor self, *, ScalarType? dtype=None) -> Tensor",
         |x: Tensor, dtype: Dt| x.mean_dim(None, false, dtype),
-    );
-    r.def_typed(
-        "mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
-        |x: Tensor, dim: Dims, keep: bool, dtype: Dt| x.mean_dim(dim.as_deref(), keep, dtype),
     );
     r.def_typed(
         "prod(Tensor self, *, ScalarType? dtype=None) -> Tensor",
@@ -615,24 +610,6 @@ pub(crate) fn register(r: &mut Registry) {
         "prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
         |x: Tensor, dim: i64, keep: bool, dtype: Dt| x.prod_dim(Some(&[dim]), keep, dtype),
     );
-    r.def_typed(
-        "amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor",
-        |x: Tensor, dim: Vec<i64>, keep: bool| x.amax(&dim, keep),
-    );
-    r.def_typed(
-        "amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor",
-        |x: Tensor, dim: Vec<i64>, keep: bool| x.amin(&dim, keep),
-    );
-    r.def_typed("max(Tensor self) -> Tensor", |x: Tensor| x.max());
-    r.def_typed("min(Tensor self) -> Tensor", |x: Tensor| x.min());
-    r.def_typed(
-        "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
-        |x: Tensor, dim: i64, keep: bool| x.max_dim(dim, keep),
-    );
-    r.def_typed(
-        "min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
-        |x: Tensor, dim: i64, keep: bool| x.min_dim(dim, keep),
-    );
     // `x.max(y)`: the elementwise maximum, as torch's overload
     r.def_typed(
         "max.other(Tensor self, Tensor other) -> Tensor",
@@ -641,24 +618,6 @@ pub(crate) fn register(r: &mut Registry) {
     r.def_typed(
         "min.other(Tensor self, Tensor other) -> Tensor",
         |x: Tensor, o: Tensor| x.minimum(&o),
-    );
-    r.def_typed(
-        "argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor",
-        |x: Tensor, dim: Option<i64>, keep: bool| x.argmax(dim, keep),
-    );
-    r.def_typed(
-        "argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor",
-        |x: Tensor, dim: Option<i64>, keep: bool| x.argmin(dim, keep),
-    );
-    r.def_typed("all(Tensor self) -> Tensor", |x: Tensor| x.all());
-    r.def_typed(
-        "all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor",
-        |x: Tensor, dim: Dims, keep: bool| x.all_dim(dim.as_deref(), keep),
-    );
-    r.def_typed("any(Tensor self) -> Tensor", |x: Tensor| x.any());
-    r.def_typed(
-        "any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor",
-        |x: Tensor, dim: Dims, keep: bool| x.any_dim(dim.as_deref(), keep),
     );
     r.def_typed(
         "count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor",

@@ -28,50 +28,33 @@ fn row_var(row: &[f64], correction: f64) -> (f64, f64) {
     (ss / dof, mean)
 }
 
-impl Tensor {
+crate::ops! {
+    register = register_ops;
     /// Variance over `dims` (`None` = all) with `correction` (default 1).
-    pub fn var(
-        &self,
-        dims: Option<&[i64]>,
-        correction: Option<f64>,
-        keepdim: bool,
-    ) -> Result<Tensor> {
-        crate::enter_op!("var.correction", self, dims, correction, keepdim);
+    #[op = "var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor"]
+    pub fn var(&self, dims: Option<&[i64]>, correction: Option<f64>, keepdim: bool) -> Result<Tensor> {
         Ok(self
             .spread("VarBackward0", false, dims, correction, keepdim)?
             .0)
     }
 
     /// Standard deviation over `dims` with `correction` (default 1).
-    pub fn std(
-        &self,
-        dims: Option<&[i64]>,
-        correction: Option<f64>,
-        keepdim: bool,
-    ) -> Result<Tensor> {
-        crate::enter_op!("std.correction", self, dims, correction, keepdim);
+    #[op = "std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor"]
+    pub fn std(&self, dims: Option<&[i64]>, correction: Option<f64>, keepdim: bool) -> Result<Tensor> {
         Ok(self
             .spread("StdBackward0", true, dims, correction, keepdim)?
             .0)
     }
 
     /// (variance, mean) in one pass over the data (`torch.var_mean`).
-    pub fn var_mean(
-        &self,
-        dims: Option<&[i64]>,
-        correction: Option<f64>,
-        keepdim: bool,
-    ) -> Result<(Tensor, Tensor)> {
+    #[op = "var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)"]
+    pub fn var_mean(&self, dims: Option<&[i64]>, correction: Option<f64>, keepdim: bool) -> Result<(Tensor, Tensor)> {
         self.spread("VarMeanBackward0", false, dims, correction, keepdim)
     }
 
     /// (standard deviation, mean) (`torch.std_mean`).
-    pub fn std_mean(
-        &self,
-        dims: Option<&[i64]>,
-        correction: Option<f64>,
-        keepdim: bool,
-    ) -> Result<(Tensor, Tensor)> {
+    #[op = "std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)"]
+    pub fn std_mean(&self, dims: Option<&[i64]>, correction: Option<f64>, keepdim: bool) -> Result<(Tensor, Tensor)> {
         self.spread("StdMeanBackward0", true, dims, correction, keepdim)
     }
 
@@ -99,8 +82,8 @@ impl Tensor {
 
     /// `log(sum(exp(x)))` over `dims`, stable (max subtracted first).
     /// Integer inputs give the default float dtype.
+    #[op = "logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor"]
     pub fn logsumexp(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
-        crate::enter_op!("logsumexp", self, dims, keepdim);
         let y = crate::autograd::raw(&[self], || self.logsumexp_impl(dims, keepdim))?;
         crate::autograd::derivatives::reduce::logsumexp(self, dims, keepdim, y)
     }
@@ -184,8 +167,8 @@ impl Tensor {
     }
 
     /// Lower median of all elements (`t.median()`); NaN if any is NaN.
+    #[op = "median(Tensor self) -> Tensor"]
     pub fn median(&self) -> Result<Tensor> {
-        crate::enter_op!("median", self);
         crate::ensure!(
             self.numel() > 0,
             Runtime,
@@ -196,6 +179,7 @@ impl Tensor {
     }
 
     /// Lower median along `dim` with its index (`torch.median(t, dim)`).
+    #[op = "median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"]
     pub fn median_dim(&self, dim: i64, keepdim: bool) -> Result<(Tensor, Tensor)> {
         let (v, i) = crate::autograd::raw(&[self], || self.median_dim_impl(dim, keepdim))?;
         self.select_recorded("MedianBackward1", dim, keepdim, v, &i)
@@ -221,32 +205,8 @@ impl Tensor {
 }
 
 pub(crate) fn register(r: &mut Registry) {
-    // typed kernels: adapters generated from the schemas (Note [Typed kernels])
-    let f = |c: Option<Scalar>| c.map(|s| s.to_f64());
-    r.def_typed(
-        "var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor",
-        move |x: Tensor, dim: Option<Vec<i64>>, c: Option<Scalar>, keep: bool| {
-            x.var(dim.as_deref(), f(c), keep)
-        },
-    );
-    r.def_typed(
-        "std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor",
-        move |x: Tensor, dim: Option<Vec<i64>>, c: Option<Scalar>, keep: bool| {
-            x.std(dim.as_deref(), f(c), keep)
-        },
-    );
-    r.def_typed(
-        "var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)",
-        move |x: Tensor, dim: Option<Vec<i64>>, c: Option<Scalar>, keep: bool| {
-            x.var_mean(dim.as_deref(), f(c), keep)
-        },
-    );
-    r.def_typed(
-        "std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)",
-        move |x: Tensor, dim: Option<Vec<i64>>, c: Option<Scalar>, keep: bool| {
-            x.std_mean(dim.as_deref(), f(c), keep)
-        },
-    );
+    register_ops(r);
+    // overloads whose arguments are not the methods' (Note [Typed kernels])
     // the older `unbiased=` overloads (torch keeps them beside `correction`)
     let c = |unbiased: bool| Some(f64::from(u8::from(unbiased)));
     r.def_typed(
@@ -290,10 +250,6 @@ pub(crate) fn register(r: &mut Registry) {
         },
     );
     r.def_typed(
-        "logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor",
-        |x: Tensor, dim: Vec<i64>, keep: bool| x.logsumexp(&dim, keep),
-    );
-    r.def_typed(
         "norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor",
         |x: Tensor, p: Option<Scalar>, dim: Vec<i64>, keep: bool| {
             x.norm(p.map_or(2.0, |s| s.to_f64()), Some(&dim), keep)
@@ -302,10 +258,5 @@ pub(crate) fn register(r: &mut Registry) {
     r.def_typed(
         "norm.Scalar(Tensor self, Scalar p=2) -> Tensor",
         |x: Tensor, p: Scalar| x.norm(p.to_f64(), None, false),
-    );
-    r.def_typed("median(Tensor self) -> Tensor", |x: Tensor| x.median());
-    r.def_typed(
-        "median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
-        |x: Tensor, dim: i64, keep: bool| x.median_dim(dim, keep),
     );
 }
