@@ -49,6 +49,7 @@ by_value!(
     crate::dtype::DType,
     Option<f64>,
     Option<i64>,
+    Option<usize>,
     Option<bool>,
     Option<Scalar>,
     Option<crate::dtype::DType>
@@ -212,12 +213,55 @@ fn tuple<const N: usize>(v: super::IValue) -> crate::error::Result<[Tensor; N]> 
     })
 }
 
-/// A method argument boxed for the intercepted path (a copy of it).
-pub fn boxed<T: Clone>(v: &T) -> super::IValue
-where
-    super::IValue: From<T>,
-{
-    super::IValue::from(v.clone())
+/// A method argument as the intercepted path boxes it (a copy of it).
+pub trait Boxed {
+    /// The dispatcher value.
+    fn boxed(&self) -> super::IValue;
+}
+
+macro_rules! boxed_by_from {
+    ($($t:ty),*) => {$(
+        impl Boxed for $t {
+            fn boxed(&self) -> super::IValue {
+                super::IValue::from(self.clone())
+            }
+        }
+    )*};
+}
+
+boxed_by_from!(
+    &Tensor,
+    f64,
+    i64,
+    bool,
+    Scalar,
+    crate::dtype::DType,
+    &str,
+    &[i64],
+    &[usize],
+    &[Tensor],
+    crate::native::binary::Operand,
+    Option<&Tensor>,
+    Option<f64>,
+    Option<i64>,
+    Option<bool>,
+    Option<Scalar>,
+    Option<crate::dtype::DType>,
+    Option<&str>,
+    Option<&[i64]>,
+    Option<crate::native::binary::Operand>
+);
+
+impl Boxed for usize {
+    fn boxed(&self) -> super::IValue {
+        super::IValue::Int(*self as i64)
+    }
+}
+
+impl Boxed for Option<usize> {
+    fn boxed(&self) -> super::IValue {
+        self.map_or(super::IValue::None, |v| super::IValue::Int(v as i64))
+    }
 }
 
 /// The handle name of a method declared with `schemas`: the one schema's
@@ -256,6 +300,10 @@ pub const fn handle_name(schemas: &[&'static str]) -> &'static str {
 ///     /// in place: the kernel returns `self`
 ///     #[op = "lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)"]
 ///     pub fn lerp_(&self, end: &Tensor, weight: impl Into<Operand>) -> Result<()> { ... }
+///     /// lint allowances go between the docs and the schemas
+///     #[allow(clippy::too_many_arguments)]
+///     #[op = "..."]
+///     pub fn many(&self, ...) -> Result<Tensor> { ... }
 ///     /// a plain method, passed through
 ///     fn helper(&self) -> Result<Tensor> { ... }
 /// }
@@ -287,6 +335,7 @@ macro_rules! __ops_items {
     };
     ($reg:ident $r:ident; [$($regs:tt)*];
         $(#[doc = $doc:literal])*
+        $(#[allow($($lint:tt)*)])*
         $(#[op = $schema:literal])+
         $vis:vis fn $name:ident(&$self:ident $(, $($params:tt)*)?) -> Result<$ret:ty>
         $body:block
@@ -294,7 +343,7 @@ macro_rules! __ops_items {
     ) => {
         impl $crate::tensor::Tensor {
             $crate::__ops_params! {
-                @method [$(#[doc = $doc])* $vis $name $self ($ret) $body [$($schema),+]]
+                @method [$(#[doc = $doc])* $(#[allow($($lint)*)])* $vis $name $self ($ret) $body [$($schema),+]]
                 [] [] [] ; $($($params)*)?
             }
         }
@@ -306,13 +355,14 @@ macro_rules! __ops_items {
     };
     ($reg:ident $r:ident; [$($regs:tt)*];
         $(#[doc = $doc:literal])*
+        $(#[allow($($lint:tt)*)])*
         $(#[op = $schema:literal])+
         $vis:vis fn $name:ident($($params:tt)*) -> Result<$ret:ty>
         $body:block
         $($rest:tt)*
     ) => {
         $crate::__ops_params! {
-            @free [$(#[doc = $doc])* $vis $name ($ret) $body [$($schema),+]]
+            @free [$(#[doc = $doc])* $(#[allow($($lint)*)])* $vis $name ($ret) $body [$($schema),+]]
             [] [] [] ; $($params)*
         }
         $crate::__ops_items! { $reg $r; [$($regs)*
@@ -382,7 +432,7 @@ macro_rules! __ops_params {
         $crate::__ops_params! { @$k $head
             [$($sig)* $arg: impl Into<$t>,]
             [$($conv)* let $arg: $t = $arg.into();]
-            [$($bx)* $crate::dispatch::declare::boxed(&$arg),] ; $($($rest)*)?
+            [$($bx)* $crate::dispatch::declare::Boxed::boxed(&$arg),] ; $($($rest)*)?
         }
     };
     (@$k:ident $head:tt [$($sig:tt)*] [$($conv:tt)*] [$($bx:tt)*] ;
@@ -391,7 +441,7 @@ macro_rules! __ops_params {
         $crate::__ops_params! { @$k $head
             [$($sig)* $arg: Option<impl Into<$t>>,]
             [$($conv)* let $arg: Option<$t> = $arg.map(Into::into);]
-            [$($bx)* $crate::dispatch::declare::boxed(&$arg),] ; $($($rest)*)?
+            [$($bx)* $crate::dispatch::declare::Boxed::boxed(&$arg),] ; $($($rest)*)?
         }
     };
     // (before the registration arms: `@reg` has one list fewer)
@@ -401,7 +451,7 @@ macro_rules! __ops_params {
         $crate::__ops_params! { @$k $head
             [$($sig)* $arg: $ty,]
             [$($conv)*]
-            [$($bx)* $crate::dispatch::declare::boxed(&$arg),] ; $($($rest)*)?
+            [$($bx)* $crate::dispatch::declare::Boxed::boxed(&$arg),] ; $($($rest)*)?
         }
     };
     // -- the registration

@@ -4,7 +4,6 @@
 use super::binary::{prepare, Operand, Promote};
 use super::iter::{empty_like_layout, map_binary};
 use crate::autograd::{needs_grad, record1};
-use crate::dispatch::Registry;
 use crate::dtype::DType;
 use crate::error::Result;
 use crate::tensor::Tensor;
@@ -98,23 +97,24 @@ fn frexp_f64(x: f64) -> (f64, i32) {
     (m, e - shift)
 }
 
-impl Tensor {
+crate::ops! {
+    register = register;
     /// `torch.gcd`: the greatest common divisor, elementwise (integers).
+    #[op = "gcd(Tensor self, Tensor other) -> Tensor"]
     pub fn gcd(&self, other: &Tensor) -> Result<Tensor> {
-        crate::enter_op!("gcd", self, other);
         int_binary("gcd", self, other, gcd_i64)
     }
 
     /// `torch.lcm`: the least common multiple, elementwise (integers).
+    #[op = "lcm(Tensor self, Tensor other) -> Tensor"]
     pub fn lcm(&self, other: &Tensor) -> Result<Tensor> {
-        crate::enter_op!("lcm", self, other);
         int_binary("lcm", self, other, lcm_i64)
     }
 
     /// `torch.nextafter`: the next representable value after `self`
     /// towards `other`.
+    #[op = "nextafter(Tensor self, Tensor other) -> Tensor"]
     pub fn nextafter(&self, other: &Tensor) -> Result<Tensor> {
-        crate::enter_op!("nextafter", self, other);
         let (dt, a, b, shape) = prepare(
             "nextafter",
             self,
@@ -155,6 +155,7 @@ impl Tensor {
 
     /// `torch.frexp`: mantissas in `[0.5, 1)` (the input's dtype) and
     /// int32 exponents with `self = mantissa · 2^exponent`.
+    #[op = "frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)"]
     pub fn frexp(&self) -> Result<(Tensor, Tensor)> {
         crate::ensure!(
             self.is_floating_point(),
@@ -181,24 +182,6 @@ impl Tensor {
         };
         Ok((m, e))
     }
-}
-
-pub(crate) fn register(r: &mut Registry) {
-    type T = Tensor;
-    r.def_typed("gcd(Tensor self, Tensor other) -> Tensor", |a: T, b: T| {
-        a.gcd(&b)
-    });
-    r.def_typed("lcm(Tensor self, Tensor other) -> Tensor", |a: T, b: T| {
-        a.lcm(&b)
-    });
-    r.def_typed(
-        "nextafter(Tensor self, Tensor other) -> Tensor",
-        |a: T, b: T| a.nextafter(&b),
-    );
-    r.def_typed(
-        "frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)",
-        |x: T| x.frexp(),
-    );
 }
 
 #[cfg(test)]

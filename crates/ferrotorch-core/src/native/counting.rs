@@ -44,10 +44,12 @@ fn nanmedian_row<T: Element>(row: &[T]) -> (T, i64) {
     (row[k], k as i64)
 }
 
-impl Tensor {
+crate::ops! {
+    register = register_ops;
     /// `torch.mode(input, dim=-1, keepdim=False)`: the most frequent value
     /// along `dim` (the smallest on ties) and the index of its last
     /// occurrence.
+    #[op = "mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)"]
     pub fn mode(&self, dim: i64, keepdim: bool) -> Result<(Tensor, Tensor)> {
         let (v, i) = crate::autograd::raw(&[self], || {
             let rw = rows("mode", self, Some(&[dim]), keepdim)?;
@@ -62,8 +64,8 @@ impl Tensor {
     }
 
     /// `torch.nanmedian(input)`: the lower median ignoring NaNs.
+    #[op = "nanmedian(Tensor self) -> Tensor"]
     pub fn nanmedian(&self) -> Result<Tensor> {
-        crate::enter_op!("nanmedian", self);
         crate::ensure!(
             self.numel() > 0,
             Runtime,
@@ -73,6 +75,7 @@ impl Tensor {
     }
 
     /// `torch.nanmedian(input, dim, keepdim=False)`: values and indices.
+    #[op = "nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"]
     pub fn nanmedian_dim(&self, dim: i64, keepdim: bool) -> Result<(Tensor, Tensor)> {
         let (v, i) = crate::autograd::raw(&[self], || {
             let rw = rows("nanmedian", self, Some(&[dim]), keepdim)?;
@@ -109,6 +112,7 @@ impl Tensor {
     /// `torch.histc(input, bins=100, min=0, max=0)`: counts in `bins`
     /// equal bins over `[min, max]` (the data's range when both are 0);
     /// values outside are ignored, `max` falls in the last bin.
+    #[op = "histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor"]
     pub fn histc(&self, bins: i64, min: f64, max: f64) -> Result<Tensor> {
         crate::ensure!(
             self.is_floating_point(),
@@ -208,6 +212,7 @@ impl Tensor {
 
     /// `torch.histogram(input, bins: Tensor, ...)`: counts between the
     /// given increasing edges; the last bin includes its right edge.
+    #[op = "histogram.bins_tensor(Tensor self, Tensor bins, *, Tensor? weight=None, bool density=False) -> (Tensor hist, Tensor bin_edges)"]
     pub fn histogram_edges(
         &self,
         edges: &Tensor,
@@ -275,24 +280,8 @@ impl Tensor {
 }
 
 pub(crate) fn register(r: &mut Registry) {
+    register_ops(r);
     type T = Tensor;
-    r.def_typed(
-        "mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)",
-        |x: T, d: i64, k: bool| x.mode(d, k),
-    );
-    r.def_typed("nanmedian(Tensor self) -> Tensor", |x: T| x.nanmedian());
-    r.def_typed(
-        "nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
-        |x: T, d: i64, k: bool| x.nanmedian_dim(d, k),
-    );
-    r.def_typed(
-        "histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor",
-        |x: T, b: i64, lo: crate::Scalar, hi: crate::Scalar| x.histc(b, lo.to_f64(), hi.to_f64()),
-    );
-    r.def_typed(
-        "histogram.bins_tensor(Tensor self, Tensor bins, *, Tensor? weight=None, bool density=False) -> (Tensor hist, Tensor bin_edges)",
-        |x: T, b: T, w: Option<T>, d: bool| x.histogram_edges(&b, w.as_ref(), d),
-    );
     r.def_typed(
         "histogram.bin_ct(Tensor self, int bins=100, *, float[]? range=None, Tensor? weight=None, bool density=False) -> (Tensor hist, Tensor bin_edges)",
         |x: T, b: i64, range: Option<Vec<f64>>, w: Option<T>, d: bool| {

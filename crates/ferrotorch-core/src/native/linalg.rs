@@ -6,7 +6,6 @@
 //! operand is not copied); half precision and integer dtypes are supported,
 //! bf16 computes through f32. Like PyTorch, operands must share a dtype.
 
-use crate::dispatch::Registry;
 use crate::dtype::DType;
 use crate::error::Result;
 use crate::scalar::Scalar;

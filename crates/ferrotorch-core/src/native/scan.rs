@@ -2,15 +2,15 @@
 //! `logcumsumexp`, each a row function run by [`map_along_dim`].
 
 use super::reduce::map_along_dim;
-use crate::dispatch::Registry;
 use crate::dtype::{DType, Element};
 use crate::error::Result;
 use crate::tensor::Tensor;
 
-impl Tensor {
+crate::ops! {
+    register = register;
     /// Running sum along `dim`; integers and bool accumulate in int64.
+    #[op = "cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"]
     pub fn cumsum(&self, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
-        crate::enter_op!("cumsum", self, dim, dtype);
         let x = self.accumulating(dtype)?;
         let y = crate::autograd::raw(&[&x], || x.cumsum_impl(dim))?;
         crate::autograd::derivatives::scan::cumsum(&x, dim, y)
@@ -29,8 +29,8 @@ impl Tensor {
     }
 
     /// Running product along `dim`; integers and bool accumulate in int64.
+    #[op = "cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"]
     pub fn cumprod(&self, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
-        crate::enter_op!("cumprod", self, dim, dtype);
         let x = self.accumulating(dtype)?;
         let y = crate::autograd::raw(&[&x], || x.cumprod_impl(dim))?;
         crate::autograd::derivatives::scan::cumprod(&x, dim, y)
@@ -85,16 +85,19 @@ impl Tensor {
 
     /// Running maximum along `dim` and the index where it was reached
     /// (`torch.cummax`; ties take the later index, NaN sticks).
+    #[op = "cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)"]
     pub fn cummax(&self, dim: i64) -> Result<(Tensor, Tensor)> {
         self.cum_extreme(dim, true)
     }
 
     /// Running minimum along `dim` and its index (`torch.cummin`).
+    #[op = "cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)"]
     pub fn cummin(&self, dim: i64) -> Result<(Tensor, Tensor)> {
         self.cum_extreme(dim, false)
     }
 
     /// `log(cumsum(exp(x)))` along `dim`, computed stably.
+    #[op = "logcumsumexp(Tensor self, int dim) -> Tensor"]
     pub fn logcumsumexp(&self, dim: i64) -> Result<Tensor> {
         let y = crate::autograd::raw(&[self], || self.logcumsumexp_impl(dim))?;
         crate::autograd::derivatives::scan::logcumsumexp(self, dim, y)
@@ -126,28 +129,4 @@ impl Tensor {
         })?
         .to_dtype(self.dtype())
     }
-}
-
-pub(crate) fn register(r: &mut Registry) {
-    // typed kernels: adapters generated from the schemas (Note [Typed kernels])
-    r.def_typed(
-        "cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor",
-        |x: Tensor, dim: i64, dtype: Option<DType>| x.cumsum(dim, dtype),
-    );
-    r.def_typed(
-        "cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor",
-        |x: Tensor, dim: i64, dtype: Option<DType>| x.cumprod(dim, dtype),
-    );
-    r.def_typed(
-        "cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)",
-        |x: Tensor, dim: i64| x.cummax(dim),
-    );
-    r.def_typed(
-        "cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)",
-        |x: Tensor, dim: i64| x.cummin(dim),
-    );
-    r.def_typed(
-        "logcumsumexp(Tensor self, int dim) -> Tensor",
-        |x: Tensor, dim: i64| x.logcumsumexp(dim),
-    );
 }

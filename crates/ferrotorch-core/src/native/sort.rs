@@ -21,8 +21,10 @@ fn cmp_nan_last<T: Element>(a: &T, b: &T) -> Ordering {
     }
 }
 
-impl Tensor {
+crate::ops! {
+    register = register_ops;
     /// Sort along `dim` (stable): (values, original indices).
+    #[op = "sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)"]
     pub fn sort(&self, dim: i64, descending: bool) -> Result<(Tensor, Tensor)> {
         let (v, i) = crate::autograd::raw(&[self], || self.sort_impl(dim, descending))?;
         let d = if self.dim() == 0 {
@@ -71,13 +73,14 @@ impl Tensor {
     }
 
     /// Indices that sort along `dim` (`torch.argsort`, stable).
+    #[op = "argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor"]
     pub fn argsort(&self, dim: i64, descending: bool) -> Result<Tensor> {
-        crate::enter_op!("argsort", self, dim, descending);
         Ok(self.sort(dim, descending)?.1)
     }
 
     /// The `k` largest (or smallest) elements along `dim`, sorted, with
     /// their indices (`torch.topk`).
+    #[op = "topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)"]
     pub fn topk(
         &self,
         k: usize,
@@ -162,6 +165,7 @@ impl Tensor {
 
     /// Count occurrences of each non-negative integer (`torch.bincount`),
     /// summing `weights` instead of 1 when given.
+    #[op = "bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor"]
     pub fn bincount(&self, weights: Option<&Tensor>, minlength: usize) -> Result<Tensor> {
         crate::ensure!(
             self.dim() == 1 && self.dtype().is_integral(false),
@@ -206,28 +210,17 @@ impl Tensor {
 }
 
 pub(crate) fn register(r: &mut Registry) {
-    // typed kernels: adapters generated from the schemas (Note [Typed kernels])
-    r.def_typed(
-        "sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)",
-        |x: Tensor, dim: i64, descending: bool| x.sort(dim, descending),
-    );
+    register_ops(r);
+    // overloads whose arguments are not their methods' (Note [Typed kernels])
     r.def_typed(
         "sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)",
         // every sort here is stable
         |x: Tensor, _stable: Option<bool>, dim: i64, descending: bool| x.sort(dim, descending),
     );
-    r.def_typed(
-        "argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor",
-        |x: Tensor, dim: i64, descending: bool| x.argsort(dim, descending),
-    );
     // every sort here is stable, so `stable=` changes nothing
     r.def_typed(
         "argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor",
         |x: Tensor, _stable: bool, dim: i64, descending: bool| x.argsort(dim, descending),
-    );
-    r.def_typed(
-        "topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)",
-        |x: Tensor, k: usize, dim: i64, largest: bool, sorted: bool| x.topk(k, dim, largest, sorted),
     );
     r.def_typed(
         "searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor",
@@ -238,12 +231,6 @@ pub(crate) fn register(r: &mut Registry) {
             } else {
                 Ok(out)
             }
-        },
-    );
-    r.def_typed(
-        "bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor",
-        |x: Tensor, weights: Option<Tensor>, minlength: usize| {
-            x.bincount(weights.as_ref(), minlength)
         },
     );
 }

@@ -98,8 +98,10 @@ special_unary_ops! {
     special_spherical_bessel_j0 => "special_spherical_bessel_j0", |x| if x == 0.0 { 1.0 } else if x.is_infinite() { 0.0 } else { x.sin() / x };
 }
 
-impl Tensor {
+crate::ops! {
+    register = register_ops;
     /// `torch.special.xlog1py(x, y)`: `x · log1p(y)`, 0 where `x` is 0 (unless `y` is NaN).
+    #[op = "special_xlog1py(Tensor self, Tensor other) -> Tensor"]
     pub fn special_xlog1py(&self, other: &Tensor) -> Result<Tensor> {
         let x = if self.is_floating_point() {
             Clone::clone(self)
@@ -137,6 +139,7 @@ impl Tensor {
     }
 
     /// `torch.special.zeta(x, q)`: the Hurwitz zeta function (derivative in `q` only, as torch).
+    #[op = "special_zeta(Tensor self, Tensor other) -> Tensor"]
     pub fn special_zeta(&self, q: &Tensor) -> Result<Tensor> {
         let y = binary_values(self, q, sf_zeta)?;
         if !crate::autograd::needs_grad(&[q]) {
@@ -159,6 +162,8 @@ impl Tensor {
     }
 
     /// `torch.special.multigammaln(x, p)` (`mvlgamma`): `Σ_{i<p} lgamma(x - i/2) + p(p-1)/4 · ln π`.
+    #[op = "mvlgamma(Tensor self, int p) -> Tensor"]
+    #[op = "special_multigammaln(Tensor self, int p) -> Tensor"]
     pub fn mvlgamma(&self, p: i64) -> Result<Tensor> {
         crate::ensure!(p >= 1, Runtime, "p has to be greater than or equal to 1");
         let x = if self.is_floating_point() {
@@ -184,8 +189,8 @@ impl Tensor {
     }
 
     /// `torch.special.airy_ai`: the Airy function `Ai` (not differentiable, as torch).
+    #[op = "special_airy_ai(Tensor x) -> Tensor"]
     pub fn special_airy_ai(&self) -> Result<Tensor> {
-        crate::enter_op!("special_airy_ai", self);
         super::unary::unary_float(
             &self.detach(),
             |v: f32| sfm::airy_ai(f64::from(v)) as f32,
@@ -195,14 +200,16 @@ impl Tensor {
 
     /// `torch.special.gammainc(a, x)` (`igamma`): the regularized lower
     /// incomplete gamma function `P(a, x)`; differentiable in `x` only, as torch.
+    #[op = "special_gammainc(Tensor self, Tensor other) -> Tensor"]
+    #[op = "igamma(Tensor self, Tensor other) -> Tensor"]
     pub fn special_gammainc(&self, x: &Tensor) -> Result<Tensor> {
-        crate::enter_op!("special_gammainc", self, x);
         incomplete_gamma("IgammaBackward0", self, x, false)
     }
 
     /// `torch.special.gammaincc(a, x)` (`igammac`): `Q(a, x) = 1 − P(a, x)`.
+    #[op = "special_gammaincc(Tensor self, Tensor other) -> Tensor"]
+    #[op = "igammac(Tensor self, Tensor other) -> Tensor"]
     pub fn special_gammaincc(&self, x: &Tensor) -> Result<Tensor> {
-        crate::enter_op!("special_gammaincc", self, x);
         incomplete_gamma("IgammacBackward0", self, x, true)
     }
 
@@ -260,10 +267,6 @@ fn sf_zeta(x: f64, q: f64) -> f64 {
 fn register_binary(r: &mut Registry) {
     type T = Tensor;
     r.def_typed(
-        "special_xlog1py(Tensor self, Tensor other) -> Tensor",
-        |x: T, y: T| x.special_xlog1py(&y),
-    );
-    r.def_typed(
         "special_xlog1py.self_scalar(Scalar self, Tensor other) -> Tensor",
         |x: Scalar, y: T| {
             Tensor::scalar_tensor(x)
@@ -284,10 +287,6 @@ fn register_binary(r: &mut Registry) {
         },
     );
     r.def_typed(
-        "special_zeta(Tensor self, Tensor other) -> Tensor",
-        |x: T, q: T| x.special_zeta(&q),
-    );
-    r.def_typed(
         "special_zeta.self_scalar(Scalar self, Tensor other) -> Tensor",
         |x: Scalar, q: T| {
             Tensor::scalar_tensor(x)
@@ -298,33 +297,6 @@ fn register_binary(r: &mut Registry) {
     r.def_typed(
         "special_zeta.other_scalar(Tensor self, Scalar other) -> Tensor",
         |x: T, q: Scalar| x.special_zeta(&Tensor::scalar_tensor(q).to_dtype(x.dtype())?),
-    );
-    r.def_typed("special_airy_ai(Tensor x) -> Tensor", |x: T| {
-        x.special_airy_ai()
-    });
-    for (name, upper) in [
-        ("igamma", false),
-        ("special_gammainc", false),
-        ("igammac", true),
-        ("special_gammaincc", true),
-    ] {
-        r.def_typed(
-            &format!("{name}(Tensor self, Tensor other) -> Tensor"),
-            move |a: T, x: T| {
-                if upper {
-                    a.special_gammaincc(&x)
-                } else {
-                    a.special_gammainc(&x)
-                }
-            },
-        );
-    }
-    r.def_typed("mvlgamma(Tensor self, int p) -> Tensor", |x: T, p: i64| {
-        x.mvlgamma(p)
-    });
-    r.def_typed(
-        "special_multigammaln(Tensor self, int p) -> Tensor",
-        |x: T, p: i64| x.mvlgamma(p),
     );
 
     for (name, kind, shift) in [
@@ -357,6 +329,7 @@ fn register_binary(r: &mut Registry) {
 }
 
 pub(crate) fn register(r: &mut Registry) {
+    register_ops(r);
     register_unary(r);
     register_binary(r);
 }

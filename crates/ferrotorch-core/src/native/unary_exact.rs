@@ -147,10 +147,11 @@ exact_unary_ops! {
         float |x| x, int |x| x.bnot(), bool |x| !x;
 }
 
-impl Tensor {
+crate::ops! {
+    register = register_misc;
     /// x - trunc(x). Floating dtypes only.
+    #[op = "frac(Tensor self) -> Tensor"]
     pub fn frac(&self) -> Result<Tensor> {
-        crate::enter_op!("frac", self);
         crate::ensure!(
             self.is_floating_point(),
             NotImplemented,
@@ -166,8 +167,8 @@ impl Tensor {
     /// Round half to even at `decimals` decimal places (`torch.round(x,
     /// decimals=d)`; a negative `d` rounds to tens, hundreds, ...), as
     /// torch computes it: `round(x * 10^d) / 10^d`.
+    #[op = "round.decimals(Tensor self, *, int decimals) -> Tensor"]
     pub fn round_decimals(&self, decimals: i64) -> Result<Tensor> {
-        crate::enter_op!("round.decimals", self, decimals);
         if decimals == 0 {
             return self.round();
         }
@@ -186,30 +187,31 @@ impl Tensor {
     }
 
     /// `logical_not`: `x == 0`, as a bool tensor.
+    #[op = "logical_not(Tensor self) -> Tensor"]
     pub fn logical_not(&self) -> Result<Tensor> {
-        crate::enter_op!("logical_not", self);
         self.eq(0)
     }
 
     /// NaN test, as a bool tensor.
+    #[op = "isnan(Tensor self) -> Tensor"]
     pub fn isnan(&self) -> Result<Tensor> {
-        crate::enter_op!("isnan", self);
         self.to_bool_with(|x| x.is_nan())
     }
 
     /// ±inf test, as a bool tensor.
+    #[op = "isinf(Tensor self) -> Tensor"]
     pub fn isinf(&self) -> Result<Tensor> {
-        crate::enter_op!("isinf", self);
         self.to_bool_with(|x| x.is_infinite())
     }
 
     /// Finite test (neither NaN nor inf), as a bool tensor.
+    #[op = "isfinite(Tensor self) -> Tensor"]
     pub fn isfinite(&self) -> Result<Tensor> {
-        crate::enter_op!("isfinite", self);
         self.to_bool_with(|x| x.is_finite())
     }
 
     /// Sign bit set (including -0.0), as a bool tensor.
+    #[op = "signbit(Tensor self) -> Tensor"]
     pub fn signbit(&self) -> Result<Tensor> {
         self.to_bool_with(|x| x.is_sign_negative())
     }
@@ -221,20 +223,4 @@ impl Tensor {
         });
         Ok(out)
     }
-}
-
-pub(crate) fn register_misc(r: &mut Registry) {
-    // typed kernels: adapters generated from the schemas (Note [Typed kernels])
-    r.def_typed("frac(Tensor self) -> Tensor", |x: Tensor| x.frac());
-    r.def_typed(
-        "round.decimals(Tensor self, *, int decimals) -> Tensor",
-        |x: Tensor, d: i64| x.round_decimals(d),
-    );
-    r.def_typed("logical_not(Tensor self) -> Tensor", |x: Tensor| {
-        x.logical_not()
-    });
-    r.def_typed("isnan(Tensor self) -> Tensor", |x: Tensor| x.isnan());
-    r.def_typed("isinf(Tensor self) -> Tensor", |x: Tensor| x.isinf());
-    r.def_typed("isfinite(Tensor self) -> Tensor", |x: Tensor| x.isfinite());
-    r.def_typed("signbit(Tensor self) -> Tensor", |x: Tensor| x.signbit());
 }

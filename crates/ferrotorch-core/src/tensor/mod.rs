@@ -269,103 +269,12 @@ const _: () = {
 pub(crate) fn register_views(r: &mut crate::dispatch::Registry) {
     use crate::scalar::Scalar;
     index::register(r);
-    r.def_typed(
-        "view(Tensor(a) self, SymInt[] size) -> Tensor(a)",
-        |x: Tensor, size: Vec<i64>| x.view(&size),
-    );
-    r.def_typed(
-        "reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)",
-        |x: Tensor, shape: Vec<i64>| x.reshape(&shape),
-    );
-    r.def_typed(
-        "as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)",
-        |x: Tensor, size: Vec<usize>, stride: Vec<usize>, off: Option<usize>| {
-            x.as_strided(&size, &stride, off)
-        },
-    );
-    r.def_typed(
-        "transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)",
-        |x: Tensor, d0: i64, d1: i64| x.transpose(d0, d1),
-    );
-    r.def_typed("t(Tensor(a) self) -> Tensor(a)", |x: Tensor| x.t());
-    r.def_typed(
-        "permute(Tensor(a) self, int[] dims) -> Tensor(a)",
-        |x: Tensor, dims: Vec<i64>| x.permute(&dims),
-    );
-    r.def_typed(
-        "movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)",
-        |x: Tensor, src: Vec<i64>, dst: Vec<i64>| x.movedim(&src, &dst),
-    );
-    r.def_typed(
-        "narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)",
-        |x: Tensor, dim: i64, start: i64, len: usize| x.narrow(dim, start, len),
-    );
-    r.def_typed(
-        "slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)",
-        |x: Tensor, dim: i64, start: Option<i64>, end: Option<i64>, step: i64| {
-            x.slice(dim, start, end, step)
-        },
-    );
-    r.def_typed(
-        "select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)",
-        |x: Tensor, dim: i64, i: i64| x.select(dim, i),
-    );
-    r.def_typed("squeeze(Tensor(a) self) -> Tensor(a)", |x: Tensor| {
-        x.squeeze()
-    });
-    r.def_typed(
-        "squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)",
-        |x: Tensor, dims: Vec<i64>| x.squeeze_dims(&dims),
-    );
-    r.def_typed(
-        "unsqueeze(Tensor(a) self, int dim) -> Tensor(a)",
-        |x: Tensor, dim: i64| x.unsqueeze(dim),
-    );
+    view::register_views(r);
     r.def_typed(
         "expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)",
         |x: Tensor, size: Vec<i64>, _implicit: bool| x.expand(&size),
     );
-    r.def_typed(
-        "broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a)",
-        |x: Tensor, size: Vec<usize>| x.broadcast_to(&size),
-    );
-    r.def_typed(
-        "flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)",
-        |x: Tensor, start: i64, end: i64| x.flatten(start, end),
-    );
-    r.def_typed(
-        "unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)",
-        |x: Tensor, dim: i64, sizes: Vec<i64>| x.unflatten(dim, &sizes),
-    );
-    r.def_typed(
-        "unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)",
-        |x: Tensor, dim: i64, size: usize, step: usize| x.unfold(dim, size, step),
-    );
-    r.def_typed(
-        "diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)",
-        |x: Tensor, offset: i64, d1: i64, d2: i64| x.diagonal(offset, d1, d2),
-    );
-    r.def_typed(
-        "split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]",
-        |x: Tensor, size: usize, dim: i64| x.split(size, dim),
-    );
-    r.def_typed(
-        "split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]",
-        |x: Tensor, sizes: Vec<usize>, dim: i64| x.split_with_sizes(&sizes, dim),
-    );
     // `x.split([2, 3])`
-    r.def_typed(
-        "split.sizes(Tensor(a -> *) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]",
-        |x: Tensor, sizes: Vec<usize>, dim: i64| x.split_with_sizes(&sizes, dim),
-    );
-    r.def_typed(
-        "chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]",
-        |x: Tensor, chunks: usize, dim: i64| x.chunk(chunks, dim),
-    );
-    r.def_typed(
-        "unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]",
-        |x: Tensor, dim: i64| x.unbind(dim),
-    );
     r.def_typed(
         "contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) -> Tensor(a)",
         |x: Tensor, f: MemoryFormat| match f {

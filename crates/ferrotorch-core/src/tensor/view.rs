@@ -90,15 +90,16 @@ fn compute_stride(sizes: &[usize], strides: &[usize], new: &[usize]) -> Option<D
     Some(out)
 }
 
-impl Tensor {
+crate::ops! {
+    register = register_views;
     fn view_of(&self, sizes: Dims, strides: Dims, offset: usize) -> Tensor {
         self.with_layout(Layout::new(sizes, strides, offset))
     }
 
     /// Same data with a new shape (`t.view(shape)`); one dim may be -1.
     /// Fails, as PyTorch, when the strides cannot express the new shape.
+    #[op = "view(Tensor(a) self, SymInt[] size) -> Tensor(a)"]
     pub fn view(&self, shape: &[i64]) -> Result<Tensor> {
-        crate::enter_op!("view", self, shape);
         let new = infer_shape("view", shape, self.numel())?;
         match compute_stride(self.shape(), self.stride(), &new) {
             Some(st) => crate::autograd::derivatives::shape::view(
@@ -115,8 +116,8 @@ impl Tensor {
 
     /// A view with the new shape when possible, else a contiguous copy
     /// (`t.reshape(shape)`).
+    #[op = "reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)"]
     pub fn reshape(&self, shape: &[i64]) -> Result<Tensor> {
-        crate::enter_op!("reshape", self, shape);
         let new = infer_shape("reshape", shape, self.numel())?;
         match compute_stride(self.shape(), self.stride(), &new) {
             Some(st) => crate::autograd::derivatives::shape::view(
@@ -134,6 +135,7 @@ impl Tensor {
 
     /// A view with arbitrary sizes, strides and offset (`torch.as_strided`),
     /// checked against the storage's extent.
+    #[op = "as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)"]
     pub fn as_strided(
         &self,
         size: &[usize],
@@ -158,8 +160,8 @@ impl Tensor {
     }
 
     /// Swap two dims (`t.transpose(d0, d1)`).
+    #[op = "transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)"]
     pub fn transpose(&self, dim0: i64, dim1: i64) -> Result<Tensor> {
-        crate::enter_op!("transpose.int", self, dim0, dim1);
         let (a, b) = (wrap_dim(dim0, self.dim())?, wrap_dim(dim1, self.dim())?);
         if self.dim() == 0 {
             return Ok(self.clone());
@@ -173,8 +175,8 @@ impl Tensor {
     }
 
     /// Transpose of a tensor with at most 2 dims (`t.t()`).
+    #[op = "t(Tensor(a) self) -> Tensor(a)"]
     pub fn t(&self) -> Result<Tensor> {
-        crate::enter_op!("t", self);
         crate::ensure!(
             self.dim() <= 2,
             Runtime,
@@ -188,8 +190,8 @@ impl Tensor {
     }
 
     /// Reorder dims (`t.permute(dims)`); negative dims allowed.
+    #[op = "permute(Tensor(a) self, int[] dims) -> Tensor(a)"]
     pub fn permute(&self, dims: &[i64]) -> Result<Tensor> {
-        crate::enter_op!("permute", self, dims);
         crate::ensure!(
             dims.len() == self.dim(),
             Runtime,
@@ -217,8 +219,8 @@ impl Tensor {
     }
 
     /// Move dims `source` to positions `destination` (`torch.movedim`).
+    #[op = "movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)"]
     pub fn movedim(&self, source: &[i64], destination: &[i64]) -> Result<Tensor> {
-        crate::enter_op!("movedim", self, source, destination);
         crate::ensure!(
             source.len() == destination.len(),
             Runtime,
@@ -244,8 +246,8 @@ impl Tensor {
     }
 
     /// Elements `start..start+length` along `dim` (`t.narrow`).
+    #[op = "narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)"]
     pub fn narrow(&self, dim: i64, start: i64, length: usize) -> Result<Tensor> {
-        crate::enter_op!("narrow", self, dim, start, length as i64);
         crate::ensure!(
             self.dim() > 0,
             Runtime,
@@ -271,6 +273,7 @@ impl Tensor {
 
     /// Python slicing `t[.., start:end:step]` along `dim`; bounds clamp as in
     /// Python; `step` must be positive.
+    #[op = "slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)"]
     pub fn slice(
         &self,
         dim: i64,
@@ -278,7 +281,6 @@ impl Tensor {
         end: Option<i64>,
         step: i64,
     ) -> Result<Tensor> {
-        crate::enter_op!("slice", self, dim, start, end, step);
         crate::ensure!(
             self.dim() > 0,
             Index,
@@ -301,8 +303,8 @@ impl Tensor {
     }
 
     /// The slice at `index` along `dim`, removing that dim (`t.select`).
+    #[op = "select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)"]
     pub fn select(&self, dim: i64, index: i64) -> Result<Tensor> {
-        crate::enter_op!("select.int", self, dim, index);
         crate::ensure!(
             self.dim() > 0,
             Index,
@@ -327,8 +329,8 @@ impl Tensor {
     }
 
     /// Remove every size-1 dim (`t.squeeze()`).
+    #[op = "squeeze(Tensor(a) self) -> Tensor(a)"]
     pub fn squeeze(&self) -> Result<Tensor> {
-        crate::enter_op!("squeeze", self);
         let keep: Vec<usize> = (0..self.dim()).filter(|&d| self.shape()[d] != 1).collect();
         let y = self.view_of(
             keep.iter().map(|&d| self.shape()[d]).collect(),
@@ -339,8 +341,8 @@ impl Tensor {
     }
 
     /// Remove `dims` that have size 1; others are left (`t.squeeze(dims)`).
+    #[op = "squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)"]
     pub fn squeeze_dims(&self, dims: &[i64]) -> Result<Tensor> {
-        crate::enter_op!("squeeze.dims", self, dims);
         let w = super::layout::wrap_dims("squeeze", dims, self.dim())?;
         let keep: Vec<usize> = (0..self.dim())
             .filter(|d| !(w.contains(d) && self.shape()[*d] == 1))
@@ -354,8 +356,8 @@ impl Tensor {
     }
 
     /// Insert a size-1 dim at `dim` (`t.unsqueeze`).
+    #[op = "unsqueeze(Tensor(a) self, int dim) -> Tensor(a)"]
     pub fn unsqueeze(&self, dim: i64) -> Result<Tensor> {
-        crate::enter_op!("unsqueeze", self, dim);
         let d = wrap_dim_insert(dim, self.dim())?;
         let mut sz: Dims = self.shape().into();
         let mut st: Dims = self.stride().into();
@@ -412,6 +414,7 @@ impl Tensor {
     }
 
     /// `torch.broadcast_to`.
+    #[op = "broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a)"]
     pub fn broadcast_to(&self, shape: &[usize]) -> Result<Tensor> {
         let s = broadcast_shapes(self.shape(), shape)?;
         crate::ensure!(
@@ -424,8 +427,8 @@ impl Tensor {
     }
 
     /// Merge dims `start..=end` into one (`t.flatten`); a view when possible.
+    #[op = "flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)"]
     pub fn flatten(&self, start_dim: i64, end_dim: i64) -> Result<Tensor> {
-        crate::enter_op!("flatten.using_ints", self, start_dim, end_dim);
         if self.dim() == 0 {
             return self.reshape(&[1]);
         }
@@ -445,8 +448,8 @@ impl Tensor {
     }
 
     /// Split dim `dim` into `sizes` (`t.unflatten`); one size may be -1.
+    #[op = "unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)"]
     pub fn unflatten(&self, dim: i64, sizes: &[i64]) -> Result<Tensor> {
-        crate::enter_op!("unflatten", self, dim, sizes);
         crate::ensure!(
             self.dim() > 0,
             Runtime,
@@ -463,6 +466,7 @@ impl Tensor {
 
     /// Sliding windows of `size` with `step` along `dim`, as a new last dim
     /// (`t.unfold`).
+    #[op = "unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)"]
     pub fn unfold(&self, dim: i64, size: usize, step: usize) -> Result<Tensor> {
         let d = wrap_dim(dim, self.dim())?;
         let n = if self.dim() == 0 { 1 } else { self.shape()[d] };
@@ -493,8 +497,8 @@ impl Tensor {
 
     /// The diagonal at `offset` of the (dim1, dim2) planes, as a new last dim
     /// (`torch.diagonal`).
+    #[op = "diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)"]
     pub fn diagonal(&self, offset: i64, dim1: i64, dim2: i64) -> Result<Tensor> {
-        crate::enter_op!("diagonal", self, offset, dim1, dim2);
         let (a, b) = (wrap_dim(dim1, self.dim())?, wrap_dim(dim2, self.dim())?);
         crate::ensure!(
             a != b,
@@ -533,8 +537,8 @@ impl Tensor {
     }
 
     /// Split into pieces of `split_size` along `dim` (the last may be smaller).
+    #[op = "split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]"]
     pub fn split(&self, split_size: usize, dim: i64) -> Result<Vec<Tensor>> {
-        crate::enter_op_list!("split.Tensor", self, split_size as i64, dim);
         crate::ensure!(
             self.dim() > 0,
             Runtime,
@@ -557,8 +561,9 @@ impl Tensor {
     }
 
     /// Split into pieces of the given sizes along `dim` (`split_with_sizes`).
+    #[op = "split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]"]
+    #[op = "split.sizes(Tensor(a -> *) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]"]
     pub fn split_with_sizes(&self, sizes: &[usize], dim: i64) -> Result<Vec<Tensor>> {
-        crate::enter_op_list!("split_with_sizes", self, sizes, dim);
         crate::ensure!(
             self.dim() > 0,
             Runtime,
@@ -611,8 +616,8 @@ impl Tensor {
     }
 
     /// Split into `chunks` nearly equal pieces along `dim` (`t.chunk`).
+    #[op = "chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]"]
     pub fn chunk(&self, chunks: usize, dim: i64) -> Result<Vec<Tensor>> {
-        crate::enter_op_list!("chunk", self, chunks as i64, dim);
         crate::ensure!(
             self.dim() > 0,
             Runtime,
@@ -629,8 +634,8 @@ impl Tensor {
     }
 
     /// All slices along `dim` (`t.unbind`).
+    #[op = "unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]"]
     pub fn unbind(&self, dim: i64) -> Result<Vec<Tensor>> {
-        crate::enter_op_list!("unbind.int", self, dim);
         crate::ensure!(
             self.dim() > 0,
             Index,

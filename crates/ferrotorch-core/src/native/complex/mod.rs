@@ -87,26 +87,11 @@ pub const COMPLEX_OPS: &[&str] = &[
 
 pub(crate) fn register(r: &mut Registry) {
     type T = Tensor;
-    r.def_typed("view_as_real(Tensor(a) self) -> Tensor(a)", |x: T| {
-        x.view_as_real()
-    });
-    r.def_typed("view_as_complex(Tensor(a) self) -> Tensor(a)", |x: T| {
-        x.view_as_complex()
-    });
-    r.def_typed("real(Tensor(a) self) -> Tensor(a)", |x: T| x.real());
-    r.def_typed("imag(Tensor(a) self) -> Tensor(a)", |x: T| x.imag());
-    r.def_typed(
-        "complex(Tensor real, Tensor imag) -> Tensor",
-        |a: T, b: T| complex(&a, &b),
-    );
-    r.def_typed("polar(Tensor abs, Tensor angle) -> Tensor", |a: T, b: T| {
-        polar(&a, &b)
-    });
+    views::register_views(r);
+    views::register_parts(r);
+    views::register_signs(r);
     // the op is the lazy one (Note [The conjugate bit])
     r.def_typed("conj(Tensor(a) self) -> Tensor(a)", |x: T| x.conj_view());
-    r.def_typed("conj_physical(Tensor self) -> Tensor", |x: T| {
-        x.conj_physical()
-    });
     r.def_typed("resolve_conj(Tensor(a) self) -> Tensor(a)", |x: T| {
         x.resolve_conj()
     });
@@ -115,7 +100,5 @@ pub(crate) fn register(r: &mut Registry) {
     });
     r.def_typed("is_complex(Tensor self) -> bool", |x: T| Ok(x.is_complex()));
     r.def_typed("is_conj(Tensor self) -> bool", |x: T| Ok(x.is_conj()));
-    r.def_typed("angle(Tensor self) -> Tensor", |x: T| x.angle());
-    r.def_typed("sgn(Tensor self) -> Tensor", |x: T| x.sgn());
     r.allow_complex(COMPLEX_OPS);
 }

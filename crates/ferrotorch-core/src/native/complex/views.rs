@@ -8,11 +8,12 @@ use crate::native::movement::stack;
 use crate::tensor::layout::Layout;
 use crate::tensor::Tensor;
 
-impl Tensor {
+crate::ops! {
+    register = register_views;
     /// `torch.view_as_real`: the same storage as a real tensor with a
     /// trailing dimension of size 2 holding `(re, im)`.
+    #[op = "view_as_real(Tensor(a) self) -> Tensor(a)"]
     pub fn view_as_real(&self) -> Result<Tensor> {
-        crate::enter_op!("view_as_real", self);
         crate::ensure!(
             self.dtype().is_complex(),
             Runtime,
@@ -55,8 +56,8 @@ impl Tensor {
     /// `torch.view_as_complex`: a half, float or double tensor whose last
     /// dimension is `(re, im)` with stride 1, seen as complex (`complex32`,
     /// `complex64`, `complex128`).
+    #[op = "view_as_complex(Tensor(a) self) -> Tensor(a)"]
     pub fn view_as_complex(&self) -> Result<Tensor> {
-        crate::enter_op!("view_as_complex", self);
         self.as_complex(false)
     }
 
@@ -131,8 +132,8 @@ impl Tensor {
 
     /// `torch.real`: the real parts as a view (the tensor itself when it
     /// is real).
+    #[op = "real(Tensor(a) self) -> Tensor(a)"]
     pub fn real(&self) -> Result<Tensor> {
-        crate::enter_op!("real", self);
         if !self.dtype().is_complex() {
             return Ok(self.clone());
         }
@@ -140,8 +141,8 @@ impl Tensor {
     }
 
     /// `torch.imag`: the imaginary parts as a view; real tensors have none.
+    #[op = "imag(Tensor(a) self) -> Tensor(a)"]
     pub fn imag(&self) -> Result<Tensor> {
-        crate::enter_op!("imag", self);
         crate::ensure!(
             self.dtype().is_complex(),
             Runtime,
@@ -168,8 +169,8 @@ impl Tensor {
     }
 
     /// `torch.conj_physical`: the conjugate, computed.
+    #[op = "conj_physical(Tensor self) -> Tensor"]
     pub fn conj_physical(&self) -> Result<Tensor> {
-        crate::enter_op!("conj_physical", self);
         if !self.dtype().is_complex() {
             return Ok(self.clone());
         }
@@ -184,10 +185,12 @@ impl Tensor {
     }
 }
 
+crate::ops! {
+    register = register_parts;
 /// `torch.complex(real, imag)`: a complex tensor from half, float or
 /// double parts of the same dtype (broadcast); half parts make `complex32`.
+#[op = "complex(Tensor real, Tensor imag) -> Tensor"]
 pub fn complex(real: &Tensor, imag: &Tensor) -> Result<Tensor> {
-    crate::enter_op!("complex", real, imag);
     let (a, b) = (real.dtype(), imag.dtype());
     crate::ensure!(
         matches!(a, DType::F32 | DType::F64 | DType::F16),
@@ -211,16 +214,18 @@ pub fn complex(real: &Tensor, imag: &Tensor) -> Result<Tensor> {
 }
 
 /// `torch.polar(abs, angle)`: `abs·(cos angle + i sin angle)`.
+#[op = "polar(Tensor abs, Tensor angle) -> Tensor"]
 pub fn polar(abs: &Tensor, angle: &Tensor) -> Result<Tensor> {
-    crate::enter_op!("polar", abs, angle);
     complex(&abs.mul(&angle.cos()?)?, &abs.mul(&angle.sin()?)?)
 }
+}
 
-impl Tensor {
+crate::ops! {
+    register = register_signs;
     /// `torch.angle`: the argument of each element in `(-π, π]`; for real
     /// tensors π where negative, 0 elsewhere (NaN stays NaN), as torch.
+    #[op = "angle(Tensor self) -> Tensor"]
     pub fn angle(&self) -> Result<Tensor> {
-        crate::enter_op!("angle", self);
         if self.dtype().is_complex() {
             return super::arith::angle(self);
         }
@@ -236,8 +241,8 @@ impl Tensor {
     }
 
     /// `torch.sgn`: `z / |z|` for complex tensors (0 at 0), `sign` for real.
+    #[op = "sgn(Tensor self) -> Tensor"]
     pub fn sgn(&self) -> Result<Tensor> {
-        crate::enter_op!("sgn", self);
         if self.dtype().is_complex() {
             return super::arith::unary("sgn", self);
         }

@@ -318,17 +318,18 @@ fft_ops! {
     }
 }
 
-impl Tensor {
+crate::ops! {
+    register = register_shifts;
     /// `torch.fft.fftshift(input, dim=None)`: the zero frequency moved to
     /// the middle.
+    #[op = "fft_fftshift(Tensor self, int[1]? dim=None) -> Tensor"]
     pub fn fft_fftshift(&self, dim: Option<&[i64]>) -> Result<Tensor> {
-        crate::enter_op!("fft_fftshift", self, dim);
         self.fft_shift(dim, 1)
     }
 
     /// `torch.fft.ifftshift(input, dim=None)`: `fftshift` undone.
+    #[op = "fft_ifftshift(Tensor self, int[1]? dim=None) -> Tensor"]
     pub fn fft_ifftshift(&self, dim: Option<&[i64]>) -> Result<Tensor> {
-        crate::enter_op!("fft_ifftshift", self, dim);
         self.fft_shift(dim, -1)
     }
 
@@ -377,6 +378,7 @@ pub fn rfftfreq(n: i64, d: f64, dtype: Option<DType>) -> Result<Tensor> {
 }
 
 pub(crate) fn register(r: &mut Registry) {
+    register_shifts(r);
     type T = Tensor;
     type N = Option<i64>;
     type S = Option<String>;
@@ -424,14 +426,6 @@ pub(crate) fn register(r: &mut Registry) {
             );
         }
     }
-    r.def_typed(
-        "fft_fftshift(Tensor self, int[1]? dim=None) -> Tensor",
-        |x: T, d: L| x.fft_fftshift(d.as_deref()),
-    );
-    r.def_typed(
-        "fft_ifftshift(Tensor self, int[1]? dim=None) -> Tensor",
-        |x: T, d: L| x.fft_ifftshift(d.as_deref()),
-    );
     r.def_typed(
         &format!("fft_fftfreq(int n, float d=1.0, *, {OPTS}) -> Tensor"),
         |n: i64, d: f64, dt: Option<DType>, _: Strided, dev: DeviceArg, _: Option<bool>| {

@@ -6,11 +6,12 @@ use crate::error::Result;
 use crate::tensor::layout::wrap_dim;
 use crate::tensor::Tensor;
 
-impl Tensor {
+crate::ops! {
+    register = register_arrange;
     /// Repeat the whole tensor along each dim (`t.repeat(sizes)`);
     /// `sizes` may have more entries than `self` has dims.
+    #[op = "repeat(Tensor self, SymInt[] repeats) -> Tensor"]
     pub fn repeat(&self, sizes: &[usize]) -> Result<Tensor> {
-        crate::enter_op!("repeat", self, sizes);
         crate::ensure!(
             sizes.len() >= self.dim(),
             Runtime,
@@ -33,8 +34,8 @@ impl Tensor {
     }
 
     /// `torch.tile`: like `repeat`, padding `dims` with leading 1s.
+    #[op = "tile(Tensor self, SymInt[] dims) -> Tensor"]
     pub fn tile(&self, dims: &[usize]) -> Result<Tensor> {
-        crate::enter_op!("tile", self, dims);
         let mut d = vec![1usize; self.dim().saturating_sub(dims.len())];
         d.extend_from_slice(dims);
         self.repeat(&d)
@@ -82,8 +83,8 @@ impl Tensor {
     }
 
     /// Reverse the order of elements along `dims` (`torch.flip`; a copy).
+    #[op = "flip(Tensor self, int[] dims) -> Tensor"]
     pub fn flip(&self, dims: &[i64]) -> Result<Tensor> {
-        crate::enter_op!("flip", self, dims);
         if self.dim() == 0 {
             crate::tensor::layout::wrap_dims("flip", dims, 0)?;
             return self.deep_clone();
@@ -103,8 +104,8 @@ impl Tensor {
 
     /// Shift elements cyclically by `shifts` along `dims` (flattened when
     /// `dims` is empty) (`torch.roll`).
+    #[op = "roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor"]
     pub fn roll(&self, shifts: &[i64], dims: &[i64]) -> Result<Tensor> {
-        crate::enter_op!("roll", self, shifts, dims);
         crate::ensure!(
             self.dim() > 0 || dims.is_empty(),
             Index,
@@ -160,22 +161,24 @@ impl Tensor {
     }
 
     /// Lower triangle (elements above `diagonal` zeroed), batched.
+    #[op = "tril(Tensor self, int diagonal=0) -> Tensor"]
     pub fn tril(&self, diagonal: i64) -> Result<Tensor> {
-        crate::enter_op!("tril", self, diagonal);
         self.tri("tril", diagonal, true)
     }
 
     /// Upper triangle (elements below `diagonal` zeroed), batched.
+    #[op = "triu(Tensor self, int diagonal=0) -> Tensor"]
     pub fn triu(&self, diagonal: i64) -> Result<Tensor> {
-        crate::enter_op!("triu", self, diagonal);
         self.tri("triu", diagonal, false)
     }
 }
 
+crate::ops! {
+    register = register_join;
 /// Concatenate along `dim` (`torch.cat`); dtypes promote, and 1-D empty
 /// tensors are skipped as in PyTorch.
+#[op = "cat(Tensor[] tensors, int dim=0) -> Tensor"]
 pub fn cat(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
-    crate::enter_op!("cat", tensors.to_vec(), dim);
     let ins: Vec<&Tensor> = tensors.iter().collect();
     let y = crate::autograd::raw(&ins, || cat_impl(tensors, dim))?;
     if y.dim() == 0 {
@@ -188,6 +191,36 @@ pub fn cat(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
         wrap_dim(dim, y.dim())?
     };
     crate::autograd::derivatives::indexing::cat(tensors, d, y)
+}
+
+/// Stack equal-shaped tensors along a new dim (`torch.stack`).
+#[op = "stack(Tensor[] tensors, int dim=0) -> Tensor"]
+pub fn stack(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
+    crate::ensure!(
+        !tensors.is_empty(),
+        Runtime,
+        "stack expects a non-empty TensorList"
+    );
+    for (i, t) in tensors.iter().enumerate() {
+        crate::ensure!(
+            t.shape() == tensors[0].shape(),
+            Runtime,
+            "stack expects each tensor to be equal size, but got {:?} at entry 0 and {:?} at entry {i}",
+            tensors[0].shape(),
+            t.shape()
+        );
+    }
+    let d = crate::tensor::layout::wrap_dim_insert(dim, tensors[0].dim())?;
+    let ins: Vec<&Tensor> = tensors.iter().collect();
+    let y = crate::autograd::raw(&ins, || {
+        let parts: Vec<Tensor> = tensors
+            .iter()
+            .map(|t| t.unsqueeze(d as i64))
+            .collect::<Result<_>>()?;
+        cat(&parts, d as i64)
+    })?;
+    crate::autograd::derivatives::indexing::stack(tensors, d, y)
+}
 }
 
 fn cat_impl(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
@@ -247,33 +280,4 @@ fn cat_impl(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
         off += n;
     }
     Ok(out)
-}
-
-/// Stack equal-shaped tensors along a new dim (`torch.stack`).
-pub fn stack(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
-    crate::enter_op!("stack", tensors.to_vec(), dim);
-    crate::ensure!(
-        !tensors.is_empty(),
-        Runtime,
-        "stack expects a non-empty TensorList"
-    );
-    for (i, t) in tensors.iter().enumerate() {
-        crate::ensure!(
-            t.shape() == tensors[0].shape(),
-            Runtime,
-            "stack expects each tensor to be equal size, but got {:?} at entry 0 and {:?} at entry {i}",
-            tensors[0].shape(),
-            t.shape()
-        );
-    }
-    let d = crate::tensor::layout::wrap_dim_insert(dim, tensors[0].dim())?;
-    let ins: Vec<&Tensor> = tensors.iter().collect();
-    let y = crate::autograd::raw(&ins, || {
-        let parts: Vec<Tensor> = tensors
-            .iter()
-            .map(|t| t.unsqueeze(d as i64))
-            .collect::<Result<_>>()?;
-        cat(&parts, d as i64)
-    })?;
-    crate::autograd::derivatives::indexing::stack(tensors, d, y)
 }

@@ -130,10 +130,11 @@ pub(crate) fn scatter_source(src: &Tensor, index_shape: &[usize]) -> Result<Tens
     t.contiguous()
 }
 
-impl Tensor {
+crate::ops! {
+    register = register_ops;
     /// Elements at `index` along `dim` (`torch.index_select`).
+    #[op = "index_select(Tensor self, int dim, Tensor index) -> Tensor"]
     pub fn index_select(&self, dim: i64, index: &Tensor) -> Result<Tensor> {
-        crate::enter_op!("index_select", self, dim, index);
         let y = crate::autograd::raw(&[self], || self.index_select_impl(dim, index))?;
         let d = if self.dim() == 0 {
             0
@@ -372,18 +373,19 @@ impl Tensor {
     }
 
     /// `torch.scatter(self, dim, index, src)`.
+    #[op = "scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor"]
     pub fn scatter(&self, dim: i64, index: &Tensor, src: &Tensor) -> Result<Tensor> {
-        crate::enter_op!("scatter.src", self, dim, index, src);
         self.scatter_reduce(dim, index, src, None, true)
     }
 
     /// `torch.scatter_add(self, dim, index, src)`.
+    #[op = "scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor"]
     pub fn scatter_add(&self, dim: i64, index: &Tensor, src: &Tensor) -> Result<Tensor> {
-        crate::enter_op!("scatter_add", self, dim, index, src);
         self.scatter_reduce(dim, index, src, Some("sum"), true)
     }
 
     /// Elements of the flattened tensor at `index`, shaped like `index`.
+    #[op = "take(Tensor self, Tensor index) -> Tensor"]
     pub fn take(&self, index: &Tensor) -> Result<Tensor> {
         let n = self.numel();
         let flat = wrap_negative(&index.reshape(&[-1])?, n, |i| {
@@ -399,8 +401,8 @@ impl Tensor {
 
     /// `torch.take_along_dim`: gather with broadcasting between `self` and
     /// `indices` (flattened when `dim` is `None`).
+    #[op = "take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor"]
     pub fn take_along_dim(&self, indices: &Tensor, dim: Option<i64>) -> Result<Tensor> {
-        crate::enter_op!("take_along_dim", self, indices, dim);
         crate::ensure!(
             self.dim() > 0 || dim.is_none(),
             Index,
@@ -435,8 +437,8 @@ impl Tensor {
     }
 
     /// Elements where `mask` is true, as a 1-D tensor (`torch.masked_select`).
+    #[op = "masked_select(Tensor self, Tensor mask) -> Tensor"]
     pub fn masked_select(&self, mask: &Tensor) -> Result<Tensor> {
-        crate::enter_op!("masked_select", self, mask);
         crate::ensure!(
             mask.dtype() == DType::Bool,
             Runtime,
@@ -463,6 +465,7 @@ impl Tensor {
     }
 
     /// Indices of nonzero elements, `[n, ndim]` int64 (`torch.nonzero`).
+    #[op = "nonzero(Tensor self) -> Tensor"]
     pub fn nonzero(&self) -> Result<Tensor> {
         let nz = self.ne(0)?.to_vec::<bool>()?;
         let shape = self.shape().to_vec();
@@ -485,26 +488,13 @@ impl Tensor {
 }
 
 pub(crate) fn register(r: &mut Registry) {
-    // typed kernels: adapters generated from the schemas (Note [Typed kernels])
-    r.def_typed(
-        "cat(Tensor[] tensors, int dim=0) -> Tensor",
-        |ts: Vec<Tensor>, dim: i64| cat(&ts, dim),
-    );
-    r.def_typed(
-        "stack(Tensor[] tensors, int dim=0) -> Tensor",
-        |ts: Vec<Tensor>, dim: i64| stack(&ts, dim),
-    );
-    r.def_typed(
-        "index_select(Tensor self, int dim, Tensor index) -> Tensor",
-        |x: Tensor, dim: i64, index: Tensor| x.index_select(dim, &index),
-    );
+    register_ops(r);
+    arrange::register_arrange(r);
+    arrange::register_join(r);
+    // overloads whose arguments are not their methods' (Note [Typed kernels])
     r.def_typed(
         "gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor",
         |x: Tensor, dim: i64, index: Tensor, _sparse: bool| x.gather(dim, &index),
-    );
-    r.def_typed(
-        "scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
-        |x: Tensor, dim: i64, index: Tensor, src: Tensor| x.scatter(dim, &index, &src),
     );
     r.def_typed(
         "scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor",
@@ -539,35 +529,10 @@ pub(crate) fn register(r: &mut Registry) {
         },
     );
     r.def_typed(
-        "scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
-        |x: Tensor, dim: i64, index: Tensor, src: Tensor| x.scatter_add(dim, &index, &src),
-    );
-    r.def_typed(
         "scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor",
         |x: Tensor, dim: i64, index: Tensor, src: Tensor, reduce: String, include_self: bool| {
             x.scatter_reduce(dim, &index, &src, Some(&reduce), include_self)
         },
-    );
-    r.def_typed(
-        "take(Tensor self, Tensor index) -> Tensor",
-        |x: Tensor, index: Tensor| x.take(&index),
-    );
-    r.def_typed(
-        "take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor",
-        |x: Tensor, indices: Tensor, dim: Option<i64>| x.take_along_dim(&indices, dim),
-    );
-    r.def_typed(
-        "masked_select(Tensor self, Tensor mask) -> Tensor",
-        |x: Tensor, mask: Tensor| x.masked_select(&mask),
-    );
-    r.def_typed("nonzero(Tensor self) -> Tensor", |x: Tensor| x.nonzero());
-    r.def_typed(
-        "repeat(Tensor self, SymInt[] repeats) -> Tensor",
-        |x: Tensor, reps: Vec<usize>| x.repeat(&reps),
-    );
-    r.def_typed(
-        "tile(Tensor self, SymInt[] dims) -> Tensor",
-        |x: Tensor, dims: Vec<usize>| x.tile(&dims),
     );
     r.def_typed(
         "repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor",
@@ -580,22 +545,6 @@ pub(crate) fn register(r: &mut Registry) {
         |x: Tensor, repeats: Tensor, dim: Option<i64>, _output_size: Option<i64>| {
             x.repeat_interleave(&repeats, dim)
         },
-    );
-    r.def_typed(
-        "flip(Tensor self, int[] dims) -> Tensor",
-        |x: Tensor, dims: Vec<i64>| x.flip(&dims),
-    );
-    r.def_typed(
-        "roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor",
-        |x: Tensor, shifts: Vec<i64>, dims: Vec<i64>| x.roll(&shifts, &dims),
-    );
-    r.def_typed(
-        "tril(Tensor self, int diagonal=0) -> Tensor",
-        |x: Tensor, d: i64| x.tril(d),
-    );
-    r.def_typed(
-        "triu(Tensor self, int diagonal=0) -> Tensor",
-        |x: Tensor, d: i64| x.triu(d),
     );
 }
 

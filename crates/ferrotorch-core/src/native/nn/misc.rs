@@ -14,7 +14,8 @@ fn idx(v: Vec<i64>) -> Tensor {
     Tensor::from_vec(v, &[n]).expect("a vector always fits its own length")
 }
 
-impl Tensor {
+crate::ops! {
+    register = register_ops;
     /// `F.embedding(indices, weight)`: rows of `self` (the weight) picked
     /// by `indices`, shaped `indices.shape + [dim]`.
     pub fn embedding(&self, indices: &Tensor) -> Result<Tensor> {
@@ -66,8 +67,8 @@ impl Tensor {
     }
 
     /// `F.one_hot(num_classes)` of an int64 tensor (`-1` infers the count).
+    #[op = "one_hot(Tensor self, int num_classes=-1) -> Tensor"]
     pub fn one_hot(&self, num_classes: i64) -> Result<Tensor> {
-        crate::enter_op!("one_hot", self, num_classes);
         crate::ensure!(
             self.dtype() == DType::I64,
             Runtime,
@@ -308,6 +309,7 @@ impl Tensor {
     /// is_causal, scale)`: `softmax(q kᵀ · scale + mask) v`. A bool mask
     /// keeps positions where it is true; a float mask is added.
     #[allow(clippy::too_many_arguments)]
+    #[op = "scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, float? scale=None) -> Tensor"]
     pub fn scaled_dot_product_attention(
         &self,
         key: &Tensor,
@@ -317,16 +319,6 @@ impl Tensor {
         is_causal: bool,
         scale: Option<f64>,
     ) -> Result<Tensor> {
-        crate::enter_op!(
-            "scaled_dot_product_attention",
-            self,
-            key,
-            value,
-            attn_mask,
-            dropout_p,
-            is_causal,
-            scale
-        );
         let scores = self.attention_scores(key, value, attn_mask, is_causal, scale)?;
         let p = scores
             .softmax(-1, None)?
@@ -339,6 +331,7 @@ impl Tensor {
     /// scores (`[..., L]`), which torch's backward reuses; only the output
     /// is differentiable, as torch's.
     #[allow(clippy::too_many_arguments)]
+    #[op = "_scaled_dot_product_flash_attention_for_cpu(Tensor query, Tensor key, Tensor value, float dropout_p=0.0, bool is_causal=False, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor output, Tensor logsumexp)"]
     pub fn scaled_dot_product_flash_attention_for_cpu(
         &self,
         key: &Tensor,
@@ -396,7 +389,8 @@ impl Tensor {
 }
 
 pub(crate) fn register(r: &mut Registry) {
-    // typed kernels: adapters generated from the schemas (Note [Typed kernels])
+    register_ops(r);
+    // ops whose arguments are not their methods' (Note [Typed kernels])
     r.def_typed(
         "embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor",
         // padding_idx and the rest shape the gradient, which `nn.Embedding` handles
@@ -405,10 +399,6 @@ pub(crate) fn register(r: &mut Registry) {
     r.def_typed(
         "dropout(Tensor input, float p, bool train) -> Tensor",
         |x: Tensor, p: f64, train: bool| x.dropout(p, train, None),
-    );
-    r.def_typed(
-        "one_hot(Tensor self, int num_classes=-1) -> Tensor",
-        |x: Tensor, n: i64| x.one_hot(n),
     );
     r.def_typed(
         "pad(Tensor self, SymInt[] pad, str mode=\"constant\", float? value=None) -> Tensor",
@@ -450,18 +440,6 @@ pub(crate) fn register(r: &mut Registry) {
         "upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor",
         |x: Tensor, size: Vec<usize>, align: bool, sh: Option<f64>, sw: Option<f64>| {
             x.interpolate_scaled(&size, "bilinear", align, &[sh, sw])
-        },
-    );
-    r.def_typed(
-        "scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, float? scale=None) -> Tensor",
-        |q: Tensor, k: Tensor, v: Tensor, mask: Option<Tensor>, p: f64, causal: bool, scale: Option<f64>| {
-            q.scaled_dot_product_attention(&k, &v, mask.as_ref(), p, causal, scale)
-        },
-    );
-    r.def_typed(
-        "_scaled_dot_product_flash_attention_for_cpu(Tensor query, Tensor key, Tensor value, float dropout_p=0.0, bool is_causal=False, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor output, Tensor logsumexp)",
-        |q: Tensor, k: Tensor, v: Tensor, p: f64, causal: bool, mask: Option<Tensor>, scale: Option<f64>| {
-            q.scaled_dot_product_flash_attention_for_cpu(&k, &v, p, causal, mask.as_ref(), scale)
         },
     );
 }

@@ -2,7 +2,6 @@
 //! maximum is subtracted). f32 rows use the vectorised kernel; other float
 //! dtypes compute in f64.
 
-use crate::dispatch::Registry;
 use crate::dtype::DType;
 use crate::error::Result;
 use crate::native::reduce::map_along_dim;
@@ -61,30 +60,19 @@ fn softmax_row_f64(a: &[f64], b: &mut [f64], log: bool) {
     }
 }
 
-impl Tensor {
+crate::ops! {
+    register = register;
     /// `softmax(self, dim, dtype)`.
+    #[op = "softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor"]
     pub fn softmax(&self, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
-        crate::enter_op!("softmax.int", self, dim, dtype);
         let y = crate::autograd::raw(&[self], || softmax_impl(self, dim, dtype, false))?;
         crate::autograd::derivatives::nn::softmax(self, dim, y)
     }
 
     /// `log_softmax(self, dim, dtype)`, computed without forming `softmax`.
+    #[op = "log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor"]
     pub fn log_softmax(&self, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
-        crate::enter_op!("log_softmax.int", self, dim, dtype);
         let y = crate::autograd::raw(&[self], || softmax_impl(self, dim, dtype, true))?;
         crate::autograd::derivatives::nn::log_softmax(self, dim, y)
     }
-}
-
-pub(crate) fn register(r: &mut Registry) {
-    // typed kernels: adapters generated from the schemas (Note [Typed kernels])
-    r.def_typed(
-        "softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
-        |x: Tensor, dim: i64, dtype: Option<DType>| x.softmax(dim, dtype),
-    );
-    r.def_typed(
-        "log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
-        |x: Tensor, dim: i64, dtype: Option<DType>| x.log_softmax(dim, dtype),
-    );
 }
