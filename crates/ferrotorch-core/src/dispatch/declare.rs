@@ -14,6 +14,17 @@
 //! drift apart; [`Registry::def_typed`] still checks the method's
 //! parameter types against the schema when the op is registered.
 //!
+//! One method may carry several schemas: an op's overloads that differ
+//! only in whether an argument is a tensor or a number (`impl
+//! Into<Operand>`, read by one kernel for both) or aliases (`igamma` and
+//! `special_gammainc`); its handle is then the overloads' base name, which
+//! binds among them by the arguments, as `enter_op!` did. A method's
+//! result type says how its kernel returns: `()` is in place and gives
+//! back `self` (`Tensor(a!)`), anything else is itself ([`MethodOut`]).
+//! Methods whose parameters are not one schema's (`sum()` for
+//! `sum(Tensor self, *, ScalarType? dtype)`) stay plain items of the block
+//! and their overloads are registered by hand, next to the block.
+//!
 //! [`Registry::def_typed`]: super::Registry
 
 use crate::scalar::Scalar;

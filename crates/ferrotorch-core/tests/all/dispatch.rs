@@ -148,6 +148,71 @@ fn a_mode_sees_every_call_once() -> Result<()> {
     Ok(())
 }
 
+/// Methods declared with `ops!` (Note [Ops declared once]) enter their
+/// handle under a mode whatever their shape: one method for an op's
+/// Scalar and Tensor overloads (bound by the arguments), an in-place
+/// method, a free function, tuple and list results, `usize` arguments,
+/// methods that did not enter before (`outer`) — each logged once under
+/// its schema's name, with the fast path's values.
+#[test]
+fn declared_ops_enter_their_handles_under_a_mode() -> Result<()> {
+    let _l = fallback_lock();
+    let (log, f) = logging_tracer();
+    let x = Tensor::from_vec(vec![0.25f32, -1.0, 2.0, 3.5, -0.5, 1.0], &[2, 3])?;
+    let lo = Tensor::from_vec(vec![0.0f32, 0.5, 0.0], &[3])?;
+    let mask = x.lt(0.0)?;
+    let run = || -> Result<Vec<Vec<f32>>> {
+        let m = x.deep_clone()?;
+        m.masked_fill_(&mask, 9.0)?;
+        let (v, mean) = x.var_mean(Some(&[1]), None, false)?;
+        let parts = x.split(2, 1)?;
+        Ok(vec![
+            x.clamp_min(0.5)?.to_vec()?,
+            x.clamp_min(&lo)?.to_vec()?,
+            m.to_vec()?,
+            ferrotorch_core::native::where_(&mask, &x, 0.0)?.to_vec()?,
+            v.to_vec()?,
+            mean.to_vec()?,
+            parts[1].contiguous()?.to_vec()?,
+            x.narrow(1, 1, 2)?.contiguous()?.to_vec()?,
+            lo.outer(&lo)?.to_vec()?,
+        ])
+    };
+    let fast = run()?;
+    set_fallback(DispatchKey::Tracer, Some(f));
+    let traced = {
+        let _t = IncludeGuard::new(DispatchKey::Tracer);
+        run()
+    };
+    set_fallback(DispatchKey::Tracer, None);
+    assert_eq!(traced?, fast);
+    let log = log.lock().unwrap().clone();
+    let declared: Vec<&str> = log
+        .iter()
+        .map(String::as_str)
+        .filter(|n| !n.starts_with("clone") && !n.starts_with("contiguous"))
+        .collect();
+    assert_eq!(
+        declared,
+        vec![
+            "masked_fill_.Scalar",
+            "var_mean.correction",
+            "split.Tensor",
+            "clamp_min",
+            "clamp_min.Tensor",
+            "where.ScalarOther",
+            "narrow",
+            "outer",
+        ]
+    );
+    // the in-place kernel hands back its `self`, as `Tensor(a!)` says
+    let y = x.deep_clone()?;
+    let r = dispatch::call("clamp_", &[(&y).into(), IValue::from(0.0)], &[])?.into_tensor()?;
+    assert!(r.is_same(&y));
+    assert_eq!(y.to_vec::<f32>()?, x.clamp_min(0.0)?.to_vec::<f32>()?);
+    Ok(())
+}
+
 /// A mode key with no fallback falls through to the backend (no
 /// recursion), and a kernel registered under a key runs ahead of the lower
 /// ones while that key is in the call's set.

@@ -355,10 +355,12 @@ pub(super) fn check_conv(
     Ok(())
 }
 
-impl Tensor {
+crate::ops! {
+    register = register_ops;
     /// 2-D convolution (`F.conv2d`): input `[N, C, H, W]` (or `[C, H, W]`),
     /// weight `[O, C/groups, kH, kW]`.
     #[allow(clippy::too_many_arguments)]
+    #[op = "conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1, SymInt groups=1) -> Tensor"]
     pub fn conv2d(
         &self,
         weight: &Tensor,
@@ -368,16 +370,6 @@ impl Tensor {
         dilation: &[usize],
         groups: usize,
     ) -> Result<Tensor> {
-        crate::enter_op!(
-            "conv2d",
-            self,
-            weight,
-            bias,
-            stride,
-            padding,
-            dilation,
-            groups as i64
-        );
         check_conv("conv2d", self, weight, groups, 2)?;
         if self.dim() == 3 {
             return self
@@ -567,6 +559,7 @@ impl Tensor {
     /// Transposed 2-D convolution (`F.conv_transpose2d`): input
     /// `[N, Cin, H, W]`, weight `[Cin, Cout/groups, kH, kW]`.
     #[allow(clippy::too_many_arguments)]
+    #[op = "conv_transpose2d.input(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt groups=1, SymInt[2] dilation=1) -> Tensor"]
     pub fn conv_transpose2d(
         &self,
         weight: &Tensor,
@@ -577,17 +570,6 @@ impl Tensor {
         groups: usize,
         dilation: &[usize],
     ) -> Result<Tensor> {
-        crate::enter_op!(
-            "conv_transpose2d",
-            self,
-            weight,
-            bias,
-            stride,
-            padding,
-            output_padding,
-            groups as i64,
-            dilation
-        );
         check_conv("conv_transpose2d", self, weight, groups, 2)?;
         if self.dim() == 3 {
             return self
@@ -706,28 +688,9 @@ impl Tensor {
 use crate::dispatch::typed::single;
 
 pub(crate) fn register(r: &mut Registry) {
-    // typed kernels: adapters generated from the schemas (Note [Typed kernels])
-    r.def_typed(
-        "_conv2d_affine(Tensor input, Tensor weight, Tensor scale, Tensor shift, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1, SymInt groups=1, Tensor? residual=None, bool relu=False) -> Tensor",
-        |x: Tensor,
-         w: Tensor,
-         scale: Tensor,
-         shift: Tensor,
-         s: Vec<usize>,
-         p: Vec<usize>,
-         d: Vec<usize>,
-         g: usize,
-         residual: Option<Tensor>,
-         relu: bool| {
-            x.conv2d_affine(&w, &scale, &shift, &s, &p, &d, g, residual.as_ref(), relu)
-        },
-    );
-    r.def_typed(
-        "conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1, SymInt groups=1) -> Tensor",
-        |x: Tensor, w: Tensor, b: Option<Tensor>, s: Vec<usize>, p: Vec<usize>, d: Vec<usize>, g: usize| {
-            x.conv2d(&w, b.as_ref(), &s, &p, &d, g)
-        },
-    );
+    register_ops(r);
+    super::conv_fused::register_fused(r);
+    // ops whose arguments are not their methods' (Note [Typed kernels])
     r.def_typed(
         "conv1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, SymInt[1] padding=0, SymInt[1] dilation=1, SymInt groups=1) -> Tensor",
         |x: Tensor, w: Tensor, b: Option<Tensor>, s: Vec<usize>, p: Vec<usize>, d: Vec<usize>, g: usize| {
@@ -738,16 +701,5 @@ pub(crate) fn register(r: &mut Registry) {
             );
             x.conv1d(&w, b.as_ref(), s, p, d, g)
         },
-    );
-    r.def_typed(
-        "conv_transpose2d.input(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt groups=1, SymInt[2] dilation=1) -> Tensor",
-        |x: Tensor,
-         w: Tensor,
-         b: Option<Tensor>,
-         s: Vec<usize>,
-         p: Vec<usize>,
-         op: Vec<usize>,
-         g: usize,
-         d: Vec<usize>| { x.conv_transpose2d(&w, b.as_ref(), &s, &p, &op, g, &d) },
     );
 }

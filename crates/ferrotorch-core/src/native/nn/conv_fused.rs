@@ -28,13 +28,15 @@ pub(super) struct Fused<'a> {
     pub(super) relu: bool,
 }
 
-impl Tensor {
+crate::ops! {
+    register = register_fused;
     /// The op `_conv2d_affine` (what the JIT's convolution fusion pass
     /// emits for eval `conv2d → batch_norm (→ + residual) (→ relu)`):
     /// [`Tensor::conv2d_affine_eval`] where the fused kernel applies, else
     /// the same computation op by op. `scale` and `shift` are 1-D, one
     /// value per output channel.
     #[allow(clippy::too_many_arguments)]
+    #[op = "_conv2d_affine(Tensor input, Tensor weight, Tensor scale, Tensor shift, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1, SymInt groups=1, Tensor? residual=None, bool relu=False) -> Tensor"]
     pub fn conv2d_affine(
         &self,
         weight: &Tensor,
@@ -47,19 +49,6 @@ impl Tensor {
         residual: Option<&Tensor>,
         relu: bool,
     ) -> Result<Tensor> {
-        crate::enter_op!(
-            "_conv2d_affine",
-            self,
-            weight,
-            scale,
-            shift,
-            stride,
-            padding,
-            dilation,
-            groups as i64,
-            residual,
-            relu
-        );
         let cout = weight.shape().first().copied().unwrap_or(0);
         crate::ensure!(
             scale.shape() == [cout] && shift.shape() == [cout],

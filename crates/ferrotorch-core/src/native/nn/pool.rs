@@ -412,8 +412,10 @@ fn unbatch(t: Tensor, was: bool) -> Result<Tensor> {
     }
 }
 
-impl Tensor {
+crate::ops! {
+    register = register_ops;
     /// `F.max_pool2d(..., return_indices=True)`: (values, flat indices).
+    #[op = "max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)"]
     pub fn max_pool2d_with_indices(
         &self,
         kernel_size: &[usize],
@@ -481,6 +483,7 @@ impl Tensor {
     }
 
     /// `F.max_pool2d` (values only).
+    #[op = "max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor"]
     pub fn max_pool2d(
         &self,
         kernel_size: &[usize],
@@ -489,15 +492,6 @@ impl Tensor {
         dilation: &[usize],
         ceil_mode: bool,
     ) -> Result<Tensor> {
-        crate::enter_op!(
-            "max_pool2d",
-            self,
-            kernel_size,
-            stride,
-            padding,
-            dilation,
-            ceil_mode
-        );
         if self.dtype() == crate::DType::F32
             && (self.dim() == 4 || self.dim() == 3)
             && !crate::autograd::needs_grad(&[self])
@@ -633,14 +627,15 @@ impl Tensor {
     }
 
     /// `F.adaptive_avg_pool2d(output_size)`.
+    #[op = "adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor"]
     pub fn adaptive_avg_pool2d(&self, output_size: &[usize]) -> Result<Tensor> {
-        crate::enter_op!("adaptive_avg_pool2d", self, output_size);
         let (x, unb, pool) = self.adaptive("adaptive_avg_pool2d", output_size)?;
         let v = crate::autograd::derivatives::nn::avg_pool(std::sync::Arc::new(pool), &x, false)?;
         unbatch(v, unb)
     }
 
     /// `F.adaptive_max_pool2d(output_size, return_indices=True)`.
+    #[op = "adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)"]
     pub fn adaptive_max_pool2d(&self, output_size: &[usize]) -> Result<(Tensor, Tensor)> {
         let (x, unb, pool) = self.adaptive("adaptive_max_pool2d", output_size)?;
         let w = pool.w;
@@ -674,19 +669,8 @@ impl Tensor {
 }
 
 pub(crate) fn register(r: &mut Registry) {
-    // typed kernels: adapters generated from the schemas (Note [Typed kernels])
-    r.def_typed(
-        "max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",
-        |x: Tensor, k: Vec<usize>, s: Vec<usize>, p: Vec<usize>, d: Vec<usize>, ceil: bool| {
-            x.max_pool2d_with_indices(&k, &s, &p, &d, ceil)
-        },
-    );
-    r.def_typed(
-        "max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor",
-        |x: Tensor, k: Vec<usize>, s: Vec<usize>, p: Vec<usize>, d: Vec<usize>, ceil: bool| {
-            x.max_pool2d(&k, &s, &p, &d, ceil)
-        },
-    );
+    register_ops(r);
+    // ops whose arguments are not their methods' (Note [Typed kernels])
     r.def_typed(
         "max_pool1d_with_indices(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0, int[1] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",
         |x: Tensor, k: Vec<usize>, s: Vec<usize>, p: Vec<usize>, d: Vec<usize>, ceil: bool| {
@@ -714,13 +698,5 @@ pub(crate) fn register(r: &mut Registry) {
                 _ => Ok(out),
             }
         },
-    );
-    r.def_typed(
-        "adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor",
-        |x: Tensor, size: Vec<usize>| x.adaptive_avg_pool2d(&size),
-    );
-    r.def_typed(
-        "adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)",
-        |x: Tensor, size: Vec<usize>| x.adaptive_max_pool2d(&size),
     );
 }
