@@ -475,6 +475,23 @@ pub(crate) fn call_entries(
     kwargs: &[(&str, IValue)],
     full: bool,
 ) -> Result<IValue> {
+    // a typed method's boxed call names its overload by giving every one
+    // of its arguments: the overload of that many arguments binds first,
+    // whatever the registration order (`sum(self, dtype)` before
+    // `sum.dim_IntList`, whose other arguments have defaults)
+    if full && candidates.len() > 1 {
+        for e in candidates {
+            if args.len() == e.schema.args.len() && !e.schema.cannot_bind(args) {
+                if let Ok(vals) = e.schema.bind_all(args.to_vec()) {
+                    let a = Args {
+                        schema: e.schema.clone(),
+                        vals,
+                    };
+                    return redispatch(e, &a, keys::call_keys());
+                }
+            }
+        }
+    }
     let mut first_err = None;
     let mut skipped_first = false;
     for (i, e) in candidates.iter().enumerate() {
