@@ -125,15 +125,22 @@ impl<'a> KernelArg<'a> for &'a [i64] {
 /// The op name of a schema (`round.decimals` of `round.decimals(Tensor
 /// self, *, int decimals) -> Tensor`), at compile time.
 pub const fn schema_name(schema: &'static str) -> &'static str {
-    let b = schema.as_bytes();
+    before(schema, b'(')
+}
+
+/// `s` up to its first `stop` byte (all of it without one), at compile
+/// time.
+const fn before(s: &'static str, stop: u8) -> &'static str {
+    let b = s.as_bytes();
     let mut n = 0;
-    while n < b.len() && b[n] != b'(' {
+    while n < b.len() && b[n] != stop {
         n += 1;
     }
     let (head, _) = b.split_at(n);
     match std::str::from_utf8(head) {
         Ok(s) => s,
-        Err(_) => panic!("a schema's name is ASCII"),
+        // the cut is at an ASCII byte, so a char boundary
+        Err(_) => panic!("a str cut at an ASCII byte is a str"),
     }
 }
 
@@ -283,16 +290,7 @@ pub const fn handle_name(schemas: &[&'static str]) -> &'static str {
     if schemas.len() == 1 {
         return first;
     }
-    let b = first.as_bytes();
-    let mut n = 0;
-    while n < b.len() && b[n] != b'.' {
-        n += 1;
-    }
-    let (head, _) = b.split_at(n);
-    match std::str::from_utf8(head) {
-        Ok(s) => s,
-        Err(_) => panic!("a schema's name is ASCII"),
-    }
+    before(first, b'.')
 }
 
 /// Tensor methods (and free functions) that are ops, each declared once
@@ -506,5 +504,14 @@ mod tests {
             super::schema_name("round.decimals(Tensor self, *, int decimals) -> Tensor");
         assert_eq!(N, "round.decimals");
         assert_eq!(super::schema_name("relu(Tensor self) -> Tensor"), "relu");
+        const H: &str = super::handle_name(&[
+            "clamp_min(Tensor self, Scalar min) -> Tensor",
+            "clamp_min.Tensor(Tensor self, Tensor min) -> Tensor",
+        ]);
+        assert_eq!(H, "clamp_min");
+        assert_eq!(
+            super::handle_name(&["sum.dim_IntList(Tensor self, int[1]? dim) -> Tensor"]),
+            "sum.dim_IntList"
+        );
     }
 }
